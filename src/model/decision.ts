@@ -1,0 +1,83 @@
+// The decision shape of SPEC §2 and the reason codes of SPEC §3.
+
+export type Outcome = "allowed" | "denied" | "unknown";
+export type Topic = "device.request.allowed" | "device.request.denied" | "device.request.unknown";
+
+/** Reasons of an `allowed` decision. */
+export type AllowedReason = "allowed" | "ecard" | "offline24x7" | "offlineAnySchedule";
+/** Reasons of an `unknown` decision: the credential could not be tied to a holder. */
+export type UnknownReason = "unknownCardFormat" | "unknownCredential" | "facilityCodeMismatch" | "unknownPin";
+/** Reasons of a `denied` decision. */
+export type DeniedReason =
+  | "badRequest"
+  | "unknownDevice"
+  | "inputTypeNotAllowed"
+  | "parityError"
+  | "facilityCodeNotAllowed"
+  | "offlineEcardOnly"
+  | "offlineNot24x7"
+  | "credentialPending"
+  | "bleNotSupported"
+  | "insecureRead"
+  | "ambiguousPin"
+  | "holderDisabled"
+  | "holderNotYetActive"
+  | "holderExpired"
+  | "noActiveRule"
+  | "deniedByRule"
+  | "wrongPin"
+  | "pinRequired"
+  | "cardRequired";
+export type Reason = AllowedReason | UnknownReason | DeniedReason;
+
+export const ALLOWED_REASONS: readonly AllowedReason[] = ["allowed", "ecard", "offline24x7", "offlineAnySchedule"];
+export const UNKNOWN_REASONS: readonly UnknownReason[] = ["unknownCardFormat", "unknownCredential", "facilityCodeMismatch", "unknownPin"];
+export const DENIED_REASONS: readonly DeniedReason[] = [
+  "badRequest",
+  "unknownDevice",
+  "inputTypeNotAllowed",
+  "parityError",
+  "facilityCodeNotAllowed",
+  "offlineEcardOnly",
+  "offlineNot24x7",
+  "credentialPending",
+  "bleNotSupported",
+  "insecureRead",
+  "ambiguousPin",
+  "holderDisabled",
+  "holderNotYetActive",
+  "holderExpired",
+  "noActiveRule",
+  "deniedByRule",
+  "wrongPin",
+  "pinRequired",
+  "cardRequired",
+];
+
+/** Every reason code, each exactly once. */
+export const REASONS: readonly Reason[] = [...ALLOWED_REASONS, ...UNKNOWN_REASONS, ...DENIED_REASONS];
+
+/** The outcome a reason belongs to. */
+export function outcomeOf(reason: Reason): Outcome {
+  if ((ALLOWED_REASONS as readonly string[]).includes(reason)) return "allowed";
+  if ((UNKNOWN_REASONS as readonly string[]).includes(reason)) return "unknown";
+  return "denied";
+}
+
+/**
+ * The answer to one scan (SPEC §2). Every field is always present, in this order.
+ * CAUTION: this type is publicly exported; its shape is part of the API.
+ */
+export interface Decision {
+  outcome: Outcome;
+  topic: Topic;
+  reason: Reason;
+  holderId: string | null;
+  credentialId: string | null;
+  activeRuleId: string | null;
+  duress: boolean;
+  /** Elevator readers: the floor-relay device ids enabled, sorted; empty elsewhere. */
+  floors: readonly string[];
+  facilityCode: number | null;
+  credentialNumber: number | null;
+}

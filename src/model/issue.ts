@@ -1,0 +1,53 @@
+/**
+ * One problem found in input data at a boundary (snapshot, request, CLI argument).
+ * CAUTION: this type is publicly exported; its shape is part of the API.
+ */
+export interface Issue {
+  /** A camelCase code, e.g. `tooBig`, `unknownReference`, `duplicateName`. */
+  readonly code: string;
+  /** JSON path into the input, e.g. `["holders", 12, "credentials", 0, "credentialNumber"]`. */
+  readonly path: readonly (string | number)[];
+  /** One plain sentence. */
+  readonly message: string;
+}
+
+/** `{ ok: true, value }` or `{ ok: false, issues }`, never both. */
+export type Result<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly issues: readonly Issue[] };
+
+export function ok<T>(value: T): Result<T> {
+  return { ok: true, value };
+}
+
+export function err<T>(issues: readonly Issue[]): Result<T> {
+  return { ok: false, issues };
+}
+
+/** Renders a path the way a person reads it: `holders[12].credentials[0].credentialNumber`. */
+export function formatPath(path: readonly (string | number)[]): string {
+  let out = "";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else out += out === "" ? part : `.${part}`;
+  }
+  return out === "" ? "(root)" : out;
+}
+
+/** Renders issues one per line: `path: message`. */
+export function formatIssues(issues: readonly Issue[]): string {
+  return issues.map((i) => `${formatPath(i.path)}: ${i.message}`).join("\n");
+}
+
+/**
+ * Thrown by the `…OrThrow` functions when input is invalid; carries every issue.
+ * CAUTION: this type is publicly exported.
+ */
+export class SnapshotError extends Error {
+  override readonly name = "SnapshotError";
+  readonly issues: readonly Issue[];
+  constructor(issues: readonly Issue[], what = "snapshot") {
+    super(`invalid ${what}: ${issues.length} problem${issues.length === 1 ? "" : "s"}\n${formatIssues(issues)}`);
+    this.issues = issues;
+  }
+}

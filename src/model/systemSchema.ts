@@ -1,0 +1,280 @@
+// zod schemas of the `rsop-system/1` snapshot (SPEC §1): the seed 001 entity shapes, their limits and
+// defaults, plus the ★ additions. Per-entity checks live here; checks across entities (references,
+// uniqueness, ports) live in parseSnapshot.ts.
+import { z } from "zod";
+import { parseClock, parseLocalDate, parseLocalDateTime, WEEKDAYS } from "./time.js";
+
+export const AUTHENTICATION_POLICIES = ["cardOnly", "pinOnly", "cardOrPin", "cardAndPin"] as const;
+export const INPUT_TYPES = ["wiegand", "unencryptedOsdp", "encryptedOsdp"] as const;
+export const DEVICE_TYPES = [
+  "primaryReader",
+  "additionalReader",
+  "ioDevice",
+  "premiumIoDevice",
+  "elevatorReader",
+  "additionalElevatorReader",
+  "floorRelay",
+] as const;
+export const ELEVATOR_READER_TYPES: readonly string[] = ["elevatorReader", "additionalElevatorReader"];
+export const PUBLIC_ICONS = [
+  "swingingDoor",
+  "swingingGate",
+  "rollUpDoor",
+  "alarm",
+  "light",
+  "fan",
+  "panicButton",
+  "sprinkler",
+  "other",
+] as const;
+export const CONNECTION_TYPES = ["lockhub", "ethernet", "usb", "wirelessCoordinator", "wirelessGateway"] as const;
+export const CREDENTIAL_TYPES = ["card", "touch", "token"] as const;
+export const FACILITY_CODE_POLICIES = ["ENFORCED", "FILTER_LIST", "NOT_ENFORCED"] as const;
+
+const id = z.string().min(1, { error: "Must be a non-empty id." });
+const optionalText = z.string().nullable().default(null);
+const digits = z.string().regex(/^[0-9]+$/, { error: "Must be a string of digits." });
+const nonNegativeInt = z.number().int().min(0);
+const refObject = z.looseObject({ id });
+/** An id, or a (partial) seed object carrying one: normalized to the id. */
+const idOrRef = z.union([id, refObject]).transform((v) => (typeof v === "string" ? v : v.id));
+
+const localDateTime = z
+  .string()
+  .refine((s) => !Number.isNaN(parseLocalDateTime(s)), { error: "Must be a local date-time YYYY-MM-DDTHH:mm:ss." })
+  .nullable()
+  .default(null);
+const localDate = z
+  .string()
+  .refine((s) => !Number.isNaN(parseLocalDate(s)), { error: "Must be a calendar date YYYY-MM-DD." })
+  .nullable()
+  .default(null);
+
+export const partitionSchema = z.object({
+  id,
+  name: z.string().min(1),
+  users: z.array(z.string()).nullable().default([]),
+  default: z.boolean().default(false),
+});
+
+export const groupSchema = z.object({
+  id,
+  name: z.string().min(1).max(70),
+  partition: z.string().nullable().default(null),
+});
+
+export const credentialSchema = z
+  .object({
+    id,
+    holderId: z.string().optional(),
+    credentialNumber: nonNegativeInt.max(Number.MAX_SAFE_INTEGER).nullable().default(null),
+    facilityCode: nonNegativeInt.max(Number.MAX_SAFE_INTEGER).nullable().default(null),
+    description: z.string().max(255).nullable().default(null),
+    types: z.array(z.enum(CREDENTIAL_TYPES)).min(1, { error: "Must name at least one credential type." }),
+  })
+  .superRefine((c, ctx) => {
+    const card = c.types.includes("card");
+    if (card && c.credentialNumber === null)
+      ctx.addIssue({ code: "custom", path: ["credentialNumber"], message: "A card credential needs a credentialNumber." });
+    if (!card && c.facilityCode !== null)
+      ctx.addIssue({ code: "custom", path: ["facilityCode"], message: "Only card credentials carry a facilityCode." });
+  });
+
+export const holderSchema = z
+  .object({
+    id,
+    firstName: z.string().min(1).max(35),
+    lastName: z.string().min(1).max(35),
+    email: optionalText,
+    photoUrl: optionalText,
+    partition: z.string().nullable().default(null),
+    enabled: z.boolean().default(true),
+    activeDate: localDateTime,
+    expireDate: localDateTime,
+    pin: digits.nullable().default(null),
+    duressPin: digits.nullable().default(null),
+    customFields: z.record(z.string(), z.unknown()).nullable().default({}),
+    groups: z.array(idOrRef).default([]),
+    credentials: z.array(credentialSchema).default([]),
+  })
+  .superRefine((h, ctx) => {
+    if (h.pin !== null && h.pin === h.duressPin)
+      ctx.addIssue({ code: "custom", path: ["duressPin"], message: "The duress PIN must differ from the holder's PIN." });
+    h.credentials.forEach((c, i) => {
+      if (c.holderId !== undefined && c.holderId !== h.id)
+        ctx.addIssue({
+          code: "custom",
+          path: ["credentials", i, "holderId"],
+          message: `Names holder "${c.holderId}" but sits under holder "${h.id}".`,
+        });
+    });
+  });
+
+const bitField = z.object({ offset: z.number().int().min(0).max(511), length: z.number().int().min(1).max(512) });
+
+export const cardLayoutSchema = z.object({
+  facilityCode: bitField.nullable().default(null),
+  cardNumber: bitField,
+  parity: z
+    .array(
+      z.object({
+        position: z.number().int().min(0).max(511),
+        type: z.enum(["even", "odd"]),
+        range: bitField.optional(),
+        mask: z.string().regex(/^[01]{1,512}$/, { error: "Must be a string of 0 and 1, at most 512 long." }).optional(),
+      }),
+    )
+    .default([]),
+});
+
+export const cardFormatSchema = z.object({
+  id,
+  description: z.string().nullable().default(null),
+  min_input_bits: z.number().int().min(9).max(512),
+  max_input_bits: z.number().int().min(9).max(512),
+  facility_code: z.enum(FACILITY_CODE_POLICIES).default("ENFORCED"),
+  allowed_facility_codes: z.array(nonNegativeInt).default([]),
+  enforce_parity: z.boolean().default(true),
+  layout: cardLayoutSchema.nullable().default(null),
+});
+
+export const cloudNodeSchema = z.object({
+  id,
+  name: z.string().min(1),
+  description: optionalText,
+  created: optionalText,
+  serialNumber: optionalText,
+  ecards: z.array(nonNegativeInt.max(Number.MAX_SAFE_INTEGER)).nullable().default([]),
+  offlinePolicy: z.union([z.literal(0), z.literal(1), z.literal(2)]).default(0),
+  killTimer: z.number().int().min(300).default(259_200),
+  timezone: z.string().nullable().default(null),
+  locale: z.string().default("en"),
+  cardFormat: z.array(cardFormatSchema).nullable().default([]),
+});
+
+export const connectionSchema = z
+  .object({
+    id,
+    name: z.string().min(1),
+    type: z.enum(CONNECTION_TYPES),
+    cloudNode: id,
+    connected: z.boolean().optional(),
+    protocol: z.enum(["IPv4", "IPv6"]).optional(),
+    ipaddress: z.string().nullable().optional(),
+    ipv6Address: z.string().nullable().optional(),
+    port: z.number().int().min(0).max(65_535).nullable().default(null),
+    dhcp: z.boolean().optional(),
+    netmask: z.string().nullable().optional(),
+    gateway: z.string().nullable().optional(),
+    dns: z.string().nullable().optional(),
+    macAddress: z.string().nullable().optional(),
+    manufacturer: z.enum(["VENDOR_A", "VENDOR_B"]).optional(),
+  })
+  .superRefine((c, ctx) => {
+    if (c.type !== "lockhub" && c.port === null)
+      ctx.addIssue({ code: "custom", path: ["port"], message: `A ${c.type} connection needs a port.` });
+  });
+
+export const deviceSchema = z
+  .object({
+    id,
+    name: z.string().min(1).max(70),
+    cloudNode: id,
+    connection: idOrRef,
+    port: z.number().int().min(0),
+    partition: z.array(z.object({ id, name: z.string().optional(), default: z.boolean().optional() })).nullable().default([]),
+    type: z.enum(DEVICE_TYPES),
+    publicIcon: z.enum(PUBLIC_ICONS).nullable().default(null),
+    primaryReader: z.union([idOrRef, z.null()]).default(null),
+    inputTypes: z
+      .array(z.enum(INPUT_TYPES))
+      .min(1, { error: "Must allow at least one input type." })
+      .default(["wiegand", "unencryptedOsdp", "encryptedOsdp"]),
+    osdpAddress: z.number().int().min(0).max(3).nullable().default(null),
+    wirelessAddress: z.string().nullable().default(null),
+    readerType: z.enum(["standard", "touch", "red"]).default("standard"),
+    readerSerialNumber: optionalText,
+    supportBleCredentials: z.boolean().default(false),
+    securedReadsOnly: z.boolean().default(false),
+    delay: z.number().int().min(0).max(9999).default(0),
+    dwell: z.number().int().min(1).max(9999).default(30),
+    dps: z.boolean().default(false),
+    propAlarm: z.boolean().default(false),
+    propDelay: z.number().int().min(0).max(9999).default(0),
+    rex: z.boolean().default(false),
+    forcedAlarm: z.boolean().default(false),
+    autoOpenAfterFirstAllow: z.boolean().default(false),
+    authenticationPolicy: z.enum(AUTHENTICATION_POLICIES).nullable().default(null),
+    hardwareVersion: optionalText,
+    serialNumber: optionalText,
+    firmwareVersion: optionalText,
+    created: optionalText,
+  })
+  .superRefine((d, ctx) => {
+    const add = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
+    if (d.publicIcon === null && (d.type === "primaryReader" || d.type === "ioDevice" || d.type === "premiumIoDevice"))
+      add("publicIcon", `A ${d.type} needs a publicIcon.`);
+    if (d.type === "additionalReader" && d.primaryReader === null) add("primaryReader", "An additionalReader names its primaryReader.");
+    if (d.type !== "additionalReader" && d.primaryReader !== null) add("primaryReader", "Only an additionalReader has a primaryReader.");
+    if (d.osdpAddress !== null && !d.inputTypes.some((t) => t !== "wiegand"))
+      add("osdpAddress", "An osdpAddress needs an OSDP input type.");
+    if (d.propAlarm && !d.dps) add("propAlarm", "A prop alarm needs the door position sensor (dps).");
+    if (d.forcedAlarm && !d.dps) add("forcedAlarm", "A forced-open alarm needs the door position sensor (dps).");
+    if (d.propDelay > 0 && !d.propAlarm) add("propDelay", "A propDelay is only used with propAlarm.");
+  });
+
+export const floorGroupSchema = z.object({
+  id,
+  name: z.string().min(1).max(70),
+  partition: z.string().nullable().default(null),
+  readerPort: idOrRef,
+  floors: z.array(idOrRef).min(1, { error: "A floor group opens at least one floor." }),
+});
+
+const clock = z.string().refine((s) => !Number.isNaN(parseClock(s)), { error: "Must be a time HH:mm:ss (00:00:00 to 23:59:59)." });
+const stopClock = z
+  .string()
+  .refine((s) => !Number.isNaN(parseClock(s, true)), { error: "Must be a time HH:mm:ss (00:00:00 to 24:00:00)." });
+
+export const ruleSchema = z
+  .object({
+    id,
+    name: z.string().max(70).nullable().default(null),
+    type: z.enum(["door", "elevator"]),
+    groupId: id,
+    devices: z.array(id).default([]),
+    floorGroups: z.array(id).default([]),
+    startTime: clock,
+    stopTime: stopClock,
+    recurring: z.array(z.enum(WEEKDAYS)),
+    allow: z.boolean().default(true),
+    authenticationPolicy: z.enum(AUTHENTICATION_POLICIES).nullable().default(null),
+    enabled: z.boolean().default(true),
+    startDate: localDate,
+    endDate: localDate,
+  })
+  .superRefine((r, ctx) => {
+    const add = (path: (string | number)[], message: string) => ctx.addIssue({ code: "custom", path, message });
+    if (r.type === "door" && r.floorGroups.length > 0) add(["floorGroups"], "A door rule names devices, not floor groups.");
+    if (r.type === "elevator" && r.devices.length > 0) add(["devices"], "An elevator rule names floor groups, not devices.");
+    if (r.type === "elevator" && !r.allow) add(["allow"], "Deny rules are door rules only.");
+    if (new Set(r.recurring).size !== r.recurring.length) add(["recurring"], "Names a weekday twice.");
+    if (r.startDate !== null && r.endDate !== null && r.startDate > r.endDate) add(["endDate"], "Ends before it starts.");
+  });
+
+export const systemSnapshotSchema = z.object({
+  format: z.literal("rsop-system/1", { error: 'Must be exactly "rsop-system/1".' }),
+  systemId: id,
+  timezone: z.string().default("UTC"),
+  partitions: z.array(partitionSchema).default([]),
+  groups: z.array(groupSchema).default([]),
+  holders: z.array(holderSchema).default([]),
+  cloudNodes: z.array(cloudNodeSchema).default([]),
+  connections: z.array(connectionSchema).default([]),
+  devices: z.array(deviceSchema).default([]),
+  floorGroups: z.array(floorGroupSchema).default([]),
+  rules: z.array(ruleSchema).default([]),
+});
+
+/** The input shape of a system snapshot (what a JSON file may hold). */
+export type SystemSnapshotInput = z.input<typeof systemSnapshotSchema>;

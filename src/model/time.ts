@@ -1,0 +1,152 @@
+// Pure, allocation-free parsers for the time formats of the seeds. They run at load time and, for
+// `parseInstant`, on the hot path: no Date.parse (it reads offset-less strings in the host zone).
+
+export const MS_PER_DAY = 86_400_000;
+export const SECONDS_PER_DAY = 86_400;
+export const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"] as const;
+export type Weekday = (typeof WEEKDAYS)[number];
+
+/** Instants the engine evaluates: 1970-01-01T00:00Z inclusive to 2100-01-01T00:00Z exclusive. */
+export const MIN_INSTANT = 0;
+export const MAX_INSTANT = 4_102_444_800_000;
+
+function digit(s: string, i: number): number {
+  const c = s.charCodeAt(i) - 48;
+  return c >= 0 && c <= 9 ? c : -1;
+}
+
+function num2(s: string, i: number): number {
+  const a = digit(s, i);
+  const b = digit(s, i + 1);
+  return a < 0 || b < 0 ? -1 : a * 10 + b;
+}
+
+function num4(s: string, i: number): number {
+  const a = num2(s, i);
+  const b = num2(s, i + 2);
+  return a < 0 || b < 0 ? -1 : a * 100 + b;
+}
+
+function daysInMonth(y: number, m: number): number {
+  if (m === 2) return y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28;
+  return m === 4 || m === 6 || m === 9 || m === 11 ? 30 : 31;
+}
+
+/** Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil). */
+export function daysFromCivil(y: number, m: number, d: number): number {
+  const yy = m <= 2 ? y - 1 : y;
+  const era = Math.floor(yy / 400);
+  const yoe = yy - era * 400;
+  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146_097 + doe - 719_468;
+}
+
+/** Reads `YYYY-MM-DD` at `i`; returns the day number or NaN. */
+function readDate(s: string, i: number): number {
+  const y = num4(s, i);
+  const m = num2(s, i + 5);
+  const d = num2(s, i + 8);
+  if (y < 0 || m < 1 || m > 12 || d < 1 || s.charCodeAt(i + 4) !== 45 || s.charCodeAt(i + 7) !== 45) return NaN;
+  if (d > daysInMonth(y, m)) return NaN;
+  return daysFromCivil(y, m, d);
+}
+
+/**
+ * `HH:mm:ss` → seconds since midnight; `24:00:00` only when `allow24` is set. NaN when malformed.
+ */
+export function parseClock(s: string, allow24 = false): number {
+  if (typeof s !== "string" || s.length !== 8 || s.charCodeAt(2) !== 58 || s.charCodeAt(5) !== 58) return NaN;
+  const h = num2(s, 0);
+  const m = num2(s, 3);
+  const sec = num2(s, 6);
+  if (h < 0 || m < 0 || sec < 0 || m > 59 || sec > 59) return NaN;
+  if (h === 24) return allow24 && m === 0 && sec === 0 ? SECONDS_PER_DAY : NaN;
+  if (h > 23) return NaN;
+  return h * 3600 + m * 60 + sec;
+}
+
+/** `YYYY-MM-DD` → days since 1970-01-01 (a local calendar day), NaN when malformed. */
+export function parseLocalDate(s: string): number {
+  if (typeof s !== "string" || s.length !== 10) return NaN;
+  return readDate(s, 0);
+}
+
+/**
+ * `YYYY-MM-DDTHH:mm:ss` → "local epoch" milliseconds: the wall time read as if it were UTC.
+ * Local wall times compare by this number. NaN when malformed.
+ */
+export function parseLocalDateTime(s: string): number {
+  if (typeof s !== "string" || s.length !== 19 || s.charCodeAt(10) !== 84) return NaN;
+  const day = readDate(s, 0);
+  const clock = parseClock(s.slice(11));
+  if (Number.isNaN(day) || Number.isNaN(clock)) return NaN;
+  return day * MS_PER_DAY + clock * 1000;
+}
+
+/**
+ * An instant: epoch milliseconds (a safe integer) or ISO 8601 `YYYY-MM-DDTHH:mm[:ss[.fff…]]`
+ * followed by `Z` or an offset `±HH:mm` / `±HHmm` / `±HH`. Returns epoch ms or NaN.
+ * Strings without an offset are refused: they would mean a different instant in every zone.
+ */
+export function parseInstant(v: unknown): number {
+  if (typeof v === "number") return Number.isSafeInteger(v) ? v : NaN;
+  if (typeof v !== "string") return NaN;
+  const s = v;
+  const n = s.length;
+  if (n < 17) return NaN;
+  const c10 = s.charCodeAt(10);
+  if (c10 !== 84 && c10 !== 116) return NaN; // T or t
+  const day = readDate(s, 0);
+  const h = num2(s, 11);
+  const mi = num2(s, 14);
+  if (Number.isNaN(day) || h < 0 || h > 23 || mi < 0 || mi > 59 || s.charCodeAt(13) !== 58) return NaN;
+  let i = 16;
+  let sec = 0;
+  let ms = 0;
+  if (i < n && s.charCodeAt(i) === 58) {
+    sec = num2(s, i + 1);
+    if (sec < 0 || sec > 59) return NaN;
+    i += 3;
+    if (i < n && (s.charCodeAt(i) === 46 || s.charCodeAt(i) === 44)) {
+      i++;
+      let scale = 100;
+      const start = i;
+      while (i < n) {
+        const dg = digit(s, i);
+        if (dg < 0) break;
+        ms += dg * scale;
+        scale /= 10;
+        i++;
+      }
+      if (i === start || i - start > 9) return NaN;
+      ms = Math.floor(ms);
+    }
+  }
+  if (i >= n) return NaN;
+  const c = s.charCodeAt(i);
+  let offsetMin = 0;
+  if (c === 90 || c === 122) {
+    // Z
+    if (i + 1 !== n) return NaN;
+  } else if (c === 43 || c === 45) {
+    const oh = num2(s, i + 1);
+    if (oh < 0 || oh > 23) return NaN;
+    let om = 0;
+    const rest = n - (i + 3);
+    if (rest === 3 && s.charCodeAt(i + 3) === 58) om = num2(s, i + 4);
+    else if (rest === 2) om = num2(s, i + 3);
+    else if (rest !== 0) return NaN;
+    if (om < 0 || om > 59) return NaN;
+    offsetMin = (oh * 60 + om) * (c === 45 ? -1 : 1);
+  } else return NaN;
+  return day * MS_PER_DAY + ((h * 60 + mi - offsetMin) * 60 + sec) * 1000 + ms;
+}
+
+/** Formats seconds since midnight as `HH:mm:ss` (24:00:00 for a whole day). */
+export function formatClock(seconds: number): string {
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = seconds % 60;
+  return `${String(h).padStart(2, "0")}:${String(m).padStart(2, "0")}:${String(s).padStart(2, "0")}`;
+}

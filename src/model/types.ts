@@ -1,0 +1,61 @@
+// The normalized snapshot: what parseSnapshot returns once every default is applied and every
+// reference is known to resolve. Later layers rely on these guarantees and check nothing again.
+import type { z } from "zod";
+import type {
+  cardFormatSchema,
+  cloudNodeSchema,
+  connectionSchema,
+  credentialSchema,
+  deviceSchema,
+  floorGroupSchema,
+  groupSchema,
+  holderSchema,
+  partitionSchema,
+  ruleSchema,
+} from "./systemSchema.js";
+
+export type { Weekday } from "./time.js";
+
+export type AuthenticationPolicy = "cardOnly" | "pinOnly" | "cardOrPin" | "cardAndPin";
+export type InputType = "wiegand" | "unencryptedOsdp" | "encryptedOsdp";
+export type FacilityCodePolicy = "ENFORCED" | "FILTER_LIST" | "NOT_ENFORCED";
+
+export type Partition = Omit<z.output<typeof partitionSchema>, "users"> & { users: string[] };
+export type Group = z.output<typeof groupSchema>;
+/** A credential; `holderId` is always filled in. */
+export type Credential = Omit<z.output<typeof credentialSchema>, "holderId"> & { holderId: string };
+/** A holder; `groups` are group ids. */
+export type Holder = Omit<z.output<typeof holderSchema>, "credentials" | "customFields"> & {
+  credentials: Credential[];
+  customFields: Record<string, unknown>;
+};
+export type CardFormat = z.output<typeof cardFormatSchema>;
+/** A cloud node; `timezone` is the effective zone (node, else system), `cardFormat` never empty. */
+export type CloudNode = Omit<z.output<typeof cloudNodeSchema>, "cardFormat" | "ecards" | "timezone"> & {
+  cardFormat: CardFormat[];
+  ecards: number[];
+  timezone: string;
+};
+export type Connection = z.output<typeof connectionSchema>;
+/** A device; `connection` and `primaryReader` are ids. */
+export type Device = Omit<z.output<typeof deviceSchema>, "partition"> & {
+  partition: { id: string; name?: string | undefined; default?: boolean | undefined }[];
+};
+/** A floor group; `readerPort` and `floors` are device ids. */
+export type FloorGroup = z.output<typeof floorGroupSchema>;
+export type Rule = z.output<typeof ruleSchema>;
+
+/** A validated `rsop-system/1` snapshot with seed defaults applied. */
+export interface SystemSnapshot {
+  readonly format: "rsop-system/1";
+  readonly systemId: string;
+  readonly timezone: string;
+  readonly partitions: readonly Partition[];
+  readonly groups: readonly Group[];
+  readonly holders: readonly Holder[];
+  readonly cloudNodes: readonly CloudNode[];
+  readonly connections: readonly Connection[];
+  readonly devices: readonly Device[];
+  readonly floorGroups: readonly FloorGroup[];
+  readonly rules: readonly Rule[];
+}

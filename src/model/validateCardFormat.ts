@@ -1,0 +1,57 @@
+// Checks of one card-format entry that zod's shape cannot express: known ids, bit ranges against the
+// layout, overlapping fields, parity coverage. Paths are relative to the entry.
+import type { Issue } from "./issue.js";
+import { type CardLayout, KNOWN_CARD_FORMATS, resolveParityCoverage } from "./cardFormats.js";
+import type { CardFormat } from "./types.js";
+
+/** Every problem of one card format, with paths relative to the entry. */
+export function validateCardFormat(f: CardFormat): Issue[] {
+  const issues: Issue[] = [];
+  const add = (code: string, path: (string | number)[], message: string) => issues.push({ code, path, message });
+  if (f.min_input_bits > f.max_input_bits)
+    add("invalidRange", ["max_input_bits"], `Must be at least min_input_bits (${f.min_input_bits}).`);
+  if (f.facility_code === "FILTER_LIST" && f.allowed_facility_codes.length === 0)
+    add("invalid", ["allowed_facility_codes"], "FILTER_LIST needs at least one allowed facility code.");
+  if (f.layout !== null) {
+    issues.push(...validateLayout(f.layout, f.min_input_bits));
+    return issues;
+  }
+  const known = KNOWN_CARD_FORMATS[f.id];
+  if (known === undefined) {
+    add("unknownCardFormat", ["id"], `"${f.id}" is not a known card format; give its layout.`);
+  } else if (f.min_input_bits !== known.bits || f.max_input_bits !== known.bits) {
+    add("invalidRange", ["min_input_bits"], `${f.id} reads exactly ${known.bits} bits; set min_input_bits and max_input_bits to ${known.bits}.`);
+  }
+  return issues;
+}
+
+/** A custom layout must fit inside the shortest frame it admits (`minBits`). */
+export function validateLayout(layout: CardLayout, minBits: number): Issue[] {
+  const issues: Issue[] = [];
+  const add = (code: string, path: (string | number)[], message: string) => issues.push({ code, path, message });
+  const used = new Map<number, string>();
+  const claim = (pos: number, what: string, path: (string | number)[]) => {
+    const prev = used.get(pos);
+    if (prev !== undefined) add("overlap", path, `Bit ${pos} is used by both ${prev} and ${what}.`);
+    else used.set(pos, what);
+  };
+  const field = (name: "facilityCode" | "cardNumber") => {
+    const fld = layout[name];
+    if (fld === null) return;
+    if (fld.offset + fld.length > minBits)
+      add("outOfRange", ["layout", name], `Bits ${fld.offset}–${fld.offset + fld.length - 1} do not fit in a ${minBits}-bit frame (min_input_bits).`);
+    for (let p = fld.offset; p < fld.offset + fld.length; p++) claim(p, name, ["layout", name]);
+  };
+  field("facilityCode");
+  field("cardNumber");
+  layout.parity.forEach((p, i) => {
+    const path = ["layout", "parity", i];
+    if (p.position >= minBits) add("outOfRange", [...path, "position"], `Position ${p.position} is outside a ${minBits}-bit frame (min_input_bits).`);
+    claim(p.position, `parity[${i}]`, [...path, "position"]);
+    const covers = resolveParityCoverage(p);
+    if (covers === null) add("invalid", path, "A parity bit covers either a range or a mask, exactly one of them.");
+    else if (covers.length === 0) add("invalid", path, "A parity bit must cover at least one other bit.");
+    else if (covers.some((c) => c >= minBits)) add("outOfRange", path, `Covers bits outside a ${minBits}-bit frame (min_input_bits).`);
+  });
+  return issues;
+}

@@ -1,0 +1,59 @@
+// Turns zod issues into our Issue shape: camelCase codes and one plain sentence each.
+import type { z } from "zod";
+import type { Issue } from "./issue.js";
+
+function camel(code: string): string {
+  return code.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : typeof value;
+}
+
+function unitOf(origin: unknown): string {
+  if (origin === "string") return " characters long";
+  if (origin === "array" || origin === "set") return " items";
+  return "";
+}
+
+/** A plain sentence for one zod issue (used as zod's error map and for issues it already built). */
+export function zodMessage(iss: z.core.$ZodRawIssue | z.core.$ZodIssue): string | undefined {
+  const i = iss as Record<string, unknown>;
+  switch (iss.code) {
+    case "invalid_type":
+      return i.input === undefined && !("received" in i)
+        ? "Is required."
+        : `Must be ${String(i.expected)}, not ${describe(i.input)}.`;
+    case "too_big": {
+      const op = i.inclusive === false ? "less than" : "at most";
+      return `Must be ${op} ${String(i.maximum)}${unitOf(i.origin)}.`;
+    }
+    case "too_small": {
+      const op = i.inclusive === false ? "more than" : "at least";
+      return `Must be ${op} ${String(i.minimum)}${unitOf(i.origin)}.`;
+    }
+    case "invalid_value": {
+      const values = (i.values as unknown[] | undefined) ?? [];
+      return values.length === 1
+        ? `Must be ${JSON.stringify(values[0])}.`
+        : `Must be one of ${values.map((v) => JSON.stringify(v)).join(", ")}.`;
+    }
+    case "invalid_union":
+      return "Does not match any accepted shape.";
+    case "not_multiple_of":
+      return `Must be a multiple of ${String(i.divisor)}.`;
+    default:
+      return undefined;
+  }
+}
+
+/** Maps a zod error's issues to ours, prefixing `base` to each path. */
+export function fromZodIssues(issues: readonly z.core.$ZodIssue[], base: readonly (string | number)[] = []): Issue[] {
+  return issues.map((iss) => ({
+    code: camel(iss.code === "custom" ? "invalid" : iss.code),
+    path: [...base, ...(iss.path as (string | number)[])],
+    message: iss.message,
+  }));
+}
