@@ -66,6 +66,12 @@ function isCount(v: unknown): boolean {
 }
 
 /**
+ * The instant of the last request checkRequest accepted, so that decide parses `at` only once.
+ * Internal: valid only right after a successful checkRequest on the same request.
+ */
+export const _lastChecked = { at_: 0 };
+
+/**
  * Checks a request against SPEC §2. With a `sink`, every problem is pushed with its path and a
  * sentence; without one, it stops at the first problem and builds no string (the hot path).
  * @returns true when the request is well formed.
@@ -81,6 +87,7 @@ export function checkRequest(req: unknown, sink: Issue[] | null): boolean {
     if (!bad(sink, ["deviceId"], "Must be a non-empty device id.")) return false;
   }
   const at = parseInstant(req.at);
+  _lastChecked.at_ = at;
   if (Number.isNaN(at)) {
     if (!bad(sink, ["at"], "Must be an ISO 8601 instant with Z or an offset, or epoch milliseconds.")) return false;
   } else if (at < MIN_INSTANT || at >= MAX_INSTANT) {

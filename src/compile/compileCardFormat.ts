@@ -1,0 +1,98 @@
+// A node's card format compiled for the hot path: field offsets and parity coverage in typed arrays,
+// decoded by charCodeAt and arithmetic into a caller-owned scratch object (no allocation).
+import {
+  type CardFormat,
+  type FacilityCodePolicy,
+  KNOWN_CARD_FORMATS,
+  type ResolvedLayout,
+  resolveCustomLayout,
+} from "../model/index.js";
+
+export const FC_POLICY = { ENFORCED: 0, FILTER_LIST: 1, NOT_ENFORCED: 2 } as const;
+export type FcPolicyCode = (typeof FC_POLICY)[keyof typeof FC_POLICY];
+
+export interface CompiledFormat {
+  readonly id: string;
+  readonly min_: number;
+  readonly max_: number;
+  /** Facility-code field; length 0 when the layout has none. */
+  readonly fcOffset_: number;
+  readonly fcLength_: number;
+  readonly cnOffset_: number;
+  readonly cnLength_: number;
+  readonly parityPos_: Int32Array;
+  readonly parityOdd_: Uint8Array;
+  /** Covered positions of parity bit i: `covers_[coverStart_[i]] … covers_[coverStart_[i + 1] - 1]`. */
+  readonly coverStart_: Int32Array;
+  readonly covers_: Int32Array;
+  readonly enforceParity_: boolean;
+  readonly fcPolicy_: FcPolicyCode;
+  readonly allowedFc_: ReadonlySet<number>;
+}
+
+/** What a read decoded to; -1 stands for null (no field, or a value beyond 2^53−1). */
+export interface DecodeScratch {
+  fc_: number;
+  cn_: number;
+  parityOk_: boolean;
+}
+
+/** The layout behind a format entry (validated at load: a known id or a custom layout). */
+export function layoutOf(format: CardFormat): ResolvedLayout {
+  if (format.layout !== null) return resolveCustomLayout(format.layout);
+  const known = KNOWN_CARD_FORMATS[format.id];
+  if (known === undefined) throw new Error(`unknown card format "${format.id}"`);
+  return known;
+}
+
+export function compileCardFormat(format: CardFormat): CompiledFormat {
+  const layout = layoutOf(format);
+  const n = layout.parity.length;
+  const coverStart = new Int32Array(n + 1);
+  const covers: number[] = [];
+  layout.parity.forEach((p, i) => {
+    coverStart[i] = covers.length;
+    covers.push(...p.covers);
+  });
+  coverStart[n] = covers.length;
+  return {
+    id: format.id,
+    min_: format.min_input_bits,
+    max_: format.max_input_bits,
+    fcOffset_: layout.facilityCode?.offset ?? 0,
+    fcLength_: layout.facilityCode?.length ?? 0,
+    cnOffset_: layout.cardNumber.offset,
+    cnLength_: layout.cardNumber.length,
+    parityPos_: Int32Array.from(layout.parity.map((p) => p.position)),
+    parityOdd_: Uint8Array.from(layout.parity.map((p) => (p.odd ? 1 : 0))),
+    coverStart_: coverStart,
+    covers_: Int32Array.from(covers),
+    enforceParity_: format.enforce_parity,
+    fcPolicy_: FC_POLICY[format.facility_code as FacilityCodePolicy],
+    allowedFc_: new Set(format.allowed_facility_codes),
+  };
+}
+
+/** Reads `length` bits MSB first at `offset`; -1 when the value exceeds Number.MAX_SAFE_INTEGER. */
+export function readField(bits: string, offset: number, length: number): number {
+  let v = 0;
+  for (let i = offset; i < offset + length; i++) {
+    v = v * 2 + (bits.charCodeAt(i) - 48);
+    if (v > Number.MAX_SAFE_INTEGER) return -1;
+  }
+  return v;
+}
+
+/** Decodes a frame already known to be 0/1 characters within the format's length range. */
+export function decodeInto(f: CompiledFormat, bits: string, out: DecodeScratch): void {
+  out.fc_ = f.fcLength_ === 0 ? -1 : readField(bits, f.fcOffset_, f.fcLength_);
+  out.cn_ = readField(bits, f.cnOffset_, f.cnLength_);
+  let ok = true;
+  const pos = f.parityPos_;
+  for (let i = 0; i < pos.length && ok; i++) {
+    let ones = bits.charCodeAt(pos[i]!) - 48;
+    for (let k = f.coverStart_[i]!; k < f.coverStart_[i + 1]!; k++) ones += bits.charCodeAt(f.covers_[k]!) - 48;
+    ok = (ones & 1) === f.parityOdd_[i];
+  }
+  out.parityOk_ = ok;
+}
