@@ -6,11 +6,10 @@ export default defineConfig([
     format: ["esm", "cjs"],
     dts: true,
     sourcemap: true,
-    clean: true,
     target: "node20",
   },
   {
-    entry: { cli: "src/adapters/cli/main.ts" },
+    entry: { cli: "src/adapters/cli/bin.ts" },
     format: ["esm"],
     sourcemap: true,
     target: "node20",

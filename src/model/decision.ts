@@ -1,6 +1,8 @@
 // The decision shape of SPEC §2 and the reason codes of SPEC §3.
 
+/** What a scan came to: `unknown` when the credential could not be tied to a holder. */
 export type Outcome = "allowed" | "denied" | "unknown";
+/** The event topic of a decision (seed 000 §6), one per outcome. */
 export type Topic = "device.request.allowed" | "device.request.denied" | "device.request.unknown";
 
 /** Reasons of an `allowed` decision. */
@@ -28,6 +30,7 @@ export type DeniedReason =
   | "wrongPin"
   | "pinRequired"
   | "cardRequired";
+/** Every reason code of SPEC §3. */
 export type Reason = AllowedReason | UnknownReason | DeniedReason;
 
 export const ALLOWED_REASONS: readonly AllowedReason[] = ["allowed", "ecard", "offline24x7", "offlineAnySchedule"];
@@ -54,10 +57,20 @@ export const DENIED_REASONS: readonly DeniedReason[] = [
   "cardRequired",
 ];
 
-/** Every reason code, each exactly once. */
+/**
+ * Every reason code of SPEC §3, each exactly once: allowed, then unknown, then denied reasons.
+ * @example
+ * REASONS.includes("deniedByRule"); //=> true
+ */
 export const REASONS: readonly Reason[] = [...ALLOWED_REASONS, ...UNKNOWN_REASONS, ...DENIED_REASONS];
 
-/** The outcome a reason belongs to. */
+/**
+ * The outcome a reason code belongs to.
+ * @param reason - a reason code.
+ * @returns `allowed`, `denied` or `unknown`.
+ * @example
+ * outcomeOf("facilityCodeMismatch"); //=> "unknown"
+ */
 export function outcomeOf(reason: Reason): Outcome {
   if ((ALLOWED_REASONS as readonly string[]).includes(reason)) return "allowed";
   if ((UNKNOWN_REASONS as readonly string[]).includes(reason)) return "unknown";

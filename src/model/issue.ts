@@ -24,7 +24,13 @@ export function err<T>(issues: readonly Issue[]): Result<T> {
   return { ok: false, issues };
 }
 
-/** Renders a path the way a person reads it: `holders[12].credentials[0].credentialNumber`. */
+/**
+ * Renders a JSON path the way a person reads it.
+ * @param path - path segments, as in Issue.path.
+ * @returns the dotted form, or `(root)` for an empty path.
+ * @example
+ * formatPath(["holders", 12, "credentials", 0, "credentialNumber"]); //=> "holders[12].credentials[0].credentialNumber"
+ */
 export function formatPath(path: readonly (string | number)[]): string {
   let out = "";
   for (const part of path) {
@@ -34,7 +40,14 @@ export function formatPath(path: readonly (string | number)[]): string {
   return out === "" ? "(root)" : out;
 }
 
-/** Renders issues one per line: `path: message`. */
+/**
+ * Renders issues one per line as `path: message`.
+ * @param issues - from a failed Result or a SnapshotError.
+ * @returns the lines joined with newlines.
+ * @example
+ * formatIssues([{ code: "tooBig", path: ["groups", 0, "name"], message: "Must be at most 70 characters long." }]);
+ * //=> "groups[0].name: Must be at most 70 characters long."
+ */
 export function formatIssues(issues: readonly Issue[]): string {
   return issues.map((i) => `${formatPath(i.path)}: ${i.message}`).join("\n");
 }
@@ -42,6 +55,8 @@ export function formatIssues(issues: readonly Issue[]): string {
 /**
  * Thrown by the `…OrThrow` functions when input is invalid; carries every issue.
  * CAUTION: this type is publicly exported.
+ * @example
+ * try { loadEngineOrThrow({ format: "rsop-system/2" }); } catch (e) { (e as SnapshotError).issues.length; } //=> 2
  */
 export class SnapshotError extends Error {
   override readonly name = "SnapshotError";

@@ -115,7 +115,12 @@ function parseEach<T>(c: Checker, coll: string, raw: readonly unknown[], schema:
 /**
  * Validates and normalizes an `rsop-system/1` snapshot (SPEC §1). Each entity is checked on its
  * own, then every reference and uniqueness rule across entities, so one call reports every problem.
+ * @param input - parsed JSON of any shape.
  * @returns every problem with its JSON path, or the snapshot with seed defaults applied.
+ * @example
+ * const r = parseSnapshot({ format: "rsop-system/1", systemId: "s1", timezone: "Mars/Olympus" });
+ * r.ok; //=> false
+ * r.ok ? [] : r.issues.map((i) => formatPath(i.path)); //=> ["timezone"]
  */
 export function parseSnapshot(input: unknown): Result<SystemSnapshot> {
   const head = headerSchema.safeParse(input, { error: zodMessage });
@@ -269,7 +274,11 @@ export function parseSnapshot(input: unknown): Result<SystemSnapshot> {
 
 /**
  * Like parseSnapshot, but throws a SnapshotError carrying every issue.
+ * @param input - parsed JSON of any shape.
+ * @returns the snapshot with seed defaults applied.
  * @throws SnapshotError when the snapshot has any problem.
+ * @example
+ * parseSnapshotOrThrow({ format: "rsop-system/1", systemId: "s1" }).timezone; //=> "UTC"
  */
 export function parseSnapshotOrThrow(input: unknown): SystemSnapshot {
   const r = parseSnapshot(input);

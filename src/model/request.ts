@@ -149,7 +149,14 @@ export function checkRequest(req: unknown, sink: Issue[] | null): boolean {
   return sink === null || sink.length === before;
 }
 
-/** Every problem of a request, with paths; empty when it is well formed. */
+/**
+ * Every problem of an access request (SPEC §2), with paths; what adapters check before deciding.
+ * @param req - parsed JSON of any shape.
+ * @returns the problems, empty when the request is well formed.
+ * @example
+ * requestIssues({ deviceId: "d1", at: "2026-11-21 14:03" }).map((i) => i.path.join("."));
+ * //=> ["at", ""]   (no offset in `at`; neither a credential nor a PIN)
+ */
 export function requestIssues(req: unknown): Issue[] {
   const sink: Issue[] = [];
   checkRequest(req, sink);

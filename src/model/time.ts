@@ -4,6 +4,7 @@
 export const MS_PER_DAY = 86_400_000;
 export const SECONDS_PER_DAY = 86_400;
 export const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"] as const;
+/** A weekday abbreviation as rules spell it, `Sun` … `Sat`. */
 export type Weekday = (typeof WEEKDAYS)[number];
 
 /** Instants the engine evaluates: 1970-01-01T00:00Z inclusive to 2100-01-01T00:00Z exclusive. */

@@ -19,8 +19,11 @@ export function validateCardFormat(f: CardFormat): Issue[] {
   const known = KNOWN_CARD_FORMATS[f.id];
   if (known === undefined) {
     add("unknownCardFormat", ["id"], `"${f.id}" is not a known card format; give its layout.`);
-  } else if (f.min_input_bits !== known.bits || f.max_input_bits !== known.bits) {
-    add("invalidRange", ["min_input_bits"], `${f.id} reads exactly ${known.bits} bits; set min_input_bits and max_input_bits to ${known.bits}.`);
+  } else {
+    // Point at whichever bound is wrong (both when both are).
+    for (const key of ["min_input_bits", "max_input_bits"] as const)
+      if (f[key] !== known.bits)
+        add("invalidRange", [key], `${f.id} reads exactly ${known.bits} bits; set min_input_bits and max_input_bits to ${known.bits}.`);
   }
   return issues;
 }
@@ -30,28 +33,47 @@ export function validateLayout(layout: CardLayout, minBits: number): Issue[] {
   const issues: Issue[] = [];
   const add = (code: string, path: (string | number)[], message: string) => issues.push({ code, path, message });
   const used = new Map<number, string>();
-  const claim = (pos: number, what: string, path: (string | number)[]) => {
-    const prev = used.get(pos);
-    if (prev !== undefined) add("overlap", path, `Bit ${pos} is used by both ${prev} and ${what}.`);
-    else used.set(pos, what);
+  // One issue per pair of users of the same bits (not one per bit: a 512-bit overlap is one mistake).
+  const claim = (from: number, length: number, what: string, path: (string | number)[]) => {
+    const clashes = new Map<string, number[]>();
+    for (let pos = from; pos < from + length; pos++) {
+      const prev = used.get(pos);
+      if (prev === undefined) used.set(pos, what);
+      else if (clashes.has(prev)) clashes.get(prev)!.push(pos);
+      else clashes.set(prev, [pos]);
+    }
+    for (const [prev, bits] of clashes)
+      add("overlap", path, `${bits.length === 1 ? "Bit" : "Bits"} ${runs(bits)} ${bits.length === 1 ? "is" : "are"} used by both ${prev} and ${what}.`);
   };
   const field = (name: "facilityCode" | "cardNumber") => {
     const fld = layout[name];
     if (fld === null) return;
     if (fld.offset + fld.length > minBits)
       add("outOfRange", ["layout", name], `Bits ${fld.offset}–${fld.offset + fld.length - 1} do not fit in a ${minBits}-bit frame (min_input_bits).`);
-    for (let p = fld.offset; p < fld.offset + fld.length; p++) claim(p, name, ["layout", name]);
+    claim(fld.offset, fld.length, name, ["layout", name]);
   };
   field("facilityCode");
   field("cardNumber");
   layout.parity.forEach((p, i) => {
     const path = ["layout", "parity", i];
     if (p.position >= minBits) add("outOfRange", [...path, "position"], `Position ${p.position} is outside a ${minBits}-bit frame (min_input_bits).`);
-    claim(p.position, `parity[${i}]`, [...path, "position"]);
+    claim(p.position, 1, `parity[${i}]`, [...path, "position"]);
     const covers = resolveParityCoverage(p);
     if (covers === null) add("invalid", path, "A parity bit covers either a range or a mask, exactly one of them.");
     else if (covers.length === 0) add("invalid", path, "A parity bit must cover at least one other bit.");
     else if (covers.some((c) => c >= minBits)) add("outOfRange", path, `Covers bits outside a ${minBits}-bit frame (min_input_bits).`);
   });
   return issues;
+}
+
+/** Ascending positions as runs: `4–7, 9`. */
+function runs(sorted: readonly number[]): string {
+  const out: string[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
+    out.push(i === j ? String(sorted[i]) : `${sorted[i]}–${sorted[j]}`);
+    i = j + 1;
+  }
+  return out.join(", ");
 }

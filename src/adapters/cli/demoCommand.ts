@@ -1,0 +1,70 @@
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import { DateTime } from "luxon";
+import type { Decision } from "../../model/index.js";
+import { parseInstant } from "../../model/index.js";
+import { CliError, type CliIo } from "./io.js";
+import { loadSystemFile } from "./loadSystem.js";
+
+export interface DemoOptions {
+  readonly system?: string;
+  readonly requests?: string;
+}
+
+/** The bundled examples folder: next to dist/ in the package, or at the repo root from src/. */
+export function examplesDir(): string {
+  for (const rel of ["../examples/", "../../../examples/"]) {
+    const dir = fileURLToPath(new URL(rel, import.meta.url));
+    if (existsSync(`${dir}building.json`)) return dir;
+  }
+  throw new CliError("cannot find the bundled examples folder");
+}
+
+/** `rsop demo`: the bundled scans, each with the local time, who, where, and the decision's reason. */
+export async function demoCommand(opts: DemoOptions, io: CliIo): Promise<number> {
+  const dir = opts.system === undefined || opts.requests === undefined ? examplesDir() : "";
+  const systemPath = opts.system ?? `${dir}building.json`;
+  const requestsPath = opts.requests ?? `${dir}requests.jsonl`;
+  const engine = await loadSystemFile(systemPath);
+  const snap = engine.snapshot;
+  const devices = new Map(snap.devices.map((d) => [d.id, d]));
+  const nodes = new Map(snap.cloudNodes.map((n) => [n.id, n]));
+  const holders = new Map(snap.holders.map((h) => [h.id, h]));
+  const rules = new Map(snap.rules.map((r) => [r.id, r]));
+  const text = await readFile(requestsPath, "utf8").catch(() => {
+    throw new CliError(`cannot read requests file "${requestsPath}"`);
+  });
+  const w = (s: string) => io.stdout.write(`${s}\n`);
+  w(`Example building ${snap.systemId}: ${snap.cloudNodes.map((n) => `${n.name} (${n.timezone})`).join(", ")}; ${snap.holders.length} holders, ${snap.devices.length} devices, ${snap.rules.length} rules.`);
+  w("");
+  const lines = text.split("\n").filter((l) => l.trim() !== "");
+  lines.forEach((line, i) => {
+    const req = JSON.parse(line) as { deviceId: string; at: string | number; note?: string; pin?: string; credential?: Record<string, unknown>; node?: { online: boolean } };
+    const d: Decision = engine.decide(req);
+    const dev = devices.get(req.deviceId);
+    const node = dev === undefined ? undefined : nodes.get(dev.cloudNode);
+    const at = parseInstant(req.at);
+    const local = Number.isNaN(at) ? String(req.at) : DateTime.fromMillis(at, { zone: node?.timezone ?? snap.timezone }).toFormat("ccc yyyy-LL-dd HH:mm:ss ZZ");
+    const h = d.holderId === null ? undefined : holders.get(d.holderId);
+    const who = h === undefined ? describeCredential(req) : `${h.firstName} ${h.lastName}`;
+    const rule = d.activeRuleId === null ? "" : ` · rule "${rules.get(d.activeRuleId)?.name ?? d.activeRuleId}"`;
+    const extras = [
+      d.floors.length > 0 ? `floors ${d.floors.map((f) => devices.get(f)?.name ?? f).join(", ")}` : "",
+      d.duress ? "DURESS" : "",
+      req.node !== undefined && !req.node.online ? "node offline" : "",
+    ].filter((s) => s !== "");
+    w(`${String(i + 1).padStart(2)}. ${req.note ?? ""}`.trimEnd());
+    w(`    ${local} · ${dev?.name ?? req.deviceId}${node ? ` (${node.name})` : ""} · ${who}`);
+    w(`    → ${d.outcome.toUpperCase()} (${d.reason})${rule}${extras.length > 0 ? ` · ${extras.join(" · ")}` : ""}`);
+  });
+  return 0;
+}
+
+function describeCredential(req: { pin?: string; credential?: Record<string, unknown> }): string {
+  const c = req.credential;
+  if (c === undefined) return req.pin !== undefined ? "PIN only" : "nothing presented";
+  if (typeof c.wiegand === "string") return `${c.wiegand.length}-bit Wiegand read`;
+  if (c.credentialNumber !== undefined) return `card ${String(c.facilityCode ?? "-")}/${String(c.credentialNumber)}`;
+  return `${String(c.mobile)} credential ${String(c.credentialId)}`;
+}

@@ -1,0 +1,62 @@
+// The `rsop` command line: a thin adapter over the library. Argument parsing and help come from
+// commander; each command lives in its own file and returns an exit code.
+import { Command, CommanderError } from "commander";
+import { decideCommand } from "./decideCommand.js";
+import { demoCommand } from "./demoCommand.js";
+import { CliError, type CliIo, issueLines } from "./io.js";
+import { validateCommand } from "./validateCommand.js";
+
+const VERSION = "0.1.0";
+
+/** Runs the CLI on `argv` (without `node` and the script) and returns the exit code. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let code = 0;
+  const program = new Command()
+    .name("rsop")
+    .description("Decide physical access and compute resultant access (RSOP) from a system snapshot.")
+    .version(VERSION)
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
+    .showHelpAfterError("(run with --help for usage)");
+
+  program
+    .command("validate")
+    .description("Check a system snapshot; print every problem with its JSON path (exit 1), or a one-line summary (exit 0).")
+    .requiredOption("--system <file>", "rsop-system/1 snapshot (JSON)")
+    .option("--json", "print the result as JSON")
+    .action(async (opts: { system: string; json?: boolean }) => {
+      code = await validateCommand(opts, io);
+    });
+
+  program
+    .command("decide")
+    .description("Answer access requests: one JSON request, or JSON Lines from --request or stdin; one decision JSON per line, in order.")
+    .requiredOption("--system <file>", "rsop-system/1 snapshot (JSON)")
+    .option("--request <file>", "request file (JSON or JSON Lines); default: stdin")
+    .action(async (opts: { system: string; request?: string }) => {
+      code = await decideCommand(opts, io);
+    });
+
+  program
+    .command("demo")
+    .description("Run the demo scans against the bundled example building and print the decisions with their reasons.")
+    .option("--system <file>", "snapshot to use instead of the bundled example")
+    .option("--requests <file>", "JSON Lines requests to use instead of the bundled ones")
+    .action(async (opts: { system?: string; requests?: string }) => {
+      code = await demoCommand(opts, io);
+    });
+
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+    return code;
+  } catch (e) {
+    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+    if (e instanceof CliError) {
+      io.stderr.write(`rsop: ${e.message}\n`);
+      if (e.issues.length > 0) io.stderr.write(`${issueLines(e.issues)}\n`);
+      return 1;
+    }
+    io.stderr.write(`rsop: internal error: ${(e as Error).stack ?? String(e)}\n`);
+    return 70;
+  }
+}

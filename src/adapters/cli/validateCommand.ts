@@ -1,0 +1,28 @@
+import { loadSnapshotSummary } from "./summary.js";
+import { CliError, type CliIo, readJsonFile } from "./io.js";
+import { parseSnapshot } from "../../model/index.js";
+
+export interface ValidateOptions {
+  readonly system: string;
+  readonly json?: boolean;
+}
+
+/** `rsop validate`: every problem with its path (exit 1), or a one-line summary (exit 0). */
+export async function validateCommand(opts: ValidateOptions, io: CliIo): Promise<number> {
+  const json = await readJsonFile(opts.system, "system");
+  const r = parseSnapshot(json);
+  if (!r.ok) {
+    if (opts.json) {
+      io.stdout.write(`${JSON.stringify({ valid: false, issues: r.issues }, null, 2)}\n`);
+      return 1;
+    }
+    throw new CliError(`${opts.system}: ${r.issues.length} problem${r.issues.length === 1 ? "" : "s"}`, r.issues);
+  }
+  const summary = loadSnapshotSummary(r.value);
+  if (opts.json) io.stdout.write(`${JSON.stringify({ valid: true, ...summary }, null, 2)}\n`);
+  else
+    io.stdout.write(
+      `valid: system ${summary.systemId}: ${summary.cloudNodes} cloud nodes, ${summary.devices} devices, ${summary.holders} holders, ${summary.credentials} credentials, ${summary.groups} groups, ${summary.rules} rules\n`,
+    );
+  return 0;
+}

@@ -1,0 +1,35 @@
+/**
+ * rsop-engine: compiled physical-access decisions and resultant set of policy.
+ *
+ * The one public entry. Everything here is documented at its declaration with an example.
+ * @packageDocumentation
+ */
+export { parseSnapshot, parseSnapshotOrThrow } from "./model/parseSnapshot.js";
+export { SnapshotError, formatIssues, formatPath } from "./model/issue.js";
+export { requestIssues } from "./model/request.js";
+export { REASONS, outcomeOf } from "./model/decision.js";
+export { KNOWN_CARD_FORMATS } from "./model/cardFormats.js";
+export { Engine, createEngine, loadEngine, loadEngineOrThrow } from "./evaluate/engine.js";
+
+export type { Issue, Result } from "./model/issue.js";
+export type { AccessRequest, CredentialInput, NodeState } from "./model/request.js";
+export type { Decision, Outcome, Reason, Topic, AllowedReason, DeniedReason, UnknownReason } from "./model/decision.js";
+export type { BitField, CardLayout, KnownCardFormat, ParityBitSpec } from "./model/cardFormats.js";
+export type { SystemSnapshotInput } from "./model/systemSchema.js";
+export type {
+  AuthenticationPolicy,
+  CardFormat,
+  CloudNode,
+  Connection,
+  Credential,
+  Device,
+  FacilityCodePolicy,
+  FloorGroup,
+  Group,
+  Holder,
+  InputType,
+  Partition,
+  Rule,
+  SystemSnapshot,
+  Weekday,
+} from "./model/types.js";

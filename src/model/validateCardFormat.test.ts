@@ -1,0 +1,138 @@
+import { describe, expect, test } from "vitest";
+import { KNOWN_CARD_FORMATS } from "./cardFormats.js";
+import { cardFormatSchema } from "./systemSchema.js";
+import { validateCardFormat, validateLayout } from "./validateCardFormat.js";
+
+/** A parsed card-format entry (zod defaults applied), 32…40 bits unless overridden. */
+function entry(input: Record<string, unknown>) {
+  return cardFormatSchema.parse({ id: "custom", min_input_bits: 32, max_input_bits: 40, ...input });
+}
+
+/** `[code, path]` of every issue, path rendered with dots. */
+function issuesOf(input: Record<string, unknown>): [string, string][] {
+  return validateCardFormat(entry(input)).map((i) => [i.code, i.path.join(".")]);
+}
+
+const fc8 = { offset: 1, length: 8 };
+const cn16 = { offset: 9, length: 16 };
+
+describe("custom layouts", () => {
+  test("a sound layout has no issues", () => {
+    expect(
+      issuesOf({
+        layout: {
+          facilityCode: fc8,
+          cardNumber: cn16,
+          parity: [
+            { position: 0, type: "even", range: { offset: 1, length: 12 } },
+            { position: 25, type: "odd", mask: `${"0".repeat(13)}${"1".repeat(12)}` },
+          ],
+        },
+      }),
+    ).toEqual([]);
+  });
+
+  test("overlapping fields: one issue for the pair, at the later field, naming the bits", () => {
+    const issues = validateCardFormat(entry({ layout: { facilityCode: { offset: 1, length: 12 }, cardNumber: cn16 } }));
+    expect(issues).toEqual([
+      { code: "overlap", path: ["layout", "cardNumber"], message: "Bits 9–12 are used by both facilityCode and cardNumber." },
+    ]);
+  });
+
+  test("a parity bit inside a field", () => {
+    expect(
+      issuesOf({ layout: { facilityCode: fc8, cardNumber: cn16, parity: [{ position: 4, type: "even", range: { offset: 9, length: 4 } }] } }),
+    ).toEqual([["overlap", "layout.parity.0.position"]]);
+    expect(validateLayout({ facilityCode: fc8, cardNumber: cn16, parity: [{ position: 4, type: "even", range: { offset: 9, length: 4 } }] }, 32)[0]?.message).toBe(
+      "Bit 4 is used by both facilityCode and parity[0].",
+    );
+  });
+
+  test("two parity bits at one position", () => {
+    expect(
+      issuesOf({
+        layout: {
+          cardNumber: cn16,
+          parity: [
+            { position: 0, type: "even", range: cn16 },
+            { position: 0, type: "odd", range: cn16 },
+          ],
+        },
+      }),
+    ).toEqual([["overlap", "layout.parity.1.position"]]);
+  });
+
+  test("fields that do not fit in min_input_bits", () => {
+    expect(issuesOf({ layout: { facilityCode: { offset: 30, length: 4 }, cardNumber: cn16 } })).toEqual([["outOfRange", "layout.facilityCode"]]);
+    expect(issuesOf({ layout: { cardNumber: { offset: 20, length: 13 } } })).toEqual([["outOfRange", "layout.cardNumber"]]);
+    // Exactly filling the frame is fine; max_input_bits does not count.
+    expect(issuesOf({ layout: { cardNumber: { offset: 20, length: 12 } } })).toEqual([]);
+  });
+
+  test("parity bits and coverage outside min_input_bits", () => {
+    expect(issuesOf({ layout: { cardNumber: cn16, parity: [{ position: 32, type: "odd", range: cn16 }] } })).toEqual([
+      ["outOfRange", "layout.parity.0.position"],
+    ]);
+    expect(issuesOf({ layout: { cardNumber: cn16, parity: [{ position: 0, type: "odd", range: { offset: 20, length: 13 } }] } })).toEqual([
+      ["outOfRange", "layout.parity.0"],
+    ]);
+    expect(issuesOf({ layout: { cardNumber: cn16, parity: [{ position: 0, type: "odd", mask: `${"0".repeat(32)}1` }] } })).toEqual([
+      ["outOfRange", "layout.parity.0"],
+    ]);
+    // A mask longer than the frame is fine while its extra characters are 0.
+    expect(issuesOf({ layout: { cardNumber: cn16, parity: [{ position: 0, type: "odd", mask: `01${"0".repeat(40)}` }] } })).toEqual([]);
+  });
+
+  test("a parity bit needs exactly one of range and mask, and must cover another bit", () => {
+    const both = { position: 0, type: "even", range: cn16, mask: "01" };
+    const neither = { position: 0, type: "even" };
+    const onlyItself = { position: 0, type: "even", range: { offset: 0, length: 1 } };
+    expect(issuesOf({ layout: { cardNumber: cn16, parity: [both] } })).toEqual([["invalid", "layout.parity.0"]]);
+    expect(issuesOf({ layout: { cardNumber: cn16, parity: [neither] } })).toEqual([["invalid", "layout.parity.0"]]);
+    expect(issuesOf({ layout: { cardNumber: cn16, parity: [onlyItself] } })).toEqual([["invalid", "layout.parity.0"]]);
+  });
+
+  test("a layout wins over its id (S4), known or not", () => {
+    expect(issuesOf({ id: "H10301", min_input_bits: 40, max_input_bits: 40, layout: { cardNumber: cn16 } })).toEqual([]);
+    expect(issuesOf({ id: "not-in-the-table", layout: { cardNumber: cn16 } })).toEqual([]);
+  });
+});
+
+describe("entry checks", () => {
+  test("FILTER_LIST without codes", () => {
+    expect(issuesOf({ id: "H10301", min_input_bits: 26, max_input_bits: 26, facility_code: "FILTER_LIST" })).toEqual([
+      ["invalid", "allowed_facility_codes"],
+    ]);
+    expect(
+      issuesOf({ id: "H10301", min_input_bits: 26, max_input_bits: 26, facility_code: "FILTER_LIST", allowed_facility_codes: [1] }),
+    ).toEqual([]);
+  });
+
+  test("an unknown id without a layout", () => {
+    expect(issuesOf({ id: "H99999" })).toEqual([["unknownCardFormat", "id"]]);
+    expect(issuesOf({ id: "constructor" })).toEqual([["unknownCardFormat", "id"]]);
+  });
+
+  test("a known id with a bit range other than its own length (S3)", () => {
+    const known = (min: number, max: number) => issuesOf({ id: "H10301", min_input_bits: min, max_input_bits: max });
+    expect(known(26, 26)).toEqual([]);
+    expect(known(26, 34)).toEqual([["invalidRange", "max_input_bits"]]);
+    expect(known(24, 26)).toEqual([["invalidRange", "min_input_bits"]]);
+    expect(known(34, 34)).toEqual([
+      ["invalidRange", "min_input_bits"],
+      ["invalidRange", "max_input_bits"],
+    ]);
+    expect(validateCardFormat(entry({ id: "C1k48s", min_input_bits: 48, max_input_bits: 50 }))[0]?.message).toBe(
+      "C1k48s reads exactly 48 bits; set min_input_bits and max_input_bits to 48.",
+    );
+  });
+
+  test("min_input_bits above max_input_bits", () => {
+    expect(issuesOf({ min_input_bits: 40, max_input_bits: 32, layout: { cardNumber: cn16 } })).toEqual([["invalidRange", "max_input_bits"]]);
+  });
+
+  test("every well-known id is accepted at its own length", () => {
+    for (const [id, f] of Object.entries(KNOWN_CARD_FORMATS))
+      expect(issuesOf({ id, min_input_bits: f.bits, max_input_bits: f.bits }), id).toEqual([]);
+  });
+});

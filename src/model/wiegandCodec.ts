@@ -1,0 +1,189 @@
+// Wiegand simulation helpers: build the bit string a reader would send for a card, and read one back.
+// Meant for people and tests (clear errors, BigInt where fields are wide); the decision hot path has
+// its own compiled decoder in src/compile/. Both read a frame the same way: positions are 0-based from
+// the first bit sent, fields are MSB first, fixed bits are not decoded.
+import { type BitField, KNOWN_CARD_FORMATS, type ResolvedLayout, resolveCustomLayout } from "./cardFormats.js";
+import { formatIssues } from "./issue.js";
+import type { CardFormat } from "./types.js";
+import { validateLayout } from "./validateCardFormat.js";
+
+/** The numbers to put on a card. `facilityCode` is 0 when left out, and must be left out or null for a format without one. */
+export interface WiegandFields {
+  readonly facilityCode?: number | null;
+  readonly cardNumber: number;
+}
+
+/** What a frame holds: null for a field the format lacks or a value above 2^53−1. */
+export interface DecodedWiegand {
+  readonly facilityCode: number | null;
+  readonly cardNumber: number | null;
+  /** True when every parity bit of the format checks out. */
+  readonly parityOk: boolean;
+}
+
+/** Frames longer than the longest a card format may accept (`max_input_bits` ≤ 512) are refused. */
+const MAX_FRAME_BITS = 512;
+
+/**
+ * Looks up the bit layout of a card format.
+ *
+ * @param format - A well-known id such as `"H10301"`, or a card-format entry: its `layout` when it has
+ *   one (checked against its `min_input_bits`), else the well-known layout of its `id`.
+ * @returns The layout: field positions, parity bits in encoding order, and `bits` (null for a custom layout).
+ * @throws Error when the id is not a well-known format, or the custom layout is invalid.
+ * @example
+ * resolveCardFormat("H10301").cardNumber
+ * //=> { offset: 9, length: 16 }
+ */
+export function resolveCardFormat(format: string | CardFormat): ResolvedLayout {
+  if (typeof format === "string") {
+    const known = KNOWN_CARD_FORMATS[format];
+    if (known === undefined)
+      throw new Error(
+        `Unknown card format "${format}". Well-known ids: ${Object.keys(KNOWN_CARD_FORMATS).join(", ")}; ` +
+          "for any other format pass a card-format entry with a layout.",
+      );
+    return known;
+  }
+  if (format.layout !== null && format.layout !== undefined) {
+    const issues = validateLayout(format.layout, format.min_input_bits);
+    if (issues.length > 0) throw new Error(`Card format "${format.id}" has an invalid layout:\n${formatIssues(issues)}`);
+    return resolveCustomLayout(format.layout);
+  }
+  return resolveCardFormat(format.id);
+}
+
+/**
+ * Builds the Wiegand frame a reader sends for a card: fields and fixed bits written MSB first, then
+ * each parity bit in list order over the frame as it stands.
+ *
+ * @param format - A well-known id or a card-format entry (see {@link resolveCardFormat}).
+ * @param fields - The facility code (0 when left out; null or left out when the format has none) and
+ *   the card number, non-negative safe integers.
+ * @param bits - Frame length. Well-known formats have their own (passing another throws); a custom
+ *   layout defaults to the smallest frame that holds every position it uses; extra bits are 0.
+ * @returns The frame as a string of `0` and `1`, first bit sent first.
+ * @throws RangeError when a value is not a non-negative safe integer or does not fit its field, when
+ *   a facility code is given for a format without one, or when `bits` does not suit the layout.
+ * @example
+ * encodeWiegand("H10301", { facilityCode: 1, cardNumber: 1 })
+ * //=> "10000000100000000000000010"
+ */
+export function encodeWiegand(format: string | CardFormat, fields: WiegandFields, bits?: number): string {
+  const layout = resolveCardFormat(format);
+  const name = formatName(format);
+  const needed = smallestFrame(layout);
+  let length: number;
+  if (layout.bits !== null) {
+    if (bits !== undefined && bits !== layout.bits)
+      throw new RangeError(`${name} frames are exactly ${layout.bits} bits; cannot encode ${bits}.`);
+    length = layout.bits;
+  } else {
+    length = bits ?? needed;
+    if (!Number.isInteger(length) || length < needed || length > MAX_FRAME_BITS)
+      throw new RangeError(`The layout of ${name} needs a frame of ${needed} to ${MAX_FRAME_BITS} bits; got ${String(bits)}.`);
+  }
+
+  const frame = new Uint8Array(length);
+  for (const f of layout.fixed ?? []) write(frame, f, fieldValue(f.value, f, `${name} fixed bits ${f.offset}–${f.offset + f.length - 1}`));
+  const fc = fields.facilityCode ?? null;
+  if (layout.facilityCode === null) {
+    if (fc !== null) throw new RangeError(`${name} has no facility-code field; leave facilityCode out or null (got ${fc}).`);
+  } else {
+    write(frame, layout.facilityCode, fieldValue(fc ?? 0, layout.facilityCode, `${name} facilityCode`));
+  }
+  write(frame, layout.cardNumber, fieldValue(fields.cardNumber, layout.cardNumber, `${name} cardNumber`));
+
+  for (const p of layout.parity) {
+    let ones = 0;
+    for (const c of p.covers) ones += frame[c]!;
+    // Even: the bit makes the count of 1s over it and its coverage even; odd: odd.
+    frame[p.position] = (ones & 1) ^ (p.odd ? 1 : 0);
+  }
+  return frame.join("");
+}
+
+/**
+ * Reads a Wiegand frame: its facility code, card number, and whether its parity checks out.
+ *
+ * @param format - A well-known id or a card-format entry (see {@link resolveCardFormat}).
+ * @param bits - The frame as a string of `0` and `1`, first bit sent first. A well-known format needs
+ *   exactly its length; a custom layout needs every position it uses, and bits past those are ignored.
+ * @returns The decoded fields (null when the format has no such field or the value exceeds 2^53−1)
+ *   and `parityOk`; a parity failure does not stop the fields from being read.
+ * @throws TypeError when `bits` holds anything but `0` and `1`; RangeError when its length does not suit the format.
+ * @example
+ * decodeWiegand("H10301", "10000000100000000000000010")
+ * //=> { facilityCode: 1, cardNumber: 1, parityOk: true }
+ */
+export function decodeWiegand(format: string | CardFormat, bits: string): DecodedWiegand {
+  const layout = resolveCardFormat(format);
+  const name = formatName(format);
+  if (typeof bits !== "string" || !/^[01]*$/.test(bits)) throw new TypeError("A Wiegand frame is a string of 0 and 1 characters.");
+  if (layout.bits !== null && bits.length !== layout.bits)
+    throw new RangeError(`${name} frames are exactly ${layout.bits} bits; got ${bits.length}.`);
+  const needed = smallestFrame(layout);
+  if (bits.length < needed) throw new RangeError(`The layout of ${name} reads bits up to position ${needed - 1}; the frame has ${bits.length}.`);
+
+  let parityOk = true;
+  for (const p of layout.parity) {
+    let ones = bit(bits, p.position);
+    for (const c of p.covers) ones += bit(bits, c);
+    if ((ones & 1) !== (p.odd ? 1 : 0)) parityOk = false;
+  }
+  return {
+    facilityCode: layout.facilityCode === null ? null : read(bits, layout.facilityCode),
+    cardNumber: read(bits, layout.cardNumber),
+    parityOk,
+  };
+}
+
+function formatName(format: string | CardFormat): string {
+  return `"${typeof format === "string" ? format : format.id}"`;
+}
+
+/** One past the last position a layout writes or reads. */
+function smallestFrame(layout: ResolvedLayout): number {
+  let end = 0;
+  const field = (f: BitField | null) => {
+    if (f !== null) end = Math.max(end, f.offset + f.length);
+  };
+  field(layout.facilityCode);
+  field(layout.cardNumber);
+  for (const f of layout.fixed ?? []) field(f);
+  for (const p of layout.parity) {
+    end = Math.max(end, p.position + 1);
+    for (const c of p.covers) end = Math.max(end, c + 1);
+  }
+  return end;
+}
+
+/** `value` as a BigInt after checking it is a non-negative safe integer that fits `field`. */
+function fieldValue(value: number, field: BitField, what: string): bigint {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0)
+    throw new RangeError(`${what} must be a non-negative integer no larger than 2^53−1; got ${String(value)}.`);
+  const v = BigInt(value);
+  if (v >> BigInt(field.length) !== 0n) {
+    const max = field.length <= 53 ? String(2 ** field.length - 1) : `2^${field.length}−1`;
+    throw new RangeError(`${what} ${value} does not fit in its ${field.length}-bit field (0 to ${max}).`);
+  }
+  return v;
+}
+
+function write(frame: Uint8Array, field: BitField, value: bigint): void {
+  for (let i = 0; i < field.length; i++) frame[field.offset + i] = Number((value >> BigInt(field.length - 1 - i)) & 1n);
+}
+
+function bit(bits: string, position: number): number {
+  return bits.charCodeAt(position) - 48;
+}
+
+/** A field read MSB first; null once it passes 2^53−1 (leading zeros of a wide field are fine). */
+function read(bits: string, field: BitField): number | null {
+  let v = 0;
+  for (let i = field.offset; i < field.offset + field.length; i++) {
+    v = v * 2 + bit(bits, i);
+    if (v > Number.MAX_SAFE_INTEGER) return null;
+  }
+  return v;
+}

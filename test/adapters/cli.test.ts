@@ -1,0 +1,105 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, test } from "vitest";
+import { run } from "./cliHarness.js";
+
+const dir = mkdtempSync(join(tmpdir(), "rsop-cli-"));
+function file(name: string, content: unknown): string {
+  const p = join(dir, name);
+  writeFileSync(p, typeof content === "string" ? content : JSON.stringify(content));
+  return p;
+}
+
+const good = {
+  format: "rsop-system/1",
+  systemId: "sys-1",
+  timezone: "America/Chicago",
+  groups: [{ id: "g1", name: "Nurses" }],
+  cloudNodes: [{ id: "n1", name: "Main" }],
+  connections: [{ id: "c1", name: "Board", type: "usb", cloudNode: "n1", port: 1 }],
+  devices: [
+    { id: "d1", name: "Ward 3", cloudNode: "n1", connection: "c1", port: 1, type: "primaryReader", publicIcon: "swingingDoor" },
+  ],
+  holders: [
+    { id: "h1", firstName: "Ada", lastName: "Byron", groups: ["g1"], credentials: [{ id: "k1", types: ["card"], credentialNumber: 100, facilityCode: 17 }] },
+  ],
+  rules: [{ id: "r1", type: "door", groupId: "g1", devices: ["d1"], startTime: "07:00:00", stopTime: "19:00:00", recurring: ["Mon", "Tue", "Wed", "Thu", "Fri"] }],
+};
+
+describe("rsop validate", () => {
+  test("a valid snapshot: exit 0 and a one-line summary", async () => {
+    const r = await run(["validate", "--system", file("good.json", good)]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("valid: system sys-1: 1 cloud nodes, 1 devices, 1 holders, 1 credentials, 1 groups, 1 rules\n");
+  });
+
+  test("five different mistakes are all listed with their paths; exit 1", async () => {
+    const bad = structuredClone(good) as typeof good & Record<string, unknown>;
+    bad.timezone = "America/Chikago"; // 1: invalid zone
+    bad.groups[0]!.name = "N".repeat(71); // 2: name too long
+    (bad.holders[0] as Record<string, unknown>).groups = ["g-missing"]; // 3: unknown reference
+    bad.devices.push({ ...bad.devices[0]!, id: "d2", name: "Ward 4" }); // 4: port 1 of c1 used twice
+    bad.rules[0]!.stopTime = "25:00:00"; // 5: bad stopTime
+    const r = await run(["validate", "--system", file("bad.json", bad)]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("5 problems");
+    for (const path of ["timezone", "groups[0].name", "holders[0].groups[0]", "devices[1].port", "rules[0].stopTime"])
+      expect(r.stderr).toContain(`  ${path}: `);
+  });
+
+  test("--json prints the issues as JSON", async () => {
+    const r = await run(["validate", "--json", "--system", file("bad2.json", { ...good, format: "x" })]);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ valid: false, issues: [{ path: ["format"] }] });
+  });
+
+  test("a missing file or broken JSON is a clear error, exit 1", async () => {
+    expect(await run(["validate", "--system", join(dir, "nope.json")])).toMatchObject({ code: 1, stderr: expect.stringContaining("cannot read system file") });
+    expect(await run(["validate", "--system", file("broken.json", "{")])).toMatchObject({ code: 1, stderr: expect.stringContaining("is not valid JSON") });
+  });
+});
+
+describe("rsop decide", () => {
+  const system = file("sys.json", good);
+  const req = { deviceId: "d1", at: "2026-11-20T10:00:00-06:00", credential: { credentialNumber: 100, facilityCode: 17 } };
+
+  test("one pretty-printed JSON request", async () => {
+    const r = await run(["decide", "--system", system, "--request", file("one.json", JSON.stringify(req, null, 2))]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ outcome: "allowed", reason: "allowed", activeRuleId: "r1", holderId: "h1" });
+  });
+
+  test("JSON Lines on stdin, answered in order; a bad line gets an error line and exit 1", async () => {
+    const lines = [req, { ...req, at: "2026-11-22T10:00:00-06:00" }, { deviceId: "d1" }, { ...req, deviceId: "zz" }];
+    const r = await run(["decide", "--system", system], `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+    expect(r.code).toBe(1);
+    const out = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(out.map((o) => o.reason ?? o.error)).toEqual(["allowed", "noActiveRule", "invalid request", "unknownDevice"]);
+    expect(out[2]).toMatchObject({ line: 3, issues: [{ path: "at" }, { path: "(root)" }] });
+    expect(r.stderr).toContain("line 3: at:");
+  });
+
+  test("100,000 requests from a JSON Lines file in one process", async () => {
+    const line = JSON.stringify(req);
+    const r = await run(["decide", "--system", system, "--request", file("many.jsonl", `${`${line}\n`.repeat(100_000)}`)]);
+    expect(r.code).toBe(0);
+    const out = r.stdout.split("\n");
+    expect(out.length).toBe(100_001); // 100,000 lines and the final newline
+    expect(JSON.parse(out[99_999]!).reason).toBe("allowed");
+  });
+});
+
+describe("help", () => {
+  test.each([[[]], [["validate"]], [["decide"]], [["demo"]]])("--help on %j", async (cmd) => {
+    const r = await run([...cmd, "--help"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^Usage: rsop/);
+  });
+
+  test("an unknown command exits 2 with a hint", async () => {
+    const r = await run(["frobnicate"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("unknown command");
+  });
+});

@@ -1,0 +1,531 @@
+// The reference evaluator: a line-by-line transcription of SPEC §2–§6 and docs/semantics.md, written
+// to be obviously right, not fast. It loops over the snapshot arrays on every call, asks luxon for the
+// local wall time on every call and reads Wiegand bits with string slices. The compiled engine
+// (src/compile + src/evaluate) is differential-tested against it, so it shares no code with them:
+// from the model layer it takes only the types, the request grammar (checkRequest, parseInstant) and
+// the table of well-known card layouts (data: the specification of each format).
+import { DateTime } from "luxon";
+import {
+  type AccessRequest,
+  type AuthenticationPolicy,
+  type CardFormat,
+  type CloudNode,
+  type Decision,
+  type Device,
+  type FacilityCodePolicy,
+  type Holder,
+  type Outcome,
+  type Reason,
+  type Rule,
+  type SystemSnapshot,
+  type Topic,
+  type Weekday,
+  KNOWN_CARD_FORMATS,
+  checkRequest,
+  parseInstant,
+} from "../../src/model/index.js";
+
+// ---------------------------------------------------------------------------------------------
+// Decisions
+// ---------------------------------------------------------------------------------------------
+
+/** SPEC §3: the outcome each reason code belongs to. */
+const OUTCOME_OF_REASON: Record<Reason, Outcome> = {
+  allowed: "allowed",
+  ecard: "allowed",
+  offline24x7: "allowed",
+  offlineAnySchedule: "allowed",
+  unknownCardFormat: "unknown",
+  unknownCredential: "unknown",
+  facilityCodeMismatch: "unknown",
+  unknownPin: "unknown",
+  badRequest: "denied",
+  unknownDevice: "denied",
+  inputTypeNotAllowed: "denied",
+  parityError: "denied",
+  facilityCodeNotAllowed: "denied",
+  offlineEcardOnly: "denied",
+  offlineNot24x7: "denied",
+  credentialPending: "denied",
+  bleNotSupported: "denied",
+  insecureRead: "denied",
+  ambiguousPin: "denied",
+  holderDisabled: "denied",
+  holderNotYetActive: "denied",
+  holderExpired: "denied",
+  noActiveRule: "denied",
+  deniedByRule: "denied",
+  wrongPin: "denied",
+  pinRequired: "denied",
+  cardRequired: "denied",
+};
+
+const TOPIC_OF_OUTCOME: Record<Outcome, Topic> = {
+  allowed: "device.request.allowed",
+  denied: "device.request.denied",
+  unknown: "device.request.unknown",
+};
+
+/** What is known so far while walking the steps; every decision is built from it. */
+interface Known {
+  /** The request's keypad entry (E9 needs it for `duress`). */
+  pin: string | null;
+  /** The holder, once step 4 identified one (E18). */
+  holder: Holder | null;
+  credentialId: string | null;
+  /** From step 2 on (E1). */
+  facilityCode: number | null;
+  credentialNumber: number | null;
+}
+
+function emptyKnown(): Known {
+  return { pin: null, holder: null, credentialId: null, facilityCode: null, credentialNumber: null };
+}
+
+/** Builds the decision: exactly the SPEC §2 keys, in that order. */
+function makeDecision(reason: Reason, known: Known, activeRuleId: string | null = null, floors: string[] = []): Decision {
+  const outcome = OUTCOME_OF_REASON[reason];
+  const holder = known.holder;
+  // E9: duress exactly when the decision names a holder and the PIN is that holder's duress PIN.
+  const duress = holder !== null && known.pin !== null && holder.duressPin !== null && known.pin === holder.duressPin;
+  return {
+    outcome,
+    topic: TOPIC_OF_OUTCOME[outcome],
+    reason,
+    holderId: holder === null ? null : holder.id,
+    credentialId: known.credentialId,
+    activeRuleId,
+    duress,
+    floors,
+    facilityCode: known.facilityCode,
+    credentialNumber: known.credentialNumber,
+  };
+}
+
+/** JS default string order (E19). */
+function compareIds(a: string, b: string): number {
+  if (a < b) return -1;
+  if (a > b) return 1;
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Card formats (SPEC §5)
+// ---------------------------------------------------------------------------------------------
+
+interface Field {
+  offset: number;
+  length: number;
+}
+
+/** One parity bit: its position, its kind and the other positions it covers. */
+interface ParityCheck {
+  position: number;
+  odd: boolean;
+  covers: number[];
+}
+
+interface Layout {
+  facilityCode: Field | null;
+  cardNumber: Field;
+  parity: ParityCheck[];
+}
+
+/** A card-format entry's layout: its own `layout` if it has one (S4), else the well-known table. */
+function layoutOf(format: CardFormat): Layout {
+  if (format.layout !== null) {
+    const parity: ParityCheck[] = [];
+    for (const p of format.layout.parity) {
+      const covers: number[] = [];
+      if (p.range !== undefined) {
+        for (let i = p.range.offset; i < p.range.offset + p.range.length; i++) {
+          if (i !== p.position) covers.push(i);
+        }
+      } else if (p.mask !== undefined) {
+        for (let i = 0; i < p.mask.length; i++) {
+          if (p.mask[i] === "1" && i !== p.position) covers.push(i);
+        }
+      }
+      parity.push({ position: p.position, odd: p.type === "odd", covers });
+    }
+    return { facilityCode: format.layout.facilityCode, cardNumber: format.layout.cardNumber, parity };
+  }
+  const known = KNOWN_CARD_FORMATS[format.id];
+  if (known === undefined) throw new Error(`reference: card format "${format.id}" has no layout and is not well known`);
+  const parity: ParityCheck[] = [];
+  for (const p of known.parity) {
+    const covers: number[] = [];
+    for (const c of p.covers) if (c !== p.position) covers.push(c);
+    parity.push({ position: p.position, odd: p.odd, covers });
+  }
+  return { facilityCode: known.facilityCode, cardNumber: known.cardNumber, parity };
+}
+
+/** A field's value, MSB first; null when it does not fit in 2^53−1 (SPEC §5, E1, E17). */
+function readField(bits: string, field: Field): number | null {
+  const slice = bits.slice(field.offset, field.offset + field.length);
+  if (slice.length <= 53) return parseInt(slice, 2);
+  const big = BigInt("0b" + slice);
+  if (big > BigInt(Number.MAX_SAFE_INTEGER)) return null;
+  return Number(big);
+}
+
+/** Ones over the covered positions plus the parity bit itself: even → even count, odd → odd count. */
+function parityHolds(bits: string, check: ParityCheck): boolean {
+  let ones = bits[check.position] === "1" ? 1 : 0;
+  for (const p of check.covers) if (bits[p] === "1") ones++;
+  return check.odd ? ones % 2 === 1 : ones % 2 === 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Local time (SPEC §3, §4; E14–E16)
+// ---------------------------------------------------------------------------------------------
+
+const WEEKDAY_NAMES: readonly Weekday[] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+
+interface LocalTime {
+  /** Local calendar date, `YYYY-MM-DD`. */
+  date: string;
+  weekday: Weekday;
+  /** The calendar day before `date`, and its weekday. */
+  previousDate: string;
+  previousWeekday: Weekday;
+  /** Milliseconds since local midnight (wall clock). */
+  msOfDay: number;
+  /** `YYYY-MM-DDTHH:mm:ss.SSS`, the wall clock. */
+  stamp: string;
+}
+
+function pad(n: number, width: number): string {
+  return String(n).padStart(width, "0");
+}
+
+function isoDate(year: number, month: number, day: number): string {
+  return `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}`;
+}
+
+function localTimeOf(at: number, zone: string): LocalTime {
+  const dt = DateTime.fromMillis(at, { zone });
+  // luxon: 1 = Monday … 7 = Sunday.
+  const weekday = WEEKDAY_NAMES[dt.weekday % 7]!;
+  // The previous calendar day, counted on a plain calendar (no zone, so no DST surprises).
+  const prev = DateTime.fromObject({ year: dt.year, month: dt.month, day: dt.day }, { zone: "UTC" }).minus({ days: 1 });
+  const date = isoDate(dt.year, dt.month, dt.day);
+  return {
+    date,
+    weekday,
+    previousDate: isoDate(prev.year, prev.month, prev.day),
+    previousWeekday: WEEKDAY_NAMES[prev.weekday % 7]!,
+    msOfDay: dt.hour * 3_600_000 + dt.minute * 60_000 + dt.second * 1000 + dt.millisecond,
+    stamp: `${date}T${pad(dt.hour, 2)}:${pad(dt.minute, 2)}:${pad(dt.second, 2)}.${pad(dt.millisecond, 3)}`,
+  };
+}
+
+/** `HH:mm:ss` (up to `24:00:00`) → milliseconds since midnight. */
+function clockToMs(s: string): number {
+  const h = parseInt(s.slice(0, 2), 10);
+  const m = parseInt(s.slice(3, 5), 10);
+  const sec = parseInt(s.slice(6, 8), 10);
+  return (h * 3600 + m * 60 + sec) * 1000;
+}
+
+/** E15: startDate/endDate bound the local calendar day on which the occurrence starts. */
+function startDayInRange(rule: Rule, startDay: string): boolean {
+  if (rule.startDate !== null && startDay < rule.startDate) return false;
+  if (rule.endDate !== null && startDay > rule.endDate) return false;
+  return true;
+}
+
+/** SPEC §4: does the rule's window contain the local time? */
+function windowContains(rule: Rule, t: LocalTime): boolean {
+  const start = clockToMs(rule.startTime);
+  const stop = clockToMs(rule.stopTime);
+  if (start < stop) {
+    return rule.recurring.includes(t.weekday) && start <= t.msOfDay && t.msOfDay < stop && startDayInRange(rule, t.date);
+  }
+  // Crosses midnight (equal means 24 hours).
+  const startedToday = rule.recurring.includes(t.weekday) && t.msOfDay >= start && startDayInRange(rule, t.date);
+  const startedYesterday =
+    rule.recurring.includes(t.previousWeekday) && t.msOfDay < stop && startDayInRange(rule, t.previousDate);
+  return startedToday || startedYesterday;
+}
+
+/** E4: 24x7 is a property of the rule alone; dates ignored. */
+function is24x7(rule: Rule): boolean {
+  if (!rule.enabled || !rule.allow) return false;
+  for (const day of WEEKDAY_NAMES) if (!rule.recurring.includes(day)) return false;
+  return (rule.startTime === "00:00:00" && rule.stopTime === "24:00:00") || rule.startTime === rule.stopTime;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Authentication policies (SPEC §6)
+// ---------------------------------------------------------------------------------------------
+
+type Factors = "cardAlone" | "pinAlone" | "cardAndPin";
+
+/** SPEC §6, the table as written: which factor combinations each policy accepts. */
+const POLICY_ACCEPTS: Record<"none" | AuthenticationPolicy, Record<Factors, boolean>> = {
+  none: { cardAlone: true, pinAlone: true, cardAndPin: true },
+  cardOrPin: { cardAlone: true, pinAlone: true, cardAndPin: true },
+  cardOnly: { cardAlone: true, pinAlone: false, cardAndPin: true },
+  pinOnly: { cardAlone: false, pinAlone: true, cardAndPin: true },
+  cardAndPin: { cardAlone: false, pinAlone: false, cardAndPin: true },
+};
+
+function policyAccepts(policy: AuthenticationPolicy | null, factors: Factors): boolean {
+  return POLICY_ACCEPTS[policy ?? "none"][factors];
+}
+
+/** Rule policy ∩ device policy: a combination is accepted when both accept it. */
+function effectiveAccepts(rule: Rule, device: Device, factors: Factors): boolean {
+  return policyAccepts(rule.authenticationPolicy, factors) && policyAccepts(device.authenticationPolicy, factors);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rules reaching the device
+// ---------------------------------------------------------------------------------------------
+
+function isElevatorReader(device: Device): boolean {
+  return device.type === "elevatorReader" || device.type === "additionalElevatorReader";
+}
+
+/** Door rules name the device; elevator rules name a floor group whose readerPort is the device. */
+function ruleReachesDevice(snapshot: SystemSnapshot, rule: Rule, device: Device): boolean {
+  if (rule.type === "door") return rule.devices.includes(device.id);
+  for (const fgId of rule.floorGroups) {
+    for (const fg of snapshot.floorGroups) {
+      if (fg.id === fgId && fg.readerPort === device.id) return true;
+    }
+  }
+  return false;
+}
+
+/** Floor relays opened at this reader by one rule. */
+function floorsOfRule(snapshot: SystemSnapshot, rule: Rule, device: Device): string[] {
+  const out: string[] = [];
+  if (rule.type !== "elevator") return out;
+  for (const fgId of rule.floorGroups) {
+    for (const fg of snapshot.floorGroups) {
+      if (fg.id === fgId && fg.readerPort === device.id) out.push(...fg.floors);
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// decideNaive
+// ---------------------------------------------------------------------------------------------
+
+type Mode = "online" | "ecardOnly" | "offline24x7" | "offlineAnySchedule";
+
+/**
+ * Decides one scan by walking SPEC §3 step by step. Never throws on a request.
+ * @param snapshot - a snapshot returned by parseSnapshot.
+ * @param request - anything; a malformed request is `denied/badRequest`.
+ */
+export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decision {
+  const known = emptyKnown();
+
+  // R1: the request is checked whole before step 1.
+  if (!checkRequest(request, null)) return makeDecision("badRequest", known);
+  const req = request as AccessRequest;
+  const at = parseInstant(req.at);
+  const credentialIn = req.credential ?? null;
+  const pin = req.pin ?? null;
+  const input = req.input ?? "wiegand";
+  const nodeState = req.node ?? { online: true };
+  known.pin = pin;
+
+  // ---- Step 1: device -------------------------------------------------------------------------
+  let device: Device | null = null;
+  for (const d of snapshot.devices) if (d.id === req.deviceId) device = d;
+  if (device === null) return makeDecision("unknownDevice", known);
+  if (!device.inputTypes.includes(input)) return makeDecision("inputTypeNotAllowed", known);
+  let node: CloudNode | null = null;
+  for (const n of snapshot.cloudNodes) if (n.id === device.cloudNode) node = n;
+  if (node === null) throw new Error(`reference: device "${device.id}" names a missing cloud node`);
+
+  // ---- Step 2: read ---------------------------------------------------------------------------
+  // kind: a card read (raw bits or already decoded), a mobile credential, or a PIN alone.
+  let kind: "card" | "mobile" | "pin";
+  let facilityCodePolicy: FacilityCodePolicy = "ENFORCED";
+  // SPEC §5: a decoded number that does not fit in 2^53−1 never matches; the decision shows null.
+  let facilityCodeOverflow = false;
+  // Which shape was presented: the key whose value is defined (checkRequest's reading of R5).
+  const presented = credentialIn as { wiegand?: string; credentialNumber?: number; facilityCode?: number | null } | null;
+  if (presented !== null && presented.wiegand !== undefined) {
+    kind = "card";
+    const bits = presented.wiegand;
+    let format: CardFormat | null = null;
+    for (const f of node.cardFormat) {
+      if (format === null && f.min_input_bits <= bits.length && bits.length <= f.max_input_bits) format = f;
+    }
+    if (format === null) return makeDecision("unknownCardFormat", known);
+    const layout = layoutOf(format);
+    known.facilityCode = layout.facilityCode === null ? null : readField(bits, layout.facilityCode);
+    facilityCodeOverflow = layout.facilityCode !== null && known.facilityCode === null;
+    known.credentialNumber = readField(bits, layout.cardNumber);
+    let parityOk = true;
+    for (const check of layout.parity) if (!parityHolds(bits, check)) parityOk = false;
+    if (!parityOk && format.enforce_parity) return makeDecision("parityError", known);
+    facilityCodePolicy = format.facility_code;
+    if (format.facility_code === "FILTER_LIST") {
+      if (known.facilityCode === null || !format.allowed_facility_codes.includes(known.facilityCode))
+        return makeDecision("facilityCodeNotAllowed", known);
+    }
+  } else if (presented !== null && presented.credentialNumber !== undefined) {
+    kind = "card";
+    known.credentialNumber = presented.credentialNumber;
+    known.facilityCode = presented.facilityCode ?? null;
+    const first = node.cardFormat[0]!;
+    facilityCodePolicy = first.facility_code;
+    if (first.facility_code === "FILTER_LIST") {
+      if (known.facilityCode === null || !first.allowed_facility_codes.includes(known.facilityCode))
+        return makeDecision("facilityCodeNotAllowed", known);
+    }
+  } else if (credentialIn !== null) {
+    kind = "mobile";
+  } else {
+    kind = "pin";
+  }
+
+  // ---- Step 3: fallback modes -----------------------------------------------------------------
+  let mode: Mode = "online";
+  if (nodeState.online === false) {
+    const timeKnown = nodeState.timeKnown ?? true;
+    if (timeKnown) {
+      const offlineSeconds = nodeState.offlineSeconds as number;
+      mode = offlineSeconds <= node.killTimer ? "online" : "ecardOnly";
+    } else if (node.offlinePolicy === 0) mode = "ecardOnly";
+    else if (node.offlinePolicy === 1) mode = "offline24x7";
+    else mode = "offlineAnySchedule";
+  }
+  // E2: card number only; E17: a number too big is never an e-card (it is null).
+  const isEcard = kind === "card" && known.credentialNumber !== null && node.ecards.includes(known.credentialNumber);
+  if (mode === "ecardOnly") return makeDecision(isEcard ? "ecard" : "offlineEcardOnly", known);
+  if ((mode === "offline24x7" || mode === "offlineAnySchedule") && isEcard) return makeDecision("ecard", known);
+
+  // ---- Step 4: credential ---------------------------------------------------------------------
+  let holder: Holder | null = null;
+  if (kind === "card") {
+    if (known.credentialNumber === null) return makeDecision("unknownCredential", known);
+    let credentialFacilityCode: number | null = null;
+    for (const h of snapshot.holders) {
+      for (const c of h.credentials) {
+        if (c.types.includes("card") && c.credentialNumber === known.credentialNumber) {
+          holder = h;
+          known.credentialId = c.id;
+          credentialFacilityCode = c.facilityCode;
+        }
+      }
+    }
+    if (holder === null) {
+      known.credentialId = null;
+      return makeDecision("unknownCredential", known);
+    }
+    if (facilityCodePolicy === "ENFORCED" && (facilityCodeOverflow || credentialFacilityCode !== known.facilityCode)) {
+      known.credentialId = null;
+      return makeDecision("facilityCodeMismatch", known);
+    }
+  } else if (kind === "mobile") {
+    const mobile = credentialIn as { mobile: "touch" | "token"; credentialId: string };
+    let pending = false;
+    for (const h of snapshot.holders) {
+      for (const c of h.credentials) {
+        if (c.id === mobile.credentialId && !c.types.includes("card") && c.types.includes(mobile.mobile)) {
+          holder = h;
+          known.credentialId = c.id;
+          pending = c.credentialNumber === null;
+        }
+      }
+    }
+    if (holder === null) return makeDecision("unknownCredential", known);
+    known.holder = holder;
+    if (pending) return makeDecision("credentialPending", known);
+    if (mobile.mobile === "touch" && !device.supportBleCredentials) return makeDecision("bleNotSupported", known);
+  } else {
+    // PIN alone (E8): every holder, enabled or not, counted once.
+    const matches: Holder[] = [];
+    for (const h of snapshot.holders) {
+      if (h.pin === pin || h.duressPin === pin) matches.push(h);
+    }
+    if (matches.length === 0) return makeDecision("unknownPin", known);
+    if (matches.length > 1) return makeDecision("ambiguousPin", known);
+    holder = matches[0]!;
+  }
+  known.holder = holder;
+  // E7: mobile credentials and encryptedOsdp reads only.
+  if (device.securedReadsOnly && kind !== "mobile" && input !== "encryptedOsdp") return makeDecision("insecureRead", known);
+
+  // ---- Step 5: holder -------------------------------------------------------------------------
+  if (!holder.enabled) return makeDecision("holderDisabled", known);
+  const clockKnown = mode === "online";
+  const local = clockKnown ? localTimeOf(at, node.timezone) : null;
+  if (local !== null) {
+    // E14: activeDate ≤ t < expireDate, wall clock with milliseconds.
+    if (holder.activeDate !== null && local.stamp < holder.activeDate + ".000") return makeDecision("holderNotYetActive", known);
+    if (holder.expireDate !== null && local.stamp >= holder.expireDate + ".000") return makeDecision("holderExpired", known);
+  }
+
+  // ---- Step 6: rules --------------------------------------------------------------------------
+  const holderRules: Rule[] = [];
+  for (const r of snapshot.rules) {
+    if (r.enabled && holder.groups.includes(r.groupId) && ruleReachesDevice(snapshot, r, device)) holderRules.push(r);
+  }
+  let allowRules: Rule[] = [];
+  if (local !== null) {
+    const applicable: Rule[] = [];
+    for (const r of holderRules) if (windowContains(r, local)) applicable.push(r);
+    if (applicable.length === 0) return makeDecision("noActiveRule", known);
+    const deny: Rule[] = [];
+    for (const r of applicable) if (!r.allow) deny.push(r);
+    if (deny.length > 0) {
+      deny.sort((a, b) => compareIds(a.id, b.id));
+      return makeDecision("deniedByRule", known, deny[0]!.id);
+    }
+    allowRules = applicable;
+  } else {
+    // E3: no clock: windows and dates ignored; any deny rule denies.
+    const deny: Rule[] = [];
+    for (const r of holderRules) if (!r.allow) deny.push(r);
+    if (deny.length > 0) {
+      deny.sort((a, b) => compareIds(a.id, b.id));
+      return makeDecision("deniedByRule", known, deny[0]!.id);
+    }
+    for (const r of holderRules) {
+      if (mode === "offline24x7" ? is24x7(r) : r.allow) allowRules.push(r);
+    }
+    if (allowRules.length === 0) return makeDecision(mode === "offline24x7" ? "offlineNot24x7" : "noActiveRule", known);
+  }
+  allowRules.sort((a, b) => compareIds(a.id, b.id));
+
+  // ---- Step 7: authentication policy ----------------------------------------------------------
+  const hasCard = kind !== "pin";
+  const pinGiven = pin !== null;
+  const pinCorrect = pinGiven && (pin === holder.pin || pin === holder.duressPin);
+  let factors: Factors;
+  if (hasCard && pinCorrect) factors = "cardAndPin";
+  else if (hasCard) factors = "cardAlone"; // E10: a wrong PIN is no factor
+  else factors = "pinAlone";
+  const accepted: Rule[] = [];
+  for (const r of allowRules) if (effectiveAccepts(r, device, factors)) accepted.push(r);
+  if (accepted.length === 0) {
+    // E11: reason from the smallest-id applicable allow rule.
+    const first = allowRules[0]!;
+    if (pinGiven && !pinCorrect) return makeDecision("wrongPin", known, first.id);
+    const withPin: Factors = hasCard ? "cardAndPin" : "pinAlone";
+    if (effectiveAccepts(first, device, withPin)) return makeDecision("pinRequired", known, first.id);
+    return makeDecision("cardRequired", known, first.id);
+  }
+
+  // ---- Step 8: elevators ----------------------------------------------------------------------
+  let floors: string[] = [];
+  if (isElevatorReader(device)) {
+    const set = new Set<string>();
+    for (const r of accepted) for (const f of floorsOfRule(snapshot, r, device)) set.add(f);
+    floors = [...set].sort(compareIds);
+    // SPEC §3.8 "allowed iff non-empty": never empty here (S6: a floor group opens a floor).
+  }
+  const reason: Reason = mode === "offline24x7" ? "offline24x7" : mode === "offlineAnySchedule" ? "offlineAnySchedule" : "allowed";
+  return makeDecision(reason, known, accepted[0]!.id, floors);
+}
