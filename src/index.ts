@@ -9,12 +9,14 @@ export { SnapshotError, formatIssues, formatPath } from "./model/issue.js";
 export { requestIssues } from "./model/request.js";
 export { REASONS, outcomeOf } from "./model/decision.js";
 export { KNOWN_CARD_FORMATS } from "./model/cardFormats.js";
+export { decodeWiegand, encodeWiegand, resolveCardFormat } from "./model/wiegandCodec.js";
 export { Engine, createEngine, loadEngine, loadEngineOrThrow } from "./evaluate/engine.js";
 
 export type { Issue, Result } from "./model/issue.js";
 export type { AccessRequest, CredentialInput, NodeState } from "./model/request.js";
 export type { Decision, Outcome, Reason, Topic, AllowedReason, DeniedReason, UnknownReason } from "./model/decision.js";
-export type { BitField, CardLayout, KnownCardFormat, ParityBitSpec } from "./model/cardFormats.js";
+export type { BitField, CardLayout, FixedBits, KnownCardFormat, ParityBitSpec, ResolvedLayout, ResolvedParity } from "./model/cardFormats.js";
+export type { DecodedWiegand, WiegandFields } from "./model/wiegandCodec.js";
 export type { SystemSnapshotInput } from "./model/systemSchema.js";
 export type {
   AuthenticationPolicy,

@@ -11,21 +11,60 @@ export interface ZoneTable {
 }
 
 // The scan starts a little before MIN_INSTANT and ends after MAX_INSTANT so that every local time of
-// the supported span is covered. A 2-day step finds every transition since 1970 that does not undo
-// itself within two days (no IANA zone has one in that span).
+// the supported span is covered. A 7-day step finds every transition that does not undo itself
+// within a week (no IANA zone has one since 1970; Morocco's Ramadan suspensions last about a month).
 const SCAN_FROM = MIN_INSTANT - 7 * MS_PER_DAY;
 const SCAN_TO = MAX_INSTANT + 7 * MS_PER_DAY;
-const STEP = 2 * MS_PER_DAY;
+const STEP = 7 * MS_PER_DAY;
+const MINUTE = 60_000;
 
 const cache = new Map<string, ZoneTable>();
+
+/**
+ * A probe of the zone's offset in ms at an instant. It parses `Intl.DateTimeFormat#format`
+ * output, about 4× cheaper than luxon's `formatToParts` path (2.4 µs against 9.5 µs a call, measured
+ * on this project's 2-core Node 20 machine); a zone table takes ~10,000 probes.
+ */
+function offsetProbe(zone: string): (t: number) => number {
+  const fmt = new Intl.DateTimeFormat("en-US", {
+    timeZone: zone,
+    hourCycle: "h23",
+    year: "numeric",
+    month: "numeric",
+    day: "numeric",
+    hour: "numeric",
+    minute: "numeric",
+    second: "numeric",
+  });
+  const date = new Date(0);
+  const nums = [0, 0, 0, 0, 0, 0];
+  return (t) => {
+    const whole = Math.floor(t / 1000) * 1000; // offsets change on whole seconds
+    date.setTime(whole);
+    const text = fmt.format(date); // "4/15/2026, 09:15:00"
+    let k = 0;
+    let v = -1;
+    for (let i = 0; i <= text.length; i++) {
+      const c = i < text.length ? text.charCodeAt(i) - 48 : -1;
+      if (c >= 0 && c <= 9) v = v < 0 ? c : v * 10 + c;
+      else if (v >= 0) {
+        nums[k++] = v;
+        v = -1;
+      }
+    }
+    if (k !== 6) throw new Error(`unexpected Intl output "${text}" for zone ${zone}`);
+    const [month, day, year, hour, minute, second] = nums as [number, number, number, number, number, number];
+    const wall = Date.UTC(year, month - 1, day, hour % 24, minute, second);
+    return wall - whole;
+  };
+}
 
 /** Builds (or returns the cached) offset table of an IANA zone. Throws on an invalid zone. */
 export function buildZoneTable(zone: string): ZoneTable {
   const hit = cache.get(zone);
   if (hit !== undefined) return hit;
-  const z = IANAZone.create(zone);
-  if (!z.isValid) throw new Error(`invalid time zone "${zone}"`);
-  const offsetMs = (t: number) => z.offset(t) * 60_000;
+  if (!IANAZone.isValidZone(zone)) throw new Error(`invalid time zone "${zone}"`);
+  const offsetMs = offsetProbe(zone);
   const starts: number[] = [-Infinity];
   const offsets: number[] = [offsetMs(SCAN_FROM)];
   let prevT = SCAN_FROM;
@@ -34,15 +73,18 @@ export function buildZoneTable(zone: string): ZoneTable {
     const at = Math.min(t, SCAN_TO);
     const o = offsetMs(at);
     if (o !== prevO) {
-      // Binary search the first millisecond with the new offset.
-      let lo = prevT;
-      let hi = at;
+      // Binary search the first minute with the new offset (transitions since 1970 fall on whole
+      // minutes), then step back second by second only if the minute boundary is not exact.
+      let lo = Math.floor(prevT / MINUTE);
+      let hi = Math.ceil(at / MINUTE);
       while (hi - lo > 1) {
         const mid = Math.floor((lo + hi) / 2);
-        if (offsetMs(mid) === prevO) lo = mid;
+        if (offsetMs(mid * MINUTE) === prevO) lo = mid;
         else hi = mid;
       }
-      starts.push(hi);
+      let first = hi * MINUTE;
+      while (offsetMs(first - 1000) !== prevO) first -= 1000;
+      starts.push(first);
       offsets.push(o);
       prevO = o;
     }

@@ -9,3 +9,5 @@ export * from "./systemSchema.js";
 export { parseSnapshot, parseSnapshotOrThrow, defaultCardFormat, isValidZone } from "./parseSnapshot.js";
 export { validateCardFormat, validateLayout } from "./validateCardFormat.js";
 export { fromZodIssues, zodMessage } from "./zodIssues.js";
+export { decodeWiegand, encodeWiegand, resolveCardFormat } from "./wiegandCodec.js";
+export type { DecodedWiegand, WiegandFields } from "./wiegandCodec.js";

@@ -103,3 +103,33 @@ describe("help", () => {
     expect(r.stderr).toContain("unknown command");
   });
 });
+
+describe("rsop card", () => {
+  test("encode H10301 FC 1 / CN 1", async () => {
+    // Even parity over bits 1–12 (one 1 in the FC) sets bit 0; bits 13–24 already hold one 1, so the odd bit 25 is 0.
+    const r = await run(["card", "encode", "--format", "H10301", "--facility-code", "1", "--card-number", "1"]);
+    expect(r).toMatchObject({ code: 0, stdout: "10000000100000000000000010\n" });
+  });
+
+  test("decode reports fields and parity", async () => {
+    const r = await run(["card", "decode", "--format", "H10301", "--bits", "10000000100000000000000010"]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ facilityCode: 1, cardNumber: 1, parityOk: true });
+    const flipped = await run(["card", "decode", "--format", "H10301", "--bits", "10000000100000000000000011"]);
+    expect(JSON.parse(flipped.stdout)).toEqual({ facilityCode: 1, cardNumber: 1, parityOk: false });
+  });
+
+  test("formats lists the table", async () => {
+    const r = await run(["card", "formats"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^H10301 +26 bits +FC 1-8 +CN 9-24 +0:even\(1-12\) 25:odd\(13-24\)/m);
+    expect(r.stdout).toContain("C1k48s");
+  });
+
+  test("bad input is a clear error", async () => {
+    expect(await run(["card", "encode", "--format", "H10301", "--facility-code", "256", "--card-number", "1"])).toMatchObject({ code: 1 });
+    expect(await run(["card", "encode", "--format", "NOPE", "--card-number", "1"])).toMatchObject({ code: 1, stderr: expect.stringContaining("unknown card format") });
+    expect(await run(["card", "encode", "--format", "H10301", "--card-number", "-3"])).toMatchObject({ code: 2 });
+    expect(await run(["card", "decode", "--format", "H10301", "--bits", "0101"])).toMatchObject({ code: 1 });
+  });
+});

@@ -1,6 +1,7 @@
 // The `rsop` command line: a thin adapter over the library. Argument parsing and help come from
 // commander; each command lives in its own file and returns an exit code.
 import { Command, CommanderError } from "commander";
+import { registerCardCommand } from "./cardCommand.js";
 import { decideCommand } from "./decideCommand.js";
 import { demoCommand } from "./demoCommand.js";
 import { CliError, type CliIo, issueLines } from "./io.js";
@@ -45,6 +46,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .action(async (opts: { system?: string; requests?: string }) => {
       code = await demoCommand(opts, io);
     });
+
+  registerCardCommand(program, io, (c) => {
+    code = c;
+  });
 
   try {
     await program.parseAsync([...argv], { from: "user" });
