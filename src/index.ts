@@ -5,7 +5,7 @@
  * @packageDocumentation
  */
 export { parseSnapshot, parseSnapshotOrThrow } from "./model/parseSnapshot.js";
-export { SnapshotError, formatIssues, formatPath } from "./model/issue.js";
+export { QueryError, SnapshotError, formatIssues, formatPath } from "./model/issue.js";
 export { requestIssues } from "./model/request.js";
 export { REASONS, outcomeOf } from "./model/decision.js";
 export { KNOWN_CARD_FORMATS } from "./model/cardFormats.js";
@@ -35,3 +35,6 @@ export type {
   SystemSnapshot,
   Weekday,
 } from "./model/types.js";
+export type { AtOptions, RsopOptions, RsopResult, RsopHolder, RsopRule, RsopDevice, RsopFloorGroup, RsopNodeRef } from "./evaluate/rsop.js";
+export type { WhoResult, AccessEntry } from "./evaluate/who.js";
+export type { AccessWindowsResult, AccessInterval, PeriodOptions } from "./evaluate/accessWindows.js";

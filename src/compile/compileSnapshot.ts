@@ -100,6 +100,15 @@ export interface CompiledSystem {
   readonly digitalById_: ReadonlyMap<string, CompiledCredential>;
   /** PIN → holder index, or AMBIGUOUS. */
   readonly pinOwner_: ReadonlyMap<string, number>;
+  /** The system time zone (system-wide RSOP evaluates `active` there). */
+  readonly systemZone_: ZoneTable;
+  /** Per group index: ranks of its enabled rules, ascending. */
+  readonly rulesOfGroup_: readonly Int32Array[];
+  /** Per group index: indexes of its holders, ascending. */
+  readonly holdersOfGroup_: readonly Int32Array[];
+  /** Per rule rank: the cloud nodes the rule reaches (through its devices or floor groups). */
+  readonly nodesOfRule_: readonly ReadonlySet<string>[];
+  readonly floorGroupIndex_: ReadonlyMap<string, number>;
 }
 
 function compareIds(a: string, b: string): number {
@@ -245,8 +254,27 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
     }
   });
 
+  const rulesOfGroup = snapshot.groups.map(() => [] as number[]);
+  const nodesOfRule = rules.map((rule) => {
+    const r = snapshot.rules[rule.index_]!;
+    if (r.enabled) rulesOfGroup[groupIndex.get(r.groupId)!]!.push(rule.rank_);
+    const reached = new Set<string>();
+    for (const d of r.devices) reached.add(deviceIndex.get(d)!.node_.id);
+    for (const fg of r.floorGroups) reached.add(deviceIndex.get(floorGroupById.get(fg)!.readerPort)!.node_.id);
+    return reached;
+  });
+  const holdersOfGroup = snapshot.groups.map(() => [] as number[]);
+  holders.forEach((h) => {
+    for (const g of h.groups_) holdersOfGroup[g]!.push(h.index_);
+  });
+
   return {
     snapshot,
+    systemZone_: buildZoneTable(snapshot.timezone),
+    rulesOfGroup_: rulesOfGroup.map((l) => Int32Array.from(l)),
+    holdersOfGroup_: holdersOfGroup.map((l) => Int32Array.from(l)),
+    nodesOfRule_: nodesOfRule,
+    floorGroupIndex_: new Map(snapshot.floorGroups.map((fg, i) => [fg.id, i])),
     nodes_: nodes,
     nodeIndex_: nodeIndex,
     devices_: devices,

@@ -108,3 +108,30 @@ export function offsetAt(table: ZoneTable, at: number): number {
   }
   return table.offsets_[lo]!;
 }
+
+/**
+ * Every instant whose local wall time may be `local` (local epoch ms), as candidates: `local − o`
+ * for each offset `o` the zone has within a day of it. A skipped local time yields instants that are
+ * not exactly it, a repeated one yields both; callers that evaluate state at each candidate and at
+ * the zone's transitions (transitionsBetween) lose nothing.
+ */
+export function localCandidates(table: ZoneTable, local: number, out: number[]): void {
+  const seen = new Set<number>();
+  for (const probe of [local - MS_PER_DAY, local, local + MS_PER_DAY]) {
+    const o = offsetAt(table, probe);
+    if (!seen.has(o)) {
+      seen.add(o);
+      out.push(local - o);
+    }
+  }
+}
+
+/** The zone's transition instants in [from, to). */
+export function transitionsBetween(table: ZoneTable, from: number, to: number): number[] {
+  const out: number[] = [];
+  for (let i = 1; i < table.starts_.length; i++) {
+    const t = table.starts_[i]!;
+    if (t >= from && t < to) out.push(t);
+  }
+  return out;
+}

@@ -19,9 +19,10 @@ import { type Decision, type Outcome, type Reason, _lastChecked, checkRequest } 
 
 /** The shared empty `floors` of every non-elevator decision. */
 const NO_FLOORS: readonly string[] = Object.freeze([]);
-const NONE = 0x7fffffff;
+/** "No such rule" in rank minimums. */
+export const NONE = 0x7fffffff;
 
-const MODE_NORMAL = 0;
+export const MODE_NORMAL = 0;
 const MODE_ECARD = 1;
 const MODE_24X7 = 2;
 const MODE_ANY = 3;
@@ -207,23 +208,27 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision): D
   return decideRules(sys, d, device, holder, credentialId, kind !== KIND_NONE, pin, duress, mode, local, fc, cn);
 }
 
-function decideRules(
-  sys: CompiledSystem,
-  d: Decision,
-  device: CompiledDevice,
-  holder: CompiledHolder,
-  credentialId: string | null,
-  hasCard: boolean,
-  pin: string | null,
-  duress: boolean,
-  mode: number,
-  local: number,
-  fc: number,
-  cn: number,
-): Decision {
-  const pinOk = pin !== null && (pin === holder.pin_ || pin === holder.duressPin_);
-  // Factor combinations as in policyMask: card 1, PIN 2, card + PIN 4. PIN alone is always correct.
-  const factor = hasCard ? (pinOk ? 4 : 1) : 2;
+/** What the rules applicable to one holder at one device come to (SPEC §3 steps 6–7). */
+export interface RuleOutcome {
+  /** Smallest rank of an applicable deny rule, of an applicable allow rule, of an accepting allow rule; NONE if none. */
+  minDeny_: number;
+  minAllow_: number;
+  minAccepted_: number;
+  /** Elevators: floor groups reached through accepting rules (mask, or wideHits_ beyond 31). */
+  mask_: number;
+  wideHits_: Set<number> | null;
+}
+
+/** A fresh RuleOutcome; decide keeps one in module scope, rsop one per call. */
+export function newRuleOutcome(): RuleOutcome {
+  return { minDeny_: NONE, minAllow_: NONE, minAccepted_: NONE, mask_: 0, wideHits_: null };
+}
+
+/**
+ * Evaluates the holder's rules at a device into `out`: windows (when `mode` is normal, at `local`),
+ * deny rules, the 24x7 filter, and which allow rules accept `factor` (a policyMask bit).
+ */
+export function evaluateRules(sys: CompiledSystem, device: CompiledDevice, holder: CompiledHolder, factor: number, mode: number, local: number, out: RuleOutcome): void {
   const rules = sys.rules_;
   const groups = holder.groups_;
   const elevator = device.elevator_;
@@ -257,15 +262,43 @@ function decideRules(
       }
     }
   }
-  if (minDeny !== NONE) return fill(d, "denied", "deniedByRule", holder, credentialId, rules[minDeny]!.id, duress, NO_FLOORS, fc, cn);
-  if (minAllow === NONE)
+  out.minDeny_ = minDeny;
+  out.minAllow_ = minAllow;
+  out.minAccepted_ = minAccepted;
+  out.mask_ = mask;
+  out.wideHits_ = wideHits;
+}
+
+const RULES = newRuleOutcome();
+
+function decideRules(
+  sys: CompiledSystem,
+  d: Decision,
+  device: CompiledDevice,
+  holder: CompiledHolder,
+  credentialId: string | null,
+  hasCard: boolean,
+  pin: string | null,
+  duress: boolean,
+  mode: number,
+  local: number,
+  fc: number,
+  cn: number,
+): Decision {
+  const pinOk = pin !== null && (pin === holder.pin_ || pin === holder.duressPin_);
+  // Factor combinations as in policyMask: card 1, PIN 2, card + PIN 4. PIN alone is always correct.
+  const factor = hasCard ? (pinOk ? 4 : 1) : 2;
+  evaluateRules(sys, device, holder, factor, mode, local, RULES);
+  const rules = sys.rules_;
+  if (RULES.minDeny_ !== NONE) return fill(d, "denied", "deniedByRule", holder, credentialId, rules[RULES.minDeny_]!.id, duress, NO_FLOORS, fc, cn);
+  if (RULES.minAllow_ === NONE)
     return fill(d, "denied", mode === MODE_24X7 ? "offlineNot24x7" : "noActiveRule", holder, credentialId, null, duress, NO_FLOORS, fc, cn);
-  if (minAccepted !== NONE) {
+  if (RULES.minAccepted_ !== NONE) {
     const reason: Reason = mode === MODE_NORMAL ? "allowed" : mode === MODE_24X7 ? "offline24x7" : "offlineAnySchedule";
-    const floors = !elevator ? NO_FLOORS : wideHits !== null ? unionFloors(device, wideHits) : floorsFor(device, mask);
-    return fill(d, "allowed", reason, holder, credentialId, rules[minAccepted]!.id, duress, floors, fc, cn);
+    const floors = !device.elevator_ ? NO_FLOORS : RULES.wideHits_ !== null ? unionFloors(device, RULES.wideHits_) : floorsFor(device, RULES.mask_);
+    return fill(d, "allowed", reason, holder, credentialId, rules[RULES.minAccepted_]!.id, duress, floors, fc, cn);
   }
   // E11: the reason comes from the smallest-id applicable allow rule.
   const reason: Reason = pin !== null && !pinOk ? "wrongPin" : hasCard ? "pinRequired" : "cardRequired";
-  return fill(d, "denied", reason, holder, credentialId, rules[minAllow]!.id, duress, NO_FLOORS, fc, cn);
+  return fill(d, "denied", reason, holder, credentialId, rules[RULES.minAllow_]!.id, duress, NO_FLOORS, fc, cn);
 }

@@ -1,7 +1,10 @@
 // The engine: one compiled snapshot and the questions asked of it.
 import { type CompiledSystem, compileSnapshot } from "../compile/index.js";
 import { type Decision, type Result, SnapshotError, type SystemSnapshot, err, ok, parseSnapshot } from "../model/index.js";
+import { type AccessWindowsResult, type PeriodOptions, accessWindows } from "./accessWindows.js";
 import { decide } from "./decide.js";
+import { type AtOptions, type RsopOptions, type RsopResult, computeRsop } from "./rsop.js";
+import { type WhoResult, whoCanAccess, whoCanAccessFloorGroup } from "./who.js";
 
 /**
  * A compiled, immutable rule set. Build one with createEngine or loadEngine; ask it as often as
@@ -31,6 +34,63 @@ export class Engine {
    */
   decide(request: unknown, out?: Decision): Decision {
     return decide(this.compiled_, request, out);
+  }
+
+  /**
+   * Resultant set of policy (SPEC §7) of holders at an instant, in the seed 001 shape: their groups,
+   * rules (`active` in the system zone, or the node's when scoped), and every door and floor group
+   * those rules reach with what a scan would decide there.
+   * @param holderIds - holders, answered in this order.
+   * @param options - `at` (ISO 8601 or epoch ms) and an optional `cloudNodeId` scope.
+   * @returns the RSOP result.
+   * @throws QueryError naming every unknown id or bad option.
+   * @example
+   * engine.rsop(["holder-0001"], { at: "2026-04-15T14:15:00Z" }).holders[0].devices.filter((d) => d.allowed).length; //=> 10
+   */
+  rsop(holderIds: readonly string[], options: RsopOptions): RsopResult {
+    return computeRsop(this.compiled_, holderIds, options);
+  }
+
+  /**
+   * Who can open a device at an instant: every holder whose scan would be allowed, with the
+   * deciding rule (and floors at an elevator reader), sorted by holder id.
+   * @param deviceId - a device id.
+   * @param options - `at`.
+   * @returns the holders.
+   * @throws QueryError for an unknown device or a bad instant.
+   * @example
+   * engine.whoCanAccess("door-pharmacy", { at: "2026-04-15T16:00:00Z" }).holders.map((h) => h.holderId); //=> ["holder-0003", "holder-0014", …]
+   */
+  whoCanAccess(deviceId: string, options: AtOptions): WhoResult {
+    return whoCanAccess(this.compiled_, deviceId, options);
+  }
+
+  /**
+   * Who can reach a floor group at an instant: every holder whose scan at its reader would enable it.
+   * @param floorGroupId - a floor group id.
+   * @param options - `at`.
+   * @returns the holders, sorted by id, each with the smallest-id rule that reaches the floor group.
+   * @throws QueryError for an unknown floor group or a bad instant.
+   * @example
+   * engine.whoCanAccessFloorGroup("fg-executive-8", { at: "2026-04-15T16:00:00Z" }).holders.length; //=> 34
+   */
+  whoCanAccessFloorGroup(floorGroupId: string, options: AtOptions): WhoResult {
+    return whoCanAccessFloorGroup(this.compiled_, floorGroupId, options);
+  }
+
+  /**
+   * The intervals of a period (at most 62 days) in which a holder's scan at a device is allowed,
+   * DST-correct, each with its deciding rule and local wall times.
+   * @param holderId - a holder id.
+   * @param deviceId - a device id.
+   * @param options - `from` (inclusive) and `to` (exclusive).
+   * @returns the intervals, in time order.
+   * @throws QueryError on unknown ids, bad instants or too long a period.
+   * @example
+   * engine.accessWindows("holder-0001", "door-ward-3", { from: "2026-04-13T05:00:00Z", to: "2026-04-14T05:00:00Z" }).windows[0].startLocal; //=> "2026-04-13T06:30:00.000-05:00"
+   */
+  accessWindows(holderId: string, deviceId: string, options: PeriodOptions): AccessWindowsResult {
+    return accessWindows(this.compiled_, holderId, deviceId, options);
   }
 }
 

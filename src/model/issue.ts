@@ -66,3 +66,19 @@ export class SnapshotError extends Error {
     this.issues = issues;
   }
 }
+
+/**
+ * Thrown by engine queries (rsop, whoCanAccess, accessWindows) given unknown ids or bad options;
+ * carries every problem, each naming the offending parameter in `path`.
+ * CAUTION: this type is publicly exported.
+ * @example
+ * try { engine.rsop(["nobody"], { at: "2026-11-21T14:03:00Z" }); } catch (e) { (e as QueryError).issues[0].message; } //=> 'Unknown holder id "nobody".'
+ */
+export class QueryError extends Error {
+  override readonly name = "QueryError";
+  readonly issues: readonly Issue[];
+  constructor(issues: readonly Issue[]) {
+    super(`invalid query: ${issues.map((i) => `${formatPath(i.path)}: ${i.message}`).join("; ")}`);
+    this.issues = issues;
+  }
+}

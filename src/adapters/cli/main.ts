@@ -5,6 +5,7 @@ import { registerCardCommand } from "./cardCommand.js";
 import { decideCommand } from "./decideCommand.js";
 import { demoCommand } from "./demoCommand.js";
 import { CliError, type CliIo, issueLines } from "./io.js";
+import { registerQueryCommands } from "./queryCommands.js";
 import { validateCommand } from "./validateCommand.js";
 
 const VERSION = "0.1.0";
@@ -47,9 +48,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       code = await demoCommand(opts, io);
     });
 
-  registerCardCommand(program, io, (c) => {
+  const setCode = (c: number) => {
     code = c;
-  });
+  };
+  registerQueryCommands(program, io, setCode);
+  registerCardCommand(program, io, setCode);
 
   try {
     await program.parseAsync([...argv], { from: "user" });

@@ -1,0 +1,67 @@
+// The building block behind RSOP, who-can-access and access windows: what decide would answer for
+// a scan by a known holder at a device, node online, presenting a credential the device accepts,
+// and the holder's PIN whenever a policy asks for one (SPEC §7, docs/semantics.md Q1).
+import { type CompiledDevice, type CompiledHolder, type CompiledSystem, offsetAt, windowContains } from "../compile/index.js";
+import { MODE_NORMAL, NONE, type RuleOutcome, evaluateRules } from "./decide.js";
+
+/** Card alone, then card + PIN: the factor combinations of policyMask. */
+const CARD = 1;
+const CARD_AND_PIN = 4;
+
+export interface ScanAccess {
+  readonly allowed: boolean;
+  /** Rank of the deciding rule (deny, accepting allow, or the E11 allow rule), NONE when none decided. */
+  readonly rank: number;
+  /** The factor combination presented (card, or card + PIN). */
+  readonly factor: number;
+  /** Local wall time of the scan at the device's node (local epoch ms). */
+  readonly local: number;
+}
+
+/**
+ * Steps 5–8 of SPEC §3 for a holder who presents a credential the device accepts: card alone; if
+ * that is refused for want of a PIN and the holder has one, card and PIN. `rules` receives the rule
+ * outcome of the presented factors (floors for elevators).
+ */
+export function scanAccess(sys: CompiledSystem, device: CompiledDevice, holder: CompiledHolder, at: number, rules: RuleOutcome): ScanAccess {
+  const local = at + offsetAt(device.node_.zone_, at);
+  if (!holder.enabled_ || local < holder.activeFrom_ || local >= holder.expiresAt_) return { allowed: false, rank: NONE, factor: CARD, local };
+  evaluateRules(sys, device, holder, CARD, MODE_NORMAL, local, rules);
+  if (rules.minDeny_ !== NONE) return { allowed: false, rank: rules.minDeny_, factor: CARD, local };
+  if (rules.minAllow_ === NONE) return { allowed: false, rank: NONE, factor: CARD, local };
+  if (rules.minAccepted_ !== NONE) return { allowed: true, rank: rules.minAccepted_, factor: CARD, local };
+  // Every policy accepts card + PIN, so with the PIN the smallest applicable allow rule decides.
+  if ((holder.pin_ ?? holder.duressPin_) === null) return { allowed: false, rank: rules.minAllow_, factor: CARD, local };
+  evaluateRules(sys, device, holder, CARD_AND_PIN, MODE_NORMAL, local, rules);
+  return { allowed: true, rank: rules.minAccepted_, factor: CARD_AND_PIN, local };
+}
+
+/** True when local floor group `k` of an elevator reader is among those `rules` reached. */
+export function reachesFloorGroup(device: CompiledDevice, rules: RuleOutcome, k: number): boolean {
+  if (device.wide_) return rules.wideHits_ !== null && rules.wideHits_.has(k);
+  return ((rules.mask_ >> k) & 1) === 1;
+}
+
+/**
+ * The smallest rank among the holder's accepting allow rules that reach local floor group `k` of an
+ * elevator reader (windows at `local`, factors `factor`); NONE when none does.
+ */
+export function minRankReaching(sys: CompiledSystem, device: CompiledDevice, holder: CompiledHolder, factor: number, local: number, k: number): number {
+  // evaluateRules already established that the scan is allowed; this walk only attributes floor groups.
+  let best = NONE;
+  for (const g of holder.groups_) {
+    const pairs = device.rulesByGroup_.get(g);
+    if (pairs === undefined) continue;
+    for (let i = 0; i < pairs.length; i += 2) {
+      const rank = pairs[i]!;
+      if (rank >= best) continue;
+      const rule = sys.rules_[rank]!;
+      const ref = pairs[i + 1]!;
+      const reaches = device.wide_ ? device.wideSets_[ref]!.includes(k) : ((ref >> k) & 1) === 1;
+      if (!reaches || !rule.allow_ || (rule.policy_ & device.policy_ & factor) === 0) continue;
+      if (!windowContains(rule.window_, local)) continue;
+      best = rank;
+    }
+  }
+  return best;
+}
