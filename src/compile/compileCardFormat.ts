@@ -30,7 +30,11 @@ export interface CompiledFormat {
   readonly allowedFc_: ReadonlySet<number>;
 }
 
-/** What a read decoded to; -1 stands for null (no field, or a value beyond 2^53−1). */
+/**
+ * What a read decoded to. -1: the format has no such field; -2 (OVERFLOW): the value exceeds
+ * 2^53−1. Both are reported as null, but an overflowed code never matches a credential (SPEC §5),
+ * not even one without a facility code.
+ */
 export interface DecodeScratch {
   fc_: number;
   cn_: number;
@@ -73,12 +77,15 @@ export function compileCardFormat(format: CardFormat): CompiledFormat {
   };
 }
 
-/** Reads `length` bits MSB first at `offset`; -1 when the value exceeds Number.MAX_SAFE_INTEGER. */
+/** A decoded field beyond Number.MAX_SAFE_INTEGER. */
+export const OVERFLOW = -2;
+
+/** Reads `length` bits MSB first at `offset`; OVERFLOW when the value exceeds Number.MAX_SAFE_INTEGER. */
 export function readField(bits: string, offset: number, length: number): number {
   let v = 0;
   for (let i = offset; i < offset + length; i++) {
     v = v * 2 + (bits.charCodeAt(i) - 48);
-    if (v > Number.MAX_SAFE_INTEGER) return -1;
+    if (v > Number.MAX_SAFE_INTEGER) return OVERFLOW;
   }
   return v;
 }

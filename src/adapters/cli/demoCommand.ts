@@ -58,6 +58,20 @@ export async function demoCommand(opts: DemoOptions, io: CliIo): Promise<number>
     w(`    ${local} · ${dev?.name ?? req.deviceId}${node ? ` (${node.name})` : ""} · ${who}`);
     w(`    → ${d.outcome.toUpperCase()} (${d.reason})${rule}${extras.length > 0 ? ` · ${extras.join(" · ")}` : ""}`);
   });
+  // An RSOP: the first demo holder's resultant access at the first scan's instant.
+  const first = lines.length > 0 ? (JSON.parse(lines[0]!) as { at: string | number }) : undefined;
+  const subject = snap.holders[0];
+  if (first !== undefined && subject !== undefined) {
+    const rsop = engine.rsop([subject.id], { at: first.at });
+    const h = rsop.holders[0]!;
+    w("");
+    w(`RSOP of ${subject.firstName} ${subject.lastName} (${h.id}) at ${rsop.date}: groups ${h.groups.map((g) => g.name).join(", ")}`);
+    for (const d of h.devices)
+      w(`    ${d.allowed ? "open  " : "closed"} ${d.name} (${d.cloudNode.name})${d.activeRuleId === null ? "" : ` · rule "${rules.get(d.activeRuleId)?.name ?? d.activeRuleId}"`}`);
+    for (const fg of h.floorGroups)
+      w(`    ${fg.allowed ? "open  " : "closed"} floors "${fg.name}" from ${fg.readerPort.name}${fg.activeRuleId === null ? "" : ` · rule "${rules.get(fg.activeRuleId)?.name ?? fg.activeRuleId}"`}`);
+    w(`    ${h.rules.filter((r) => r.active).length} of ${h.rules.length} rules active now (system zone ${snap.timezone}).`);
+  }
   return 0;
 }
 

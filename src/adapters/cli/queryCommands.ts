@@ -3,6 +3,12 @@ import { QueryError } from "../../model/index.js";
 import { CliError, type CliIo } from "./io.js";
 import { loadSystemFile } from "./loadSystem.js";
 
+/** A CLI instant: digits are epoch milliseconds, anything else an ISO string; absent means now. */
+function instant(v: string | undefined): string | number {
+  if (v === undefined) return Date.now();
+  return /^[0-9]+$/.test(v) ? Number(v) : v;
+}
+
 /** Turns a QueryError into a CLI error listing its problems. */
 function query<T>(run: () => T): T {
   try {
@@ -25,7 +31,7 @@ export function registerQueryCommands(program: Command, io: CliIo, setCode: (cod
     .action(async (opts: { system: string; ids: string; at?: string; cloudNode?: string }) => {
       const engine = await loadSystemFile(opts.system);
       const ids = opts.ids.split(",").map((s) => s.trim()).filter((s) => s !== "");
-      const at = opts.at ?? Date.now();
+      const at = instant(opts.at);
       const result = query(() => engine.rsop(ids, { at, ...(opts.cloudNode !== undefined ? { cloudNodeId: opts.cloudNode } : {}) }));
       io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
       setCode(0);
@@ -41,7 +47,7 @@ export function registerQueryCommands(program: Command, io: CliIo, setCode: (cod
     .action(async (opts: { system: string; device?: string; floorGroup?: string; at?: string }) => {
       if ((opts.device === undefined) === (opts.floorGroup === undefined)) throw new CliError("give exactly one of --device and --floor-group");
       const engine = await loadSystemFile(opts.system);
-      const at = opts.at ?? Date.now();
+      const at = instant(opts.at);
       const result = query(() =>
         opts.device !== undefined ? engine.whoCanAccess(opts.device, { at }) : engine.whoCanAccessFloorGroup(opts.floorGroup as string, { at }),
       );
@@ -59,7 +65,7 @@ export function registerQueryCommands(program: Command, io: CliIo, setCode: (cod
     .requiredOption("--to <instant>", "end, exclusive")
     .action(async (opts: { system: string; holder: string; device: string; from: string; to: string }) => {
       const engine = await loadSystemFile(opts.system);
-      const result = query(() => engine.accessWindows(opts.holder, opts.device, { from: opts.from, to: opts.to }));
+      const result = query(() => engine.accessWindows(opts.holder, opts.device, { from: instant(opts.from), to: instant(opts.to) }));
       io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
       setCode(0);
     });
