@@ -133,3 +133,41 @@ describe("rsop card", () => {
     expect(await run(["card", "decode", "--format", "H10301", "--bits", "0101"])).toMatchObject({ code: 1 });
   });
 });
+
+describe("rsop rsop / who / windows", () => {
+  const system = file("q.json", good);
+
+  test("rsop prints the seed RSOP JSON; unknown ids are named, exit 1", async () => {
+    const r = await run(["rsop", "--system", system, "--ids", "h1", "--at", "2026-11-20T16:00:00Z"]);
+    expect(r.code).toBe(0);
+    const json = JSON.parse(r.stdout);
+    expect(json.date).toBe("2026-11-20T16:00:00.000Z");
+    expect(json.holders[0].devices[0]).toMatchObject({ id: "d1", allowed: true, activeRuleId: "r1" });
+    const bad = await run(["rsop", "--system", system, "--ids", "h1,zz", "--at", "2026-11-20T16:00:00Z"]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('ids[1]: Unknown holder id "zz".');
+  });
+
+  test("--at accepts epoch milliseconds", async () => {
+    const r = await run(["rsop", "--system", system, "--ids", "h1", "--at", String(Date.parse("2026-11-20T16:00:00Z"))]);
+    expect(JSON.parse(r.stdout).date).toBe("2026-11-20T16:00:00.000Z");
+  });
+
+  test("who lists holders with their rule", async () => {
+    const r = await run(["who", "--system", system, "--device", "d1", "--at", "2026-11-20T16:00:00Z"]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).holders).toEqual([{ holderId: "h1", activeRuleId: "r1", floors: [] }]);
+    expect((await run(["who", "--system", system])).code).toBe(1);
+  });
+
+  test("windows lists the allowed intervals", async () => {
+    const r = await run(["windows", "--system", system, "--holder", "h1", "--device", "d1", "--from", "2026-11-20T00:00:00Z", "--to", "2026-11-21T00:00:00Z"]);
+    expect(r.code).toBe(0);
+    // The period starts Thursday 18:00 in Chicago, inside Thursday's 07:00–19:00 window, and ends
+    // Friday 18:00, before Friday's window closes.
+    expect(JSON.parse(r.stdout).windows).toEqual([
+      { start: "2026-11-20T00:00:00.000Z", end: "2026-11-20T01:00:00.000Z", startLocal: "2026-11-19T18:00:00.000-06:00", endLocal: "2026-11-19T19:00:00.000-06:00", activeRuleId: "r1" },
+      { start: "2026-11-20T13:00:00.000Z", end: "2026-11-21T00:00:00.000Z", startLocal: "2026-11-20T07:00:00.000-06:00", endLocal: "2026-11-20T18:00:00.000-06:00", activeRuleId: "r1" },
+    ]);
+  });
+});
