@@ -37,9 +37,16 @@ export function defaultCardFormat(): CardFormat {
   };
 }
 
-/** True when `zone` is an IANA zone name luxon (ICU) knows. */
+const zoneValidity = new Map<string, boolean>();
+
+/** True when `zone` is an IANA zone name luxon (ICU) knows (cached: luxon builds an Intl formatter per call). */
 export function isValidZone(zone: string): boolean {
-  return IANAZone.isValidZone(zone);
+  let valid = zoneValidity.get(zone);
+  if (valid === undefined) {
+    valid = IANAZone.isValidZone(zone);
+    zoneValidity.set(zone, valid);
+  }
+  return valid;
 }
 
 class Checker {

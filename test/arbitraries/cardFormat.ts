@@ -1,0 +1,141 @@
+// Card-format entries of a cloud node (SPEC §5): the standard H10301 with every facility-code policy
+// and parity setting, plus a few custom layouts (a 32-bit one with room for longer frames, a wide
+// 60-bit one whose card number can exceed 2^53−1, a 9-bit one without facility code or parity, and
+// a 26-bit layout under the id "H10301" whose last parity bit covers the first).
+import fc from "fast-check";
+
+export interface BitFieldInput {
+  offset: number;
+  length: number;
+}
+export interface ParityInput {
+  position: number;
+  type: "even" | "odd";
+  range?: BitFieldInput;
+  mask?: string;
+}
+export interface LayoutInput {
+  facilityCode: BitFieldInput | null;
+  cardNumber: BitFieldInput;
+  parity: ParityInput[];
+}
+export interface CardFormatInput {
+  id: string;
+  description?: string | null;
+  min_input_bits: number;
+  max_input_bits: number;
+  facility_code?: "ENFORCED" | "FILTER_LIST" | "NOT_ENFORCED";
+  allowed_facility_codes?: number[];
+  enforce_parity?: boolean;
+  layout?: LayoutInput | null;
+}
+
+/** The H10301 layout written out, for the encoder (positions 0-based from the first bit sent). */
+export const H10301_LAYOUT: LayoutInput = {
+  facilityCode: { offset: 1, length: 8 },
+  cardNumber: { offset: 9, length: 16 },
+  parity: [
+    { position: 0, type: "even", range: { offset: 1, length: 12 } },
+    { position: 25, type: "odd", range: { offset: 13, length: 12 } },
+  ],
+};
+
+/** Custom layouts, with the frame lengths they accept. */
+export const CUSTOM_FORMATS: readonly (Pick<CardFormatInput, "id" | "min_input_bits" | "max_input_bits"> & { layout: LayoutInput })[] = [
+  {
+    id: "C32",
+    min_input_bits: 32,
+    max_input_bits: 34,
+    layout: {
+      facilityCode: { offset: 1, length: 12 },
+      cardNumber: { offset: 13, length: 18 },
+      parity: [
+        { position: 0, type: "even", range: { offset: 1, length: 15 } },
+        { position: 31, type: "odd", range: { offset: 16, length: 15 } },
+      ],
+    },
+  },
+  {
+    id: "W60",
+    min_input_bits: 60,
+    max_input_bits: 64,
+    layout: {
+      facilityCode: null,
+      cardNumber: { offset: 1, length: 58 },
+      parity: [
+        { position: 0, type: "even", range: { offset: 1, length: 29 } },
+        { position: 59, type: "odd", range: { offset: 30, length: 29 } },
+      ],
+    },
+  },
+  {
+    id: "S9",
+    min_input_bits: 9,
+    max_input_bits: 12,
+    layout: { facilityCode: null, cardNumber: { offset: 0, length: 9 }, parity: [] },
+  },
+  {
+    id: "H10301",
+    min_input_bits: 26,
+    max_input_bits: 26,
+    layout: {
+      facilityCode: { offset: 1, length: 4 },
+      cardNumber: { offset: 5, length: 20 },
+      parity: [
+        { position: 0, type: "even", mask: "0111111111111" },
+        { position: 25, type: "odd", mask: "1".repeat(25) },
+      ],
+    },
+  },
+];
+
+/** Facility codes shared by credentials, filter lists and requests, so that they meet. */
+export const FACILITY_CODES = [0, 1, 2, 17, 255] as const;
+
+const policyArb = fc.constantFrom<CardFormatInput["facility_code"] | undefined>(undefined, "ENFORCED", "FILTER_LIST", "NOT_ENFORCED");
+
+/** Policy fields of a format entry; FILTER_LIST always carries codes (the snapshot requires it). */
+const policyFieldsArb = fc
+  .record({
+    policy: policyArb,
+    codes: fc.oneof(fc.subarray([...FACILITY_CODES], { minLength: 1 }), fc.array(fc.integer({ min: 0, max: 4095 }), { minLength: 1, maxLength: 3 })),
+    extraCodes: fc.boolean(),
+    parity: fc.constantFrom<boolean | undefined>(undefined, true, false),
+  })
+  .map(({ policy, codes, extraCodes, parity }) => {
+    const out: Pick<CardFormatInput, "facility_code" | "allowed_facility_codes" | "enforce_parity"> = {};
+    if (policy !== undefined) out.facility_code = policy;
+    // Codes under another policy are allowed and must be ignored.
+    if (policy === "FILTER_LIST" || extraCodes) out.allowed_facility_codes = codes;
+    if (parity !== undefined) out.enforce_parity = parity;
+    return out;
+  });
+
+/** One format entry: mostly the standard H10301, sometimes a custom layout. */
+export const cardFormatArb: fc.Arbitrary<CardFormatInput> = fc
+  .tuple(fc.oneof({ weight: 4, arbitrary: fc.constant(-1) }, { weight: 3, arbitrary: fc.nat(CUSTOM_FORMATS.length - 1) }), policyFieldsArb)
+  .map(([which, fields]) => {
+    if (which < 0) return { id: "H10301", min_input_bits: 26, max_input_bits: 26, ...(fields.enforce_parity === false ? { layout: null } : {}), ...fields };
+    const f = CUSTOM_FORMATS[which]!;
+    return { id: f.id, min_input_bits: f.min_input_bits, max_input_bits: f.max_input_bits, layout: f.layout, ...fields };
+  });
+
+/** A node's `cardFormat`: absent, null, empty (all the default) or one to three entries. */
+export const nodeCardFormatsArb: fc.Arbitrary<CardFormatInput[] | null | undefined> = fc.oneof(
+  { weight: 3, arbitrary: fc.constant(undefined) },
+  { weight: 1, arbitrary: fc.constant(null) },
+  { weight: 1, arbitrary: fc.constant(null).map((): CardFormatInput[] => []) },
+  { weight: 5, arbitrary: fc.array(cardFormatArb, { minLength: 1, maxLength: 3 }) },
+);
+
+/** The layout an entry decodes with (the standard one when the entry has no layout). */
+export function layoutOfInput(f: CardFormatInput): LayoutInput {
+  return f.layout ?? H10301_LAYOUT;
+}
+
+/** The formats a node actually uses: its entries, or the default H10301 when it lists none. */
+export function effectiveFormats(formats: CardFormatInput[] | null | undefined): CardFormatInput[] {
+  return formats === undefined || formats === null || formats.length === 0
+    ? [{ id: "H10301", min_input_bits: 26, max_input_bits: 26 }]
+    : formats;
+}

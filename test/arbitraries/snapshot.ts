@@ -1,0 +1,329 @@
+// Whole `rsop-system/1` snapshots. The arbitrary draws a spec of plain picks (counts, masks, indexes)
+// and `buildSnapshot` resolves it into valid snapshot JSON, so fast-check shrinks every part on its
+// own without ever producing an invalid reference. Snapshots are small (1–3 nodes, ≤ 6 holders,
+// ≤ 4 groups, ≤ 7 devices, ≤ 8 rules) but dense: every holder, rule and device meets the others.
+import fc from "fast-check";
+import type { SystemSnapshotInput } from "../../src/model/index.js";
+import { type CardFormatInput, effectiveFormats } from "./cardFormat.js";
+import { type CloudNodeSpec, DEFAULT_KILL_TIMER, cloudNodeSpecArb } from "./cloudNode.js";
+import { type DoorSpec, type ElevatorBankSpec, doorSpecArb, elevatorBankSpecArb } from "./device.js";
+import { type CredentialKind, type HolderSpec, PIN_POOL, holderSpecArb } from "./holder.js";
+import { formatLocalDateTime } from "./localTime.js";
+import { RULE_IDS, type RuleSpec, ruleSpecArb } from "./rule.js";
+import type { WindowInput } from "./window.js";
+import { type Zone, zoneArb } from "./zone.js";
+
+export interface SnapshotSpec {
+  readonly systemTimezone: Zone | undefined;
+  readonly withPartition: boolean;
+  readonly nodes: CloudNodeSpec[];
+  readonly groupCount: number;
+  readonly holders: HolderSpec[];
+  readonly doors: DoorSpec[];
+  readonly bank: ElevatorBankSpec | null;
+  readonly rules: RuleSpec[];
+}
+
+export const snapshotSpecArb: fc.Arbitrary<SnapshotSpec> = fc.record({
+  systemTimezone: fc.oneof({ weight: 1, arbitrary: fc.constant(undefined) }, { weight: 3, arbitrary: zoneArb }),
+  withPartition: fc.boolean(),
+  nodes: fc.array(cloudNodeSpecArb, { minLength: 1, maxLength: 3 }),
+  groupCount: fc.integer({ min: 1, max: 4 }),
+  holders: fc.array(holderSpecArb, { minLength: 2, maxLength: 6 }),
+  doors: fc.array(doorSpecArb, { minLength: 1, maxLength: 3 }),
+  bank: fc.option(elevatorBankSpecArb, { nil: null, freq: 2 }),
+  rules: fc.array(ruleSpecArb, { minLength: 1, maxLength: 8 }),
+});
+
+/** What request generation needs to know about a built snapshot. */
+export interface NodeMeta {
+  readonly id: string;
+  /** The effective zone: the node's, else the system's, else UTC. */
+  readonly zone: string;
+  readonly killTimer: number;
+  readonly offlinePolicy: 0 | 1 | 2;
+  readonly formats: readonly CardFormatInput[];
+  readonly ecards: readonly number[];
+}
+export interface CredentialMeta {
+  readonly id: string;
+  readonly holderId: string;
+  readonly number: number | null;
+  readonly facilityCode: number | null;
+  readonly card: boolean;
+  readonly types: readonly string[];
+}
+export interface HolderMeta {
+  readonly id: string;
+  readonly groups: readonly string[];
+  readonly pin: string | null;
+  readonly duressPin: string | null;
+  readonly activeDate: string | null;
+  readonly expireDate: string | null;
+  readonly credentials: readonly CredentialMeta[];
+}
+export interface DeviceMeta {
+  readonly id: string;
+  readonly type: string;
+  /** Effective input types (all three when the device lists none). */
+  readonly inputTypes: readonly string[];
+  readonly securedReadsOnly: boolean;
+  readonly node: NodeMeta;
+  /** Rules that reach this device (door rules naming it, elevator rules through its floor groups). */
+  readonly rules: readonly RuleMeta[];
+}
+export interface RuleMeta extends WindowInput {
+  readonly id: string;
+  readonly groupId: string;
+  readonly enabled: boolean;
+  /** Devices the rule reaches: door devices it names, or the readers of its floor groups. */
+  readonly deviceIds: readonly string[];
+}
+export interface SnapshotMeta {
+  readonly nodes: readonly NodeMeta[];
+  readonly devices: readonly DeviceMeta[];
+  readonly holders: readonly HolderMeta[];
+  readonly cards: readonly CredentialMeta[];
+  readonly digital: readonly CredentialMeta[];
+  readonly rules: readonly RuleMeta[];
+}
+
+export interface BuiltSnapshot {
+  /** Plain JSON, valid `rsop-system/1` input. */
+  readonly input: SystemSnapshotInput;
+  readonly meta: SnapshotMeta;
+}
+
+const CREDENTIAL_TYPES: Record<CredentialKind, ("card" | "touch" | "token")[]> = {
+  card: ["card"],
+  cardTouch: ["card", "touch"],
+  touch: ["touch"],
+  token: ["token"],
+  touchToken: ["touch", "token"],
+  pendingTouch: ["touch"],
+  pendingToken: ["token"],
+};
+
+/** Floor relays are named so that string order differs from creation order. */
+const RELAY_IDS = ["fl-2", "fl-10", "fl-1b"];
+
+type Json = Record<string, unknown>;
+
+/** Resolves a spec into valid snapshot JSON plus the facts requests are built from. */
+export function buildSnapshot(spec: SnapshotSpec): BuiltSnapshot {
+  const systemZone = spec.systemTimezone ?? "UTC";
+  const partitionId = spec.withPartition ? "p1" : null;
+
+  const groups: Json[] = [];
+  for (let g = 0; g < spec.groupCount; g++) {
+    const group: Json = { id: `g${g + 1}`, name: `Group ${g + 1}` };
+    if (partitionId !== null && g % 2 === 0) group.partition = partitionId;
+    groups.push(group);
+  }
+
+  // Holders first: e-cards pick among their card numbers.
+  const usedNumbers = new Set<number>();
+  const holders: Json[] = [];
+  const holderMetas: HolderMeta[] = [];
+  spec.holders.forEach((h, i) => {
+    const id = `h${i + 1}`;
+    const credentials: Json[] = [];
+    const credMetas: CredentialMeta[] = [];
+    h.credentials.forEach((c, j) => {
+      const types = CREDENTIAL_TYPES[c.kind];
+      const card = types.includes("card");
+      const pending = c.kind === "pendingTouch" || c.kind === "pendingToken";
+      const number = pending ? null : c.number;
+      if (number !== null) {
+        if (usedNumbers.has(number)) return; // numbers are unique system-wide
+        usedNumbers.add(number);
+      }
+      const facilityCode = card ? c.facilityCode : null;
+      const credId = `${id}-c${j + 1}`;
+      const cred: Json = { id: credId, types: [...types] };
+      // Null fields are sometimes written out, sometimes left to the seed default (null).
+      if (number !== null || j % 2 === 0) cred.credentialNumber = number;
+      if (facilityCode !== null || (card && j % 2 === 0)) cred.facilityCode = facilityCode;
+      if (c.withHolderId) cred.holderId = id;
+      credentials.push(cred);
+      credMetas.push({ id: credId, holderId: id, number, facilityCode, card, types });
+    });
+    const pin = h.pin === null || h.pin === undefined ? null : PIN_POOL[h.pin]!;
+    let duress = h.duressPin === null || h.duressPin === undefined ? null : PIN_POOL[h.duressPin]!;
+    if (duress !== null && duress === pin) duress = PIN_POOL[(h.duressPin! + 1) % PIN_POOL.length]!;
+    // Mask bits beyond the group count would mostly give holders no group: fold them back in.
+    let memberOf = groups.filter((_, g) => (h.groupMask >> g) & 1);
+    if (memberOf.length === 0 && h.groupMask !== 0) memberOf = [groups[h.groupMask % groups.length]!];
+    const holder: Json = {
+      id,
+      firstName: `First${i + 1}`,
+      lastName: `Last${i + 1}`,
+      groups: memberOf.map((g) => (h.groupsAsObjects ? { ...g } : g.id)),
+      credentials,
+    };
+    if (h.enabled !== undefined) holder.enabled = h.enabled;
+    const activeDate = h.activeDate ? formatLocalDateTime(h.activeDate.day, h.activeDate.seconds) : h.activeDate;
+    const expireDate = h.expireDate ? formatLocalDateTime(h.expireDate.day, h.expireDate.seconds) : h.expireDate;
+    if (activeDate !== undefined) holder.activeDate = activeDate;
+    if (expireDate !== undefined) holder.expireDate = expireDate;
+    if (h.pin !== undefined) holder.pin = pin;
+    if (h.duressPin !== undefined) holder.duressPin = duress;
+    if (partitionId !== null && i % 3 === 1) holder.partition = partitionId;
+    holders.push(holder);
+    holderMetas.push({ id, groups: memberOf.map((g) => g.id as string), pin, duressPin: duress, activeDate: activeDate ?? null, expireDate: expireDate ?? null, credentials: credMetas });
+  });
+  const allCreds = holderMetas.flatMap((h) => h.credentials);
+  const cards = allCreds.filter((c) => c.card);
+  const digital = allCreds.filter((c) => !c.card);
+
+  const cloudNodes: Json[] = [];
+  const connections: Json[] = [];
+  const nodeMetas: NodeMeta[] = spec.nodes.map((n, i) => {
+    const id = `n${i + 1}`;
+    const ecards =
+      n.ecards === null || n.ecards === undefined
+        ? n.ecards
+        : n.ecards.flatMap((e) => ("number" in e ? [e.number] : cards.length === 0 ? [] : [cards[e.holderCard % cards.length]!.number!]));
+    const node: Json = { id, name: `Node ${i + 1}` };
+    if (n.timezone !== undefined) node.timezone = n.timezone;
+    if (n.offlinePolicy !== undefined) node.offlinePolicy = n.offlinePolicy;
+    if (n.killTimer !== undefined) node.killTimer = n.killTimer;
+    if (n.cardFormat !== undefined) node.cardFormat = n.cardFormat;
+    if (ecards !== undefined) node.ecards = ecards;
+    cloudNodes.push(node);
+    connections.push({ id: `conn-${id}`, name: `Connection ${i + 1}`, type: n.connectionType, cloudNode: id, ...(n.connectionType === "lockhub" ? {} : { port: 4000 + i }) });
+    return {
+      id,
+      zone: n.timezone ?? systemZone,
+      killTimer: n.killTimer ?? DEFAULT_KILL_TIMER,
+      offlinePolicy: n.offlinePolicy ?? 0,
+      formats: effectiveFormats(n.cardFormat),
+      ecards: ecards ?? [],
+    };
+  });
+  const nextPort = new Map<string, number>();
+  const place = (nodePick: number, asObject: boolean): Json => {
+    const node = nodeMetas[nodePick % nodeMetas.length]!;
+    const conn = `conn-${node.id}`;
+    const port = nextPort.get(conn) ?? 1;
+    nextPort.set(conn, port + 1);
+    return { cloudNode: node.id, connection: asObject ? { id: conn } : conn, port };
+  };
+  const readerOptions = (o: DoorSpec | ElevatorBankSpec["readers"][number]): Json => {
+    const out: Json = {};
+    if (o.inputTypes !== undefined) out.inputTypes = o.inputTypes;
+    if (o.securedReadsOnly !== undefined) out.securedReadsOnly = o.securedReadsOnly;
+    if (o.supportBleCredentials !== undefined) out.supportBleCredentials = o.supportBleCredentials;
+    if (o.authenticationPolicy !== undefined) out.authenticationPolicy = o.authenticationPolicy;
+    return out;
+  };
+
+  const devices: Json[] = [];
+  const doorIds: string[] = [];
+  const primaries: string[] = [];
+  spec.doors.forEach((d, i) => {
+    const id = `d${i + 1}`;
+    let type: string = d.type;
+    const dev: Json = { id, name: `Door ${i + 1}`, ...place(d.nodePick, d.connectionAsObject), ...readerOptions(d) };
+    if (type === "additionalReader") {
+      if (primaries.length === 0) type = "primaryReader";
+      else dev.primaryReader = primaries[d.primaryPick % primaries.length];
+    }
+    dev.type = type;
+    if (type !== "additionalReader") dev.publicIcon = type === "primaryReader" ? "swingingDoor" : "light";
+    if (type === "primaryReader") primaries.push(id);
+    devices.push(dev);
+    doorIds.push(id);
+  });
+
+  const floorGroups: Json[] = [];
+  const floorGroupReader: string[] = [];
+  if (spec.bank !== null) {
+    const bank = spec.bank;
+    const readerIds = bank.readers.map((r, k) => {
+      const id = `e${k + 1}`;
+      devices.push({
+        id,
+        name: `Elevator ${k + 1}`,
+        type: k === 0 ? "elevatorReader" : "additionalElevatorReader",
+        ...place(bank.nodePick, false),
+        ...readerOptions(r),
+      });
+      return id;
+    });
+    const relayIds = RELAY_IDS.slice(0, bank.relayCount);
+    for (const id of relayIds) devices.push({ id, name: `Floor ${id}`, type: "floorRelay", ...place(bank.nodePick, false) });
+    const extra: typeof bank.floorGroups = [];
+    for (let k = 0; k < bank.extraFloorGroups; k++) extra.push({ readerPick: 0, relayMask: (k % 7) + 1, refsAsObjects: false });
+    [...bank.floorGroups, ...extra].forEach((fg, k) => {
+      const reader = readerIds[fg.readerPick % readerIds.length]!;
+      let floors = relayIds.filter((_, r) => (fg.relayMask >> r) & 1);
+      if (floors.length === 0) floors = [relayIds[0]!];
+      const group: Json = {
+        id: `fg${k + 1}`,
+        name: `Floors ${k + 1}`,
+        readerPort: fg.refsAsObjects ? { id: reader, name: "reader" } : reader,
+        floors: fg.refsAsObjects ? floors.map((f) => ({ id: f })) : floors,
+      };
+      if (partitionId !== null && k === 0) group.partition = partitionId;
+      floorGroups.push(group);
+      floorGroupReader.push(reader);
+    });
+  }
+
+  const usedRuleIds = new Set<string>();
+  const rules: Json[] = [];
+  const ruleMetas: RuleMeta[] = [];
+  const reach = new Map<string, RuleMeta[]>();
+  for (const r of spec.rules) {
+    let k = r.idPick;
+    while (usedRuleIds.has(RULE_IDS[k % RULE_IDS.length]!)) k++;
+    const id = RULE_IDS[k % RULE_IDS.length]!;
+    usedRuleIds.add(id);
+    const elevator = r.elevator && floorGroups.length > 0;
+    const rule: Json = { id, type: elevator ? "elevator" : "door", groupId: groups[r.groupPick % groups.length]!.id, ...r.window };
+    let reached: string[];
+    if (elevator) {
+      const picked = [...new Set(r.floorGroupPicks.map((p) => p % floorGroups.length))];
+      rule.floorGroups = picked.map((j) => floorGroups[j]!.id as string);
+      reached = picked.map((j) => floorGroupReader[j]!);
+    } else {
+      reached = doorIds.filter((_, j) => (r.deviceMask >> j) & 1);
+      if (reached.length === 0 && r.deviceMask !== 0) reached = [doorIds[r.deviceMask % doorIds.length]!];
+      rule.devices = reached;
+      if (r.allow !== undefined) rule.allow = r.allow;
+    }
+    if (r.authenticationPolicy !== undefined) rule.authenticationPolicy = r.authenticationPolicy;
+    if (r.enabled !== undefined) rule.enabled = r.enabled;
+    if (r.named) rule.name = `Rule ${id}`;
+    rules.push(rule);
+    const meta: RuleMeta = { id, groupId: rule.groupId as string, enabled: r.enabled !== false, deviceIds: [...new Set(reached)], ...r.window };
+    ruleMetas.push(meta);
+    for (const d of new Set(reached)) reach.set(d, [...(reach.get(d) ?? []), meta]);
+  }
+
+  const input: Json = { format: "rsop-system/1", systemId: "sys-1" };
+  if (spec.systemTimezone !== undefined) input.timezone = spec.systemTimezone;
+  if (partitionId !== null) input.partitions = [{ id: partitionId, name: "Main" }];
+  Object.assign(input, { groups, holders, cloudNodes, connections, devices, rules });
+  if (floorGroups.length > 0) input.floorGroups = floorGroups;
+
+  const deviceMetas: DeviceMeta[] = devices.map((d) => ({
+    id: d.id as string,
+    type: d.type as string,
+    inputTypes: (d.inputTypes as string[] | undefined) ?? ["wiegand", "unencryptedOsdp", "encryptedOsdp"],
+    securedReadsOnly: d.securedReadsOnly === true,
+    node: nodeMetas.find((n) => n.id === d.cloudNode)!,
+    rules: reach.get(d.id as string) ?? [],
+  }));
+  return {
+    input: input as unknown as SystemSnapshotInput,
+    meta: { nodes: nodeMetas, devices: deviceMetas, holders: holderMetas, cards, digital, rules: ruleMetas },
+  };
+}
+
+/** Valid snapshot JSON with the facts about it. */
+export const builtSnapshotArb: fc.Arbitrary<BuiltSnapshot> = snapshotSpecArb.map(buildSnapshot);
+
+/** Valid snapshot JSON. */
+export const snapshotInputArb: fc.Arbitrary<SystemSnapshotInput> = builtSnapshotArb.map((b) => b.input);
