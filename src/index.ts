@@ -11,6 +11,10 @@ export { REASONS, outcomeOf } from "./model/decision.js";
 export { KNOWN_CARD_FORMATS } from "./model/cardFormats.js";
 export { decodeWiegand, encodeWiegand, resolveCardFormat } from "./model/wiegandCodec.js";
 export { Engine, createEngine, loadEngine, loadEngineOrThrow } from "./evaluate/engine.js";
+export { parsePanel, parsePanelOrThrow } from "./model/parsePanel.js";
+export { PanelEngine, loadPanelEngine, loadPanelEngineOrThrow } from "./adapters/legacy1/panelEngine.js";
+export { migratePanel, migratedId } from "./adapters/migration/migratePanel.js";
+export { preflightPanel } from "./adapters/migration/preflightPanel.js";
 
 export type { Issue, Result } from "./model/issue.js";
 export type { AccessRequest, CredentialInput, NodeState } from "./model/request.js";
@@ -38,3 +42,9 @@ export type {
 export type { AtOptions, RsopOptions, RsopResult, RsopHolder, RsopRule, RsopDevice, RsopFloorGroup, RsopNodeRef } from "./evaluate/rsop.js";
 export type { WhoResult, AccessEntry } from "./evaluate/who.js";
 export type { AccessWindowsResult, AccessInterval, PeriodOptions } from "./evaluate/accessWindows.js";
+export type { LoadedPanel } from "./model/parsePanel.js";
+export type { PanelSnapshot, PanelSnapshotInput } from "./model/panelSchema.js";
+export type { DroppedField, MappedType } from "./model/panelToSystem.js";
+export type { PanelDecision, PanelRsopPerson, PanelRsopResult, PanelTopic } from "./adapters/legacy1/panelEngine.js";
+export type { MappingRecord, MigrateOptions, Migration } from "./adapters/migration/migratePanel.js";
+export type { InvalidDevice, Preflight } from "./adapters/migration/preflightPanel.js";

@@ -42,6 +42,21 @@ export function panelPath(path: readonly (string | number)[]): (string | number)
   return [COLLECTION_1_0[String(coll)] ?? String(coll), ...(index === undefined ? [] : [index]), ...rest];
 }
 
+/** Issues at panel paths; the system and node zone are both `config.timezone`, so one problem may come twice. */
+function atPanelPaths(issues: readonly Issue[]): Issue[] {
+  const seen = new Set<string>();
+  const out: Issue[] = [];
+  for (const i of issues) {
+    const mapped = { ...i, path: panelPath(i.path) };
+    const key = JSON.stringify([mapped.path, mapped.message]);
+    if (!seen.has(key)) {
+      seen.add(key);
+      out.push(mapped);
+    }
+  }
+  return out;
+}
+
 /**
  * The 2.0 id under which a panel entity is evaluated: its integer zero-padded to 16 digits, so that
  * JavaScript string order (SPEC §3 "smallest id") is the panel's numeric order (docs/semantics.md M2).
@@ -64,11 +79,11 @@ export function parsePanel(input: unknown): Result<LoadedPanel> {
   // Checked with the plain integers, so messages name ids as the panel spells them…
   const { input: plain } = panelToSystem(panel, `panel:${panel.serialNumber}`, panel.serialNumber, (_type, id) => String(id), true);
   const checked = parseSnapshot(plain);
-  if (!checked.ok) return err(checked.issues.map((i): Issue => ({ ...i, path: panelPath(i.path) })));
+  if (!checked.ok) return err(atPanelPaths(checked.issues));
   // …and evaluated with padded ones, so "smallest id" is the smallest integer.
   const { input: padded } = panelToSystem(panel, `panel:${panel.serialNumber}`, panel.serialNumber, (_type, id) => panelKey(id), true);
   const system = parseSnapshot(padded);
-  if (!system.ok) return err(system.issues.map((i): Issue => ({ ...i, path: panelPath(i.path) })));
+  if (!system.ok) return err(atPanelPaths(system.issues));
   return ok({ panel, system: system.value });
 }
 

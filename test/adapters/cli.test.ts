@@ -1,4 +1,5 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
@@ -169,5 +170,46 @@ describe("rsop rsop / who / windows", () => {
       { start: "2026-11-20T00:00:00.000Z", end: "2026-11-20T01:00:00.000Z", startLocal: "2026-11-19T18:00:00.000-06:00", endLocal: "2026-11-19T19:00:00.000-06:00", activeRuleId: "r1" },
       { start: "2026-11-20T13:00:00.000Z", end: "2026-11-21T00:00:00.000Z", startLocal: "2026-11-20T07:00:00.000-06:00", endLocal: "2026-11-20T18:00:00.000-06:00", activeRuleId: "r1" },
     ]);
+  });
+});
+
+describe("architecture 1.0: --panel, preflight, migrate", () => {
+  const panelPath = fileURLToPath(new URL("../../examples/panel.json", import.meta.url));
+  const panel = JSON.parse(readFileSync(panelPath, "utf8"));
+
+  test("validate --panel and decide --panel answer in 1.0 terms", async () => {
+    expect((await run(["validate", "--panel", panelPath])).stdout).toMatch(/^valid: system panel:/);
+    const r = await run(["decide", "--panel", panelPath], `${JSON.stringify({ deviceId: panel.devices[0].id, at: 0, pin: "000000" })}\n`);
+    expect(JSON.parse(r.stdout)).toMatchObject({ topic: "door.request.unknown", reason: "unknownPin" });
+    expect((await run(["decide", "--panel", panelPath, "--system", panelPath])).stderr).toContain("exactly one of --system");
+  });
+
+  test("rsop --panel prints the seed 002 shape; ids must be integers", async () => {
+    const r = await run(["rsop", "--panel", panelPath, "--ids", "1,2", "--at", "2026-04-15T14:15:00Z"]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).persons.map((p: { id: number }) => p.id)).toEqual([1, 2]);
+    expect((await run(["rsop", "--panel", panelPath, "--ids", "x1"])).stderr).toContain('1.0 person ids are integers: "x1"');
+  });
+
+  test("preflight: exit 0 with the report; exit 1 when something blocks", async () => {
+    const ok = await run(["preflight", "--panel", panelPath]);
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout).ok).toBe(true);
+    const broken = structuredClone(panel);
+    broken.devices[0].propDelay = 5;
+    const bad = await run(["preflight", "--panel", file("broken-panel.json", broken)]);
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.stdout).errors.invalidDevice).toHaveLength(1);
+    const refused = await run(["migrate", "--panel", file("broken-panel.json", broken), "--system-id", "s"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("migration refused by the preflight check");
+  });
+
+  test("migrate --out writes the snapshot and mappings; twice gives identical bytes", async () => {
+    const out1 = join(dir, "mig1");
+    const out2 = join(dir, "mig2");
+    for (const out of [out1, out2]) expect((await run(["migrate", "--panel", panelPath, "--system-id", "0b6f8a52-3d1c-4f57-9a43-2c8e1f7d6a90", "--out", out])).code).toBe(0);
+    for (const f of ["system.json", "mappings.json", "dropped.json"]) expect(readFileSync(join(out1, f), "utf8")).toBe(readFileSync(join(out2, f), "utf8"));
+    expect((await run(["validate", "--system", join(out1, "system.json")])).code).toBe(0);
   });
 });

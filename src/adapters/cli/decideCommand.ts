@@ -3,12 +3,14 @@ import { access } from "node:fs/promises";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { newDecision } from "../../evaluate/index.js";
-import { formatPath, requestIssues } from "../../model/index.js";
+import { type Issue, formatPath, requestIssues } from "../../model/index.js";
 import { CliError, type CliIo } from "./io.js";
-import { loadSystemFile } from "./loadSystem.js";
+import { loadPanelFile, loadSystemFile, systemOrPanel } from "./loadSystem.js";
 
 export interface DecideOptions {
-  readonly system: string;
+  readonly system?: string;
+  /** An architecture 1.0 panel instead of a system: 1.0 ids and `door.request.*` topics. */
+  readonly panel?: string;
   readonly request?: string;
 }
 
@@ -20,7 +22,19 @@ const FLUSH_LINES = 2048;
  * `{"error": …}` line (so output lines stay aligned with input lines) and the exit code is 1.
  */
 export async function decideCommand(opts: DecideOptions, io: CliIo): Promise<number> {
-  const engine = await loadSystemFile(opts.system);
+  const target = systemOrPanel(opts);
+  const decision = newDecision(); // reused: each decision is serialized before the next one
+  let decideOne: (req: unknown) => unknown;
+  let check: (req: unknown) => Issue[];
+  if ("system" in target) {
+    const engine = await loadSystemFile(target.system);
+    decideOne = (req) => engine.decide(req, decision);
+    check = requestIssues;
+  } else {
+    const panel = await loadPanelFile(target.panel);
+    decideOne = (req) => panel.decide(req);
+    check = (req) => panel.requestIssues(req);
+  }
   if (opts.request !== undefined) {
     try {
       await access(opts.request);
@@ -31,7 +45,6 @@ export async function decideCommand(opts: DecideOptions, io: CliIo): Promise<num
   const input = opts.request !== undefined ? createReadStream(opts.request, "utf8") : io.stdin;
   const lines = createInterface({ input, crlfDelay: Infinity });
   const out: string[] = [];
-  const decision = newDecision(); // reused: each decision is serialized before the next one
   let bad = 0;
   let lineNo = 0;
   let whole: string[] | null = null; // set when the input is one pretty-printed JSON document
@@ -52,14 +65,14 @@ export async function decideCommand(opts: DecideOptions, io: CliIo): Promise<num
       io.stderr.write(`line ${line}: invalid JSON: ${(e as Error).message}\n`);
       return;
     }
-    const issues = requestIssues(req);
+    const issues = check(req);
     if (issues.length > 0) {
       bad++;
       out.push(JSON.stringify({ error: "invalid request", line, issues: issues.map((i) => ({ path: formatPath(i.path), message: i.message })) }));
       for (const i of issues) io.stderr.write(`line ${line}: ${formatPath(i.path)}: ${i.message}\n`);
       return;
     }
-    out.push(JSON.stringify(engine.decide(req, decision)));
+    out.push(JSON.stringify(decideOne(req)));
   };
 
   let sawContent = false;

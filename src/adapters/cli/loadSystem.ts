@@ -1,10 +1,26 @@
 import { type Engine, loadEngine } from "../../evaluate/index.js";
+import { type PanelEngine, loadPanelEngine } from "../legacy1/panelEngine.js";
 import { CliError, readJsonFile } from "./io.js";
+
+function refused(path: string, issues: readonly unknown[]): never {
+  throw new CliError(`${path}: ${issues.length} problem${issues.length === 1 ? "" : "s"}`, issues as never);
+}
 
 /** Reads, validates and compiles a system snapshot file, or fails with every problem listed. */
 export async function loadSystemFile(path: string): Promise<Engine> {
-  const json = await readJsonFile(path, "system");
-  const r = loadEngine(json);
-  if (!r.ok) throw new CliError(`${path}: ${r.issues.length} problem${r.issues.length === 1 ? "" : "s"}`, r.issues);
-  return r.value;
+  const r = loadEngine(await readJsonFile(path, "system"));
+  return r.ok ? r.value : refused(path, r.issues);
+}
+
+/** Reads, validates and compiles an architecture 1.0 panel file, or fails with every problem listed. */
+export async function loadPanelFile(path: string): Promise<PanelEngine> {
+  const r = loadPanelEngine(await readJsonFile(path, "panel"));
+  return r.ok ? r.value : refused(path, r.issues);
+}
+
+/** Exactly one of --system and --panel. */
+export function systemOrPanel(opts: { system?: string; panel?: string }): { system: string } | { panel: string } {
+  if (opts.system !== undefined && opts.panel === undefined) return { system: opts.system };
+  if (opts.panel !== undefined && opts.system === undefined) return { panel: opts.panel };
+  throw new CliError("give exactly one of --system FILE (architecture 2.0) and --panel FILE (architecture 1.0)");
 }

@@ -5,6 +5,7 @@ import { registerCardCommand } from "./cardCommand.js";
 import { decideCommand } from "./decideCommand.js";
 import { demoCommand } from "./demoCommand.js";
 import { CliError, type CliIo, issueLines } from "./io.js";
+import { registerMigrationCommands } from "./migrationCommands.js";
 import { registerQueryCommands } from "./queryCommands.js";
 import { validateCommand } from "./validateCommand.js";
 
@@ -23,19 +24,21 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 
   program
     .command("validate")
-    .description("Check a system snapshot; print every problem with its JSON path (exit 1), or a one-line summary (exit 0).")
-    .requiredOption("--system <file>", "rsop-system/1 snapshot (JSON)")
+    .description("Check a system snapshot (or 1.0 panel); print every problem with its JSON path (exit 1), or a one-line summary (exit 0).")
+    .option("--system <file>", "rsop-system/1 snapshot (JSON)")
+    .option("--panel <file>", "rsop-panel/1 architecture 1.0 panel (JSON), instead of --system")
     .option("--json", "print the result as JSON")
-    .action(async (opts: { system: string; json?: boolean }) => {
+    .action(async (opts: { system?: string; panel?: string; json?: boolean }) => {
       code = await validateCommand(opts, io);
     });
 
   program
     .command("decide")
     .description("Answer access requests: one JSON request, or JSON Lines from --request or stdin; one decision JSON per line, in order.")
-    .requiredOption("--system <file>", "rsop-system/1 snapshot (JSON)")
+    .option("--system <file>", "rsop-system/1 snapshot (JSON)")
+    .option("--panel <file>", "rsop-panel/1 architecture 1.0 panel (JSON), instead of --system: 1.0 ids and door.request.* topics")
     .option("--request <file>", "request file (JSON or JSON Lines); default: stdin")
-    .action(async (opts: { system: string; request?: string }) => {
+    .action(async (opts: { system?: string; panel?: string; request?: string }) => {
       code = await decideCommand(opts, io);
     });
 
@@ -52,6 +55,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     code = c;
   };
   registerQueryCommands(program, io, setCode);
+  registerMigrationCommands(program, io, setCode);
   registerCardCommand(program, io, setCode);
 
   try {

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { QueryError } from "../../model/index.js";
 import { CliError, type CliIo } from "./io.js";
-import { loadSystemFile } from "./loadSystem.js";
+import { loadPanelFile, loadSystemFile, systemOrPanel } from "./loadSystem.js";
 
 /** A CLI instant: digits are epoch milliseconds, anything else an ISO string; absent means now. */
 function instant(v: string | undefined): string | number {
@@ -23,15 +23,26 @@ function query<T>(run: () => T): T {
 export function registerQueryCommands(program: Command, io: CliIo, setCode: (code: number) => void): void {
   program
     .command("rsop")
-    .description("Resultant access of holders at an instant (seed RSOP shape, JSON).")
-    .requiredOption("--system <file>", "rsop-system/1 snapshot (JSON)")
-    .requiredOption("--ids <ids>", "comma-separated holder ids")
+    .description("Resultant access of holders at an instant (seed RSOP shape, JSON); with --panel, of 1.0 persons (seed 002 shape).")
+    .option("--system <file>", "rsop-system/1 snapshot (JSON)")
+    .option("--panel <file>", "rsop-panel/1 architecture 1.0 panel (JSON), instead of --system")
+    .requiredOption("--ids <ids>", "comma-separated holder ids (person ids with --panel)")
     .option("--at <instant>", "ISO 8601 instant with Z or offset, or epoch ms (default: now)")
     .option("--cloud-node <id>", "scope to one cloud node")
-    .action(async (opts: { system: string; ids: string; at?: string; cloudNode?: string }) => {
-      const engine = await loadSystemFile(opts.system);
+    .action(async (opts: { system?: string; panel?: string; ids: string; at?: string; cloudNode?: string }) => {
+      const target = systemOrPanel(opts);
       const ids = opts.ids.split(",").map((s) => s.trim()).filter((s) => s !== "");
       const at = instant(opts.at);
+      if ("panel" in target) {
+        const panel = await loadPanelFile(target.panel);
+        const bad = ids.filter((s) => !/^[0-9]+$/.test(s));
+        if (bad.length > 0) throw new CliError(`1.0 person ids are integers: ${bad.map((s) => JSON.stringify(s)).join(", ")}`);
+        const personIds = ids.map(Number);
+        io.stdout.write(`${JSON.stringify(query(() => panel.rsop(personIds, { at })), null, 2)}\n`);
+        setCode(0);
+        return;
+      }
+      const engine = await loadSystemFile(target.system);
       const result = query(() => engine.rsop(ids, { at, ...(opts.cloudNode !== undefined ? { cloudNodeId: opts.cloudNode } : {}) }));
       io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
       setCode(0);

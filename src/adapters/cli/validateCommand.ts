@@ -1,22 +1,27 @@
 import { loadSnapshotSummary } from "./summary.js";
 import { CliError, type CliIo, readJsonFile } from "./io.js";
-import { parseSnapshot } from "../../model/index.js";
+import { parsePanel, parseSnapshot } from "../../model/index.js";
+import { systemOrPanel } from "./loadSystem.js";
 
 export interface ValidateOptions {
-  readonly system: string;
+  readonly system?: string;
+  readonly panel?: string;
   readonly json?: boolean;
 }
 
 /** `rsop validate`: every problem with its path (exit 1), or a one-line summary (exit 0). */
 export async function validateCommand(opts: ValidateOptions, io: CliIo): Promise<number> {
-  const json = await readJsonFile(opts.system, "system");
-  const r = parseSnapshot(json);
+  const target = systemOrPanel(opts);
+  const path = "system" in target ? target.system : target.panel;
+  const json = await readJsonFile(path, "system" in target ? "system" : "panel");
+  const parsed = "system" in target ? parseSnapshot(json) : parsePanel(json);
+  const r = parsed.ok ? { ok: true as const, value: "system" in parsed.value ? parsed.value.system : parsed.value } : parsed;
   if (!r.ok) {
     if (opts.json) {
       io.stdout.write(`${JSON.stringify({ valid: false, issues: r.issues }, null, 2)}\n`);
       return 1;
     }
-    throw new CliError(`${opts.system}: ${r.issues.length} problem${r.issues.length === 1 ? "" : "s"}`, r.issues);
+    throw new CliError(`${path}: ${r.issues.length} problem${r.issues.length === 1 ? "" : "s"}`, r.issues);
   }
   const summary = loadSnapshotSummary(r.value);
   if (opts.json) io.stdout.write(`${JSON.stringify({ valid: true, ...summary }, null, 2)}\n`);

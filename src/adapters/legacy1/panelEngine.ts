@@ -3,7 +3,7 @@
 // integer ids, and the seed 002 RSOP shape (persons, doors, `HH:mm` times).
 import { Engine } from "../../evaluate/index.js";
 import type { AtOptions } from "../../evaluate/index.js";
-import { type Decision, type Issue, type LoadedPanel, QueryError, type Result, SnapshotError, err, ok, panelKey, parsePanel } from "../../model/index.js";
+import { type Decision, type Issue, type LoadedPanel, QueryError, type Result, SnapshotError, err, ok, panelKey, parsePanel, requestIssues } from "../../model/index.js";
 
 /** Topics of 1.0 panel events (seed 000 §6). */
 export type PanelTopic = "door.request.allowed" | "door.request.denied" | "door.request.unknown";
@@ -81,7 +81,23 @@ function isId(v: unknown): v is number {
   return typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
 }
 
-/** An engine over one architecture 1.0 panel. */
+/** A 1.0 request with its integer ids as the panel's 2.0 keys; a non-integer id becomes "" (badRequest). */
+function toSystemRequest(request: unknown): unknown {
+  if (typeof request !== "object" || request === null || Array.isArray(request)) return request;
+  const r = request as Record<string, unknown>;
+  const copy: Record<string, unknown> = { ...r, deviceId: isId(r.deviceId) ? panelKey(r.deviceId) : "" };
+  const c = r.credential as Record<string, unknown> | null | undefined;
+  if (typeof c === "object" && c !== null && c.credentialId !== undefined) copy.credential = { ...c, credentialId: isId(c.credentialId) ? panelKey(c.credentialId) : "" };
+  return copy;
+}
+
+/**
+ * An engine over one architecture 1.0 panel: decisions with `door.request.*` topics and integer
+ * ids, and RSOP in the seed 002 shape.
+ * @example
+ * const panel = loadPanelEngineOrThrow(JSON.parse(readFileSync("examples/panel.json", "utf8")));
+ * panel.rsop([1], { at: "2026-04-15T14:15:00Z" }).persons[0].doors.length; //=> 10
+ */
 export class PanelEngine {
   readonly loaded: LoadedPanel;
   readonly engine: Engine;
@@ -96,17 +112,7 @@ export class PanelEngine {
    * answer carries 1.0 topics and integer ids. Never throws.
    */
   decide(request: unknown): PanelDecision {
-    let req = request;
-    if (typeof request === "object" && request !== null && !Array.isArray(request)) {
-      const r = request as Record<string, unknown>;
-      // A non-integer id becomes "" so the request check answers badRequest.
-      const copy: Record<string, unknown> = { ...r, deviceId: isId(r.deviceId) ? panelKey(r.deviceId) : "" };
-      const c = r.credential as Record<string, unknown> | null | undefined;
-      if (typeof c === "object" && c !== null && c.credentialId !== undefined)
-        copy.credential = { ...c, credentialId: isId(c.credentialId) ? panelKey(c.credentialId) : "" };
-      req = copy;
-    }
-    const d = this.engine.decide(req);
+    const d = this.engine.decide(toSystemRequest(request));
     return {
       outcome: d.outcome,
       topic: TOPIC_1_0[d.outcome]!,
@@ -119,6 +125,25 @@ export class PanelEngine {
       facilityCode: d.facilityCode,
       credentialNumber: d.credentialNumber,
     };
+  }
+
+  /**
+   * Every problem of a 1.0 request (integer device and credential ids, then SPEC §2), with paths.
+   * @param request - parsed JSON of any shape.
+   * @returns the problems, empty when the request is well formed.
+   */
+  requestIssues(request: unknown): Issue[] {
+    const issues: Issue[] = [];
+    if (typeof request === "object" && request !== null && !Array.isArray(request)) {
+      const r = request as Record<string, unknown>;
+      if (!isId(r.deviceId)) issues.push({ code: "invalid", path: ["deviceId"], message: "Must be a 1.0 device id: a non-negative integer." });
+      const c = r.credential as Record<string, unknown> | null | undefined;
+      if (typeof c === "object" && c !== null && c.credentialId !== undefined && !isId(c.credentialId))
+        issues.push({ code: "invalid", path: ["credential", "credentialId"], message: "Must be a 1.0 credential id: a non-negative integer." });
+    }
+    const idPaths = new Set(issues.map((i) => i.path.join(".")));
+    for (const i of requestIssues(toSystemRequest(request))) if (!idPaths.has(i.path.join("."))) issues.push(i);
+    return issues;
   }
 
   /**

@@ -53,14 +53,29 @@ export interface MigrateOptions {
 /** seed 000 §4: the `type` values of the id-mapping endpoint, in its order. */
 const TYPE_ORDER: readonly MappedType[] = ["cardFormat", "connection", "credential", "device", "floorGroup", "group", "holder", "partition", "rule"];
 
-/** The id a legacy entity gets in the system (exported so callers can predict ids). */
+/**
+ * The 2.0 id a 1.0 entity gets when its panel migrates into a system: UUID v5 of (system id, type,
+ * legacy id), so migrating twice gives the same ids.
+ * @param systemId - the 2.0 system (a UUID is used as the namespace; any other string is hashed first).
+ * @param type - the mapping type (`holder`, `device`, …) or `cloudNode` (legacy id = serial number).
+ * @param legacyId - the 1.0 integer id.
+ * @returns the UUID.
+ * @example
+ * migratedId("0b6f8a52-3d1c-4f57-9a43-2c8e1f7d6a90", "holder", 7); //=> a version-5 UUID, the same on every call
+ */
 export function migratedId(systemId: string, type: MappedType | "cloudNode", legacyId: number | string): string {
   return uuidV5(systemNamespace(systemId), `${type}:${legacyId}`);
 }
 
 /**
- * Migrates a 1.0 panel to a 2.0 system snapshot with mapping records. Refuses a panel whose
- * preflight check finds errors, returning them as issues.
+ * Migrates a 1.0 panel to a 2.0 system snapshot with entity-mapping records (seed 000 §4
+ * TRANSFORM_SCHEMA). Refuses a panel whose preflight check finds errors, returning them as issues.
+ * @param input - an `rsop-panel/1` snapshot (parsed JSON).
+ * @param options - `systemId`: the system the panel moves into.
+ * @returns the snapshot, cloud node id, mappings and dropped fields — or the issues — plus the preflight report.
+ * @example
+ * const m = migratePanel(JSON.parse(readFileSync("examples/panel.json", "utf8")), { systemId: "0b6f8a52-3d1c-4f57-9a43-2c8e1f7d6a90" });
+ * m.ok && m.value.mappings.filter((r) => r.type === "holder").length; //=> 262
  */
 export function migratePanel(input: unknown, options: MigrateOptions): Result<Migration> & { preflight: Preflight } {
   const preflight = preflightPanel(input);

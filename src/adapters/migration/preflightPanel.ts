@@ -59,7 +59,13 @@ function emptyPreflight(): Preflight {
   };
 }
 
-/** Checks a 1.0 panel for what would block (errors) or degrade (warnings) its migration. */
+/**
+ * Checks a 1.0 panel for what would block (errors) or degrade (warnings) its migration to 2.0.
+ * @param input - an `rsop-panel/1` snapshot (parsed JSON).
+ * @returns the report; `ok` is true when nothing blocks.
+ * @example
+ * preflightPanel(JSON.parse(readFileSync("examples/panel.json", "utf8"))).ok; //=> true
+ */
 export function preflightPanel(input: unknown): Preflight {
   const out = emptyPreflight();
   const shape = panelSnapshotSchema.safeParse(input, { error: zodMessage });

@@ -1,0 +1,180 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, test } from "vitest";
+import { loadPanelEngineOrThrow } from "../../src/adapters/legacy1/panelEngine.js";
+import { migratePanel, migratedId } from "../../src/adapters/migration/migratePanel.js";
+import { preflightPanel } from "../../src/adapters/migration/preflightPanel.js";
+import { URL_NAMESPACE, uuidV5 } from "../../src/adapters/migration/uuidV5.js";
+import { loadEngineOrThrow } from "../../src/evaluate/index.js";
+import { parsePanel } from "../../src/model/index.js";
+
+const read = (p: string) => JSON.parse(readFileSync(new URL(`../../examples/${p}`, import.meta.url), "utf8"));
+const PANEL = read("panel.json");
+const BUILDING = read("building.json");
+const SYSTEM_ID = "0b6f8a52-3d1c-4f57-9a43-2c8e1f7d6a90";
+const clone = () => structuredClone(PANEL);
+
+describe("a 1.0 panel, evaluated directly", () => {
+  const panel = loadPanelEngineOrThrow(PANEL);
+
+  test("decisions carry door.request.* topics and integer ids", () => {
+    // Scan 1 of the demo (a nurse at Ward 3), on the panel made from the Chicago node.
+    const ward3 = PANEL.devices.find((d: { name: string }) => d.name === "Ward 3 (Medical)");
+    const d = panel.decide({ deviceId: ward3.id, at: "2026-04-15T09:15:00-05:00", credential: { credentialNumber: 10234, facilityCode: 17 } });
+    expect(d).toMatchObject({ outcome: "allowed", topic: "door.request.allowed", reason: "allowed" });
+    expect(typeof d.holderId).toBe("number");
+    expect(typeof d.credentialId).toBe("number");
+    expect(typeof d.activeRuleId).toBe("number");
+    const rule = PANEL.rules.find((r: { id: number }) => r.id === d.activeRuleId);
+    expect(rule.name).toBe("Nurses: wards and entrances, weekday day shift");
+    expect(panel.decide({ deviceId: "not-an-integer", at: 0, pin: "1" })).toMatchObject({ reason: "badRequest", topic: "door.request.denied" });
+    expect(panel.decide({ deviceId: 99_999, at: 0, pin: "1" })).toMatchObject({ reason: "unknownDevice" });
+  });
+
+  test("every demo scan at a Chicago door decides as on the 2.0 building", () => {
+    const building = loadEngineOrThrow(BUILDING);
+    const byName = new Map(PANEL.devices.map((d: { name: string; id: number }) => [d.name, d.id]));
+    const scans = readFileSync(new URL("../../examples/requests.jsonl", import.meta.url), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    let compared = 0;
+    for (const scan of scans) {
+      const dev = BUILDING.devices.find((d: { id: string }) => d.id === scan.deviceId);
+      if (!byName.has(dev.name) || scan.credential?.mobile !== undefined) continue;
+      const d2 = building.decide(scan);
+      const d1 = panel.decide({ ...scan, deviceId: byName.get(dev.name) });
+      expect({ scan: scan.note, outcome: d1.outcome, reason: d1.reason, duress: d1.duress }).toEqual({ scan: scan.note, outcome: d2.outcome, reason: d2.reason, duress: d2.duress });
+      compared++;
+    }
+    expect(compared).toBeGreaterThan(12);
+  });
+
+  test("RSOP comes out in the seed 002 shape", () => {
+    const r = panel.rsop([1], { at: "2026-04-15T14:15:00Z" });
+    const person = r.persons[0]!;
+    expect(Object.keys(person)).toEqual(["id", "enabled", "groups", "doors", "rules", "floorGroups"]);
+    expect(person.doors).toHaveLength(10);
+    expect(Object.keys(person.doors[0]!)).toEqual([
+      "id", "activeRuleId", "allowed", "name", "created", "type", "publicIcon", "readerType", "securedReadsOnly", "supportBleCredentials", "readerSerialNumber",
+    ]);
+    expect(person.rules[0]).toMatchObject({ type: "door", active: true, allow: true, startTime: "06:30", stopTime: "19:30" });
+    expect(person.rules.find((x) => x.type === "elevator")).not.toHaveProperty("allow");
+    expect(person.floorGroups[0]!.readerPort).toEqual({ id: expect.any(Number), name: "Lift A car reader", type: "elevatorReader" });
+    expect(() => panel.rsop([1, 424242], { at: 0 })).toThrow('Unknown person id "424242"');
+  });
+
+  test("problems are reported at their panel paths", () => {
+    const p = clone();
+    p.persons[0].firstName = "X".repeat(36);
+    p.persons[1].credentials[0].credentialNumber = p.persons[2].credentials[0].credentialNumber;
+    p.config.cardFormat.id = "NOPE37";
+    p.config.timezone = "Mars/Olympus";
+    p.rules[0].startTime = "25:00";
+    p.devices[0].connection = 77;
+    p.groups[0].metadata = { blob: "x".repeat(11 * 1024) };
+    const r = parsePanel(p);
+    expect(r.ok).toBe(false);
+    const paths = r.ok ? [] : r.issues.map((i) => i.path.join("."));
+    expect(paths).toEqual(expect.arrayContaining(["rules.0.startTime", "groups.0.metadata"]));
+    // The 1.0 shape checks come first; once they pass, the 2.0 checks report at 1.0 paths too.
+    const q = clone();
+    q.persons[0].firstName = "X".repeat(36);
+    q.persons[1].credentials[0].credentialNumber = q.persons[2].credentials[0].credentialNumber;
+    q.config.cardFormat.id = "NOPE37";
+    q.config.timezone = "Mars/Olympus";
+    q.devices[0].connection = 77;
+    const s = parsePanel(q);
+    expect(s.ok ? [] : s.issues.map((i) => i.path.join("."))).toEqual(
+      expect.arrayContaining(["persons.0.firstName", "persons.2.credentials.0.credentialNumber", "config.cardFormat.id", "config.timezone", "devices.0.connection"]),
+    );
+    // The duplicate number is reported where it repeats; the zone once, though system and node share it.
+    expect(s.ok ? 0 : s.issues.filter((i) => i.path.join(".") === "config.timezone").length).toBe(1);
+  });
+});
+
+describe("migration", () => {
+  test("UUID v5 matches the RFC 9562 example", () => {
+    expect(uuidV5("6ba7b810-9dad-11d1-80b4-00c04fd430c8", "www.example.com")).toBe("2ed6657d-e927-568b-95e1-2665a8aea6a2");
+    expect(uuidV5(URL_NAMESPACE, "x")).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+
+  test("migrating the same panel twice gives byte-identical JSON", () => {
+    const a = migratePanel(clone(), { systemId: SYSTEM_ID });
+    const b = migratePanel(clone(), { systemId: SYSTEM_ID });
+    expect(a.ok && b.ok).toBe(true);
+    expect(JSON.stringify(a)).toBe(JSON.stringify(b));
+    const other = migratePanel(clone(), { systemId: "another-system" });
+    expect(other.ok && a.ok && other.value.cloudNodeId !== a.value.cloudNodeId).toBe(true);
+  });
+
+  test("mapping records: one per entity, seed fields, every mapped type the panel has, ids predictable", () => {
+    const m = migratePanel(clone(), { systemId: SYSTEM_ID });
+    if (!m.ok) throw new Error("refused");
+    const { mappings, snapshot } = m.value;
+    const count = (t: string) => mappings.filter((r) => r.type === t).length;
+    expect(count("holder")).toBe(PANEL.persons.length);
+    expect(count("device")).toBe(PANEL.devices.length);
+    expect(count("rule")).toBe(PANEL.rules.length);
+    expect(count("credential")).toBe(PANEL.persons.reduce((n: number, p: { credentials: unknown[] }) => n + p.credentials.length, 0));
+    expect(new Set(mappings.map((r) => r.type))).toEqual(new Set(["cardFormat", "connection", "credential", "device", "floorGroup", "group", "holder", "partition", "rule"]));
+    expect(Object.keys(mappings[0]!)).toEqual(["id", "legacyId", "serialNumber", "type", "systemId"]);
+    expect(mappings.every((r) => r.serialNumber === PANEL.serialNumber && r.systemId === SYSTEM_ID)).toBe(true);
+    expect(mappings.find((r) => r.type === "holder" && r.legacyId === 7)!.id).toBe(migratedId(SYSTEM_ID, "holder", 7));
+    // Attributes became custom fields; person values came along.
+    expect((snapshot as unknown as { customFields: unknown[] }).customFields).toHaveLength(PANEL.attributes.length);
+    expect((snapshot.holders as { customFields: Record<string, unknown> }[])[0]!.customFields).toEqual(PANEL.persons[0].customAttributes);
+    // What 2.0 cannot hold is reported, not silently dropped.
+    expect(m.value.dropped).toEqual(expect.arrayContaining([expect.objectContaining({ type: "holder", field: "metadata" }), expect.objectContaining({ type: "cloudNode", field: "config.logPurgeDays" })]));
+  });
+
+  test("RSOP of every person equals before and after, through the mappings (example panel)", () => {
+    const m = migratePanel(clone(), { systemId: SYSTEM_ID });
+    if (!m.ok) throw new Error("refused");
+    const before = loadPanelEngineOrThrow(PANEL);
+    const after = loadEngineOrThrow(m.value.snapshot);
+    const id = new Map(m.value.mappings.map((r) => [`${r.type}:${r.legacyId}`, r.id]));
+    const persons = PANEL.persons.map((p: { id: number }) => p.id);
+    for (const at of ["2026-04-15T14:15:00Z", "2026-04-18T10:59:59Z", "2026-11-01T06:30:00Z"]) {
+      const r1 = before.rsop(persons, { at });
+      const r2 = after.rsop(persons.map((p: number) => id.get(`holder:${p}`)!), { at, cloudNodeId: m.value.cloudNodeId });
+      r1.persons.forEach((p, i) => {
+        const h = r2.holders[i]!;
+        const doors = Object.fromEntries(p.doors.map((d) => [id.get(`device:${d.id}`), d.allowed]));
+        expect(Object.fromEntries(h.devices.map((d) => [d.id, d.allowed]))).toEqual(doors);
+        const fgs = Object.fromEntries(p.floorGroups.map((f) => [id.get(`floorGroup:${f.id}`), f.allowed]));
+        expect(Object.fromEntries(h.floorGroups.map((f) => [f.id, f.allowed]))).toEqual(fgs);
+        expect(Object.fromEntries(h.rules.map((r) => [r.id, r.active]))).toEqual(Object.fromEntries(p.rules.map((r) => [id.get(`rule:${r.id}`), r.active])));
+      });
+    }
+  });
+});
+
+describe("preflight", () => {
+  test("the example panel passes, with warnings for what 2.0 drops", () => {
+    const p = preflightPanel(clone());
+    expect(p.ok).toBe(true);
+    expect(p.warnings.droppedFields.length).toBeGreaterThan(0);
+  });
+
+  test("a prop delay without a prop alarm is an invalid device and blocks migration", () => {
+    const p = clone();
+    p.devices[0].propDelay = 30;
+    p.devices[0].propAlarm = false;
+    const report = preflightPanel(p);
+    expect(report.ok).toBe(false);
+    expect(report.errors.invalidDevice).toEqual([expect.objectContaining({ id: p.devices[0].id, propDelay: 30, connection: p.devices[0].connection })]);
+    const m = migratePanel(p, { systemId: SYSTEM_ID });
+    expect(m.ok).toBe(false);
+    // …while the panel itself still loads and decides (1.0 tolerates it).
+    expect(parsePanel(p).ok).toBe(true);
+  });
+
+  test("an unknown card format, duplicate partition names and a missing name are reported", () => {
+    const p = clone();
+    p.config.cardFormat.id = "NOPE37";
+    p.partitions.push({ id: 9, name: p.partitions[0].name });
+    p.persons[3].lastName = "";
+    const report = preflightPanel(p);
+    expect(report.ok).toBe(false);
+    expect(report.errors.unknownCardFormat).toBe("NOPE37");
+    expect(report.errors.duplicateNames).toEqual([{ type: "partition", name: p.partitions[0].name, legacyIds: [0, 9] }]);
+    expect(report.errors.personalInfoMissing).toBe(true);
+  });
+});
