@@ -3,6 +3,7 @@
 // 60-bit one whose card number can exceed 2^53−1, a 9-bit one without facility code or parity, and
 // a 26-bit layout under the id "H10301" whose last parity bit covers the first).
 import fc from "fast-check";
+import { KNOWN_CARD_FORMATS } from "../../src/model/index.js";
 
 export interface BitFieldInput {
   offset: number;
@@ -111,11 +112,40 @@ const policyFieldsArb = fc
     return out;
   });
 
-/** One format entry: mostly the standard H10301, sometimes a custom layout. */
+/** Every well-known format of the table (SPEC §5), by id: the table is data, the encoder here is our own. */
+export const KNOWN_FORMAT_IDS: readonly string[] = Object.keys(KNOWN_CARD_FORMATS);
+
+/** A well-known layout written as a custom one (parity coverage as masks), for the encoder. */
+export function knownLayout(id: string): LayoutInput {
+  const k = KNOWN_CARD_FORMATS[id]!;
+  return {
+    facilityCode: k.facilityCode,
+    cardNumber: k.cardNumber,
+    parity: k.parity.map((p) => {
+      const mask = new Array<string>(k.bits).fill("0");
+      for (const c of p.covers) mask[c] = "1";
+      return { position: p.position, type: p.odd ? "odd" : "even", mask: mask.join("") };
+    }),
+  };
+}
+
+/** One format entry: mostly the standard H10301, sometimes another well-known format or a custom layout. */
 export const cardFormatArb: fc.Arbitrary<CardFormatInput> = fc
-  .tuple(fc.oneof({ weight: 4, arbitrary: fc.constant(-1) }, { weight: 3, arbitrary: fc.nat(CUSTOM_FORMATS.length - 1) }), policyFieldsArb)
+  .tuple(
+    fc.oneof(
+      { weight: 4, arbitrary: fc.constant(-1) },
+      { weight: 3, arbitrary: fc.nat(CUSTOM_FORMATS.length - 1) },
+      { weight: 3, arbitrary: fc.nat(KNOWN_FORMAT_IDS.length - 1).map((k) => 100 + k) },
+    ),
+    policyFieldsArb,
+  )
   .map(([which, fields]) => {
     if (which < 0) return { id: "H10301", min_input_bits: 26, max_input_bits: 26, ...(fields.enforce_parity === false ? { layout: null } : {}), ...fields };
+    if (which >= 100) {
+      const id = KNOWN_FORMAT_IDS[which - 100]!;
+      const bits = KNOWN_CARD_FORMATS[id]!.bits;
+      return { id, min_input_bits: bits, max_input_bits: bits, ...fields };
+    }
     const f = CUSTOM_FORMATS[which]!;
     return { id: f.id, min_input_bits: f.min_input_bits, max_input_bits: f.max_input_bits, layout: f.layout, ...fields };
   });
@@ -130,7 +160,8 @@ export const nodeCardFormatsArb: fc.Arbitrary<CardFormatInput[] | null | undefin
 
 /** The layout an entry decodes with (the standard one when the entry has no layout). */
 export function layoutOfInput(f: CardFormatInput): LayoutInput {
-  return f.layout ?? H10301_LAYOUT;
+  if (f.layout !== undefined && f.layout !== null) return f.layout;
+  return KNOWN_CARD_FORMATS[f.id] !== undefined ? knownLayout(f.id) : H10301_LAYOUT;
 }
 
 /** The formats a node actually uses: its entries, or the default H10301 when it lists none. */
