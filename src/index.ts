@@ -15,6 +15,7 @@ export { parsePanel, parsePanelOrThrow } from "./model/parsePanel.js";
 export { PanelEngine, loadPanelEngine, loadPanelEngineOrThrow } from "./adapters/legacy1/panelEngine.js";
 export { migratePanel, migratedId } from "./adapters/migration/migratePanel.js";
 export { preflightPanel } from "./adapters/migration/preflightPanel.js";
+export { createHttpHandler } from "./adapters/http/createHttpHandler.js";
 
 export type { Issue, Result } from "./model/issue.js";
 export type { AccessRequest, CredentialInput, NodeState } from "./model/request.js";
@@ -42,6 +43,8 @@ export type {
 export type { AtOptions, RsopOptions, RsopResult, RsopHolder, RsopRule, RsopDevice, RsopFloorGroup, RsopNodeRef } from "./evaluate/rsop.js";
 export type { WhoResult, AccessEntry } from "./evaluate/who.js";
 export type { AccessWindowsResult, AccessInterval, PeriodOptions } from "./evaluate/accessWindows.js";
+export type { HttpHandler, HttpHandlerOptions } from "./adapters/http/createHttpHandler.js";
+export type { HttpErrorBody, HttpIssue } from "./adapters/http/httpError.js";
 export type { LoadedPanel } from "./model/parsePanel.js";
 export type { PanelSnapshot, PanelSnapshotInput } from "./model/panelSchema.js";
 export type { DroppedField, MappedType } from "./model/panelToSystem.js";

@@ -7,6 +7,7 @@ import { demoCommand } from "./demoCommand.js";
 import { CliError, type CliIo, issueLines } from "./io.js";
 import { registerMigrationCommands } from "./migrationCommands.js";
 import { registerQueryCommands } from "./queryCommands.js";
+import { registerServeCommand } from "./serveCommand.js";
 import { validateCommand } from "./validateCommand.js";
 
 const VERSION = "0.1.0";
@@ -57,6 +58,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   registerQueryCommands(program, io, setCode);
   registerMigrationCommands(program, io, setCode);
   registerCardCommand(program, io, setCode);
+  registerServeCommand(program, io, setCode);
 
   try {
     await program.parseAsync([...argv], { from: "user" });

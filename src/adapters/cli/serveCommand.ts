@@ -1,0 +1,109 @@
+// `rsop serve`: the HTTP API on a snapshot file, reloaded when the file changes, until SIGINT/SIGTERM.
+import type { Command } from "commander";
+import { isBearerToken } from "../http/bearerToken.js";
+import { type RunningServer, startServer } from "../http/startServer.js";
+import { SnapshotError } from "../../model/index.js";
+import { CliError, type CliIo } from "./io.js";
+
+/** Options of `rsop serve`, as commander parses them. */
+export interface ServeOptions {
+  readonly system: string;
+  readonly port: string;
+  readonly host: string;
+  readonly token?: string;
+  readonly insecureNoAuth?: boolean;
+  readonly basePath?: string;
+}
+
+/** Where the signals that stop the server come from (the process, or an emitter in tests). */
+export interface SignalSource {
+  once(event: "SIGINT" | "SIGTERM", listener: () => void): unknown;
+  off(event: "SIGINT" | "SIGTERM", listener: () => void): unknown;
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+function parsePort(v: string): number {
+  const n = /^[0-9]+$/.test(v) ? Number(v) : NaN;
+  if (!(n >= 0 && n <= 65_535)) throw new CliError(`--port must be an integer from 0 to 65535, got "${v}"`);
+  return n;
+}
+
+/**
+ * Runs the server until a signal arrives, then closes it.
+ * @param onListening - told the server once it listens (tests read its url there).
+ * @returns the exit code.
+ */
+export async function serveCommand(
+  opts: ServeOptions,
+  io: CliIo,
+  env: Readonly<Record<string, string | undefined>>,
+  signals: SignalSource,
+  onListening?: (server: RunningServer) => void,
+): Promise<number> {
+  const log = (line: string) => {
+    io.stderr.write(`${line}\n`);
+  };
+  const token = opts.token !== undefined && opts.token !== "" ? opts.token : env.RSOP_TOKEN !== undefined && env.RSOP_TOKEN !== "" ? env.RSOP_TOKEN : undefined;
+  const insecure = opts.insecureNoAuth === true;
+  if (token === undefined && !insecure)
+    throw new CliError("refusing to start without authentication: pass --token <token> or set RSOP_TOKEN (or --insecure-no-auth for a local experiment)");
+  if (token !== undefined && insecure) throw new CliError("--insecure-no-auth contradicts the token given by --token or RSOP_TOKEN");
+  if (token !== undefined && !isBearerToken(token)) throw new CliError("the token may hold only letters, digits and -._~+/ (then = padding): clients could not send it as a Bearer token");
+  const port = parsePort(opts.port);
+  if (insecure && !LOOPBACK.test(opts.host)) log(`warning: serving without authentication on ${opts.host}, which other machines may reach`);
+
+  let server: RunningServer;
+  try {
+    server = await startServer({
+      systemFile: opts.system,
+      port,
+      host: opts.host,
+      ...(token !== undefined ? { token } : { insecureNoAuth: true }),
+      ...(opts.basePath !== undefined && opts.basePath !== "" ? { basePath: opts.basePath } : {}),
+      log,
+    });
+  } catch (e) {
+    if (e instanceof SnapshotError) throw new CliError(`${opts.system}: ${e.issues.length} problem${e.issues.length === 1 ? "" : "s"}`, e.issues);
+    const err = e as NodeJS.ErrnoException;
+    if (err.syscall === "listen") throw new CliError(`cannot listen on ${opts.host}:${port}: ${err.code ?? err.message}`);
+    if (err.code === "ERR_MODULE_NOT_FOUND") throw new CliError(`rsop serve needs the packages @hono/node-server and hono: ${err.message}`);
+    throw e;
+  }
+  onListening?.(server);
+
+  const signal = await new Promise<string>((resolve) => {
+    const onInt = () => stop("SIGINT");
+    const onTerm = () => stop("SIGTERM");
+    // After the first signal the default handlers are back: a second Ctrl-C ends the process at once.
+    const stop = (name: string) => {
+      signals.off("SIGINT", onInt);
+      signals.off("SIGTERM", onTerm);
+      resolve(name);
+    };
+    signals.once("SIGINT", onInt);
+    signals.once("SIGTERM", onTerm);
+  });
+  log(`${signal}: closing (waiting for open requests)`);
+  await server.close();
+  log("closed");
+  return 0;
+}
+
+/** Registers `rsop serve`. */
+export function registerServeCommand(program: Command, io: CliIo, setCode: (c: number) => void): void {
+  program
+    .command("serve")
+    .description(
+      "Serve the HTTP API (RSOP, decisions, who can access) on a snapshot file; the file is watched and a valid new version is swapped in atomically. Stops on SIGINT/SIGTERM.",
+    )
+    .requiredOption("--system <file>", "rsop-system/1 snapshot (JSON)")
+    .option("--port <n>", "TCP port (0: any free port)", "8080")
+    .option("--host <address>", "address to listen on", "127.0.0.1")
+    .option("--token <token>", "bearer token clients must send (default: $RSOP_TOKEN; prefer the variable, a command line is visible to other users)")
+    .option("--insecure-no-auth", "serve without authentication (local experiments only)")
+    .option("--base-path <path>", "prefix of every route, e.g. /v2")
+    .action(async (opts: ServeOptions) => {
+      setCode(await serveCommand(opts, io, process.env, process));
+    });
+}

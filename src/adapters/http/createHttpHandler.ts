@@ -1,0 +1,158 @@
+// The HTTP adapter: the seed 001 RSOP routes plus decisions and who-can-access, as one web-standard
+// `(Request) => Promise<Response>` function. It runs under Node's http server (through
+// @hono/node-server, see startServer.ts), Hono, Deno, Bun or an edge runtime: nothing here imports
+// a Node module.
+//
+// Order of checks, each answered before the next is looked at:
+//   base path and route shape (404) → method (405) → Authorization header (401) → authorize (403)
+//   → system id (404) → query or body (400, 413, 415) → engine query (404 naming unknown ids).
+// The system id is compared only after `authorize` accepted the token for it, so a caller learns
+// nothing about which systems exist here unless allowed to ask about them.
+import type { Engine } from "../../evaluate/index.js";
+import { answerDecisions } from "./answerDecisions.js";
+import { answerDeviceAccess } from "./answerDeviceAccess.js";
+import { answerRsop } from "./answerRsop.js";
+import { bearerToken } from "./bearerToken.js";
+import { HttpError, errorResponse, jsonResponse } from "./httpError.js";
+import { matchRoute, normalizeBasePath, pathSegments } from "./matchRoute.js";
+import { readJsonBody } from "./readJsonBody.js";
+
+/** A web-standard request handler: what `createHttpHandler` returns. */
+export type HttpHandler = (request: Request) => Promise<Response>;
+
+/** Options of createHttpHandler. */
+export interface HttpHandlerOptions {
+  /**
+   * The engine to answer with. Called once at the start of every request, and that engine answers
+   * the whole request, so a server can swap engines atomically by changing what this returns.
+   */
+  readonly getEngine: () => Engine;
+  /** The system id served (the `{system_id}` of every route); default: the engine snapshot's `systemId`. */
+  readonly systemId?: string;
+  /**
+   * Whether a bearer token may query a system. Default: deny everything (every request with a
+   * token is answered 403), so forgetting this option never opens a server.
+   */
+  readonly authorize?: (token: string, systemId: string) => boolean | Promise<boolean>;
+  /**
+   * Serve without any authentication: no Authorization header is needed and `authorize` is never
+   * called. Only for local experiments; default false.
+   */
+  readonly insecureNoAuth?: boolean;
+  /** Prefix of every route, e.g. `/v2`; default `""`. */
+  readonly basePath?: string;
+  /** Largest accepted request body in bytes; default 1 MiB. */
+  readonly maxBodyBytes?: number;
+  /** Most holder ids one RSOP request may name; default 100. */
+  readonly maxIds?: number;
+  /** JSON indentation of answers; default 2 (as `rsop rsop` prints), 0 for compact. */
+  readonly indent?: number;
+  /** The instant used when a request gives no `at`; default `Date.now`. */
+  readonly now?: () => number;
+  /** Told about every unexpected error (answered 500 with a generic message); default: ignored. */
+  readonly onError?: (error: unknown, request: Request) => void;
+}
+
+const MIB = 1024 * 1024;
+
+function positiveInteger(name: string, v: number | undefined, fallback: number): number {
+  if (v === undefined) return fallback;
+  if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`createHttpHandler: ${name} must be a positive integer, got ${String(v)}`);
+  return v;
+}
+
+function denyAll(): boolean {
+  return false;
+}
+
+/**
+ * Creates the HTTP adapter: a web-standard `(Request) => Promise<Response>` serving, below
+ * `basePath`, `GET /{system_id}/rsop/holders?ids=a,b[&at=…]`,
+ * `GET /{system_id}/cloud-nodes/{cloud_node_id}/rsop/holders?ids=…[&at=…]` (the seed 001 RSOP
+ * result, exactly as `engine.rsop` returns it), `POST /{system_id}/decisions` (one access request or
+ * an array → one decision or an array) and `GET /{system_id}/devices/{device_id}/access[?at=…]`
+ * (`engine.whoCanAccess`). Every request needs `Authorization: Bearer <token>` accepted by
+ * `authorize` (401 without one, 403 when refused). Errors are JSON
+ * `{ "error": { "status", "message", "issues": [{ "path", "message" }] } }` with status 400, 401,
+ * 403, 404, 405 (with `Allow`), 413, 415 or 500; never a stack trace.
+ * @param options - `getEngine` (called once per request), `authorize`, and optional `systemId`,
+ *   `basePath`, `maxBodyBytes`, `maxIds`, `indent`, `now`, `onError`.
+ * @returns the handler; it never throws or rejects.
+ * @throws RangeError when a numeric option is not a positive integer.
+ * @example
+ * const engine = loadEngineOrThrow(JSON.parse(readFileSync("examples/building.json", "utf8")));
+ * const handle = createHttpHandler({ getEngine: () => engine, authorize: (token) => token === process.env.RSOP_TOKEN });
+ * const res = await handle(new Request(`http://localhost/${engine.snapshot.systemId}/rsop/holders?ids=holder-0001&at=2026-04-15T14:15:00Z`, {
+ *   headers: { authorization: `Bearer ${process.env.RSOP_TOKEN}` },
+ * }));
+ * res.status; //=> 200
+ * (await res.json()).holders[0].id; //=> "holder-0001"
+ */
+export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
+  const { getEngine } = options;
+  if (typeof getEngine !== "function") throw new TypeError("createHttpHandler: getEngine must be a function");
+  const basePath = normalizeBasePath(options.basePath ?? "");
+  const authorize = options.authorize ?? denyAll;
+  const insecure = options.insecureNoAuth === true;
+  const maxBodyBytes = positiveInteger("maxBodyBytes", options.maxBodyBytes, MIB);
+  const maxIds = positiveInteger("maxIds", options.maxIds, 100);
+  const indent = options.indent ?? 2;
+  const now = options.now ?? Date.now;
+  const onError = options.onError;
+
+  async function handle(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const segments = pathSegments(url.pathname, basePath);
+    if (segments === "malformed") throw new HttpError(400, "The URL path has malformed percent-encoding.");
+    const route = segments === null ? null : matchRoute(segments);
+    if (route === null) throw new HttpError(404, `No route for ${request.method} ${url.pathname}.`);
+    if (request.method !== route.method)
+      throw new HttpError(405, `${request.method} is not allowed here; use ${route.method}.`, [], { allow: route.method });
+
+    if (!insecure) {
+      const header = request.headers.get("authorization");
+      const token = bearerToken(header);
+      if (token === null) {
+        const message = header === null ? "Authorization required: send Authorization: Bearer <token>." : "Malformed Authorization header: expected Bearer <token>.";
+        const challenge = header === null ? 'Bearer realm="rsop"' : 'Bearer realm="rsop", error="invalid_request"';
+        throw new HttpError(401, message, [], { "www-authenticate": challenge });
+      }
+      if ((await authorize(token, route.systemId)) !== true) throw new HttpError(403, "This token may not query this system.");
+    }
+
+    // One engine for the rest of the request, even if the server swaps in another meanwhile.
+    const engine = getEngine();
+    const systemId = options.systemId ?? engine.snapshot.systemId;
+    if (route.systemId !== systemId)
+      throw new HttpError(404, "Unknown system id.", [{ path: "system_id", message: `Unknown system id "${route.systemId}".` }]);
+
+    switch (route.name) {
+      case "rsopHolders":
+        return jsonResponse(200, answerRsop(engine, url.searchParams, null, maxIds, now), indent);
+      case "nodeRsopHolders":
+        return jsonResponse(200, answerRsop(engine, url.searchParams, route.id, maxIds, now), indent);
+      case "deviceAccess":
+        return jsonResponse(200, answerDeviceAccess(engine, url.searchParams, route.id!, now), indent);
+      case "decisions": {
+        const keys = [...new Set(url.searchParams.keys())];
+        if (keys.length > 0) throw new HttpError(400, "Invalid query parameters.", keys.map((k) => ({ path: k, message: "Unknown query parameter; this route takes none." })));
+        const body = await readJsonBody(request, maxBodyBytes);
+        return jsonResponse(200, answerDecisions(engine, body), indent);
+      }
+    }
+  }
+
+  return async (request) => {
+    try {
+      return await handle(request);
+    } catch (e) {
+      if (e instanceof HttpError) return errorResponse(e, indent);
+      try {
+        onError?.(e, request);
+      } catch {
+        // A failing logger must not turn a 500 into a crash.
+      }
+      return errorResponse(new HttpError(500, "Internal server error."), indent);
+    }
+  };
+}

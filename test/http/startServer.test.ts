@@ -1,0 +1,201 @@
+// The server over real HTTP on 127.0.0.1 (an ephemeral port; never any other address).
+import { request as httpRequest } from "node:http";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { type RunningServer, startServer } from "../../src/adapters/http/startServer.js";
+import { SnapshotError } from "../../src/index.js";
+import { AT, BUILDING_FILE, BUILDING_ID, TOKEN, building, brokenSnapshot, engineA, engineB, logSink, replaceByRename, snapshotA, snapshotB, removeTempDirs, tempDir, waitFor, writeInPlace } from "./fixtures.js";
+
+afterAll(removeTempDirs);
+
+const auth = { authorization: `Bearer ${TOKEN}` };
+
+async function errorStatus(res: Response): Promise<number> {
+  const body = (await res.json()) as { error: { status: number } };
+  expect(body.error.status).toBe(res.status);
+  return res.status;
+}
+
+/** A POST through node:http, body written in chunks without Content-Length (chunked encoding). */
+function postChunked(url: string, chunks: string[]): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: "POST", headers: { ...auth, "content-type": "application/json" } }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (d: string) => (body += d));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+    for (const c of chunks) req.write(c);
+    req.end();
+  });
+}
+
+describe("every status over HTTP", () => {
+  const logs = logSink();
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer({ systemFile: BUILDING_FILE, token: TOKEN, maxBodyBytes: 4096, log: logs.log, watch: false });
+  });
+  afterAll(() => server.close());
+
+  test("listens on 127.0.0.1 only", () => {
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+
+  test("200: RSOP exactly as engine.rsop", async () => {
+    const res = await fetch(`${server.url}/${BUILDING_ID}/rsop/holders?ids=holder-0001,holder-0002&at=${AT}`, { headers: auth });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe(`${JSON.stringify(building.rsop(["holder-0001", "holder-0002"], { at: AT }), null, 2)}\n`);
+  });
+
+  test("200: decisions and device access", async () => {
+    const r = { deviceId: "door-ward-3", at: "2026-04-15T09:15:00-05:00", credential: { credentialNumber: 10234, facilityCode: 17 } };
+    const res = await fetch(`${server.url}/${BUILDING_ID}/decisions`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify([r]) });
+    expect(await res.json()).toEqual([building.decide(r)]);
+    const who = await fetch(`${server.url}/${BUILDING_ID}/devices/door-pharmacy/access?at=${AT}`, { headers: auth });
+    expect(await who.json()).toEqual(building.whoCanAccess("door-pharmacy", { at: AT }));
+  });
+
+  test("400: a bad query and a bad body", async () => {
+    expect(await errorStatus(await fetch(`${server.url}/${BUILDING_ID}/rsop/holders?ids=`, { headers: auth }))).toBe(400);
+    const res = await fetch(`${server.url}/${BUILDING_ID}/decisions`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: "[{]" });
+    expect(await errorStatus(res)).toBe(400);
+  });
+
+  test("401: no token, with WWW-Authenticate", async () => {
+    const res = await fetch(`${server.url}/${BUILDING_ID}/rsop/holders?ids=holder-0001`);
+    expect(res.headers.get("www-authenticate")).toBe('Bearer realm="rsop"');
+    expect(await errorStatus(res)).toBe(401);
+  });
+
+  test("403: a wrong token", async () => {
+    expect(await errorStatus(await fetch(`${server.url}/${BUILDING_ID}/rsop/holders?ids=holder-0001`, { headers: { authorization: `Bearer ${TOKEN}x` } }))).toBe(403);
+  });
+
+  test("404: unknown route, system, holder", async () => {
+    expect(await errorStatus(await fetch(`${server.url}/${BUILDING_ID}/holders`, { headers: auth }))).toBe(404);
+    expect(await errorStatus(await fetch(`${server.url}/another-system/rsop/holders?ids=holder-0001`, { headers: auth }))).toBe(404);
+    const res = await fetch(`${server.url}/${BUILDING_ID}/rsop/holders?ids=nobody`, { headers: auth });
+    expect(await res.json()).toEqual({ error: { status: 404, message: "Unknown id.", issues: [{ path: "ids[0]", message: 'Unknown holder id "nobody".' }] } });
+  });
+
+  test("405: with Allow", async () => {
+    const res = await fetch(`${server.url}/${BUILDING_ID}/decisions`, { headers: auth });
+    expect(res.headers.get("allow")).toBe("POST");
+    expect(await errorStatus(res)).toBe(405);
+  });
+
+  test("413: declared by Content-Length, and counted on a chunked body", async () => {
+    const big = JSON.stringify({ padding: "x".repeat(10_000) });
+    const res = await fetch(`${server.url}/${BUILDING_ID}/decisions`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: big });
+    expect(await errorStatus(res)).toBe(413);
+    const chunked = await postChunked(`${server.url}/${BUILDING_ID}/decisions`, Array.from({ length: 10 }, () => " ".repeat(1000)));
+    expect(chunked.status).toBe(413);
+    expect(JSON.parse(chunked.body)).toMatchObject({ error: { status: 413 } });
+    // The connection and the server are fine afterwards.
+    expect((await fetch(`${server.url}/${BUILDING_ID}/rsop/holders?ids=holder-0001&at=${AT}`, { headers: auth })).status).toBe(200);
+  });
+
+  test("415: not JSON", async () => {
+    const res = await fetch(`${server.url}/${BUILDING_ID}/decisions`, { method: "POST", headers: { ...auth, "content-type": "text/plain" }, body: "{}" });
+    expect(await errorStatus(res)).toBe(415);
+  });
+
+  test("one log line per request: method, path without the query, status, duration", async () => {
+    const before = logs.lines.length;
+    await fetch(`${server.url}/${BUILDING_ID}/rsop/holders?ids=holder-0001&at=${AT}`, { headers: auth });
+    await fetch(`${server.url}/nope`, { headers: auth });
+    const lines = logs.lines.slice(before);
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(new RegExp(`^GET /${BUILDING_ID}/rsop/holders 200 \\d+\\.\\dms$`));
+    expect(lines[1]).toMatch(/^GET \/nope 404 \d+\.\dms$/);
+    expect(logs.lines.join("\n")).not.toContain(TOKEN);
+    expect(logs.lines.join("\n")).not.toContain("holder-0001");
+  });
+});
+
+describe("start, reload, close", () => {
+  test("refuses to start without a way to authenticate, or with a broken snapshot", async () => {
+    await expect(startServer({ systemFile: BUILDING_FILE, log: () => {} })).rejects.toThrow(/refusing to start without authentication/);
+    await expect(startServer({ systemFile: BUILDING_FILE, token: TOKEN, insecureNoAuth: true, log: () => {} })).rejects.toThrow(/only one of/);
+    const dir = tempDir();
+    const file = join(dir, "broken.json");
+    writeInPlace(file, brokenSnapshot);
+    const e = await startServer({ systemFile: file, token: TOKEN, log: () => {} }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(SnapshotError);
+    expect((e as SnapshotError).issues.map((i) => i.path.join("."))).toEqual(expect.arrayContaining(["timezone", "holders.0.groups.0", "rules.0.stopTime"]));
+    await expect(startServer({ systemFile: join(dir, "missing.json"), token: TOKEN, log: () => {} })).rejects.toThrow(/Cannot read the file: ENOENT/);
+  });
+
+  test("a port in use is an error", async () => {
+    const first = await startServer({ systemFile: BUILDING_FILE, token: TOKEN, log: () => {}, watch: false });
+    const port = Number(new URL(first.url).port);
+    await expect(startServer({ systemFile: BUILDING_FILE, token: TOKEN, port, log: () => {}, watch: false })).rejects.toMatchObject({ code: "EADDRINUSE" });
+    await first.close();
+  });
+
+  test("reload(): a broken file is refused and logged, the old engine keeps serving; a good one is swapped in", async () => {
+    const dir = tempDir();
+    const file = join(dir, "system.json");
+    writeInPlace(file, snapshotA);
+    const logs = logSink();
+    const server = await startServer({ systemFile: file, token: TOKEN, log: logs.log, watch: false });
+    try {
+      const ask = async () => (await fetch(`${server.url}/sys-ab/devices/d1/access?at=${AT}`, { headers: auth })).json();
+      expect(await ask()).toEqual(engineA.whoCanAccess("d1", { at: AT }));
+
+      writeInPlace(file, brokenSnapshot);
+      const refused = await server.reload();
+      expect(refused.status).toBe("refused");
+      expect(logs.lines).toContain(`reload refused: ${file} has 3 problems; still serving the previous snapshot`);
+      for (const path of ["timezone", "holders[0].groups[0]", "rules[0].stopTime"]) expect(logs.lines.some((l) => l.startsWith(`  ${path}: `))).toBe(true);
+      expect(await ask()).toEqual(engineA.whoCanAccess("d1", { at: AT }));
+
+      writeInPlace(file, { ...snapshotB, systemId: "another" });
+      expect(await server.reload()).toMatchObject({ status: "refused", issues: [{ path: ["systemId"] }] });
+
+      writeInPlace(file, snapshotA);
+      expect(await server.reload()).toEqual({ status: "unchanged" });
+      expect(logs.lines).toContain(`${file} is back to the snapshot being served`);
+
+      writeInPlace(file, snapshotB);
+      expect((await server.reload()).status).toBe("reloaded");
+      expect(logs.lines.at(-1)).toBe(`reloaded ${file}: system sys-ab, 2 holders, 1 devices, 1 rules`);
+      expect(await ask()).toEqual(engineB.whoCanAccess("d1", { at: AT }));
+      expect(engineB.whoCanAccess("d1", { at: AT })).not.toEqual(engineA.whoCanAccess("d1", { at: AT }));
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("the watcher follows a file replaced by rename (as editors do) and one rewritten in place", async () => {
+    const dir = tempDir();
+    const file = join(dir, "system.json");
+    writeInPlace(file, snapshotA);
+    const logs = logSink();
+    const server = await startServer({ systemFile: file, token: TOKEN, log: logs.log, debounceMs: 20 });
+    try {
+      replaceByRename(file, snapshotB);
+      await waitFor(() => server.engine().snapshot.groups[0]!.name === "Night staff", 5000, "the renamed file to be loaded");
+      writeInPlace(file, brokenSnapshot);
+      await waitFor(() => logs.lines.some((l) => l.startsWith("reload refused")), 5000, "the broken file to be refused");
+      expect(server.engine().snapshot.groups[0]!.name).toBe("Night staff");
+      writeInPlace(file, snapshotA);
+      await waitFor(() => server.engine().snapshot.groups[0]!.name === "Day staff", 5000, "the rewritten file to be loaded");
+      // A second rename after the first still works: the watch is on the directory, not the old inode.
+      replaceByRename(file, snapshotB);
+      await waitFor(() => server.engine().snapshot.groups[0]!.name === "Night staff", 5000, "the second rename to be loaded");
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("close() stops the server; later connections are refused", async () => {
+    const server = await startServer({ systemFile: BUILDING_FILE, token: TOKEN, log: () => {}, watch: false });
+    expect((await fetch(`${server.url}/${BUILDING_ID}/rsop/holders?ids=holder-0001&at=${AT}`, { headers: auth })).status).toBe(200);
+    await server.close();
+    await server.close(); // idempotent
+    await expect(fetch(`${server.url}/${BUILDING_ID}/rsop/holders?ids=holder-0001`, { headers: auth })).rejects.toThrow();
+  });
+});
