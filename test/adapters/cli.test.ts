@@ -92,7 +92,7 @@ describe("rsop decide", () => {
 });
 
 describe("help", () => {
-  test.each([[[]], [["validate"]], [["decide"]], [["demo"]]])("--help on %j", async (cmd) => {
+  test.each([[[]], [["validate"]], [["decide"]], [["demo"]], [["rsop"]], [["who"]], [["windows"]], [["card"]], [["card", "encode"]], [["card", "decode"]], [["card", "formats"]], [["preflight"]], [["migrate"]], [["serve"]]])("--help on %j", async (cmd) => {
     const r = await run([...cmd, "--help"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^Usage: rsop/);
