@@ -1,6 +1,7 @@
 // The `rsop` command line: a thin adapter over the library. Argument parsing and help come from
 // commander; each command lives in its own file and returns an exit code.
 import { Command, CommanderError } from "commander";
+import { registerBenchCommand } from "./benchCommand.js";
 import { registerCardCommand } from "./cardCommand.js";
 import { decideCommand } from "./decideCommand.js";
 import { demoCommand } from "./demoCommand.js";
@@ -58,6 +59,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   registerQueryCommands(program, io, setCode);
   registerMigrationCommands(program, io, setCode);
   registerCardCommand(program, io, setCode);
+  registerBenchCommand(program, io, setCode);
   registerServeCommand(program, io, setCode);
 
   try {

@@ -1,0 +1,76 @@
+// Scenario: decisions per second and per-decision latency at each size, with a fresh decision object
+// per call and with a caller-supplied `out`; at the largest size also per request kind.
+import type { Decision } from "../src/index.js";
+import { type BatchResult, type Row, batchRow, fmtOps, log, sink, timeBatches, timeRounds } from "./benchUtil.js";
+import { type RequestKind, type SizeName, fixture } from "./fixtures.js";
+import type { ScenarioContext } from "./scenario.js";
+
+/** Decisions per tinybench sample. */
+export const DECIDE_BATCH = 1_000;
+
+export async function run(ctx: ScenarioContext): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const size of ctx.sizes) {
+    const f = fixture(size);
+    const engine = f.engine;
+    const pool = f.set.requests;
+    const n = pool.length;
+    let k = 0;
+    const freshBatch = () => {
+      let acc = 0;
+      for (let i = 0; i < DECIDE_BATCH; i++) {
+        acc += engine.decide(pool[k]).reason.length;
+        if (++k === n) k = 0;
+      }
+      sink.value += acc;
+    };
+    const out: Decision = engine.decide(pool[0]);
+    const outBatch = () => {
+      let acc = 0;
+      for (let i = 0; i < DECIDE_BATCH; i++) {
+        acc += engine.decide(pool[k], out).reason.length;
+        if (++k === n) k = 0;
+      }
+      sink.value += acc;
+    };
+    const timing = { timeMs: ctx.quick ? 700 : 2_400, warmupMs: ctx.quick ? 200 : 300 };
+    const rounds = ctx.quick ? 1 : 3;
+    const note = (r: BatchResult) =>
+      `${n.toLocaleString("en-US")} requests cycled; batches of ${DECIDE_BATCH}${r.roundsOpsPerSec === undefined || rounds === 1 ? "" : `; median of ${rounds} rounds (${r.roundsOpsPerSec.map((x) => fmtOps(x)).join(", ")})`}`;
+    const fresh = await timeRounds(`decide ${size}`, freshBatch, DECIDE_BATCH, timing, rounds);
+    log(`  decide ${size}: ${fresh.opsPerSec.toFixed(0)} decisions/s (fresh decision)`);
+    rows.push(batchRow("decide", size, "decide(request)", fresh, note(fresh)));
+    ctx.facts[`decide.${size}.fresh`] = fresh;
+    const reused = await timeRounds(`decide ${size} out`, outBatch, DECIDE_BATCH, timing, rounds);
+    log(`  decide ${size}: ${reused.opsPerSec.toFixed(0)} decisions/s (caller-supplied out)`);
+    rows.push(batchRow("decide", size, "decide(request, out)", reused, note(reused)));
+    ctx.facts[`decide.${size}.out`] = reused;
+  }
+  if (!ctx.quick && ctx.sizes.includes("L")) rows.push(...(await byKind("L", ctx)));
+  return rows;
+}
+
+/** Per request kind at one size, with a caller-supplied `out`: where the time goes by request shape. */
+async function byKind(size: SizeName, ctx: ScenarioContext): Promise<Row[]> {
+  const f = fixture(size);
+  const engine = f.engine;
+  const rows: Row[] = [];
+  const kinds = [...new Set(f.set.kinds)].sort() as RequestKind[];
+  for (const kind of kinds) {
+    const pool = f.set.requests.filter((_, i) => f.set.kinds[i] === kind);
+    const n = pool.length;
+    let k = 0;
+    const out: Decision = engine.decide(pool[0]);
+    const batch = () => {
+      let acc = 0;
+      for (let i = 0; i < DECIDE_BATCH; i++) {
+        acc += engine.decide(pool[k], out).reason.length;
+        if (++k === n) k = 0;
+      }
+      sink.value += acc;
+    };
+    const r = await timeBatches(`decide ${size} ${kind}`, batch, DECIDE_BATCH, { timeMs: ctx.quick ? 300 : 700, warmupMs: 150 });
+    rows.push(batchRow("decide by kind", size, kind, r, `${n.toLocaleString("en-US")} requests; with out`));
+  }
+  return rows;
+}

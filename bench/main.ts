@@ -1,0 +1,246 @@
+// `npm run bench`: runs every scenario, prints one table and writes bench/results/latest.json.
+//
+//   npm run bench                      the whole run (4–5 minutes on a busy 2-core machine); writes latest.json
+//   npm run bench -- --quick           sizes S and M, shorter budgets (1–2 minutes); prints only
+//   npm run bench -- --only decide,rsop --sizes S,M     a part (printed, not written unless --out)
+//   npm run bench -- --profile --sizes L                decide under `node --cpu-prof`, summarized
+//   npm run bench -- --markdown        also print the table as Markdown (for the README)
+//
+// Scenarios run in child processes grouped by what they need: decide, memory and rsop share one
+// process (started with --expose-gc for the heap measurements, building S, M and L once); compile
+// gets a process whose heap holds only the snapshots; the peers (casbin, Cedar wasm) get their own;
+// the CLI scenario spawns `node dist/cli.js`.
+// A child prints its rows as JSON on stdout; progress goes to stderr.
+import { spawnSync } from "node:child_process";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { type BatchResult, type Row, fmtNs, fmtOps, log, machine, renderTable } from "./benchUtil.js";
+import { run as cli } from "./cli.bench.js";
+import { run as compile } from "./compile.bench.js";
+import { run as decide } from "./decide.bench.js";
+import type { SizeName } from "./fixtures.js";
+import { run as memory } from "./memory.bench.js";
+import { run as peers } from "./peers.bench.js";
+import { run as rsop } from "./rsop.bench.js";
+import type { Scenario, ScenarioContext } from "./scenario.js";
+
+const SCENARIOS: Readonly<Record<string, Scenario>> = { decide, memory, rsop, compile, peers, cli };
+
+interface Job {
+  readonly scenarios: readonly string[];
+  readonly nodeFlags: readonly string[];
+}
+
+const JOBS: readonly Job[] = [
+  { scenarios: ["decide", "memory", "rsop"], nodeFlags: ["--expose-gc"] },
+  { scenarios: ["compile"], nodeFlags: [] },
+  { scenarios: ["peers"], nodeFlags: [] },
+  { scenarios: ["cli"], nodeFlags: [] },
+];
+
+const RESULTS_DIR = resolve("bench/results");
+
+interface Args {
+  quick: boolean;
+  sizes: SizeName[];
+  only: string[] | null;
+  child: string[] | null;
+  profile: boolean;
+  markdown: boolean;
+  out: string | null;
+}
+
+function parseArgs(argv: readonly string[]): Args {
+  const a: Args = { quick: false, sizes: ["S", "M", "L"], only: null, child: null, profile: false, markdown: false, out: null };
+  let sizesGiven = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${arg} needs a value`);
+      return v;
+    };
+    if (arg === "--quick") a.quick = true;
+    else if (arg === "--profile") a.profile = true;
+    else if (arg === "--markdown") a.markdown = true;
+    else if (arg === "--sizes") {
+      a.sizes = value().split(",").map((s) => s.trim().toUpperCase()) as SizeName[];
+      sizesGiven = true;
+    }
+    else if (arg === "--only") a.only = value().split(",").map((s) => s.trim());
+    else if (arg === "--child") a.child = value().split(",");
+    else if (arg === "--out") a.out = value();
+    else throw new Error(`unknown argument ${arg} (see bench/main.ts)`);
+  }
+  // --quick leaves out L (its generation and validation alone take half a minute) unless asked for.
+  if (a.quick && !sizesGiven && a.child === null) a.sizes = ["S", "M"];
+  for (const s of a.sizes) if (!["S", "M", "L"].includes(s)) throw new Error(`unknown size ${s}`);
+  for (const s of [...(a.only ?? []), ...(a.child ?? [])]) if (!(s in SCENARIOS)) throw new Error(`unknown scenario ${s}`);
+  return a;
+}
+
+interface ChildResult {
+  rows: Row[];
+  facts: Record<string, unknown>;
+}
+
+async function child(args: Args): Promise<void> {
+  const ctx: ScenarioContext = { quick: args.quick, sizes: args.sizes, facts: {} };
+  const rows: Row[] = [];
+  for (const name of args.child!) {
+    const t0 = performance.now();
+    log(`[${name}] ${args.quick ? "quick, " : ""}sizes ${args.sizes.join(",")}`);
+    rows.push(...(await SCENARIOS[name]!(ctx)));
+    log(`[${name}] done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  }
+  const result: ChildResult = { rows, facts: ctx.facts };
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+function runJob(job: Job, args: Args, extraFlags: readonly string[]): ChildResult | null {
+  const scenarios = job.scenarios.filter((s) => args.only === null || args.only.includes(s));
+  if (scenarios.length === 0) return null;
+  const argv = [...job.nodeFlags, ...extraFlags, process.argv[1]!, "--child", scenarios.join(","), "--sizes", args.sizes.join(",")];
+  if (args.quick) argv.push("--quick");
+  const r = spawnSync(process.execPath, argv, { stdio: ["ignore", "pipe", "inherit"], maxBuffer: 1 << 26 });
+  if (r.status !== 0) {
+    log(`scenario process ${scenarios.join(",")} failed (exit ${r.status ?? r.signal})`);
+    return null;
+  }
+  const lines = String(r.stdout).trim().split("\n");
+  return JSON.parse(lines[lines.length - 1]!) as ChildResult;
+}
+
+interface Target {
+  readonly target: string;
+  readonly measured: string;
+  readonly met: boolean | null;
+}
+
+function targets(facts: Record<string, unknown>): Target[] {
+  const out: Target[] = [];
+  const num = (k: string) => (typeof facts[k] === "number" ? (facts[k] as number) : undefined);
+  const batch = (k: string) => facts[k] as BatchResult | undefined;
+  for (const [k, label] of [
+    ["decide.L.fresh", "decide(request)"],
+    ["decide.L.out", "decide(request, out)"],
+  ] as const) {
+    const r = batch(k);
+    if (r === undefined) continue;
+    out.push({ target: `L ${label} ≥ 5,000,000 decisions/s`, measured: fmtOps(r.opsPerSec), met: r.opsPerSec >= 5e6 });
+    out.push({ target: `L ${label} p99 ≤ 1 µs (per-batch p99)`, measured: fmtNs(r.p99Ns), met: r.p99Ns <= 1000 });
+  }
+  const objectBytes = num("alloc.objectBytes");
+  const fresh = num("alloc.L.decide(request)");
+  const reused = num("alloc.L.decide(request, out)");
+  if (fresh !== undefined && objectBytes !== undefined)
+    out.push({ target: "L ≤ 1 object allocated per decision", measured: `${fresh.toFixed(2)} B (${(fresh / objectBytes).toFixed(2)} objects)`, met: fresh <= objectBytes * 1.05 });
+  if (reused !== undefined) out.push({ target: "L 0 allocations with a caller-supplied out", measured: `${reused.toFixed(2)} B/decision`, met: reused < 1 });
+  const warm = num("compile.L.warmMs");
+  const first = num("compile.L.firstMs");
+  if (warm !== undefined) out.push({ target: "L compile ≤ 1 s (createEngine, warm median)", measured: `${warm.toFixed(0)} ms (first in process ${first?.toFixed(0)} ms)`, met: warm <= 1000 });
+  const heapIndex = num("heap.L.indexPerHolder");
+  const heapTotal = num("heap.L.totalPerHolder");
+  if (heapIndex !== undefined) out.push({ target: "L retained heap ≤ 500 B/holder (compiled indexes)", measured: `${heapIndex.toFixed(0)} B/holder`, met: heapIndex <= 500 });
+  if (heapTotal !== undefined) out.push({ target: "L retained heap ≤ 500 B/holder (snapshot + indexes)", measured: `${heapTotal.toFixed(0)} B/holder`, met: heapTotal <= 500 });
+  for (const key of ["narrow", "wide"]) {
+    const ns = num(`rsop.L.${key}.ns`);
+    if (ns === undefined) continue;
+    const what = `${num(`rsop.L.${key}.rules`)} rules → ${num(`rsop.L.${key}.devices`)} devices`;
+    out.push({ target: `L RSOP of one holder with ~50 rules over 5k devices ≤ 50 µs (${key === "narrow" ? "single-door rules" : "area rules"})`, measured: `${fmtNs(ns)} (${what})`, met: ns <= 50_000 });
+  }
+  const e = num("peers.engineOps");
+  const plain = num("peers.plainOps");
+  const naive = num("peers.naiveOps");
+  const best = Math.max(num("peers.casbinOps") ?? 0, num("peers.cedarOps") ?? 0);
+  if (e !== undefined && naive !== undefined) out.push({ target: "S beat the naive floor (scan all rules)", measured: `${(e / naive).toFixed(1)}×`, met: e > naive });
+  if (e !== undefined && plain !== undefined) out.push({ target: "S beat plain JS (rules per device)", measured: `${(e / plain).toFixed(2)}×`, met: e > plain });
+  if (e !== undefined && best > 0) out.push({ target: "S ratio to the best peer (printed)", measured: `${Math.round(e / best).toLocaleString("en-US")}×`, met: null });
+  return out;
+}
+
+function summarizeProfiles(dir: string): void {
+  const files = readdirSync(dir).filter((f) => f.endsWith(".cpuprofile"));
+  for (const f of files) {
+    log(`profile: ${join(dir, f)}`);
+    spawnSync(process.execPath, [resolve("bench/cpuprofile.mjs"), join(dir, f), "--match", "Batch", "--top", "20"], { stdio: "inherit" });
+  }
+}
+
+async function orchestrate(args: Args): Promise<number> {
+  const started = Date.now();
+  const before = machine();
+  const rows: Row[] = [];
+  const facts: Record<string, unknown> = {};
+  let failed = false;
+  if (args.profile) {
+    const dir = join(RESULTS_DIR, `profile-${new Date(started).toISOString().replace(/[:.]/g, "-")}`);
+    mkdirSync(dir, { recursive: true });
+    const r = runJob({ scenarios: ["decide"], nodeFlags: [] }, { ...args, only: ["decide"] }, ["--cpu-prof", `--cpu-prof-dir=${dir}`]);
+    if (r === null) return 1;
+    process.stdout.write(`${renderTable(r.rows)}\n`);
+    summarizeProfiles(dir);
+    return 0;
+  }
+  for (const job of JOBS) {
+    const r = runJob(job, args, []);
+    if (r === null) {
+      if (job.scenarios.some((s) => args.only === null || args.only.includes(s))) failed = true;
+      continue;
+    }
+    rows.push(...r.rows);
+    Object.assign(facts, r.facts);
+  }
+  const after = machine();
+  const seconds = (Date.now() - started) / 1000;
+  // Only a whole, full-length run replaces bench/results/latest.json (the committed reference).
+  const complete = args.only === null && args.sizes.length === 3 && !args.quick && !failed;
+  const command = `npm run bench${args.quick ? " -- --quick" : ""}`;
+  const header = [
+    `rsop-engine benchmarks — ${command}`,
+    `machine: ${before.cpus} CPUs (${before.cpuModel}), ${before.platform}, Node ${before.node} (V8 ${before.v8})`,
+    `load average at start ${before.loadavg.join(" ")}, at end ${after.loadavg.join(" ")}; run took ${seconds.toFixed(0)} s`,
+    "latencies are per operation: each sample times a batch (see 'note'); p50/p99 are percentiles of batch means; ops/s is from the median batch",
+  ];
+  const tgts = targets(facts);
+  const targetLines = tgts.map((t) => `  ${t.met === null ? "·" : t.met ? "met   " : "MISSED"}  ${t.target}: ${t.measured}`);
+  process.stdout.write(`${header.join("\n")}\n\n${renderTable(rows)}\n\ntargets:\n${targetLines.join("\n")}\n`);
+  if (facts.agreement !== undefined) {
+    const ag = facts.agreement as Record<string, { agree: number; total: number; rate: number }>;
+    process.stdout.write(`\nagreement with the engine on allow/deny (S): ${Object.entries(ag).map(([k, v]) => `${k} ${(100 * v.rate).toFixed(2)}% (${v.agree}/${v.total})`).join(", ")}\n`);
+  }
+  if (args.markdown) process.stdout.write(`\n${renderTable(rows, true)}\n`);
+  const outPath = args.out ?? (complete ? join(RESULTS_DIR, "latest.json") : null);
+  if (outPath !== null) {
+    mkdirSync(resolve(outPath, ".."), { recursive: true });
+    const doc = {
+      command,
+      quick: args.quick,
+      date: new Date(started).toISOString(),
+      seconds: Math.round(seconds),
+      machine: { ...before, loadavgAtEnd: after.loadavg },
+      notes: header.slice(3),
+      rows,
+      targets: tgts,
+      agreement: facts.agreement ?? null,
+      facts,
+    };
+    writeFileSync(outPath, `${JSON.stringify(doc, null, 2)}\n`);
+    process.stdout.write(`\nwrote ${outPath}\n`);
+  } else process.stdout.write("\n(quick or partial run: bench/results/latest.json left as it was; pass --out FILE to keep these results)\n");
+  return failed ? 1 : 0;
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  if (args.child !== null) {
+    await child(args);
+    return;
+  }
+  process.exitCode = await orchestrate(args);
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`bench: ${(e as Error).stack ?? String(e)}\n`);
+  process.exitCode = 1;
+});
