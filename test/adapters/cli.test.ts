@@ -1,11 +1,12 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, test } from "vitest";
+import { afterAll, describe, expect, test } from "vitest";
 import { run } from "./cliHarness.js";
 
 const dir = mkdtempSync(join(tmpdir(), "rsop-cli-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function file(name: string, content: unknown): string {
   const p = join(dir, name);
   writeFileSync(p, typeof content === "string" ? content : JSON.stringify(content));
