@@ -1,9 +1,10 @@
 import { type Engine, loadEngine } from "../../evaluate/index.js";
 import { type PanelEngine, loadPanelEngine } from "../legacy1/panelEngine.js";
+import type { Issue } from "../../model/index.js";
 import { CliError, readJsonFile } from "./io.js";
 
-function refused(path: string, issues: readonly unknown[]): never {
-  throw new CliError(`${path}: ${issues.length} problem${issues.length === 1 ? "" : "s"}`, issues as never);
+function refused(path: string, issues: readonly Issue[]): never {
+  throw new CliError(`${path}: ${issues.length} problem${issues.length === 1 ? "" : "s"}`, issues);
 }
 
 /** Reads, validates and compiles a system snapshot file, or fails with every problem listed. */
