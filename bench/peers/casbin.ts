@@ -10,6 +10,7 @@
 import { type Enforcer, newEnforcer, newModelFromString } from "casbin";
 import type { PeerInput } from "../fixtures.js";
 import { policyAccepts } from "../fixtures.js";
+import { type RawRule, type RawSnapshot, clockMs } from "./rawSnapshot.js";
 
 const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 
@@ -38,32 +39,8 @@ m = r.c.enabled && r.c.local >= r.c.from && r.c.local < r.c.to && g2(r.obj, p.ob
   (p.eft == "deny" || (p.acc[ r.c.factor] == "1" && r.c.accepts[ r.c.factor] == "1"))
 `;
 
-interface RawRule {
-  id: string;
-  type: "door" | "elevator";
-  groupId: string;
-  devices?: string[];
-  floorGroups?: string[];
-  startTime: string;
-  stopTime: string;
-  recurring: string[];
-  allow?: boolean;
-  authenticationPolicy?: string | null;
-  enabled?: boolean;
-  startDate?: string | null;
-  endDate?: string | null;
-}
 
-interface RawSnapshot {
-  holders: { id: string; groups: string[] }[];
-  floorGroups: { id: string; readerPort: string }[];
-  rules: RawRule[];
-}
-
-const ms8 = (clock: string) => {
-  const [h, m, s] = clock.split(":").map(Number) as [number, number, number];
-  return String(((h * 60 + m) * 60 + s) * 1000).padStart(8, "0");
-};
+const ms8 = (clock: string) => String(clockMs(clock)).padStart(8, "0");
 const day = (date: string | null | undefined, fallback: string) => {
   if (date === null || date === undefined) return fallback;
   const [y, m, d] = date.split("-").map(Number) as [number, number, number];

@@ -7,36 +7,12 @@
 // parsed once (`preparsePolicySet` + `statefulIsAuthorized`), Cedar's fastest path from JavaScript.
 import { type EntityJson, type StatefulAuthorizationCall, preparsePolicySet, statefulIsAuthorized } from "@cedar-policy/cedar-wasm/nodejs";
 import { type PeerInput, policyAccepts } from "../fixtures.js";
+import { type RawRule, type RawSnapshot, clockMs } from "./rawSnapshot.js";
 
 const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 const POLICY_SET_ID = "rsop-bench";
 
-interface RawRule {
-  id: string;
-  type: "door" | "elevator";
-  groupId: string;
-  devices?: string[];
-  floorGroups?: string[];
-  startTime: string;
-  stopTime: string;
-  recurring: string[];
-  allow?: boolean;
-  authenticationPolicy?: string | null;
-  enabled?: boolean;
-  startDate?: string | null;
-  endDate?: string | null;
-}
 
-interface RawSnapshot {
-  holders: { id: string; groups: string[] }[];
-  floorGroups: { id: string; readerPort: string }[];
-  rules: RawRule[];
-}
-
-const ms = (clock: string) => {
-  const [h, m, s] = clock.split(":").map(Number) as [number, number, number];
-  return ((h * 60 + m) * 60 + s) * 1000;
-};
 const dayNumber = (date: string) => {
   const [y, m, d] = date.split("-").map(Number) as [number, number, number];
   return Date.UTC(y, m - 1, d) / 86_400_000;
@@ -53,8 +29,8 @@ function windowCondition(r: RawRule): string {
     if (r.endDate) parts.push(`context.${v} <= ${dayNumber(r.endDate)}`);
     return parts.length === 0 ? "" : ` && ${parts.join(" && ")}`;
   };
-  const start = ms(r.startTime);
-  const stop = ms(r.stopTime);
+  const start = clockMs(r.startTime);
+  const stop = clockMs(r.stopTime);
   if (start < stop) return `${onDay("wd")} && context.tod >= ${start} && context.tod < ${stop}${bounds("day")}`;
   return `((${onDay("wd")} && context.tod >= ${start}${bounds("day")}) || (${onDay("pwd")} && context.tod < ${stop}${bounds("pday")}))`;
 }

@@ -10,28 +10,8 @@
 // Neither decodes cards, converts time zones or resolves credentials: like every peer, they get
 // those already done in PeerInput (outside the timed path).
 import { type PeerInput, policyAccepts } from "../fixtures.js";
+import { type RawRule, type RawSnapshot, clockMs } from "./rawSnapshot.js";
 
-interface RawRule {
-  id: string;
-  type: "door" | "elevator";
-  groupId: string;
-  devices?: string[];
-  floorGroups?: string[];
-  startTime: string;
-  stopTime: string;
-  recurring: string[];
-  allow?: boolean;
-  authenticationPolicy?: string | null;
-  enabled?: boolean;
-  startDate?: string | null;
-  endDate?: string | null;
-}
-
-interface RawSnapshot {
-  holders: { id: string; groups: string[] }[];
-  floorGroups: { id: string; readerPort: string }[];
-  rules: RawRule[];
-}
 
 const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 
@@ -81,10 +61,6 @@ interface PlainRule {
   readonly accepts: number;
 }
 
-function ms(clock: string): number {
-  const [h, m, s] = clock.split(":").map(Number) as [number, number, number];
-  return ((h * 60 + m) * 60 + s) * 1000;
-}
 
 function dayNumber(date: string | null | undefined, fallback: number): number {
   if (date === null || date === undefined) return fallback;
@@ -103,8 +79,8 @@ export function plainIndexed(snapshotJson: unknown): PeerDecide {
     const rule: PlainRule = {
       group: r.groupId,
       allow: r.allow !== false,
-      start: ms(r.startTime),
-      stop: ms(r.stopTime),
+      start: clockMs(r.startTime),
+      stop: clockMs(r.stopTime),
       days,
       first: dayNumber(r.startDate, -Infinity),
       last: dayNumber(r.endDate, Infinity),
