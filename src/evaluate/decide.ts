@@ -269,6 +269,12 @@ export function evaluateRules(sys: CompiledSystem, device: CompiledDevice, holde
   out.wideHits_ = wideHits;
 }
 
+/** The sorted floors an accepted outcome enables at a device: interned per floor-group mask; [] at doors. */
+export function floorsOf(device: CompiledDevice, outcome: RuleOutcome): readonly string[] {
+  if (!device.elevator_) return NO_FLOORS;
+  return outcome.wideHits_ !== null ? unionFloors(device, outcome.wideHits_) : floorsFor(device, outcome.mask_);
+}
+
 const RULES = newRuleOutcome();
 
 function decideRules(
@@ -295,8 +301,7 @@ function decideRules(
     return fill(d, "denied", mode === MODE_24X7 ? "offlineNot24x7" : "noActiveRule", holder, credentialId, null, duress, NO_FLOORS, fc, cn);
   if (RULES.minAccepted_ !== NONE) {
     const reason: Reason = mode === MODE_NORMAL ? "allowed" : mode === MODE_24X7 ? "offline24x7" : "offlineAnySchedule";
-    const floors = !device.elevator_ ? NO_FLOORS : RULES.wideHits_ !== null ? unionFloors(device, RULES.wideHits_) : floorsFor(device, RULES.mask_);
-    return fill(d, "allowed", reason, holder, credentialId, rules[RULES.minAccepted_]!.id, duress, floors, fc, cn);
+    return fill(d, "allowed", reason, holder, credentialId, rules[RULES.minAccepted_]!.id, duress, floorsOf(device, RULES), fc, cn);
   }
   // E11: the reason comes from the smallest-id applicable allow rule.
   const reason: Reason = pin !== null && !pinOk ? "wrongPin" : hasCard ? "pinRequired" : "cardRequired";

@@ -1,6 +1,4 @@
 // ISO renderings of instants and local wall times for query results (not on the decide hot path).
-import { MS_PER_DAY } from "../model/index.js";
-
 function pad(n: number, w = 2): string {
   return String(n).padStart(w, "0");
 }
@@ -16,9 +14,4 @@ export function isoLocal(at: number, offset: number): string {
   const sign = offset < 0 ? "-" : "+";
   const abs = Math.abs(offset) / 60_000;
   return `${d.toISOString().slice(0, 23)}${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
-}
-
-/** Day number (days since 1970-01-01) of a local epoch-ms wall time. */
-export function dayOf(local: number): number {
-  return Math.floor(local / MS_PER_DAY);
 }

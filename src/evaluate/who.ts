@@ -2,11 +2,10 @@
 // groups whose rules reach the device, so the cost grows with those groups' members only.
 import type { CompiledDevice, CompiledSystem } from "../compile/index.js";
 import { type Issue, QueryError } from "../model/index.js";
-import { NONE, newRuleOutcome } from "./decide.js";
+import { NONE, floorsOf, newRuleOutcome } from "./decide.js";
 import { isoInstant } from "./formatInstant.js";
 import { type AtOptions, queryInstant } from "./rsop.js";
 import { minRankReaching, reachesFloorGroup, scanAccess } from "./scanAccess.js";
-import { floorsFor, unionFloors } from "../compile/index.js";
 
 /** One holder who can get in, and the rule that lets them. */
 export interface AccessEntry {
@@ -51,8 +50,7 @@ export function whoCanAccess(sys: CompiledSystem, deviceId: string, options: AtO
     const holder = sys.holders_[h]!;
     const access = scanAccess(sys, dev, holder, at, outcome);
     if (!access.allowed) continue;
-    const floors = !dev.elevator_ ? [] : outcome.wideHits_ !== null ? unionFloors(dev, outcome.wideHits_) : floorsFor(dev, outcome.mask_);
-    holders.push({ holderId: holder.id, activeRuleId: sys.rules_[access.rank]!.id, floors });
+    holders.push({ holderId: holder.id, activeRuleId: sys.rules_[access.rank]!.id, floors: floorsOf(dev, outcome) });
   }
   holders.sort(byHolderId);
   return { date: isoInstant(at), deviceId: dev.id, floorGroupId: null, holders };

@@ -143,11 +143,3 @@ export function parseInstant(v: unknown): number {
   } else return NaN;
   return day * MS_PER_DAY + ((h * 60 + mi - offsetMin) * 60 + sec) * 1000 + ms;
 }
-
-/** Formats seconds since midnight as `HH:mm:ss` (24:00:00 for a whole day). */
-export function formatClock(seconds: number): string {
-  const h = Math.floor(seconds / 3600);
-  const m = Math.floor((seconds % 3600) / 60);
-  const s = seconds % 60;
-  return `${String(h).padStart(2, "0")}:${String(m).padStart(2, "0")}:${String(s).padStart(2, "0")}`;
-}
