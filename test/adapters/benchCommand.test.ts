@@ -1,18 +1,11 @@
 // `rsop bench` on a small snapshot with few requests: the shape of its output, never a duration.
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { randomRequests } from "../../src/adapters/cli/benchCommand.js";
 import { parseSnapshotOrThrow } from "../../src/index.js";
-import { run } from "./cliHarness.js";
+import { run, tempFiles } from "./cliHarness.js";
 
-const dir = mkdtempSync(join(tmpdir(), "rsop-bench-cli-"));
-function file(name: string, content: unknown): string {
-  const p = join(dir, name);
-  writeFileSync(p, typeof content === "string" ? content : JSON.stringify(content));
-  return p;
-}
+const { dir, file } = tempFiles("rsop-bench-cli-");
 
 const snapshot = {
   format: "rsop-system/1",

@@ -1,17 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, test } from "vitest";
-import { run } from "./cliHarness.js";
+import { describe, expect, test } from "vitest";
+import { run, tempFiles } from "./cliHarness.js";
 
-const dir = mkdtempSync(join(tmpdir(), "rsop-cli-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-function file(name: string, content: unknown): string {
-  const p = join(dir, name);
-  writeFileSync(p, typeof content === "string" ? content : JSON.stringify(content));
-  return p;
-}
+const { dir, file } = tempFiles("rsop-cli-");
 
 const good = {
   format: "rsop-system/1",

@@ -1,4 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { PassThrough, Readable } from "node:stream";
+import { afterAll } from "vitest";
 import { runCli } from "../../src/adapters/cli/main.js";
 
 export interface CliRun {
@@ -17,4 +21,19 @@ export async function run(argv: string[], stdin = ""): Promise<CliRun> {
   stderr.on("data", (b: Buffer) => err.push(b));
   const code = await runCli(argv, { stdin: Readable.from([stdin]), stdout, stderr });
   return { code, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") };
+}
+
+/**
+ * A temp folder for one test file, removed after its tests: `file(name, content)` writes a file
+ * there (JSON-encoding anything that is not a string) and returns its path.
+ */
+export function tempFiles(prefix: string): { dir: string; file: (name: string, content: unknown) => string } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const file = (name: string, content: unknown): string => {
+    const p = join(dir, name);
+    writeFileSync(p, typeof content === "string" ? content : JSON.stringify(content));
+    return p;
+  };
+  return { dir, file };
 }
