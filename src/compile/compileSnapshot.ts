@@ -8,7 +8,7 @@ import {
   type SystemSnapshot,
 } from "../model/index.js";
 import { type CompiledFormat, compileCardFormat } from "./compileCardFormat.js";
-import { type CompiledWindow, compileWindow } from "./compileWindow.js";
+import { RULE_STRIDE, compileWindowInto } from "./compileWindow.js";
 import { policyMask } from "./policyMask.js";
 import { type ZoneTable, buildZoneTable } from "./zoneTable.js";
 
@@ -33,10 +33,6 @@ export interface CompiledRule {
   readonly rank_: number;
   readonly index_: number;
   readonly allow_: boolean;
-  readonly policy_: number;
-  readonly window_: CompiledWindow;
-  /** SPEC §4 24x7: an allow rule whose window covers the whole week. */
-  readonly is24x7_: boolean;
 }
 
 export interface CompiledDevice {
@@ -49,11 +45,12 @@ export interface CompiledDevice {
   readonly secured_: boolean;
   readonly elevator_: boolean;
   /**
-   * Per group index: pairs `[rank, floorRef, …]` of the enabled rules of that group reaching this
-   * device, by ascending rank. At an elevator reader with at most 31 floor groups `floorRef` is a
-   * mask with bit k for `floorGroups_[k]`; with more (`wide_`), an index into `wideSets_`.
+   * Slots `[slotFrom_, slotTo_)` of the system's `slotGroup_`: one per group with enabled rules
+   * reaching this device, by ascending group index (see CompiledSystem.pairs_).
    */
-  readonly rulesByGroup_: ReadonlyMap<number, Int32Array>;
+  readonly slotFrom_: number;
+  readonly slotTo_: number;
+  /** More than 31 floor groups at this elevator reader: floor refs index `wideSets_`, not a mask. */
   readonly wide_: boolean;
   readonly wideSets_: readonly Int32Array[];
   /** Elevator readers: the floor groups whose readerPort is this device, and their floors. */
@@ -72,17 +69,32 @@ export interface CompiledHolder {
   readonly expiresAt_: number;
   readonly pin_: string | null;
   readonly duressPin_: string | null;
-  readonly groups_: Int32Array;
+  /** The holder's group indexes are `holderGroups_[groupFrom_ … groupTo_ - 1]` of the system. */
+  readonly groupFrom_: number;
+  readonly groupTo_: number;
 }
 
+/** A mobile credential (cards live in the system's `cardTable_`). */
 export interface CompiledCredential {
   readonly id: string;
-  readonly holder_: CompiledHolder;
-  /** -1 for a null facility code. */
-  readonly fc_: number;
+  /** Index into `holders_`. */
+  readonly holder_: number;
   readonly pending_: boolean;
   readonly types_: number;
 }
+
+/**
+ * Float64 slots per holder in `holderData_`, what decide reads of a holder in one 32-byte record:
+ * `groupTo_ * 2 + enabled`, activeFrom_, expiresAt_, groupFrom_.
+ */
+export const HOLDER_STRIDE = 4;
+export const H_GROUP_TO_ENABLED = 0;
+export const H_FROM = 1;
+export const H_TO = 2;
+export const H_GROUP_FROM = 3;
+
+/** Float64 slots per card in `cardTable_`: number (-1: empty), facility code (-1: null), holder index, index into `cardIds_`. */
+export const CARD_STRIDE = 4;
 
 /** The compiled form of one system snapshot. Immutable after compileSnapshot returns. */
 export interface CompiledSystem {
@@ -93,10 +105,31 @@ export interface CompiledSystem {
   readonly deviceIndex_: ReadonlyMap<string, CompiledDevice>;
   readonly holders_: readonly CompiledHolder[];
   readonly holderIndex_: ReadonlyMap<string, CompiledHolder>;
+  /** Per holder index: its id, and its hot fields (HOLDER_STRIDE). */
+  readonly holderIds_: readonly string[];
+  readonly holderData_: Float64Array;
+  /** Every holder's group indexes, back to back (CompiledHolder.groupFrom_). */
+  readonly holderGroups_: Int32Array;
   readonly groupIndex_: ReadonlyMap<string, number>;
   /** Rules in rank (id) order. */
   readonly rules_: readonly CompiledRule[];
-  readonly cardByNumber_: ReadonlyMap<number, CompiledCredential>;
+  /** Per rank: the rule's id. */
+  readonly ruleIds_: readonly string[];
+  /** RULE_STRIDE int32 per rank: flags, policy mask and window (compileWindowInto). */
+  readonly ruleData_: Int32Array;
+  /**
+   * Which rules reach which device, flat: slot s (a device and one group) has group `slotGroup_[s]`
+   * and the pairs `[rank, floorRef]` at `pairs_[slotPairs_[s] … slotPairs_[s + 1] - 1]`, by
+   * ascending rank. At an elevator reader with at most 31 floor groups `floorRef` is a mask with
+   * bit k for `floorGroups_[k]`; with more (`wide_`), an index into the device's `wideSets_`.
+   */
+  readonly slotGroup_: Int32Array;
+  readonly slotPairs_: Int32Array;
+  readonly pairs_: Int32Array;
+  /** Open-addressing table of card credentials by number, CARD_STRIDE slots each (findCard). */
+  readonly cardTable_: Float64Array;
+  readonly cardMask_: number;
+  readonly cardIds_: readonly string[];
   readonly digitalById_: ReadonlyMap<string, CompiledCredential>;
   /** PIN → holder index, or AMBIGUOUS. */
   readonly pinOwner_: ReadonlyMap<string, number>;
@@ -115,6 +148,52 @@ function compareIds(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** Positions 0…n-1 stably ordered by `keys[order[i]]` (a counting sort; keys in [0, buckets)). */
+function countingOrder(keys: readonly number[], order: Int32Array, buckets: number): Int32Array {
+  const start = new Int32Array(buckets + 1);
+  for (let i = 0; i < order.length; i++) start[keys[order[i]!]! + 1]!++;
+  for (let b = 0; b < buckets; b++) start[b + 1]! += start[b]!;
+  const out = new Int32Array(order.length);
+  for (let i = 0; i < order.length; i++) out[start[keys[order[i]!]!]!++] = order[i]!;
+  return out;
+}
+
+/** Mixes a card number (a safe integer) into 32 bits. Integer operations only. */
+export function cardHash(cn: number): number {
+  const lo = cn >>> 0;
+  const hi = (cn / 4294967296) >>> 0;
+  const h = Math.imul(lo ^ Math.imul(hi, 0x27d4eb2d), 0x9e3779b1);
+  return h ^ (h >>> 16);
+}
+
+/** The base index in `cardTable_` of the card credential numbered `cn`, or -1. */
+export function findCard(sys: CompiledSystem, cn: number): number {
+  const table = sys.cardTable_;
+  const mask = sys.cardMask_;
+  let s = cardHash(cn) & mask;
+  for (;;) {
+    const base = s * CARD_STRIDE;
+    const key = table[base]!;
+    if (key === cn) return base;
+    if (key < 0) return -1;
+    s = (s + 1) & mask;
+  }
+}
+
+/** The slot of `group` at `device` (see CompiledSystem.slotGroup_), or -1: a binary search. */
+export function findSlot(slotGroup: Int32Array, device: CompiledDevice, group: number): number {
+  let lo = device.slotFrom_;
+  let hi = device.slotTo_ - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const g = slotGroup[mid]!;
+    if (g === group) return mid;
+    if (g < group) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
 /** Compiles a validated snapshot (from parseSnapshot) into indexes for decide, rsop and who. */
 export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
   const nodes: CompiledNode[] = snapshot.cloudNodes.map((n, index) => ({
@@ -129,74 +208,98 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
   const nodeIndex = new Map(nodes.map((n) => [n.id, n]));
 
   const groupIndex = new Map(snapshot.groups.map((g, i) => [g.id, i]));
+  const deviceNumber = new Map(snapshot.devices.map((d, i) => [d.id, i]));
 
   const order = snapshot.rules.map((_, i) => i).sort((a, b) => compareIds(snapshot.rules[a]!.id, snapshot.rules[b]!.id));
+  const ruleData = new Int32Array(order.length * RULE_STRIDE);
   const rules: CompiledRule[] = order.map((index, rank) => {
     const r = snapshot.rules[index]!;
-    const window = compileWindow(r);
-    return {
-      id: r.id,
-      rank_: rank,
-      index_: index,
-      allow_: r.allow,
-      policy_: policyMask(r.authenticationPolicy),
-      window_: window,
-      is24x7_: r.allow && window.always_,
-    };
+    compileWindowInto(r, policyMask(r.authenticationPolicy), ruleData, rank * RULE_STRIDE);
+    return { id: r.id, rank_: rank, index_: index, allow_: r.allow };
   });
 
-  // Floor groups per elevator reader, in id order so masks are stable.
+  // Floor groups per elevator reader, in id order so masks are stable; each floor group's reader and
+  // local index k there.
   const floorGroupsAt = new Map<string, string[]>();
   const floorGroupById = new Map(snapshot.floorGroups.map((fg) => [fg.id, fg]));
+  const floorGroupAt = new Map<string, { reader: number; k: number }>();
   for (const fg of [...snapshot.floorGroups].sort((a, b) => compareIds(a.id, b.id))) {
     const list = floorGroupsAt.get(fg.readerPort) ?? [];
+    floorGroupAt.set(fg.id, { reader: deviceNumber.get(fg.readerPort)!, k: list.length });
     list.push(fg.id);
     floorGroupsAt.set(fg.readerPort, list);
   }
 
-  // (device, group) → rank → local floor-group indexes reached at that device.
-  const reach = new Map<string, Map<number, Map<number, Set<number>>>>();
-  const addReach = (deviceId: string, group: number, rank: number, k: number) => {
-    let byGroup = reach.get(deviceId);
-    if (byGroup === undefined) reach.set(deviceId, (byGroup = new Map()));
-    let byRank = byGroup.get(group);
-    if (byRank === undefined) byGroup.set(group, (byRank = new Map()));
-    let ks = byRank.get(rank);
-    if (ks === undefined) byRank.set(rank, (ks = new Set()));
-    if (k >= 0) ks.add(k);
-  };
+  // Every (device, group, rank, floor group k) an enabled rule reaches, emitted in rank order, then
+  // ordered by device and group with two stable counting sorts: (device, group, rank) order.
+  const eDevice: number[] = [];
+  const eGroup: number[] = [];
+  const eRank: number[] = [];
+  const eK: number[] = [];
   for (const rule of rules) {
     const r = snapshot.rules[rule.index_]!;
     if (!r.enabled) continue; // SPEC §1: a disabled rule is ignored everywhere
     const group = groupIndex.get(r.groupId)!;
-    if (r.type === "door") for (const d of r.devices) addReach(d, group, rule.rank_, -1);
+    if (r.type === "door")
+      for (const d of r.devices) {
+        eDevice.push(deviceNumber.get(d)!);
+        eGroup.push(group);
+        eRank.push(rule.rank_);
+        eK.push(-1);
+      }
     else
       for (const fgId of r.floorGroups) {
-        const reader = floorGroupById.get(fgId)!.readerPort;
-        addReach(reader, group, rule.rank_, floorGroupsAt.get(reader)!.indexOf(fgId));
+        const at = floorGroupAt.get(fgId)!;
+        eDevice.push(at.reader);
+        eGroup.push(group);
+        eRank.push(rule.rank_);
+        eK.push(at.k);
       }
   }
+  const identity = new Int32Array(eRank.length);
+  for (let i = 0; i < identity.length; i++) identity[i] = i;
+  const sorted = countingOrder(eDevice, countingOrder(eGroup, identity, snapshot.groups.length), snapshot.devices.length);
+
+  const deviceWide = snapshot.devices.map((d) => (floorGroupsAt.get(d.id)?.length ?? 0) > 31);
+  // Wide readers: per device, the floor-group indexes k of each pair, by floorRef.
+  const wideLists: number[][][] = snapshot.devices.map(() => []);
+  const slotFrom = new Int32Array(snapshot.devices.length + 1);
+  const slotGroup: number[] = [];
+  const slotPairs: number[] = [];
+  const pairs: number[] = [];
+  for (let j = 0, d = 0; j <= sorted.length; j++) {
+    const e = j < sorted.length ? sorted[j]! : -1;
+    const dev = e < 0 ? snapshot.devices.length : eDevice[e]!;
+    while (d < dev) slotFrom[++d] = slotGroup.length;
+    if (e < 0) break;
+    const group = eGroup[e]!;
+    const rank = eRank[e]!;
+    const k = eK[e]!;
+    const last = slotGroup.length - 1;
+    const sameSlot = last >= slotFrom[dev]! && slotGroup[last] === group;
+    if (!sameSlot) {
+      slotGroup.push(group);
+      slotPairs.push(pairs.length);
+    }
+    const wide = deviceWide[dev]!;
+    if (sameSlot && pairs[pairs.length - 2] === rank) {
+      // The same rule again at this device: another of its floor groups at this reader.
+      if (k < 0) continue;
+      if (wide) wideLists[dev]![pairs[pairs.length - 1]!]!.push(k);
+      else pairs[pairs.length - 1]! |= 1 << k;
+      continue;
+    }
+    if (wide) {
+      pairs.push(rank, wideLists[dev]!.length);
+      wideLists[dev]!.push(k < 0 ? [] : [k]);
+    } else pairs.push(rank, k < 0 ? 0 : 1 << k);
+  }
+  slotPairs.push(pairs.length);
 
   const devices: CompiledDevice[] = snapshot.devices.map((d, index) => {
     let inputMask = 0;
     for (const t of d.inputTypes) inputMask |= INPUT_BIT[t];
     const fgs = floorGroupsAt.get(d.id) ?? [];
-    const wide = fgs.length > 31;
-    const wideSets: Int32Array[] = [];
-    const rulesByGroup = new Map<number, Int32Array>();
-    for (const [group, byRank] of reach.get(d.id) ?? []) {
-      const ranks = [...byRank.keys()].sort((a, b) => a - b);
-      const pairs = new Int32Array(ranks.length * 2);
-      ranks.forEach((rank, i) => {
-        const ks = [...byRank.get(rank)!].sort((a, b) => a - b);
-        pairs[2 * i] = rank;
-        if (wide) {
-          pairs[2 * i + 1] = wideSets.length;
-          wideSets.push(Int32Array.from(ks));
-        } else pairs[2 * i + 1] = ks.reduce((m, k) => m | (1 << k), 0);
-      });
-      rulesByGroup.set(group, pairs);
-    }
     return {
       id: d.id,
       index_: index,
@@ -206,9 +309,10 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
       ble_: d.supportBleCredentials,
       secured_: d.securedReadsOnly,
       elevator_: ELEVATOR_READER_TYPES.includes(d.type),
-      rulesByGroup_: rulesByGroup,
-      wide_: wide,
-      wideSets_: wideSets,
+      slotFrom_: slotFrom[index]!,
+      slotTo_: slotFrom[index + 1]!,
+      wide_: deviceWide[index]!,
+      wideSets_: wideLists[index]!.map((ks) => Int32Array.from(new Set(ks)).sort()),
       floorGroups_: fgs,
       floorsOf_: fgs.map((id) => floorGroupById.get(id)!.floors),
       floorCache_: new Map(),
@@ -216,35 +320,60 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
   });
   const deviceIndex = new Map(devices.map((d) => [d.id, d]));
 
-  const holders: CompiledHolder[] = snapshot.holders.map((h, index) => ({
-    id: h.id,
-    index_: index,
-    enabled_: h.enabled,
-    activeFrom_: h.activeDate === null ? -Infinity : parseLocalDateTime(h.activeDate),
-    expiresAt_: h.expireDate === null ? Infinity : parseLocalDateTime(h.expireDate),
-    pin_: h.pin,
-    duressPin_: h.duressPin,
-    groups_: Int32Array.from(h.groups.map((g) => groupIndex.get(g)!)),
-  }));
+  let groupCount = 0;
+  for (const h of snapshot.holders) groupCount += h.groups.length;
+  const holderGroups = new Int32Array(groupCount);
+  let gAt = 0;
+  const holders: CompiledHolder[] = snapshot.holders.map((h, index) => {
+    const from = gAt;
+    for (const g of h.groups) holderGroups[gAt++] = groupIndex.get(g)!;
+    return {
+      id: h.id,
+      index_: index,
+      enabled_: h.enabled,
+      activeFrom_: h.activeDate === null ? -Infinity : parseLocalDateTime(h.activeDate),
+      expiresAt_: h.expireDate === null ? Infinity : parseLocalDateTime(h.expireDate),
+      pin_: h.pin,
+      duressPin_: h.duressPin,
+      groupFrom_: from,
+      groupTo_: gAt,
+    };
+  });
   const holderIndex = new Map(holders.map((h) => [h.id, h]));
+  const holderData = new Float64Array(holders.length * HOLDER_STRIDE);
+  for (const h of holders) {
+    const base = h.index_ * HOLDER_STRIDE;
+    holderData[base + H_GROUP_TO_ENABLED] = h.groupTo_ * 2 + (h.enabled_ ? 1 : 0);
+    holderData[base + H_FROM] = h.activeFrom_;
+    holderData[base + H_TO] = h.expiresAt_;
+    holderData[base + H_GROUP_FROM] = h.groupFrom_;
+  }
 
-  const cardByNumber = new Map<number, CompiledCredential>();
+  let cardCount = 0;
+  for (const h of snapshot.holders) for (const c of h.credentials) if (c.types.includes("card") && c.credentialNumber !== null) cardCount++;
+  let capacity = 8;
+  while (capacity < cardCount * 2) capacity *= 2;
+  const cardTable = new Float64Array(capacity * CARD_STRIDE).fill(-1);
+  const cardMask = capacity - 1;
+  const cardIds: string[] = [];
   const digitalById = new Map<string, CompiledCredential>();
   const pinOwner = new Map<string, number>();
   snapshot.holders.forEach((h, i) => {
-    const holder = holders[i]!;
     for (const c of h.credentials) {
       let types = 0;
       for (const t of c.types) types |= CREDENTIAL_BIT[t];
-      const compiled: CompiledCredential = {
-        id: c.id,
-        holder_: holder,
-        fc_: c.facilityCode ?? -1,
-        pending_: c.credentialNumber === null,
-        types_: types,
-      };
-      if (types & CREDENTIAL_BIT.card) cardByNumber.set(c.credentialNumber!, compiled);
-      else digitalById.set(c.id, compiled);
+      if (types & CREDENTIAL_BIT.card) {
+        // A card without a number yet (pending) cannot be read, so it is not in the table.
+        if (c.credentialNumber === null) continue;
+        let s = cardHash(c.credentialNumber) & cardMask;
+        while (cardTable[s * CARD_STRIDE]! >= 0) s = (s + 1) & cardMask;
+        const base = s * CARD_STRIDE;
+        cardTable[base] = c.credentialNumber;
+        cardTable[base + 1] = c.facilityCode ?? -1;
+        cardTable[base + 2] = i;
+        cardTable[base + 3] = cardIds.length;
+        cardIds.push(c.id);
+      } else digitalById.set(c.id, { id: c.id, holder_: i, pending_: c.credentialNumber === null, types_: types });
     }
     const pins = h.pin === null ? [] : [h.pin];
     if (h.duressPin !== null) pins.push(h.duressPin);
@@ -265,7 +394,7 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
   });
   const holdersOfGroup = snapshot.groups.map(() => [] as number[]);
   holders.forEach((h) => {
-    for (const g of h.groups_) holdersOfGroup[g]!.push(h.index_);
+    for (let j = h.groupFrom_; j < h.groupTo_; j++) holdersOfGroup[holderGroups[j]!]!.push(h.index_);
   });
 
   return {
@@ -281,9 +410,19 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
     deviceIndex_: deviceIndex,
     holders_: holders,
     holderIndex_: holderIndex,
+    holderGroups_: holderGroups,
+    holderIds_: holders.map((h) => h.id),
+    holderData_: holderData,
     groupIndex_: groupIndex,
     rules_: rules,
-    cardByNumber_: cardByNumber,
+    ruleIds_: rules.map((r) => r.id),
+    ruleData_: ruleData,
+    slotGroup_: Int32Array.from(slotGroup),
+    slotPairs_: Int32Array.from(slotPairs),
+    pairs_: Int32Array.from(pairs),
+    cardTable_: cardTable,
+    cardMask_: cardMask,
+    cardIds_: cardIds,
     digitalById_: digitalById,
     pinOwner_: pinOwner,
   };

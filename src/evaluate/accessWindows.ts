@@ -1,7 +1,7 @@
 // When is a holder allowed at a device during a period? The answer only changes where some rule
 // window opens or closes, a date bound or holder date passes, or the zone's offset changes, so the
 // state is evaluated once at each such candidate instant and holds until the next one.
-import { localCandidates, offsetAt, transitionsBetween } from "../compile/index.js";
+import { RULE_STRIDE, R_START, R_STOP, findSlot, localCandidates, offsetAt, transitionsBetween } from "../compile/index.js";
 import { type Issue, MS_PER_DAY, QueryError } from "../model/index.js";
 import { NONE, newRuleOutcome } from "./decide.js";
 import { isoInstant, isoLocal } from "./formatInstant.js";
@@ -66,13 +66,13 @@ export function accessWindows(sys: import("../compile/index.js").CompiledSystem,
   // bounds), and the holder's active/expire times; each turned into candidate instants.
   const local: number[] = [h.activeFrom_, h.expiresAt_];
   const edges = new Set<number>([0]);
-  for (const g of h.groups_) {
-    const pairs = dev.rulesByGroup_.get(g);
-    if (pairs === undefined) continue;
-    for (let i = 0; i < pairs.length; i += 2) {
-      const w = sys.rules_[pairs[i]!]!.window_;
-      edges.add(w.start_);
-      edges.add(w.stop_ % MS_PER_DAY);
+  for (let gi = h.groupFrom_; gi < h.groupTo_; gi++) {
+    const slot = findSlot(sys.slotGroup_, dev, sys.holderGroups_[gi]!);
+    if (slot < 0) continue;
+    for (let i = sys.slotPairs_[slot]!; i < sys.slotPairs_[slot + 1]!; i += 2) {
+      const base = sys.pairs_[i]! * RULE_STRIDE;
+      edges.add(sys.ruleData_[base + R_START]!);
+      edges.add(sys.ruleData_[base + R_STOP]! % MS_PER_DAY);
     }
   }
   const firstDay = Math.floor((from + offsetAt(zone, from)) / MS_PER_DAY) - 1;

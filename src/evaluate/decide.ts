@@ -5,17 +5,28 @@ import {
   AMBIGUOUS,
   type CompiledDevice,
   type CompiledFormat,
-  type CompiledHolder,
   type CompiledSystem,
   type DecodeScratch,
   FC_POLICY,
+  HOLDER_STRIDE,
+  H_FROM,
+  H_GROUP_FROM,
+  H_GROUP_TO_ENABLED,
+  H_TO,
+  RF_24X7,
+  RF_ALLOW,
+  RULE_STRIDE,
+  R_FLAGS,
+  R_POLICY,
   decodeInto,
+  findCard,
+  findSlot,
   floorsFor,
-  offsetAt,
+  ruleOpen,
   unionFloors,
-  windowContains,
+  weekdayOf,
 } from "../compile/index.js";
-import { type Decision, type Outcome, type Reason, _lastChecked, checkRequest } from "../model/index.js";
+import { type Decision, MS_PER_DAY, type Outcome, type Reason, _checkedAt, checkRequest } from "../model/index.js";
 
 /** The shared empty `floors` of every non-elevator decision. */
 const NO_FLOORS: readonly string[] = Object.freeze([]);
@@ -69,7 +80,7 @@ function fill(
   d: Decision,
   outcome: Outcome,
   reason: Reason,
-  holder: CompiledHolder | null,
+  holderId: string | null,
   credentialId: string | null,
   activeRuleId: string | null,
   duress: boolean,
@@ -80,7 +91,7 @@ function fill(
   d.outcome = outcome;
   d.topic = outcome === "allowed" ? "device.request.allowed" : outcome === "denied" ? "device.request.denied" : "device.request.unknown";
   d.reason = reason;
-  d.holderId = holder === null ? null : holder.id;
+  d.holderId = holderId;
   d.credentialId = credentialId;
   d.activeRuleId = activeRuleId;
   d.duress = duress;
@@ -112,7 +123,7 @@ function firstFormat(formats: readonly CompiledFormat[], length: number): Compil
 export function decide(sys: CompiledSystem, request: unknown, out?: Decision): Decision {
   const d = out ?? newDecision();
   if (!checkRequest(request, null)) return fill(d, "denied", "badRequest", null, null, null, false, NO_FLOORS, -1, -1);
-  const at = _lastChecked.at_;
+  const at = _checkedAt[0]!;
   const r = request as RequestView;
 
   // 1. Device.
@@ -160,52 +171,83 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision): D
     if (mode === MODE_ECARD) return fill(d, "denied", "offlineEcardOnly", null, null, null, false, NO_FLOORS, fc, cn);
   }
 
-  // 4. Credential.
+  // 4. Credential. The holder is an index; its hot fields are one record of `holderData_`.
   const pin = r.pin === undefined ? null : r.pin;
-  let holder: CompiledHolder;
+  let h: number;
   let credentialId: string | null = null;
   let pending = false;
   if (isCard) {
-    const c = cn < 0 ? undefined : sys.cardByNumber_.get(cn);
-    if (c === undefined) return fill(d, "unknown", "unknownCredential", null, null, null, false, NO_FLOORS, fc, cn);
-    if ((format as CompiledFormat).fcPolicy_ === FC_POLICY.ENFORCED && c.fc_ !== fc)
+    const c = cn < 0 ? -1 : findCard(sys, cn);
+    if (c < 0) return fill(d, "unknown", "unknownCredential", null, null, null, false, NO_FLOORS, fc, cn);
+    const table = sys.cardTable_;
+    if ((format as CompiledFormat).fcPolicy_ === FC_POLICY.ENFORCED && table[c + 1] !== fc)
       return fill(d, "unknown", "facilityCodeMismatch", null, null, null, false, NO_FLOORS, fc, cn);
-    holder = c.holder_;
-    credentialId = c.id;
+    h = table[c + 2]! | 0;
+    credentialId = sys.cardIds_[table[c + 3]! | 0]!;
   } else if (kind === KIND_MOBILE) {
     const m = cred as { mobile: string; credentialId: string };
     const bit = m.mobile === "touch" ? 2 : 4;
     const c = sys.digitalById_.get(m.credentialId);
     if (c === undefined || (c.types_ & bit) === 0) return fill(d, "unknown", "unknownCredential", null, null, null, false, NO_FLOORS, -1, -1);
-    holder = c.holder_;
+    h = c.holder_;
     credentialId = c.id;
     pending = c.pending_;
     if (!pending && bit === 2 && !device.ble_) {
-      return fill(d, "denied", "bleNotSupported", holder, credentialId, null, pin !== null && holder.duressPin_ === pin, NO_FLOORS, -1, -1);
+      return fill(d, "denied", "bleNotSupported", sys.holderIds_[h]!, credentialId, null, pin !== null && sys.holders_[h]!.duressPin_ === pin, NO_FLOORS, -1, -1);
     }
   } else {
     const owner = sys.pinOwner_.get(pin as string);
     if (owner === undefined) return fill(d, "unknown", "unknownPin", null, null, null, false, NO_FLOORS, -1, -1);
     if (owner === AMBIGUOUS) return fill(d, "denied", "ambiguousPin", null, null, null, false, NO_FLOORS, -1, -1);
-    holder = sys.holders_[owner]!;
+    h = owner;
   }
-  const duress = pin !== null && holder.duressPin_ === pin;
-  if (pending) return fill(d, "denied", "credentialPending", holder, credentialId, null, duress, NO_FLOORS, -1, -1);
+  const holderId = sys.holderIds_[h]!;
+  const duress = pin !== null && sys.holders_[h]!.duressPin_ === pin;
+  if (pending) return fill(d, "denied", "credentialPending", holderId, credentialId, null, duress, NO_FLOORS, -1, -1);
   if (device.secured_ && kind !== KIND_MOBILE && input !== 4)
-    return fill(d, "denied", "insecureRead", holder, credentialId, null, duress, NO_FLOORS, fc, cn);
+    return fill(d, "denied", "insecureRead", holderId, credentialId, null, duress, NO_FLOORS, fc, cn);
 
   // 5. Holder.
-  if (!holder.enabled_) return fill(d, "denied", "holderDisabled", holder, credentialId, null, duress, NO_FLOORS, fc, cn);
-  const timeKnown = mode === MODE_NORMAL;
-  let local = 0;
-  if (timeKnown) {
-    local = at + offsetAt(node.zone_, at);
-    if (local < holder.activeFrom_) return fill(d, "denied", "holderNotYetActive", holder, credentialId, null, duress, NO_FLOORS, fc, cn);
-    if (local >= holder.expiresAt_) return fill(d, "denied", "holderExpired", holder, credentialId, null, duress, NO_FLOORS, fc, cn);
+  const hd = sys.holderData_;
+  const hb = h * HOLDER_STRIDE;
+  const groupsAndEnabled = hd[hb + H_GROUP_TO_ENABLED]! | 0;
+  if ((groupsAndEnabled & 1) === 0) return fill(d, "denied", "holderDisabled", holderId, credentialId, null, duress, NO_FLOORS, fc, cn);
+  // Local day and time of day as small integers (ms of day < 2^27): no double leaves this function.
+  let day = 0;
+  let tod = 0;
+  if (mode === MODE_NORMAL) {
+    // offsetAt, inlined: the offset in force at `at` (binary search over the zone's transitions).
+    const starts = node.zone_.starts_;
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= at) lo = mid;
+      else hi = mid - 1;
+    }
+    const local = at + node.zone_.offsets_[lo]!;
+    if (local < hd[hb + H_FROM]!) return fill(d, "denied", "holderNotYetActive", holderId, credentialId, null, duress, NO_FLOORS, fc, cn);
+    if (local >= hd[hb + H_TO]!) return fill(d, "denied", "holderExpired", holderId, credentialId, null, duress, NO_FLOORS, fc, cn);
+    day = Math.floor(local / MS_PER_DAY);
+    tod = local - day * MS_PER_DAY;
   }
 
   // 6–8. Rules, authentication policy, floors.
-  return decideRules(sys, d, device, holder, credentialId, kind !== KIND_NONE, pin, duress, mode, local, fc, cn);
+  const pinOk = pin !== null && (pin === sys.holders_[h]!.pin_ || duress);
+  // Factor combinations as in policyMask: card 1, PIN 2, card + PIN 4. PIN alone is always correct.
+  const factor = kind !== KIND_NONE ? (pinOk ? 4 : 1) : 2;
+  evaluateRules(sys, device, hd[hb + H_GROUP_FROM]! | 0, groupsAndEnabled >> 1, factor, mode, day, tod, RULES);
+  const ids = sys.ruleIds_;
+  if (RULES.minDeny_ !== NONE) return fill(d, "denied", "deniedByRule", holderId, credentialId, ids[RULES.minDeny_]!, duress, NO_FLOORS, fc, cn);
+  if (RULES.minAllow_ === NONE)
+    return fill(d, "denied", mode === MODE_24X7 ? "offlineNot24x7" : "noActiveRule", holderId, credentialId, null, duress, NO_FLOORS, fc, cn);
+  if (RULES.minAccepted_ !== NONE) {
+    const reason: Reason = mode === MODE_NORMAL ? "allowed" : mode === MODE_24X7 ? "offline24x7" : "offlineAnySchedule";
+    return fill(d, "allowed", reason, holderId, credentialId, ids[RULES.minAccepted_]!, duress, floorsOf(device, RULES), fc, cn);
+  }
+  // E11: the reason comes from the smallest-id applicable allow rule.
+  const reason: Reason = pin !== null && !pinOk ? "wrongPin" : kind !== KIND_NONE ? "pinRequired" : "cardRequired";
+  return fill(d, "denied", reason, holderId, credentialId, ids[RULES.minAllow_]!, duress, NO_FLOORS, fc, cn);
 }
 
 /** What the rules applicable to one holder at one device come to (SPEC §3 steps 6–7). */
@@ -225,32 +267,51 @@ export function newRuleOutcome(): RuleOutcome {
 }
 
 /**
- * Evaluates the holder's rules at a device into `out`: windows (when `mode` is normal, at `local`),
- * deny rules, the 24x7 filter, and which allow rules accept `factor` (a policyMask bit).
+ * Evaluates the rules of a holder's groups (`holderGroups_[groupFrom … groupTo - 1]`) at a device into `out`: windows (when `mode` is normal, at local day
+ * `day`, `tod` ms into it), deny rules, the 24x7 filter, and which allow rules accept `factor` (a
+ * policyMask bit).
  */
-export function evaluateRules(sys: CompiledSystem, device: CompiledDevice, holder: CompiledHolder, factor: number, mode: number, local: number, out: RuleOutcome): void {
-  const rules = sys.rules_;
-  const groups = holder.groups_;
+export function evaluateRules(
+  sys: CompiledSystem,
+  device: CompiledDevice,
+  groupFrom: number,
+  groupTo: number,
+  factor: number,
+  mode: number,
+  day: number,
+  tod: number,
+  out: RuleOutcome,
+): void {
+  const data = sys.ruleData_;
+  const slotGroup = sys.slotGroup_;
+  const slotPairs = sys.slotPairs_;
+  const pairs = sys.pairs_;
+  const groups = sys.holderGroups_;
   const elevator = device.elevator_;
+  const accepts = device.policy_ & factor;
+  const wd = weekdayOf(day);
   let minDeny = NONE;
   let minAllow = NONE;
   let minAccepted = NONE;
   let mask = 0;
   let wideHits: Set<number> | null = null;
-  for (let gi = 0; gi < groups.length; gi++) {
-    const pairs = device.rulesByGroup_.get(groups[gi]!);
-    if (pairs === undefined) continue;
-    for (let k = 0; k < pairs.length; k += 2) {
+  const last = device.slotFrom_ === device.slotTo_ ? 0 : groupTo;
+  for (let gi = groupFrom; gi < last; gi++) {
+    const slot = findSlot(slotGroup, device, groups[gi]!);
+    if (slot < 0) continue;
+    const end = slotPairs[slot + 1]!;
+    for (let k = slotPairs[slot]!; k < end; k += 2) {
       const rank = pairs[k]!;
-      const rule = rules[rank]!;
-      if (mode === MODE_NORMAL && !windowContains(rule.window_, local)) continue;
-      if (!rule.allow_) {
+      const base = rank * RULE_STRIDE;
+      if (mode === MODE_NORMAL && !ruleOpen(data, base, day, wd, tod)) continue;
+      const flags = data[base + R_FLAGS]!;
+      if ((flags & RF_ALLOW) === 0) {
         if (rank < minDeny) minDeny = rank;
         continue;
       }
-      if (mode === MODE_24X7 && !rule.is24x7_) continue;
+      if (mode === MODE_24X7 && (flags & RF_24X7) === 0) continue;
       if (rank < minAllow) minAllow = rank;
-      if ((rule.policy_ & device.policy_ & factor) === 0) continue;
+      if ((data[base + R_POLICY]! & accepts) === 0) continue;
       if (rank < minAccepted) minAccepted = rank;
       if (!elevator) continue;
       if (!device.wide_) mask |= pairs[k + 1]!;
@@ -276,34 +337,3 @@ export function floorsOf(device: CompiledDevice, outcome: RuleOutcome): readonly
 }
 
 const RULES = newRuleOutcome();
-
-function decideRules(
-  sys: CompiledSystem,
-  d: Decision,
-  device: CompiledDevice,
-  holder: CompiledHolder,
-  credentialId: string | null,
-  hasCard: boolean,
-  pin: string | null,
-  duress: boolean,
-  mode: number,
-  local: number,
-  fc: number,
-  cn: number,
-): Decision {
-  const pinOk = pin !== null && (pin === holder.pin_ || pin === holder.duressPin_);
-  // Factor combinations as in policyMask: card 1, PIN 2, card + PIN 4. PIN alone is always correct.
-  const factor = hasCard ? (pinOk ? 4 : 1) : 2;
-  evaluateRules(sys, device, holder, factor, mode, local, RULES);
-  const rules = sys.rules_;
-  if (RULES.minDeny_ !== NONE) return fill(d, "denied", "deniedByRule", holder, credentialId, rules[RULES.minDeny_]!.id, duress, NO_FLOORS, fc, cn);
-  if (RULES.minAllow_ === NONE)
-    return fill(d, "denied", mode === MODE_24X7 ? "offlineNot24x7" : "noActiveRule", holder, credentialId, null, duress, NO_FLOORS, fc, cn);
-  if (RULES.minAccepted_ !== NONE) {
-    const reason: Reason = mode === MODE_NORMAL ? "allowed" : mode === MODE_24X7 ? "offline24x7" : "offlineAnySchedule";
-    return fill(d, "allowed", reason, holder, credentialId, rules[RULES.minAccepted_]!.id, duress, floorsOf(device, RULES), fc, cn);
-  }
-  // E11: the reason comes from the smallest-id applicable allow rule.
-  const reason: Reason = pin !== null && !pinOk ? "wrongPin" : hasCard ? "pinRequired" : "cardRequired";
-  return fill(d, "denied", reason, holder, credentialId, rules[RULES.minAllow_]!.id, duress, NO_FLOORS, fc, cn);
-}

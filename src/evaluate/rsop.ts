@@ -119,7 +119,7 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
     const holder = sys.holderIndex_.get(id)!;
     const h = snap.holders[holder.index_]!;
     const ranks = new Set<number>();
-    for (const g of holder.groups_) for (const rank of sys.rulesOfGroup_[g]!) if (scope === undefined || sys.nodesOfRule_[rank]!.has(scope)) ranks.add(rank);
+    for (const g of sys.holderGroups_.subarray(holder.groupFrom_, holder.groupTo_)) for (const rank of sys.rulesOfGroup_[g]!) if (scope === undefined || sys.nodesOfRule_[rank]!.has(scope)) ranks.add(rank);
     const sorted = [...ranks].sort((a, b) => a - b);
     const rules = sorted.map((rank): RsopRule => {
       const r = snap.rules[sys.rules_[rank]!.index_]!;
@@ -132,7 +132,7 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
         allow: r.allow,
         authenticationPolicy: r.authenticationPolicy,
         groupId: r.groupId,
-        active: windowContains(sys.rules_[rank]!.window_, activeLocal),
+        active: windowContains(sys.ruleData_, rank, activeLocal),
       };
     });
     const deviceIds = new Set<string>();

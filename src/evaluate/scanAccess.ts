@@ -1,7 +1,8 @@
 // The building block behind RSOP, who-can-access and access windows: what decide would answer for
 // a scan by a known holder at a device, node online, presenting a credential the device accepts,
 // and the holder's PIN whenever a policy asks for one (SPEC §7, docs/semantics.md Q1).
-import { type CompiledDevice, type CompiledHolder, type CompiledSystem, offsetAt, windowContains } from "../compile/index.js";
+import { type CompiledDevice, type CompiledHolder, type CompiledSystem, RF_ALLOW, RULE_STRIDE, R_FLAGS, R_POLICY, findSlot, offsetAt, ruleOpen, weekdayOf } from "../compile/index.js";
+import { MS_PER_DAY } from "../model/index.js";
 import { MODE_NORMAL, NONE, type RuleOutcome, evaluateRules } from "./decide.js";
 
 /** Card alone, then card + PIN: the factor combinations of policyMask. */
@@ -26,13 +27,15 @@ export interface ScanAccess {
 export function scanAccess(sys: CompiledSystem, device: CompiledDevice, holder: CompiledHolder, at: number, rules: RuleOutcome): ScanAccess {
   const local = at + offsetAt(device.node_.zone_, at);
   if (!holder.enabled_ || local < holder.activeFrom_ || local >= holder.expiresAt_) return { allowed: false, rank: NONE, factor: CARD, local };
-  evaluateRules(sys, device, holder, CARD, MODE_NORMAL, local, rules);
+  const day = Math.floor(local / MS_PER_DAY);
+  const tod = local - day * MS_PER_DAY;
+  evaluateRules(sys, device, holder.groupFrom_, holder.groupTo_, CARD, MODE_NORMAL, day, tod, rules);
   if (rules.minDeny_ !== NONE) return { allowed: false, rank: rules.minDeny_, factor: CARD, local };
   if (rules.minAllow_ === NONE) return { allowed: false, rank: NONE, factor: CARD, local };
   if (rules.minAccepted_ !== NONE) return { allowed: true, rank: rules.minAccepted_, factor: CARD, local };
   // Every policy accepts card + PIN, so with the PIN the smallest applicable allow rule decides.
   if ((holder.pin_ ?? holder.duressPin_) === null) return { allowed: false, rank: rules.minAllow_, factor: CARD, local };
-  evaluateRules(sys, device, holder, CARD_AND_PIN, MODE_NORMAL, local, rules);
+  evaluateRules(sys, device, holder.groupFrom_, holder.groupTo_, CARD_AND_PIN, MODE_NORMAL, day, tod, rules);
   return { allowed: true, rank: rules.minAccepted_, factor: CARD_AND_PIN, local };
 }
 
@@ -49,17 +52,22 @@ export function reachesFloorGroup(device: CompiledDevice, rules: RuleOutcome, k:
 export function minRankReaching(sys: CompiledSystem, device: CompiledDevice, holder: CompiledHolder, factor: number, local: number, k: number): number {
   // evaluateRules already established that the scan is allowed; this walk only attributes floor groups.
   let best = NONE;
-  for (const g of holder.groups_) {
-    const pairs = device.rulesByGroup_.get(g);
-    if (pairs === undefined) continue;
-    for (let i = 0; i < pairs.length; i += 2) {
+  const data = sys.ruleData_;
+  const pairs = sys.pairs_;
+  const day = Math.floor(local / MS_PER_DAY);
+  const wd = weekdayOf(day);
+  const tod = local - day * MS_PER_DAY;
+  for (let gi = holder.groupFrom_; gi < holder.groupTo_; gi++) {
+    const slot = findSlot(sys.slotGroup_, device, sys.holderGroups_[gi]!);
+    if (slot < 0) continue;
+    for (let i = sys.slotPairs_[slot]!; i < sys.slotPairs_[slot + 1]!; i += 2) {
       const rank = pairs[i]!;
       if (rank >= best) continue;
-      const rule = sys.rules_[rank]!;
+      const base = rank * RULE_STRIDE;
       const ref = pairs[i + 1]!;
       const reaches = device.wide_ ? device.wideSets_[ref]!.includes(k) : ((ref >> k) & 1) === 1;
-      if (!reaches || !rule.allow_ || (rule.policy_ & device.policy_ & factor) === 0) continue;
-      if (!windowContains(rule.window_, local)) continue;
+      if (!reaches || (data[base + R_FLAGS]! & RF_ALLOW) === 0 || (data[base + R_POLICY]! & device.policy_ & factor) === 0) continue;
+      if (!ruleOpen(data, base, day, wd, tod)) continue;
       best = rank;
     }
   }

@@ -1,7 +1,7 @@
 // The access request of SPEC §2 and its validation. One checker serves both the hot path (no sink:
 // no strings are built) and the adapters (a sink collects every problem with its path).
 import type { Issue } from "./issue.js";
-import { MAX_INSTANT, MIN_INSTANT, parseInstant } from "./time.js";
+import { MAX_INSTANT, MIN_INSTANT, readInstant } from "./time.js";
 import type { InputType } from "./types.js";
 
 /** A credential presented at a reader: at most one of these shapes. */
@@ -66,10 +66,11 @@ function isCount(v: unknown): boolean {
 }
 
 /**
- * The instant of the last request checkRequest accepted, so that decide parses `at` only once.
- * Internal: valid only right after a successful checkRequest on the same request.
+ * `[0]`: the instant of the last request checkRequest accepted, so that decide parses `at` only once
+ * and reads it without a boxed number. Internal: valid only right after a successful checkRequest on
+ * the same request.
  */
-export const _lastChecked = { at_: 0 };
+export const _checkedAt = new Float64Array(1);
 
 /**
  * Checks a request against SPEC §2. With a `sink`, every problem is pushed with its path and a
@@ -86,9 +87,9 @@ export function checkRequest(req: unknown, sink: Issue[] | null): boolean {
   if (typeof req.deviceId !== "string" || req.deviceId.length === 0) {
     if (!bad(sink, ["deviceId"], "Must be a non-empty device id.")) return false;
   }
-  const at = parseInstant(req.at);
-  _lastChecked.at_ = at;
-  if (Number.isNaN(at)) {
+  const ok = readInstant(req.at, _checkedAt);
+  const at = _checkedAt[0]!;
+  if (!ok) {
     if (!bad(sink, ["at"], "Must be an ISO 8601 instant with Z or an offset, or epoch milliseconds.")) return false;
   } else if (at < MIN_INSTANT || at >= MAX_INSTANT) {
     if (!bad(sink, ["at"], "Must lie between 1970-01-01T00:00:00Z and 2100-01-01T00:00:00Z.")) return false;

@@ -28,8 +28,12 @@ function num4(s: string, i: number): number {
   return a < 0 || b < 0 ? -1 : a * 100 + b;
 }
 
+function isLeap(y: number): boolean {
+  return (y & 3) === 0 && (y % 100 !== 0 || y % 400 === 0);
+}
+
 function daysInMonth(y: number, m: number): number {
-  if (m === 2) return y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28;
+  if (m === 2) return isLeap(y) ? 29 : 28;
   return m === 4 || m === 6 || m === 9 || m === 11 ? 30 : 31;
 }
 
@@ -43,14 +47,21 @@ export function daysFromCivil(y: number, m: number, d: number): number {
   return era * 146_097 + doe - 719_468;
 }
 
-/** Reads `YYYY-MM-DD` at `i`; returns the day number or NaN. */
+/** Day numbers of January 1st of the years TABLE_FIRST_YEAR … TABLE_FIRST_YEAR + 299, and of the day before each month. */
+const TABLE_FIRST_YEAR = 1900;
+const YEAR_START = Int32Array.from({ length: 300 }, (_, k) => daysFromCivil(TABLE_FIRST_YEAR + k, 1, 1));
+const MONTH_START = Int32Array.from([0, 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334]);
+
+/** Reads `YYYY-MM-DD` at `i`; returns the day number or NaN. Table lookups, no division, for 1900–2199. */
 function readDate(s: string, i: number): number {
   const y = num4(s, i);
   const m = num2(s, i + 5);
   const d = num2(s, i + 8);
   if (y < 0 || m < 1 || m > 12 || d < 1 || s.charCodeAt(i + 4) !== 45 || s.charCodeAt(i + 7) !== 45) return NaN;
   if (d > daysInMonth(y, m)) return NaN;
-  return daysFromCivil(y, m, d);
+  const k = y - TABLE_FIRST_YEAR;
+  if (k < 0 || k >= 300) return daysFromCivil(y, m, d);
+  return YEAR_START[k]! + MONTH_START[m]! + (m > 2 && isLeap(y) ? 1 : 0) + d - 1;
 }
 
 /**
@@ -91,55 +102,68 @@ export function parseLocalDateTime(s: string): number {
  * Strings without an offset are refused: they would mean a different instant in every zone.
  */
 export function parseInstant(v: unknown): number {
-  if (typeof v === "number") return Number.isSafeInteger(v) ? v : NaN;
-  if (typeof v !== "string") return NaN;
+  return readInstant(v, INSTANT) ? INSTANT[0]! : NaN;
+}
+
+const INSTANT = new Float64Array(1);
+
+/**
+ * parseInstant for the hot path: writes the instant to `out[0]` and answers whether `v` is one, so
+ * that no double crosses a call boundary (a boxed number would be an allocation per decision).
+ */
+export function readInstant(v: unknown, out: Float64Array): boolean {
+  if (typeof v === "number") {
+    out[0] = v;
+    return Number.isSafeInteger(v);
+  }
+  if (typeof v !== "string") return false;
   const s = v;
   const n = s.length;
-  if (n < 17) return NaN;
+  if (n < 17) return false;
   const c10 = s.charCodeAt(10);
-  if (c10 !== 84 && c10 !== 116) return NaN; // T or t
+  if (c10 !== 84 && c10 !== 116) return false; // T or t
   const day = readDate(s, 0);
   const h = num2(s, 11);
   const mi = num2(s, 14);
-  if (Number.isNaN(day) || h < 0 || h > 23 || mi < 0 || mi > 59 || s.charCodeAt(13) !== 58) return NaN;
+  if (Number.isNaN(day) || h < 0 || h > 23 || mi < 0 || mi > 59 || s.charCodeAt(13) !== 58) return false;
   let i = 16;
   let sec = 0;
   let ms = 0;
   if (i < n && s.charCodeAt(i) === 58) {
     sec = num2(s, i + 1);
-    if (sec < 0 || sec > 59) return NaN;
+    if (sec < 0 || sec > 59) return false;
     i += 3;
     if (i < n && (s.charCodeAt(i) === 46 || s.charCodeAt(i) === 44)) {
       i++;
-      let scale = 100;
+      // Milliseconds are the first three digits; further ones (up to nine in all) are truncated.
       const start = i;
       while (i < n) {
         const dg = digit(s, i);
         if (dg < 0) break;
-        ms += dg * scale;
-        scale /= 10;
+        if (i - start < 3) ms = ms * 10 + dg;
         i++;
       }
-      if (i === start || i - start > 9) return NaN;
-      ms = Math.floor(ms);
+      if (i === start || i - start > 9) return false;
+      if (i - start < 3) ms *= i - start === 1 ? 100 : 10;
     }
   }
-  if (i >= n) return NaN;
+  if (i >= n) return false;
   const c = s.charCodeAt(i);
   let offsetMin = 0;
   if (c === 90 || c === 122) {
     // Z
-    if (i + 1 !== n) return NaN;
+    if (i + 1 !== n) return false;
   } else if (c === 43 || c === 45) {
     const oh = num2(s, i + 1);
-    if (oh < 0 || oh > 23) return NaN;
+    if (oh < 0 || oh > 23) return false;
     let om = 0;
     const rest = n - (i + 3);
     if (rest === 3 && s.charCodeAt(i + 3) === 58) om = num2(s, i + 4);
     else if (rest === 2) om = num2(s, i + 3);
-    else if (rest !== 0) return NaN;
-    if (om < 0 || om > 59) return NaN;
+    else if (rest !== 0) return false;
+    if (om < 0 || om > 59) return false;
     offsetMin = (oh * 60 + om) * (c === 45 ? -1 : 1);
-  } else return NaN;
-  return day * MS_PER_DAY + ((h * 60 + mi - offsetMin) * 60 + sec) * 1000 + ms;
+  } else return false;
+  out[0] = day * MS_PER_DAY + ((h * 60 + mi - offsetMin) * 60 + sec) * 1000 + ms;
+  return true;
 }
