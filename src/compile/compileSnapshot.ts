@@ -139,6 +139,12 @@ export interface CompiledSystem {
   readonly rulesOfGroup_: readonly Int32Array[];
   /** Per group index: indexes of its holders, ascending. */
   readonly holdersOfGroup_: readonly Int32Array[];
+  /** Door rules' devices by rank: `ruleDevices_[ruleDeviceFrom_[rank] … ruleDeviceFrom_[rank + 1] - 1]` (device indexes). */
+  readonly ruleDeviceFrom_: Int32Array;
+  readonly ruleDevices_: Int32Array;
+  /** Per device index: its position in device id order, and the devices in that order (RSOP lists devices by id). */
+  readonly deviceIdOrder_: Int32Array;
+  readonly devicesById_: readonly CompiledDevice[];
   /** Per rule rank: the cloud nodes the rule reaches (through its devices or floor groups). */
   readonly nodesOfRule_: readonly ReadonlySet<string>[];
   readonly floorGroupIndex_: ReadonlyMap<string, number>;
@@ -392,6 +398,18 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
     for (const fg of r.floorGroups) reached.add(deviceIndex.get(floorGroupById.get(fg)!.readerPort)!.node_.id);
     return reached;
   });
+  const ruleDeviceFrom = new Int32Array(rules.length + 1);
+  for (const rule of rules) ruleDeviceFrom[rule.rank_ + 1] = ruleDeviceFrom[rule.rank_]! + snapshot.rules[rule.index_]!.devices.length;
+  const ruleDevices = new Int32Array(ruleDeviceFrom[rules.length]!);
+  for (const rule of rules) {
+    let at = ruleDeviceFrom[rule.rank_]!;
+    for (const d of snapshot.rules[rule.index_]!.devices) ruleDevices[at++] = deviceNumber.get(d)!;
+  }
+  const devicesById = [...devices].sort((a, b) => compareIds(a.id, b.id));
+  const deviceIdOrder = new Int32Array(devices.length);
+  devicesById.forEach((d, position) => {
+    deviceIdOrder[d.index_] = position;
+  });
   const holdersOfGroup = snapshot.groups.map(() => [] as number[]);
   holders.forEach((h) => {
     for (let j = h.groupFrom_; j < h.groupTo_; j++) holdersOfGroup[holderGroups[j]!]!.push(h.index_);
@@ -403,6 +421,10 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
     rulesOfGroup_: rulesOfGroup.map((l) => Int32Array.from(l)),
     holdersOfGroup_: holdersOfGroup.map((l) => Int32Array.from(l)),
     nodesOfRule_: nodesOfRule,
+    ruleDeviceFrom_: ruleDeviceFrom,
+    ruleDevices_: ruleDevices,
+    deviceIdOrder_: deviceIdOrder,
+    devicesById_: devicesById,
     floorGroupIndex_: new Map(snapshot.floorGroups.map((fg, i) => [fg.id, i])),
     nodes_: nodes,
     nodeIndex_: nodeIndex,

@@ -92,9 +92,18 @@ export function queryInstant(at: unknown, path: string, issues: Issue[]): number
   return t;
 }
 
-function nodeRef(sys: CompiledSystem, nodeId: string): RsopNodeRef {
-  const n = sys.snapshot.cloudNodes[sys.nodeIndex_.get(nodeId)!.index_]!;
-  return { id: n.id, serialNumber: n.serialNumber, name: n.name };
+/** A cloud node reference maker for one result: every device of a node shares one object there. */
+function nodeRefs(sys: CompiledSystem): (nodeId: string) => RsopNodeRef {
+  const made = new Map<string, RsopNodeRef>();
+  return (nodeId) => {
+    let ref = made.get(nodeId);
+    if (ref === undefined) {
+      const n = sys.snapshot.cloudNodes[sys.nodeIndex_.get(nodeId)!.index_]!;
+      ref = { id: n.id, serialNumber: n.serialNumber, name: n.name };
+      made.set(nodeId, ref);
+    }
+    return ref;
+  };
 }
 
 /** Computes RSOP (SPEC §7). Throws QueryError naming every unknown id or bad option. */
@@ -114,8 +123,9 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
   const activeLocal = at + offsetAt(activeZone, at);
   const outcome = newRuleOutcome();
   const inScope = (nodeId: string) => scope === undefined || nodeId === scope;
+  const nodeRef = nodeRefs(sys);
 
-  const holders = holderIds.map((id): RsopHolder => {
+  const holders = holderIds.map(function rsopOfHolder(id): RsopHolder {
     const holder = sys.holderIndex_.get(id)!;
     const h = snap.holders[holder.index_]!;
     const ranks = new Set<number>();
@@ -135,18 +145,26 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
         active: windowContains(sys.ruleData_, rank, activeLocal),
       };
     });
-    const deviceIds = new Set<string>();
+    // Devices of the holder's door rules, once each (a mark per device), listed in id order.
+    const seen = new Uint8Array(sys.devices_.length);
+    const reached: number[] = [];
     const floorGroupIds = new Set<string>();
     for (const rank of sorted) {
+      for (let i = sys.ruleDeviceFrom_[rank]!; i < sys.ruleDeviceFrom_[rank + 1]!; i++) {
+        const d = sys.ruleDevices_[i]!;
+        if (seen[d] === 1) continue;
+        seen[d] = 1;
+        if (inScope(sys.devices_[d]!.node_.id)) reached.push(sys.deviceIdOrder_[d]!);
+      }
       const r = snap.rules[sys.rules_[rank]!.index_]!;
-      for (const d of r.devices) if (inScope(snap.devices[sys.deviceIndex_.get(d)!.index_]!.cloudNode)) deviceIds.add(d);
       for (const fg of r.floorGroups) {
         const reader = snap.floorGroups[sys.floorGroupIndex_.get(fg)!]!.readerPort;
         if (inScope(sys.deviceIndex_.get(reader)!.node_.id)) floorGroupIds.add(fg);
       }
     }
-    const devices = [...deviceIds].sort().map((deviceId): RsopDevice => {
-      const device = sys.deviceIndex_.get(deviceId)!;
+    const byIdOrder = Int32Array.from(reached).sort();
+    const devices = Array.from(byIdOrder, (position): RsopDevice => {
+      const device = sys.devicesById_[position]!;
       const d = snap.devices[device.index_]!;
       const access = scanAccess(sys, device, holder, at, outcome);
       return {
@@ -156,9 +174,9 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
         type: d.type,
         publicIcon: d.publicIcon,
         readerType: d.readerType,
-        cloudNode: nodeRef(sys, d.cloudNode),
+        cloudNode: nodeRef(d.cloudNode),
         allowed: access.allowed,
-        activeRuleId: access.rank === NONE ? null : sys.rules_[access.rank]!.id,
+        activeRuleId: access.rank === NONE ? null : sys.ruleIds_[access.rank]!,
       };
     });
     const floorGroups = [...floorGroupIds].sort().map((fgId): RsopFloorGroup => {
@@ -172,7 +190,7 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
       return {
         id: fg.id,
         name: fg.name,
-        readerPort: { id: readerDevice.id, name: readerDevice.name, cloudNode: nodeRef(sys, readerDevice.cloudNode) },
+        readerPort: { id: readerDevice.id, name: readerDevice.name, cloudNode: nodeRef(readerDevice.cloudNode) },
         floors: fg.floors.map((f) => {
           const dev = snap.devices[sys.deviceIndex_.get(f)!.index_]!;
           return { id: dev.id, name: dev.name, type: dev.type };
