@@ -46,8 +46,39 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     rows.push(batchRow("decide", size, "decide(request, out)", reused, note(reused)));
     ctx.facts[`decide.${size}.out`] = reused;
   }
-  if (!ctx.quick && ctx.sizes.includes("L")) rows.push(...(await byKind("L", ctx)));
+  if (!ctx.quick && ctx.sizes.includes("L")) {
+    rows.push(...(await byKind("L", ctx)));
+    rows.push(await warmPool("L", ctx));
+  }
   return rows;
+}
+
+/** Requests in a cycled pool of the warm-pool row: small enough that they and the indexes they touch stay in cache. */
+const WARM_POOL = 1_000;
+
+/**
+ * The same decisions with a small pool: the rows above cycle 200,000 requests, so most reads of a
+ * request, its strings and the indexes miss the CPU caches (as in a busy gateway serving a large
+ * building); this row shows the cost of the work itself.
+ */
+async function warmPool(size: SizeName, ctx: ScenarioContext): Promise<Row> {
+  const engine = fixture(size).engine;
+  // Fresh copies, so the pool's objects sit together in memory like freshly parsed requests.
+  const pool = fixture(size).set.requests.slice(0, WARM_POOL).map((r) => JSON.parse(JSON.stringify(r)) as unknown);
+  let k = 0;
+  const out: Decision = engine.decide(pool[0]);
+  const batch = () => {
+    let acc = 0;
+    for (let i = 0; i < DECIDE_BATCH; i++) {
+      acc += engine.decide(pool[k], out).reason.length;
+      if (++k === WARM_POOL) k = 0;
+    }
+    sink.value += acc;
+  };
+  const r = await timeRounds(`decide ${size} warm`, batch, DECIDE_BATCH, { timeMs: 1_500, warmupMs: 300 }, 3);
+  log(`  decide ${size}: ${r.opsPerSec.toFixed(0)} decisions/s (warm ${WARM_POOL}-request pool)`);
+  ctx.facts[`decide.${size}.warm`] = r;
+  return batchRow("decide", size, `decide(request, out), ${WARM_POOL.toLocaleString("en-US")}-request pool`, r, `the first ${WARM_POOL.toLocaleString("en-US")} requests cycled (caches warm); median of 3 rounds`);
 }
 
 /** Per request kind at one size, with a caller-supplied `out`: where the time goes by request shape. */

@@ -124,6 +124,7 @@ function targets(facts: Record<string, unknown>): Target[] {
   for (const [k, label] of [
     ["decide.L.fresh", "decide(request)"],
     ["decide.L.out", "decide(request, out)"],
+    ["decide.L.warm", "decide(request, out), warm 1,000-request pool"],
   ] as const) {
     const r = batch(k);
     if (r === undefined) continue;

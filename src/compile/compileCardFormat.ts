@@ -81,24 +81,24 @@ export function compileCardFormat(format: CardFormat): CompiledFormat {
 export const OVERFLOW = -2;
 
 /** Reads `length` bits MSB first at `offset`; OVERFLOW when the value exceeds Number.MAX_SAFE_INTEGER. */
-export function readField(bits: string, offset: number, length: number): number {
+export function readField(bits: Uint8Array, offset: number, length: number): number {
   let v = 0;
   for (let i = offset; i < offset + length; i++) {
-    v = v * 2 + (bits.charCodeAt(i) - 48);
+    v = v * 2 + bits[i]!;
     if (v > Number.MAX_SAFE_INTEGER) return OVERFLOW;
   }
   return v;
 }
 
-/** Decodes a frame already known to be 0/1 characters within the format's length range. */
-export function decodeInto(f: CompiledFormat, bits: string, out: DecodeScratch): void {
+/** Decodes a frame (one bit, 0 or 1, per element) already known to fit the format's length range. */
+export function decodeInto(f: CompiledFormat, bits: Uint8Array, out: DecodeScratch): void {
   out.fc_ = f.fcLength_ === 0 ? -1 : readField(bits, f.fcOffset_, f.fcLength_);
   out.cn_ = readField(bits, f.cnOffset_, f.cnLength_);
   let ok = true;
   const pos = f.parityPos_;
   for (let i = 0; i < pos.length && ok; i++) {
-    let ones = bits.charCodeAt(pos[i]!) - 48;
-    for (let k = f.coverStart_[i]!; k < f.coverStart_[i + 1]!; k++) ones += bits.charCodeAt(f.covers_[k]!) - 48;
+    let ones = bits[pos[i]!]!;
+    for (let k = f.coverStart_[i]!; k < f.coverStart_[i + 1]!; k++) ones += bits[f.covers_[k]!]!;
     ok = (ones & 1) === f.parityOdd_[i];
   }
   out.parityOk_ = ok;

@@ -26,7 +26,7 @@ import {
   unionFloors,
   weekdayOf,
 } from "../compile/index.js";
-import { type Decision, MS_PER_DAY, type Outcome, type Reason, _checkedAt, checkRequest } from "../model/index.js";
+import { type Decision, MS_PER_DAY, type Outcome, type Reason, _checkedAt, _checkedBits, checkRequest } from "../model/index.js";
 
 /** The shared empty `floors` of every non-elevator decision. */
 const NO_FLOORS: readonly string[] = Object.freeze([]);
@@ -144,7 +144,7 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision): D
       kind = KIND_WIEGAND;
       format = firstFormat(node.formats_, cred.wiegand.length);
       if (format === null) return fill(d, "unknown", "unknownCardFormat", null, null, null, false, NO_FLOORS, -1, -1);
-      decodeInto(format, cred.wiegand, SCRATCH);
+      decodeInto(format, _checkedBits, SCRATCH);
       fc = SCRATCH.fc_;
       cn = SCRATCH.cn_;
       if (format.enforceParity_ && !SCRATCH.parityOk_) return fill(d, "denied", "parityError", null, null, null, false, NO_FLOORS, fc, cn);

@@ -45,11 +45,23 @@ function isDigits(s: unknown): boolean {
   return true;
 }
 
+/** Longest Wiegand frame a request may carry. */
+export const MAX_FRAME_BITS = 512;
+
+/**
+ * `[i]`: bit i (0 or 1) of the `wiegand` frame of the last request checkRequest accepted, so that
+ * decide reads each character of the frame once. Internal, like `_checkedAt`.
+ */
+export const _checkedBits = new Uint8Array(MAX_FRAME_BITS);
+
+/** A frame of 9 to 512 `0`/`1` characters; copies its bits into `_checkedBits` on the way. */
 function isBits(s: unknown): boolean {
-  if (typeof s !== "string" || s.length < 9 || s.length > 512) return false;
+  if (typeof s !== "string" || s.length < 9 || s.length > MAX_FRAME_BITS) return false;
+  const bits = _checkedBits;
   for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c !== 48 && c !== 49) return false;
+    const b = s.charCodeAt(i) - 48;
+    if (b !== 0 && b !== 1) return false;
+    bits[i] = b;
   }
   return true;
 }
