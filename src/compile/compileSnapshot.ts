@@ -93,7 +93,7 @@ export const H_FROM = 1;
 export const H_TO = 2;
 export const H_GROUP_FROM = 3;
 
-/** Float64 slots per card in `cardTable_`: number (-1: empty), facility code (-1: null), holder index, index into `cardIds_`. */
+/** Float64 slots per card in `cardTable_`: number (-1: empty), facility code (-1: null), holder index, index into `cardIds_` (even). */
 export const CARD_STRIDE = 4;
 
 /** The compiled form of one system snapshot. Immutable after compileSnapshot returns. */
@@ -129,6 +129,7 @@ export interface CompiledSystem {
   /** Open-addressing table of card credentials by number, CARD_STRIDE slots each (findCard). */
   readonly cardTable_: Float64Array;
   readonly cardMask_: number;
+  /** Per card, side by side so that one cache line serves both: its credential id, then its holder's id. */
   readonly cardIds_: readonly string[];
   readonly digitalById_: ReadonlyMap<string, CompiledCredential>;
   /** PIN → holder index, or AMBIGUOUS. */
@@ -378,7 +379,7 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
         cardTable[base + 1] = c.facilityCode ?? -1;
         cardTable[base + 2] = i;
         cardTable[base + 3] = cardIds.length;
-        cardIds.push(c.id);
+        cardIds.push(c.id, h.id);
       } else digitalById.set(c.id, { id: c.id, holder_: i, pending_: c.credentialNumber === null, types_: types });
     }
     const pins = h.pin === null ? [] : [h.pin];

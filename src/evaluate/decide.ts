@@ -175,6 +175,7 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision): D
   const pin = r.pin === undefined ? null : r.pin;
   let h: number;
   let credentialId: string | null = null;
+  let holderId: string | null = null;
   let pending = false;
   if (isCard) {
     const c = cn < 0 ? -1 : findCard(sys, cn);
@@ -183,7 +184,9 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision): D
     if ((format as CompiledFormat).fcPolicy_ === FC_POLICY.ENFORCED && table[c + 1] !== fc)
       return fill(d, "unknown", "facilityCodeMismatch", null, null, null, false, NO_FLOORS, fc, cn);
     h = table[c + 2]! | 0;
-    credentialId = sys.cardIds_[table[c + 3]! | 0]!;
+    const ids = table[c + 3]! | 0;
+    credentialId = sys.cardIds_[ids]!;
+    holderId = sys.cardIds_[ids + 1]!;
   } else if (kind === KIND_MOBILE) {
     const m = cred as { mobile: string; credentialId: string };
     const bit = m.mobile === "touch" ? 2 : 4;
@@ -201,7 +204,7 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision): D
     if (owner === AMBIGUOUS) return fill(d, "denied", "ambiguousPin", null, null, null, false, NO_FLOORS, -1, -1);
     h = owner;
   }
-  const holderId = sys.holderIds_[h]!;
+  if (holderId === null) holderId = sys.holderIds_[h]!;
   const duress = pin !== null && sys.holders_[h]!.duressPin_ === pin;
   if (pending) return fill(d, "denied", "credentialPending", holderId, credentialId, null, duress, NO_FLOORS, -1, -1);
   if (device.secured_ && kind !== KIND_MOBILE && input !== 4)
