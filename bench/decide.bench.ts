@@ -1,12 +1,25 @@
 // Scenario: decisions per second and per-decision latency at each size, with a fresh decision object
 // per call and with a caller-supplied `out`; at the largest size also per request kind.
-import type { Decision } from "../src/index.js";
+import type { Decision, Engine } from "../src/index.js";
 import { type BatchResult, type Row, batchRow, fmtOps, log, sink, timeBatches, timeRounds } from "./benchUtil.js";
 import { type RequestKind, type SizeName, fixture } from "./fixtures.js";
 import type { ScenarioContext } from "./scenario.js";
 
 /** Decisions per tinybench sample. */
 export const DECIDE_BATCH = 1_000;
+
+/** A tinybench batch: DECIDE_BATCH decisions over `pool`, cycled, into `out` when one is given. */
+function decideBatch(engine: Engine, pool: readonly unknown[], out?: Decision): () => void {
+  let k = 0;
+  return () => {
+    let acc = 0;
+    for (let i = 0; i < DECIDE_BATCH; i++) {
+      acc += engine.decide(pool[k], out).reason.length;
+      if (++k === pool.length) k = 0;
+    }
+    sink.value += acc;
+  };
+}
 
 export async function run(ctx: ScenarioContext): Promise<Row[]> {
   const rows: Row[] = [];
@@ -15,24 +28,8 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     const engine = f.engine;
     const pool = f.set.requests;
     const n = pool.length;
-    let k = 0;
-    const freshBatch = () => {
-      let acc = 0;
-      for (let i = 0; i < DECIDE_BATCH; i++) {
-        acc += engine.decide(pool[k]).reason.length;
-        if (++k === n) k = 0;
-      }
-      sink.value += acc;
-    };
-    const out: Decision = engine.decide(pool[0]);
-    const outBatch = () => {
-      let acc = 0;
-      for (let i = 0; i < DECIDE_BATCH; i++) {
-        acc += engine.decide(pool[k], out).reason.length;
-        if (++k === n) k = 0;
-      }
-      sink.value += acc;
-    };
+    const freshBatch = decideBatch(engine, pool);
+    const outBatch = decideBatch(engine, pool, engine.decide(pool[0]));
     const timing = { timeMs: ctx.quick ? 700 : 2_400, warmupMs: ctx.quick ? 200 : 300 };
     const rounds = ctx.quick ? 1 : 3;
     const note = (r: BatchResult) =>
@@ -65,17 +62,7 @@ async function warmPool(size: SizeName, ctx: ScenarioContext): Promise<Row> {
   const engine = fixture(size).engine;
   // Fresh copies, so the pool's objects sit together in memory like freshly parsed requests.
   const pool = fixture(size).set.requests.slice(0, WARM_POOL).map((r) => JSON.parse(JSON.stringify(r)) as unknown);
-  let k = 0;
-  const out: Decision = engine.decide(pool[0]);
-  const batch = () => {
-    let acc = 0;
-    for (let i = 0; i < DECIDE_BATCH; i++) {
-      acc += engine.decide(pool[k], out).reason.length;
-      if (++k === WARM_POOL) k = 0;
-    }
-    sink.value += acc;
-  };
-  const r = await timeRounds(`decide ${size} warm`, batch, DECIDE_BATCH, { timeMs: 1_500, warmupMs: 300 }, 3);
+  const r = await timeRounds(`decide ${size} warm`, decideBatch(engine, pool, engine.decide(pool[0])), DECIDE_BATCH, { timeMs: 1_500, warmupMs: 300 }, 3);
   log(`  decide ${size}: ${r.opsPerSec.toFixed(0)} decisions/s (warm ${WARM_POOL}-request pool)`);
   ctx.facts[`decide.${size}.warm`] = r;
   return batchRow("decide", size, `decide(request, out), ${WARM_POOL.toLocaleString("en-US")}-request pool`, r, `the first ${WARM_POOL.toLocaleString("en-US")} requests cycled (caches warm); median of 3 rounds`);
@@ -90,17 +77,7 @@ async function byKind(size: SizeName, ctx: ScenarioContext): Promise<Row[]> {
   for (const kind of kinds) {
     const pool = f.set.requests.filter((_, i) => f.set.kinds[i] === kind);
     const n = pool.length;
-    let k = 0;
-    const out: Decision = engine.decide(pool[0]);
-    const batch = () => {
-      let acc = 0;
-      for (let i = 0; i < DECIDE_BATCH; i++) {
-        acc += engine.decide(pool[k], out).reason.length;
-        if (++k === n) k = 0;
-      }
-      sink.value += acc;
-    };
-    const r = await timeBatches(`decide ${size} ${kind}`, batch, DECIDE_BATCH, { timeMs: ctx.quick ? 300 : 700, warmupMs: 150 });
+    const r = await timeBatches(`decide ${size} ${kind}`, decideBatch(engine, pool, engine.decide(pool[0])), DECIDE_BATCH, { timeMs: ctx.quick ? 300 : 700, warmupMs: 150 });
     rows.push(batchRow("decide by kind", size, kind, r, `${n.toLocaleString("en-US")} requests; with out`));
   }
   return rows;
