@@ -7,6 +7,7 @@
 // independently of the engine's compiled zone tables.
 import { IANAZone } from "luxon";
 import { type Engine, type SystemSnapshotInput, createEngine, encodeWiegand, parseSnapshot } from "../src/index.js";
+import { mulberry32 } from "../src/adapters/cli/mulberry32.js";
 
 // ---------------------------------------------------------------------------------------------------
 // Sizes
@@ -59,16 +60,7 @@ export const SIZES: Readonly<Record<SizeName, SizeSpec>> = {
 // ---------------------------------------------------------------------------------------------------
 // PRNG
 
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 };
 
 class Rng {
   readonly next: () => number;

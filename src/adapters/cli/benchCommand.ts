@@ -7,6 +7,7 @@ import { InvalidArgumentError } from "commander";
 import { createEngine } from "../../evaluate/index.js";
 import { type Decision, type SystemSnapshot, parseSnapshot } from "../../model/index.js";
 import { CliError, type CliIo, readJsonFile } from "./io.js";
+import { mulberry32 } from "./mulberry32.js";
 
 export interface BenchOptions {
   readonly system: string;
@@ -41,17 +42,6 @@ const BATCH = 256;
 const SPAN_START = Date.UTC(2026, 0, 1);
 const SPAN_MS = 365 * 86_400_000;
 const READER_TYPES = new Set(["primaryReader", "additionalReader", "elevatorReader", "additionalElevatorReader"]);
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * `count` requests: nine in ten by a holder presenting one of their credentials (a card number with
