@@ -31,8 +31,8 @@ export interface CompiledRule {
   readonly id: string;
   /** Position in id order: the smallest id has rank 0. */
   readonly rank_: number;
+  /** Position in `snapshot.rules`. */
   readonly index_: number;
-  readonly allow_: boolean;
 }
 
 export interface CompiledDevice {
@@ -222,7 +222,7 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
   const rules: CompiledRule[] = order.map((index, rank) => {
     const r = snapshot.rules[index]!;
     compileWindowInto(r, policyMask(r.authenticationPolicy), ruleData, rank * RULE_STRIDE);
-    return { id: r.id, rank_: rank, index_: index, allow_: r.allow };
+    return { id: r.id, rank_: rank, index_: index };
   });
 
   // Floor groups per elevator reader, in id order so masks are stable; each floor group's reader and
