@@ -162,12 +162,13 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
         if (inScope(sys.deviceIndex_.get(reader)!.node_.id)) floorGroupIds.add(fg);
       }
     }
-    const byIdOrder = Int32Array.from(reached).sort();
-    const devices = Array.from(byIdOrder, (position): RsopDevice => {
-      const device = sys.devicesById_[position]!;
+    const byIdOrder = new Int32Array(reached).sort();
+    const devices: RsopDevice[] = new Array(byIdOrder.length);
+    for (let i = 0; i < byIdOrder.length; i++) {
+      const device = sys.devicesById_[byIdOrder[i]!]!;
       const d = snap.devices[device.index_]!;
       const access = scanAccess(sys, device, holder, at, outcome);
-      return {
+      devices[i] = {
         id: d.id,
         name: d.name,
         created: d.created,
@@ -178,7 +179,7 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
         allowed: access.allowed,
         activeRuleId: access.rank === NONE ? null : sys.ruleIds_[access.rank]!,
       };
-    });
+    }
     const floorGroups = [...floorGroupIds].sort().map((fgId): RsopFloorGroup => {
       const fg = snap.floorGroups[sys.floorGroupIndex_.get(fgId)!]!;
       const reader = sys.deviceIndex_.get(fg.readerPort)!;
