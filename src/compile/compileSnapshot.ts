@@ -105,8 +105,7 @@ export interface CompiledSystem {
   readonly deviceIndex_: ReadonlyMap<string, CompiledDevice>;
   readonly holders_: readonly CompiledHolder[];
   readonly holderIndex_: ReadonlyMap<string, CompiledHolder>;
-  /** Per holder index: its id, and its hot fields (HOLDER_STRIDE). */
-  readonly holderIds_: readonly string[];
+  /** Per holder index: the fields decide reads of it (HOLDER_STRIDE). */
   readonly holderData_: Float64Array;
   /** Every holder's group indexes, back to back (CompiledHolder.groupFrom_). */
   readonly holderGroups_: Int32Array;
@@ -390,22 +389,23 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
     }
   });
 
+  // Per rank (rules are in rank order): its group's list, its door devices, the nodes it reaches.
   const rulesOfGroup = snapshot.groups.map(() => [] as number[]);
+  const ruleDeviceFrom = new Int32Array(rules.length + 1);
+  const ruleDevices: number[] = [];
   const nodesOfRule = rules.map((rule) => {
     const r = snapshot.rules[rule.index_]!;
     if (r.enabled) rulesOfGroup[groupIndex.get(r.groupId)!]!.push(rule.rank_);
     const reached = new Set<string>();
-    for (const d of r.devices) reached.add(deviceIndex.get(d)!.node_.id);
+    for (const d of r.devices) {
+      const device = devices[deviceNumber.get(d)!]!;
+      ruleDevices.push(device.index_);
+      reached.add(device.node_.id);
+    }
+    ruleDeviceFrom[rule.rank_ + 1] = ruleDevices.length;
     for (const fg of r.floorGroups) reached.add(deviceIndex.get(floorGroupById.get(fg)!.readerPort)!.node_.id);
     return reached;
   });
-  const ruleDeviceFrom = new Int32Array(rules.length + 1);
-  for (const rule of rules) ruleDeviceFrom[rule.rank_ + 1] = ruleDeviceFrom[rule.rank_]! + snapshot.rules[rule.index_]!.devices.length;
-  const ruleDevices = new Int32Array(ruleDeviceFrom[rules.length]!);
-  for (const rule of rules) {
-    let at = ruleDeviceFrom[rule.rank_]!;
-    for (const d of snapshot.rules[rule.index_]!.devices) ruleDevices[at++] = deviceNumber.get(d)!;
-  }
   const devicesById = [...devices].sort((a, b) => compareIds(a.id, b.id));
   const deviceIdOrder = new Int32Array(devices.length);
   devicesById.forEach((d, position) => {
@@ -423,7 +423,7 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
     holdersOfGroup_: holdersOfGroup.map((l) => Int32Array.from(l)),
     nodesOfRule_: nodesOfRule,
     ruleDeviceFrom_: ruleDeviceFrom,
-    ruleDevices_: ruleDevices,
+    ruleDevices_: Int32Array.from(ruleDevices),
     deviceIdOrder_: deviceIdOrder,
     devicesById_: devicesById,
     floorGroupIndex_: new Map(snapshot.floorGroups.map((fg, i) => [fg.id, i])),
@@ -434,7 +434,6 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
     holders_: holders,
     holderIndex_: holderIndex,
     holderGroups_: holderGroups,
-    holderIds_: holders.map((h) => h.id),
     holderData_: holderData,
     groupIndex_: groupIndex,
     rules_: rules,

@@ -196,7 +196,8 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision): D
     credentialId = c.id;
     pending = c.pending_;
     if (!pending && bit === 2 && !device.ble_) {
-      return fill(d, "denied", "bleNotSupported", sys.holderIds_[h]!, credentialId, null, pin !== null && sys.holders_[h]!.duressPin_ === pin, NO_FLOORS, -1, -1);
+      const holder = sys.holders_[h]!;
+      return fill(d, "denied", "bleNotSupported", holder.id, credentialId, null, pin !== null && holder.duressPin_ === pin, NO_FLOORS, -1, -1);
     }
   } else {
     const owner = sys.pinOwner_.get(pin as string);
@@ -204,7 +205,7 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision): D
     if (owner === AMBIGUOUS) return fill(d, "denied", "ambiguousPin", null, null, null, false, NO_FLOORS, -1, -1);
     h = owner;
   }
-  if (holderId === null) holderId = sys.holderIds_[h]!;
+  if (holderId === null) holderId = sys.holders_[h]!.id;
   const duress = pin !== null && sys.holders_[h]!.duressPin_ === pin;
   if (pending) return fill(d, "denied", "credentialPending", holderId, credentialId, null, duress, NO_FLOORS, -1, -1);
   if (device.secured_ && kind !== KIND_MOBILE && input !== 4)
@@ -270,9 +271,9 @@ export function newRuleOutcome(): RuleOutcome {
 }
 
 /**
- * Evaluates the rules of a holder's groups (`holderGroups_[groupFrom … groupTo - 1]`) at a device into `out`: windows (when `mode` is normal, at local day
- * `day`, `tod` ms into it), deny rules, the 24x7 filter, and which allow rules accept `factor` (a
- * policyMask bit).
+ * Evaluates the rules of a holder's groups (`holderGroups_[groupFrom … groupTo - 1]`) at a device
+ * into `out`: windows (when `mode` is normal, at local day `day`, `tod` ms into it), deny rules, the
+ * 24x7 filter, and which allow rules accept `factor` (a policyMask bit).
  */
 export function evaluateRules(
   sys: CompiledSystem,
