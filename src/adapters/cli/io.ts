@@ -20,6 +20,11 @@ export class CliError extends Error {
   }
 }
 
+/** Raised for a usage error found by hand (a missing or malformed option): the CLI exits 2. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
 /** Reads and parses a JSON file, with a clear error for a missing file or bad JSON. */
 export async function readJsonFile(path: string, what: string): Promise<unknown> {
   let text: string;

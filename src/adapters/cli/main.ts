@@ -5,7 +5,7 @@ import { registerBenchCommand } from "./benchCommand.js";
 import { registerCardCommand } from "./cardCommand.js";
 import { decideCommand } from "./decideCommand.js";
 import { demoCommand } from "./demoCommand.js";
-import { CliError, type CliIo, issueLines } from "./io.js";
+import { CliError, type CliIo, UsageError, issueLines } from "./io.js";
 import { registerMigrationCommands } from "./migrationCommands.js";
 import { registerQueryCommands } from "./queryCommands.js";
 import { registerServeCommand } from "./serveCommand.js";
@@ -67,6 +67,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return code;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+    if (e instanceof UsageError) {
+      io.stderr.write(`rsop: ${e.message}\n(run with --help for usage)\n`);
+      return 2;
+    }
     if (e instanceof CliError) {
       io.stderr.write(`rsop: ${e.message}\n`);
       if (e.issues.length > 0) io.stderr.write(`${issueLines(e.issues)}\n`);
