@@ -167,7 +167,7 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision): D
     else mode = node.offlinePolicy_ === 0 ? MODE_ECARD : node.offlinePolicy_ === 1 ? MODE_24X7 : MODE_ANY;
   }
   if (mode !== MODE_NORMAL) {
-    if (isCard && cn >= 0 && node.ecards_.has(cn)) return fill(d, "allowed", "ecard", null, null, null, false, NO_FLOORS, fc, cn);
+    if (isCard && cn >= 0 && node.ecards_.has(cn)) return fill(d, "allowed", "ecard", null, null, null, false, device.ecardFloors_, fc, cn);
     if (mode === MODE_ECARD) return fill(d, "denied", "offlineEcardOnly", null, null, null, false, NO_FLOORS, fc, cn);
   }
 

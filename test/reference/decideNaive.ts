@@ -402,8 +402,15 @@ export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decisio
   }
   // E2: card number only; E17: a number too big is never an e-card (it is null).
   const isEcard = kind === "card" && known.credentialNumber !== null && node.ecards.includes(known.credentialNumber);
-  if (mode === "ecardOnly") return makeDecision(isEcard ? "ecard" : "offlineEcardOnly", known);
-  if ((mode === "offline24x7" || mode === "offlineAnySchedule") && isEcard) return makeDecision("ecard", known);
+  // SPEC §3 step 3: at an elevator reader an e-card enables every floor of every floor group whose
+  // readerPort is that reader, their sorted union; at a door, none.
+  const ecardFloors: string[] = [];
+  if (isElevatorReader(device)) {
+    for (const fg of snapshot.floorGroups) if (fg.readerPort === device.id) for (const f of fg.floors) if (!ecardFloors.includes(f)) ecardFloors.push(f);
+    ecardFloors.sort(compareIds);
+  }
+  if (mode === "ecardOnly") return isEcard ? makeDecision("ecard", known, null, ecardFloors) : makeDecision("offlineEcardOnly", known);
+  if ((mode === "offline24x7" || mode === "offlineAnySchedule") && isEcard) return makeDecision("ecard", known, null, ecardFloors);
 
   // ---- Step 4: credential ---------------------------------------------------------------------
   let holder: Holder | null = null;

@@ -658,7 +658,7 @@ describe.each(IMPLS)("$name", (impl) => {
     at(cardAt("door-front", T.WED_NOON, 17, 1002), { reason: "noActiveRule", ...BOB_CARD });
   });
 
-  test("E13 floors: [] at doors; at an elevator reader, the sorted floors of accepted rules only", () => {
+  test("E13 floors: [] at doors; at an elevator reader, the sorted floors of accepted rules only; an e-card enables every floor of the reader", () => {
     const at = checker(impl, base);
     at(cardAt("door-front", T.WED_10, 17, 1001), aliceIn());
     at(cardAt("elev-1", T.WED_10, 17, 1001), aliceIn("r-staff-high", { floors: ["floor-1", "floor-2", "floor-3"] }));
@@ -687,6 +687,30 @@ describe.each(IMPLS)("$name", (impl) => {
     });
     checker(impl, overlap)(cardAt("elev-1", T.WED_20, 17, 1001), aliceIn("r-staff-low", { floors: ["floor-1", "floor-2", "floor-3"] }));
     checker(impl, overlap)(cardAt("elev-1b", T.WED_20, 17, 1001), aliceIn("r-staff-mid", { floors: ["floor-3"] }));
+    // SPEC §3 step 3: an e-card at an elevator reader enables every floor of every floor group whose
+    // readerPort is that reader (their sorted union), whatever the rules; at a door, none.
+    const dead = { node: { online: false, offlineSeconds: 259_201 } };
+    const ecard: Expected = { reason: "ecard", facilityCode: 17, credentialNumber: 4242 };
+    at(cardAt("elev-1", T.WED_NOON, 17, 4242, dead), { ...ecard, floors: ["floor-1", "floor-2", "floor-3"] });
+    at(cardAt("door-front", T.WED_NOON, 17, 4242, dead), ecard);
+    const ecards = building((d) => {
+      d.node("node-a").offlinePolicy = 2;
+      d.addDevice({ id: "elev-1b", port: 9, type: "additionalElevatorReader", publicIcon: null });
+      d.addDevice({ id: "elev-bare", port: 10, type: "elevatorReader", publicIcon: null });
+      d.addDevice({ id: "floor-10", port: 11, type: "floorRelay", publicIcon: null });
+      d.raw.floorGroups.push(
+        { id: "fg-mid", name: "Mid floors", readerPort: "elev-1", floors: ["floor-3", "floor-2", "floor-10"] },
+        { id: "fg-b", name: "From the second reader", readerPort: "elev-1b", floors: ["floor-3"] },
+      );
+    });
+    const unknownTime = { node: { online: false, timeKnown: false } };
+    const e = checker(impl, ecards);
+    // Floor groups no rule reaches count too; each floor once, in string order; other readers' groups don't.
+    e(cardAt("elev-1", T.WED_NOON, 17, 4242, dead), { ...ecard, floors: ["floor-1", "floor-10", "floor-2", "floor-3"] });
+    e(cardAt("elev-1", T.WED_NOON, 17, 4242, unknownTime), { ...ecard, floors: ["floor-1", "floor-10", "floor-2", "floor-3"] });
+    e(cardAt("elev-1b", T.WED_NOON, 17, 4242, dead), { ...ecard, floors: ["floor-3"] });
+    // An elevator reader without floor groups: still the e-card's decision, with no floors.
+    e(cardAt("elev-bare", T.WED_NOON, 17, 4242, dead), ecard);
   });
 
   test("E14 holder dates compare the local wall time with milliseconds; in a fall-back hour the wall clock counts", () => {
