@@ -261,7 +261,7 @@ describe.each(IMPLS)("$name", (impl) => {
     at(undefined, { reason: "badRequest" });
   });
 
-  test("R2 at: epoch ms or ISO 8601 with Z/±HH:mm/±HHmm/±HH; no offset is malformed", () => {
+  test("R2 at: epoch ms or ISO 8601 with Z/±HH:mm/±HHmm/±HH (also t, z and a comma fraction); no offset is malformed", () => {
     const at = checker(impl, base);
     const bobIn: Expected = { reason: "allowed", activeRuleId: "r-night-front", ...BOB_CARD };
     const bobOut: Expected = { reason: "noActiveRule", ...BOB_CARD };
@@ -278,6 +278,13 @@ describe.each(IMPLS)("$name", (impl) => {
       ["2026-03-07T15:59:59+05", bobIn],
       ["2026-03-07T16:00:00+05", bobOut],
       ["2026-03-07T05:59:59-05:00", bobIn],
+      // ISO 8601 also allows a lower-case t and z, and a comma as the decimal sign.
+      ["2026-03-07t10:59:59z", bobIn],
+      ["2026-03-07t11:00:00z", bobOut],
+      ["2026-03-07T10:59:59,999Z", bobIn],
+      ["2026-03-07t05:59:59,9999999-05:00", bobIn],
+      ["2026-03-07T10:59:59,Z", { reason: "badRequest" }],
+      ["2026-03-07T10:59:59.5,5Z", { reason: "badRequest" }],
       [Date.UTC(2026, 2, 7, 10, 59, 59, 999), bobIn],
       [Date.UTC(2026, 2, 7, 11), bobOut],
       ["2026-03-07T05:59:59", { reason: "badRequest" }],
