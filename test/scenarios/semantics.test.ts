@@ -846,4 +846,66 @@ describe.each(IMPLS)("$name", (impl) => {
     at(cardAt("door-lab", T.WED_NOON, 17, 1001), { reason: "deniedByRule", activeRuleId: "d-C", ...ALICE_CARD });
     at(cardAt("elev-1", T.WED_NOON, 17, 1001), aliceIn("r-elev-B", { floors: ["floor-10", "floor-2", "floor-3", "floor-Z", "floor-a"] }));
   });
+
+  test("E20 a wrong marker bit (Kastle's bit 1, a custom fixed bit) is a parityError under enforce_parity, read as usual without", () => {
+    /**
+     * A Kastle frame written out from shared/reference/wiegand-formats.md §1.2: bit 1 the marker,
+     * issue level 2–6 (0), FC 7–14, CN 15–30; bit 0 even parity over 1–16, bit 31 odd over 14–30.
+     * Parity is computed after the marker is written, so a wrong marker keeps parity good.
+     */
+    const kastle = (facilityCode: number, cardNumber: number, marker: "0" | "1") => {
+      const body = [..."0" + marker + "00000" + bitsOf(facilityCode, 8) + bitsOf(cardNumber, 16) + "0"];
+      const ones = (from: number, to: number) => body.slice(from, to + 1).filter((b) => b === "1").length;
+      body[0] = ones(1, 16) % 2 === 0 ? "0" : "1";
+      body[31] = ones(14, 30) % 2 === 0 ? "1" : "0";
+      return body.join("");
+    };
+    const kastleNode = (enforce: boolean) =>
+      building((d) => {
+        d.node("node-a").cardFormat = [{ id: "Kastle", min_input_bits: 32, max_input_bits: 32, enforce_parity: enforce }];
+      });
+    const wiegand = (bits: string, extra: Record<string, unknown> = {}) => ({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: bits }, ...extra });
+    const enforced = checker(impl, kastleNode(true));
+    enforced(wiegand(kastle(17, 1001, "1")), aliceIn());
+    enforced(wiegand(kastle(17, 1001, "0")), { reason: "parityError", facilityCode: 17, credentialNumber: 1001 });
+    // Before the e-card check too (step 2 decides first).
+    const dead = { node: { online: false, offlineSeconds: 259_201 } };
+    enforced(wiegand(kastle(17, 4242, "0"), dead), { reason: "parityError", facilityCode: 17, credentialNumber: 4242 });
+    enforced(wiegand(kastle(17, 4242, "1"), dead), { reason: "ecard", facilityCode: 17, credentialNumber: 4242 });
+    const lenient = checker(impl, kastleNode(false));
+    lenient(wiegand(kastle(17, 1001, "0")), aliceIn());
+
+    // A custom layout's `fixed` bits behave the same, whether a parity bit covers them or not.
+    const customNode = (enforce: boolean) =>
+      building((d) => {
+        d.node("node-a").cardFormat = [
+          {
+            id: "M30",
+            min_input_bits: 30,
+            max_input_bits: 30,
+            enforce_parity: enforce,
+            layout: {
+              facilityCode: { offset: 1, length: 8 },
+              cardNumber: { offset: 9, length: 16 },
+              parity: [{ position: 0, type: "even", range: { offset: 1, length: 26 } }],
+              fixed: [
+                { position: 26, value: 1 }, // covered by parity bit 0
+                { position: 28, value: 0 }, // covered by none
+                { position: 29, value: 1 },
+              ],
+            },
+          },
+        ];
+      });
+    const m30 = (f26: string, f28: string, f29: string) => {
+      const body = [..."0" + bitsOf(17, 8) + bitsOf(1001, 16) + "0" + f26 + "0" + f28 + f29];
+      body[0] = body.slice(1, 27).filter((b) => b === "1").length % 2 === 0 ? "0" : "1";
+      return body.join("");
+    };
+    const custom = checker(impl, customNode(true));
+    custom(wiegand(m30("1", "0", "1")), aliceIn());
+    for (const bad of [m30("0", "0", "1"), m30("1", "1", "1"), m30("1", "0", "0")])
+      custom(wiegand(bad), { reason: "parityError", facilityCode: 17, credentialNumber: 1001 });
+    checker(impl, customNode(false))(wiegand(m30("0", "1", "0")), aliceIn());
+  });
 });
