@@ -200,3 +200,20 @@ describe("a closed output stream, in-process", () => {
     expect(err.join("")).toBe("rsop: cannot write the output: ENOSPC\n");
   });
 });
+
+describe("rsop demo --requests", () => {
+  test("a broken requests file is a clear error (exit 1): its line and column, not its text, and no stack trace", async () => {
+    const r = await run(["demo", "--requests", file("bad-demo.jsonl", `${REQUEST}\n{"deviceId": "door-ward-3", "pin": "${PIN}" x}\n`)]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`rsop: requests file "${file("bad-demo.jsonl", `${REQUEST}\n{"deviceId": "door-ward-3", "pin": "${PIN}" x}\n`)}", line 2: invalid JSON at column 45: expected ',' or '}' after a property value\n`);
+    const notObject = await run(["demo", "--requests", file("bad-demo2.jsonl", `${REQUEST}\n7\n`)]);
+    expect(notObject).toMatchObject({ code: 1, stderr: expect.stringContaining("line 2: a request is a JSON object") });
+  });
+
+  test("a first request with a malformed instant is shown as refused, and the RSOP is left out", async () => {
+    const r = await run(["demo", "--requests", file("bad-at.jsonl", '{"deviceId": "door-ward-3", "at": "now", "pin": "1"}\n')]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("→ DENIED (badRequest)");
+    expect(r.stdout).not.toContain("RSOP of");
+  });
+});
