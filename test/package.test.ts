@@ -178,3 +178,58 @@ test("the package.json names its entries, license and files", () => {
   expect(Object.keys(manifest.exports)).toEqual([".", "./http", "./package.json"]);
   expect(execFileSync(process.execPath, ["-p", "require.resolve('rsop-engine/http')"], { cwd: installed.app, encoding: "utf8" }).trim()).toBe(join(installed.pkg, "dist/http.cjs"));
 });
+
+// Compiles a user's program against the installed package's declarations (ESM and CJS) and returns
+// every diagnostic; `// @ts-expect-error` lines assert what must not compile.
+function typeErrors(fileName: string, source: string): string[] {
+  const file = join(installed.app, fileName);
+  writeFileSync(file, source);
+  const ts = createRequire(import.meta.url)("typescript") as typeof import("typescript");
+  const program = ts.createProgram([file], { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, strict: true, noEmit: true, types: [], lib: ["lib.es2022.d.ts", "lib.dom.d.ts"] });
+  return ts.getPreEmitDiagnostics(program).map((d) => `${d.file ? `${d.file.fileName.slice(installed.app.length)}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}: ` : ""}${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
+}
+
+const USER_PROGRAM = `
+import { loadEngineOrThrow, parseSnapshot, type AllowedReason, type Decision, type DeniedReason, type IssueCode, type UnknownReason } from "rsop-engine";
+import { createHttpHandler, type HttpHandler } from "rsop-engine/http";
+
+export function describe(d: Decision): string {
+  switch (d.outcome) {
+    case "allowed": {
+      const reason: AllowedReason = d.reason;
+      const topic: "device.request.allowed" = d.topic;
+      // @ts-expect-error an allowed decision has no denied reason
+      if (d.reason === "deniedByRule") return "impossible";
+      return reason + topic;
+    }
+    case "denied": {
+      const reason: DeniedReason = d.reason;
+      // @ts-expect-error a denied decision has no allowed reason
+      const wrong: AllowedReason = d.reason;
+      return reason + String(wrong);
+    }
+    case "unknown": {
+      const reason: UnknownReason = d.reason;
+      return reason;
+    }
+  }
+}
+
+const engine = loadEngineOrThrow({});
+const out: Decision = engine.decide({});
+const again: Decision = engine.decide({ deviceId: "d", at: 0 }, out); // the same object, refilled
+if (again.outcome === "denied" && again.reason === "badRequest") describe(again);
+
+const parsed = parseSnapshot({});
+if (!parsed.ok) {
+  const code: IssueCode = parsed.issues[0]!.code;
+  // @ts-expect-error codes are a closed set
+  if (code === "noSuchCode") describe(out);
+}
+export const handler: HttpHandler = createHttpHandler({ getEngine: () => engine });
+`;
+
+test("the installed types: Decision narrows on outcome, Issue.code is a closed union, both formats", () => {
+  expect(typeErrors("user.mts", USER_PROGRAM)).toEqual([]);
+  expect(typeErrors("user.cts", USER_PROGRAM)).toEqual([]); // a .cts file resolves the "require" types
+});

@@ -1,7 +1,7 @@
 // Loads an `rsop-system/1` snapshot: schema checks, then every check across entities. All problems
 // are collected and returned at once; a snapshot with any problem is refused as a whole.
 import { IANAZone } from "luxon";
-import { type Issue, type Result, SnapshotError, err, ok } from "./issue.js";
+import { type Issue, type IssueCode, type Result, SnapshotError, err, ok } from "./issue.js";
 import { DEFAULT_CARD_FORMAT_ID, KNOWN_CARD_FORMATS } from "./cardFormats.js";
 import { validateCardFormat } from "./validateCardFormat.js";
 import { z } from "zod";
@@ -51,7 +51,7 @@ export function isValidZone(zone: string): boolean {
 
 class Checker {
   readonly issues: Issue[] = [];
-  add(code: string, path: Path, message: string): void {
+  add(code: IssueCode, path: Path, message: string): void {
     this.issues.push({ code, path, message });
   }
   /**

@@ -1,10 +1,21 @@
 // Turns zod issues into our Issue shape: camelCase codes and one plain sentence each.
 import type { z } from "zod";
-import type { Issue } from "./issue.js";
+import type { Issue, IssueCode } from "./issue.js";
 
-function camel(code: string): string {
-  return code.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
-}
+/** Our code for each zod issue code (exhaustive: a code a new zod version adds fails the typecheck). */
+const ZOD_CODES: Readonly<Record<z.core.$ZodIssueCode, IssueCode>> = {
+  invalid_type: "invalidType",
+  too_big: "tooBig",
+  too_small: "tooSmall",
+  invalid_format: "invalidFormat",
+  not_multiple_of: "notMultipleOf",
+  unrecognized_keys: "unrecognizedKeys",
+  invalid_union: "invalidUnion",
+  invalid_key: "invalidKey",
+  invalid_element: "invalidElement",
+  invalid_value: "invalidValue",
+  custom: "invalid",
+};
 
 function describe(value: unknown): string {
   if (value === null) return "null";
@@ -52,7 +63,7 @@ export function zodMessage(iss: z.core.$ZodRawIssue | z.core.$ZodIssue): string 
 /** Maps a zod error's issues to ours, prefixing `base` to each path. */
 export function fromZodIssues(issues: readonly z.core.$ZodIssue[], base: readonly (string | number)[] = []): Issue[] {
   return issues.map((iss) => ({
-    code: camel(iss.code === "custom" ? "invalid" : iss.code),
+    code: ZOD_CODES[iss.code] ?? "invalid",
     path: [...base, ...(iss.path as (string | number)[])],
     message: iss.message,
   }));
