@@ -41,6 +41,22 @@ describe("rsop decide: input mode", () => {
     expect((await cli.done).code).toBe(1);
   });
 
+  test("the look-ahead for a document is bounded: past 1 MiB of lines that are not objects, the lines are answered", async () => {
+    const cli = start(["decide", "--system", SYSTEM]);
+    cli.stdin.write(`{\n${"12345678\n".repeat(120_000)}`); // 1,080,002 characters, stdin left open
+    expect(JSON.parse(await cli.nextLine())).toEqual({ line: 1, error: { message: "invalid JSON at column 2: unexpected end of input", issues: [] } });
+    expect(JSON.parse(await cli.nextLine())).toEqual({ line: 2, error: { message: "invalid request", issues: [{ path: "(root)", message: expect.any(String) }] } });
+    cli.stdin.end();
+    expect((await cli.done).code).toBe(1);
+  });
+
+  test("a byte order mark before the first line or a snapshot is no content", async () => {
+    const r = await run(["decide", "--system", SYSTEM], `\ufeff${REQUEST}\n`);
+    expect(r.code).toBe(0);
+    expect(lines(r.stdout)).toEqual([expect.objectContaining({ line: 1, reason: "allowed" })]);
+    expect((await run(["validate", "--system", file("bom.json", `\ufeff${readFileSync(SYSTEM, "utf8")}`)])).code).toBe(0);
+  });
+
   test("JSON Lines stream: the first answer comes out before stdin is closed", async () => {
     const cli = start(["decide", "--system", SYSTEM]);
     cli.stdin.write(`${REQUEST}\n`);

@@ -146,8 +146,9 @@ export async function decideCommand(opts: DecideOptions, io: CliIo): Promise<num
       if (!isBlank(l)) answerText(l, heldFrom + k, false);
     });
   };
-  lines.on("line", (line) => {
+  lines.on("line", (text) => {
     lineNo++;
+    const line = lineNo === 1 && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text; // a byte order mark is no content
     if (io.closed?.aborted) return;
     if (mode === "jsonl") {
       if (!isBlank(line)) answerText(line, lineNo, false);
