@@ -197,6 +197,8 @@ function parseEach<T>(c: Checker, coll: string, raw: readonly unknown[], schema:
 /**
  * Validates and normalizes an `rsop-system/1` snapshot (SPEC §1). Each entity is checked on its
  * own, then every reference and uniqueness rule across entities, so one call reports every problem.
+ * Never throws: the input is read once into a plain copy first, and a value that cannot be read (a
+ * throwing getter or Proxy trap, a revoked Proxy) is an `unreadable` issue at its path.
  * @param input - parsed JSON of any shape.
  * @returns every problem with its JSON path, or the snapshot with seed defaults applied.
  * @example

@@ -305,6 +305,8 @@ export function checkRequest(req: unknown, sink: Issue[] | null, fields: Request
 
 /**
  * Every problem of an access request (SPEC §2), with paths; what adapters check before deciding.
+ * Never throws: each field is read once, and a field that cannot be read (a throwing getter or
+ * Proxy trap, a revoked Proxy) is an `unreadable` issue at its path.
  * @param req - parsed JSON of any shape.
  * @returns the problems, empty when the request is well formed.
  * @example
