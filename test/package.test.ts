@@ -166,6 +166,24 @@ for (const specifier of ["rsop-engine", "rsop-engine/http"]) {
   }
 }
 
+test("the root and http entries use no Node-only global (Buffer, process, __dirname, require)", () => {
+  // The entry files and the chunks they import, both formats.
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const text = readFileSync(join(installed.pkg, "dist", file), "utf8");
+    for (const m of text.matchAll(/(?:from\s*|require\()["']\.\/([^"']+)["']/g)) visit(m[1]!);
+  };
+  for (const entry of ["index.js", "index.cjs", "http.js", "http.cjs"]) visit(entry);
+  expect([...seen].filter((f) => f.startsWith("chunk-")).length).toBeGreaterThan(0);
+  const uses = [...seen].flatMap((f) => {
+    const code = readFileSync(join(installed.pkg, "dist", f), "utf8").replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, "");
+    return [...code.matchAll(/(?<![.\w$])(?:Buffer|process)\s*\.|\b__dirname\b|\b__filename\b|\brequire\(\s*["'](?!\.\/|zod|luxon)[^"']*["']/g)].map((m) => `${f}: ${m[0]}`);
+  });
+  expect(uses).toEqual([]);
+});
+
 test("type declarations are emitted for every entry and format", () => {
   for (const f of ["index.d.ts", "index.d.cts"]) expect(readFileSync(join(installed.pkg, "dist", f), "utf8")).toMatch(/export \{[^}]*\bloadEngine\b/);
   for (const f of ["http.d.ts", "http.d.cts"]) expect(readFileSync(join(installed.pkg, "dist", f), "utf8")).toMatch(/declare function createHttpHandler/);
