@@ -57,6 +57,11 @@ describe("rsop decide: input mode", () => {
     expect((await run(["validate", "--system", file("bom.json", `\ufeff${readFileSync(SYSTEM, "utf8")}`)])).code).toBe(0);
   });
 
+  test("a request file that cannot be read is a clear error, exit 1", async () => {
+    const { dir } = tempFiles("rsop-cli-dir-");
+    expect(await run(["decide", "--system", SYSTEM, "--request", dir])).toMatchObject({ code: 1, stderr: `rsop: cannot read request file "${dir}": EISDIR\n` });
+  });
+
   test("JSON Lines stream: the first answer comes out before stdin is closed", async () => {
     const cli = start(["decide", "--system", SYSTEM]);
     cli.stdin.write(`${REQUEST}\n`);

@@ -176,7 +176,10 @@ export async function decideCommand(opts: DecideOptions, io: CliIo): Promise<num
   await new Promise<void>((resolve, reject) => {
     const stop = () => lines.close();
     io.closed?.addEventListener("abort", stop, { once: true });
-    input.once("error", reject);
+    // readline passes its input's errors on: one handler for both.
+    const failed = (e: NodeJS.ErrnoException) => reject(requestPath === "-" ? e : new CliError(`cannot read request file "${requestPath}": ${e.code ?? e.message}`));
+    lines.once("error", failed);
+    input.once("error", () => {});
     lines.once("close", () => {
       io.closed?.removeEventListener("abort", stop);
       resolve();
