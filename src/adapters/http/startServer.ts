@@ -173,7 +173,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const path = new URL(request.url).pathname;
     const response = path === healthPath ? health(request) : await handler(request);
     const ms = (performance.now() - t0).toFixed(1);
-    log(request.signal.aborted ? `${request.method} ${path} aborted by the client after ${ms}ms` : `${request.method} ${path} ${response.status} ${ms}ms`);
+    log(request.signal.aborted ? `${request.method} ${path} aborted (connection closed before the answer) after ${ms}ms` : `${request.method} ${path} ${response.status} ${ms}ms`);
     return response;
   };
 
