@@ -73,7 +73,7 @@ const COPY_DEPTH = 32;
  * Proxy) becomes an issue at its path. An object met twice (shared or cyclic) is copied once; below
  * COPY_DEPTH levels values are kept as they are.
  */
-function plainCopy(input: unknown, issues: Issue[]): unknown {
+export function plainCopy(input: unknown, issues: Issue[]): unknown {
   const copies = new Map<object, unknown>();
   const path: Path = [];
   const unreadable = () => issues.push({ code: "unreadable", path: [...path], message: "Could not be read: reading it threw an error." });

@@ -2,8 +2,11 @@
 // never throw, whatever the input object does — throwing getters, Proxies, revoked Proxies, getters
 // deep in the tree, getters whose value changes between reads, getters that parse or decide again.
 // Bounded fast-check runs over generated snapshots.
+import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
+import { loadPanelEngine } from "../../src/adapters/legacy1/panelEngine.js";
+import { parsePanel } from "../../src/model/parsePanel.js";
 import { createEngine, loadEngine, loadEngineOrThrow } from "../../src/evaluate/index.js";
 import { SnapshotError, parseSnapshot } from "../../src/model/index.js";
 import { snapshotAndRequestsArb } from "../arbitraries/index.js";
@@ -150,5 +153,39 @@ describe("parseSnapshot and loadEngine against hostile snapshots", () => {
     );
     expect(counts.cases).toBe(RUNS);
     for (const k of ["transparent", "thrown", "revoked", "flipped", "reentered"] as const) expect(counts[k]).toBeGreaterThan(0);
+  });
+});
+
+describe("parsePanel and loadPanelEngine against hostile panels", () => {
+  const panel = JSON.parse(readFileSync("examples/panel.json", "utf8")) as unknown;
+
+  test("a revoked Proxy or a throwing getter: unreadable issues at their paths, never a throw", () => {
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    expect(parsePanel(revoked.proxy)).toEqual({ ok: false, issues: [{ code: "unreadable", path: [], message: UNREADABLE }] });
+    expect(loadPanelEngine(revoked.proxy).ok).toBe(false);
+    const paths = pathsOf(panel).slice(1);
+    let checked = 0;
+    // 16 paths spread over the panel (it has thousands).
+    const step = Math.ceil(paths.length / 16);
+    for (let k = 0; k < paths.length; k += step) {
+      const target = paths[k]!;
+      for (const trap of [{ kind: "throw" }, { kind: "revoked" }] as const) {
+        const r = parsePanel(hostile(panel, "getters", target, trap).value);
+        expect(r.ok ? [] : r.issues).toEqual([{ code: "unreadable", path: target, message: UNREADABLE }]);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(30);
+  });
+
+  test("behind getters and Proxies, each property read once, a panel loads as the plain one", () => {
+    const plain = parsePanel(panel);
+    expect(plain.ok).toBe(true);
+    for (const style of ["getters", "proxy"] as const) {
+      const h = hostile(panel, style, null, null);
+      expect(parsePanel(h.value)).toEqual(plain);
+      expect(maxReads(h)).toBe(1);
+    }
   });
 });
