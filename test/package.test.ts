@@ -199,11 +199,15 @@ test("the package.json names its entries, license and files", () => {
 
 // Compiles a user's program against the installed package's declarations (ESM and CJS) and returns
 // every diagnostic; `// @ts-expect-error` lines assert what must not compile.
-function typeErrors(fileName: string, source: string): string[] {
+function typeErrors(fileName: string, source: string, resolution: "nodenext" | "node10" = "nodenext"): string[] {
   const file = join(installed.app, fileName);
   writeFileSync(file, source);
   const ts = createRequire(import.meta.url)("typescript") as typeof import("typescript");
-  const program = ts.createProgram([file], { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, strict: true, noEmit: true, types: [], lib: ["lib.es2022.d.ts", "lib.dom.d.ts"] });
+  const modules =
+    resolution === "nodenext"
+      ? { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext }
+      : { module: ts.ModuleKind.CommonJS, moduleResolution: ts.ModuleResolutionKind.Node10, esModuleInterop: true }; // zod's declarations need the flag there
+  const program = ts.createProgram([file], { ...modules, target: ts.ScriptTarget.ES2022, strict: true, noEmit: true, types: [], lib: ["lib.es2022.d.ts", "lib.dom.d.ts"] });
   return ts.getPreEmitDiagnostics(program).map((d) => `${d.file ? `${d.file.fileName.slice(installed.app.length)}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}: ` : ""}${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
 }
 
@@ -247,7 +251,9 @@ if (!parsed.ok) {
 export const handler: HttpHandler = createHttpHandler({ getEngine: () => engine });
 `;
 
-test("the installed types: Decision narrows on outcome, Issue.code is a closed union, both formats", () => {
+test("the installed types: Decision narrows on outcome, Issue.code is a closed union, both formats, node10 resolution too", () => {
   expect(typeErrors("user.mts", USER_PROGRAM)).toEqual([]);
   expect(typeErrors("user.cts", USER_PROGRAM)).toEqual([]); // a .cts file resolves the "require" types
-});
+  // TypeScript's older "node" (node10) resolution ignores `exports`: typesVersions maps the subpath.
+  expect(typeErrors("user-node10.ts", USER_PROGRAM, "node10")).toEqual([]);
+}, 240_000); // three TypeScript programs over zod's declarations: slow on a busy machine
