@@ -75,6 +75,27 @@ describe("reload in a worker thread", () => {
     }
   });
 
+  test("a snapshot whose holders cross in several slices is reassembled in order", async () => {
+    const file = join(tempDir(), "system.json");
+    writeInPlace(file, snapshotA);
+    const server = await startServer({ systemFile: file, token: TOKEN, log: () => {}, watch: false, reloadWorker: workerFile });
+    try {
+      const holders = Array.from({ length: 12_001 }, (_, i) => ({
+        id: `h${String(i).padStart(5, "0")}`,
+        firstName: "Ada",
+        lastName: `Number ${i}`,
+        groups: ["g1"],
+        credentials: [{ id: `k${i}`, types: ["card"], credentialNumber: 1000 + i, facilityCode: 17 }],
+      }));
+      const large = { ...snapshotB, holders };
+      writeInPlace(file, large);
+      expect((await server.reload()).status).toBe("reloaded");
+      expect(server.engine().snapshot).toStrictEqual(loadEngineOrThrow(large).snapshot);
+    } finally {
+      await server.close();
+    }
+  });
+
   test("requests during a reload are answered (by the old engine) until the swap", async () => {
     const file = join(tempDir(), "system.json");
     writeInPlace(file, snapshotA);

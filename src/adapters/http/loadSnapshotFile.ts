@@ -50,9 +50,35 @@ export function defaultWorkerFile(): string | null {
   return existsSync(file) ? file : null;
 }
 
-/** A validated snapshot from the worker, as JSON text still to be parsed (on the caller's thread). */
+/**
+ * A validated snapshot as JSON slices: the object with every top-level array emptied (`rest`), and
+ * each of those arrays as the JSON of consecutive slices of its elements, in order.
+ */
+export interface SnapshotSlices {
+  readonly rest: string;
+  readonly arrays: readonly (readonly [string, readonly string[]])[];
+}
+
+/**
+ * The snapshot of `slices`, parsed one slice at a time with a yield to the event loop after each,
+ * so that no single step blocks requests for longer than the parse of one slice.
+ */
+export async function parseSnapshotSlices(slices: SnapshotSlices): Promise<SystemSnapshot> {
+  const snapshot = JSON.parse(slices.rest) as Record<string, unknown>;
+  for (const [key, parts] of slices.arrays) {
+    const all: unknown[] = [];
+    for (const part of parts) {
+      await yieldToEventLoop();
+      for (const item of JSON.parse(part) as unknown[]) all.push(item);
+    }
+    snapshot[key] = all;
+  }
+  return snapshot as unknown as SystemSnapshot;
+}
+
+/** A validated snapshot from the worker, as JSON slices still to be parsed (on the caller's thread). */
 export type WorkerRead =
-  | { readonly ok: true; readonly sha256: string; readonly snapshotJson: string }
+  | { readonly ok: true; readonly sha256: string; readonly slices: SnapshotSlices }
   | { readonly ok: false; readonly issues: readonly Issue[] };
 
 /**

@@ -13,7 +13,7 @@ import { type Issue, SnapshotError, type SystemSnapshot, formatPath } from "../.
 import { type HttpHandlerOptions, createHttpHandler } from "./createHttpHandler.js";
 import { HttpError, errorResponse, jsonResponse } from "./httpError.js";
 import { normalizeBasePath } from "./matchRoute.js";
-import { defaultWorkerFile, loadSnapshotFile, readSnapshotFile, readSnapshotFileInWorker, yieldToEventLoop } from "./loadSnapshotFile.js";
+import { defaultWorkerFile, loadSnapshotFile, parseSnapshotSlices, readSnapshotFile, readSnapshotFileInWorker, yieldToEventLoop } from "./loadSnapshotFile.js";
 import { tokenAuthorizer } from "./tokenAuthorizer.js";
 import { type SnapshotWatch, watchSnapshotFile } from "./watchSnapshotFile.js";
 
@@ -213,16 +213,16 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     }
     // Off the request path: with the worker, reading, parsing and validating (most of the time of a
     // reload, and all of it for a broken or unchanged file) run on another thread; this thread then
-    // parses the validated JSON and compiles it, yielding in between so that requests that arrived
-    // meanwhile are answered by the old engine. Without the worker (running from source), all of it
-    // runs here.
-    let read: { readonly ok: true; readonly sha256: string; readonly snapshot: () => SystemSnapshot } | { readonly ok: false; readonly issues: readonly Issue[] };
+    // parses the validated JSON a slice at a time and compiles it, yielding in between so that
+    // requests that arrived meanwhile are answered by the old engine. The compile is the one step
+    // left that blocks. Without the worker (running from source), all of it runs here.
+    let read: { readonly ok: true; readonly sha256: string; readonly snapshot: () => Promise<SystemSnapshot> } | { readonly ok: false; readonly issues: readonly Issue[] };
     if (workerFile !== null) {
       const r = await readSnapshotFileInWorker(file, workerFile, stopReloads.signal);
-      read = r.ok ? { ok: true, sha256: r.sha256, snapshot: () => JSON.parse(r.snapshotJson) as SystemSnapshot } : r;
+      read = r.ok ? { ok: true, sha256: r.sha256, snapshot: () => parseSnapshotSlices(r.slices) } : r;
     } else {
       const r = await readSnapshotFile(file);
-      read = r.ok ? { ok: true, sha256: r.sha256, snapshot: () => r.snapshot } : r;
+      read = r.ok ? { ok: true, sha256: r.sha256, snapshot: async () => r.snapshot } : r;
     }
     if (closed) return { status: "unchanged" };
     if (!read.ok) return refuse(read.issues);
@@ -231,8 +231,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       refusedLast = false;
       return { status: "unchanged" };
     }
-    await yieldToEventLoop();
-    const snapshot = read.snapshot();
+    const snapshot = await read.snapshot();
+    if (closed) return { status: "unchanged" };
     if (snapshot.systemId !== systemId) {
       const issues: Issue[] = [
         { code: "systemChanged", path: ["systemId"], message: `Is "${snapshot.systemId}"; this server serves "${systemId}": restart it to serve another system.` },
