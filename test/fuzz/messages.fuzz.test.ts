@@ -4,7 +4,7 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { isValidZone, zoneCacheSize } from "../../src/model/parseSnapshot.js";
-import { type Issue, parseSnapshot } from "../../src/model/index.js";
+import { type Issue, parseSnapshot, requestIssues } from "../../src/model/index.js";
 
 const RUNS = Number(process.env.RSOP_FUZZ_RUNS ?? 100);
 /** The longest message any of these inputs may give: a sentence around at most two cut values. */
@@ -90,6 +90,25 @@ describe("issue messages", () => {
       ["cloudNodes.0.ecards.1", "Must be a finite number."],
       ["cloudNodes.0.ecards.2", "Must be an integer."],
       ["cloudNodes.0.killTimer", "Must be a finite number."],
+    ]);
+  });
+
+  test("requests: NaN and infinite numbers say so; a number above 2^53 is one problem", () => {
+    const issues = requestIssues({
+      deviceId: "d1",
+      at: Number.NaN,
+      credential: { credentialNumber: Number.POSITIVE_INFINITY, facilityCode: Number.NaN },
+      node: { online: false, offlineSeconds: Number.NEGATIVE_INFINITY },
+    });
+    expect(issues.map((i) => [i.path.join("."), i.message])).toEqual([
+      ["at", "Must be a finite number."],
+      ["credential.credentialNumber", "Must be a finite number."],
+      ["credential.facilityCode", "Must be a finite number."],
+      ["node.offlineSeconds", "Must be a finite number."],
+    ]);
+    expect(requestIssues({ deviceId: "d1", at: 0, credential: { credentialNumber: 2 ** 60, facilityCode: 2 ** 53 } })).toEqual([
+      { code: "invalid", path: ["credential", "credentialNumber"], message: "Must be a non-negative integer." },
+      { code: "invalid", path: ["credential", "facilityCode"], message: "Must be a non-negative integer or null." },
     ]);
   });
 
