@@ -25,7 +25,7 @@ export interface CompiledFormat {
   /** Covered positions of parity bit i: `covers_[coverStart_[i]] … covers_[coverStart_[i + 1] - 1]`. */
   readonly coverStart_: Int32Array;
   readonly covers_: Int32Array;
-  /** Marker bits (SPEC §5): bit `markerPos_[i]` must be `markerVal_[i]`, else the read fails like parity. */
+  /** Marker bits: bit `markerPos_[i]` must be `markerVal_[i]`, else the read fails like parity. */
   readonly markerPos_: Int32Array;
   readonly markerVal_: Uint8Array;
   readonly enforceParity_: boolean;

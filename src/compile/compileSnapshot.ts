@@ -58,7 +58,7 @@ export interface CompiledDevice {
   readonly floorsOf_: readonly (readonly string[])[];
   /** Interned `floors` arrays by floor-group mask, filled on first use (see floorsFor). */
   readonly floorCache_: Map<number, readonly string[]>;
-  /** What an e-card enables here (SPEC §3 step 3): every floor of every floor group at this reader, sorted; [] at doors. */
+  /** What an e-card enables here: every floor of every floor group at this reader, sorted; [] at doors. */
   readonly ecardFloors_: readonly string[];
 }
 

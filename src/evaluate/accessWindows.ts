@@ -32,7 +32,6 @@ export interface AccessInterval {
 
 /**
  * The intervals of a period in which a holder's scan at a device is allowed.
- * CAUTION: this type is publicly exported.
  */
 export interface AccessWindowsResult {
   holderId: string;

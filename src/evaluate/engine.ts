@@ -25,7 +25,7 @@ export class Engine {
   }
 
   /**
-   * Decides one scan (SPEC §3). Never throws: a malformed request is `denied/badRequest`.
+   * Decides one scan (every choice it makes is a line of docs/semantics.md). Never throws: a malformed request is `denied/badRequest`.
    * @param request - an AccessRequest, or anything (checked).
    * @param out - a decision object to fill and return instead of allocating one.
    * @returns the decision, every field present.
@@ -37,7 +37,7 @@ export class Engine {
   }
 
   /**
-   * Resultant set of policy (SPEC §7) of holders at an instant, in the seed 001 shape: their groups,
+   * Resultant set of policy of holders at an instant, in the 2.0 API's RSOP shape: their groups,
    * rules (`active` in the system zone, or the node's when scoped), and every door and floor group
    * those rules reach with what a scan would decide there.
    * @param holderIds - holders, answered in this order.

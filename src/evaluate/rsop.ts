@@ -15,7 +15,7 @@ export interface RsopNodeRef {
   name: string;
 }
 
-/** One rule of an RSOP holder (seed 001 RSOP `rules[]`). */
+/** One rule of an RSOP holder. */
 export interface RsopRule {
   type: "door" | "elevator";
   id: string;
@@ -29,7 +29,7 @@ export interface RsopRule {
   active: boolean;
 }
 
-/** One door of an RSOP holder (seed 001 RSOP `devices[]`). */
+/** One door of an RSOP holder. */
 export interface RsopDevice {
   id: string;
   name: string;
@@ -63,8 +63,7 @@ export interface RsopHolder {
 }
 
 /**
- * The seed 001 RSOP result.
- * CAUTION: this type is publicly exported; its shape follows the seed.
+ * An RSOP result, in the 2.0 API's shape.
  */
 export interface RsopResult {
   date: string;

@@ -17,7 +17,6 @@ export interface AccessEntry {
 
 /**
  * Who can access one device or floor group at one instant, sorted by holder id.
- * CAUTION: this type is publicly exported.
  */
 export interface WhoResult {
   date: string;

@@ -7,7 +7,7 @@ export interface BitField {
   readonly length: number;
 }
 
-/** ★ One parity bit of a custom layout: it covers either a `range` or the `1`s of a `mask`. */
+/** One parity bit of a custom layout: it covers either a `range` or the `1`s of a `mask`. */
 export interface ParityBitSpec {
   readonly position: number;
   readonly type: "even" | "odd";
@@ -17,7 +17,7 @@ export interface ParityBitSpec {
 }
 
 /**
- * ★ A bit a frame must hold (SPEC §5): a marker such as Kastle's bit 1, always 1. A frame whose bit
+ * A bit a frame must hold: a marker such as Kastle's bit 1, always 1. A frame whose bit
  * differs fails like a parity error (`parityOk: false`; `denied/parityError` under `enforce_parity`).
  */
 export interface FixedBit {
@@ -25,7 +25,7 @@ export interface FixedBit {
   readonly value: 0 | 1;
 }
 
-/** ★ A custom bit layout (SPEC §5). */
+/** A custom bit layout. */
 export interface CardLayout {
   readonly facilityCode: BitField | null;
   readonly cardNumber: BitField;
@@ -58,7 +58,7 @@ export interface ResolvedLayout {
   readonly fixed?: readonly FixedBits[];
   /**
    * Marker bits: an encoder writes them, and a frame whose bit differs fails the parity check
-   * (SPEC §5); absent when there are none.
+   * as well; absent when there are none.
    */
   readonly markers?: readonly FixedBit[];
 }
@@ -102,7 +102,7 @@ const PM3 = "proxmark3 client/src/wiegand_formats.c";
 /**
  * The well-known layouts, keyed by the industry id (as proxmark3's `wiegand list` spells it).
  * Source: proxmark3 `client/src/wiegand_formats.c` (Pack_/Unpack_ functions), restated in
- * shared/reference/wiegand-formats.md §1.2; positions are 0-based from the first bit sent.
+ * this project's notes on Wiegand formats; positions are 0-based from the first bit sent.
  *
  * Left out on purpose, because their check is not "one parity bit over a set of positions" or their
  * public definition contradicts itself:
@@ -112,7 +112,7 @@ const PM3 = "proxmark3 client/src/wiegand_formats.c";
  *   coverage (…,22,26,30,… against …,22,28,30,…), and its 32-bit number field is limited to 19 bits.
  * Formats of the proxmark3 list without parity bits are not in the table either (give a `layout`).
  *
- * Marker bits (SPEC §5): of the layouts below only Kastle has one (bit 1, always 1; proxmark3's
+ * Marker bits: of the layouts below only Kastle has one (bit 1, always 1; proxmark3's
  * Unpack_Kastle refuses a frame without it). The other fixed-marker formats of the list, H10320
  * (bit 0) and HGen37 (bit 36), are left out above, and P10001's fixed `0xF` comes with a checksum.
  * Fixed runs that are data with an encoder default (C15001's OEM code, S12906's and Kastle's issue

@@ -2,7 +2,7 @@
 
 /** What a scan came to: `unknown` when the credential could not be tied to a holder. */
 export type Outcome = "allowed" | "denied" | "unknown";
-/** The event topic of a decision (seed 000 §6), one per outcome. */
+/** The event topic of a decision, one per outcome. */
 export type Topic = "device.request.allowed" | "device.request.denied" | "device.request.unknown";
 
 /** Reasons of an `allowed` decision. */
@@ -30,7 +30,7 @@ export type DeniedReason =
   | "wrongPin"
   | "pinRequired"
   | "cardRequired";
-/** Every reason code of SPEC §3. */
+/** Every reason code. */
 export type Reason = AllowedReason | UnknownReason | DeniedReason;
 
 export const ALLOWED_REASONS: readonly AllowedReason[] = ["allowed", "ecard", "offline24x7", "offlineAnySchedule"];
@@ -58,7 +58,7 @@ export const DENIED_REASONS: readonly DeniedReason[] = [
 ];
 
 /**
- * Every reason code of SPEC §3, each exactly once: allowed, then unknown, then denied reasons.
+ * Every reason code, each exactly once: allowed, then unknown, then denied reasons.
  * @example
  * REASONS.includes("deniedByRule"); //=> true
  */
@@ -113,7 +113,9 @@ export interface UnknownDecision extends DecisionFields {
 /**
  * The answer to one scan. Every field is always present, in this order: outcome, topic, reason,
  * holderId, credentialId, activeRuleId, duress, floors, facilityCode, credentialNumber.
- * `outcome` tells which of the three it is, so checking it narrows `topic` and `reason`:
+ * `outcome` tells which of the three it is, so checking it narrows `topic` and `reason`. Which
+ * reason a scan gets, and every choice behind it, is described in docs/semantics.md (shipped with
+ * the package):
  *
  * ```ts
  * const d = engine.decide(request);

@@ -52,7 +52,6 @@ export type IssueCode =
 
 /**
  * One problem found in input data at a boundary (snapshot, request, CLI argument).
- * CAUTION: this type is publicly exported; its shape is part of the API.
  */
 export interface Issue {
   /** What kind of problem, e.g. `tooBig`, `unknownReference`, `duplicateName`. */
@@ -117,7 +116,6 @@ function hasBrand(value: unknown, brand: symbol): boolean {
 
 /**
  * Thrown by the `…OrThrow` functions when input is invalid; carries every issue.
- * CAUTION: this type is publicly exported.
  * @example
  * try { loadEngineOrThrow({ format: "rsop-system/2" }); } catch (e) { (e as SnapshotError).issues.length; } //=> 2
  */
@@ -140,7 +138,6 @@ export class SnapshotError extends Error {
 /**
  * Thrown by engine queries (rsop, whoCanAccess, accessWindows) given unknown ids or bad options;
  * carries every problem, each naming the offending parameter in `path`.
- * CAUTION: this type is publicly exported.
  * @example
  * try { engine.rsop(["nobody"], { at: "2026-11-21T14:03:00Z" }); } catch (e) { (e as QueryError).issues[0].message; } //=> 'Unknown holder id "nobody".'
  */

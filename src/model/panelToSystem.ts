@@ -5,7 +5,7 @@
 import type { PanelSnapshot } from "./panelSchema.js";
 import type { SystemSnapshotInput } from "./systemSchema.js";
 
-/** The entity types of seed 000's id-mapping endpoint that a panel holds. */
+/** The entity types of the migration API's id-mapping endpoint that a panel holds. */
 export type MappedType = "cardFormat" | "connection" | "credential" | "device" | "floorGroup" | "group" | "holder" | "partition" | "rule";
 
 /** Gives the 2.0 id of a 1.0 entity. */

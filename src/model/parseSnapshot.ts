@@ -195,12 +195,12 @@ function parseEach<T>(c: Checker, coll: string, raw: readonly unknown[], schema:
 }
 
 /**
- * Validates and normalizes an `rsop-system/1` snapshot (SPEC §1). Each entity is checked on its
+ * Validates and normalizes an `rsop-system/1` snapshot. Each entity is checked on its
  * own, then every reference and uniqueness rule across entities, so one call reports every problem.
  * Never throws: the input is read once into a plain copy first, and a value that cannot be read (a
  * throwing getter or Proxy trap, a revoked Proxy) is an `unreadable` issue at its path.
  * @param input - parsed JSON of any shape.
- * @returns every problem with its JSON path, or the snapshot with seed defaults applied.
+ * @returns every problem with its JSON path, or the snapshot with the documented defaults applied.
  * @example
  * const r = parseSnapshot({ format: "rsop-system/1", systemId: "s1", timezone: "Mars/Olympus" });
  * r.ok; //=> false
@@ -362,7 +362,7 @@ export function parseSnapshot(input: unknown): Result<SystemSnapshot> {
 /**
  * Like parseSnapshot, but throws a SnapshotError carrying every issue.
  * @param input - parsed JSON of any shape.
- * @returns the snapshot with seed defaults applied.
+ * @returns the snapshot with the documented defaults applied.
  * @throws SnapshotError when the snapshot has any problem.
  * @example
  * parseSnapshotOrThrow({ format: "rsop-system/1", systemId: "s1" }).timezone; //=> "UTC"

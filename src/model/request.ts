@@ -16,8 +16,7 @@ export type NodeState =
   | { readonly online: false; readonly offlineSeconds?: number; readonly timeKnown?: boolean };
 
 /**
- * One scan at one device (SPEC §2).
- * CAUTION: this type is publicly exported; its shape is part of the API.
+ * One scan at one device.
  */
 export interface AccessRequest {
   readonly deviceId: string;
@@ -314,7 +313,7 @@ export function checkRequest(req: unknown, sink: Issue[] | null, fields: Request
 }
 
 /**
- * Every problem of an access request (SPEC §2), with paths; what adapters check before deciding.
+ * Every problem of an access request, with paths; what adapters check before deciding.
  * Never throws: each field is read once, and a field that cannot be read (a throwing getter or
  * Proxy trap, a revoked Proxy) is an `unreadable` issue at its path.
  * @param req - parsed JSON of any shape.

@@ -16,16 +16,16 @@ import type {
 
 export type { Weekday } from "./time.js";
 
-/** Which factors a rule or device asks for (SPEC §6); null on the entity means no policy. */
+/** Which factors a rule or device asks for; null on the entity means no policy. */
 export type AuthenticationPolicy = "cardOnly" | "pinOnly" | "cardOrPin" | "cardAndPin";
 /** The reader channel a scan arrived on. */
 export type InputType = "wiegand" | "unencryptedOsdp" | "encryptedOsdp";
-/** How a card format treats facility codes (seed 001 §2 card format). */
+/** How a card format treats facility codes. */
 export type FacilityCodePolicy = "ENFORCED" | "FILTER_LIST" | "NOT_ENFORCED";
 
-/** A partition (seed 001 §2); `users` never null. */
+/** A partition; `users` never null. */
 export type Partition = Omit<z.output<typeof partitionSchema>, "users"> & { users: string[] };
-/** A group of holders sharing rules (seed 001 §2). */
+/** A group of holders sharing rules. */
 export type Group = z.output<typeof groupSchema>;
 /** A credential; `holderId` is always filled in. */
 export type Credential = Omit<z.output<typeof credentialSchema>, "holderId"> & { holderId: string };
@@ -34,7 +34,7 @@ export type Holder = Omit<z.output<typeof holderSchema>, "credentials" | "custom
   credentials: Credential[];
   customFields: Record<string, unknown>;
 };
-/** A node card-format entry with seed defaults applied; ★ `layout` for custom bit layouts. */
+/** A node card-format entry with the documented defaults applied; `layout` for custom bit layouts. */
 export type CardFormat = z.output<typeof cardFormatSchema>;
 /** A cloud node; `timezone` is the effective zone (node, else system), `cardFormat` never empty. */
 export type CloudNode = Omit<z.output<typeof cloudNodeSchema>, "cardFormat" | "ecards" | "timezone"> & {
@@ -42,7 +42,7 @@ export type CloudNode = Omit<z.output<typeof cloudNodeSchema>, "cardFormat" | "e
   ecards: number[];
   timezone: string;
 };
-/** A controller attached to a cloud node (seed 001 §2), ★ with its `cloudNode` id. */
+/** A controller attached to a cloud node, with its `cloudNode` id. */
 export type Connection = z.output<typeof connectionSchema>;
 /** A device; `connection` and `primaryReader` are ids. */
 export type Device = Omit<z.output<typeof deviceSchema>, "partition"> & {
@@ -50,10 +50,10 @@ export type Device = Omit<z.output<typeof deviceSchema>, "partition"> & {
 };
 /** A floor group; `readerPort` and `floors` are device ids. */
 export type FloorGroup = z.output<typeof floorGroupSchema>;
-/** ★ An access rule (SPEC §1) with defaults applied. */
+/** An access rule with defaults applied. */
 export type Rule = z.output<typeof ruleSchema>;
 
-/** A validated `rsop-system/1` snapshot with seed defaults applied. */
+/** A validated `rsop-system/1` snapshot with the documented defaults applied. */
 export interface SystemSnapshot {
   readonly format: "rsop-system/1";
   readonly systemId: string;

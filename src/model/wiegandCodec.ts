@@ -17,7 +17,7 @@ export interface WiegandFields {
 export interface DecodedWiegand {
   readonly facilityCode: number | null;
   readonly cardNumber: number | null;
-  /** True when every parity bit of the format checks out and every marker bit holds its value (SPEC §5). */
+  /** True when every parity bit of the format checks out and every marker bit holds its value. */
   readonly parityOk: boolean;
 }
 

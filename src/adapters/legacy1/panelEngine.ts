@@ -5,12 +5,11 @@ import { Engine } from "../../evaluate/index.js";
 import type { AtOptions } from "../../evaluate/index.js";
 import { type Decision, type Issue, type LoadedPanel, QueryError, type Result, SnapshotError, err, ok, panelKey, parsePanel, requestIssues } from "../../model/index.js";
 
-/** Topics of 1.0 panel events (seed 000 §6). */
+/** Topics of 1.0 panel events. */
 export type PanelTopic = "door.request.allowed" | "door.request.denied" | "door.request.unknown";
 
 /**
- * A decision about a scan at a 1.0 panel: the SPEC §2 decision with 1.0 topics and integer ids.
- * CAUTION: this type is publicly exported.
+ * A decision about a scan at a 1.0 panel: a Decision with 1.0 topics and integer ids.
  */
 export interface PanelDecision extends Omit<Decision, "topic" | "holderId" | "credentialId" | "activeRuleId" | "floors"> {
   topic: PanelTopic;
@@ -20,7 +19,7 @@ export interface PanelDecision extends Omit<Decision, "topic" | "holderId" | "cr
   floors: number[];
 }
 
-/** A person of a 1.0 RSOP result (seed 002 §2 "RSOP result (people)"). */
+/** A person of a 1.0 RSOP result. */
 export interface PanelRsopPerson {
   id: number;
   enabled: boolean;
@@ -59,8 +58,7 @@ export interface PanelRsopPerson {
 }
 
 /**
- * The seed 002 RSOP result.
- * CAUTION: this type is publicly exported.
+ * A 1.0 RSOP result, in the 1.0 API's shape.
  */
 export interface PanelRsopResult {
   date: string;
@@ -110,7 +108,7 @@ function toSystemRequest(request: unknown): unknown {
 
 /**
  * An engine over one architecture 1.0 panel: decisions with `door.request.*` topics and integer
- * ids, and RSOP in the seed 002 shape.
+ * ids, and RSOP in the 1.0 API's shape.
  * @example
  * const panel = loadPanelEngineOrThrow(JSON.parse(readFileSync("examples/panel.json", "utf8")));
  * panel.rsop([1], { at: "2026-04-15T14:15:00Z" }).persons[0].doors.length; //=> 10
@@ -125,7 +123,7 @@ export class PanelEngine {
   }
 
   /**
-   * Decides a scan at the panel (SPEC §3). Device and mobile credential ids are 1.0 integers; the
+   * Decides a scan at the panel. Device and mobile credential ids are 1.0 integers; the
    * answer carries 1.0 topics and integer ids. Never throws.
    */
   decide(request: unknown): PanelDecision {
@@ -146,7 +144,7 @@ export class PanelEngine {
   }
 
   /**
-   * Every problem of a 1.0 request (integer device and credential ids, then SPEC §2), with paths.
+   * Every problem of a 1.0 request (integer device and credential ids, then the checks of an AccessRequest), with paths.
    * @param request - parsed JSON of any shape.
    * @returns the problems, empty when the request is well formed.
    */
@@ -167,7 +165,7 @@ export class PanelEngine {
   }
 
   /**
-   * RSOP of persons at an instant in the seed 002 shape; `active` is evaluated in the panel's zone.
+   * RSOP of persons at an instant in the 1.0 API's shape; `active` is evaluated in the panel's zone.
    * @throws QueryError naming every unknown person id or bad option.
    */
   rsop(personIds: readonly number[], options: AtOptions): PanelRsopResult {

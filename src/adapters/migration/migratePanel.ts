@@ -18,8 +18,7 @@ import { type Preflight, preflightPanel } from "./preflightPanel.js";
 import { systemNamespace, uuidV5 } from "./uuidV5.js";
 
 /**
- * An entity mapping record (seed 000 §2).
- * CAUTION: this type is publicly exported.
+ * An entity mapping record.
  */
 export interface MappingRecord {
   id: string;
@@ -31,14 +30,13 @@ export interface MappingRecord {
 
 /**
  * The result of migrating one panel.
- * CAUTION: this type is publicly exported.
  */
 export interface Migration {
   /** The 2.0 `rsop-system/1` snapshot, ready to write as JSON. */
   snapshot: SystemSnapshotInput;
   /** The UUID the panel's cloud node gets. */
   cloudNodeId: string;
-  /** One record per migrated entity, by type (seed order) then legacy id. */
+  /** One record per migrated entity, by type (in the id-mapping endpoint's order) then legacy id. */
   mappings: MappingRecord[];
   /** What 2.0 has no place for, reported (never silently dropped). */
   dropped: DroppedField[];
@@ -68,7 +66,7 @@ export function migratedId(systemId: string, type: MappedType | "cloudNode", leg
 }
 
 /**
- * Migrates a 1.0 panel to a 2.0 system snapshot with entity-mapping records (seed 000 §4
+ * Migrates a 1.0 panel to a 2.0 system snapshot with entity-mapping records (the migration API's
  * TRANSFORM_SCHEMA). Refuses a panel whose preflight check finds errors, returning them as issues.
  * @param input - an `rsop-panel/1` snapshot (parsed JSON).
  * @param options - `systemId`: the system the panel moves into.

@@ -4,7 +4,7 @@
 // and stay empty; ★ members are ours.
 import { type DroppedField, type Issue, type PanelSnapshot, panelSnapshotSchema, panelToSystem, parsePanel, zodMessage } from "../../model/index.js";
 
-/** A device 2.0 will not accept as it is (seed 000 §4 `invalidDevice`). */
+/** A device 2.0 will not accept as it is. */
 export interface InvalidDevice {
   id: number;
   connection: number;
@@ -15,13 +15,12 @@ export interface InvalidDevice {
 
 /**
  * The preflight report.
- * CAUTION: this type is publicly exported.
  */
 export interface Preflight {
   ok: boolean;
   warnings: {
     integrations: string[];
-    /** ★ Data 2.0 has no place for; migration reports it and goes on. */
+    /** Data 2.0 has no place for; migration reports it and goes on. */
     droppedFields: DroppedField[];
   };
   errors: {
@@ -32,11 +31,11 @@ export interface Preflight {
     controllerVersion: unknown[];
     legacyDevice: unknown[];
     invalidDevice: InvalidDevice[];
-    /** ★ The panel's card format is not well known and has no layout. */
+    /** The panel's card format is not well known and has no layout. */
     unknownCardFormat: string | null;
-    /** ★ Names 2.0 requires unique within a system that the panel repeats. */
+    /** Names 2.0 requires unique within a system that the panel repeats. */
     duplicateNames: { type: string; name: string; legacyIds: number[] }[];
-    /** ★ Every other problem that keeps the panel from loading, with its path. */
+    /** Every other problem that keeps the panel from loading, with its path. */
     invalidPanel: Issue[];
   };
 }
