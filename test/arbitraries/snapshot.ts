@@ -191,7 +191,7 @@ export function buildSnapshot(spec: SnapshotSpec): BuiltSnapshot {
     if (n.cardFormat !== undefined) node.cardFormat = n.cardFormat;
     if (ecards !== undefined) node.ecards = ecards;
     cloudNodes.push(node);
-    connections.push({ id: `conn-${id}`, name: `Connection ${i + 1}`, type: n.connectionType, cloudNode: id, ...(n.connectionType === "lockhub" ? {} : { port: 4000 + i }) });
+    connections.push({ id: `conn-${id}`, name: `Connection ${i + 1}`, type: n.connectionType, cloudNode: id, ...(n.connectionType === "lockhub" ? {} : { port: 4000 + i, ...(i % 2 === 0 ? { manufacturer: "VENDOR_A" } : {}) }) });
     return {
       id,
       zone: n.timezone ?? systemZone,

@@ -1,0 +1,47 @@
+// Holders (seed 001 §4 "Holders"): create, update, delete; credentials go with a deleted holder.
+import { holderSchema } from "../../model/index.js";
+import type { Holder } from "../../model/index.js";
+import { objectBody, parseBody, pick, requireKeys } from "../body.js";
+import { type Created, NO_CONTENT, type WriteContext, indexOf } from "./common.js";
+
+const UPDATE_REQUIRED = ["firstName", "lastName", "partition", "enabled", "activeDate", "expireDate", "pin", "duressPin"] as const;
+const UPDATE_WRITABLE = [...UPDATE_REQUIRED, "email", "customFields"] as const;
+
+/** A holder as the snapshot loader normalizes it: each credential names its holder. */
+export function normalizeHolder(h: ReturnType<typeof holderSchema.parse>): Holder {
+  return {
+    ...h,
+    customFields: h.customFields ?? {},
+    credentials: h.credentials.map(({ holderId: _given, ...c }) => ({ ...c, holderId: h.id })),
+  };
+}
+
+export function createHolder({ draft, body, newId }: WriteContext): Created {
+  const b = objectBody(body);
+  const id = newId();
+  const credentials = Array.isArray(b.credentials)
+    ? b.credentials.map((c: unknown) =>
+        c !== null && typeof c === "object" && !Array.isArray(c) && !Object.hasOwn(c, "id") ? { ...c, id: newId() } : c,
+      )
+    : b.credentials;
+  const holder = normalizeHolder(parseBody(holderSchema, { ...b, id, credentials }));
+  draft.holders.push(holder);
+  return { status: 201, id };
+}
+
+export function updateHolder({ draft, params, body }: WriteContext): Created {
+  const i = indexOf(draft.holders, params.holderId!, "holder");
+  const b = objectBody(body);
+  requireKeys(b, UPDATE_REQUIRED);
+  const current = draft.holders[i]!;
+  const merged = { ...current, ...pick(b, UPDATE_WRITABLE), id: current.id };
+  const next = normalizeHolder(parseBody(holderSchema, merged));
+  for (const k of UPDATE_WRITABLE) (current as Record<string, unknown>)[k] = next[k];
+  return NO_CONTENT;
+}
+
+export function deleteHolder({ draft, params }: WriteContext): Created {
+  const i = indexOf(draft.holders, params.holderId!, "holder");
+  draft.holders.splice(i, 1);
+  return NO_CONTENT;
+}
