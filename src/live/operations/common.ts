@@ -34,3 +34,14 @@ export function indexOf(list: readonly { readonly id: string }[], id: string, wh
 }
 
 export const NO_CONTENT: Created = { status: 204 };
+
+/**
+ * Removes `list[i]` by moving the last element into its place: two patches whatever the list's
+ * length (a splice would shift, and patch, every later element). Snapshot order carries no meaning:
+ * every answer is ordered by id.
+ */
+export function removeAt<T>(list: T[], i: number): void {
+  const last = list.length - 1;
+  if (i !== last) list[i] = list[last]!;
+  list.length = last;
+}

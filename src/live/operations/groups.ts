@@ -3,7 +3,7 @@
 import { groupSchema } from "../../model/index.js";
 import { objectBody, parseBody, requireKeys } from "../body.js";
 import { Refusal, refuse } from "../operation.js";
-import { type Created, type Mutable, NO_CONTENT, type WriteContext, indexOf } from "./common.js";
+import { type Created, type Mutable, NO_CONTENT, type WriteContext, indexOf, removeAt } from "./common.js";
 
 export function createGroup({ draft, body, newId }: WriteContext): Created {
   const id = newId();
@@ -34,7 +34,7 @@ export function deleteGroup({ draft, params }: WriteContext): Created {
         message: `Rule "${draft.rules[j]!.id}" applies to group "${id}": delete or move the rule first.`,
       })),
     );
-  draft.groups.splice(i, 1);
+  removeAt(draft.groups, i);
   for (const h of draft.holders) {
     const k = h.groups.indexOf(id);
     if (k >= 0) h.groups.splice(k, 1);

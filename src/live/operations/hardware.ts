@@ -5,7 +5,7 @@ import { cloudNodeSchema, connectionSchema, defaultCardFormat, deviceSchema } fr
 import type { CloudNode, Device } from "../../model/index.js";
 import { objectBody, parseBody, pick, requireKeys } from "../body.js";
 import { Refusal, notFound, refuse } from "../operation.js";
-import { type Created, type Mutable, NO_CONTENT, type WriteContext, indexOf } from "./common.js";
+import { type Created, type Mutable, NO_CONTENT, type WriteContext, indexOf, removeAt } from "./common.js";
 import { cloudNodeReferrers, connectionReferrers, deviceReferrers, refuseIfReferenced } from "./referrers.js";
 
 const NODE_WRITABLE = ["name", "description", "serialNumber", "ecards", "offlinePolicy", "killTimer", "timezone", "locale", "cardFormat"];
@@ -40,7 +40,7 @@ export function updateCloudNode({ draft, params, body }: WriteContext): Created 
 export function deleteCloudNode({ draft, params }: WriteContext): Created {
   const i = indexOf(draft.cloudNodes, params.cloudNodeId!, "cloud node");
   refuseIfReferenced(cloudNodeReferrers(draft, params.cloudNodeId!));
-  draft.cloudNodes.splice(i, 1);
+  removeAt(draft.cloudNodes, i);
   return NO_CONTENT;
 }
 
@@ -100,7 +100,7 @@ export function deleteConnection({ draft, params }: WriteContext): Created {
   nodeOf(draft, params.cloudNodeId!);
   const i = connectionIndex(draft, params.cloudNodeId!, params.connectionId!);
   refuseIfReferenced(connectionReferrers(draft, params.connectionId!));
-  draft.connections.splice(i, 1);
+  removeAt(draft.connections, i);
   return NO_CONTENT;
 }
 
@@ -168,6 +168,6 @@ export function deleteDevice({ draft, params }: WriteContext): Created {
   nodeOf(draft, params.cloudNodeId!);
   const i = deviceIndex(draft, params.cloudNodeId!, params.deviceId!);
   refuseIfReferenced(deviceReferrers(draft, params.deviceId!));
-  draft.devices.splice(i, 1);
+  removeAt(draft.devices, i);
   return NO_CONTENT;
 }

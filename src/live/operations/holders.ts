@@ -2,7 +2,7 @@
 import { holderSchema } from "../../model/index.js";
 import type { Holder } from "../../model/index.js";
 import { objectBody, parseBody, pick, requireKeys } from "../body.js";
-import { type Created, NO_CONTENT, type WriteContext, indexOf } from "./common.js";
+import { type Created, NO_CONTENT, type WriteContext, indexOf, removeAt } from "./common.js";
 
 const UPDATE_REQUIRED = ["firstName", "lastName", "partition", "enabled", "activeDate", "expireDate", "pin", "duressPin"] as const;
 const UPDATE_WRITABLE = [...UPDATE_REQUIRED, "email", "customFields"] as const;
@@ -42,6 +42,6 @@ export function updateHolder({ draft, params, body }: WriteContext): Created {
 
 export function deleteHolder({ draft, params }: WriteContext): Created {
   const i = indexOf(draft.holders, params.holderId!, "holder");
-  draft.holders.splice(i, 1);
+  removeAt(draft.holders, i);
   return NO_CONTENT;
 }

@@ -2,7 +2,7 @@
 import { floorGroupSchema, partitionSchema } from "../../model/index.js";
 import { objectBody, parseBody, requireKeys } from "../body.js";
 import { Refusal, refuse } from "../operation.js";
-import { type Created, type Mutable, NO_CONTENT, type WriteContext, indexOf } from "./common.js";
+import { type Created, type Mutable, NO_CONTENT, type WriteContext, indexOf, removeAt } from "./common.js";
 import { floorGroupReferrers, partitionReferrers, refuseIfReferenced } from "./referrers.js";
 
 export function createPartition({ draft, body, newId }: WriteContext): Created {
@@ -28,7 +28,7 @@ export function updatePartition({ draft, params, body }: WriteContext): Created 
 export function deletePartition({ draft, params }: WriteContext): Created {
   const i = indexOf(draft.partitions, params.partitionId!, "partition");
   refuseIfReferenced(partitionReferrers(draft, params.partitionId!));
-  draft.partitions.splice(i, 1);
+  removeAt(draft.partitions, i);
   return NO_CONTENT;
 }
 
@@ -85,6 +85,6 @@ export function updateFloorGroup({ draft, params, body }: WriteContext): Created
 export function deleteFloorGroup({ draft, params }: WriteContext): Created {
   const i = indexOf(draft.floorGroups, params.floorGroupId!, "floor group");
   refuseIfReferenced(floorGroupReferrers(draft, params.floorGroupId!));
-  draft.floorGroups.splice(i, 1);
+  removeAt(draft.floorGroups, i);
   return NO_CONTENT;
 }

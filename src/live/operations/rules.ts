@@ -1,7 +1,7 @@
 // ★ Rules: the seeds show no rule endpoints; the body is the snapshot Rule without `id`.
 import { ruleSchema } from "../../model/index.js";
 import { objectBody, parseBody } from "../body.js";
-import { type Created, NO_CONTENT, type WriteContext, indexOf } from "./common.js";
+import { type Created, NO_CONTENT, type WriteContext, indexOf, removeAt } from "./common.js";
 
 export function createRule({ draft, body, newId }: WriteContext): Created {
   const id = newId();
@@ -16,6 +16,6 @@ export function updateRule({ draft, params, body }: WriteContext): Created {
 }
 
 export function deleteRule({ draft, params }: WriteContext): Created {
-  draft.rules.splice(indexOf(draft.rules, params.ruleId!, "rule"), 1);
+  removeAt(draft.rules, indexOf(draft.rules, params.ruleId!, "rule"));
   return NO_CONTENT;
 }
