@@ -159,6 +159,12 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
     case "deleteCredential":
     case "activateCredential": {
       const creds = holder?.credentials ?? [];
+      // Activation mostly targets a pending digital credential of any holder, when there is one.
+      const pending = s.holders.flatMap((h) => h.credentials.filter((c) => c.credentialNumber === null).map((c) => ({ h, c })));
+      if (spec.kind === "activateCredential" && spec.mask % 4 !== 0 && pending.length > 0 && !spec.unknownId) {
+        const { h, c } = pick(pending, spec.b)!;
+        return { method: "POST", path: `/holders/${h.id}/credentials/${c.id}/activate`, body: { credentialNumber: spec.defect === 1 ? "x" : spec.number, description: "Phone X" } };
+      }
       const credId = idOf(creds, spec.b, spec.unknownId);
       const path = `/holders/${holderId}/credentials/${credId}`;
       if (spec.kind === "deleteCredential") return { method: "DELETE", path };

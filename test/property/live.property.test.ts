@@ -108,7 +108,7 @@ test("live system equals a fresh load after every operation; refusals change not
   expect(counts.reads).toBeGreaterThan(0);
   expect(counts.batches).toBeGreaterThan(0);
   expect(counts.compared).toBeGreaterThan(NUM_RUNS);
-  if (NUM_RUNS >= 100) {
+  if (NUM_RUNS >= 300) {
     // Every kind of operation was both accepted and refused at least once.
     const writes = OPERATION_KINDS.filter((k) => k !== "garbage");
     expect(writes.filter((k) => !acceptedKinds.has(k)), "kinds never accepted").toEqual([]);
