@@ -146,5 +146,6 @@ export function matchRoute(method: string, pathname: string): Match {
     if (best === null || literal > best.literal) best = { params, handler, literal };
   }
   if (best !== null) return method === "GET" ? { kind: "read", handler: best.handler as ReadHandler, params: best.params } : { kind: "write", handler: best.handler as WriteHandler, params: best.params };
-  return allowed.length > 0 ? { kind: "method", allowed } : { kind: "none" };
+  const order: readonly Method[] = ["GET", "POST", "PUT", "DELETE"];
+  return allowed.length > 0 ? { kind: "method", allowed: order.filter((m) => allowed.includes(m)) } : { kind: "none" };
 }
