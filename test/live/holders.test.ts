@@ -39,6 +39,18 @@ describe("POST /holders", () => {
     expect(h.credentials[0]).toMatchObject({ holderId: r.id, credentialNumber: 3001, facilityCode: 10, types: ["card"] });
   });
 
+  test("credentials given on creation follow the credential-create rules: a digital one starts Pending with no number", () => {
+    const live = liveOf();
+    const r = accept(live, { method: "POST", path: "/holders", body: { firstName: "Dee", lastName: "Ng", credentials: [{ types: ["touch"] }, { types: ["card"], credentialNumber: 3001 }] } }, 201);
+    const creds = read(live, `/holders/${r.id}/credentials`).body;
+    expect(creds.map((c: { types: string[]; credentialNumber: number | null; description: string | null }) => [c.types, c.credentialNumber, c.description]).sort()).toEqual([
+      [["card"], 3001, null],
+      [["touch"], null, "Pending"],
+    ]);
+    const bad = refuse(live, { method: "POST", path: "/holders", body: { lastName: "Ng", credentials: [{ types: ["token"], credentialNumber: 77 }, { types: ["card"] }, { credentialNumber: 5 }] } }, 400);
+    expect(bad.paths.sort()).toEqual(["body.credentials.0.credentialNumber", "body.credentials.1.credentialNumber", "body.credentials.2.types", "body.firstName"]);
+  });
+
   test("enabled false is kept, and such a holder is denied", () => {
     const live = liveOf();
     accept(live, { method: "POST", path: "/holders", body: { firstName: "Dee", lastName: "Ng", enabled: false, groups: ["g-staff"], credentials: [{ types: ["card"], credentialNumber: 3001, facilityCode: 10 }] } }, 201);

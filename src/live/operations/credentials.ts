@@ -1,6 +1,6 @@
 // Credentials of a holder (seed 001 §4 "Credentials") and activation of a pending digital one.
 import { z } from "zod";
-import { credentialSchema } from "../../model/index.js";
+import { type Issue, credentialSchema } from "../../model/index.js";
 import { objectBody, parseBody, requireKeys } from "../body.js";
 import { Refusal, refuse } from "../operation.js";
 import { type Created, NO_CONTENT, type WriteContext, indexOf } from "./common.js";
@@ -11,31 +11,50 @@ function holderAt(ctx: WriteContext) {
   return ctx.draft.holders[indexOf(ctx.draft.holders, ctx.params.holderId!, "holder")]!;
 }
 
-export function createCredential(ctx: WriteContext): Created {
-  const h = holderAt(ctx);
-  const b = objectBody(ctx.body);
-  requireKeys(b, ["types"]);
+type Path = readonly (string | number)[];
+
+/**
+ * The create rules of seed 001 §4 for one credential body at `prefix` (`body`, or
+ * `body.credentials.<j>` inside a holder create): `types` required; a card needs its number and takes
+ * no `sendEmail`; a digital credential takes no number, facility code or description.
+ */
+export function credentialIssues(b: Record<string, unknown>, prefix: Path): Issue[] {
+  const issues: Issue[] = [];
+  if (!Object.hasOwn(b, "types")) return [{ code: "required", path: [...prefix, "types"], message: "Is required." }];
   const card = Array.isArray(b.types) && b.types.includes("card");
-  const issues = [];
   if (card && !Object.hasOwn(b, "credentialNumber"))
-    issues.push({ code: "required", path: ["body", "credentialNumber"], message: "A card credential needs a credentialNumber." });
+    issues.push({ code: "required", path: [...prefix, "credentialNumber"], message: "A card credential needs a credentialNumber." });
   if (!card) {
     for (const k of ["credentialNumber", "facilityCode", "description"])
       if (Object.hasOwn(b, k) && b[k] !== null)
-        issues.push({ code: "invalid", path: ["body", k], message: `Only card credentials carry a ${k}; a digital credential gets its number when it is activated.` });
+        issues.push({ code: "invalid", path: [...prefix, k], message: `Only card credentials carry a ${k}; a digital credential gets its number when it is activated.` });
   } else if (Object.hasOwn(b, "sendEmail"))
-    issues.push({ code: "invalid", path: ["body", "sendEmail"], message: "sendEmail is for digital credentials only." });
+    issues.push({ code: "invalid", path: [...prefix, "sendEmail"], message: "sendEmail is for digital credentials only." });
   if (Object.hasOwn(b, "sendEmail") && typeof b.sendEmail !== "boolean")
-    issues.push({ code: "invalidType", path: ["body", "sendEmail"], message: "Must be a boolean." });
-  if (issues.length > 0) throw new Refusal(400, issues);
-  const id = ctx.newId();
-  const c = parseBody(credentialSchema, {
+    issues.push({ code: "invalidType", path: [...prefix, "sendEmail"], message: "Must be a boolean." });
+  return issues;
+}
+
+/** The stored form of a checked credential body: a digital one starts `Pending` with no number (seed 001 §3). */
+export function credentialInput(b: Record<string, unknown>, id: string): Record<string, unknown> {
+  const card = Array.isArray(b.types) && b.types.includes("card");
+  return {
     id,
     types: b.types,
     credentialNumber: card ? b.credentialNumber : null,
     facilityCode: card ? b.facilityCode : null,
     description: card ? b.description : "Pending",
-  });
+  };
+}
+
+export function createCredential(ctx: WriteContext): Created {
+  const h = holderAt(ctx);
+  const b = objectBody(ctx.body);
+  requireKeys(b, ["types"]);
+  const issues = credentialIssues(b, ["body"]);
+  if (issues.length > 0) throw new Refusal(400, issues);
+  const id = ctx.newId();
+  const c = parseBody(credentialSchema, credentialInput(b, id));
   h.credentials.push({ ...c, holderId: h.id });
   return { status: 201, id };
 }

@@ -1,6 +1,8 @@
 // Holders (seed 001 §4 "Holders"): create, update, delete; credentials go with a deleted holder.
 import { holderSchema } from "../../model/index.js";
-import type { Holder } from "../../model/index.js";
+import type { Holder, Issue } from "../../model/index.js";
+import { Refusal } from "../operation.js";
+import { credentialInput, credentialIssues } from "./credentials.js";
 import { objectBody, parseBody, pick, requireKeys } from "../body.js";
 import { type Created, NO_CONTENT, type WriteContext, indexOf, removeAt } from "./common.js";
 
@@ -19,12 +21,25 @@ export function normalizeHolder(h: ReturnType<typeof holderSchema.parse>): Holde
 export function createHolder({ draft, body, newId }: WriteContext): Created {
   const b = objectBody(body);
   const id = newId();
+  // Credentials given on creation follow the credential-create rules (a digital one starts Pending).
+  const issues: Issue[] = [];
   const credentials = Array.isArray(b.credentials)
-    ? b.credentials.map((c: unknown) =>
-        c !== null && typeof c === "object" && !Array.isArray(c) && !Object.hasOwn(c, "id") ? { ...c, id: newId() } : c,
-      )
+    ? b.credentials.map((c: unknown, j: number) => {
+        if (c === null || typeof c !== "object" || Array.isArray(c)) return c;
+        const cb = c as Record<string, unknown>;
+        issues.push(...credentialIssues(cb, ["body", "credentials", j]));
+        return credentialInput(cb, typeof cb.id === "string" ? cb.id : newId());
+      })
     : b.credentials;
-  const holder = normalizeHolder(parseBody(holderSchema, { ...b, id, credentials }));
+  let holder: Holder;
+  try {
+    holder = normalizeHolder(parseBody(holderSchema, { ...b, id, credentials }));
+  } catch (e) {
+    if (!(e instanceof Refusal)) throw e;
+    const seen = new Set(issues.map((i) => i.path.join(".")));
+    throw new Refusal(400, [...issues, ...e.issues.filter((i) => !seen.has(i.path.join(".")))]);
+  }
+  if (issues.length > 0) throw new Refusal(400, issues);
   draft.holders.push(holder);
   return { status: 201, id };
 }
