@@ -13,7 +13,7 @@ const CONFLICT_CODES = new Set(["duplicateId", "duplicateName", "duplicateCreden
 export interface LiveSystemOptions {
   /** Where created ids come from (default: random UUID v4); `seededIds(n)` makes them repeatable. */
   readonly newId?: IdSource;
-  /** The clock for `created` stamps of new cloud nodes and devices (default Date.now). */
+  /** The clock for `created` stamps of new cloud nodes and devices, and the default RSOP instant (default Date.now). */
   readonly now?: () => number;
 }
 
@@ -112,7 +112,7 @@ export class LiveSystem {
     try {
       if (route.kind === "read") {
         const engine = staleEngine ? createEngine(base) : this.#engine;
-        const answer = route.handler({ snapshot: base, engine, params: route.params, query });
+        const answer = route.handler({ snapshot: base, engine, params: route.params, query, now: this.#now });
         return { result: { ok: true, status: 200, ...answer } };
       }
       let created = { status: 204 as 200 | 201 | 204, id: undefined as string | undefined };

@@ -38,7 +38,7 @@ describe("partitions", () => {
   test("DELETE: a partition with holders, groups, floor groups or devices → 409 naming each; an empty one → 204", () => {
     const live = liveOf();
     expect(refuse(live, { method: "DELETE", path: "/partitions/p-east" }, 409).paths).toEqual(["holders.2.partition", "groups.1.partition", "devices.5.partition.0"]);
-    expect(refuse(live, { method: "DELETE", path: "/partitions/p-default" }, 409).paths).toEqual(["groups.0.partition", "floorGroups.0.partition"]);
+    expect(refuse(live, { method: "DELETE", path: "/partitions/p-default" }, 409).paths).toEqual(["partitions.0.default"]); // L7
     const r = accept(live, { method: "POST", path: "/partitions", body: { name: "Temp" } }, 200);
     accept(live, { method: "DELETE", path: `/partitions/${r.id}` }, 204);
     refuse(live, { method: "GET", path: `/partitions/${r.id}` }, 404);

@@ -27,6 +27,9 @@ export function updatePartition({ draft, params, body }: WriteContext): Created 
 
 export function deletePartition({ draft, params }: WriteContext): Created {
   const i = indexOf(draft.partitions, params.partitionId!, "partition");
+  // The default partition is where unassigned floor groups land (and users start): it stays (semantics L7).
+  if (draft.partitions[i]!.default)
+    refuse(409, "conflict", ["partitions", i, "default"], `Partition "${params.partitionId}" is the default partition, which cannot be deleted.`);
   refuseIfReferenced(partitionReferrers(draft, params.partitionId!));
   removeAt(draft.partitions, i);
   return NO_CONTENT;

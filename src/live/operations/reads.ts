@@ -9,6 +9,8 @@ export interface ReadContext {
   readonly engine: Engine;
   readonly params: Readonly<Record<string, string>>;
   readonly query: URLSearchParams;
+  /** The live system's clock: the RSOP instant when the query names none. */
+  readonly now: () => number;
 }
 
 export interface Answer {
@@ -89,7 +91,7 @@ export const reads = {
     const ids = query.get("ids");
     let list = snapshot.groups;
     if (ids !== null && ids !== "") {
-      const wanted = new Set(ids.split(","));
+      const wanted = new Set(ids.split(",").map((s) => s.trim()).filter((s) => s !== ""));
       if (wanted.size > 50) refuse(400, "tooBig", ["query", "ids"], "Names at most 50 ids.");
       list = list.filter((g) => wanted.has(g.id));
     }
@@ -161,12 +163,12 @@ export const reads = {
     const match = matcher(query.get("search"));
     return paged(snapshot.floorGroups.filter((f) => match([f.name])), query, (f) => floorGroupBody(snapshot, f));
   },
-  rsop: ({ engine, query, params }: ReadContext): Answer => {
+  rsop: ({ engine, query, params, now }: ReadContext): Answer => {
     const raw = query.get("ids");
     if (raw === null || raw.trim() === "") refuse(400, "required", ["query", "ids"], "Is required: comma-delimited holder ids.");
     const ids = [...new Set(raw.split(",").map((s) => s.trim()).filter((s) => s !== ""))];
     try {
-      return { body: engine.rsop(ids, { at: query.get("at") ?? Date.now(), ...(params.cloudNodeId ? { cloudNodeId: params.cloudNodeId } : {}) }) };
+      return { body: engine.rsop(ids, { at: query.get("at") ?? now(), ...(params.cloudNodeId ? { cloudNodeId: params.cloudNodeId } : {}) }) };
     } catch (e) {
       if (!(e instanceof QueryError)) throw e;
       throw new Refusal(e.issues.some((i) => i.code === "unknownId") ? 404 : 400, e.issues);
