@@ -84,6 +84,12 @@ function idOf(list: readonly { id: string }[], i: number, unknown: boolean): str
   return unknown ? "no-such-id" : (pick(list, i)?.id ?? "no-such-id");
 }
 
+/** The entities nothing references, or all of them when every one is referenced (so the pick still exists). */
+function unreferenced<T extends { id: string }>(list: readonly T[], used: (id: string) => boolean): readonly T[] {
+  const free = list.filter((x) => !used(x.id));
+  return free.length > 0 ? free : list;
+}
+
 function subset<T>(list: readonly T[], mask: number): T[] {
   return list.filter((_, j) => (mask >> j) & 1);
 }
@@ -176,7 +182,7 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
     case "updateGroup":
       return { method: "PUT", path: `/groups/${groupId}`, body: spec.defect === 1 ? { name: spec.name } : { name: spec.name, partition: null } };
     case "deleteGroup":
-      return { method: "DELETE", path: `/groups/${groupId}` };
+      return { method: "DELETE", path: `/groups/${spec.mask % 4 === 0 ? groupId : idOf(unreferenced(s.groups, (id) => s.rules.some((r) => r.groupId === id)), spec.b, spec.unknownId)}` };
     case "addMembership":
       return { method: "PUT", path: `/holders/${holderId}/groups/${groupId}` };
     case "removeMembership":
@@ -206,14 +212,21 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
       if (spec.kind === "createCloudNode") return { method: "POST", path: "/cloud-nodes", body };
       return { method: "PUT", path: `/cloud-nodes/${idOf(s.cloudNodes, spec.a, spec.unknownId)}`, body };
     }
-    case "deleteCloudNode":
-      return { method: "DELETE", path: `/cloud-nodes/${idOf(s.cloudNodes, spec.a, spec.unknownId)}` };
+    case "deleteCloudNode": {
+      const used = (id: string): boolean => s.connections.some((c) => c.cloudNode === id) || s.devices.some((d) => d.cloudNode === id);
+      return { method: "DELETE", path: `/cloud-nodes/${idOf(spec.mask % 4 === 0 ? s.cloudNodes : unreferenced(s.cloudNodes, used), spec.a, spec.unknownId)}` };
+    }
     case "createConnection":
     case "updateConnection":
     case "deleteConnection":
     case "configureConnection": {
       const vendorA = s.connections.filter((c) => c.manufacturer === "VENDOR_A");
-      const conn = spec.kind === "configureConnection" && spec.mask % 4 !== 0 && vendorA.length > 0 ? pick(vendorA, spec.b) : pick(s.connections, spec.b);
+      const conn =
+        spec.kind === "configureConnection" && spec.mask % 4 !== 0 && vendorA.length > 0
+          ? pick(vendorA, spec.b)
+          : spec.kind === "deleteConnection" && spec.mask % 4 !== 0
+            ? pick(unreferenced(s.connections, (id) => s.devices.some((d) => d.connection === id)), spec.b)
+            : pick(s.connections, spec.b);
       const nodeId = spec.kind === "createConnection" ? idOf(s.cloudNodes, spec.a, spec.unknownId) : (conn?.cloudNode ?? "no-such-node");
       const connId = spec.unknownId ? "no-such-connection" : (conn?.id ?? "no-such-connection");
       const type = (["ethernet", "usb", "lockhub", "wirelessCoordinator", "wirelessGateway"] as const)[spec.mask % 5]!;
@@ -233,7 +246,11 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
     case "createDevice":
     case "updateDevice":
     case "deleteDevice": {
-      const device = pick(s.devices, spec.a);
+      const referenced = (id: string): boolean =>
+        s.rules.some((r) => r.devices.includes(id)) ||
+        s.floorGroups.some((f) => f.readerPort === id || f.floors.includes(id)) ||
+        s.devices.some((d) => d.primaryReader === id);
+      const device = pick(spec.kind === "deleteDevice" && spec.mask % 4 !== 0 ? unreferenced(s.devices, referenced) : s.devices, spec.a);
       const conn = pick(s.connections, spec.b);
       const nodeId = spec.kind === "createDevice" ? (conn?.cloudNode ?? "no-such-node") : (device?.cloudNode ?? "no-such-node");
       const type = (["primaryReader", "ioDevice", "floorRelay", "elevatorReader", "primaryReader"] as const)[spec.mask % 5]!;
@@ -266,8 +283,14 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
       return { method: "POST", path: "/partitions", body: { name: spec.name, users: spec.defect === 1 ? "admin" : ["user-1"] } };
     case "updatePartition":
       return { method: "PUT", path: `/partitions/${idOf(s.partitions, spec.a, spec.unknownId)}`, body: spec.defect === 1 ? { name: spec.name } : { name: spec.name, users: null } };
-    case "deletePartition":
-      return { method: "DELETE", path: `/partitions/${idOf(s.partitions, spec.a, spec.unknownId)}` };
+    case "deletePartition": {
+      const used = (id: string): boolean =>
+        s.holders.some((h) => h.partition === id) ||
+        s.groups.some((g) => g.partition === id) ||
+        s.floorGroups.some((f) => f.partition === id) ||
+        s.devices.some((d) => d.partition.some((p) => p.id === id));
+      return { method: "DELETE", path: `/partitions/${idOf(spec.mask % 4 === 0 ? s.partitions : unreferenced(s.partitions, used), spec.a, spec.unknownId)}` };
+    }
     case "replacePartitionDevices":
       return {
         method: "PUT",
@@ -275,6 +298,11 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
         body: { devices: subset(s.devices, spec.mask).map((d) => d.id).concat(spec.defect === 1 ? ["no-such-device"] : []) },
       };
     case "removePartitionDevice": {
+      const memberships = s.devices.flatMap((d) => d.partition.map((p) => ({ d: d.id, p: p.id })));
+      if (spec.mask % 4 !== 0 && memberships.length > 0 && !spec.unknownId) {
+        const m = pick(memberships, spec.b)!;
+        return { method: "DELETE", path: `/partitions/${m.p}/devices/${m.d}` };
+      }
       const partitionId = idOf(s.partitions, spec.a, spec.unknownId);
       const members = s.devices.filter((d) => d.partition.some((p) => p.id === partitionId));
       return { method: "DELETE", path: `/partitions/${partitionId}/devices/${idOf(spec.mask % 4 === 0 || members.length === 0 ? s.devices : members, spec.b, false)}` };
@@ -293,8 +321,10 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
       if (spec.kind === "createFloorGroup") return { method: "POST", path: "/floor_groups", body };
       return { method: "PUT", path: `/floor_groups/${idOf(s.floorGroups, spec.b, spec.unknownId)}`, body };
     }
-    case "deleteFloorGroup":
-      return { method: "DELETE", path: `/floor_groups/${idOf(s.floorGroups, spec.a, spec.unknownId)}` };
+    case "deleteFloorGroup": {
+      const used = (id: string): boolean => s.rules.some((r) => r.floorGroups.includes(id));
+      return { method: "DELETE", path: `/floor_groups/${idOf(spec.mask % 4 === 0 ? s.floorGroups : unreferenced(s.floorGroups, used), spec.a, spec.unknownId)}` };
+    }
     case "read": {
       const paths = ["/cloud-nodes", "/connections?per_page=100", "/partitions", "/floor_groups", "/holders?per_page=100", `/holders/${holderId}`, "/groups", `/groups/${groupId}/holders`, `/holders/${holderId}/groups`, "/credentials", "/rules?page=1&per_page=2", "/credentials/facility-codes"];
       return { method: "GET", path: paths[spec.mask % paths.length]! };

@@ -232,6 +232,7 @@ export function buildSnapshot(spec: SnapshotSpec): BuiltSnapshot {
     dev.type = type;
     if (type !== "additionalReader") dev.publicIcon = type === "primaryReader" ? "swingingDoor" : "light";
     if (type === "primaryReader") primaries.push(id);
+    if (partitionId !== null && i % 2 === 0) dev.partition = [{ id: partitionId, name: "Main" }];
     devices.push(dev);
     doorIds.push(id);
   });
