@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import { createPanelLiveSystem } from "../../src/live/index.js";
 import { loadPanelEngineOrThrow } from "../../src/legacy1/panelEngine.js";
-import { AT, accept, panelLive, read, refuse, scan } from "./panelFixture.js";
+import { AT, accept, panelLive, read, refuse, scan, smallPanel } from "./panelFixture.js";
 
 const smallIds = (list: readonly { id: number }[]): number[] => list.map((x) => x.id);
 
@@ -177,6 +177,18 @@ describe("devices and connections", () => {
     expect(refuse(live, { method: "PUT", path: "/api/devices/1", body: { ...body, dwell: 0 } }, 400)[0]!.path).toEqual(["body", "dwell"]);
   });
 
+  test("LP2 device update (L1): an omitted optional field takes its create default; partition, metadata and what the body cannot write are kept", () => {
+    const panel = smallPanel();
+    panel.devices[2] = { ...panel.devices[2], readerType: "touch", dps: true, forcedAlarm: true, metadata: { room: "B1" }, partition: [{ id: 0, name: "Main" }], bootloaderVersion: "1.2" };
+    const live = panelLive(panel);
+    const body = { name: "Back door", connection: 1, port: 3, type: "primaryReader", publicIcon: "swingingDoor", delay: 0, dwell: 30, dps: false, rex: false, autoOpenAfterFirstAllow: false, authenticationPolicy: null };
+    accept(live, { method: "PUT", path: "/api/devices/3", body }, 204);
+    const d = live.snapshot.devices[2] as Record<string, unknown>;
+    expect(d.readerType).toBeUndefined();
+    expect(d.forcedAlarm).toBeUndefined();
+    expect(read(live, "/api/devices/3").body).toMatchObject({ forcedAlarm: false, metadata: { room: "B1" }, partition: [{ id: 0, name: "Main" }], bootloaderVersion: "1.2" });
+  });
+
   test("device delete is refused (409) while rules, floor groups or additional readers use it", () => {
     const live = panelLive();
     expect(refuse(live, { method: "DELETE", path: "/api/devices/1" }, 409).map((i) => i.path.join("."))).toEqual(["rules.0.devices.0", "devices.1.primaryReader"]);
@@ -239,6 +251,11 @@ describe("floor groups", () => {
     expect(accept(live, { method: "POST", path: "/api/floor_groups", body: { name: "Top", readerPort: 4, floors: [6] } }, 200).id).toBe(2);
     expect(read(live, "/api/floor_groups/2").body).toEqual({ id: 2, name: "Top", partition: 0, readerPort: { id: 4, name: "Lift reader" }, floors: [{ id: 6, name: "Floor 2", type: "floorRelay" }] });
     refuse(live, { method: "POST", path: "/api/floor_groups", body: { name: "Bad", readerPort: 1, floors: [6] } }, 400);
+    accept(live, { method: "PUT", path: "/api/floor_groups/2", body: { name: "Top", partition: 1, readerPort: 4, floors: [6] } }, 204);
+    expect(live.snapshot.floorGroups[1]!.partition).toBe(1);
+    // LP2 (L1): "same body" — without `partition` the floor group goes back to partition 0.
+    accept(live, { method: "PUT", path: "/api/floor_groups/2", body: { name: "Top", readerPort: 4, floors: [6] } }, 204);
+    expect(live.snapshot.floorGroups[1]!.partition).toBe(0);
     accept(live, { method: "PUT", path: "/api/floor_groups/1", body: { name: "Lower floors", readerPort: 4, floors: [5] } }, 204);
     expect(scan(live, 4, 1001).floors).toEqual([5]);
     expect(refuse(live, { method: "DELETE", path: "/api/floor_groups/1" }, 409)[0]!.path).toEqual(["rules", 1, "floorGroups", 0]);
@@ -298,13 +315,17 @@ describe("reads, routes, batches, patches", () => {
     expect(rsop).toEqual(live.engine.rsop([1], { at: AT }));
     expect(rsop.persons[0].doors.find((d: { id: number }) => d.id === 1).allowed).toBe(true);
     refuse(live, { method: "GET", path: "/api/rsop/persons?ids=99" }, 404);
+    // Without `at`, RSOP is computed at the live panel's clock (L13).
+    const clocked = createPanelLiveSystem(smallPanel(), { now: () => Date.parse(AT) });
+    if (!clocked.ok) throw new Error("fixture");
+    expect(read(clocked.value, "/api/rsop/persons?ids=1,2").body).toEqual(clocked.value.engine.rsop([1, 2], { at: AT }));
     refuse(live, { method: "GET", path: "/api/rsop/persons" }, 400);
   });
 
   test("unknown routes are 404, wrong methods 405, and a batch is all or nothing", () => {
     const live = panelLive();
     refuse(live, { method: "POST", path: "/api/people", body: {} }, 404);
-    refuse(live, { method: "POST", path: "/api/persons/1", body: {} }, 405);
+    expect(refuse(live, { method: "POST", path: "/api/persons/1", body: {} }, 405)[0]!.message).toBe("/api/persons/1 takes GET, PUT, DELETE, not POST.");
     refuse(live, { method: "POST", path: "/holders", body: {} }, 404);
     const before = live.snapshot;
     const r = live.apply([

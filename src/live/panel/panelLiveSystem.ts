@@ -59,11 +59,13 @@ type Step = { result: PanelOperationResult } | { result: PanelWriteResult; next:
 export class PanelLiveSystem {
   #snapshot: PanelSnapshot;
   #engine: PanelEngine;
+  readonly #now: () => number;
 
-  /** @internal use createLiveSystem or createPanelLiveSystem. */
-  constructor(loaded: LoadedPanel) {
+  /** @internal use createPanelLiveSystem. */
+  constructor(loaded: LoadedPanel, now: () => number) {
     this.#snapshot = freeze(loaded.panel, true);
     this.#engine = new PanelEngine(loaded);
+    this.#now = now;
   }
 
   /** The current validated panel (deeply frozen; unchanged parts are shared between versions). */
@@ -136,7 +138,7 @@ export class PanelLiveSystem {
     if (route.kind === "method")
       return { result: refused(405, [{ code: "methodNotAllowed", path: ["method"], message: `${pathname} takes ${route.allowed.join(", ")}, not ${op.method}.` }]) };
     try {
-      if (route.kind === "read") return { result: { ok: true, status: 200, ...route.handler({ panel: base, engine, params: route.params, query }) } };
+      if (route.kind === "read") return { result: { ok: true, status: 200, ...route.handler({ panel: base, engine, params: route.params, query, now: this.#now }) } };
       let written: PanelWritten = { status: 204 };
       const [next, patches, inversePatches] = produceWithPatches(base, (draft) => {
         written = route.handler({ draft, params: route.params, body: op.body });
@@ -156,15 +158,20 @@ export class PanelLiveSystem {
   }
 }
 
+export interface PanelLiveSystemOptions {
+  /** The clock of RSOP reads without an `at` query (default Date.now). 1.0 ids need no id source: a create takes the next free integer. */
+  readonly now?: () => number;
+}
+
 /**
  * Validates an `rsop-panel/1` snapshot and starts a live panel on it.
  * @example
  * const r = createPanelLiveSystem(JSON.parse(readFileSync("examples/panel.json", "utf8")));
  * if (r.ok) r.value.apply({ method: "POST", path: "/api/persons", body: { firstName: "Ann", lastName: "Lee" } }); //=> { ok: true, status: 200, id, … }
  */
-export function createPanelLiveSystem(input: unknown): Result<PanelLiveSystem> {
+export function createPanelLiveSystem(input: unknown, options: PanelLiveSystemOptions = {}): Result<PanelLiveSystem> {
   enablePatches();
   const parsed = parsePanel(input);
   if (!parsed.ok) return err(parsed.issues);
-  return ok(new PanelLiveSystem(parsed.value));
+  return ok(new PanelLiveSystem(parsed.value, options.now ?? Date.now));
 }

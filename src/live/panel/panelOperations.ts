@@ -357,8 +357,11 @@ export function updateDevice(ctx: PanelWriteContext): PanelWritten {
   const i = deviceIndex(ctx);
   const b = objectBody(ctx.body);
   requireKeys(b, DEVICE_UPDATE_REQUIRED);
-  const current = ctx.draft.devices[i]!;
-  ctx.draft.devices[i] = parseBody(deviceSchema, { ...current, ...pick(b, DEVICE_WRITABLE), id: current.id });
+  const current = ctx.draft.devices[i]! as Json;
+  // L1: the body replaces the writable fields (an omitted optional one takes its create default);
+  // what the body leaves out of `partition` and `metadata`, and what it cannot write, is kept.
+  const kept = pick(current, ["created", "bootloaderVersion", "startupVersion", "hardwareVersion", "serialNumber", "firmwareVersion", "partition", "metadata"]);
+  ctx.draft.devices[i] = parseBody(deviceSchema, { ...kept, ...pick(b, DEVICE_WRITABLE), id: current.id });
   return { status: 204, at: ["devices", i] };
 }
 
@@ -488,7 +491,8 @@ export function createFloorGroup({ draft, body }: PanelWriteContext): PanelWritt
 export function updateFloorGroup(ctx: PanelWriteContext): PanelWritten {
   const i = floorGroupIndex(ctx);
   const current = ctx.draft.floorGroups[i]!;
-  ctx.draft.floorGroups[i] = floorGroupBody(objectBody(ctx.body), current.id, current.partition);
+  // L1: "same body" as create; a body without `partition` puts the floor group in partition 0.
+  ctx.draft.floorGroups[i] = floorGroupBody(objectBody(ctx.body), current.id, 0);
   return { status: 204, at: ["floorGroups", i] };
 }
 

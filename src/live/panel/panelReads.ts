@@ -9,6 +9,8 @@ export interface PanelReadContext {
   readonly engine: PanelEngine;
   readonly params: Readonly<Record<string, string>>;
   readonly query: URLSearchParams;
+  /** The live system's clock: the RSOP instant when the query gives no `at`. */
+  readonly now: () => number;
 }
 
 export interface PanelAnswer {
@@ -168,7 +170,7 @@ export const panelReads = {
     const bad = parts.flatMap((s, i) => (/^\d{1,15}$/.test(s) ? [] : [{ code: "invalid", path: ["query", "ids", i], message: `"${s}" is not a person id (an integer).` }]));
     if (bad.length > 0) throw new Refusal(400, bad);
     try {
-      return { body: ctx.engine.rsop(parts.map(Number), { at: ctx.query.get("at") ?? Date.now() }) };
+      return { body: ctx.engine.rsop(parts.map(Number), { at: ctx.query.get("at") ?? ctx.now() }) };
     } catch (e) {
       if (!(e instanceof QueryError)) throw e;
       throw new Refusal(e.issues.some((i) => i.code === "unknownId") ? 404 : 400, e.issues);

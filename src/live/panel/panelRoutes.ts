@@ -103,6 +103,7 @@ export function matchPanelRoute(method: string, pathname: string): PanelMatch {
   const hit = best.find((x) => x.method === method);
   if (hit !== undefined)
     return method === "GET" ? { kind: "read", handler: hit.handler as PanelReadHandler, params: hit.params } : { kind: "write", handler: hit.handler as PanelWriteHandler, params: hit.params };
-  const allowed = best.map((x) => x.method);
+  const ORDER: readonly Method[] = ["GET", "POST", "PUT", "DELETE"];
+  const allowed = ORDER.filter((m) => best.some((x) => x.method === m));
   return allowed.length > 0 ? { kind: "method", allowed } : { kind: "none" };
 }
