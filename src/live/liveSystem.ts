@@ -6,6 +6,7 @@ import { type Issue, type Result, type SystemSnapshot, err, ok, parseSnapshot } 
 import { type IdSource, randomIds } from "./ids.js";
 import { type Operation, type OperationResult, Refusal, type RefusedResult, type WriteResult } from "./operation.js";
 import { matchRoute } from "./routes.js";
+import { toBodyPaths } from "./operations/bodyPaths.js";
 
 /** Issue codes of a resulting snapshot that make a write a conflict (409) rather than invalid (400). */
 const CONFLICT_CODES = new Set(["duplicateId", "duplicateName", "duplicateCredentialNumber", "portInUse", "conflict"]);
@@ -123,7 +124,8 @@ export class LiveSystem {
       const checked = parseSnapshot(next);
       if (!checked.ok) {
         const conflict = checked.issues.some((i) => CONFLICT_CODES.has(i.code));
-        return { result: refused(conflict ? 409 : 400, checked.issues) };
+        const target = created.id ?? Object.values(route.params).at(-1);
+        return { result: refused(conflict ? 409 : 400, toBodyPaths(checked.issues, next, target)) };
       }
       const result: WriteResult = { ok: true, status: created.status, ...(created.id !== undefined ? { id: created.id } : {}), patches, inversePatches };
       return { result, next };

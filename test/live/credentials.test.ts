@@ -31,6 +31,7 @@ describe("POST /holders/{holder_id}/credentials", () => {
     const live = liveOf();
     const r = refuse(live, { method: "POST", path: "/holders/h-cy/credentials", body: { ...CARD, credentialNumber: 1002 } }, 409);
     expect(r.issues.map((i) => i.code)).toEqual(["duplicateCredentialNumber"]);
+    expect(r.paths).toEqual(["body.credentialNumber"]);
     // digital credentials' numbers count too (S1)
     expect(refuse(live, { method: "POST", path: "/holders/h-cy/credentials", body: { ...CARD, credentialNumber: 5001 } }, 409).issues[0]!.message).toContain("5001");
   });
@@ -63,7 +64,7 @@ describe("POST /holders/{holder_id}/credentials", () => {
     const r = accept(live, { method: "POST", path: "/holders/h-ann/credentials", body: { types: ["token"] } }, 201);
     const path = `/holders/h-ann/credentials/${r.id}/activate`;
     expect(refuse(live, { method: "POST", path, body: {} }, 400).paths.sort()).toEqual(["body.credentialNumber", "body.description"]);
-    refuse(live, { method: "POST", path, body: { credentialNumber: 1001, description: "Pixel" } }, 409);
+    expect(refuse(live, { method: "POST", path, body: { credentialNumber: 1001, description: "Pixel" } }, 409).paths).toEqual(["body.credentialNumber"]);
     refuse(live, { method: "POST", path: "/holders/h-ann/credentials/c-ann/activate", body: { credentialNumber: 7, description: "x" } }, 409);
     refuse(live, { method: "POST", path: "/holders/h-bob/credentials/c-bob-phone/activate", body: { credentialNumber: 7, description: "x" } }, 409);
   });

@@ -22,11 +22,13 @@ describe("POST /groups", () => {
     accept(live, { method: "POST", path: "/groups", body: { name: "g".repeat(70) } }, 200);
     const dup = refuse(live, { method: "POST", path: "/groups", body: { name: "Staff" } }, 409);
     expect(dup.issues.map((i) => i.code)).toEqual(["duplicateName"]);
+    expect(dup.paths).toEqual(["body.name"]);
     expect(dup.issues[0]!.message).toContain("Staff");
   });
 
   test("an unknown partition → 400", () => {
-    expect(refuse(liveOf(), { method: "POST", path: "/groups", body: { name: "X", partition: "p-nope" } }, 400).issues[0]!.code).toBe("unknownReference");
+    const r = refuse(liveOf(), { method: "POST", path: "/groups", body: { name: "X", partition: "p-nope" } }, 400);
+    expect(r.issues.map((i) => [i.code, i.path.join(".")])).toEqual([["unknownReference", "body.partition"]]);
   });
 });
 
@@ -43,7 +45,7 @@ describe("PUT /groups/{group_id}", () => {
 
   test("renaming onto another group's name → 409; keeping its own name is fine; unknown group → 404", () => {
     const live = liveOf();
-    refuse(live, { method: "PUT", path: "/groups/g-empty", body: { name: "Night Shift", partition: null } }, 409);
+    expect(refuse(live, { method: "PUT", path: "/groups/g-empty", body: { name: "Night Shift", partition: null } }, 409).paths).toEqual(["body.name"]);
     accept(live, { method: "PUT", path: "/groups/g-night", body: { name: "Night Shift", partition: null } }, 204);
     refuse(live, { method: "PUT", path: "/groups/g-nope", body: { name: "X", partition: null } }, 404);
   });

@@ -30,7 +30,7 @@ describe("cloud nodes", () => {
     expect(refuse(live, { method: "POST", path: "/cloud-nodes", body: { name: "G", killTimer: 299 } }, 400).paths).toEqual(["body.killTimer"]);
     accept(live, { method: "POST", path: "/cloud-nodes", body: { name: "G", killTimer: 300 } }, 201);
     expect(refuse(live, { method: "POST", path: "/cloud-nodes", body: { name: "G2", offlinePolicy: 3 } }, 400).paths).toEqual(["body.offlinePolicy"]);
-    expect(refuse(live, { method: "POST", path: "/cloud-nodes", body: { name: "G2", timezone: "Mars/Olympus" } }, 400).paths[0]).toMatch(/timezone$/);
+    expect(refuse(live, { method: "POST", path: "/cloud-nodes", body: { name: "G2", timezone: "Mars/Olympus" } }, 400).paths).toEqual(["body.timezone"]);
   });
 
   test("card formats: a well-known id reads its own length; bits 9…512; FILTER_LIST needs codes; id and bits required", () => {
@@ -38,13 +38,13 @@ describe("cloud nodes", () => {
     const node = (f: object) => ({ method: "POST" as const, path: "/cloud-nodes", body: { name: "Fmt", cardFormat: [f] } });
     const r = accept(live, node({ id: "H10301", min_input_bits: 26, max_input_bits: 26 }), 201);
     expect(read(live, `/cloud-nodes/${r.id}`).body.cardFormat).toEqual([{ ...H10301, description: null }]);
-    expect(refuse(live, node({ id: "H10301", min_input_bits: 26, max_input_bits: 37 }), 400).paths[0]).toMatch(/max_input_bits$/);
+    expect(refuse(live, node({ id: "H10301", min_input_bits: 26, max_input_bits: 37 }), 400).paths).toEqual(["body.cardFormat.0.max_input_bits"]);
     expect(refuse(live, node({ id: "X", min_input_bits: 8, max_input_bits: 26, layout: { cardNumber: { offset: 0, length: 8 } } }), 400).paths).toEqual(["body.cardFormat.0.min_input_bits"]);
     expect(refuse(live, node({ id: "X", min_input_bits: 26, max_input_bits: 513, layout: { cardNumber: { offset: 0, length: 8 } } }), 400).paths).toEqual(["body.cardFormat.0.max_input_bits"]);
     expect(refuse(live, node({ id: "H10301", max_input_bits: 26 }), 400).paths).toEqual(["body.cardFormat.0.min_input_bits"]);
     expect(refuse(live, node({ min_input_bits: 26, max_input_bits: 26 }), 400).paths).toEqual(["body.cardFormat.0.id"]);
-    expect(refuse(live, node({ id: "H10301", min_input_bits: 26, max_input_bits: 26, facility_code: "FILTER_LIST" }), 400).paths[0]).toMatch(/allowed_facility_codes$/);
-    expect(refuse(live, node({ id: "NoSuchFormat", min_input_bits: 26, max_input_bits: 26 }), 400).paths[0]).toMatch(/cardFormat\.0\.id$/);
+    expect(refuse(live, node({ id: "H10301", min_input_bits: 26, max_input_bits: 26, facility_code: "FILTER_LIST" }), 400).paths).toEqual(["body.cardFormat.0.allowed_facility_codes"]);
+    expect(refuse(live, node({ id: "NoSuchFormat", min_input_bits: 26, max_input_bits: 26 }), 400).paths).toEqual(["body.cardFormat.0.id"]);
   });
 
   test("card formats: a custom layout object is stored and decodes raw frames at that node", () => {
@@ -60,7 +60,7 @@ describe("cloud nodes", () => {
     expect(live.engine.decide({ deviceId: "d-front", at: AT, credential: { wiegand: h10301(10, 1001) } }).outcome).toBe("allowed");
     // a layout that does not fit its frame is refused with the entry's path
     const bad = { ...custom, layout: { cardNumber: { offset: 8, length: 12 } } };
-    expect(refuse(live, { method: "PUT", path: "/cloud-nodes/n-main", body: { name: "Main Gateway", cardFormat: [bad] } }, 400).paths[0]).toMatch(/cardFormat\.0\.layout/);
+    expect(refuse(live, { method: "PUT", path: "/cloud-nodes/n-main", body: { name: "Main Gateway", cardFormat: [bad] } }, 400).paths).toEqual(["body.cardFormat.0.layout.cardNumber"]);
   });
 
   test("PUT takes the create body (name required) and keeps id and created; 204; unknown node → 404", () => {
@@ -201,21 +201,27 @@ describe("devices", () => {
     expect(refuse(live, post({ inputTypes: ["wiegand"], osdpAddress: 1 }), 400).paths).toEqual(["body.osdpAddress"]);
     expect(refuse(live, post({ primaryReader: "d-front" }), 400).paths).toEqual(["body.primaryReader"]);
     expect(refuse(live, post({ type: "additionalReader" }), 400).paths).toEqual(["body.primaryReader"]);
-    expect(refuse(live, post({ type: "additionalReader", primaryReader: "d-fan" }), 400).issues[0]!.code).toBe("invalidReference");
-    expect(refuse(live, post({ wirelessAddress: "A1" }), 400).paths[0]).toMatch(/wirelessAddress$/);
+    const primary = refuse(live, post({ type: "additionalReader", primaryReader: "d-fan" }), 400);
+    expect(primary.issues.map((i) => [i.code, i.path.join(".")])).toEqual([["invalidReference", "body.primaryReader"]]);
+    expect(refuse(live, post({ wirelessAddress: "A1" }), 400).paths).toEqual(["body.wirelessAddress"]);
   });
 
   test("device names are unique (409); a port of a connection holds one device (409); the same port on another connection is fine", () => {
     const live = liveOf();
-    expect(refuse(live, { method: "POST", path: "/cloud-nodes/n-main/devices", body: { ...DOOR, name: "Front Door" } }, 409).issues[0]!.code).toBe("duplicateName");
-    expect(refuse(live, { method: "POST", path: "/cloud-nodes/n-main/devices", body: { ...DOOR, connection: "x-eth" } }, 409).issues[0]!.code).toBe("portInUse");
+    const name = refuse(live, { method: "POST", path: "/cloud-nodes/n-main/devices", body: { ...DOOR, name: "Front Door" } }, 409);
+    expect(name.issues.map((i) => [i.code, i.path.join(".")])).toEqual([["duplicateName", "body.name"]]);
+    const port = refuse(live, { method: "POST", path: "/cloud-nodes/n-main/devices", body: { ...DOOR, connection: "x-eth" } }, 409);
+    expect(port.issues.map((i) => [i.code, i.path.join(".")])).toEqual([["portInUse", "body.port"]]);
+    expect(port.issues[0]!.message).toContain("devices[0]");
     accept(live, { method: "POST", path: "/cloud-nodes/n-main/devices", body: DOOR }, 200);
   });
 
   test("an unknown connection, or a connection of another node → 400", () => {
     const live = liveOf();
-    expect(refuse(live, { method: "POST", path: "/cloud-nodes/n-main/devices", body: { ...DOOR, connection: "x-nope" } }, 400).issues[0]!.code).toBe("unknownReference");
-    expect(refuse(live, { method: "POST", path: "/cloud-nodes/n-annex/devices", body: DOOR }, 400).issues[0]!.code).toBe("inconsistentReference");
+    const conn = refuse(live, { method: "POST", path: "/cloud-nodes/n-main/devices", body: { ...DOOR, connection: "x-nope" } }, 400);
+    expect(conn.issues.map((i) => [i.code, i.path.join(".")])).toEqual([["unknownReference", "body.connection"]]);
+    const other = refuse(live, { method: "POST", path: "/cloud-nodes/n-annex/devices", body: DOOR }, 400);
+    expect(other.issues.map((i) => [i.code, i.path.join(".")])).toEqual([["inconsistentReference", "body.connection"]]);
     refuse(live, { method: "POST", path: "/cloud-nodes/n-nope/devices", body: DOOR }, 404);
   });
 

@@ -26,10 +26,11 @@ describe("rules", () => {
 
   test("unknown group, device or floor group → 400; door rules cannot name elevator hardware", () => {
     const live = liveOf();
-    expect(refuse(live, { method: "POST", path: "/rules", body: { ...DOOR, groupId: "g-nope" } }, 400).issues[0]!.code).toBe("unknownReference");
-    expect(refuse(live, { method: "POST", path: "/rules", body: { ...DOOR, devices: ["d-nope"] } }, 400).issues[0]!.code).toBe("unknownReference");
-    expect(refuse(live, { method: "POST", path: "/rules", body: { ...DOOR, devices: ["d-lift"] } }, 400).issues[0]!.code).toBe("invalidReference");
-    expect(refuse(live, { method: "POST", path: "/rules", body: { ...DOOR, type: "elevator", devices: [], floorGroups: ["f-nope"] } }, 400).issues[0]!.code).toBe("unknownReference");
+    const at = (body: object) => refuse(live, { method: "POST", path: "/rules", body: { ...DOOR, ...body } }, 400).issues.map((i) => [i.code, i.path.join(".")]);
+    expect(at({ groupId: "g-nope" })).toEqual([["unknownReference", "body.groupId"]]);
+    expect(at({ devices: ["d-fan", "d-nope"] })).toEqual([["unknownReference", "body.devices.1"]]);
+    expect(at({ devices: ["d-lift"] })).toEqual([["invalidReference", "body.devices.0"]]);
+    expect(at({ type: "elevator", devices: [], floorGroups: ["f-nope"] })).toEqual([["unknownReference", "body.floorGroups.0"]]);
   });
 
   test("PUT 204 replaces the rule: a deny rule at the front door denies the staff", () => {

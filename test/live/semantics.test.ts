@@ -123,4 +123,21 @@ describe("L — the live system", () => {
     expect(read(live, `/rsop/holders?ids=h-ann&at=${AT}`).body).toEqual(live.engine.rsop(["h-ann"], { at: AT }));
     expect(refuse(live, { method: "GET", path: "/rsop/holders?ids=h-ann&at=yesterday" }, 400).issues.length).toBeGreaterThan(0);
   });
+
+  test("L14 snapshot problems in the written entity are reported at body.<field>; the other party of a conflict by snapshot path", () => {
+    const live = liveOf();
+    const r = refuse(live, { method: "POST", path: "/holders", body: { firstName: "Dee", lastName: "Ng", groups: ["g-staff", "g-x"], credentials: [{ types: ["card"], credentialNumber: 1002 }] } }, 409);
+    expect(r.issues.map((i) => [i.code, i.path.join(".")])).toEqual([
+      ["unknownReference", "body.groups.1"],
+      ["duplicateCredentialNumber", "body.credentials.0.credentialNumber"],
+    ]);
+    expect(r.issues[1]!.message).toContain("holders[1].credentials[0]");
+    const moved = refuse(live, { method: "PUT", path: "/cloud-nodes/n-main/devices/d-fan", body: { ...DEVICE_UPDATE, connection: "x-eth", port: 1 } }, 409);
+    expect(moved.issues.map((i) => [i.code, i.path.join(".")])).toEqual([["portInUse", "body.port"]]);
+    expect(moved.issues[0]!.message).toContain("devices[0]");
+    // the snapshot reports a duplicate at its later element: here the other device, named by its snapshot path
+    const renamed = refuse(live, { method: "PUT", path: "/cloud-nodes/n-main/devices/d-front", body: { ...DEVICE_UPDATE, name: "Fan", type: "primaryReader", publicIcon: "swingingDoor", connection: "x-eth", port: 1 } }, 409);
+    expect(renamed.issues.map((i) => [i.code, i.path.join(".")])).toEqual([["duplicateName", "devices.6.name"]]);
+    expect(renamed.issues[0]!.message).toContain("devices[0]");
+  });
 });
