@@ -1,7 +1,7 @@
 // The vocabulary of the live system: an operation is a seed route (method, path relative to the
 // system, body), and its result carries the seed's HTTP status.
 import type { Patch } from "immer";
-import type { Issue } from "../model/index.js";
+import type { Issue, IssueCode } from "../model/index.js";
 
 export type Method = "GET" | "POST" | "PUT" | "DELETE";
 
@@ -49,7 +49,7 @@ export class Refusal extends Error {
   }
 }
 
-export function refuse(status: RefusedResult["status"], code: string, path: readonly (string | number)[], message: string): never {
+export function refuse(status: RefusedResult["status"], code: IssueCode, path: readonly (string | number)[], message: string): never {
   throw new Refusal(status, [{ code, path, message }]);
 }
 

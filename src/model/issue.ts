@@ -1,10 +1,70 @@
 /**
+ * What kind of problem an {@link Issue} is, as a camelCase code.
+ *
+ * - Shape (from schema validation): `invalidType`, `tooBig`, `tooSmall`, `invalidFormat`,
+ *   `invalidValue`, `invalidUnion`, `invalidKey`, `invalidElement`, `notMultipleOf`,
+ *   `unrecognizedKeys`, and `invalid` for any other rule a single value breaks.
+ * - Snapshot consistency: `duplicateId`, `duplicateName`, `duplicateCredentialNumber`,
+ *   `unknownReference`, `invalidReference`, `inconsistentReference`, `invalidTimezone`,
+ *   `invalidRange`, `outOfRange`, `overlap`, `portInUse`, `osdpAddress`, `primaryReader`,
+ *   `propAlarm`, `propDelay`, `forcedAlarm`, `publicIcon`, `unknownCardFormat`.
+ * - Input that could not be read: `unreadable`, `invalidJson`.
+ * - Queries: `unknownId`.
+ * - Migration of 1.0 panels: `personalInfoMissing`, `invalidDevice`.
+ * - A reloaded snapshot of a running server: `systemChanged`.
+ */
+export type IssueCode =
+  | "invalid"
+  | "invalidType"
+  | "tooBig"
+  | "tooSmall"
+  | "invalidFormat"
+  | "invalidValue"
+  | "invalidUnion"
+  | "invalidKey"
+  | "invalidElement"
+  | "notMultipleOf"
+  | "unrecognizedKeys"
+  | "duplicateId"
+  | "duplicateName"
+  | "duplicateCredentialNumber"
+  | "unknownReference"
+  | "invalidReference"
+  | "inconsistentReference"
+  | "invalidTimezone"
+  | "invalidRange"
+  | "outOfRange"
+  | "overlap"
+  | "portInUse"
+  | "osdpAddress"
+  | "primaryReader"
+  | "propAlarm"
+  | "propDelay"
+  | "forcedAlarm"
+  | "publicIcon"
+  | "unknownCardFormat"
+  | "unreadable"
+  | "invalidJson"
+  | "unknownId"
+  | "personalInfoMissing"
+  | "invalidDevice"
+  | "systemChanged"
+  // The live system's refusals (a write or read operation).
+  | "required"
+  | "conflict"
+  | "notFound"
+  | "unknownRoute"
+  | "methodNotAllowed"
+  | "invalidPatch"
+  | "unknownField";
+
+/**
  * One problem found in input data at a boundary (snapshot, request, CLI argument).
  * CAUTION: this type is publicly exported; its shape is part of the API.
  */
 export interface Issue {
-  /** A camelCase code, e.g. `tooBig`, `unknownReference`, `duplicateName`. */
-  readonly code: string;
+  /** What kind of problem, e.g. `tooBig`, `unknownReference`, `duplicateName`. */
+  readonly code: IssueCode;
   /** JSON path into the input, e.g. `["holders", 12, "credentials", 0, "credentialNumber"]`. */
   readonly path: readonly (string | number)[];
   /** One plain sentence. */
@@ -52,6 +112,17 @@ export function formatIssues(issues: readonly Issue[]): string {
   return issues.map((i) => `${formatPath(i.path)}: ${i.message}`).join("\n");
 }
 
+// The package ships ESM and CJS builds, and a program may load both (or two copies of the package):
+// each has its own class objects. Errors carry a process-wide brand (Symbol.for) on their prototype,
+// and `instanceof SnapshotError` / `instanceof QueryError` test the brand, so a check made with one
+// build's class recognizes an error thrown by the other. Subclasses keep ordinary `instanceof`.
+const SNAPSHOT_ERROR: unique symbol = Symbol.for("rsop-engine.SnapshotError") as never;
+const QUERY_ERROR: unique symbol = Symbol.for("rsop-engine.QueryError") as never;
+
+function hasBrand(value: unknown, brand: symbol): boolean {
+  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[brand] === true;
+}
+
 /**
  * Thrown by the `…OrThrow` functions when input is invalid; carries every issue.
  * CAUTION: this type is publicly exported.
@@ -64,6 +135,13 @@ export class SnapshotError extends Error {
   constructor(issues: readonly Issue[], what = "snapshot") {
     super(`invalid ${what}: ${issues.length} problem${issues.length === 1 ? "" : "s"}\n${formatIssues(issues)}`);
     this.issues = issues;
+  }
+  /** True for a SnapshotError of any build (ESM or CJS) or copy of this package. */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return this === SnapshotError ? hasBrand(value, SNAPSHOT_ERROR) : Function.prototype[Symbol.hasInstance].call(this, value);
+  }
+  static {
+    Object.defineProperty(this.prototype, SNAPSHOT_ERROR, { value: true });
   }
 }
 
@@ -80,5 +158,12 @@ export class QueryError extends Error {
   constructor(issues: readonly Issue[]) {
     super(`invalid query: ${issues.map((i) => `${formatPath(i.path)}: ${i.message}`).join("; ")}`);
     this.issues = issues;
+  }
+  /** True for a QueryError of any build (ESM or CJS) or copy of this package. */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return this === QueryError ? hasBrand(value, QUERY_ERROR) : Function.prototype[Symbol.hasInstance].call(this, value);
+  }
+  static {
+    Object.defineProperty(this.prototype, QUERY_ERROR, { value: true });
   }
 }

@@ -3,6 +3,7 @@
 // uniqueness, ports) live in parseSnapshot.ts.
 import { z } from "zod";
 import { parseClock, parseLocalDate, parseLocalDateTime, WEEKDAYS } from "./time.js";
+import { quote } from "./zodIssues.js";
 
 export const AUTHENTICATION_POLICIES = ["cardOnly", "pinOnly", "cardOrPin", "cardAndPin"] as const;
 export const INPUT_TYPES = ["wiegand", "unencryptedOsdp", "encryptedOsdp"] as const;
@@ -105,7 +106,7 @@ export const holderSchema = z
         ctx.addIssue({
           code: "custom",
           path: ["credentials", i, "holderId"],
-          message: `Names holder "${c.holderId}" but sits under holder "${h.id}".`,
+          message: `Names holder ${quote(c.holderId)} but sits under holder ${quote(h.id)}.`,
         });
     });
   });
@@ -125,6 +126,15 @@ export const cardLayoutSchema = z.object({
       }),
     )
     .default([]),
+  // ★ Marker bits every frame must hold (SPEC §5); left out when there are none.
+  fixed: z
+    .array(
+      z.object({
+        position: z.number().int().min(0).max(511),
+        value: z.union([z.literal(0), z.literal(1)], { error: "Must be 0 or 1." }),
+      }),
+    )
+    .optional(),
 });
 
 export const cardFormatSchema = z.object({

@@ -1,6 +1,7 @@
 // Groups and memberships (seed 001 §4 "Groups"). A group that rules still use is not deleted
 // (409 naming each rule); its memberships go with it.
 import { groupSchema } from "../../model/index.js";
+import type { Issue } from "../../model/index.js";
 import { objectBody, parseBody, requireKeys } from "../body.js";
 import { Refusal, refuse } from "../operation.js";
 import { type Created, type Mutable, NO_CONTENT, type WriteContext, indexOf, removeAt } from "./common.js";
@@ -58,7 +59,7 @@ function stringList(body: unknown, key: string): string[] {
 
 function mustExist(draft: Mutable, coll: "holders" | "groups", ids: readonly string[], key: string): void {
   const known = new Set(draft[coll].map((x) => x.id));
-  const issues = ids.flatMap((id, j) =>
+  const issues = ids.flatMap((id, j): Issue[] =>
     known.has(id) ? [] : [{ code: "unknownReference", path: ["body", key, j], message: `Names ${coll === "holders" ? "holder" : "group"} "${id}", which does not exist.` }],
   );
   if (issues.length > 0) throw new Refusal(400, issues);

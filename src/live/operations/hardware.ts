@@ -2,6 +2,7 @@
 // defaults, and deletes refused while something references them.
 import { z } from "zod";
 import { cloudNodeSchema, connectionSchema, defaultCardFormat, deviceSchema } from "../../model/index.js";
+import type { Issue } from "../../model/index.js";
 import type { CloudNode, Device } from "../../model/index.js";
 import { objectBody, parseBody, pick, requireKeys } from "../body.js";
 import { Refusal, notFound, refuse } from "../operation.js";
@@ -49,7 +50,7 @@ const CONNECTION_WRITABLE = ["name", "type", "protocol", "ipaddress", "ipv6Addre
 function connectionBody(b: Record<string, unknown>, id: string, cloudNode: string, keep: Record<string, unknown> = {}): Record<string, unknown> {
   requireKeys(b, ["name", "type"]);
   const ethernet = b.type === "ethernet";
-  const issues = [];
+  const issues: Issue[] = [];
   if ((b.type === "ethernet" || b.type === "wirelessGateway") && (b.ipaddress === undefined || b.ipaddress === null))
     issues.push({ code: "required", path: ["body", "ipaddress"], message: `A ${String(b.type)} connection needs an ipaddress.` });
   if (b.type !== "lockhub" && (b.port === undefined || b.port === null))

@@ -1,5 +1,6 @@
 // Partitions, their devices, and floor groups (seed 001 §4).
 import { floorGroupSchema, partitionSchema } from "../../model/index.js";
+import type { Issue } from "../../model/index.js";
 import { objectBody, parseBody, requireKeys } from "../body.js";
 import { Refusal, refuse } from "../operation.js";
 import { type Created, type Mutable, NO_CONTENT, type WriteContext, indexOf, removeAt } from "./common.js";
@@ -44,7 +45,7 @@ export function replacePartitionDevices({ draft, params, body }: WriteContext): 
     refuse(400, "invalidType", ["body", "devices"], "Must be an array of device ids (strings).");
   const wanted = new Set(b.devices as string[]);
   const known = new Set(draft.devices.map((d) => d.id));
-  const unknown = (b.devices as string[]).flatMap((id, j) =>
+  const unknown = (b.devices as string[]).flatMap((id, j): Issue[] =>
     known.has(id) ? [] : [{ code: "unknownReference", path: ["body", "devices", j], message: `Names device "${id}", which does not exist.` }],
   );
   if (unknown.length > 0) throw new Refusal(400, unknown);

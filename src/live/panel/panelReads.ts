@@ -1,7 +1,7 @@
 // The seed 002 §4 read routes of a 1.0 panel over its current snapshot: retrieve, lists with
 // paging (seed 000 §4), members of a group, groups of a person, search, info, configuration, RSOP.
 import type { PanelEngine } from "../../legacy1/panelEngine.js";
-import { type PanelSnapshot, QueryError } from "../../model/index.js";
+import { type Issue, type PanelSnapshot, QueryError } from "../../model/index.js";
 import { Refusal, refuse } from "../operation.js";
 
 export interface PanelReadContext {
@@ -167,7 +167,7 @@ export const panelReads = {
     const raw = ctx.query.get("ids");
     if (raw === null || raw.trim() === "") refuse(400, "required", ["query", "ids"], "Is required: comma-delimited person ids.");
     const parts = [...new Set(raw.split(",").map((s) => s.trim()).filter((s) => s !== ""))];
-    const bad = parts.flatMap((s, i) => (/^\d{1,15}$/.test(s) ? [] : [{ code: "invalid", path: ["query", "ids", i], message: `"${s}" is not a person id (an integer).` }]));
+    const bad = parts.flatMap((s, i): Issue[] => (/^\d{1,15}$/.test(s) ? [] : [{ code: "invalid", path: ["query", "ids", i], message: `"${s}" is not a person id (an integer).` }]));
     if (bad.length > 0) throw new Refusal(400, bad);
     try {
       return { body: ctx.engine.rsop(parts.map(Number), { at: ctx.query.get("at") ?? ctx.now() }) };
