@@ -90,7 +90,8 @@ export function updatePerson(ctx: PanelWriteContext): PanelWritten {
   requireKeys(b, PERSON_UPDATE_REQUIRED);
   const current = ctx.draft.persons[i]!;
   const next = parseBody(personSchema, { ...current, ...pick(b, PERSON_UPDATE) });
-  for (const k of PERSON_UPDATE) (current as Json)[k] = (next as Json)[k];
+  // L2: optional fields the body leaves out keep their value (and no `undefined` key appears).
+  for (const k of PERSON_UPDATE) if (Object.hasOwn(b, k)) (current as Json)[k] = (next as Json)[k];
   return { status: 204, at: ["persons", i] };
 }
 
