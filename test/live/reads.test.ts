@@ -77,6 +77,30 @@ describe("lists", () => {
     expect(read(live, "/floor_groups").total).toBe(2);
   });
 
+  test("include: holders (partition, rules), groups (holders, partition, rules), partitions (devices, attributes); unknown → 400", () => {
+    const live = liveOf();
+    const ann = read(live, "/holders?search=lee&include=partition,rules,credentials,groups").body[0];
+    expect(ann.partition).toBeNull();
+    expect(ann.rules.map((r: { id: string }) => r.id)).toEqual(["r-staff-door"]);
+    const cy = read(live, "/holders?search=annand&include=partition").body[0];
+    expect(cy.partition).toEqual({ id: "p-east", name: "East Wing" });
+    expect(read(live, "/holders?search=annand").body[0].partition).toBe("p-east");
+    const night = read(live, "/groups?ids=g-night&include=holders,partition,rules").body[0];
+    expect(night).toEqual({
+      id: "g-night",
+      name: "Night Shift",
+      partition: { id: "p-east", name: "East Wing" },
+      holders: [{ id: "h-bob", firstName: "Bob", lastName: "Stone", enabled: true, partition: null, email: "bob@example.org" }],
+      rules: [live.snapshot.rules[1]],
+    });
+    expect(read(live, "/groups?ids=g-night").body[0]).toEqual({ id: "g-night", name: "Night Shift", partition: "p-east" });
+    const east = read(live, "/partitions?search=east&include=devices,users,attributes").body[0];
+    expect(east).toEqual({ id: "p-east", name: "East Wing", users: ["u-1"], default: false, devices: [{ id: "d-side", name: "Side Gate", type: "primaryReader" }], attributes: [] });
+    expect(refuse(live, { method: "GET", path: "/holders?include=devices" }, 400).paths).toEqual(["query.include"]);
+    expect(refuse(live, { method: "GET", path: "/groups?include=credentials" }, 400).paths).toEqual(["query.include"]);
+    expect(refuse(live, { method: "GET", path: "/partitions?include=rules" }, 400).paths).toEqual(["query.include"]);
+  });
+
   test("holders of a group are partial holders, paged", () => {
     const live = liveOf();
     const r = read(live, "/groups/g-staff/holders?per_page=1");

@@ -135,9 +135,29 @@ describe("L — the live system", () => {
     const moved = refuse(live, { method: "PUT", path: "/cloud-nodes/n-main/devices/d-fan", body: { ...DEVICE_UPDATE, connection: "x-eth", port: 1 } }, 409);
     expect(moved.issues.map((i) => [i.code, i.path.join(".")])).toEqual([["portInUse", "body.port"]]);
     expect(moved.issues[0]!.message).toContain("devices[0]");
-    // the snapshot reports a duplicate at its later element: here the other device, named by its snapshot path
-    const renamed = refuse(live, { method: "PUT", path: "/cloud-nodes/n-main/devices/d-front", body: { ...DEVICE_UPDATE, name: "Fan", type: "primaryReader", publicIcon: "swingingDoor", connection: "x-eth", port: 1 } }, 409);
-    expect(renamed.issues.map((i) => [i.code, i.path.join(".")])).toEqual([["duplicateName", "devices.6.name"]]);
-    expect(renamed.issues[0]!.message).toContain("devices[0]");
+    // the written entity may come first in the snapshot: the conflict is still reported at the body
+    const front = { ...DEVICE_UPDATE, name: "Front Door", type: "primaryReader", publicIcon: "swingingDoor", connection: "x-eth", port: 1 };
+    const renamed = refuse(live, { method: "PUT", path: "/cloud-nodes/n-main/devices/d-front", body: { ...front, name: "Fan" } }, 409);
+    expect(renamed.issues.map((i) => [i.code, i.path.join(".")])).toEqual([["duplicateName", "body.name"]]);
+    expect(renamed.issues[0]!.message).toBe('The name "Fan" is already used by devices[6].');
+    const ported = refuse(live, { method: "PUT", path: "/cloud-nodes/n-main/devices/d-front", body: { ...front, connection: "x-usb", port: 2 } }, 409);
+    expect(ported.issues.map((i) => [i.code, i.path.join(".")])).toEqual([["portInUse", "body.port"]]);
+    expect(ported.issues[0]!.message).toBe('Port 2 of connection "x-usb" is already used by devices[6].');
+    const pending = accept(live, { method: "POST", path: "/holders/h-ann/credentials", body: { types: ["token"] } }, 201);
+    const number = refuse(live, { method: "POST", path: `/holders/h-ann/credentials/${pending.id}/activate`, body: { credentialNumber: 5001, description: "Pixel" } }, 409);
+    expect(number.issues.map((i) => [i.code, i.path.join(".")])).toEqual([["duplicateCredentialNumber", "body.credentialNumber"]]);
+    expect(number.issues[0]!.message).toContain("holders[1].credentials[1]");
+    // a problem outside the written entity keeps its snapshot path: the additional reader of a door made an ioDevice
+    const demoted = refuse(live, { method: "PUT", path: "/cloud-nodes/n-main/devices/d-front", body: { ...front, type: "ioDevice", publicIcon: "light" } }, 400);
+    expect(demoted.issues.map((i) => [i.code, i.path.join(".")])).toEqual([["invalidReference", "devices.1.primaryReader"]]);
+  });
+
+  test("L15 include values are checked per list; partition becomes {id, name}; rules, holders and devices are added by id", () => {
+    const live = liveOf();
+    expect(read(live, "/holders?search=annand&include=partition").body[0].partition).toEqual({ id: "p-east", name: "East Wing" });
+    expect(read(live, "/groups?ids=g-staff&include=rules").body[0].rules.map((r: { id: string }) => r.id)).toEqual(["r-staff-door"]);
+    expect(read(live, "/groups?ids=g-staff&include=holders").body[0].holders.map((h: { id: string }) => h.id)).toEqual(["h-ann", "h-bob"]);
+    expect(read(live, "/partitions?search=east&include=devices").body[0].devices).toEqual([{ id: "d-side", name: "Side Gate", type: "primaryReader" }]);
+    expect(refuse(live, { method: "GET", path: "/groups?include=everything" }, 400).issues[0]!.message).toBe('Unknown include "everything": use holders, partition, rules.');
   });
 });

@@ -76,15 +76,44 @@ function floorGroupBody(s: SystemSnapshot, f: FloorGroup): unknown {
 
 const HOLDER_SEARCH_FIELDS = ["firstName", "lastName", "email", "pin"] as const;
 
+/**
+ * The `include` values of a list (seed 001 §4), each checked against the route's own set: an unknown
+ * one is a 400, as an unknown search field is (semantics L15).
+ */
+function includes(query: URLSearchParams, allowed: readonly string[]): Set<string> {
+  const raw = query.get("include");
+  if (raw === null || raw.trim() === "") return new Set();
+  const asked = raw.split(",").map((x) => x.trim()).filter((x) => x !== "");
+  const bad = asked.find((x) => !allowed.includes(x));
+  if (bad !== undefined) refuse(400, "invalid", ["query", "include"], `Unknown include "${bad}": use ${allowed.join(", ")}.`);
+  return new Set(asked);
+}
+
+function partitionRef(s: SystemSnapshot, id: string | null): unknown {
+  if (id === null) return null;
+  const p = s.partitions.find((x) => x.id === id)!;
+  return { id: p.id, name: p.name };
+}
+
+function partialHolder(h: Holder): unknown {
+  return { id: h.id, firstName: h.firstName, lastName: h.lastName, enabled: h.enabled, partition: h.partition, email: h.email };
+}
+
 export const reads = {
   holder: ({ snapshot, params }: ReadContext): Answer => ({ body: holderBody(snapshot, find(snapshot.holders, params.holderId!, "holder")) }),
   holders: ({ snapshot, query }: ReadContext): Answer => {
     const fields = (query.get("search_fields") ?? "firstName,lastName,email").split(",").map((f) => f.trim());
     const bad = fields.filter((f) => !(HOLDER_SEARCH_FIELDS as readonly string[]).includes(f));
     if (bad.length > 0) refuse(400, "invalid", ["query", "search_fields"], `Unknown search field "${bad[0]}": use ${HOLDER_SEARCH_FIELDS.join(", ")}.`);
+    const include = includes(query, ["credentials", "groups", "partition", "rules"]);
     const match = matcher(query.get("search"));
     const hits = snapshot.holders.filter((h) => match(fields.map((f) => h[f as (typeof HOLDER_SEARCH_FIELDS)[number]] ?? null)));
-    return paged(hits, query, (h) => holderBody(snapshot, h));
+    return paged(hits, query, (h) => {
+      const body = holderBody(snapshot, h) as Record<string, unknown>;
+      if (include.has("partition")) body.partition = partitionRef(snapshot, h.partition);
+      if (include.has("rules")) body.rules = snapshot.rules.filter((r) => h.groups.includes(r.groupId)).sort(byId);
+      return body;
+    });
   },
   group: ({ snapshot, params }: ReadContext): Answer => ({ body: find(snapshot.groups, params.groupId!, "group") }),
   groups: ({ snapshot, query }: ReadContext): Answer => {
@@ -95,15 +124,21 @@ export const reads = {
       if (wanted.size > 50) refuse(400, "tooBig", ["query", "ids"], "Names at most 50 ids.");
       list = list.filter((g) => wanted.has(g.id));
     }
+    const include = includes(query, ["holders", "partition", "rules"]);
     const match = matcher(query.get("search"));
-    return paged(list.filter((g) => match([g.name])), query);
+    return paged(list.filter((g) => match([g.name])), query, (g) => ({
+      ...g,
+      ...(include.has("partition") ? { partition: partitionRef(snapshot, g.partition) } : {}),
+      ...(include.has("holders") ? { holders: snapshot.holders.filter((h) => h.groups.includes(g.id)).sort(byId).map(partialHolder) } : {}),
+      ...(include.has("rules") ? { rules: snapshot.rules.filter((r) => r.groupId === g.id).sort(byId) } : {}),
+    }));
   },
   groupHolders: ({ snapshot, params, query }: ReadContext): Answer => {
     const id = find(snapshot.groups, params.groupId!, "group").id;
     return paged(
       snapshot.holders.filter((h) => h.groups.includes(id)),
       query,
-      (h) => ({ id: h.id, firstName: h.firstName, lastName: h.lastName, enabled: h.enabled, partition: h.partition, email: h.email }),
+      partialHolder,
     );
   },
   holderGroups: ({ snapshot, params, query }: ReadContext): Answer => {
@@ -155,8 +190,16 @@ export const reads = {
   },
   partition: ({ snapshot, params }: ReadContext): Answer => ({ body: find(snapshot.partitions, params.partitionId!, "partition") }),
   partitions: ({ snapshot, query }: ReadContext): Answer => {
+    const include = includes(query, ["attributes", "devices", "users"]);
     const match = matcher(query.get("search"));
-    return paged(snapshot.partitions.filter((p) => match([p.name])), query);
+    return paged(snapshot.partitions.filter((p) => match([p.name])), query, (p) => ({
+      ...p,
+      ...(include.has("devices")
+        ? { devices: snapshot.devices.filter((d) => d.partition.some((e) => e.id === p.id)).sort(byId).map((d) => ({ id: d.id, name: d.name, type: d.type })) }
+        : {}),
+      // Custom fields ("attributes") are not kept in this snapshot yet: none to include.
+      ...(include.has("attributes") ? { attributes: [] } : {}),
+    }));
   },
   floorGroup: ({ snapshot, params }: ReadContext): Answer => ({ body: floorGroupBody(snapshot, find(snapshot.floorGroups, params.floorGroupId!, "floor group")) }),
   floorGroups: ({ snapshot, query }: ReadContext): Answer => {
