@@ -453,7 +453,7 @@ export function replaceAttributes(ctx: PanelWriteContext): PanelWritten {
   if (!Array.isArray(ctx.body)) refuse(400, "invalidType", ["body"], "Must be an array of custom field definitions.");
   const defs = (ctx.body as unknown[]).map((d, k) => {
     const b = objectBody(d);
-    const issues = ["id", "type"].filter((f) => !Object.hasOwn(b, f)).map((f) => ({ code: "required", path: ["body", k, f], message: "Is required." }));
+    const issues: Issue[] = ["id", "type"].filter((f) => !Object.hasOwn(b, f)).map((f) => ({ code: "required", path: ["body", k, f], message: "Is required." }));
     if (issues.length > 0) throw new Refusal(400, issues);
     return definition(b, partition, b.id, ["body", k]);
   });
