@@ -63,6 +63,30 @@ describe("cloud nodes", () => {
     expect(refuse(live, { method: "PUT", path: "/cloud-nodes/n-main", body: { name: "Main Gateway", cardFormat: [bad] } }, 400).paths).toEqual(["body.cardFormat.0.layout.cardNumber"]);
   });
 
+  test("card formats: a custom layout's fixed marker bits act like parity (SPEC §5)", () => {
+    const live = liveOf();
+    accept(live, { method: "POST", path: "/holders/h-ann/credentials", body: { types: ["card"], credentialNumber: 2000, facilityCode: 5 } }, 201);
+    // 12-bit number at 0, 3-bit facility code at 12, bit 15 always 1
+    const layout = { cardNumber: { offset: 0, length: 12 }, facilityCode: { offset: 12, length: 3 }, fixed: [{ position: 15, value: 1 }] };
+    const node = (enforce_parity: boolean) => ({ method: "PUT" as const, path: "/cloud-nodes/n-main", body: { name: "Main Gateway", cardFormat: [{ id: "marked-16", min_input_bits: 16, max_input_bits: 16, enforce_parity, layout }] } });
+    const frame = (marker: string) => (2000).toString(2).padStart(12, "0") + (5).toString(2).padStart(3, "0") + marker;
+    const at = (marker: string) => {
+      const d = live.engine.decide({ deviceId: "d-front", at: AT, credential: { wiegand: frame(marker) } });
+      return `${d.outcome}/${d.reason}`;
+    };
+    accept(live, node(true), 204);
+    expect(read(live, "/cloud-nodes/n-main").body.cardFormat[0].layout.fixed).toEqual([{ position: 15, value: 1 }]);
+    expect(at("1")).toBe("allowed/allowed");
+    expect(at("0")).toBe("denied/parityError");
+    accept(live, node(false), 204);
+    expect(at("0")).toBe("allowed/allowed");
+    // a marker bit must lie inside the frame and not overlap a field
+    const outside = { ...layout, fixed: [{ position: 16, value: 1 }] };
+    expect(refuse(live, { method: "PUT", path: "/cloud-nodes/n-main", body: { name: "M", cardFormat: [{ id: "m", min_input_bits: 16, max_input_bits: 16, layout: outside }] } }, 400).paths).toEqual(["body.cardFormat.0.layout.fixed.0.position"]);
+    const overlap = { ...layout, fixed: [{ position: 3, value: 1 }] };
+    expect(refuse(live, { method: "PUT", path: "/cloud-nodes/n-main", body: { name: "M", cardFormat: [{ id: "m", min_input_bits: 16, max_input_bits: 16, layout: overlap }] } }, 400).paths).toEqual(["body.cardFormat.0.layout.fixed.0.position"]);
+  });
+
   test("PUT takes the create body (name required) and keeps id and created; 204; unknown node → 404", () => {
     const live = liveOf();
     const created = read(live, "/cloud-nodes/n-annex").body.created;
