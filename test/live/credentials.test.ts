@@ -69,6 +69,16 @@ describe("POST /holders/{holder_id}/credentials", () => {
     refuse(live, { method: "POST", path: "/holders/h-bob/credentials/c-bob-phone/activate", body: { credentialNumber: 7, description: "x" } }, 409);
   });
 
+  test("with card present, touch and token are ignored: such a credential opens as a card, never as a phone", () => {
+    const live = liveOf();
+    const r = accept(live, { method: "POST", path: "/holders/h-ann/credentials", body: { types: ["card", "token"], credentialNumber: 4444 } }, 201);
+    expect(scan(live, "d-front", 4444)).toMatchObject({ outcome: "allowed", holderId: "h-ann" });
+    const d = live.engine.decide({ deviceId: "d-front", at: AT, credential: { mobile: "token", credentialId: r.id } });
+    expect(`${d.outcome}/${d.reason}`).toBe("unknown/unknownCredential");
+    // and it is a card: its types cannot change
+    refuse(live, { method: "PUT", path: `/holders/h-ann/credentials/${r.id}`, body: { types: ["token"] } }, 400);
+  });
+
   test("unknown holder → 404", () => {
     refuse(liveOf(), { method: "POST", path: "/holders/h-nope/credentials", body: CARD }, 404);
   });

@@ -160,4 +160,12 @@ describe("L — the live system", () => {
     expect(read(live, "/partitions?search=east&include=devices").body[0].devices).toEqual([{ id: "d-side", name: "Side Gate", type: "primaryReader" }]);
     expect(refuse(live, { method: "GET", path: "/groups?include=everything" }, 400).issues[0]!.message).toBe('Unknown include "everything": use holders, partition, rules.');
   });
+
+  test("L16 a digital credential's create answers {id} only; sendEmail is not stored; activation takes that id", () => {
+    const live = liveOf();
+    const r = accept(live, { method: "POST", path: "/holders/h-cy/credentials", body: { types: ["token"], sendEmail: false } }, 201);
+    expect(Object.keys(r).sort()).toEqual(["id", "inversePatches", "ok", "patches", "status"]);
+    expect(Object.keys(read(live, `/holders/h-cy/credentials/${r.id}`).body).sort()).toEqual(["credentialNumber", "description", "facilityCode", "holderId", "id", "types"]);
+    accept(live, { method: "POST", path: `/holders/h-cy/credentials/${r.id}/activate`, body: { credentialNumber: 8100, description: "Pixel 9" } }, 204);
+  });
 });
