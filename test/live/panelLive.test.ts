@@ -295,6 +295,17 @@ describe("configuration", () => {
   });
 });
 
+describe("ids in paths", () => {
+  test("LP7 a path id that is not an integer names nothing (404); unknown ids in replace lists are 404 at their body path", () => {
+    const live = panelLive();
+    refuse(live, { method: "DELETE", path: "/api/persons/one" }, 404);
+    refuse(live, { method: "GET", path: "/api/groups/1.5" }, 404);
+    refuse(live, { method: "DELETE", path: "/api/devices/-1" }, 404);
+    expect(refuse(live, { method: "PUT", path: "/api/groups/1/persons", body: { persons: [1, 42] } }, 404)[0]!.path).toEqual(["body", "persons", 1]);
+    refuse(live, { method: "DELETE", path: "/api/persons/2/groups/1" }, 404);
+  });
+});
+
 describe("reads, routes, batches, patches", () => {
   test("LP9 lists are paged in id order with their total; retrieve answers 404 for unknown ids", () => {
     const live = panelLive();
