@@ -55,6 +55,9 @@ describe("lists", () => {
     expect(ids(read(live, "/holders?search=ann&search_fields=lastName").body)).toEqual(["h-cy"]);
     expect(ids(read(live, "/holders?search=ann&search_fields=firstName,email").body)).toEqual(["h-ann"]);
     expect(refuse(live, { method: "GET", path: "/holders?search=x&search_fields=partition" }, 400).paths).toEqual(["query.search_fields"]);
+    // an empty search_fields is the default set; spaces around names are allowed
+    expect(ids(read(live, "/holders?search=ann&search_fields=").body)).toEqual(["h-ann", "h-cy"]);
+    expect(ids(read(live, "/holders?search=1234&search_fields=firstName,%20pin").body)).toEqual(["h-ann"]);
   });
 
   test("groups: search on name, ids filter (≤ 50)", () => {

@@ -102,7 +102,8 @@ function partialHolder(h: Holder): unknown {
 export const reads = {
   holder: ({ snapshot, params }: ReadContext): Answer => ({ body: holderBody(snapshot, find(snapshot.holders, params.holderId!, "holder")) }),
   holders: ({ snapshot, query }: ReadContext): Answer => {
-    const fields = (query.get("search_fields") ?? "firstName,lastName,email").split(",").map((f) => f.trim());
+    const asked = (query.get("search_fields") ?? "").split(",").map((f) => f.trim()).filter((f) => f !== "");
+    const fields = asked.length > 0 ? asked : ["firstName", "lastName", "email"];
     const bad = fields.filter((f) => !(HOLDER_SEARCH_FIELDS as readonly string[]).includes(f));
     if (bad.length > 0) refuse(400, "invalid", ["query", "search_fields"], `Unknown search field "${bad[0]}": use ${HOLDER_SEARCH_FIELDS.join(", ")}.`);
     const include = includes(query, ["credentials", "groups", "partition", "rules"]);
