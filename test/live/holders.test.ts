@@ -81,6 +81,15 @@ describe("POST /holders", () => {
   });
 });
 
+describe("POST /holders: cross-entity rules of the resulting snapshot", () => {
+  test("a group named twice → 400 at body.groups; a credential id already used → 409 at body.credentials.<j>.id", () => {
+    const live = liveOf();
+    expect(refuse(live, { method: "POST", path: "/holders", body: { firstName: "Dee", lastName: "Ng", groups: ["g-staff", "g-staff"] } }, 400).paths).toEqual(["body.groups"]);
+    const dup = refuse(live, { method: "POST", path: "/holders", body: { firstName: "Dee", lastName: "Ng", credentials: [{ id: "c-ann", types: ["card"], credentialNumber: 3001 }] } }, 409);
+    expect(dup.issues.map((i) => [i.code, i.path.join(".")])).toEqual([["duplicateId", "body.credentials.0.id"]]);
+  });
+});
+
 describe("PUT /holders/{holder_id}", () => {
   test("every required field is named when missing (dates and PINs accept null)", () => {
     const live = liveOf();

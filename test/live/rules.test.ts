@@ -22,6 +22,10 @@ describe("rules", () => {
     expect(refuse(live, { method: "POST", path: "/rules", body: { ...DOOR, startTime: "25:00:00" } }, 400).paths).toEqual(["body.startTime"]);
     expect(refuse(live, { method: "POST", path: "/rules", body: { ...DOOR, recurring: ["Mon", "Mon"] } }, 400).paths).toEqual(["body.recurring"]);
     expect(refuse(live, { method: "POST", path: "/rules", body: { ...DOOR, type: "elevator", allow: false, devices: [], floorGroups: ["f-low"] } }, 400).paths).toEqual(["body.allow"]);
+    expect(refuse(live, { method: "POST", path: "/rules", body: { ...DOOR, startDate: "2026-05-01", endDate: "2026-04-01" } }, 400).paths).toEqual(["body.endDate"]);
+    expect(refuse(live, { method: "POST", path: "/rules", body: { ...DOOR, type: "elevator" } }, 400).paths).toEqual(["body.devices"]);
+    expect(refuse(live, { method: "POST", path: "/rules", body: { ...DOOR, floorGroups: ["f-low"] } }, 400).paths).toEqual(["body.floorGroups"]);
+    expect(refuse(live, { method: "POST", path: "/rules", body: { ...DOOR, name: "r".repeat(71) } }, 400).paths).toEqual(["body.name"]);
   });
 
   test("unknown group, device or floor group → 400; door rules cannot name elevator hardware", () => {
