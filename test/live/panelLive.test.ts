@@ -84,7 +84,10 @@ describe("credentials ★ and activation", () => {
     expect(scan(live, 1, 2002)).toMatchObject({ outcome: "allowed", holderId: 1, credentialId: 3 });
     expect(read(live, "/api/persons/1/credentials/3").body).toMatchObject({ id: 3, personId: 1, credentialNumber: 2002 });
     const issues = refuse(live, { method: "POST", path: "/api/persons/2/credentials", body: { types: ["card"], credentialNumber: 2002, facilityCode: 17 } }, 409);
-    expect(issues[0]!.code).toBe("duplicateCredentialNumber");
+    expect(issues[0]).toMatchObject({ code: "duplicateCredentialNumber", path: ["body", "credentialNumber"] });
+    // Activating the earlier credential with a later card's number: the body's conflict, naming the card.
+    const act = refuse(live, { method: "POST", path: "/api/persons/2/credentials/2/activate", body: { credentialNumber: 2002, description: "Pixel 8" } }, 409);
+    expect(act).toEqual([{ code: "duplicateCredentialNumber", path: ["body", "credentialNumber"], message: "Credential number 2002 is already used by persons[0].credentials[1]; numbers are unique on a cloud node." }]);
     refuse(live, { method: "POST", path: "/api/persons/1/credentials", body: { types: ["card"] } }, 400);
     refuse(live, { method: "POST", path: "/api/persons/1/credentials", body: {} }, 400);
   });
@@ -119,7 +122,10 @@ describe("groups and memberships", () => {
     expect(read(live, "/api/groups/3").body).toEqual({ id: 3, name: "Visitors", partition: 0, metadata: null });
     expect(refuse(live, { method: "POST", path: "/api/groups", body: {} }, 400)[0]!.path).toEqual(["body", "name"]);
     const dup = refuse(live, { method: "POST", path: "/api/groups", body: { name: "Staff" } }, 409);
-    expect(dup[0]).toMatchObject({ code: "duplicateName", path: ["groups", 3, "name"] });
+    expect(dup[0]).toMatchObject({ code: "duplicateName", path: ["body", "name"] });
+    // L14: renaming the earlier group to a later group's name is the body's conflict too, naming the other party.
+    const renamed = refuse(live, { method: "PUT", path: "/api/groups/1", body: { name: "Visitors", partition: 0 } }, 409);
+    expect(renamed).toEqual([{ code: "duplicateName", path: ["body", "name"], message: 'The name "Visitors" is already used by groups[2].' }]);
     expect(refuse(live, { method: "POST", path: "/api/groups", body: { name: "x".repeat(71) } }, 400)[0]!.path).toEqual(["body", "name"]);
   });
 
@@ -162,7 +168,10 @@ describe("devices and connections", () => {
     expect(accept(live, { method: "POST", path: "/api/devices", body: { name: "Side door", connection: 1, port: 4 } }, 200).id).toBe(7);
     const d = read(live, "/api/devices/7").body;
     expect(d).toMatchObject({ id: 7, type: "primaryReader", publicIcon: "swingingDoor", connection: 1, dwell: 30 });
-    expect(refuse(live, { method: "POST", path: "/api/devices", body: { name: "Other", connection: 1, port: 4 } }, 409)[0]!.code).toBe("portInUse");
+    expect(refuse(live, { method: "POST", path: "/api/devices", body: { name: "Other", connection: 1, port: 4 } }, 409)[0]).toMatchObject({ code: "portInUse", path: ["body", "port"] });
+    expect(refuse(live, { method: "PUT", path: "/api/devices/3", body: { name: "Back door", connection: 1, port: 4, type: "primaryReader", publicIcon: "swingingDoor", delay: 0, dwell: 30, dps: false, rex: false, autoOpenAfterFirstAllow: false, authenticationPolicy: null } }, 409)).toEqual([
+      { code: "portInUse", path: ["body", "port"], message: "Port 4 of connection 1 is already used by devices[6]." },
+    ]);
     refuse(live, { method: "POST", path: "/api/devices", body: { name: "Other", connection: 9, port: 5 } }, 400);
     refuse(live, { method: "POST", path: "/api/devices", body: { name: "Front door", connection: 1, port: 5 } }, 409);
   });

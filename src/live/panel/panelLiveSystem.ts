@@ -48,10 +48,38 @@ function startsWith(path: readonly (string | number)[], prefix: readonly (string
   return prefix.length <= path.length && prefix.every((p, i) => path[i] === p);
 }
 
-/** Problems of the entity the body became are the body's (`body.firstName`); others keep their panel path. */
-function bodyIssues(issues: readonly Issue[], at: readonly (string | number)[] | undefined): Issue[] {
-  if (at === undefined) return [...issues];
-  return issues.map((i) => (!CONFLICT_CODES.has(i.code) && startsWith(i.path, at) ? { ...i, path: ["body", ...i.path.slice(at.length)] } : i));
+/**
+ * The written entity's own uniqueness conflict, when the panel check reported it at the other party
+ * (the later of the two): at the body instead, naming the other party by its panel path (L14).
+ */
+function otherParty(panel: PanelSnapshot, issue: Issue, at: readonly (string | number)[]): Issue | null {
+  const p = issue.path;
+  const list = (panel as unknown as Record<string, unknown>)[String(at[0])];
+  if (!Array.isArray(list)) return null;
+  if ((issue.code === "duplicateName" || issue.code === "portInUse") && at.length === 2 && p.length === 3 && p[0] === at[0] && typeof p[1] === "number") {
+    const field = String(p[2]);
+    const mine = list[at[1] as number] as Record<string, unknown> | undefined;
+    const other = list[p[1]] as Record<string, unknown> | undefined;
+    if (mine === undefined || other === undefined || mine === other || mine[field] !== other[field]) return null;
+    if (issue.code === "portInUse" && mine.connection !== other.connection) return null;
+    const what = issue.code === "portInUse" ? `Port ${String(mine.port)} of connection ${String(mine.connection)}` : `The name "${String(mine.name)}"`;
+    return { code: issue.code, path: ["body", field], message: `${what} is already used by ${String(p[0])}[${p[1]}].` };
+  }
+  if (issue.code === "duplicateCredentialNumber" && at[0] === "persons" && at.length === 4 && p[0] === "persons" && typeof p[1] === "number" && typeof p[3] === "number") {
+    const mine = panel.persons[at[1] as number]?.credentials[at[3] as number];
+    const other = panel.persons[p[1]]?.credentials[p[3]];
+    if (mine === undefined || other === undefined || mine === other || mine.credentialNumber !== other.credentialNumber) return null;
+    return { code: issue.code, path: ["body", "credentialNumber"], message: `Credential number ${String(mine.credentialNumber)} is already used by persons[${p[1]}].credentials[${p[3]}]; numbers are unique on a cloud node.` };
+  }
+  return null;
+}
+
+/** Problems of the entity the body became are the body's (`body.firstName`, L14); others keep their panel path. */
+function bodyIssues(panel: PanelSnapshot, issues: readonly Issue[], at: readonly (string | number)[] | undefined): Issue[] {
+  // The whole-panel check runs on the 2.0 conversion; a message naming a person says so in 1.0 words.
+  const worded = issues.map((i) => (i.message.includes("holders[") ? { ...i, message: i.message.replaceAll("holders[", "persons[") } : i));
+  if (at === undefined) return worded;
+  return worded.map((i) => (startsWith(i.path, at) ? { ...i, path: ["body", ...i.path.slice(at.length)] } : (otherParty(panel, i, at) ?? i)));
 }
 
 type Step = { result: PanelOperationResult } | { result: PanelWriteResult; next: PanelSnapshot; loaded: LoadedPanel };
@@ -146,7 +174,7 @@ export class PanelLiveSystem {
       const checked = parsePanel(next);
       if (!checked.ok) {
         const conflict = checked.issues.some((i) => CONFLICT_CODES.has(i.code));
-        return { result: refused(conflict ? 409 : 400, bodyIssues(checked.issues, written.at)) };
+        return { result: refused(conflict ? 409 : 400, bodyIssues(next, checked.issues, written.at)) };
       }
       const w = written as PanelWritten;
       const result: PanelWriteResult = { ok: true, status: w.status, ...(w.id !== undefined ? { id: w.id } : {}), patches, inversePatches };

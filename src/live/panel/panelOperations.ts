@@ -181,7 +181,7 @@ export function activateCredential(ctx: PanelWriteContext): PanelWritten {
   const a = parseBody(activation, objectBody(ctx.body));
   c.credentialNumber = a.credentialNumber;
   c.description = a.description;
-  return NO_CONTENT;
+  return { status: 204, at: ["persons", ctx.draft.persons.indexOf(person), "credentials", j] };
 }
 
 // ── Groups and memberships ────────────────────────────────────────────────────────────────────
