@@ -330,6 +330,8 @@ describe("reads, routes, batches, patches", () => {
     expect(read(live, "/api/floor_groups").body[0].readerPort).toEqual({ id: 4, name: "Lift reader" });
     expect(read(live, "/api/rules").total).toBe(2);
     expect(read(live, "/api/search?q=lee").body).toEqual([{ id: 1, type: "person", name: "Ann Lee", image: null }]);
+    expect(read(live, "/api/hardware").body).toEqual([]);
+    expect(read(live, "/api/diagnostics/wireless").body).toEqual([]);
     expect(read(live, "/api/info").body).toEqual({ online: true, version: "rsop-panel/1", elevatorsPresent: true, facilityCodesSupported: "required" });
     const rsop = read(live, `/api/rsop/persons?ids=1&at=${AT}`).body;
     expect(rsop).toEqual(live.engine.rsop([1], { at: AT }));

@@ -133,6 +133,9 @@ export const panelReads = {
   rules: (ctx: PanelReadContext): PanelAnswer => paged(ctx.panel.rules, ctx.query),
   rule: (ctx: PanelReadContext): PanelAnswer => ({ body: find(ctx.panel.rules, idParam(ctx.params, "ruleId"), "rule", ctx.params.ruleId!) }),
   config: (ctx: PanelReadContext): PanelAnswer => ({ body: ctx.panel.config }),
+  /** Hardware status and wireless diagnostics are live readings no snapshot holds: none (as for 2.0). */
+  hardware: (): PanelAnswer => ({ body: [] }),
+  wirelessDiagnostics: (): PanelAnswer => ({ body: [] }),
   /**
    * seed 002 "Info", from what the snapshot knows: `online` is this live panel answering; facility
    * codes are `required` when the card format checks them (ENFORCED, FILTER_LIST), else `notSupported`.

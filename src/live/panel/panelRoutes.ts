@@ -61,6 +61,8 @@ const TABLE: readonly (readonly [Method, string, PanelWriteHandler | PanelReadHa
   ["DELETE", "/api/rules/:ruleId", w.deleteRule],
   ["GET", "/api/search", r.search],
   ["GET", "/api/info", r.info],
+  ["GET", "/api/hardware", r.hardware],
+  ["GET", "/api/diagnostics/wireless", r.wirelessDiagnostics],
   ["GET", "/api/config", r.config],
   ["PUT", "/api/config", w.updateConfig],
 ];
