@@ -44,6 +44,8 @@ describe("cloud nodes", () => {
     expect(refuse(live, node({ id: "H10301", max_input_bits: 26 }), 400).paths).toEqual(["body.cardFormat.0.min_input_bits"]);
     expect(refuse(live, node({ min_input_bits: 26, max_input_bits: 26 }), 400).paths).toEqual(["body.cardFormat.0.id"]);
     expect(refuse(live, node({ id: "H10301", min_input_bits: 26, max_input_bits: 26, facility_code: "FILTER_LIST" }), 400).paths).toEqual(["body.cardFormat.0.allowed_facility_codes"]);
+    // Today's model (semantics S4): an unknown id without a layout is refused. SPEC §5 makes it a raw format
+    // (whole frame = card number); when that model change lands, this line becomes an accepted create.
     expect(refuse(live, node({ id: "NoSuchFormat", min_input_bits: 26, max_input_bits: 26 }), 400).paths).toEqual(["body.cardFormat.0.id"]);
   });
 
