@@ -38,7 +38,7 @@ describe("rsop apply", () => {
     expect(got.map((l) => l.line)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(got.map((l) => l.status)).toEqual([200, 201, 400, 409, 200, 400, 200]);
     expect(got[0]!.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    expect(got[3]).toMatchObject({ index: 1, issues: [{ path: "groups[14].name" }] });
+    expect(got[3]).toMatchObject({ index: 1, issues: [{ path: "body.name" }] });
     expect(got[4]).toMatchObject({ total: 1, body: [{ name: "Night porters" }] });
     expect(got[6]).toMatchObject({ results: [{ status: 200 }, { status: 200, total: 1, body: [{ name: "Weekend porters" }] }] });
     expect(r.stderr).toContain("3 of 7 operation lines refused");
