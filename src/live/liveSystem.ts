@@ -7,6 +7,7 @@ import { type IdSource, randomIds } from "./ids.js";
 import { type Operation, type OperationResult, Refusal, type RefusedResult, type WriteResult } from "./operation.js";
 import { matchRoute } from "./routes.js";
 import { toBodyPaths } from "./operations/bodyPaths.js";
+import { WriteValidator } from "./validation.js";
 
 /** Issue codes of a resulting snapshot that make a write a conflict (409) rather than invalid (400). */
 const CONFLICT_CODES = new Set(["duplicateId", "duplicateName", "duplicateCredentialNumber", "portInUse", "conflict"]);
@@ -37,6 +38,8 @@ export class LiveSystem {
   #engine: Engine;
   readonly #newId: IdSource;
   readonly #now: () => number;
+  /** Validates writes against indexes of the snapshot, as parseSnapshot would the resulting snapshot. */
+  readonly #validator = new WriteValidator();
 
   /** @internal use createLiveSystem. */
   constructor(snapshot: SystemSnapshot, newId: IdSource, now: () => number) {
@@ -78,8 +81,8 @@ export class LiveSystem {
     } catch (e) {
       return err([{ code: "invalidPatch", path: [], message: `The patches do not apply to this snapshot: ${(e as Error).message}` }]);
     }
-    const checked = parseSnapshot(next);
-    if (!checked.ok) return err(checked.issues);
+    const issues = this.#validator.validate(this.#snapshot, this.#snapshot, next, patches);
+    if (issues.length > 0) return err(issues);
     this.#commit(next);
     return ok(undefined);
   }
@@ -121,11 +124,11 @@ export class LiveSystem {
         const r = route.handler({ draft, params: route.params, body: op.body, newId: this.#newId, now: this.#now });
         created = { status: r.status, id: r.id };
       });
-      const checked = parseSnapshot(next);
-      if (!checked.ok) {
-        const conflict = checked.issues.some((i) => CONFLICT_CODES.has(i.code));
+      const issues = this.#validator.validate(this.#snapshot, base, next, patches);
+      if (issues.length > 0) {
+        const conflict = issues.some((i) => CONFLICT_CODES.has(i.code));
         const target = created.id ?? Object.values(route.params).at(-1);
-        return { result: refused(conflict ? 409 : 400, toBodyPaths(checked.issues, next, target)) };
+        return { result: refused(conflict ? 409 : 400, toBodyPaths(issues, next, target)) };
       }
       const result: WriteResult = { ok: true, status: created.status, ...(created.id !== undefined ? { id: created.id } : {}), patches, inversePatches };
       return { result, next };
