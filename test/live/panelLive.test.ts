@@ -1,6 +1,6 @@
 // The 1.0 panel live system, one scenario per seed 002 §4 write route (and the ★ ones of SPEC §9):
 // status, effect on the panel and on decisions, required fields, defaults, limits and conflicts.
-// Semantics lines LP1–LP9 (docs/semantics.md) are pinned by the tests named after them.
+// Semantics lines LP1–LP10 (docs/semantics.md) are pinned by the tests named after them.
 import { applyPatches } from "immer";
 import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
@@ -224,7 +224,7 @@ describe("devices and connections", () => {
 });
 
 describe("custom fields (attributes)", () => {
-  test("create, retrieve, update, list; a person's value is checked against its definition", () => {
+  test("create, retrieve, update, list custom fields", () => {
     const live = panelLive();
     const r = accept(live, { method: "POST", path: "/api/partitions/0/attributes/single", body: { id: "shift", type: "string", displayName: "Shift" } }, 200);
     expect(r.id).toBe("shift");
@@ -236,6 +236,27 @@ describe("custom fields (attributes)", () => {
     accept(live, { method: "PUT", path: "/api/partitions/0/attributes/shift", body: { type: "string", displayName: "Work shift" } }, 204);
     expect(read(live, "/api/partitions/0/attributes/shift").body.displayName).toBe("Work shift");
     refuse(live, { method: "PUT", path: "/api/partitions/0/attributes/nope", body: { type: "string" } }, 404);
+  });
+
+  test("LP10 values are checked against the partition's definitions on person writes; a definition that existing values no longer fit is 409", () => {
+    const live = panelLive();
+    const person = { firstName: "Ann", lastName: "Lee", partition: 0, enabled: true, activeDate: null, expireDate: null, pin: null, duressPin: null };
+    expect(refuse(live, { method: "PUT", path: "/api/persons/1", body: { ...person, customAttributes: { badge: 5 } } }, 400)[0]).toMatchObject({ path: ["body", "customAttributes", "badge"] });
+    expect(refuse(live, { method: "PUT", path: "/api/persons/1", body: { ...person, customAttributes: { nope: "x" } } }, 400)[0]).toMatchObject({ code: "invalidKey", path: ["body", "customAttributes", "nope"] });
+    accept(live, { method: "POST", path: "/api/partitions/0/attributes/single", body: { id: "colour", type: "enum", values: [{ id: "blue" }, { id: "red" }], required: true } }, 200);
+    expect(refuse(live, { method: "POST", path: "/api/persons", body: { firstName: "Cy", lastName: "Doe" } }, 400)[0]).toMatchObject({ code: "required", path: ["body", "customAttributes", "colour"] });
+    refuse(live, { method: "POST", path: "/api/persons", body: { firstName: "Cy", lastName: "Doe", customAttributes: { colour: "green" } } }, 400);
+    accept(live, { method: "POST", path: "/api/persons", body: { firstName: "Cy", lastName: "Doe", customAttributes: { colour: "red" } } }, 200);
+    // A person update that does not write the values leaves them alone (Ann has no colour yet).
+    accept(live, { method: "PUT", path: "/api/persons/1", body: person }, 204);
+    const unfit = refuse(live, { method: "PUT", path: "/api/partitions/0/attributes/badge", body: { type: "number" } }, 409);
+    expect(unfit.map((i) => i.path.join("."))).toEqual(["persons.0.customAttributes.badge"]);
+    expect(refuse(live, { method: "POST", path: "/api/partitions/0/attributes/single", body: { id: "k", type: "bogus" } }, 400)[0]!.path).toEqual(["body", "type"]);
+    expect(refuse(live, { method: "POST", path: "/api/partitions/0/attributes/single", body: { id: "k", type: "enum" } }, 400)[0]!.path).toEqual(["body", "values"]);
+    expect(refuse(live, { method: "POST", path: "/api/partitions/0/attributes/single", body: { id: "k", type: "string", regex: "(" } }, 400)[0]!.path).toEqual(["body", "regex"]);
+    accept(live, { method: "POST", path: "/api/partitions/0/attributes/single", body: { id: "code", type: "string", regex: "^E[0-9]+$" } }, 200);
+    refuse(live, { method: "POST", path: "/api/persons", body: { firstName: "Di", lastName: "Eve", customAttributes: { colour: "red", code: "X1" } } }, 400);
+    accept(live, { method: "POST", path: "/api/persons", body: { firstName: "Di", lastName: "Eve", customAttributes: { colour: "red", code: "E1" } } }, 200);
   });
 
   test("LP5 deleting a definition, or replacing all without it, drops its values from the persons of the partition", () => {

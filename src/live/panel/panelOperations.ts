@@ -8,6 +8,7 @@ import { z } from "zod";
 import { type Issue, type PanelSnapshot, credentialSchema, panelSnapshotSchema } from "../../model/index.js";
 import { objectBody, parseBody, pick, requireKeys } from "../body.js";
 import { Refusal, refuse } from "../operation.js";
+import { attributeIssues, parseDefinition, valuesAgainst } from "./customFields.js";
 
 export type PanelDraft = Draft<PanelSnapshot>;
 type Json = Record<string, unknown>;
@@ -75,11 +76,19 @@ function personIndex(ctx: PanelWriteContext): number {
   return indexOfId(ctx.draft.persons, idParam(ctx.params, "personId", "person"), "person");
 }
 
+/** The person's custom field values against its partition's definitions (SPEC §9), as a 400 at the body. */
+function checkAttributes(draft: PanelDraft, person: { partition: number; customAttributes: Json | null }): void {
+  const defs = draft.attributes.filter((a) => a.partition === person.partition) as Json[];
+  const issues = attributeIssues(person.customAttributes, defs, ["body", "customAttributes"], true);
+  if (issues.length > 0) throw new Refusal(400, issues);
+}
+
 export function createPerson({ draft, body }: PanelWriteContext): PanelWritten {
   const b = objectBody(body);
   requireKeys(b, ["firstName", "lastName"]);
   const id = nextId(draft.persons.map((p) => p.id));
   const person = parseBody(personSchema, { enabled: true, ...pick(b, PERSON_CREATE), id, groups: [], credentials: [] });
+  checkAttributes(draft, person);
   draft.persons.push(person);
   return { status: 200, id, at: ["persons", draft.persons.length - 1] };
 }
@@ -90,6 +99,8 @@ export function updatePerson(ctx: PanelWriteContext): PanelWritten {
   requireKeys(b, PERSON_UPDATE_REQUIRED);
   const current = ctx.draft.persons[i]!;
   const next = parseBody(personSchema, { ...current, ...pick(b, PERSON_UPDATE) });
+  // Values are checked when the body writes them or moves the person to another partition (LP10).
+  if (Object.hasOwn(b, "customAttributes") || next.partition !== current.partition) checkAttributes(ctx.draft, next);
   // L2: optional fields the body leaves out keep their value (and no `undefined` key appears).
   for (const k of PERSON_UPDATE) if (Object.hasOwn(b, k)) (current as Json)[k] = (next as Json)[k];
   return { status: 204, at: ["persons", i] };
@@ -408,7 +419,13 @@ function definition(b: Json, partition: number, id: unknown, prefix: (string | n
     if (Object.hasOwn(b, k)) issues.push({ code: "invalid", path: [...prefix, k], message: `1.0 custom fields have no ${k}.` });
   if (issues.length > 0) throw new Refusal(400, issues);
   const { partition: _ignored, ...rest } = b;
-  return parseBody(attributeSchema, { ...rest, id, partition }, prefix);
+  const checked = parseDefinition({ ...rest, id }, prefix);
+  return parseBody(attributeSchema, { ...checked, partition }, prefix);
+}
+
+/** 409 naming each person whose value the new definitions no longer fit (LP10). */
+function refuseUnfitValues(draft: PanelDraft, partition: number, defs: readonly PanelDraft["attributes"][number][]): void {
+  conflict(defs.flatMap((d) => valuesAgainst(draft.persons, partition, d as Json)));
 }
 
 /** Values of custom fields that no longer exist go with their definition (a dropped column). */
@@ -425,7 +442,9 @@ export function createAttribute(ctx: PanelWriteContext): PanelWritten {
   requireKeys(b, ["id", "type"]);
   if (typeof b.id === "string" && ctx.draft.attributes.some((a) => a.id === b.id && a.partition === partition))
     refuse(409, "duplicateId", ["body", "id"], `Partition ${partition} already has a custom field "${b.id}".`);
-  ctx.draft.attributes.push(definition(b, partition, b.id, ["body"]));
+  const def = definition(b, partition, b.id, ["body"]);
+  refuseUnfitValues(ctx.draft, partition, [def]);
+  ctx.draft.attributes.push(def);
   return { status: 200, id: b.id as string, at: ["attributes", ctx.draft.attributes.length - 1] };
 }
 
@@ -434,7 +453,9 @@ export function updateAttribute(ctx: PanelWriteContext): PanelWritten {
   const i = attributeIndex(ctx, partition);
   const b = objectBody(ctx.body);
   requireKeys(b, ["type"]);
-  ctx.draft.attributes[i] = definition(b, partition, ctx.draft.attributes[i]!.id, ["body"]);
+  const def = definition(b, partition, ctx.draft.attributes[i]!.id, ["body"]);
+  refuseUnfitValues(ctx.draft, partition, [def]);
+  ctx.draft.attributes[i] = def;
   return { status: 204, at: ["attributes", i] };
 }
 
@@ -462,6 +483,7 @@ export function replaceAttributes(ctx: PanelWriteContext): PanelWritten {
     if (seen.has(d.id)) refuse(409, "duplicateId", ["body", k, "id"], `Custom field "${d.id}" is defined twice.`);
     seen.add(d.id);
   });
+  refuseUnfitValues(ctx.draft, partition, defs);
   const before = ctx.draft.attributes.filter((a) => a.partition === partition).map((a) => a.id);
   ctx.draft.attributes = [...ctx.draft.attributes.filter((a) => a.partition !== partition), ...defs];
   dropValues(ctx.draft, partition, seen, new Set(before));
