@@ -115,6 +115,17 @@ function ruleBody(s: PanelSnapshot, spec: PanelOperationSpec): Json {
   return body;
 }
 
+/** Values for the partition's custom fields (one of each fitting type); defect 4 gives a number a string. */
+function customValues(s: PanelSnapshot, partition: unknown, spec: PanelOperationSpec): Json {
+  const out: Json = {};
+  for (const a of s.attributes.filter((x) => x.partition === partition).slice(0, 3)) {
+    if (a.type === "string") out[a.id] = `v${spec.number}`;
+    else if (a.type === "number") out[a.id] = spec.defect === 4 ? "many" : spec.number % 100;
+    else if (a.type === "boolean") out[a.id] = spec.mask % 2 === 0;
+  }
+  return out;
+}
+
 function personRefs(s: PanelSnapshot, id: number): boolean {
   return s.rules.some((r) => r.groupId === id);
 }
@@ -131,6 +142,7 @@ export function resolvePanelOperation(s: PanelSnapshot, spec: PanelOperationSpec
         lastName: spec.defect === 2 ? "L".repeat(36) : "Lee",
         pin: spec.mask % 3 === 0 ? String(1000 + spec.number) : null,
         ...(spec.mask % 4 === 0 ? { metadata: { note: spec.defect === 3 ? "x".repeat(10 * 1024) : "badge printed" } } : {}),
+        ...(spec.mask % 4 === 1 ? { customAttributes: customValues(s, 0, spec) } : {}),
       };
       if (spec.defect === 4) body.enabled = "yes";
       return { method: "POST", path: "/api/persons", body };
@@ -149,6 +161,7 @@ export function resolvePanelOperation(s: PanelSnapshot, spec: PanelOperationSpec
       if (spec.defect === 1) delete body.enabled;
       if (spec.defect === 2) body.pin = "12ab";
       if (spec.defect === 3) body.partition = -1;
+      if (spec.mask % 4 === 1) body.customAttributes = customValues(s, body.partition, spec);
       return { method: "PUT", path: `/api/persons/${personId}`, body };
     }
     case "deletePerson":
