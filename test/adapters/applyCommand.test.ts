@@ -67,3 +67,29 @@ describe("rsop apply", () => {
     expect(bad.stderr).toContain("timezone");
   });
 });
+
+describe("rsop apply --panel", () => {
+  const PANEL = new URL("../../examples/panel.json", import.meta.url).pathname;
+
+  test("takes seed 002 routes; creates get the next free integer; --out writes the panel", async () => {
+    const out = `${dir}/panel-after.json`;
+    const ops = [
+      JSON.stringify({ method: "POST", path: "/api/groups", body: { name: "Night porters" } }),
+      JSON.stringify({ method: "POST", path: "/api/groups", body: { name: "Night porters" } }),
+    ].join("\n");
+    const r = await run(["apply", "--panel", PANEL, "--ops", file("panel-ops.jsonl", ops), "--out", out]);
+    expect(r.code).toBe(1);
+    const got = lines(r.stdout);
+    const panel = JSON.parse(readFileSync(PANEL, "utf8")) as { groups: { id: number }[] };
+    const next = Math.max(...panel.groups.map((g) => g.id)) + 1;
+    expect(got[0]).toEqual({ line: 1, status: 200, id: next });
+    expect(got[1]).toMatchObject({ line: 2, status: 409 });
+    const after = JSON.parse(readFileSync(out, "utf8")) as { format: string; groups: { id: number; name: string }[] };
+    expect(after.format).toBe("rsop-panel/1");
+    expect(after.groups.find((g) => g.id === next)?.name).toBe("Night porters");
+  });
+
+  test("stdin cannot hold both the snapshot and the operations (usage, exit 2)", async () => {
+    expect((await run(["apply", "--system", "-"], "{}")).code).toBe(2);
+  });
+});

@@ -84,7 +84,7 @@ export async function runCli(argv: readonly string[], base: CliIo): Promise<numb
     .option("--panel <file>", "rsop-panel/1 architecture 1.0 panel (JSON), instead of --system: seed 002 routes")
     .option("--ops <file>", "operations as JSON Lines; default (or -): stdin")
     .option("--out <file>", "write the resulting snapshot here, in the input's format")
-    .option("--seed-ids <n>", "draw created ids from a PRNG seeded with n, so a replay gives the same ids")
+    .option("--seed-ids <n>", "2.0: draw created ids from a PRNG seeded with n, so a replay gives the same ids (1.0 creates take the next free integer)")
     .action(async (opts: { system?: string; panel?: string; ops?: string; out?: string; seedIds?: string }) => {
       code = await applyCommand(opts, io);
     });
