@@ -3,7 +3,7 @@
 // them, against indexes of the current snapshot overlaid with the change. The verdict, the issues,
 // their paths, messages and order are parseSnapshot's on the resulting snapshot.
 import type { Patch } from "immer";
-import { type Issue, type SystemSnapshot, parseSnapshot } from "../model/index.js";
+import { type Issue, type SystemSnapshot, fromZodIssues, holderSchema, parseSnapshot, zodMessage } from "../model/index.js";
 import {
   COLLECTIONS,
   type Collection,
@@ -82,11 +82,13 @@ class Indexes {
   /** Per relation: referenced id → ids of the referrers. */
   readonly referrers: Map<string, Set<string>>[] = RELATIONS.map(() => new Map());
   #journal: (() => void)[] = [];
-  #marks: { snapshot: SystemSnapshot; at: number }[] = [];
+  /** The snapshot the journal undoes back to (the committed one when forget() was last called). */
+  #start: SystemSnapshot;
 
   /** `s` is valid and normalized (parseSnapshot's output, or one that parseSnapshot accepts unchanged). */
   constructor(s: SystemSnapshot) {
     this.mirror = s;
+    this.#start = s;
     this.parsed = perCollection(() => []);
     for (const c of COLLECTIONS) {
       const list = s[c] as unknown as Entity[];
@@ -155,7 +157,6 @@ class Indexes {
 
   /** Moves the indexes to `next`, whose elements differ from the mirror's only at `touched`. */
   advance(next: SystemSnapshot, touched: Touched): void {
-    this.#marks.push({ snapshot: this.mirror, at: this.#journal.length });
     for (const [c, changes] of touched) for (const i of changes.keys()) {
       const old = this.parsed[c][i];
       if (old !== undefined) this.#remove(c, i, old);
@@ -180,14 +181,14 @@ class Indexes {
     this.mirror = next;
   }
 
-  /** Steps back to `s` when the indexes mirrored it since the last forget(); false when they did not. */
+  /**
+   * Steps back to `s` when it is the snapshot of the last forget() (a refused batch returns to the
+   * committed snapshot); false otherwise. Intermediate snapshots are not kept: a batch of creates
+   * would otherwise hold every version of the list it appends to.
+   */
   rollbackTo(s: SystemSnapshot): boolean {
-    let k = this.#marks.length - 1;
-    while (k >= 0 && this.#marks[k]!.snapshot !== s) k--;
-    if (k < 0) return false;
-    const at = this.#marks[k]!.at;
-    while (this.#journal.length > at) this.#journal.pop()!();
-    this.#marks.length = k;
+    if (s !== this.#start) return false;
+    while (this.#journal.length > 0) this.#journal.pop()!();
     this.mirror = s;
     return true;
   }
@@ -195,7 +196,7 @@ class Indexes {
   /** Drops the journal: the mirrored snapshot is committed. */
   forget(): void {
     this.#journal = [];
-    this.#marks = [];
+    this.#start = this.mirror;
   }
 }
 
@@ -206,8 +207,16 @@ class Indexes {
 type Touched = Map<Collection, Map<number, Entity | null | undefined>>;
 
 /** The touched elements of `next` (differing from `prev`), from the patches; null when a patch is not an element's. */
-function touchedBy(prev: SystemSnapshot, next: SystemSnapshot, patches: readonly Patch[], schemaIssues: Map<Collection, Map<number, Issue[]>>): Touched | null {
+function touchedBy(
+  ix: Indexes,
+  prev: SystemSnapshot,
+  next: SystemSnapshot,
+  patches: readonly Patch[],
+  schemaIssues: Map<Collection, Map<number, Issue[]>>,
+): Touched | null {
   const indices = new Map<Collection, Set<number>>();
+  /** Holders whose patches all lie in their `groups` (memberships): true; any other patch of the holder: false. */
+  const groupsOnly = new Map<number, boolean>();
   /** Per collection, from where on elements may have shifted: an element added or removed at an index splices. */
   const shifted = new Map<Collection, number>();
   for (const p of patches) {
@@ -218,6 +227,7 @@ function touchedBy(prev: SystemSnapshot, next: SystemSnapshot, patches: readonly
     if (typeof k !== "number") continue;
     if (p.path.length === 2 && p.op !== "replace") shifted.set(c as Collection, Math.min(k, shifted.get(c as Collection) ?? k));
     else set.add(k);
+    if (c === "holders") groupsOnly.set(k, p.path.length >= 3 && p.path[2] === "groups" && groupsOnly.get(k) !== false);
   }
   const touched: Touched = new Map();
   for (const [c, set] of indices) {
@@ -233,7 +243,11 @@ function touchedBy(prev: SystemSnapshot, next: SystemSnapshot, patches: readonly
         changes.set(i, undefined);
         continue;
       }
-      const r = parseEntity(c, b[i], i);
+      const old = ix.parsed[c][i];
+      const r =
+        c === "holders" && i < from && old !== undefined && groupsOnly.get(i) === true
+          ? parseGroups(old as ParsedEntities["holders"], (b[i] as Loose).groups, i)
+          : parseEntity(c, b[i], i);
       if (r.ok) changes.set(i, r.v);
       else {
         changes.set(i, null);
@@ -245,6 +259,17 @@ function touchedBy(prev: SystemSnapshot, next: SystemSnapshot, patches: readonly
     if (changes.size > 0) touched.set(c, changes);
   }
   return touched;
+}
+
+const groupsSchema = holderSchema.shape.groups;
+
+/**
+ * A holder of which only `groups` changed, parsed: the rest is the previous (valid) holder's. Exact:
+ * the holder's schema reads `groups` in no refinement, so its other fields stay valid and parse the same.
+ */
+function parseGroups(old: ParsedEntities["holders"], groups: unknown, i: number): { ok: true; v: ParsedEntities["holders"] } | { ok: false; issues: Issue[] } {
+  const r = groupsSchema.safeParse(groups, { error: zodMessage });
+  return r.success ? { ok: true, v: { ...old, groups: r.data } } : { ok: false, issues: fromZodIssues(r.error.issues, ["holders", i, "groups"]) };
 }
 
 /** The lookups of the resulting snapshot: the indexes where nothing changed, the touched elements elsewhere. */
@@ -382,7 +407,7 @@ export class WriteValidator {
     if (base === committed) ix.forget();
 
     const schemaIssues = new Map<Collection, Map<number, Issue[]>>();
-    const touched: Touched | null = next === base ? new Map() : touchedBy(base, next, patches, schemaIssues);
+    const touched: Touched | null = next === base ? new Map() : touchedBy(ix, base, next, patches, schemaIssues);
     if (touched === null) {
       // Not a change of elements (a top-level field, a whole list): the whole snapshot.
       const r = parseSnapshot(next);
