@@ -419,12 +419,17 @@ export class WriteValidator {
 
     // Which valid elements to check: the touched ones, the untouched owners of their keys, and
     // the referrers of an id whose existence (or whose content that checks read) changed.
-    const scope = perCollection(() => new Set<number>());
+    const scopes = new Map<Collection, Set<number>>();
+    const scope = (c: Collection): Set<number> => {
+      let set = scopes.get(c);
+      if (set === undefined) scopes.set(c, (set = new Set()));
+      return set;
+    };
     for (const [c, changes] of touched)
       for (const [i, v] of changes) {
         if (v) {
-          scope[c].add(i);
-          for (const j of L.baseOwnersOf(c, v)) scope[c].add(j);
+          scope(c).add(i);
+          for (const j of L.baseOwnersOf(c, v)) scope(c).add(j);
         }
         const rawId = i < next[c].length ? (next[c][i] as unknown as Loose | null)?.id : undefined;
         const ids = new Set<string>();
@@ -435,13 +440,13 @@ export class WriteValidator {
           const wasAt = ix.ids[c].get(id);
           const before = wasAt === undefined ? undefined : ix.parsed[c][wasAt];
           const changed = (before !== undefined) !== L.has(c, id) || (CONTENT_READ[c] !== undefined && !sameContent(c, before, L.get(c, id)));
-          if (v === null && wasAt !== undefined && !L.changes(c).has(wasAt)) scope[c].add(wasAt);
+          if (v === null && wasAt !== undefined && !L.changes(c).has(wasAt)) scope(c).add(wasAt);
           if (!changed) continue;
           for (const k of RELATIONS_TO.get(c) ?? []) {
             const r = RELATIONS[k]!;
             for (const from of ix.referrers[k]!.get(id) ?? []) {
               const at = ix.ids[r.from].get(from);
-              if (at !== undefined && !L.changes(r.from).has(at)) scope[r.from].add(at);
+              if (at !== undefined && !L.changes(r.from).has(at)) scope(r.from).add(at);
             }
           }
         }
@@ -455,9 +460,10 @@ export class WriteValidator {
     const add: Report = (code, path, message) => issues.push({ code, path, message });
     const sorted = new Map<Collection, number[]>();
     for (const { coll, check } of PHASES) {
-      if (scope[coll].size === 0) continue;
+      const set = scopes.get(coll);
+      if (set === undefined) continue;
       let order = sorted.get(coll);
-      if (order === undefined) sorted.set(coll, (order = [...scope[coll]].sort((x, y) => x - y)));
+      if (order === undefined) sorted.set(coll, (order = [...set].sort((x, y) => x - y)));
       for (const i of order) {
         const v = L.at(coll, i);
         if (v !== undefined) check(v as never, i, L, add);
