@@ -15,7 +15,7 @@ export { KNOWN_CARD_FORMATS } from "./model/cardFormats.js";
 export { decodeWiegand, encodeWiegand, resolveCardFormat } from "./model/wiegandCodec.js";
 export { Engine, createEngine, loadEngine, loadEngineOrThrow } from "./evaluate/engine.js";
 export { parsePanel, parsePanelOrThrow } from "./model/parsePanel.js";
-export { PanelEngine, loadPanelEngine, loadPanelEngineOrThrow } from "./adapters/legacy1/panelEngine.js";
+export { PanelEngine, loadPanelEngine, loadPanelEngineOrThrow } from "./legacy1/panelEngine.js";
 export { migratePanel, migratedId } from "./adapters/migration/migratePanel.js";
 export { preflightPanel } from "./adapters/migration/preflightPanel.js";
 
@@ -60,6 +60,6 @@ export type { AccessWindowsResult, AccessInterval, PeriodOptions } from "./evalu
 export type { LoadedPanel } from "./model/parsePanel.js";
 export type { PanelSnapshot, PanelSnapshotInput } from "./model/panelSchema.js";
 export type { DroppedField, MappedType } from "./model/panelToSystem.js";
-export type { PanelDecision, PanelRsopPerson, PanelRsopResult, PanelTopic } from "./adapters/legacy1/panelEngine.js";
+export type { PanelDecision, PanelRsopPerson, PanelRsopResult, PanelTopic } from "./legacy1/panelEngine.js";
 export type { MappingRecord, MigrateOptions, Migration } from "./adapters/migration/migratePanel.js";
 export type { InvalidDevice, Preflight } from "./adapters/migration/preflightPanel.js";

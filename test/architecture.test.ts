@@ -2,9 +2,9 @@ import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join, relative, resolve, dirname } from "node:path";
 import { expect, test } from "vitest";
 
-// Data flows one way: model → compile → evaluate → adapters. A file may import only from its own
+// Data flows one way: model → compile → evaluate → legacy1 → live → adapters. A file may import only from its own
 // layer or a lower one; the public entry src/index.ts may import from any layer.
-const LAYERS = ["model", "compile", "evaluate", "adapters"] as const;
+const LAYERS = ["model", "compile", "evaluate", "legacy1", "live", "adapters"] as const;
 const SRC = resolve(__dirname, "../src");
 
 function files(dir: string): string[] {

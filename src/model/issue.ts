@@ -48,7 +48,15 @@ export type IssueCode =
   | "unknownId"
   | "personalInfoMissing"
   | "invalidDevice"
-  | "systemChanged";
+  | "systemChanged"
+  // The live system's refusals (a write or read operation).
+  | "required"
+  | "conflict"
+  | "notFound"
+  | "unknownRoute"
+  | "methodNotAllowed"
+  | "invalidPatch"
+  | "unknownField";
 
 /**
  * One problem found in input data at a boundary (snapshot, request, CLI argument).

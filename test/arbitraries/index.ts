@@ -35,3 +35,4 @@ export const snapshotAndRequestsArb = (opts: { minRequests?: number; maxRequests
   fc
     .tuple(snapshotSpecArb, fc.array(requestSpecArb, { minLength: opts.minRequests ?? 1, maxLength: opts.maxRequests ?? 12 }))
     .map(([spec, reqs]) => buildCase(spec, reqs));
+export * from "./operation.js";

@@ -191,7 +191,7 @@ export function buildSnapshot(spec: SnapshotSpec): BuiltSnapshot {
     if (n.cardFormat !== undefined) node.cardFormat = n.cardFormat;
     if (ecards !== undefined) node.ecards = ecards;
     cloudNodes.push(node);
-    connections.push({ id: `conn-${id}`, name: `Connection ${i + 1}`, type: n.connectionType, cloudNode: id, ...(n.connectionType === "lockhub" ? {} : { port: 4000 + i }) });
+    connections.push({ id: `conn-${id}`, name: `Connection ${i + 1}`, type: n.connectionType, cloudNode: id, ...(n.connectionType === "lockhub" ? {} : { port: 4000 + i, ...(i % 2 === 0 ? { manufacturer: "VENDOR_A" } : {}) }) });
     return {
       id,
       zone: n.timezone ?? systemZone,
@@ -232,6 +232,7 @@ export function buildSnapshot(spec: SnapshotSpec): BuiltSnapshot {
     dev.type = type;
     if (type !== "additionalReader") dev.publicIcon = type === "primaryReader" ? "swingingDoor" : "light";
     if (type === "primaryReader") primaries.push(id);
+    if (partitionId !== null && i % 2 === 0) dev.partition = [{ id: partitionId, name: "Main" }];
     devices.push(dev);
     doorIds.push(id);
   });

@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { loadPanelEngineOrThrow } from "../../src/adapters/legacy1/panelEngine.js";
+import { loadPanelEngineOrThrow } from "../../src/legacy1/panelEngine.js";
 import { type Engine, createEngine, loadEngineOrThrow } from "../../src/evaluate/index.js";
 import { type Decision, encodeWiegand, parseSnapshotOrThrow, requestIssues } from "../../src/model/index.js";
 import { snapshotAndRequestsArb } from "../arbitraries/index.js";

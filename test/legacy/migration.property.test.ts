@@ -3,7 +3,7 @@
 // every 1.0 decision, mapped likewise, equals the migrated engine's decision.
 import fc from "fast-check";
 import { expect, test } from "vitest";
-import { loadPanelEngineOrThrow } from "../../src/adapters/legacy1/panelEngine.js";
+import { loadPanelEngineOrThrow } from "../../src/legacy1/panelEngine.js";
 import { migratePanel } from "../../src/adapters/migration/migratePanel.js";
 import { loadEngineOrThrow } from "../../src/evaluate/index.js";
 import { formatIssues } from "../../src/model/index.js";

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
-import { loadPanelEngineOrThrow } from "../../src/adapters/legacy1/panelEngine.js";
+import { loadPanelEngineOrThrow } from "../../src/legacy1/panelEngine.js";
 import { migratePanel, migratedId } from "../../src/adapters/migration/migratePanel.js";
 import { preflightPanel } from "../../src/adapters/migration/preflightPanel.js";
 import { URL_NAMESPACE, uuidV5 } from "../../src/adapters/migration/uuidV5.js";

@@ -1,5 +1,5 @@
 import { type Engine, loadEngine } from "../../evaluate/index.js";
-import { type PanelEngine, loadPanelEngine } from "../legacy1/panelEngine.js";
+import { type PanelEngine, loadPanelEngine } from "../../legacy1/panelEngine.js";
 import type { Issue } from "../../model/index.js";
 import { CliError, type CliIo, UsageError, readJsonFile } from "./io.js";
 

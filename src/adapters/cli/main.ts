@@ -2,6 +2,7 @@
 // commander; each command lives in its own file and returns an exit code.
 import type { Writable } from "node:stream";
 import { Command, CommanderError, Option } from "commander";
+import { applyCommand } from "./applyCommand.js";
 import { registerBenchCommand } from "./benchCommand.js";
 import { registerCardCommand } from "./cardCommand.js";
 import { DECIDE_HELP, type DecideFormat, decideCommand } from "./decideCommand.js";
@@ -72,6 +73,20 @@ export async function runCli(argv: readonly string[], base: CliIo): Promise<numb
     .addHelpText("after", DECIDE_HELP)
     .action(async (opts: { system?: string; panel?: string; request?: string; format: DecideFormat }) => {
       code = await decideCommand(opts, io);
+    });
+
+  program
+    .command("apply")
+    .description(
+      "Apply operations (seed routes {method, path, body}) to a snapshot: one JSON operation per line, or a JSON array per line as one all-or-nothing batch; one answer line per input line, in order. Exit 1 if any operation was refused.",
+    )
+    .option("--system <file>", "rsop-system/1 snapshot (JSON)")
+    .option("--panel <file>", "rsop-panel/1 architecture 1.0 panel (JSON), instead of --system: seed 002 routes")
+    .option("--ops <file>", "operations as JSON Lines; default (or -): stdin")
+    .option("--out <file>", "write the resulting snapshot here, in the input's format")
+    .option("--seed-ids <n>", "2.0: draw created ids from a PRNG seeded with n, so a replay gives the same ids (1.0 creates take the next free integer)")
+    .action(async (opts: { system?: string; panel?: string; ops?: string; out?: string; seedIds?: string }) => {
+      code = await applyCommand(opts, io);
     });
 
   program

@@ -1,9 +1,9 @@
 // Architecture 1.0 panels evaluated directly: the panel is converted to 2.0 with its integer ids
 // as strings, decided by the same engine, and answered in 1.0 terms — `door.request.*` topics,
 // integer ids, and the seed 002 RSOP shape (persons, doors, `HH:mm` times).
-import { Engine } from "../../evaluate/index.js";
-import type { AtOptions } from "../../evaluate/index.js";
-import { type Decision, type Issue, type LoadedPanel, QueryError, type Result, SnapshotError, err, ok, panelKey, parsePanel, requestIssues } from "../../model/index.js";
+import { Engine } from "../evaluate/index.js";
+import type { AtOptions } from "../evaluate/index.js";
+import { type Decision, type Issue, type LoadedPanel, QueryError, type Result, SnapshotError, err, ok, panelKey, parsePanel, requestIssues } from "../model/index.js";
 
 /** Topics of 1.0 panel events. */
 export type PanelTopic = "door.request.allowed" | "door.request.denied" | "door.request.unknown";

@@ -1,0 +1,112 @@
+// `rsop apply`: operations (seed routes) from JSON Lines applied to a snapshot, one answer line per
+// input line, in order; optionally the resulting snapshot written out.
+import { createReadStream } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
+import {
+  type BatchResult,
+  type Operation,
+  type OperationResult,
+  type PanelBatchResult,
+  type PanelOperationResult,
+  createLiveSystem,
+  createPanelLiveSystem,
+  randomIds,
+  seededIds,
+} from "../../live/index.js";
+import { type Issue, formatPath } from "../../model/index.js";
+import { CliError, type CliIo, UsageError } from "./io.js";
+import { readSnapshotFile, systemOrPanel } from "./loadSystem.js";
+
+export interface ApplyOptions {
+  readonly system?: string;
+  readonly panel?: string;
+  readonly ops?: string;
+  readonly out?: string;
+  readonly seedIds?: string;
+}
+
+function issuesOut(issues: readonly Issue[]): { path: string; message: string }[] {
+  return issues.map((i) => ({ path: formatPath(i.path), message: i.message }));
+}
+
+/** A 2.0 or 1.0 live system, as far as `rsop apply` uses it. */
+interface Target {
+  one(op: Operation): OperationResult | PanelOperationResult;
+  batch(ops: readonly Operation[]): BatchResult | PanelBatchResult;
+  snapshot(): unknown;
+}
+
+/** The answer line of one operation's result (the patches stay out: `--out` has the outcome). */
+function answer(r: OperationResult | PanelOperationResult): Record<string, unknown> {
+  if (!r.ok) return { status: r.status, issues: issuesOut(r.issues) };
+  if ("body" in r) return { status: r.status, body: r.body, ...(r.total !== undefined ? { total: r.total } : {}) };
+  return { status: r.status, ...(r.id !== undefined ? { id: r.id } : {}) };
+}
+
+function applyLine(live: Target, text: string): { line: Record<string, unknown>; refused: boolean } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { line: { status: 400, issues: [{ path: "", message: "Is not valid JSON: expected one operation object or an array of them." }] }, refused: true };
+  }
+  if (Array.isArray(parsed)) {
+    const r = live.batch(parsed as Operation[]);
+    if (!r.ok) return { line: { status: r.status, index: r.index, issues: issuesOut(r.issues) }, refused: true };
+    return { line: { status: r.status, results: r.results.map(answer) }, refused: false };
+  }
+  const r = live.one(parsed as Operation);
+  return { line: answer(r), refused: !r.ok };
+}
+
+/** `rsop apply`: exit 0 when every operation was accepted, 1 when any was refused. */
+export async function applyCommand(opts: ApplyOptions, io: CliIo): Promise<number> {
+  const target = systemOrPanel(opts);
+  let newId = randomIds;
+  if (opts.seedIds !== undefined) {
+    if (!/^\d{1,10}$/.test(opts.seedIds) || Number(opts.seedIds) > 0xffffffff)
+      throw new UsageError(`--seed-ids takes a whole number from 0 to 4294967295, not "${opts.seedIds.slice(0, 40)}"`);
+    newId = seededIds(Number(opts.seedIds));
+  }
+  const path = "system" in target ? target.system : target.panel;
+  if (path === "-" && (opts.ops === undefined || opts.ops === "-"))
+    throw new UsageError("stdin can hold the snapshot or the operations, not both: give the operations with --ops FILE");
+  const json = await readSnapshotFile(path, "system" in target ? "system" : "panel", io);
+  let live: Target;
+  if ("system" in target) {
+    const made = createLiveSystem(json, { newId });
+    if (!made.ok) throw new CliError(`${path === "-" ? "stdin" : path}: ${made.issues.length} problem${made.issues.length === 1 ? "" : "s"}`, made.issues);
+    const system = made.value;
+    live = { one: (op) => system.apply(op), batch: (ops) => system.apply(ops), snapshot: () => system.snapshot };
+  } else {
+    // 1.0 creates take the next free integer: --seed-ids has nothing to draw.
+    const made = createPanelLiveSystem(json);
+    if (!made.ok) throw new CliError(`${path === "-" ? "stdin" : path}: ${made.issues.length} problem${made.issues.length === 1 ? "" : "s"}`, made.issues);
+    const panel = made.value;
+    live = { one: (op) => panel.apply(op), batch: (ops) => panel.apply(ops), snapshot: () => panel.snapshot };
+  }
+
+  const input: Readable = opts.ops === undefined || opts.ops === "-" ? io.stdin : createReadStream(opts.ops);
+  const opened = new Promise<void>((resolve, reject) => {
+    input.once("error", (e: NodeJS.ErrnoException) => reject(new CliError(`cannot read operations file "${opts.ops}": ${e.code ?? e.message}`)));
+    input.once("readable", () => resolve());
+    input.once("end", () => resolve());
+  });
+  await opened;
+  let refused = 0;
+  let n = 0;
+  for await (const text of createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })) {
+    n++;
+    const r =
+      text.trim() === ""
+        ? { line: { status: 400, issues: [{ path: "", message: "Is blank: expected one operation object or an array of them." }] }, refused: true }
+        : applyLine(live, text);
+    if (r.refused) refused++;
+    io.stdout.write(`${JSON.stringify({ line: n, ...r.line })}\n`);
+  }
+  if (opts.out !== undefined) await writeFile(opts.out, `${JSON.stringify(live.snapshot(), null, 2)}\n`);
+  if (refused > 0) io.stderr.write(`rsop: ${refused} of ${n} operation line${n === 1 ? "" : "s"} refused\n`);
+  return refused > 0 ? 1 : 0;
+}

@@ -1,0 +1,153 @@
+// A system that changes: the validated snapshot (immer-frozen, structurally shared) and an engine
+// always consistent with it. Every change is a seed route applied as an immer transition.
+import { type Patch, applyPatches as immerApplyPatches, enablePatches, freeze, produceWithPatches } from "immer";
+import { type Engine, createEngine } from "../evaluate/index.js";
+import { type Issue, type Result, type SystemSnapshot, err, ok, parseSnapshot } from "../model/index.js";
+import { type IdSource, randomIds } from "./ids.js";
+import { type Operation, type OperationResult, Refusal, type RefusedResult, type WriteResult } from "./operation.js";
+import { matchRoute } from "./routes.js";
+import { toBodyPaths } from "./operations/bodyPaths.js";
+import { WriteValidator } from "./validation.js";
+
+/** Issue codes of a resulting snapshot that make a write a conflict (409) rather than invalid (400). */
+const CONFLICT_CODES = new Set(["duplicateId", "duplicateName", "duplicateCredentialNumber", "portInUse", "conflict"]);
+
+export interface LiveSystemOptions {
+  /** Where created ids come from (default: random UUID v4); `seededIds(n)` makes them repeatable. */
+  readonly newId?: IdSource;
+  /** The clock for `created` stamps of new cloud nodes and devices, and the default RSOP instant (default Date.now). */
+  readonly now?: () => number;
+}
+
+/** The answer to a batch: every operation's result when all were accepted, else the first refusal. */
+export type BatchResult =
+  | { readonly ok: true; readonly status: 200; readonly results: readonly OperationResult[] }
+  | (RefusedResult & { readonly index: number });
+
+function refused(status: RefusedResult["status"], issues: readonly Issue[]): RefusedResult {
+  return { ok: false, status, issues };
+}
+
+function splitPath(path: string): { pathname: string; query: URLSearchParams } {
+  const q = path.indexOf("?");
+  return q < 0 ? { pathname: path, query: new URLSearchParams() } : { pathname: path.slice(0, q), query: new URLSearchParams(path.slice(q + 1)) };
+}
+
+export class LiveSystem {
+  #snapshot: SystemSnapshot;
+  #engine: Engine;
+  readonly #newId: IdSource;
+  readonly #now: () => number;
+  /** Validates writes against indexes of the snapshot, as parseSnapshot would the resulting snapshot. */
+  readonly #validator = new WriteValidator();
+
+  /** @internal use createLiveSystem. */
+  constructor(snapshot: SystemSnapshot, newId: IdSource, now: () => number) {
+    this.#snapshot = freeze(snapshot, true);
+    this.#engine = createEngine(this.#snapshot);
+    this.#newId = newId;
+    this.#now = now;
+  }
+
+  /** The current validated snapshot (deeply frozen; unchanged parts are shared between versions). */
+  get snapshot(): SystemSnapshot {
+    return this.#snapshot;
+  }
+
+  /** The engine of the current snapshot. */
+  get engine(): Engine {
+    return this.#engine;
+  }
+
+  /**
+   * Applies one operation (a seed route) or a batch (all or nothing).
+   * @example
+   * live.apply({ method: "PUT", path: "/holders/h-1/groups/g-2" }); //=> { ok: true, status: 204, patches, inversePatches }
+   */
+  apply(op: Operation): OperationResult;
+  apply(ops: readonly Operation[]): BatchResult;
+  apply(input: Operation | readonly Operation[]): OperationResult | BatchResult {
+    if (Array.isArray(input)) return this.#applyBatch(input as readonly Operation[]);
+    const step = this.#step(this.#snapshot, input as Operation);
+    if ("next" in step) this.#commit(step.next);
+    return step.result;
+  }
+
+  /** Replays patches made elsewhere (replication, or undo with a result's `inversePatches`). */
+  applyPatches(patches: readonly Patch[]): Result<void> {
+    let next: SystemSnapshot;
+    try {
+      next = immerApplyPatches(this.#snapshot, patches as Patch[]);
+    } catch (e) {
+      return err([{ code: "invalidPatch", path: [], message: `The patches do not apply to this snapshot: ${(e as Error).message}` }]);
+    }
+    const issues = this.#validator.validate(this.#snapshot, this.#snapshot, next, patches);
+    if (issues.length > 0) return err(issues);
+    this.#commit(next);
+    return ok(undefined);
+  }
+
+  #commit(next: SystemSnapshot): void {
+    this.#engine = createEngine(next);
+    this.#snapshot = next;
+  }
+
+  #applyBatch(ops: readonly Operation[]): BatchResult {
+    let current = this.#snapshot;
+    const results: OperationResult[] = [];
+    for (let i = 0; i < ops.length; i++) {
+      const step = this.#step(current, ops[i]!, current !== this.#snapshot);
+      if (!step.result.ok) return { ...step.result, index: i };
+      results.push(step.result);
+      if ("next" in step) current = step.next;
+    }
+    if (current !== this.#snapshot) this.#commit(current);
+    return { ok: true, status: 200, results };
+  }
+
+  #step(base: SystemSnapshot, op: Operation, staleEngine = false): { result: OperationResult } | { result: WriteResult; next: SystemSnapshot } {
+    if (op === null || typeof op !== "object" || typeof op.method !== "string" || typeof op.path !== "string")
+      return { result: refused(400, [{ code: "invalid", path: [], message: 'An operation is {"method", "path", "body"?}.' }]) };
+    const { pathname, query } = splitPath(op.path);
+    const route = matchRoute(op.method, pathname);
+    if (route.kind === "none") return { result: refused(404, [{ code: "unknownRoute", path: ["path"], message: `No route ${op.method} ${pathname}.` }]) };
+    if (route.kind === "method")
+      return { result: refused(405, [{ code: "methodNotAllowed", path: ["method"], message: `${pathname} takes ${route.allowed.join(", ")}, not ${op.method}.` }]) };
+    try {
+      if (route.kind === "read") {
+        const engine = staleEngine ? createEngine(base) : this.#engine;
+        const answer = route.handler({ snapshot: base, engine, params: route.params, query, now: this.#now });
+        return { result: { ok: true, status: 200, ...answer } };
+      }
+      let created = { status: 204 as 200 | 201 | 204, id: undefined as string | undefined };
+      const [next, patches, inversePatches] = produceWithPatches(base, (draft) => {
+        const r = route.handler({ draft, params: route.params, body: op.body, newId: this.#newId, now: this.#now });
+        created = { status: r.status, id: r.id };
+      });
+      const issues = this.#validator.validate(this.#snapshot, base, next, patches);
+      if (issues.length > 0) {
+        const conflict = issues.some((i) => CONFLICT_CODES.has(i.code));
+        const target = created.id ?? Object.values(route.params).at(-1);
+        return { result: refused(conflict ? 409 : 400, toBodyPaths(issues, next, target)) };
+      }
+      const result: WriteResult = { ok: true, status: created.status, ...(created.id !== undefined ? { id: created.id } : {}), patches, inversePatches };
+      return { result, next };
+    } catch (e) {
+      if (e instanceof Refusal) return { result: refused(e.status, e.issues) };
+      throw e;
+    }
+  }
+}
+
+/**
+ * Validates a snapshot and starts a live system on it.
+ * @example
+ * const r = createLiveSystem(json);
+ * if (r.ok) r.value.apply({ method: "POST", path: "/groups", body: { name: "Night" } }); //=> { ok: true, status: 200, id, … }
+ */
+export function createLiveSystem(input: unknown, options: LiveSystemOptions = {}): Result<LiveSystem> {
+  enablePatches();
+  const parsed = parseSnapshot(input);
+  if (!parsed.ok) return err(parsed.issues);
+  return ok(new LiveSystem(parsed.value, options.newId ?? randomIds, options.now ?? Date.now));
+}

@@ -1,0 +1,58 @@
+// The vocabulary of the live system: an operation is a seed route (method, path relative to the
+// system, body), and its result carries the seed's HTTP status.
+import type { Patch } from "immer";
+import type { Issue, IssueCode } from "../model/index.js";
+
+export type Method = "GET" | "POST" | "PUT" | "DELETE";
+
+/** One seed route applied to a system: `{ method: "PUT", path: "/holders/h-1/groups/g-2" }`. */
+export interface Operation {
+  readonly method: Method;
+  /** Relative to the system (`/holders`, `/groups/g-1/holders?page=2`); a query string is allowed on reads. */
+  readonly path: string;
+  readonly body?: unknown;
+}
+
+/** An accepted write: its status, the id it created, and the immer patches that made the change. */
+export interface WriteResult {
+  readonly ok: true;
+  readonly status: 200 | 201 | 204;
+  readonly id?: string;
+  readonly patches: readonly Patch[];
+  readonly inversePatches: readonly Patch[];
+}
+
+/** A read's answer: the seed body, and for lists the total before paging. */
+export interface ReadResult {
+  readonly ok: true;
+  readonly status: 200;
+  readonly body: unknown;
+  readonly total?: number;
+}
+
+/** A refused operation: nothing changed. 400 invalid, 404 unknown id or route, 409 conflict. */
+export interface RefusedResult {
+  readonly ok: false;
+  readonly status: 400 | 404 | 405 | 409;
+  readonly issues: readonly Issue[];
+}
+
+export type OperationResult = WriteResult | ReadResult | RefusedResult;
+
+/** Raised inside a handler to refuse the operation; the live system turns it into a RefusedResult. */
+export class Refusal extends Error {
+  constructor(
+    readonly status: RefusedResult["status"],
+    readonly issues: readonly Issue[],
+  ) {
+    super(issues.map((i) => i.message).join(" "));
+  }
+}
+
+export function refuse(status: RefusedResult["status"], code: IssueCode, path: readonly (string | number)[], message: string): never {
+  throw new Refusal(status, [{ code, path, message }]);
+}
+
+export function notFound(what: string, id: string, path: readonly (string | number)[] = []): never {
+  return refuse(404, "notFound", path, `No ${what} has id "${id}".`);
+}

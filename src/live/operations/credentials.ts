@@ -1,0 +1,95 @@
+// Credentials of a holder (seed 001 §4 "Credentials") and activation of a pending digital one.
+import { z } from "zod";
+import { type Issue, credentialSchema } from "../../model/index.js";
+import { objectBody, parseBody, requireKeys } from "../body.js";
+import { Refusal, refuse } from "../operation.js";
+import { type Created, NO_CONTENT, type WriteContext, indexOf } from "./common.js";
+
+const DIGITAL_TYPES = z.array(z.enum(["touch", "token"])).min(1, { error: "Must name at least one credential type." });
+
+function holderAt(ctx: WriteContext) {
+  return ctx.draft.holders[indexOf(ctx.draft.holders, ctx.params.holderId!, "holder")]!;
+}
+
+type Path = readonly (string | number)[];
+
+/**
+ * The create rules of seed 001 §4 for one credential body at `prefix` (`body`, or
+ * `body.credentials.<j>` inside a holder create): `types` required; a card needs its number and takes
+ * no `sendEmail`; a digital credential takes no number, facility code or description.
+ */
+export function credentialIssues(b: Record<string, unknown>, prefix: Path): Issue[] {
+  const issues: Issue[] = [];
+  if (!Object.hasOwn(b, "types")) return [{ code: "required", path: [...prefix, "types"], message: "Is required." }];
+  const card = Array.isArray(b.types) && b.types.includes("card");
+  if (card && !Object.hasOwn(b, "credentialNumber"))
+    issues.push({ code: "required", path: [...prefix, "credentialNumber"], message: "A card credential needs a credentialNumber." });
+  if (!card) {
+    for (const k of ["credentialNumber", "facilityCode", "description"])
+      if (Object.hasOwn(b, k) && b[k] !== null)
+        issues.push({ code: "invalid", path: [...prefix, k], message: `Only card credentials carry a ${k}; a digital credential gets its number when it is activated.` });
+  } else if (Object.hasOwn(b, "sendEmail"))
+    issues.push({ code: "invalid", path: [...prefix, "sendEmail"], message: "sendEmail is for digital credentials only." });
+  if (Object.hasOwn(b, "sendEmail") && typeof b.sendEmail !== "boolean")
+    issues.push({ code: "invalidType", path: [...prefix, "sendEmail"], message: "Must be a boolean." });
+  return issues;
+}
+
+/** The stored form of a checked credential body: a digital one starts `Pending` with no number (seed 001 §3). */
+export function credentialInput(b: Record<string, unknown>, id: string): Record<string, unknown> {
+  const card = Array.isArray(b.types) && b.types.includes("card");
+  return {
+    id,
+    types: b.types,
+    credentialNumber: card ? b.credentialNumber : null,
+    facilityCode: card ? b.facilityCode : null,
+    description: card ? b.description : "Pending",
+  };
+}
+
+export function createCredential(ctx: WriteContext): Created {
+  const h = holderAt(ctx);
+  const b = objectBody(ctx.body);
+  requireKeys(b, ["types"]);
+  const issues = credentialIssues(b, ["body"]);
+  if (issues.length > 0) throw new Refusal(400, issues);
+  const id = ctx.newId();
+  const c = parseBody(credentialSchema, credentialInput(b, id));
+  h.credentials.push({ ...c, holderId: h.id });
+  return { status: 201, id };
+}
+
+function credentialIndex(ctx: WriteContext): number {
+  return indexOf(holderAt(ctx).credentials, ctx.params.credentialId!, "credential of this holder");
+}
+
+export function updateCredential(ctx: WriteContext): Created {
+  const h = holderAt(ctx);
+  const c = h.credentials[credentialIndex(ctx)]!;
+  const b = objectBody(ctx.body);
+  requireKeys(b, ["types"]);
+  if (c.types.includes("card")) refuse(400, "invalid", ["body", "types"], "Only the types of a digital credential can change after creation.");
+  c.types = parseBody(DIGITAL_TYPES, b.types, ["body", "types"]);
+  return NO_CONTENT;
+}
+
+export function deleteCredential(ctx: WriteContext): Created {
+  holderAt(ctx).credentials.splice(credentialIndex(ctx), 1);
+  return NO_CONTENT;
+}
+
+const activation = z.object({
+  credentialNumber: credentialSchema.shape.credentialNumber.unwrap().unwrap(),
+  description: z.string().min(1).max(255),
+});
+
+/** A pending digital credential gets its number and the activating device's model name (seed 001 §3). */
+export function activateCredential(ctx: WriteContext): Created {
+  const c = holderAt(ctx).credentials[credentialIndex(ctx)]!;
+  if (c.types.includes("card")) refuse(409, "conflict", [], "Card credentials are not activated; only pending digital credentials are.");
+  if (c.credentialNumber !== null) refuse(409, "conflict", [], `Credential "${c.id}" is already active.`);
+  const a = parseBody(activation, objectBody(ctx.body));
+  c.credentialNumber = a.credentialNumber;
+  c.description = a.description;
+  return NO_CONTENT;
+}

@@ -1,0 +1,62 @@
+// Holders (seed 001 §4 "Holders"): create, update, delete; credentials go with a deleted holder.
+import { holderSchema } from "../../model/index.js";
+import type { Holder, Issue } from "../../model/index.js";
+import { Refusal } from "../operation.js";
+import { credentialInput, credentialIssues } from "./credentials.js";
+import { objectBody, parseBody, pick, requireKeys } from "../body.js";
+import { type Created, NO_CONTENT, type WriteContext, indexOf, removeAt } from "./common.js";
+
+const UPDATE_REQUIRED = ["firstName", "lastName", "partition", "enabled", "activeDate", "expireDate", "pin", "duressPin"] as const;
+const UPDATE_WRITABLE = [...UPDATE_REQUIRED, "email", "customFields"] as const;
+
+/** A holder as the snapshot loader normalizes it: each credential names its holder. */
+export function normalizeHolder(h: ReturnType<typeof holderSchema.parse>): Holder {
+  return {
+    ...h,
+    customFields: h.customFields ?? {},
+    credentials: h.credentials.map(({ holderId: _given, ...c }) => ({ ...c, holderId: h.id })),
+  };
+}
+
+export function createHolder({ draft, body, newId }: WriteContext): Created {
+  const b = objectBody(body);
+  const id = newId();
+  // Credentials given on creation follow the credential-create rules (a digital one starts Pending).
+  const issues: Issue[] = [];
+  const credentials = Array.isArray(b.credentials)
+    ? b.credentials.map((c: unknown, j: number) => {
+        if (c === null || typeof c !== "object" || Array.isArray(c)) return c;
+        const cb = c as Record<string, unknown>;
+        issues.push(...credentialIssues(cb, ["body", "credentials", j]));
+        return credentialInput(cb, typeof cb.id === "string" ? cb.id : newId());
+      })
+    : b.credentials;
+  let holder: Holder;
+  try {
+    holder = normalizeHolder(parseBody(holderSchema, { ...b, id, credentials }));
+  } catch (e) {
+    if (!(e instanceof Refusal)) throw e;
+    const seen = new Set(issues.map((i) => i.path.join(".")));
+    throw new Refusal(400, [...issues, ...e.issues.filter((i) => !seen.has(i.path.join(".")))]);
+  }
+  if (issues.length > 0) throw new Refusal(400, issues);
+  draft.holders.push(holder);
+  return { status: 201, id };
+}
+
+export function updateHolder({ draft, params, body }: WriteContext): Created {
+  const i = indexOf(draft.holders, params.holderId!, "holder");
+  const b = objectBody(body);
+  requireKeys(b, UPDATE_REQUIRED);
+  const current = draft.holders[i]!;
+  const merged = { ...current, ...pick(b, UPDATE_WRITABLE), id: current.id };
+  const next = normalizeHolder(parseBody(holderSchema, merged));
+  for (const k of UPDATE_WRITABLE) (current as Record<string, unknown>)[k] = next[k];
+  return NO_CONTENT;
+}
+
+export function deleteHolder({ draft, params }: WriteContext): Created {
+  const i = indexOf(draft.holders, params.holderId!, "holder");
+  removeAt(draft.holders, i);
+  return NO_CONTENT;
+}

@@ -1,0 +1,221 @@
+// The seed 001 read routes over the current snapshot: retrieve, lists (search, ids, paging), holders
+// of a group, groups of a holder, credentials, facility codes, RSOP.
+import type { Engine } from "../../evaluate/index.js";
+import { type FloorGroup, type Holder, QueryError, type SystemSnapshot } from "../../model/index.js";
+import { Refusal, notFound, refuse } from "../operation.js";
+
+export interface ReadContext {
+  readonly snapshot: SystemSnapshot;
+  readonly engine: Engine;
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: URLSearchParams;
+  /** The live system's clock: the RSOP instant when the query names none. */
+  readonly now: () => number;
+}
+
+export interface Answer {
+  readonly body: unknown;
+  readonly total?: number;
+}
+
+const byId = (a: { id: string }, b: { id: string }): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+function whole(query: URLSearchParams, key: string, dflt: number, min: number, max: number): number {
+  const raw = query.get(key);
+  if (raw === null || raw === "") return dflt;
+  const n = /^\d{1,9}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(n >= min && n <= max)) refuse(400, "invalid", ["query", key], `Must be a whole number from ${min} to ${max}.`);
+  return n;
+}
+
+/** One page of `items` (sorted by id), with the total before paging (seed 000 §4: page 0-based, per_page ≤ 100). */
+export function paged<T extends { id: string }>(items: readonly T[], query: URLSearchParams, map: (x: T) => unknown = (x) => x): Answer {
+  const page = whole(query, "page", 0, 0, 1_000_000_000);
+  const perPage = whole(query, "per_page", 10, 1, 100);
+  const sorted = [...items].sort(byId);
+  return { body: sorted.slice(page * perPage, page * perPage + perPage).map(map), total: sorted.length };
+}
+
+/** Partial, case-insensitive match; a quoted operand (`"Ann"`) matches a whole value exactly. */
+export function matcher(search: string | null): (values: readonly (string | null)[]) => boolean {
+  if (search === null || search === "") return () => true;
+  const quoted = search.length >= 2 && search.startsWith('"') && search.endsWith('"');
+  const needle = (quoted ? search.slice(1, -1) : search).toLowerCase();
+  return quoted
+    ? (values) => values.some((v) => v !== null && v.toLowerCase() === needle)
+    : (values) => values.some((v) => v !== null && v.toLowerCase().includes(needle));
+}
+
+function find<T extends { id: string }>(list: readonly T[], id: string, what: string): T {
+  return list.find((x) => x.id === id) ?? notFound(what, id);
+}
+
+/** The seed holder: groups as `{id, name, partition}`, credentials as objects. */
+function holderBody(s: SystemSnapshot, h: Holder): unknown {
+  const groups = new Map(s.groups.map((g) => [g.id, g]));
+  return { ...h, groups: h.groups.map((id) => groups.get(id)!) };
+}
+
+/** The seed floor group: `readerPort` and `floors` as partial devices. */
+function floorGroupBody(s: SystemSnapshot, f: FloorGroup): unknown {
+  const devices = new Map(s.devices.map((d) => [d.id, d]));
+  const nodes = new Map(s.cloudNodes.map((n) => [n.id, n]));
+  const reader = devices.get(f.readerPort)!;
+  const node = nodes.get(reader.cloudNode)!;
+  return {
+    id: f.id,
+    name: f.name,
+    partition: f.partition,
+    readerPort: { id: reader.id, name: reader.name, cloudNode: { id: node.id, serialNumber: node.serialNumber, name: node.name } },
+    floors: f.floors.map((id) => {
+      const d = devices.get(id)!;
+      return { id: d.id, name: d.name, type: d.type };
+    }),
+  };
+}
+
+const HOLDER_SEARCH_FIELDS = ["firstName", "lastName", "email", "pin"] as const;
+
+/**
+ * The `include` values of a list (seed 001 §4), each checked against the route's own set: an unknown
+ * one is a 400, as an unknown search field is (semantics L15).
+ */
+function includes(query: URLSearchParams, allowed: readonly string[]): Set<string> {
+  const raw = query.get("include");
+  if (raw === null || raw.trim() === "") return new Set();
+  const asked = raw.split(",").map((x) => x.trim()).filter((x) => x !== "");
+  const bad = asked.find((x) => !allowed.includes(x));
+  if (bad !== undefined) refuse(400, "invalid", ["query", "include"], `Unknown include "${bad}": use ${allowed.join(", ")}.`);
+  return new Set(asked);
+}
+
+function partitionRef(s: SystemSnapshot, id: string | null): unknown {
+  if (id === null) return null;
+  const p = s.partitions.find((x) => x.id === id)!;
+  return { id: p.id, name: p.name };
+}
+
+function partialHolder(h: Holder): unknown {
+  return { id: h.id, firstName: h.firstName, lastName: h.lastName, enabled: h.enabled, partition: h.partition, email: h.email };
+}
+
+export const reads = {
+  holder: ({ snapshot, params }: ReadContext): Answer => ({ body: holderBody(snapshot, find(snapshot.holders, params.holderId!, "holder")) }),
+  holders: ({ snapshot, query }: ReadContext): Answer => {
+    const asked = (query.get("search_fields") ?? "").split(",").map((f) => f.trim()).filter((f) => f !== "");
+    const fields = asked.length > 0 ? asked : ["firstName", "lastName", "email"];
+    const bad = fields.filter((f) => !(HOLDER_SEARCH_FIELDS as readonly string[]).includes(f));
+    if (bad.length > 0) refuse(400, "invalid", ["query", "search_fields"], `Unknown search field "${bad[0]}": use ${HOLDER_SEARCH_FIELDS.join(", ")}.`);
+    const include = includes(query, ["credentials", "groups", "partition", "rules"]);
+    const match = matcher(query.get("search"));
+    const hits = snapshot.holders.filter((h) => match(fields.map((f) => h[f as (typeof HOLDER_SEARCH_FIELDS)[number]] ?? null)));
+    return paged(hits, query, (h) => {
+      const body = holderBody(snapshot, h) as Record<string, unknown>;
+      if (include.has("partition")) body.partition = partitionRef(snapshot, h.partition);
+      if (include.has("rules")) body.rules = snapshot.rules.filter((r) => h.groups.includes(r.groupId)).sort(byId);
+      return body;
+    });
+  },
+  group: ({ snapshot, params }: ReadContext): Answer => ({ body: find(snapshot.groups, params.groupId!, "group") }),
+  groups: ({ snapshot, query }: ReadContext): Answer => {
+    const ids = query.get("ids");
+    let list = snapshot.groups;
+    if (ids !== null && ids !== "") {
+      const wanted = new Set(ids.split(",").map((s) => s.trim()).filter((s) => s !== ""));
+      if (wanted.size > 50) refuse(400, "tooBig", ["query", "ids"], "Names at most 50 ids.");
+      list = list.filter((g) => wanted.has(g.id));
+    }
+    const include = includes(query, ["holders", "partition", "rules"]);
+    const match = matcher(query.get("search"));
+    return paged(list.filter((g) => match([g.name])), query, (g) => ({
+      ...g,
+      ...(include.has("partition") ? { partition: partitionRef(snapshot, g.partition) } : {}),
+      ...(include.has("holders") ? { holders: snapshot.holders.filter((h) => h.groups.includes(g.id)).sort(byId).map(partialHolder) } : {}),
+      ...(include.has("rules") ? { rules: snapshot.rules.filter((r) => r.groupId === g.id).sort(byId) } : {}),
+    }));
+  },
+  groupHolders: ({ snapshot, params, query }: ReadContext): Answer => {
+    const id = find(snapshot.groups, params.groupId!, "group").id;
+    return paged(
+      snapshot.holders.filter((h) => h.groups.includes(id)),
+      query,
+      partialHolder,
+    );
+  },
+  holderGroups: ({ snapshot, params, query }: ReadContext): Answer => {
+    const h = find(snapshot.holders, params.holderId!, "holder");
+    return paged(snapshot.groups.filter((g) => h.groups.includes(g.id)), query);
+  },
+  credentials: ({ snapshot, query }: ReadContext): Answer => paged(snapshot.holders.flatMap((h) => h.credentials), query),
+  holderCredentials: ({ snapshot, params, query }: ReadContext): Answer =>
+    paged(find(snapshot.holders, params.holderId!, "holder").credentials, query),
+  credential: ({ snapshot, params }: ReadContext): Answer => ({
+    body: find(find(snapshot.holders, params.holderId!, "holder").credentials, params.credentialId!, "credential of this holder"),
+  }),
+  facilityCodes: ({ snapshot, query }: ReadContext): Answer => {
+    const codes = new Set<number>();
+    for (const h of snapshot.holders) for (const c of h.credentials) if (c.facilityCode !== null) codes.add(c.facilityCode);
+    const sorted = [...codes].sort((a, b) => a - b).map((c) => ({ id: String(c).padStart(16, "0"), code: String(c) }));
+    const page = paged(sorted, query, (x) => x.code);
+    return page;
+  },
+  rule: ({ snapshot, params }: ReadContext): Answer => ({ body: find(snapshot.rules, params.ruleId!, "rule") }),
+  rules: ({ snapshot, query }: ReadContext): Answer => paged(snapshot.rules, query),
+  cloudNode: ({ snapshot, params }: ReadContext): Answer => ({ body: find(snapshot.cloudNodes, params.cloudNodeId!, "cloud node") }),
+  cloudNodes: ({ snapshot, query }: ReadContext): Answer => {
+    const match = matcher(query.get("search"));
+    return paged(snapshot.cloudNodes.filter((n) => match([n.name, n.serialNumber, n.description])), query);
+  },
+  hardware: ({ snapshot, params }: ReadContext): Answer => {
+    find(snapshot.cloudNodes, params.cloudNodeId!, "cloud node");
+    return { body: [] };
+  },
+  wirelessDiagnostics: ({ snapshot, params }: ReadContext): Answer => {
+    find(snapshot.cloudNodes, params.cloudNodeId!, "cloud node");
+    return { body: [] };
+  },
+  connection: ({ snapshot, params }: ReadContext): Answer => {
+    find(snapshot.cloudNodes, params.cloudNodeId!, "cloud node");
+    const c = snapshot.connections.find((x) => x.id === params.connectionId && x.cloudNode === params.cloudNodeId);
+    return { body: c ?? notFound(`connection on cloud node "${params.cloudNodeId}"`, params.connectionId!) };
+  },
+  connections: ({ snapshot, query }: ReadContext): Answer => paged(snapshot.connections, query),
+  device: ({ snapshot, params, query }: ReadContext): Answer => {
+    find(snapshot.cloudNodes, params.cloudNodeId!, "cloud node");
+    const d = snapshot.devices.find((x) => x.id === params.deviceId && x.cloudNode === params.cloudNodeId);
+    if (d === undefined) notFound(`device on cloud node "${params.cloudNodeId}"`, params.deviceId!);
+    const include = (query.get("include") ?? "").split(",");
+    if (!include.includes("connection")) return { body: d };
+    const c = snapshot.connections.find((x) => x.id === d.connection);
+    return { body: { ...d, connection: c === undefined ? d.connection : { id: c.id, name: c.name, type: c.type } } };
+  },
+  partition: ({ snapshot, params }: ReadContext): Answer => ({ body: find(snapshot.partitions, params.partitionId!, "partition") }),
+  partitions: ({ snapshot, query }: ReadContext): Answer => {
+    const include = includes(query, ["attributes", "devices", "users"]);
+    const match = matcher(query.get("search"));
+    return paged(snapshot.partitions.filter((p) => match([p.name])), query, (p) => ({
+      ...p,
+      ...(include.has("devices")
+        ? { devices: snapshot.devices.filter((d) => d.partition.some((e) => e.id === p.id)).sort(byId).map((d) => ({ id: d.id, name: d.name, type: d.type })) }
+        : {}),
+      // Custom fields ("attributes") are not kept in this snapshot yet: none to include.
+      ...(include.has("attributes") ? { attributes: [] } : {}),
+    }));
+  },
+  floorGroup: ({ snapshot, params }: ReadContext): Answer => ({ body: floorGroupBody(snapshot, find(snapshot.floorGroups, params.floorGroupId!, "floor group")) }),
+  floorGroups: ({ snapshot, query }: ReadContext): Answer => {
+    const match = matcher(query.get("search"));
+    return paged(snapshot.floorGroups.filter((f) => match([f.name])), query, (f) => floorGroupBody(snapshot, f));
+  },
+  rsop: ({ engine, query, params, now }: ReadContext): Answer => {
+    const raw = query.get("ids");
+    if (raw === null || raw.trim() === "") refuse(400, "required", ["query", "ids"], "Is required: comma-delimited holder ids.");
+    const ids = [...new Set(raw.split(",").map((s) => s.trim()).filter((s) => s !== ""))];
+    try {
+      return { body: engine.rsop(ids, { at: query.get("at") ?? now(), ...(params.cloudNodeId ? { cloudNodeId: params.cloudNodeId } : {}) }) };
+    } catch (e) {
+      if (!(e instanceof QueryError)) throw e;
+      throw new Refusal(e.issues.some((i) => i.code === "unknownId") ? 404 : 400, e.issues);
+    }
+  },
+} satisfies Record<string, (ctx: ReadContext) => Answer>;

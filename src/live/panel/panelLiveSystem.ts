@@ -1,0 +1,205 @@
+// A 1.0 panel that changes: the validated panel snapshot (immer-frozen, structurally shared) and a
+// PanelEngine always consistent with it. Every change is a seed 002 route applied as an immer
+// transition, then the whole resulting panel is validated (parsePanel) and the engine rebuilt.
+import { type Patch, applyPatches as immerApplyPatches, enablePatches, freeze, produceWithPatches } from "immer";
+import { PanelEngine } from "../../legacy1/panelEngine.js";
+import { type Issue, type LoadedPanel, type PanelSnapshot, type Result, err, ok, parsePanel } from "../../model/index.js";
+import { type Operation, Refusal, type RefusedResult } from "../operation.js";
+import type { PanelWritten } from "./panelOperations.js";
+import { matchPanelRoute } from "./panelRoutes.js";
+
+/** Issue codes of a resulting panel that make a write a conflict (409) rather than invalid (400). */
+const CONFLICT_CODES = new Set(["duplicateId", "duplicateName", "duplicateCredentialNumber", "portInUse", "conflict"]);
+
+/** An accepted 1.0 write: seed 002 creates answer 200 with the new integer id (a custom field's id is its given string). */
+export interface PanelWriteResult {
+  readonly ok: true;
+  readonly status: 200 | 204;
+  readonly id?: number | string;
+  readonly patches: readonly Patch[];
+  readonly inversePatches: readonly Patch[];
+}
+
+/** A 1.0 read's answer: the seed 002 body, and for lists the total before paging. */
+export interface PanelReadResult {
+  readonly ok: true;
+  readonly status: 200;
+  readonly body: unknown;
+  readonly total?: number;
+}
+
+export type PanelOperationResult = PanelWriteResult | PanelReadResult | RefusedResult;
+
+/** The answer to a batch: every operation's result when all were accepted, else the first refusal. */
+export type PanelBatchResult =
+  | { readonly ok: true; readonly status: 200; readonly results: readonly PanelOperationResult[] }
+  | (RefusedResult & { readonly index: number });
+
+function refused(status: RefusedResult["status"], issues: readonly Issue[]): RefusedResult {
+  return { ok: false, status, issues };
+}
+
+function splitPath(path: string): { pathname: string; query: URLSearchParams } {
+  const q = path.indexOf("?");
+  return q < 0 ? { pathname: path, query: new URLSearchParams() } : { pathname: path.slice(0, q), query: new URLSearchParams(path.slice(q + 1)) };
+}
+
+function startsWith(path: readonly (string | number)[], prefix: readonly (string | number)[]): boolean {
+  return prefix.length <= path.length && prefix.every((p, i) => path[i] === p);
+}
+
+/**
+ * The written entity's own uniqueness conflict, when the panel check reported it at the other party
+ * (the later of the two): at the body instead, naming the other party by its panel path (L14).
+ */
+function otherParty(panel: PanelSnapshot, issue: Issue, at: readonly (string | number)[]): Issue | null {
+  const p = issue.path;
+  const list = (panel as unknown as Record<string, unknown>)[String(at[0])];
+  if (!Array.isArray(list)) return null;
+  if ((issue.code === "duplicateName" || issue.code === "portInUse") && at.length === 2 && p.length === 3 && p[0] === at[0] && typeof p[1] === "number") {
+    const field = String(p[2]);
+    const mine = list[at[1] as number] as Record<string, unknown> | undefined;
+    const other = list[p[1]] as Record<string, unknown> | undefined;
+    if (mine === undefined || other === undefined || mine === other || mine[field] !== other[field]) return null;
+    if (issue.code === "portInUse" && mine.connection !== other.connection) return null;
+    const what = issue.code === "portInUse" ? `Port ${String(mine.port)} of connection ${String(mine.connection)}` : `The name "${String(mine.name)}"`;
+    return { code: issue.code, path: ["body", field], message: `${what} is already used by ${String(p[0])}[${p[1]}].` };
+  }
+  if (issue.code === "duplicateCredentialNumber" && at[0] === "persons" && at.length === 4 && p[0] === "persons" && typeof p[1] === "number" && typeof p[3] === "number") {
+    const mine = panel.persons[at[1] as number]?.credentials[at[3] as number];
+    const other = panel.persons[p[1]]?.credentials[p[3]];
+    if (mine === undefined || other === undefined || mine === other || mine.credentialNumber !== other.credentialNumber) return null;
+    return { code: issue.code, path: ["body", "credentialNumber"], message: `Credential number ${String(mine.credentialNumber)} is already used by persons[${p[1]}].credentials[${p[3]}]; numbers are unique on a cloud node.` };
+  }
+  return null;
+}
+
+/** Problems of the entity the body became are the body's (`body.firstName`, L14); others keep their panel path. */
+function bodyIssues(panel: PanelSnapshot, issues: readonly Issue[], at: readonly (string | number)[] | undefined): Issue[] {
+  // The whole-panel check runs on the 2.0 conversion; a message naming a person says so in 1.0 words.
+  const worded = issues.map((i) => (i.message.includes("holders[") ? { ...i, message: i.message.replaceAll("holders[", "persons[") } : i));
+  if (at === undefined) return worded;
+  return worded.map((i) => (startsWith(i.path, at) ? { ...i, path: ["body", ...i.path.slice(at.length)] } : (otherParty(panel, i, at) ?? i)));
+}
+
+type Step = { result: PanelOperationResult } | { result: PanelWriteResult; next: PanelSnapshot; loaded: LoadedPanel };
+
+export class PanelLiveSystem {
+  #snapshot: PanelSnapshot;
+  #engine: PanelEngine;
+  readonly #now: () => number;
+
+  /** @internal use createPanelLiveSystem. */
+  constructor(loaded: LoadedPanel, now: () => number) {
+    this.#snapshot = freeze(loaded.panel, true);
+    this.#engine = new PanelEngine(loaded);
+    this.#now = now;
+  }
+
+  /** The current validated panel (deeply frozen; unchanged parts are shared between versions). */
+  get snapshot(): PanelSnapshot {
+    return this.#snapshot;
+  }
+
+  /** The PanelEngine of the current panel. */
+  get engine(): PanelEngine {
+    return this.#engine;
+  }
+
+  /**
+   * Applies one operation (a seed 002 route relative to `{panel_url}`) or a batch (all or nothing).
+   * @example
+   * live.apply({ method: "POST", path: "/api/groups", body: { name: "Night" } }); //=> { ok: true, status: 200, id: 4, patches, inversePatches }
+   */
+  apply(op: Operation): PanelOperationResult;
+  apply(ops: readonly Operation[]): PanelBatchResult;
+  apply(input: Operation | readonly Operation[]): PanelOperationResult | PanelBatchResult {
+    if (Array.isArray(input)) return this.#applyBatch(input as readonly Operation[]);
+    const step = this.#step(this.#snapshot, input as Operation);
+    if ("next" in step) this.#commit(step.next, step.loaded);
+    return step.result;
+  }
+
+  /** Replays patches made elsewhere (replication, or undo with a result's `inversePatches`). */
+  applyPatches(patches: readonly Patch[]): Result<void> {
+    let next: PanelSnapshot;
+    try {
+      next = immerApplyPatches(this.#snapshot, patches as Patch[]);
+    } catch (e) {
+      return err([{ code: "invalidPatch", path: [], message: `The patches do not apply to this panel: ${(e as Error).message}` }]);
+    }
+    const checked = parsePanel(next);
+    if (!checked.ok) return err(checked.issues);
+    this.#commit(next, checked.value);
+    return ok(undefined);
+  }
+
+  #commit(next: PanelSnapshot, loaded: LoadedPanel): void {
+    this.#engine = new PanelEngine(loaded);
+    this.#snapshot = next;
+  }
+
+  #applyBatch(ops: readonly Operation[]): PanelBatchResult {
+    let current = this.#snapshot;
+    let loaded: LoadedPanel | null = null;
+    const results: PanelOperationResult[] = [];
+    for (let i = 0; i < ops.length; i++) {
+      const engine = loaded === null ? this.#engine : new PanelEngine(loaded);
+      const step = this.#step(current, ops[i]!, engine);
+      if (!step.result.ok) return { ...step.result, index: i };
+      results.push(step.result);
+      if ("next" in step) {
+        current = step.next;
+        loaded = step.loaded;
+      }
+    }
+    if (loaded !== null) this.#commit(current, loaded);
+    return { ok: true, status: 200, results };
+  }
+
+  #step(base: PanelSnapshot, op: Operation, engine: PanelEngine = this.#engine): Step {
+    if (op === null || typeof op !== "object" || typeof op.method !== "string" || typeof op.path !== "string")
+      return { result: refused(400, [{ code: "invalid", path: [], message: 'An operation is {"method", "path", "body"?}.' }]) };
+    const { pathname, query } = splitPath(op.path);
+    const route = matchPanelRoute(op.method, pathname);
+    if (route.kind === "none") return { result: refused(404, [{ code: "unknownRoute", path: ["path"], message: `No 1.0 route ${op.method} ${pathname}.` }]) };
+    if (route.kind === "method")
+      return { result: refused(405, [{ code: "methodNotAllowed", path: ["method"], message: `${pathname} takes ${route.allowed.join(", ")}, not ${op.method}.` }]) };
+    try {
+      if (route.kind === "read") return { result: { ok: true, status: 200, ...route.handler({ panel: base, engine, params: route.params, query, now: this.#now }) } };
+      let written: PanelWritten = { status: 204 };
+      const [next, patches, inversePatches] = produceWithPatches(base, (draft) => {
+        written = route.handler({ draft, params: route.params, body: op.body });
+      });
+      const checked = parsePanel(next);
+      if (!checked.ok) {
+        const conflict = checked.issues.some((i) => CONFLICT_CODES.has(i.code));
+        return { result: refused(conflict ? 409 : 400, bodyIssues(next, checked.issues, written.at)) };
+      }
+      const w = written as PanelWritten;
+      const result: PanelWriteResult = { ok: true, status: w.status, ...(w.id !== undefined ? { id: w.id } : {}), patches, inversePatches };
+      return { result, next, loaded: checked.value };
+    } catch (e) {
+      if (e instanceof Refusal) return { result: refused(e.status, e.issues) };
+      throw e;
+    }
+  }
+}
+
+export interface PanelLiveSystemOptions {
+  /** The clock of RSOP reads without an `at` query (default Date.now). 1.0 ids need no id source: a create takes the next free integer. */
+  readonly now?: () => number;
+}
+
+/**
+ * Validates an `rsop-panel/1` snapshot and starts a live panel on it.
+ * @example
+ * const r = createPanelLiveSystem(JSON.parse(readFileSync("examples/panel.json", "utf8")));
+ * if (r.ok) r.value.apply({ method: "POST", path: "/api/persons", body: { firstName: "Ann", lastName: "Lee" } }); //=> { ok: true, status: 200, id, … }
+ */
+export function createPanelLiveSystem(input: unknown, options: PanelLiveSystemOptions = {}): Result<PanelLiveSystem> {
+  enablePatches();
+  const parsed = parsePanel(input);
+  if (!parsed.ok) return err(parsed.issues);
+  return ok(new PanelLiveSystem(parsed.value, options.now ?? Date.now));
+}

@@ -1,0 +1,151 @@
+// The route table: method + seed path pattern → handler. Paths are relative to the system
+// (`{systems_url}/{system_id}`); `:name` segments become params.
+import type { Method } from "./operation.js";
+import type { Created, WriteContext } from "./operations/common.js";
+import { activateCredential, createCredential, deleteCredential, updateCredential } from "./operations/credentials.js";
+import {
+  addMembership,
+  createGroup,
+  deleteGroup,
+  removeMembership,
+  replaceGroupHolders,
+  replaceHolderGroups,
+  updateGroup,
+} from "./operations/groups.js";
+import {
+  configureConnection,
+  createCloudNode,
+  createConnection,
+  createDevice,
+  deleteCloudNode,
+  deleteConnection,
+  deleteDevice,
+  updateCloudNode,
+  updateConnection,
+  updateDevice,
+} from "./operations/hardware.js";
+import { createHolder, deleteHolder, updateHolder } from "./operations/holders.js";
+import {
+  createFloorGroup,
+  createPartition,
+  deleteFloorGroup,
+  deletePartition,
+  removePartitionDevice,
+  replacePartitionDevices,
+  updateFloorGroup,
+  updatePartition,
+} from "./operations/partitions.js";
+import { type Answer, type ReadContext, reads } from "./operations/reads.js";
+import { createRule, deleteRule, updateRule } from "./operations/rules.js";
+
+export type WriteHandler = (ctx: WriteContext) => Created;
+export type ReadHandler = (ctx: ReadContext) => Answer;
+
+type Table = readonly (readonly [Method, string, WriteHandler | ReadHandler])[];
+
+const TABLE: Table = [
+  ["POST", "/holders", createHolder],
+  ["GET", "/holders", reads.holders],
+  ["GET", "/holders/:holderId", reads.holder],
+  ["PUT", "/holders/:holderId", updateHolder],
+  ["DELETE", "/holders/:holderId", deleteHolder],
+  ["POST", "/holders/:holderId/credentials", createCredential],
+  ["GET", "/holders/:holderId/credentials", reads.holderCredentials],
+  ["GET", "/holders/:holderId/credentials/:credentialId", reads.credential],
+  ["PUT", "/holders/:holderId/credentials/:credentialId", updateCredential],
+  ["DELETE", "/holders/:holderId/credentials/:credentialId", deleteCredential],
+  ["POST", "/holders/:holderId/credentials/:credentialId/activate", activateCredential],
+  ["GET", "/credentials", reads.credentials],
+  ["GET", "/credentials/facility-codes", reads.facilityCodes],
+  ["POST", "/groups", createGroup],
+  ["GET", "/groups", reads.groups],
+  ["GET", "/groups/:groupId", reads.group],
+  ["PUT", "/groups/:groupId", updateGroup],
+  ["DELETE", "/groups/:groupId", deleteGroup],
+  ["GET", "/groups/:groupId/holders", reads.groupHolders],
+  ["PUT", "/groups/:groupId/holders", replaceGroupHolders],
+  ["GET", "/holders/:holderId/groups", reads.holderGroups],
+  ["PUT", "/holders/:holderId/groups", replaceHolderGroups],
+  ["PUT", "/holders/:holderId/groups/:groupId", addMembership],
+  ["DELETE", "/holders/:holderId/groups/:groupId", removeMembership],
+  ["POST", "/rules", createRule],
+  ["GET", "/rules", reads.rules],
+  ["GET", "/rules/:ruleId", reads.rule],
+  ["PUT", "/rules/:ruleId", updateRule],
+  ["DELETE", "/rules/:ruleId", deleteRule],
+  ["POST", "/cloud-nodes", createCloudNode],
+  ["GET", "/cloud-nodes", reads.cloudNodes],
+  ["GET", "/cloud-nodes/:cloudNodeId", reads.cloudNode],
+  ["PUT", "/cloud-nodes/:cloudNodeId", updateCloudNode],
+  ["DELETE", "/cloud-nodes/:cloudNodeId", deleteCloudNode],
+  ["GET", "/cloud-nodes/:cloudNodeId/hardware", reads.hardware],
+  ["GET", "/cloud-nodes/:cloudNodeId/diagnostics/wireless", reads.wirelessDiagnostics],
+  ["POST", "/cloud-nodes/:cloudNodeId/connections", createConnection],
+  ["GET", "/cloud-nodes/:cloudNodeId/connections/:connectionId", reads.connection],
+  ["PUT", "/cloud-nodes/:cloudNodeId/connections/:connectionId", updateConnection],
+  ["DELETE", "/cloud-nodes/:cloudNodeId/connections/:connectionId", deleteConnection],
+  ["POST", "/cloud-nodes/:cloudNodeId/connections/:connectionId/configure", configureConnection],
+  ["GET", "/connections", reads.connections],
+  ["POST", "/cloud-nodes/:cloudNodeId/devices", createDevice],
+  ["GET", "/cloud-nodes/:cloudNodeId/devices/:deviceId", reads.device],
+  ["PUT", "/cloud-nodes/:cloudNodeId/devices/:deviceId", updateDevice],
+  ["DELETE", "/cloud-nodes/:cloudNodeId/devices/:deviceId", deleteDevice],
+  ["POST", "/partitions", createPartition],
+  ["GET", "/partitions", reads.partitions],
+  ["GET", "/partitions/:partitionId", reads.partition],
+  ["PUT", "/partitions/:partitionId", updatePartition],
+  ["DELETE", "/partitions/:partitionId", deletePartition],
+  ["PUT", "/partitions/:partitionId/devices", replacePartitionDevices],
+  ["DELETE", "/partitions/:partitionId/devices/:deviceId", removePartitionDevice],
+  ["POST", "/floor_groups", createFloorGroup],
+  ["GET", "/floor_groups", reads.floorGroups],
+  ["GET", "/floor_groups/:floorGroupId", reads.floorGroup],
+  ["PUT", "/floor_groups/:floorGroupId", updateFloorGroup],
+  ["DELETE", "/floor_groups/:floorGroupId", deleteFloorGroup],
+  ["GET", "/rsop/holders", reads.rsop],
+  ["GET", "/cloud-nodes/:cloudNodeId/rsop/holders", reads.rsop],
+];
+
+export type Match =
+  | { readonly kind: "write"; readonly handler: WriteHandler; readonly params: Record<string, string> }
+  | { readonly kind: "read"; readonly handler: ReadHandler; readonly params: Record<string, string> }
+  | { readonly kind: "method"; readonly allowed: readonly Method[] }
+  | { readonly kind: "none" };
+
+function matchPattern(pattern: string, segments: readonly string[]): Record<string, string> | null {
+  const parts = pattern.split("/").slice(1);
+  if (parts.length !== segments.length) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i]!;
+    if (p.startsWith(":")) params[p.slice(1)] = segments[i]!;
+    else if (p !== segments[i]) return null;
+  }
+  return params;
+}
+
+/** Finds the route for `method` and `pathname`; literal segments win over `:params`. */
+export function matchRoute(method: string, pathname: string): Match {
+  let segments: string[];
+  try {
+    segments = pathname.split("/").slice(1).map(decodeURIComponent);
+  } catch {
+    return { kind: "none" };
+  }
+  if (segments.some((s) => s === "")) return { kind: "none" };
+  const allowed: Method[] = [];
+  let best: { params: Record<string, string>; handler: WriteHandler | ReadHandler; literal: number } | null = null;
+  for (const [m, pattern, handler] of TABLE) {
+    const params = matchPattern(pattern, segments);
+    if (params === null) continue;
+    if (m !== method) {
+      allowed.push(m);
+      continue;
+    }
+    const literal = pattern.split("/").filter((p) => p !== "" && !p.startsWith(":")).length;
+    if (best === null || literal > best.literal) best = { params, handler, literal };
+  }
+  if (best !== null) return method === "GET" ? { kind: "read", handler: best.handler as ReadHandler, params: best.params } : { kind: "write", handler: best.handler as WriteHandler, params: best.params };
+  const order: readonly Method[] = ["GET", "POST", "PUT", "DELETE"];
+  return allowed.length > 0 ? { kind: "method", allowed: order.filter((m) => allowed.includes(m)) } : { kind: "none" };
+}

@@ -1,0 +1,475 @@
+// Validation of a write against maintained indexes (issue 13): the same checks as the snapshot loader
+// (src/model/checks), run only on the elements a write touched and on the elements whose checks read
+// them, against indexes of the current snapshot overlaid with the change. The verdict, the issues,
+// their paths, messages and order are parseSnapshot's on the resulting snapshot.
+import type { Patch } from "immer";
+import { type Issue, type SystemSnapshot, fromZodIssues, holderSchema, parseSnapshot, zodMessage } from "../model/index.js";
+import {
+  COLLECTIONS,
+  type Collection,
+  type CredentialAt,
+  type Lookups,
+  NAMED_COLLECTIONS,
+  type NamedCollection,
+  PHASES,
+  type ParsedEntities,
+  type Report,
+  SCHEMA_ORDER,
+  parseEntity,
+} from "../model/checks/index.js";
+
+type Entity = ParsedEntities[Collection];
+type Loose = Record<string, unknown>;
+
+/** A reference from elements of `from` to elements of `to`: the ids `keys` gives. */
+interface Relation {
+  readonly from: Collection;
+  readonly to: Collection;
+  readonly keys: (v: never) => readonly (string | null)[];
+}
+function relation<F extends Collection>(from: F, to: Collection, keys: (v: ParsedEntities[F]) => readonly (string | null)[]): Relation {
+  return { from, to, keys: keys as (v: never) => readonly (string | null)[] };
+}
+
+/** Every reference a check follows (SPEC §1). */
+const RELATIONS: readonly Relation[] = [
+  relation("groups", "partitions", (g) => [g.partition]),
+  relation("devices", "partitions", (d) => (d.partition ?? []).map((p) => p.id)),
+  relation("floorGroups", "partitions", (f) => [f.partition]),
+  relation("holders", "partitions", (h) => [h.partition]),
+  relation("holders", "groups", (h) => h.groups),
+  relation("rules", "groups", (r) => [r.groupId]),
+  relation("connections", "cloudNodes", (x) => [x.cloudNode]),
+  relation("devices", "cloudNodes", (d) => [d.cloudNode]),
+  relation("devices", "connections", (d) => [d.connection]),
+  relation("devices", "devices", (d) => [d.primaryReader]),
+  relation("floorGroups", "devices", (f) => [f.readerPort, ...f.floors]),
+  relation("rules", "devices", (r) => r.devices),
+  relation("rules", "floorGroups", (r) => r.floorGroups),
+];
+const RELATIONS_TO = new Map<Collection, number[]>();
+RELATIONS.forEach((r, k) => RELATIONS_TO.set(r.to, [...(RELATIONS_TO.get(r.to) ?? []), k]));
+
+/** Fields of an element that checks of other elements read (beyond its existence). */
+const CONTENT_READ: Partial<Record<Collection, readonly string[]>> = {
+  connections: ["id", "cloudNode", "type"],
+  devices: ["id", "type", "cloudNode"],
+};
+
+const NAMED = new Set<Collection>(NAMED_COLLECTIONS);
+const IS_COLLECTION = new Set<unknown>(COLLECTIONS);
+const portKey = (d: ParsedEntities["devices"]): string => `${d.connection}\u0000${d.port}`;
+const NONE: CredentialAt = { i: -1, j: -1 };
+const before = (a: CredentialAt, b: CredentialAt): boolean => a.i < b.i || (a.i === b.i && a.j < b.j);
+
+function perCollection<T>(make: () => T): Record<Collection, T> {
+  return Object.fromEntries(COLLECTIONS.map((c) => [c, make()])) as Record<Collection, T>;
+}
+
+/**
+ * Indexes of one valid snapshot (the one they mirror): each element as parsed, ids, names, ports,
+ * credential ids and numbers, and who references each id. Changes are journaled so that the
+ * indexes can step back to a snapshot they mirrored before (a refused batch).
+ */
+class Indexes {
+  mirror: SystemSnapshot;
+  readonly parsed: Record<Collection, (Entity | undefined)[]>;
+  readonly ids = perCollection(() => new Map<string, number>());
+  readonly names = perCollection(() => new Map<string, number>());
+  readonly ports = new Map<string, number>();
+  readonly numbers = new Map<number, CredentialAt>();
+  readonly credentialIds = new Map<string, CredentialAt>();
+  /** Per relation: referenced id → ids of the referrers. */
+  readonly referrers: Map<string, Set<string>>[] = RELATIONS.map(() => new Map());
+  #journal: (() => void)[] = [];
+  /** The snapshot the journal undoes back to (the committed one when forget() was last called). */
+  #start: SystemSnapshot;
+
+  /** `s` is valid and normalized (parseSnapshot's output, or one that parseSnapshot accepts unchanged). */
+  constructor(s: SystemSnapshot) {
+    this.mirror = s;
+    this.#start = s;
+    this.parsed = perCollection(() => []);
+    for (const c of COLLECTIONS) {
+      const list = s[c] as unknown as Entity[];
+      this.parsed[c] = [...list];
+      list.forEach((v, i) => this.#insert(c, i, v, false));
+    }
+  }
+
+  #set<K, V>(m: Map<K, V>, k: K, v: V, journal: boolean): void {
+    if (journal) {
+      const had = m.has(k);
+      const old = m.get(k) as V;
+      this.#journal.push(had ? () => m.set(k, old) : () => m.delete(k));
+    }
+    m.set(k, v);
+  }
+  #delete<K, V>(m: Map<K, V>, k: K, when: (v: V) => boolean): void {
+    const old = m.get(k);
+    if (old === undefined || !when(old)) return;
+    this.#journal.push(() => m.set(k, old));
+    m.delete(k);
+  }
+  #refer(m: Map<string, Set<string>>, to: string, from: string, journal: boolean): void {
+    let set = m.get(to);
+    if (set === undefined) m.set(to, (set = new Set()));
+    if (set.has(from)) return;
+    set.add(from);
+    if (journal) this.#journal.push(() => set.delete(from));
+  }
+  #unrefer(m: Map<string, Set<string>>, to: string, from: string): void {
+    const set = m.get(to);
+    if (set === undefined || !set.delete(from)) return;
+    this.#journal.push(() => set.add(from));
+  }
+
+  #insert(c: Collection, i: number, v: Entity, journal: boolean): void {
+    this.#set(this.ids[c], v.id, i, journal);
+    if (NAMED.has(c)) this.#set(this.names[c], (v as { name: string }).name, i, journal);
+    if (c === "devices") this.#set(this.ports, portKey(v as ParsedEntities["devices"]), i, journal);
+    if (c === "holders")
+      (v as ParsedEntities["holders"]).credentials.forEach((cred, j) => {
+        this.#set(this.credentialIds, cred.id, { i, j }, journal);
+        if (cred.credentialNumber !== null) this.#set(this.numbers, cred.credentialNumber, { i, j }, journal);
+      });
+    RELATIONS.forEach((r, k) => {
+      if (r.from !== c) return;
+      for (const to of r.keys(v as never)) if (to !== null) this.#refer(this.referrers[k]!, to, v.id, journal);
+    });
+  }
+
+  #remove(c: Collection, i: number, v: Entity): void {
+    this.#delete(this.ids[c], v.id, (at) => at === i);
+    if (NAMED.has(c)) this.#delete(this.names[c], (v as { name: string }).name, (at) => at === i);
+    if (c === "devices") this.#delete(this.ports, portKey(v as ParsedEntities["devices"]), (at) => at === i);
+    if (c === "holders")
+      (v as ParsedEntities["holders"]).credentials.forEach((cred, j) => {
+        const here = (at: CredentialAt) => at.i === i && at.j === j;
+        this.#delete(this.credentialIds, cred.id, here);
+        if (cred.credentialNumber !== null) this.#delete(this.numbers, cred.credentialNumber, here);
+      });
+    RELATIONS.forEach((r, k) => {
+      if (r.from !== c) return;
+      for (const to of r.keys(v as never)) if (to !== null) this.#unrefer(this.referrers[k]!, to, v.id);
+    });
+  }
+
+  /** Moves the indexes to `next`, whose elements differ from the mirror's only at `touched`. */
+  advance(next: SystemSnapshot, touched: Touched): void {
+    for (const [c, changes] of touched) for (const i of changes.keys()) {
+      const old = this.parsed[c][i];
+      if (old !== undefined) this.#remove(c, i, old);
+    }
+    for (const [c, changes] of touched) {
+      const list = this.parsed[c];
+      const length = list.length;
+      for (const [i, v] of changes) {
+        const old = list[i];
+        this.#journal.push(() => {
+          list[i] = old;
+        });
+        list[i] = v ?? undefined;
+        if (v) this.#insert(c, i, v, true);
+      }
+      const n = next[c].length;
+      this.#journal.push(() => {
+        list.length = length;
+      });
+      list.length = n;
+    }
+    this.mirror = next;
+  }
+
+  /**
+   * Steps back to `s` when it is the snapshot of the last forget() (a refused batch returns to the
+   * committed snapshot); false otherwise. Intermediate snapshots are not kept: a batch of creates
+   * would otherwise hold every version of the list it appends to.
+   */
+  rollbackTo(s: SystemSnapshot): boolean {
+    if (s !== this.#start) return false;
+    while (this.#journal.length > 0) this.#journal.pop()!();
+    this.mirror = s;
+    return true;
+  }
+
+  /** Drops the journal: the mirrored snapshot is committed. */
+  forget(): void {
+    this.#journal = [];
+    this.#start = this.mirror;
+  }
+}
+
+/**
+ * What a write changed, per collection: index → the element there now, as parsed (null when it
+ * fails its schema, undefined when the index no longer exists).
+ */
+type Touched = Map<Collection, Map<number, Entity | null | undefined>>;
+
+/** The touched elements of `next` (differing from `prev`), from the patches; null when a patch is not an element's. */
+function touchedBy(
+  ix: Indexes,
+  prev: SystemSnapshot,
+  next: SystemSnapshot,
+  patches: readonly Patch[],
+  schemaIssues: Map<Collection, Map<number, Issue[]>>,
+): Touched | null {
+  const indices = new Map<Collection, Set<number>>();
+  /** Holders whose patches all lie in their `groups` (memberships): true; any other patch of the holder: false. */
+  const groupsOnly = new Map<number, boolean>();
+  /** Per collection, from where on elements may have shifted: an element added or removed at an index splices. */
+  const shifted = new Map<Collection, number>();
+  for (const p of patches) {
+    const [c, k] = p.path;
+    if (!IS_COLLECTION.has(c) || p.path.length < 2 || (typeof k !== "number" && k !== "length")) return null;
+    let set = indices.get(c as Collection);
+    if (set === undefined) indices.set(c as Collection, (set = new Set()));
+    if (typeof k !== "number") continue;
+    if (p.path.length === 2 && p.op !== "replace") shifted.set(c as Collection, Math.min(k, shifted.get(c as Collection) ?? k));
+    else set.add(k);
+    if (c === "holders") groupsOnly.set(k, p.path.length >= 3 && p.path[2] === "groups" && groupsOnly.get(k) !== false);
+  }
+  const touched: Touched = new Map();
+  for (const [c, set] of indices) {
+    const a = prev[c] as readonly unknown[];
+    const b = next[c] as readonly unknown[];
+    if (!Array.isArray(b)) return null;
+    const from = Math.max(0, Math.min(a.length, b.length, shifted.get(c) ?? Infinity));
+    for (let i = from; i < Math.max(a.length, b.length); i++) set.add(i);
+    const changes = new Map<number, Entity | null | undefined>();
+    for (const i of [...set].sort((x, y) => x - y)) {
+      if (i < 0 || !Number.isInteger(i) || a[i] === b[i]) continue;
+      if (i >= b.length) {
+        changes.set(i, undefined);
+        continue;
+      }
+      const old = ix.parsed[c][i];
+      const r =
+        c === "holders" && i < from && old !== undefined && groupsOnly.get(i) === true
+          ? parseGroups(old as ParsedEntities["holders"], (b[i] as Loose).groups, i)
+          : parseEntity(c, b[i], i);
+      if (r.ok) changes.set(i, r.v);
+      else {
+        changes.set(i, null);
+        let m = schemaIssues.get(c);
+        if (m === undefined) schemaIssues.set(c, (m = new Map()));
+        m.set(i, r.issues);
+      }
+    }
+    if (changes.size > 0) touched.set(c, changes);
+  }
+  return touched;
+}
+
+const groupsSchema = holderSchema.shape.groups;
+
+/**
+ * A holder of which only `groups` changed, parsed: the rest is the previous (valid) holder's. Exact:
+ * the holder's schema reads `groups` in no refinement, so its other fields stay valid and parse the same.
+ */
+function parseGroups(old: ParsedEntities["holders"], groups: unknown, i: number): { ok: true; v: ParsedEntities["holders"] } | { ok: false; issues: Issue[] } {
+  const r = groupsSchema.safeParse(groups, { error: zodMessage });
+  return r.success ? { ok: true, v: { ...old, groups: r.data } } : { ok: false, issues: fromZodIssues(r.error.issues, ["holders", i, "groups"]) };
+}
+
+/** The lookups of the resulting snapshot: the indexes where nothing changed, the touched elements elsewhere. */
+class Overlay implements Lookups {
+  readonly #ix: Indexes;
+  readonly #touched: Touched;
+  readonly #ids = new Map<Collection, Map<string, number>>();
+  readonly #broken = new Map<Collection, Set<string>>();
+  readonly #names = new Map<Collection, Map<string, number>>();
+  readonly #ports = new Map<string, number>();
+  readonly #numbers = new Map<number, CredentialAt>();
+  readonly #credentialIds = new Map<string, CredentialAt>();
+  static readonly #EMPTY = new Map<number, never>();
+
+  constructor(ix: Indexes, touched: Touched, raw: SystemSnapshot) {
+    this.#ix = ix;
+    this.#touched = touched;
+    const first = <K, V>(m: Map<K, V>, k: K, v: V) => {
+      if (!m.has(k)) m.set(k, v);
+    };
+    const of = <K, V>(m: Map<Collection, Map<K, V>>, c: Collection): Map<K, V> => {
+      let x = m.get(c);
+      if (x === undefined) m.set(c, (x = new Map()));
+      return x;
+    };
+    // Touched indices ascend (touchedBy sorts them), so the first one set is the first in the snapshot.
+    for (const [c, changes] of touched)
+      for (const [i, v] of changes) {
+        if (v === null) {
+          const id = (raw[c][i] as unknown as Loose | null)?.id;
+          if (typeof id === "string") {
+            let set = this.#broken.get(c);
+            if (set === undefined) this.#broken.set(c, (set = new Set()));
+            set.add(id);
+          }
+          continue;
+        }
+        if (v === undefined) continue;
+        first(of(this.#ids, c), v.id, i);
+        if (NAMED.has(c)) first(of(this.#names, c), (v as { name: string }).name, i);
+        if (c === "devices") first(this.#ports, portKey(v as ParsedEntities["devices"]), i);
+        if (c === "holders")
+          (v as ParsedEntities["holders"]).credentials.forEach((cred, j) => {
+            first(this.#credentialIds, cred.id, { i, j });
+            if (cred.credentialNumber !== null) first(this.#numbers, cred.credentialNumber, { i, j });
+          });
+      }
+  }
+
+  changes(c: Collection): Map<number, Entity | null | undefined> {
+    return this.#touched.get(c) ?? Overlay.#EMPTY;
+  }
+  /** The index the indexes give for `key`, unless that element was touched; -1 when none. */
+  #base(c: Collection, m: Map<string, number>, key: string): number {
+    const b = m.get(key);
+    return b === undefined || this.changes(c).has(b) ? -1 : b;
+  }
+  #min(c: Collection, base: Map<string, number>, over: Map<string, number> | undefined, key: string): number {
+    const b = this.#base(c, base, key);
+    const o = over?.get(key) ?? -1;
+    return b < 0 ? o : o < 0 ? b : Math.min(b, o);
+  }
+  /** The element at index i of the resulting snapshot, as parsed (undefined when invalid or gone). */
+  at(c: Collection, i: number): Entity | undefined {
+    const changes = this.changes(c);
+    return changes.has(i) ? (changes.get(i) ?? undefined) : this.#ix.parsed[c][i];
+  }
+
+  has(c: Collection, id: string): boolean {
+    return this.#base(c, this.#ix.ids[c], id) >= 0 || this.#ids.get(c)?.has(id) === true || this.#broken.get(c)?.has(id) === true;
+  }
+  get<C extends Collection>(c: C, id: string): ParsedEntities[C] | undefined {
+    const i = this.idOwner(c, id);
+    return i < 0 ? undefined : (this.at(c, i) as ParsedEntities[C]);
+  }
+  idOwner(c: Collection, id: string): number {
+    if (this.#broken.get(c)?.has(id) === true) return -1;
+    return this.#min(c, this.#ix.ids[c], this.#ids.get(c), id);
+  }
+  nameOwner(c: NamedCollection, name: string): number {
+    return this.#min(c, this.#ix.names[c], this.#names.get(c), name);
+  }
+  portOwner(connection: string, port: number): number {
+    return this.#min("devices", this.#ix.ports, this.#ports, `${connection}\u0000${port}`);
+  }
+  #credential(base: CredentialAt | undefined, over: CredentialAt | undefined): CredentialAt {
+    const b = base === undefined || this.changes("holders").has(base.i) ? undefined : base;
+    if (b === undefined) return over ?? NONE;
+    return over !== undefined && before(over, b) ? over : b;
+  }
+  credentialNumberOwner(n: number): CredentialAt {
+    return this.#credential(this.#ix.numbers.get(n), this.#numbers.get(n));
+  }
+  credentialIdOwner(id: string): CredentialAt {
+    return this.#credential(this.#ix.credentialIds.get(id), this.#credentialIds.get(id));
+  }
+  /** Indexes (not touched) that own a key of a touched element: their checks may now fail. */
+  baseOwnersOf(c: Collection, v: Entity): number[] {
+    const out: number[] = [];
+    const push = (i: number) => i >= 0 && out.push(i);
+    push(this.#base(c, this.#ix.ids[c], v.id));
+    if (NAMED.has(c)) push(this.#base(c, this.#ix.names[c], (v as { name: string }).name));
+    if (c === "devices") push(this.#base(c, this.#ix.ports, portKey(v as ParsedEntities["devices"])));
+    if (c === "holders")
+      for (const cred of (v as ParsedEntities["holders"]).credentials) {
+        for (const at of [this.#ix.credentialIds.get(cred.id), cred.credentialNumber === null ? undefined : this.#ix.numbers.get(cred.credentialNumber)])
+          if (at !== undefined && !this.changes("holders").has(at.i)) out.push(at.i);
+      }
+    return out;
+  }
+}
+
+function sameContent(c: Collection, a: Entity | undefined, b: Entity | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined) return false;
+  return (CONTENT_READ[c] ?? []).every((f) => (a as unknown as Loose)[f] === (b as unknown as Loose)[f]);
+}
+
+/**
+ * Validates writes of one live system. It keeps indexes of the last snapshot it validated against
+ * (built on first use), follows accepted writes, and steps back when a batch was refused.
+ */
+export class WriteValidator {
+  #ix: Indexes | undefined;
+
+  /**
+   * The issues of `next` (the snapshot `patches` made from `base`), exactly as parseSnapshot(next)
+   * reports them; empty when `next` is valid, and the indexes then mirror `next`.
+   * @param committed - the live system's snapshot (base is it, or a batch's accepted intermediate).
+   */
+  validate(committed: SystemSnapshot, base: SystemSnapshot, next: SystemSnapshot, patches: readonly Patch[]): readonly Issue[] {
+    let ix = this.#ix;
+    if (ix !== undefined && ix.mirror !== base && !ix.rollbackTo(base)) ix = undefined;
+    if (ix === undefined) ix = this.#ix = new Indexes(base);
+    if (base === committed) ix.forget();
+
+    const schemaIssues = new Map<Collection, Map<number, Issue[]>>();
+    const touched: Touched | null = next === base ? new Map() : touchedBy(ix, base, next, patches, schemaIssues);
+    if (touched === null) {
+      // Not a change of elements (a top-level field, a whole list): the whole snapshot.
+      const r = parseSnapshot(next);
+      if (!r.ok) return r.issues;
+      this.#ix = undefined;
+      return [];
+    }
+    const L = new Overlay(ix, touched, next);
+
+    // Which valid elements to check: the touched ones, the untouched owners of their keys, and
+    // the referrers of an id whose existence (or whose content that checks read) changed.
+    const scopes = new Map<Collection, Set<number>>();
+    const scope = (c: Collection): Set<number> => {
+      let set = scopes.get(c);
+      if (set === undefined) scopes.set(c, (set = new Set()));
+      return set;
+    };
+    for (const [c, changes] of touched)
+      for (const [i, v] of changes) {
+        if (v) {
+          scope(c).add(i);
+          for (const j of L.baseOwnersOf(c, v)) scope(c).add(j);
+        }
+        const rawId = i < next[c].length ? (next[c][i] as unknown as Loose | null)?.id : undefined;
+        const ids = new Set<string>();
+        const old = ix.parsed[c][i];
+        if (old !== undefined) ids.add(old.id);
+        if (typeof rawId === "string") ids.add(rawId);
+        for (const id of ids) {
+          const wasAt = ix.ids[c].get(id);
+          const before = wasAt === undefined ? undefined : ix.parsed[c][wasAt];
+          const changed = (before !== undefined) !== L.has(c, id) || (CONTENT_READ[c] !== undefined && !sameContent(c, before, L.get(c, id)));
+          if (v === null && wasAt !== undefined && !L.changes(c).has(wasAt)) scope(c).add(wasAt);
+          if (!changed) continue;
+          for (const k of RELATIONS_TO.get(c) ?? []) {
+            const r = RELATIONS[k]!;
+            for (const from of ix.referrers[k]!.get(id) ?? []) {
+              const at = ix.ids[r.from].get(from);
+              if (at !== undefined && !L.changes(r.from).has(at)) scope(r.from).add(at);
+            }
+          }
+        }
+      }
+
+    const issues: Issue[] = [];
+    for (const c of SCHEMA_ORDER) {
+      const m = schemaIssues.get(c);
+      if (m !== undefined) for (const i of [...m.keys()].sort((x, y) => x - y)) issues.push(...m.get(i)!);
+    }
+    const add: Report = (code, path, message) => issues.push({ code, path, message });
+    const sorted = new Map<Collection, number[]>();
+    for (const { coll, check } of PHASES) {
+      const set = scopes.get(coll);
+      if (set === undefined) continue;
+      let order = sorted.get(coll);
+      if (order === undefined) sorted.set(coll, (order = [...set].sort((x, y) => x - y)));
+      for (const i of order) {
+        const v = L.at(coll, i);
+        if (v !== undefined) check(v as never, i, L, add);
+      }
+    }
+    if (issues.length === 0) ix.advance(next, touched);
+    return issues;
+  }
+}

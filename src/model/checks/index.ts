@@ -1,0 +1,128 @@
+// Every check across entities, one file per collection, in the order parseSnapshot reports them.
+// Each check looks at one valid element against Lookups, so the same functions validate a whole
+// snapshot (lookups over every element) and one changed element (lookups over maintained indexes).
+import type { z } from "zod";
+import type { Issue } from "../issue.js";
+import {
+  cloudNodeSchema,
+  connectionSchema,
+  deviceSchema,
+  floorGroupSchema,
+  groupSchema,
+  holderSchema,
+  partitionSchema,
+  ruleSchema,
+} from "../systemSchema.js";
+import { fromZodIssues, zodMessage } from "../zodIssues.js";
+import { checkCloudNodeId, checkCloudNodeOwn } from "./cloudNodes.js";
+import { checkConnectionId, checkConnectionRefs } from "./connections.js";
+import { checkDeviceId, checkDeviceName, checkDeviceRefs } from "./devices.js";
+import { checkFloorGroupId, checkFloorGroupName, checkFloorGroupRefs } from "./floorGroups.js";
+import { checkGroupId, checkGroupName, checkGroupRefs } from "./groups.js";
+import { checkHolderId, checkHolderRefs } from "./holders.js";
+import type { Check, Collection, CredentialAt, Lookups, NamedCollection, ParsedEntities } from "./lookups.js";
+import { checkPartitionId, checkPartitionName } from "./partitions.js";
+import { checkRuleId, checkRuleRefs } from "./rules.js";
+
+export * from "./lookups.js";
+
+/** The schema of one element of each collection. */
+export const ENTITY_SCHEMAS: { readonly [C in Collection]: z.ZodType<ParsedEntities[C]> } = {
+  partitions: partitionSchema,
+  groups: groupSchema,
+  holders: holderSchema,
+  cloudNodes: cloudNodeSchema,
+  connections: connectionSchema,
+  devices: deviceSchema,
+  floorGroups: floorGroupSchema,
+  rules: ruleSchema,
+};
+
+/** Parses element `i` of `coll`: its value, or its schema issues (at `coll[i]…`). */
+export function parseEntity<C extends Collection>(coll: C, raw: unknown, i: number): { ok: true; v: ParsedEntities[C] } | { ok: false; issues: Issue[] } {
+  const r = ENTITY_SCHEMAS[coll].safeParse(raw, { error: zodMessage });
+  return r.success ? { ok: true, v: r.data } : { ok: false, issues: fromZodIssues(r.error.issues, [coll, i]) };
+}
+
+export interface Phase<C extends Collection = Collection> {
+  readonly coll: C;
+  readonly check: Check<C>;
+}
+function phase<C extends Collection>(coll: C, check: Check<C>): Phase {
+  return { coll, check } as unknown as Phase;
+}
+
+/**
+ * The checks across entities in report order: each phase runs over the valid elements of its
+ * collection in snapshot order. (Schema issues come first, collection by collection.)
+ */
+export const PHASES: readonly Phase[] = [
+  phase("partitions", checkPartitionId),
+  phase("partitions", checkPartitionName),
+  phase("groups", checkGroupId),
+  phase("groups", checkGroupName),
+  phase("groups", checkGroupRefs),
+  phase("cloudNodes", checkCloudNodeOwn),
+  phase("cloudNodes", checkCloudNodeId),
+  phase("connections", checkConnectionId),
+  phase("connections", checkConnectionRefs),
+  phase("devices", checkDeviceId),
+  phase("devices", checkDeviceName),
+  phase("devices", checkDeviceRefs),
+  phase("floorGroups", checkFloorGroupId),
+  phase("floorGroups", checkFloorGroupName),
+  phase("floorGroups", checkFloorGroupRefs),
+  phase("holders", checkHolderId),
+  phase("holders", checkHolderRefs),
+  phase("rules", checkRuleId),
+  phase("rules", checkRuleRefs),
+];
+
+/** The order schema issues are reported in: collection by collection. */
+export const SCHEMA_ORDER: readonly Collection[] = ["partitions", "groups", "holders", "cloudNodes", "connections", "devices", "floorGroups", "rules"];
+
+/** Valid elements with their index, and ids of the elements that failed their schema. */
+export interface ParsedCollection<C extends Collection> {
+  readonly items: readonly { readonly i: number; readonly v: ParsedEntities[C] }[];
+  readonly broken: ReadonlySet<string>;
+}
+export type ParsedSystem = { readonly [C in Collection]: ParsedCollection<C> };
+
+const NONE: CredentialAt = { i: -1, j: -1 };
+
+/** Lookups over a whole parsed snapshot. */
+export function wholeLookups(p: ParsedSystem): Lookups {
+  const byId = new Map<Collection, Map<string, { i: number; v: unknown }>>();
+  for (const coll of Object.keys(p) as Collection[]) {
+    const m = new Map<string, { i: number; v: unknown }>();
+    for (const { i, v } of p[coll].items) if (!m.has(v.id)) m.set(v.id, { i, v });
+    byId.set(coll, m);
+  }
+  const names = new Map<NamedCollection, Map<string, number>>();
+  for (const coll of ["partitions", "groups", "devices", "floorGroups"] as const) {
+    const m = new Map<string, number>();
+    for (const { i, v } of p[coll].items) if (!m.has(v.name)) m.set(v.name, i);
+    names.set(coll, m);
+  }
+  const ports = new Map<string, number>();
+  for (const { i, v } of p.devices.items) {
+    const key = `${v.connection}\u0000${v.port}`;
+    if (!ports.has(key)) ports.set(key, i);
+  }
+  const numbers = new Map<number, CredentialAt>();
+  const credentialIds = new Map<string, CredentialAt>();
+  for (const { i, v } of p.holders.items)
+    v.credentials.forEach((c, j) => {
+      if (!credentialIds.has(c.id)) credentialIds.set(c.id, { i, j });
+      if (c.credentialNumber !== null && !numbers.has(c.credentialNumber)) numbers.set(c.credentialNumber, { i, j });
+    });
+  return {
+    has: (coll, id) => byId.get(coll)!.has(id) || p[coll].broken.has(id),
+    get: <C extends Collection>(coll: C, id: string) => (p[coll].broken.has(id) ? undefined : (byId.get(coll)!.get(id)?.v as ParsedEntities[C] | undefined)),
+    idOwner: (coll, id) => (p[coll].broken.has(id) ? -1 : (byId.get(coll)!.get(id)?.i ?? -1)),
+    nameOwner: (coll, name) => names.get(coll)!.get(name) ?? -1,
+    portOwner: (connection, port) => ports.get(`${connection}\u0000${port}`) ?? -1,
+    credentialNumberOwner: (n) => numbers.get(n) ?? NONE,
+    credentialIdOwner: (id) => credentialIds.get(id) ?? NONE,
+  };
+}

@@ -1,0 +1,78 @@
+// What the checks across entities ask of a system: entities by id, and who owns each unique key
+// (name, device port, credential number and id). parseSnapshot answers from the whole snapshot;
+// the live system answers from indexes it maintains, overlaid with the change being validated.
+import type { z } from "zod";
+import type { IssueCode } from "../issue.js";
+import type {
+  cloudNodeSchema,
+  connectionSchema,
+  deviceSchema,
+  floorGroupSchema,
+  groupSchema,
+  holderSchema,
+  partitionSchema,
+  ruleSchema,
+} from "../systemSchema.js";
+
+export type Path = (string | number)[];
+
+/** Each collection's elements as their schema parses them (before parseSnapshot's normalization). */
+export interface ParsedEntities {
+  partitions: z.output<typeof partitionSchema>;
+  groups: z.output<typeof groupSchema>;
+  holders: z.output<typeof holderSchema>;
+  cloudNodes: z.output<typeof cloudNodeSchema>;
+  connections: z.output<typeof connectionSchema>;
+  devices: z.output<typeof deviceSchema>;
+  floorGroups: z.output<typeof floorGroupSchema>;
+  rules: z.output<typeof ruleSchema>;
+}
+
+export type Collection = keyof ParsedEntities;
+/** The collections whose names are unique within a system. */
+export type NamedCollection = "partitions" | "groups" | "devices" | "floorGroups";
+
+export const COLLECTIONS: readonly Collection[] = [
+  "partitions",
+  "groups",
+  "holders",
+  "cloudNodes",
+  "connections",
+  "devices",
+  "floorGroups",
+  "rules",
+];
+export const NAMED_COLLECTIONS: readonly NamedCollection[] = ["partitions", "groups", "devices", "floorGroups"];
+
+/** Where a credential sits: `holders[i].credentials[j]`. */
+export interface CredentialAt {
+  readonly i: number;
+  readonly j: number;
+}
+
+/**
+ * The answers the checks need, about the system being validated. "First" is snapshot order
+ * (index, then credential index); only elements that passed their schema own keys.
+ */
+export interface Lookups {
+  /** True when some element of `coll` has this id, valid or not: a reference to it is not unknown. */
+  has(coll: Collection, id: string): boolean;
+  /** The first valid element of `coll` with this id; undefined when none, or when an invalid element has it. */
+  get<C extends Collection>(coll: C, id: string): ParsedEntities[C] | undefined;
+  /** Index of the element that keeps this id (the first valid one), or -1 when an invalid element has it. */
+  idOwner(coll: Collection, id: string): number;
+  /** Index of the first valid element of `coll` with this name. */
+  nameOwner(coll: NamedCollection, name: string): number;
+  /** Index of the first valid device on this port of this connection. */
+  portOwner(connection: string, port: number): number;
+  /** The first credential (of a valid holder) with this number. */
+  credentialNumberOwner(n: number): CredentialAt;
+  /** The first credential (of a valid holder) with this id. */
+  credentialIdOwner(id: string): CredentialAt;
+}
+
+/** Collects one issue. */
+export type Report = (code: IssueCode, path: Path, message: string) => void;
+
+/** A check of one valid element at index `i`, against the lookups. */
+export type Check<C extends Collection> = (v: ParsedEntities[C], i: number, L: Lookups, add: Report) => void;

@@ -1,0 +1,197 @@
+// Issue 13: a write is validated incrementally (the touched elements and their dependents, against
+// maintained indexes), and the verdict is parseSnapshot's on the resulting snapshot — the same
+// issues, in the same order, with the same paths and messages. Writes are the seed routes
+// (operationSpecArb) and raw edits of any element field (what the routes never produce: a device
+// type changed under a floor group, an id taken twice, a connection moved to another node, …);
+// batches of up to three accumulate; a refused batch steps the indexes back; inverse patches undo.
+import fc from "fast-check";
+import { type Patch, applyPatches, enablePatches, produceWithPatches } from "immer";
+import { expect, test } from "vitest";
+import { type Operation, createLiveSystem, seededIds } from "../../src/live/index.js";
+import { Refusal } from "../../src/live/operation.js";
+import { removeAt } from "../../src/live/operations/common.js";
+import { matchRoute } from "../../src/live/routes.js";
+import { WriteValidator } from "../../src/live/validation.js";
+import { type Issue, type SystemSnapshot, parseSnapshot } from "../../src/model/index.js";
+import { COLLECTIONS, type Collection } from "../../src/model/checks/index.js";
+import { type OperationSpec, operationSpecArb, resolveOperation, snapshotAndRequestsArb } from "../arbitraries/index.js";
+
+const NUM_RUNS = Math.max(20, Math.ceil(Number(process.env.RSOP_PROPERTY_RUNS ?? 300) / 3));
+const TIMEOUT = 60_000 + NUM_RUNS * 60;
+
+enablePatches();
+
+/** A raw edit of one element: set a field to a value seen elsewhere (or junk), remove, splice, duplicate. */
+interface EditSpec {
+  readonly kind: "set" | "append" | "credential" | "remove" | "splice" | "duplicate";
+  readonly coll: Collection;
+  readonly a: number;
+  readonly field: number;
+  readonly value: number;
+}
+const editSpecArb: fc.Arbitrary<EditSpec> = fc.record({
+  kind: fc.constantFrom("set", "set", "set", "append", "credential", "remove", "splice", "duplicate"),
+  coll: fc.constantFrom(...COLLECTIONS, "devices", "devices", "floorGroups", "holders"),
+  a: fc.nat({ max: 60 }),
+  field: fc.nat({ max: 60 }),
+  value: fc.nat({ max: 500 }),
+});
+
+const JUNK: readonly unknown[] = ["zz-missing", "Mars/Olympus", "Europe/Paris", null, 7, 0, "floorRelay", "elevatorReader", "primaryReader", "ioDevice", "ethernet", "wirelessCoordinator", "w-1", ""];
+/** Fields the checks across entities read, per collection. */
+const FIELDS: Record<Collection, readonly string[]> = {
+  partitions: ["id", "name"],
+  groups: ["id", "name", "partition"],
+  holders: ["id", "partition", "groups", "pin"],
+  cloudNodes: ["id", "timezone", "cardFormat"],
+  connections: ["id", "cloudNode", "type"],
+  devices: ["id", "name", "cloudNode", "connection", "port", "type", "primaryReader", "wirelessAddress", "partition", "publicIcon"],
+  floorGroups: ["id", "name", "partition", "readerPort", "floors"],
+  rules: ["id", "groupId", "devices", "floorGroups", "type"],
+};
+
+/** Values of `field` anywhere in the snapshot, then junk. */
+function pool(s: SystemSnapshot, field: string): unknown[] {
+  const out: unknown[] = [];
+  for (const c of COLLECTIONS)
+    for (const e of s[c] as unknown as Record<string, unknown>[]) {
+      if (field in e) out.push(e[field]);
+      if (field !== "id" && ["partition", "groupId", "readerPort", "primaryReader", "connection", "cloudNode"].includes(field)) out.push(e.id);
+    }
+  return [...out, ...JUNK];
+}
+
+function edit(s: SystemSnapshot, spec: EditSpec): (draft: Record<Collection, Record<string, unknown>[]>) => void {
+  return (draft) => {
+    const list = draft[spec.coll];
+    if (list.length === 0) return;
+    const i = spec.a % list.length;
+    const e = list[i]!;
+    const fields = FIELDS[spec.coll];
+    const field = fields[spec.field % fields.length]!;
+    switch (spec.kind) {
+      case "remove":
+        return removeAt(list, i);
+      case "splice":
+        list.splice(i, 1);
+        return;
+      case "duplicate":
+        list.push(JSON.parse(JSON.stringify(s[spec.coll][i])) as Record<string, unknown>);
+        return;
+      case "append": {
+        const arrays = fields.filter((f) => Array.isArray(e[f]));
+        if (arrays.length === 0) return;
+        const f = arrays[spec.field % arrays.length]!;
+        const ids = pool(s, "id");
+        (e[f] as unknown[]).push(f === "partition" ? { id: ids[spec.value % ids.length] } : ids[spec.value % ids.length]);
+        return;
+      }
+      case "credential": {
+        const holders = draft.holders;
+        const h = holders[spec.a % Math.max(1, holders.length)] as { credentials: Record<string, unknown>[] } | undefined;
+        if (h === undefined || h.credentials.length === 0) return;
+        const cred = h.credentials[spec.field % h.credentials.length]!;
+        const others = s.holders.flatMap((x) => x.credentials);
+        const other = others[spec.value % others.length]!;
+        if (spec.value % 2 === 0) cred.credentialNumber = (cred.types as string[]).includes("card") ? other.credentialNumber ?? 1 : null;
+        else cred.id = other.id;
+        return;
+      }
+      case "set": {
+        const values = pool(s, field);
+        const v = values[spec.value % values.length];
+        e[field] = Array.isArray(e[field]) && !Array.isArray(v) ? [v] : v;
+        return;
+      }
+    }
+  };
+}
+
+type Step = { readonly op: OperationSpec } | { readonly edit: EditSpec };
+const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 3, arbitrary: operationSpecArb.map((op) => ({ op })) },
+  { weight: 2, arbitrary: editSpecArb.map((e) => ({ edit: e })) },
+);
+
+/** The change one step makes to `s`: the next snapshot and its patches, or null (a read, or refused by the handler). */
+function change(s: SystemSnapshot, step: Step, seed: number): { next: SystemSnapshot; patches: Patch[]; inverse: Patch[] } | null {
+  if ("edit" in step) {
+    const [next, patches, inverse] = produceWithPatches(s, edit(s, step.edit) as never);
+    return { next, patches, inverse };
+  }
+  const op: Operation = resolveOperation(s, step.op);
+  if (op === null || typeof op !== "object" || typeof op.method !== "string" || typeof op.path !== "string") return null;
+  const q = op.path.indexOf("?");
+  const route = matchRoute(op.method, q < 0 ? op.path : op.path.slice(0, q));
+  if (route.kind !== "write") return null;
+  try {
+    const [next, patches, inverse] = produceWithPatches(s, (draft) => {
+      route.handler({ draft, params: route.params, body: op.body, newId: seededIds(seed), now: () => Date.UTC(2026, 3, 1) });
+    });
+    return { next, patches, inverse };
+  } catch (e) {
+    if (e instanceof Refusal) return null;
+    throw e;
+  }
+}
+
+function expectSameVerdict(inc: readonly Issue[], next: SystemSnapshot, what: string): boolean {
+  const ref = parseSnapshot(next);
+  expect(inc, what).toStrictEqual(ref.ok ? [] : ref.issues);
+  return ref.ok;
+}
+
+test("the incremental verdict on every write (routes, raw edits, batches, undo) is parseSnapshot's on the resulting snapshot", () => {
+  const counts = { accepted: 0, refused: 0, batchesRolledBack: 0, undone: 0, codes: new Map<string, number>() };
+  fc.assert(
+    fc.property(
+      snapshotAndRequestsArb({ maxRequests: 1 }),
+      fc.array(fc.array(stepArb, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 40 }),
+      fc.nat(),
+      ({ snapshot: input }, batches, seed) => {
+        const made = createLiveSystem(input);
+        if (!made.ok) throw new Error("generated snapshot refused");
+        let committed = made.value.snapshot;
+        const validator = new WriteValidator();
+        batches.forEach((steps, b) => {
+          let current = committed;
+          const inverses: Patch[][] = [];
+          for (const step of steps) {
+            const c = change(current, step, seed + b);
+            if (c === null) continue;
+            const what = `batch ${b}: ${JSON.stringify(step)}`;
+            const issues = validator.validate(committed, current, c.next, c.patches);
+            if (expectSameVerdict(issues, c.next, what)) {
+              counts.accepted++;
+              current = c.next;
+              inverses.push(c.inverse);
+            } else {
+              counts.refused++;
+              for (const i of issues) counts.codes.set(i.code, (counts.codes.get(i.code) ?? 0) + 1);
+              if (current !== committed) counts.batchesRolledBack++;
+              return; // the batch is refused as a whole: nothing is committed
+            }
+          }
+          committed = current;
+          if (inverses.length === 1 && (seed + b) % 4 === 0) {
+            // Undo through the validator: the inverse patches lead back to a valid snapshot.
+            const back = applyPatches(committed, inverses[0]!);
+            expect(expectSameVerdict(validator.validate(committed, committed, back, inverses[0]!), back, `undo of batch ${b}`)).toBe(true);
+            committed = back;
+            counts.undone++;
+          }
+        });
+      },
+    ),
+    { numRuns: NUM_RUNS },
+  );
+  if (process.env.RSOP_PROPERTY_REPORT) process.stdout.write(`liveValidation: ${NUM_RUNS} runs, ${counts.accepted} accepted, ${counts.refused} refused, ${counts.batchesRolledBack} refused batches rolled back, ${counts.undone} undone; codes ${JSON.stringify(Object.fromEntries(counts.codes))}\n`);
+  // The property compared accepted and refused writes of many kinds.
+  expect(counts.accepted).toBeGreaterThan(NUM_RUNS);
+  expect(counts.refused).toBeGreaterThan(NUM_RUNS);
+  expect(counts.batchesRolledBack).toBeGreaterThan(0);
+  expect(counts.undone).toBeGreaterThan(0);
+  const codes = [...counts.codes.keys()];
+  for (const code of ["duplicateId", "duplicateName", "duplicateCredentialNumber", "unknownReference", "invalidReference", "inconsistentReference", "portInUse", "invalidTimezone"])
+    expect(codes, `refusals with ${code}`).toContain(code);
+}, TIMEOUT);
