@@ -1,18 +1,30 @@
 import { defineConfig } from "tsup";
 
+// @noble/hashes (SHA-1 of UUID v5 migration ids) is ESM-only and pure: it is bundled into dist, so
+// the CJS entries need no require(esm) and users install nothing for it. Its MIT notice is in
+// LICENSE (shipped) and named at the top of every output file.
+const noExternal = ["@noble/hashes"];
+const notice = "/*! rsop-engine (MIT); includes @noble/hashes (MIT, (c) 2022 Paul Miller), see LICENSE */";
+
 export default defineConfig([
   {
-    entry: { index: "src/index.ts" },
+    // The library entries. Splitting (both formats) puts the code they share in one chunk, so an
+    // engine from `rsop-engine` and a handler from `rsop-engine/http` use the same classes.
+    entry: { index: "src/index.ts", http: "src/http.ts" },
     format: ["esm", "cjs"],
+    splitting: true,
     dts: true,
     sourcemap: true,
     target: "node20",
+    noExternal,
+    banner: { js: notice },
   },
   {
     entry: { cli: "src/adapters/cli/bin.ts" },
     format: ["esm"],
     sourcemap: true,
     target: "node20",
-    banner: { js: "#!/usr/bin/env node" },
+    noExternal,
+    banner: { js: `#!/usr/bin/env node\n${notice}` },
   },
 ]);

@@ -1,7 +1,10 @@
 /**
  * rsop-engine: compiled physical-access decisions and resultant set of policy.
  *
- * The one public entry. Everything here is documented at its declaration with an example.
+ * The engine's entry: parse and compile snapshots, decide scans, RSOP and queries, Wiegand frames,
+ * 1.0 panels and their migration. It imports no Node built-in and no CLI or server library; the
+ * web-standard HTTP handler is `rsop-engine/http`. Everything here is documented at its declaration
+ * with an example.
  * @packageDocumentation
  */
 export { parseSnapshot, parseSnapshotOrThrow } from "./model/parseSnapshot.js";
@@ -15,7 +18,6 @@ export { parsePanel, parsePanelOrThrow } from "./model/parsePanel.js";
 export { PanelEngine, loadPanelEngine, loadPanelEngineOrThrow } from "./legacy1/panelEngine.js";
 export { migratePanel, migratedId } from "./adapters/migration/migratePanel.js";
 export { preflightPanel } from "./adapters/migration/preflightPanel.js";
-export { createHttpHandler } from "./adapters/http/createHttpHandler.js";
 
 export type { Issue, Result } from "./model/issue.js";
 export type { AccessRequest, CredentialInput, NodeState } from "./model/request.js";
@@ -43,8 +45,6 @@ export type {
 export type { AtOptions, RsopOptions, RsopResult, RsopHolder, RsopRule, RsopDevice, RsopFloorGroup, RsopNodeRef } from "./evaluate/rsop.js";
 export type { WhoResult, AccessEntry } from "./evaluate/who.js";
 export type { AccessWindowsResult, AccessInterval, PeriodOptions } from "./evaluate/accessWindows.js";
-export type { HttpHandler, HttpHandlerOptions } from "./adapters/http/createHttpHandler.js";
-export type { HttpErrorBody, HttpIssue } from "./adapters/http/httpError.js";
 export type { LoadedPanel } from "./model/parsePanel.js";
 export type { PanelSnapshot, PanelSnapshotInput } from "./model/panelSchema.js";
 export type { DroppedField, MappedType } from "./model/panelToSystem.js";

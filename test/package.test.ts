@@ -1,32 +1,180 @@
-// The published package works as a package: the build's ESM and CJS entries load, expose the same
-// API, answer a decision, and the `rsop` binary runs (STYLE §6, after date-fns' smoke test).
-import { execFileSync } from "node:child_process";
+// The published package works as a package (STYLE §6, after date-fns' smoke test): `npm pack` on a
+// fresh tree ships the build, the demo data and the license; the installed ESM and CJS entries load,
+// expose the same API, share error classes and decide alike; `import "rsop-engine"` loads no Node
+// built-in and none of the CLI's or server's libraries; the `rsop` binary runs.
+import { execFileSync, spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { beforeAll, expect, test } from "vitest";
+import { type InstalledPackage, installedPackage, repoRoot } from "./support/installedPackage.js";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
-const building = JSON.parse(readFileSync(`${root}examples/building.json`, "utf8"));
+const building = JSON.parse(readFileSync(`${repoRoot}examples/building.json`, "utf8"));
 const scan = { deviceId: "door-ward-3", at: "2026-04-15T09:15:00-05:00", credential: { credentialNumber: 10234, facilityCode: 17 } };
+const SERVER_AND_CLI_LIBRARIES = ["commander", "cli-progress", "hono", "@hono/node-server"];
 
+let installed: InstalledPackage;
 beforeAll(() => {
-  execFileSync("npm", ["run", "-s", "build"], { cwd: root, stdio: "pipe" });
-}, 120_000);
+  installed = installedPackage();
+}, 300_000);
 
-test("ESM and CJS entries load with the same exports and decide alike", async () => {
-  const esm = await import(`${root}dist/index.js`);
-  const cjs = createRequire(import.meta.url)(`${root}dist/index.cjs`);
-  expect(Object.keys(esm).sort()).toEqual(Object.keys(cjs).sort());
-  expect(Object.keys(esm)).toEqual(expect.arrayContaining(["loadEngine", "createHttpHandler", "migratePanel", "encodeWiegand"]));
-  for (const lib of [esm, cjs]) expect(lib.loadEngineOrThrow(building).decide(scan)).toMatchObject({ outcome: "allowed", reason: "allowed" });
+function node(args: readonly string[], cwd = installed.app) {
+  return spawnSync(process.execPath, args, { cwd, encoding: "utf8", timeout: 60_000 });
+}
+
+test("npm pack builds dist/ (prepack) and ships it with the demo data, docs/semantics.md and the LICENSE", () => {
+  expect(installed.files).toEqual(
+    expect.arrayContaining([
+      "LICENSE",
+      "README.md",
+      "package.json",
+      "docs/semantics.md",
+      "examples/building.json",
+      "examples/requests.jsonl",
+      "dist/cli.js",
+      "dist/index.js",
+      "dist/index.cjs",
+      "dist/index.d.ts",
+      "dist/index.d.cts",
+      "dist/http.js",
+      "dist/http.cjs",
+      "dist/http.d.ts",
+      "dist/http.d.cts",
+    ]),
+  );
+  expect(installed.files.filter((f) => /^(src|test|bench)\//.test(f) || f.endsWith(".test.ts"))).toEqual([]);
+  expect(readFileSync(join(installed.pkg, "LICENSE"), "utf8")).toMatch(/^MIT License/);
 });
 
-test("type declarations are emitted for both entries", () => {
-  for (const f of ["index.d.ts", "index.d.cts"]) expect(readFileSync(`${root}dist/${f}`, "utf8")).toContain("declare class Engine");
+test("the installed package's `rsop demo` runs from its bundled examples", () => {
+  const r = node([join(installed.pkg, "dist/cli.js"), "demo"]);
+  expect(r.stderr).toBe("");
+  expect(r.status).toBe(0);
+  expect(r.stdout.split("\n")[0]).toMatch(/^Example building /);
+  expect(r.stdout).toContain("→ ALLOWED (allowed)");
 });
 
 test("the rsop binary runs", () => {
-  const out = execFileSync(process.execPath, [`${root}dist/cli.js`, "card", "encode", "--format", "H10301", "--facility-code", "1", "--card-number", "1"], { encoding: "utf8" });
-  expect(out).toBe("10000000100000000000000010\n");
+  const r = node([join(installed.pkg, "dist/cli.js"), "card", "encode", "--format", "H10301", "--facility-code", "1", "--card-number", "1"]);
+  expect(r.stdout).toBe("10000000100000000000000010\n");
+});
+
+test("ESM and CJS entries load with the same exports and decide alike", async () => {
+  const esm = await import(pathToFileURL(join(installed.pkg, "dist/index.js")).href);
+  const cjs = createRequire(join(installed.app, "x.cjs"))("rsop-engine");
+  expect(Object.keys(esm).sort()).toEqual(Object.keys(cjs).sort());
+  expect(Object.keys(esm)).toEqual(expect.arrayContaining(["loadEngine", "migratePanel", "encodeWiegand", "SnapshotError", "QueryError"]));
+  for (const lib of [esm, cjs]) expect(lib.loadEngineOrThrow(building).decide(scan)).toMatchObject({ outcome: "allowed", reason: "allowed" });
+  const httpEsm = await import(pathToFileURL(join(installed.pkg, "dist/http.js")).href);
+  const httpCjs = createRequire(join(installed.app, "x.cjs"))("rsop-engine/http");
+  expect(Object.keys(httpEsm).sort()).toEqual(["createHttpHandler"]);
+  expect(Object.keys(httpCjs).sort()).toEqual(["createHttpHandler"]);
+});
+
+test("an error thrown by one format is an instance of the other format's class", async () => {
+  const esm = await import(pathToFileURL(join(installed.pkg, "dist/index.js")).href);
+  const cjs = createRequire(join(installed.app, "x.cjs"))("rsop-engine");
+  expect(esm.SnapshotError).not.toBe(cjs.SnapshotError); // two builds, two class objects
+  for (const [thrower, other] of [[esm, cjs], [cjs, esm]]) {
+    let snapshotError: unknown;
+    try {
+      thrower.loadEngineOrThrow({ format: "rsop-system/2" });
+    } catch (e) {
+      snapshotError = e;
+    }
+    expect(snapshotError).toBeInstanceOf(other.SnapshotError);
+    expect(snapshotError).toBeInstanceOf(thrower.SnapshotError);
+    expect(snapshotError).not.toBeInstanceOf(other.QueryError);
+    expect(snapshotError).toBeInstanceOf(Error);
+    expect(() => thrower.loadEngineOrThrow(building).rsop(["nobody"], { at: "2026-04-15T14:15:00Z" })).toThrow(other.QueryError);
+  }
+  for (const lib of [esm, cjs]) {
+    expect(new Error("x")).not.toBeInstanceOf(lib.SnapshotError);
+    expect({ issues: [] }).not.toBeInstanceOf(lib.QueryError);
+    expect(null).not.toBeInstanceOf(lib.SnapshotError);
+    // A subclass keeps ordinary instanceof: its parent's instances are not its own.
+    const Base: new (issues: readonly unknown[]) => Error = lib.SnapshotError;
+    class MyError extends Base {}
+    expect(new MyError([])).toBeInstanceOf(MyError);
+    expect(new MyError([])).toBeInstanceOf(lib.SnapshotError);
+    expect(new lib.SnapshotError([])).not.toBeInstanceOf(MyError);
+  }
+});
+
+test("the HTTP handler of one format answers unknown ids of the other format's engine with 404", async () => {
+  const http = await import(pathToFileURL(join(installed.pkg, "dist/http.js")).href);
+  const cjs = createRequire(join(installed.app, "x.cjs"))("rsop-engine");
+  const engine = cjs.loadEngineOrThrow(building);
+  const handle = http.createHttpHandler({ getEngine: () => engine, insecureNoAuth: true });
+  const res: Response = await handle(new Request(`http://localhost/${engine.snapshot.systemId}/rsop/holders?ids=nobody&at=2026-04-15T14:15:00Z`));
+  expect(res.status).toBe(404);
+});
+
+// Records every module a fresh process resolves while importing (ESM, through module.register hooks)
+// or requiring (CJS, through Module._load) one specifier, as seen from the installed app.
+function loadedBy(specifier: string, format: "esm" | "cjs"): string[] {
+  const log = join(installed.app, `loaded-${format}-${specifier.replace(/\W/g, "_")}.txt`);
+  writeFileSync(log, "");
+  const hooks = join(installed.app, "record-hooks.mjs");
+  writeFileSync(
+    hooks,
+    `import { appendFileSync } from "node:fs";
+let log;
+export function initialize(data) { log = data.log; }
+export async function resolve(specifier, context, next) {
+  const r = await next(specifier, context);
+  appendFileSync(log, specifier + " " + r.url + "\\n");
+  return r;
+}
+`,
+  );
+  const script =
+    format === "esm"
+      ? `import { register } from "node:module";
+register(${JSON.stringify(pathToFileURL(hooks).href)}, { data: { log: ${JSON.stringify(log)} } });
+await import(${JSON.stringify(specifier)});`
+      : `const Module = require("node:module");
+const { appendFileSync } = require("node:fs");
+const load = Module._load;
+Module._load = function (request, parent, isMain) {
+  const r = load.apply(this, arguments);
+  appendFileSync(${JSON.stringify(log)}, request + " " + (Module.isBuiltin(request) ? request : Module._resolveFilename(request, parent, isMain)) + "\\n");
+  return r;
+};
+require(${JSON.stringify(specifier)});`;
+  const file = join(installed.app, `load-${format}.${format === "esm" ? "mjs" : "cjs"}`);
+  writeFileSync(file, script);
+  const r = node([file]);
+  expect(r.stderr).toBe("");
+  expect(r.status).toBe(0);
+  return readFileSync(log, "utf8").split("\n").filter((l) => l !== "");
+}
+
+for (const specifier of ["rsop-engine", "rsop-engine/http"]) {
+  for (const format of ["esm", "cjs"] as const) {
+    test(`${format === "esm" ? "import" : "require"}("${specifier}") in a fresh process loads no Node built-in and no CLI or server library`, () => {
+      const loaded = loadedBy(specifier, format);
+      expect(loaded.length).toBeGreaterThan(1); // the entry and its dependencies were seen
+      expect(loaded.some((l) => l.includes("/node_modules/rsop-engine/dist/"))).toBe(true);
+      expect(loaded.some((l) => /\/node_modules\/(zod|luxon)\//.test(l))).toBe(true);
+      const builtins = loaded.filter((l) => /(^|\s)node:/.test(l) || createRequire(import.meta.url)("node:module").isBuiltin(l.split(" ")[0]!));
+      expect(builtins).toEqual([]);
+      const libraries = loaded.filter((l) => SERVER_AND_CLI_LIBRARIES.some((lib) => l.includes(`/node_modules/${lib}/`)));
+      expect(libraries).toEqual([]);
+    });
+  }
+}
+
+test("type declarations are emitted for every entry and format", () => {
+  for (const f of ["index.d.ts", "index.d.cts"]) expect(readFileSync(join(installed.pkg, "dist", f), "utf8")).toMatch(/export \{[^}]*\bloadEngine\b/);
+  for (const f of ["http.d.ts", "http.d.cts"]) expect(readFileSync(join(installed.pkg, "dist", f), "utf8")).toMatch(/declare function createHttpHandler/);
+});
+
+test("the package.json names its entries, license and files", () => {
+  const manifest = JSON.parse(readFileSync(join(installed.pkg, "package.json"), "utf8"));
+  expect(manifest.license).toBe("MIT");
+  expect(manifest.scripts.prepack).toBeDefined();
+  expect(Object.keys(manifest.exports)).toEqual([".", "./http", "./package.json"]);
+  expect(execFileSync(process.execPath, ["-p", "require.resolve('rsop-engine/http')"], { cwd: installed.app, encoding: "utf8" }).trim()).toBe(join(installed.pkg, "dist/http.cjs"));
 });

@@ -25,6 +25,9 @@ export interface CompiledFormat {
   /** Covered positions of parity bit i: `covers_[coverStart_[i]] … covers_[coverStart_[i + 1] - 1]`. */
   readonly coverStart_: Int32Array;
   readonly covers_: Int32Array;
+  /** Marker bits (SPEC §5): bit `markerPos_[i]` must be `markerVal_[i]`, else the read fails like parity. */
+  readonly markerPos_: Int32Array;
+  readonly markerVal_: Uint8Array;
   readonly enforceParity_: boolean;
   readonly fcPolicy_: FcPolicyCode;
   readonly allowedFc_: ReadonlySet<number>;
@@ -71,6 +74,8 @@ export function compileCardFormat(format: CardFormat): CompiledFormat {
     parityOdd_: Uint8Array.from(layout.parity.map((p) => (p.odd ? 1 : 0))),
     coverStart_: coverStart,
     covers_: Int32Array.from(covers),
+    markerPos_: Int32Array.from(layout.markers ?? [], (m) => m.position),
+    markerVal_: Uint8Array.from(layout.markers ?? [], (m) => m.value),
     enforceParity_: format.enforce_parity,
     fcPolicy_: FC_POLICY[format.facility_code as FacilityCodePolicy],
     allowedFc_: new Set(format.allowed_facility_codes),
@@ -95,6 +100,8 @@ export function decodeInto(f: CompiledFormat, bits: Uint8Array, out: DecodeScrat
   out.fc_ = f.fcLength_ === 0 ? -1 : readField(bits, f.fcOffset_, f.fcLength_);
   out.cn_ = readField(bits, f.cnOffset_, f.cnLength_);
   let ok = true;
+  const marks = f.markerPos_;
+  for (let i = 0; i < marks.length && ok; i++) ok = bits[marks[i]!] === f.markerVal_[i];
   const pos = f.parityPos_;
   for (let i = 0; i < pos.length && ok; i++) {
     let ones = bits[pos[i]!]!;

@@ -58,6 +58,8 @@ export interface CompiledDevice {
   readonly floorsOf_: readonly (readonly string[])[];
   /** Interned `floors` arrays by floor-group mask, filled on first use (see floorsFor). */
   readonly floorCache_: Map<number, readonly string[]>;
+  /** What an e-card enables here (SPEC §3 step 3): every floor of every floor group at this reader, sorted; [] at doors. */
+  readonly ecardFloors_: readonly string[];
 }
 
 export interface CompiledHolder {
@@ -306,6 +308,8 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
     let inputMask = 0;
     for (const t of d.inputTypes) inputMask |= INPUT_BIT[t];
     const fgs = floorGroupsAt.get(d.id) ?? [];
+    const elevator = ELEVATOR_READER_TYPES.includes(d.type);
+    const floorsOf = fgs.map((id) => floorGroupById.get(id)!.floors);
     return {
       id: d.id,
       index_: index,
@@ -314,14 +318,15 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
       policy_: policyMask(d.authenticationPolicy),
       ble_: d.supportBleCredentials,
       secured_: d.securedReadsOnly,
-      elevator_: ELEVATOR_READER_TYPES.includes(d.type),
+      elevator_: elevator,
       slotFrom_: slotFrom[index]!,
       slotTo_: slotFrom[index + 1]!,
       wide_: deviceWide[index]!,
       wideSets_: wideLists[index]!.map((ks) => Int32Array.from(new Set(ks)).sort()),
       floorGroups_: fgs,
-      floorsOf_: fgs.map((id) => floorGroupById.get(id)!.floors),
+      floorsOf_: floorsOf,
       floorCache_: new Map(),
+      ecardFloors_: elevator ? Object.freeze([...new Set(floorsOf.flat())].sort()) : NO_ECARD_FLOORS,
     };
   });
   const deviceIndex = new Map(devices.map((d) => [d.id, d]));
@@ -449,6 +454,9 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
     pinOwner_: pinOwner,
   };
 }
+
+/** The e-card floors of a door: none. */
+const NO_ECARD_FLOORS: readonly string[] = Object.freeze([]);
 
 /**
  * The sorted floors of the floor groups in `mask` at an elevator reader (at most 31 floor groups),

@@ -26,7 +26,7 @@ import {
   unionFloors,
   weekdayOf,
 } from "../compile/index.js";
-import { type Decision, MS_PER_DAY, type Outcome, type Reason, _checkedAt, _checkedBits, checkRequest } from "../model/index.js";
+import { type Decision, MS_PER_DAY, type Outcome, type Reason, RequestFields, checkRequest } from "../model/index.js";
 
 /** The shared empty `floors` of every non-elevator decision. */
 const NO_FLOORS: readonly string[] = Object.freeze([]);
@@ -43,22 +43,11 @@ const KIND_WIEGAND = 1;
 const KIND_NUMBER = 2;
 const KIND_MOBILE = 3;
 
-// decide is synchronous and not re-entrant, so one module-level scratch object serves every call.
+// Module-level scratch, written only after checkRequest has read every field of the request (each
+// once, into REQUEST): from then on decide runs no code of the caller's, so a getter that calls
+// decide again (re-entrancy) finishes before the outer call writes any of it.
 const SCRATCH: DecodeScratch = { fc_: -1, cn_: -1, parityOk_: true };
-
-interface RequestView {
-  deviceId: string;
-  input?: string;
-  pin?: string | null;
-  credential?: {
-    wiegand?: string;
-    credentialNumber?: number;
-    facilityCode?: number | null;
-    mobile?: string;
-    credentialId?: string;
-  } | null;
-  node?: { online: boolean; offlineSeconds?: number; timeKnown?: boolean } | null;
-}
+const REQUEST = new RequestFields();
 
 /** A fresh decision object with every field, in SPEC order. */
 export function newDecision(): Decision {
@@ -122,37 +111,36 @@ function firstFormat(formats: readonly CompiledFormat[], length: number): Compil
  */
 export function decide(sys: CompiledSystem, request: unknown, out?: Decision): Decision {
   const d = out ?? newDecision();
-  if (!checkRequest(request, null)) return fill(d, "denied", "badRequest", null, null, null, false, NO_FLOORS, -1, -1);
-  const at = _checkedAt[0]!;
-  const r = request as RequestView;
+  const r = REQUEST;
+  if (!checkRequest(request, null, r)) return fill(d, "denied", "badRequest", null, null, null, false, NO_FLOORS, -1, -1);
+  const at = r.instant_[0]!;
 
   // 1. Device.
-  const device = sys.deviceIndex_.get(r.deviceId);
+  const device = sys.deviceIndex_.get(r.deviceId as string);
   if (device === undefined) return fill(d, "denied", "unknownDevice", null, null, null, false, NO_FLOORS, -1, -1);
-  const input = inputBit(r.input);
+  const input = inputBit(r.input as string | undefined);
   if ((device.inputMask_ & input) === 0) return fill(d, "denied", "inputTypeNotAllowed", null, null, null, false, NO_FLOORS, -1, -1);
   const node = device.node_;
 
   // 2. Read.
-  const cred = r.credential;
   let kind = KIND_NONE;
   let fc = -1;
   let cn = -1;
   let format: CompiledFormat | null = null;
-  if (cred !== undefined && cred !== null) {
-    if (cred.wiegand !== undefined) {
+  if (r.hasCredential) {
+    if (r.wiegand !== undefined) {
       kind = KIND_WIEGAND;
-      format = firstFormat(node.formats_, cred.wiegand.length);
+      format = firstFormat(node.formats_, (r.wiegand as string).length);
       if (format === null) return fill(d, "unknown", "unknownCardFormat", null, null, null, false, NO_FLOORS, -1, -1);
-      decodeInto(format, _checkedBits, SCRATCH);
+      decodeInto(format, r.bits_, SCRATCH);
       fc = SCRATCH.fc_;
       cn = SCRATCH.cn_;
       if (format.enforceParity_ && !SCRATCH.parityOk_) return fill(d, "denied", "parityError", null, null, null, false, NO_FLOORS, fc, cn);
-    } else if (cred.credentialNumber !== undefined) {
+    } else if (r.credentialNumber !== undefined) {
       kind = KIND_NUMBER;
       format = node.formats_[0]!;
-      cn = cred.credentialNumber;
-      fc = cred.facilityCode === undefined || cred.facilityCode === null ? -1 : cred.facilityCode;
+      cn = r.credentialNumber as number;
+      fc = r.facilityCode === undefined || r.facilityCode === null ? -1 : (r.facilityCode as number);
     } else kind = KIND_MOBILE;
     if (format !== null && format.fcPolicy_ === FC_POLICY.FILTER_LIST && (fc < 0 || !format.allowedFc_.has(fc)))
       return fill(d, "denied", "facilityCodeNotAllowed", null, null, null, false, NO_FLOORS, fc, cn);
@@ -161,18 +149,17 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision): D
 
   // 3. Fallback modes.
   let mode = MODE_NORMAL;
-  const ns = r.node;
-  if (ns !== undefined && ns !== null && !ns.online) {
-    if (ns.timeKnown !== false) mode = (ns.offlineSeconds as number) <= node.killTimer_ ? MODE_NORMAL : MODE_ECARD;
+  if (r.hasNode && r.online === false) {
+    if (r.timeKnown !== false) mode = (r.offlineSeconds as number) <= node.killTimer_ ? MODE_NORMAL : MODE_ECARD;
     else mode = node.offlinePolicy_ === 0 ? MODE_ECARD : node.offlinePolicy_ === 1 ? MODE_24X7 : MODE_ANY;
   }
   if (mode !== MODE_NORMAL) {
-    if (isCard && cn >= 0 && node.ecards_.has(cn)) return fill(d, "allowed", "ecard", null, null, null, false, NO_FLOORS, fc, cn);
+    if (isCard && cn >= 0 && node.ecards_.has(cn)) return fill(d, "allowed", "ecard", null, null, null, false, device.ecardFloors_, fc, cn);
     if (mode === MODE_ECARD) return fill(d, "denied", "offlineEcardOnly", null, null, null, false, NO_FLOORS, fc, cn);
   }
 
   // 4. Credential. The holder is an index; its hot fields are one record of `holderData_`.
-  const pin = r.pin === undefined ? null : r.pin;
+  const pin = r.pin === undefined ? null : (r.pin as string | null);
   let h: number;
   let credentialId: string | null = null;
   let holderId: string | null = null;
@@ -188,9 +175,8 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision): D
     credentialId = sys.cardIds_[ids]!;
     holderId = sys.cardIds_[ids + 1]!;
   } else if (kind === KIND_MOBILE) {
-    const m = cred as { mobile: string; credentialId: string };
-    const bit = m.mobile === "touch" ? 2 : 4;
-    const c = sys.digitalById_.get(m.credentialId);
+    const bit = r.mobile === "touch" ? 2 : 4;
+    const c = sys.digitalById_.get(r.credentialId as string);
     if (c === undefined || (c.types_ & bit) === 0) return fill(d, "unknown", "unknownCredential", null, null, null, false, NO_FLOORS, -1, -1);
     h = c.holder_;
     credentialId = c.id;

@@ -81,7 +81,24 @@ function isId(v: unknown): v is number {
   return typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
 }
 
-/** A 1.0 request with its integer ids as the panel's 2.0 keys; a non-integer id becomes "" (badRequest). */
+/**
+ * A plain copy of a 1.0 request and its credential, each property read once; the request itself
+ * when it is not an object or cannot be read (a throwing getter, a revoked Proxy: the engine then
+ * answers badRequest, naming the field).
+ */
+function plainRequest(request: unknown): unknown {
+  try {
+    if (typeof request !== "object" || request === null || Array.isArray(request)) return request;
+    const copy: Record<string, unknown> = { ...(request as Record<string, unknown>) };
+    const c = copy.credential;
+    if (typeof c === "object" && c !== null && !Array.isArray(c)) copy.credential = { ...(c as Record<string, unknown>) };
+    return copy;
+  } catch {
+    return request;
+  }
+}
+
+/** A 1.0 request (from plainRequest) with its integer ids as the panel's 2.0 keys; a non-integer id becomes "" (badRequest). */
 function toSystemRequest(request: unknown): unknown {
   if (typeof request !== "object" || request === null || Array.isArray(request)) return request;
   const r = request as Record<string, unknown>;
@@ -112,7 +129,8 @@ export class PanelEngine {
    * answer carries 1.0 topics and integer ids. Never throws.
    */
   decide(request: unknown): PanelDecision {
-    const d = this.engine.decide(toSystemRequest(request));
+    const plain = plainRequest(request);
+    const d = this.engine.decide(plain === request ? request : toSystemRequest(plain));
     return {
       outcome: d.outcome,
       topic: TOPIC_1_0[d.outcome]!,
@@ -134,15 +152,17 @@ export class PanelEngine {
    */
   requestIssues(request: unknown): Issue[] {
     const issues: Issue[] = [];
-    if (typeof request === "object" && request !== null && !Array.isArray(request)) {
-      const r = request as Record<string, unknown>;
+    const plain = plainRequest(request);
+    if (plain === request) return requestIssues(request);
+    {
+      const r = plain as Record<string, unknown>;
       if (!isId(r.deviceId)) issues.push({ code: "invalid", path: ["deviceId"], message: "Must be a 1.0 device id: a non-negative integer." });
       const c = r.credential as Record<string, unknown> | null | undefined;
       if (typeof c === "object" && c !== null && c.credentialId !== undefined && !isId(c.credentialId))
         issues.push({ code: "invalid", path: ["credential", "credentialId"], message: "Must be a 1.0 credential id: a non-negative integer." });
     }
     const idPaths = new Set(issues.map((i) => i.path.join(".")));
-    for (const i of requestIssues(toSystemRequest(request))) if (!idPaths.has(i.path.join("."))) issues.push(i);
+    for (const i of requestIssues(toSystemRequest(plain))) if (!idPaths.has(i.path.join("."))) issues.push(i);
     return issues;
   }
 

@@ -16,11 +16,22 @@ export interface ParityBitSpec {
   readonly mask?: string;
 }
 
+/**
+ * ★ A bit a frame must hold (SPEC §5): a marker such as Kastle's bit 1, always 1. A frame whose bit
+ * differs fails like a parity error (`parityOk: false`; `denied/parityError` under `enforce_parity`).
+ */
+export interface FixedBit {
+  readonly position: number;
+  readonly value: 0 | 1;
+}
+
 /** ★ A custom bit layout (SPEC §5). */
 export interface CardLayout {
   readonly facilityCode: BitField | null;
   readonly cardNumber: BitField;
   readonly parity: readonly ParityBitSpec[];
+  /** Marker bits every frame must hold; none when left out. */
+  readonly fixed?: readonly FixedBit[];
 }
 
 /** A parity bit with its coverage spelled out as positions (excluding the parity bit itself). */
@@ -30,7 +41,7 @@ export interface ResolvedParity {
   readonly covers: readonly number[];
 }
 
-/** Bits a format holds at a set value without decoding them (an OEM code, an issue level, a marker bit). */
+/** Bits a format holds at a set value without decoding or checking them (an OEM code, an issue level). */
 export interface FixedBits extends BitField {
   /** What an encoder writes there, MSB first; decoding ignores these bits (parity still covers them). */
   readonly value: number;
@@ -45,6 +56,11 @@ export interface ResolvedLayout {
   readonly parity: readonly ResolvedParity[];
   /** Runs of bits outside both fields that an encoder sets to a constant; absent when there are none. */
   readonly fixed?: readonly FixedBits[];
+  /**
+   * Marker bits: an encoder writes them, and a frame whose bit differs fails the parity check
+   * (SPEC §5); absent when there are none.
+   */
+  readonly markers?: readonly FixedBit[];
 }
 
 /** An entry of the well-known table. */
@@ -75,6 +91,7 @@ function byId(entries: readonly KnownCardFormat[]): Readonly<Record<string, Know
     for (const p of e.parity) Object.freeze(p.covers);
     Object.freeze(e.parity);
     if (e.fixed !== undefined) Object.freeze(e.fixed);
+    if (e.markers !== undefined) Object.freeze(e.markers);
     table[e.id] = Object.freeze(e);
   }
   return Object.freeze(table);
@@ -94,6 +111,12 @@ const PM3 = "proxmark3 client/src/wiegand_formats.c";
  * - `HGen37` (HID Generic 37-bit): proxmark3's Pack and Unpack disagree on the odd parity bit's
  *   coverage (…,22,26,30,… against …,22,28,30,…), and its 32-bit number field is limited to 19 bits.
  * Formats of the proxmark3 list without parity bits are not in the table either (give a `layout`).
+ *
+ * Marker bits (SPEC §5): of the layouts below only Kastle has one (bit 1, always 1; proxmark3's
+ * Unpack_Kastle refuses a frame without it). The other fixed-marker formats of the list, H10320
+ * (bit 0) and HGen37 (bit 36), are left out above, and P10001's fixed `0xF` comes with a checksum.
+ * Fixed runs that are data with an encoder default (C15001's OEM code, S12906's and Kastle's issue
+ * level) are not checked: proxmark3 reads them as values.
  * @example
  * KNOWN_CARD_FORMATS.H10301.bits; //=> 26
  */
@@ -133,11 +156,9 @@ export const KNOWN_CARD_FORMATS: Readonly<Record<string, KnownCardFormat>> = /* 
       { position: 0, odd: false, covers: span(1, 16) },
       { position: 31, odd: true, covers: span(14, 30) },
     ],
-    // Position 1 is always 1; positions 2–6 hold an issue level, not decoded here (encoded as 0).
-    fixed: [
-      { offset: 1, length: 1, value: 1 },
-      { offset: 2, length: 5, value: 0 },
-    ],
+    // Position 1 is always 1 (checked); positions 2–6 hold an issue level, not decoded here (encoded as 0).
+    markers: [{ position: 1, value: 1 }],
+    fixed: [{ offset: 2, length: 5, value: 0 }],
     source: `${PM3} Pack_Kastle`,
   },
   {
@@ -346,10 +367,12 @@ export function resolveParityCoverage(p: ParityBitSpec): number[] | null {
 
 /** Resolves a custom layout to positions (assumes it passed validation). */
 export function resolveCustomLayout(layout: CardLayout): ResolvedLayout {
-  return {
+  const resolved: ResolvedLayout = {
     bits: null,
     facilityCode: layout.facilityCode,
     cardNumber: layout.cardNumber,
     parity: layout.parity.map((p) => ({ position: p.position, odd: p.type === "odd", covers: resolveParityCoverage(p) ?? [] })),
   };
+  const fixed = layout.fixed ?? [];
+  return fixed.length === 0 ? resolved : { ...resolved, markers: fixed.map((f) => ({ position: f.position, value: f.value })) };
 }

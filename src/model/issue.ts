@@ -52,6 +52,17 @@ export function formatIssues(issues: readonly Issue[]): string {
   return issues.map((i) => `${formatPath(i.path)}: ${i.message}`).join("\n");
 }
 
+// The package ships ESM and CJS builds, and a program may load both (or two copies of the package):
+// each has its own class objects. Errors carry a process-wide brand (Symbol.for) on their prototype,
+// and `instanceof SnapshotError` / `instanceof QueryError` test the brand, so a check made with one
+// build's class recognizes an error thrown by the other. Subclasses keep ordinary `instanceof`.
+const SNAPSHOT_ERROR: unique symbol = Symbol.for("rsop-engine.SnapshotError") as never;
+const QUERY_ERROR: unique symbol = Symbol.for("rsop-engine.QueryError") as never;
+
+function hasBrand(value: unknown, brand: symbol): boolean {
+  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[brand] === true;
+}
+
 /**
  * Thrown by the `…OrThrow` functions when input is invalid; carries every issue.
  * CAUTION: this type is publicly exported.
@@ -64,6 +75,13 @@ export class SnapshotError extends Error {
   constructor(issues: readonly Issue[], what = "snapshot") {
     super(`invalid ${what}: ${issues.length} problem${issues.length === 1 ? "" : "s"}\n${formatIssues(issues)}`);
     this.issues = issues;
+  }
+  /** True for a SnapshotError of any build (ESM or CJS) or copy of this package. */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return this === SnapshotError ? hasBrand(value, SNAPSHOT_ERROR) : Function.prototype[Symbol.hasInstance].call(this, value);
+  }
+  static {
+    Object.defineProperty(this.prototype, SNAPSHOT_ERROR, { value: true });
   }
 }
 
@@ -80,5 +98,12 @@ export class QueryError extends Error {
   constructor(issues: readonly Issue[]) {
     super(`invalid query: ${issues.map((i) => `${formatPath(i.path)}: ${i.message}`).join("; ")}`);
     this.issues = issues;
+  }
+  /** True for a QueryError of any build (ESM or CJS) or copy of this package. */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return this === QueryError ? hasBrand(value, QUERY_ERROR) : Function.prototype[Symbol.hasInstance].call(this, value);
+  }
+  static {
+    Object.defineProperty(this.prototype, QUERY_ERROR, { value: true });
   }
 }

@@ -125,6 +125,15 @@ export const cardLayoutSchema = z.object({
       }),
     )
     .default([]),
+  // ★ Marker bits every frame must hold (SPEC §5); left out when there are none.
+  fixed: z
+    .array(
+      z.object({
+        position: z.number().int().min(0).max(511),
+        value: z.union([z.literal(0), z.literal(1)], { error: "Must be 0 or 1." }),
+      }),
+    )
+    .optional(),
 });
 
 export const cardFormatSchema = z.object({

@@ -40,4 +40,11 @@ describe("parseInstant", () => {
     expect(parseInstant("2000-02-29T00:00:00Z")).toBe(Date.UTC(2000, 1, 29));
     expect(parseInstant("2026-03-01T00:30:00.5+01:00")).toBe(Date.UTC(2026, 1, 28, 23, 30, 0, 500));
   });
+
+  it("accepts what ISO 8601 also allows: a lower-case t and z, and a comma as the decimal sign (R2)", () => {
+    expect(parseInstant("2026-03-07t10:59:59z")).toBe(Date.UTC(2026, 2, 7, 10, 59, 59));
+    expect(parseInstant("2026-03-07T10:59:59,25Z")).toBe(Date.UTC(2026, 2, 7, 10, 59, 59, 250));
+    expect(parseInstant("2026-03-07t05:59:59,123456789-05:00")).toBe(Date.UTC(2026, 2, 7, 10, 59, 59, 123));
+    for (const s of ["2026-03-07T10:59:59,Z", "2026-03-07 10:59:59Z", "2026-03-07x10:59:59Z", "2026-03-07T10:59:59y"]) expect(parseInstant(s), s).toBeNaN();
+  });
 });

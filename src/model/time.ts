@@ -98,7 +98,8 @@ export function parseLocalDateTime(s: string): number {
 
 /**
  * An instant: epoch milliseconds (a safe integer) or ISO 8601 `YYYY-MM-DDTHH:mm[:ss[.fff…]]`
- * followed by `Z` or an offset `±HH:mm` / `±HHmm` / `±HH`. Returns epoch ms or NaN.
+ * followed by `Z` or an offset `±HH:mm` / `±HHmm` / `±HH`. Returns epoch ms or NaN. As ISO 8601
+ * allows, `t` and `z` may be lower case and the fraction may follow a comma (docs/semantics.md R2).
  * Strings without an offset are refused: they would mean a different instant in every zone.
  */
 export function parseInstant(v: unknown): number {

@@ -1,8 +1,9 @@
 // Checks of one card-format entry that zod's shape cannot express: known ids, bit ranges against the
-// layout, overlapping fields, parity coverage. Paths are relative to the entry.
+// layout, overlapping fields, parity and fixed bits, parity coverage. Paths are relative to the entry.
 import type { Issue } from "./issue.js";
 import { type CardLayout, KNOWN_CARD_FORMATS, resolveParityCoverage } from "./cardFormats.js";
 import type { CardFormat } from "./types.js";
+import { quote } from "./zodIssues.js";
 
 /** Every problem of one card format, with paths relative to the entry. */
 export function validateCardFormat(f: CardFormat): Issue[] {
@@ -18,7 +19,7 @@ export function validateCardFormat(f: CardFormat): Issue[] {
   }
   const known = KNOWN_CARD_FORMATS[f.id];
   if (known === undefined) {
-    add("unknownCardFormat", ["id"], `"${f.id}" is not a known card format; give its layout.`);
+    add("unknownCardFormat", ["id"], `${quote(f.id)} is not a known card format; give its layout.`);
   } else {
     // Point at whichever bound is wrong (both when both are).
     for (const key of ["min_input_bits", "max_input_bits"] as const)
@@ -62,6 +63,11 @@ export function validateLayout(layout: CardLayout, minBits: number): Issue[] {
     if (covers === null) add("invalid", path, "A parity bit covers either a range or a mask, exactly one of them.");
     else if (covers.length === 0) add("invalid", path, "A parity bit must cover at least one other bit.");
     else if (covers.some((c) => c >= minBits)) add("outOfRange", path, `Covers bits outside a ${minBits}-bit frame (min_input_bits).`);
+  });
+  (layout.fixed ?? []).forEach((f, i) => {
+    const path = ["layout", "fixed", i, "position"];
+    if (f.position >= minBits) add("outOfRange", path, `Position ${f.position} is outside a ${minBits}-bit frame (min_input_bits).`);
+    claim(f.position, 1, `fixed[${i}]`, path);
   });
   return issues;
 }

@@ -190,6 +190,10 @@ describe("the well-known table", () => {
       field(x, "fixed");
       expect(x.value).toBeLessThan(2 ** x.length);
     }
+    for (const m of f.markers ?? []) {
+      claim(m.position, "marker");
+      expect([0, 1]).toContain(m.value);
+    }
     f.parity.forEach((p, i) => {
       claim(p.position, `parity[${i}]`);
       expect(p.covers).not.toContain(p.position);
@@ -259,6 +263,90 @@ describe("properties of the well-known formats", () => {
     const s = encodeWiegand("S12906", { facilityCode: 5, cardNumber: 6 });
     const withIssue = flip(flip(s, 9), 10);
     expect(decodeWiegand("S12906", withIssue)).toEqual({ facilityCode: 5, cardNumber: 6, parityOk: true });
+  });
+});
+
+/**
+ * proxmark3's Unpack_Kastle (client/src/wiegand_formats.c), restated from shared/reference/wiegand-formats.md
+ * §1.2 without the library: it refuses a frame whose bit 1 is not 1, and checks even parity over
+ * bits 0–16 and odd parity over bits 14–31, each including its parity bit.
+ */
+function kastleAccepts(bits: string): boolean {
+  const ones = (from: number, to: number) => [...bits.slice(from, to + 1)].filter((b) => b === "1").length;
+  return bits[1] === "1" && ones(0, 16) % 2 === 0 && ones(14, 31) % 2 === 1;
+}
+
+describe("marker bits (SPEC §5)", () => {
+  test("Kastle's bit 1 must be 1: a frame with a good parity and bit 1 = 0 fails", () => {
+    // FC 0 / CN 0 is 0xC0000001. With bit 1 cleared, even bit 0 over 1–16 becomes 0: 0x00000001,
+    // whose parity bits both hold, so only the marker refuses it.
+    expect(decodeWiegand("Kastle", hexBits("C0000001", 32))).toEqual({ facilityCode: 0, cardNumber: 0, parityOk: true });
+    expect(decodeWiegand("Kastle", hexBits("00000001", 32))).toEqual({ facilityCode: 0, cardNumber: 0, parityOk: false });
+    // FC 90 / CN 24175 is 0x40B4BCDE; bit 1 cleared and bit 0 set again: 0x80B4BCDE.
+    expect(decodeWiegand("Kastle", hexBits("40B4BCDE", 32)).parityOk).toBe(true);
+    expect(decodeWiegand("Kastle", hexBits("80B4BCDE", 32))).toEqual({ facilityCode: 90, cardNumber: 24175, parityOk: false });
+    expect(KNOWN_CARD_FORMATS.Kastle!.markers).toEqual([{ position: 1, value: 1 }]);
+  });
+
+  test("Kastle agrees with proxmark3's Unpack_Kastle on random 32-bit frames", () => {
+    let refused = 0;
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: (1n << 32n) - 1n }), (v) => {
+        const bits = v.toString(2).padStart(32, "0");
+        if (!kastleAccepts(bits)) refused++;
+        expect(decodeWiegand("Kastle", bits).parityOk, bits).toBe(kastleAccepts(bits));
+      }),
+      { numRuns: Math.max(numRuns, 500) },
+    );
+    expect(refused).toBeGreaterThan(0);
+  });
+
+  test("the other well-known layouts carry no marker bits (only Kastle's is in proxmark3's Unpack functions)", () => {
+    expect(IDS.filter((id) => KNOWN_CARD_FORMATS[id]!.markers !== undefined)).toEqual(["Kastle"]);
+  });
+
+  const marked = custom({
+    min_input_bits: 36,
+    max_input_bits: 40,
+    layout: {
+      facilityCode: { offset: 2, length: 10 },
+      cardNumber: { offset: 12, length: 20 },
+      parity: [
+        { position: 0, type: "even", range: { offset: 1, length: 17 } },
+        { position: 35, type: "odd", range: { offset: 17, length: 16 } },
+      ],
+      fixed: [
+        { position: 1, value: 1 },
+        { position: 33, value: 0 },
+        { position: 34, value: 1 },
+      ],
+    },
+  });
+
+  test("custom `fixed` bits are written on encode and checked on decode", () => {
+    const frame = encodeWiegand(marked, { facilityCode: 5, cardNumber: 6 });
+    expect(frame).toHaveLength(36);
+    expect([frame[1], frame[33], frame[34]]).toEqual(["1", "0", "1"]);
+    expect(decodeWiegand(marked, frame)).toEqual({ facilityCode: 5, cardNumber: 6, parityOk: true });
+    // Bits 33 and 34 are covered by no parity bit: flipping either fails only the marker check.
+    expect(decodeWiegand(marked, flip(frame, 33))).toEqual({ facilityCode: 5, cardNumber: 6, parityOk: false });
+    expect(decodeWiegand(marked, flip(frame, 34))).toEqual({ facilityCode: 5, cardNumber: 6, parityOk: false });
+    // Bit 1 with bit 0 flipped too keeps parity 0 but breaks the marker.
+    expect(decodeWiegand(marked, flip(flip(frame, 1), 0)).parityOk).toBe(false);
+    // A bit nobody reads stays free.
+    expect(decodeWiegand(marked, `${frame}1111`).parityOk).toBe(true);
+    expect(resolveCardFormat(marked).markers).toEqual([
+      { position: 1, value: 1 },
+      { position: 33, value: 0 },
+      { position: 34, value: 1 },
+    ]);
+  });
+
+  test("a marker past the other positions sets the smallest frame", () => {
+    const tail = custom({ min_input_bits: 12, max_input_bits: 12, layout: { cardNumber: { offset: 0, length: 8 }, fixed: [{ position: 11, value: 1 }] } });
+    expect(encodeWiegand(tail, { cardNumber: 3 })).toBe("000000110001");
+    expect(() => decodeWiegand(tail, "00000011000")).toThrow(RangeError);
+    expect(decodeWiegand(tail, "000000110000")).toEqual({ facilityCode: null, cardNumber: 3, parityOk: false });
   });
 });
 

@@ -1,7 +1,7 @@
 // Wiegand simulation helpers: build the bit string a reader would send for a card, and read one back.
 // Meant for people and tests (clear errors, BigInt where fields are wide); the decision hot path has
 // its own compiled decoder in src/compile/. Both read a frame the same way: positions are 0-based from
-// the first bit sent, fields are MSB first, fixed bits are not decoded.
+// the first bit sent, fields are MSB first, fixed runs are not decoded, marker bits are checked.
 import { type BitField, KNOWN_CARD_FORMATS, type ResolvedLayout, resolveCustomLayout } from "./cardFormats.js";
 import { formatIssues } from "./issue.js";
 import type { CardFormat } from "./types.js";
@@ -17,7 +17,7 @@ export interface WiegandFields {
 export interface DecodedWiegand {
   readonly facilityCode: number | null;
   readonly cardNumber: number | null;
-  /** True when every parity bit of the format checks out. */
+  /** True when every parity bit of the format checks out and every marker bit holds its value (SPEC §5). */
   readonly parityOk: boolean;
 }
 
@@ -86,6 +86,7 @@ export function encodeWiegand(format: string | CardFormat, fields: WiegandFields
 
   const frame = new Uint8Array(length);
   for (const f of layout.fixed ?? []) write(frame, f, fieldValue(f.value, f, `${name} fixed bits ${f.offset}–${f.offset + f.length - 1}`));
+  for (const m of layout.markers ?? []) frame[m.position] = m.value;
   const fc = fields.facilityCode ?? null;
   if (layout.facilityCode === null) {
     if (fc !== null) throw new RangeError(`${name} has no facility-code field; leave facilityCode out or null (got ${fc}).`);
@@ -110,7 +111,8 @@ export function encodeWiegand(format: string | CardFormat, fields: WiegandFields
  * @param bits - The frame as a string of `0` and `1`, first bit sent first. A well-known format needs
  *   exactly its length; a custom layout needs every position it uses, and bits past those are ignored.
  * @returns The decoded fields (null when the format has no such field or the value exceeds 2^53−1)
- *   and `parityOk`; a parity failure does not stop the fields from being read.
+ *   and `parityOk`, false when a parity bit or a marker bit (Kastle's bit 1, a custom layout's
+ *   `fixed` bits) is wrong; such a failure does not stop the fields from being read.
  * @throws TypeError when `bits` holds anything but `0` and `1`; RangeError when its length does not suit the format.
  * @example
  * decodeWiegand("H10301", "10000000100000000000000010")
@@ -131,6 +133,7 @@ export function decodeWiegand(format: string | CardFormat, bits: string): Decode
     for (const c of p.covers) ones += bit(bits, c);
     if ((ones & 1) !== (p.odd ? 1 : 0)) parityOk = false;
   }
+  for (const m of layout.markers ?? []) if (bit(bits, m.position) !== m.value) parityOk = false;
   return {
     facilityCode: layout.facilityCode === null ? null : read(bits, layout.facilityCode),
     cardNumber: read(bits, layout.cardNumber),
@@ -151,6 +154,7 @@ function smallestFrame(layout: ResolvedLayout): number {
   field(layout.facilityCode);
   field(layout.cardNumber);
   for (const f of layout.fixed ?? []) field(f);
+  for (const m of layout.markers ?? []) end = Math.max(end, m.position + 1);
   for (const p of layout.parity) {
     end = Math.max(end, p.position + 1);
     for (const c of p.covers) end = Math.max(end, c + 1);

@@ -70,8 +70,8 @@ describe("rsop decide", () => {
     const r = await run(["decide", "--system", system], `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
     expect(r.code).toBe(1);
     const out = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
-    expect(out.map((o) => o.reason ?? o.error)).toEqual(["allowed", "noActiveRule", "invalid request", "unknownDevice"]);
-    expect(out[2]).toMatchObject({ line: 3, issues: [{ path: "at" }, { path: "(root)" }] });
+    expect(out.map((o) => o.reason ?? o.error.message)).toEqual(["allowed", "noActiveRule", "invalid request", "unknownDevice"]);
+    expect(out[2]).toMatchObject({ line: 3, error: { message: "invalid request", issues: [{ path: "at" }, { path: "(root)" }] } });
     expect(r.stderr).toContain("line 3: at:");
   });
 
@@ -152,7 +152,7 @@ describe("rsop rsop / who / windows", () => {
     const r = await run(["who", "--system", system, "--device", "d1", "--at", "2026-11-20T16:00:00Z"]);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).holders).toEqual([{ holderId: "h1", activeRuleId: "r1", floors: [] }]);
-    expect((await run(["who", "--system", system])).code).toBe(1);
+    expect((await run(["who", "--system", system])).code).toBe(2); // neither --device nor --floor-group: a usage error
   });
 
   test("windows lists the allowed intervals", async () => {

@@ -37,3 +37,33 @@ export function tempFiles(prefix: string): { dir: string; file: (name: string, c
   };
   return { dir, file };
 }
+
+/**
+ * Starts the CLI in-process with a stdin the test writes to while it runs: `nextLine()` resolves with
+ * the next stdout line as soon as the CLI writes it; `done` resolves when the command returns.
+ */
+export function start(argv: string[]): { stdin: PassThrough; nextLine: () => Promise<string>; done: Promise<CliRun> } {
+  const stdin = new PassThrough();
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  let buffered = "";
+  const waiting: ((line: string) => void)[] = [];
+  const ready: string[] = [];
+  stdout.on("data", (b: Buffer) => {
+    out.push(b);
+    buffered += b.toString("utf8");
+    for (let i = buffered.indexOf("\n"); i !== -1; i = buffered.indexOf("\n")) {
+      const line = buffered.slice(0, i);
+      buffered = buffered.slice(i + 1);
+      const w = waiting.shift();
+      if (w) w(line);
+      else ready.push(line);
+    }
+  });
+  stderr.on("data", (b: Buffer) => err.push(b));
+  const nextLine = () => new Promise<string>((resolve) => (ready.length > 0 ? resolve(ready.shift()!) : waiting.push(resolve)));
+  const done = runCli(argv, { stdin, stdout, stderr }).then((code) => ({ code, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") }));
+  return { stdin, nextLine, done };
+}

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { expect, test } from "vitest";
-import { decodeWiegand } from "../../src/model/index.js";
-import { KNOWN_FORMAT_IDS, cardFormatArb, knownLayout } from "./cardFormat.js";
+import { cardFormatSchema, decodeWiegand } from "../../src/model/index.js";
+import { CUSTOM_FORMATS, KNOWN_FORMAT_IDS, cardFormatArb, knownLayout } from "./cardFormat.js";
 import { encodeLayout } from "./wiegand.js";
 
 test("the generator draws every well-known card format", () => {
@@ -14,5 +14,22 @@ test("the test encoder and the library's decoder agree on every well-known forma
     const layout = knownLayout(id);
     const frame = encodeLayout(layout, layout.parity.reduce((n, p) => Math.max(n, p.mask!.length), 0), 1, 1);
     expect({ id, ...decodeWiegand(id, frame) }).toEqual({ id, facilityCode: layout.facilityCode === null ? null : 1, cardNumber: 1, parityOk: true });
+  }
+});
+
+test("a frame with a wrong fixed bit keeps its parity and is refused only by the marker check (SPEC §5)", () => {
+  const marked = [
+    ...KNOWN_FORMAT_IDS.filter((id) => knownLayout(id).fixed !== undefined).map((id) => ({ format: id as string | ReturnType<typeof cardFormatSchema.parse>, layout: knownLayout(id), bits: knownLayout(id).parity[0]!.mask!.length })),
+    ...CUSTOM_FORMATS.filter((f) => f.layout.fixed !== undefined).map((f) => ({ format: cardFormatSchema.parse(f), layout: f.layout, bits: f.min_input_bits })),
+  ];
+  expect(marked.map((m) => (typeof m.format === "string" ? m.format : m.format.id))).toEqual(["Kastle", "F36"]);
+  for (const { format, layout, bits } of marked) {
+    const fixed = layout.fixed!;
+    expect(decodeWiegand(format, encodeLayout(layout, bits, 1, 1)).parityOk).toBe(true);
+    for (let k = 0; k < fixed.length; k++) {
+      const frame = encodeLayout(layout, bits, 1, 1, 0, k);
+      expect(frame[fixed[k]!.position]).toBe(String(1 - fixed[k]!.value));
+      expect(decodeWiegand(format, frame)).toEqual({ facilityCode: 1, cardNumber: 1, parityOk: false });
+    }
   }
 });

@@ -1,7 +1,8 @@
 // Card-format entries of a cloud node (SPEC §5): the standard H10301 with every facility-code policy
 // and parity setting, plus a few custom layouts (a 32-bit one with room for longer frames, a wide
-// 60-bit one whose card number can exceed 2^53−1, a 9-bit one without facility code or parity, and
-// a 26-bit layout under the id "H10301" whose last parity bit covers the first).
+// 60-bit one whose card number can exceed 2^53−1, a 9-bit one without facility code or parity,
+// a 26-bit layout under the id "H10301" whose last parity bit covers the first, and a 36-bit one
+// with fixed marker bits, one of them covered by parity).
 import fc from "fast-check";
 import { KNOWN_CARD_FORMATS } from "../../src/model/index.js";
 
@@ -15,10 +16,15 @@ export interface ParityInput {
   range?: BitFieldInput;
   mask?: string;
 }
+export interface FixedInput {
+  position: number;
+  value: 0 | 1;
+}
 export interface LayoutInput {
   facilityCode: BitFieldInput | null;
   cardNumber: BitFieldInput;
   parity: ParityInput[];
+  fixed?: FixedInput[];
 }
 export interface CardFormatInput {
   id: string;
@@ -88,6 +94,25 @@ export const CUSTOM_FORMATS: readonly (Pick<CardFormatInput, "id" | "min_input_b
       ],
     },
   },
+  {
+    id: "F36",
+    min_input_bits: 36,
+    max_input_bits: 38,
+    layout: {
+      facilityCode: { offset: 2, length: 10 },
+      cardNumber: { offset: 12, length: 20 },
+      parity: [
+        { position: 0, type: "even", range: { offset: 1, length: 17 } },
+        { position: 35, type: "odd", range: { offset: 17, length: 16 } },
+      ],
+      // Bit 1 is covered by parity bit 0, bit 32 by parity bit 35, bit 33 by none.
+      fixed: [
+        { position: 1, value: 1 },
+        { position: 33, value: 0 },
+        { position: 32, value: 1 },
+      ],
+    },
+  },
 ];
 
 /** Facility codes shared by credentials, filter lists and requests, so that they meet. */
@@ -121,6 +146,7 @@ export function knownLayout(id: string): LayoutInput {
   return {
     facilityCode: k.facilityCode,
     cardNumber: k.cardNumber,
+    ...(k.markers === undefined ? {} : { fixed: k.markers.map((m) => ({ position: m.position, value: m.value })) }),
     parity: k.parity.map((p) => {
       const mask = new Array<string>(k.bits).fill("0");
       for (const c of p.covers) mask[c] = "1";

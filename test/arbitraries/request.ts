@@ -10,7 +10,8 @@ import { type AtFormat, type AtSpec, atFormatArb, atSpecArb, formatAt, resolveAt
 import type { CredentialMeta, DeviceMeta, HolderMeta, RuleMeta, SnapshotMeta } from "./snapshot.js";
 import { encodeLayout, flipBit } from "./wiegand.js";
 
-export type WiegandMutation = "none" | "flip" | "longer" | "shorter";
+/** `wrongFixed`: one marker bit of the layout inverted, parity computed over it (a frame only the marker check refuses). */
+export type WiegandMutation = "none" | "flip" | "longer" | "shorter" | "wrongFixed";
 
 export type CredentialRequestSpec =
   | { readonly kind: "none" }
@@ -94,6 +95,7 @@ const credentialRequestArb: fc.Arbitrary<CredentialRequestSpec> = fc.oneof(
         { weight: 12, arbitrary: fc.constant<WiegandMutation>("none") },
         { weight: 1, arbitrary: fc.constant<WiegandMutation>("flip") },
         { weight: 1, arbitrary: fc.constantFrom<WiegandMutation>("longer", "shorter") },
+        { weight: 1, arbitrary: fc.constant<WiegandMutation>("wrongFixed") },
       ),
       mutationPick: fc.nat(),
       fill: fc.constantFrom<0 | 1>(0, 1),
@@ -264,7 +266,7 @@ function wiegandFor(
   // A number beyond 2^53−1 only fits a wide card-number field (W60).
   const cn = spec.hugeNumber && layout.cardNumber.length > 53 ? 2n ** 53n + BigInt(spec.mutationPick % 5) : BigInt(card?.number ?? spec.mutationPick % 65_536);
   const length = format.min_input_bits + (spec.mutationPick % (format.max_input_bits - format.min_input_bits + 1));
-  let bits = encodeLayout(layout, length, fc, cn, spec.fill);
+  let bits = encodeLayout(layout, length, fc, cn, spec.fill, spec.mutation === "wrongFixed" ? spec.mutationPick : -1);
   switch (spec.mutation) {
     case "flip":
       bits = flipBit(bits, spec.mutationPick);
@@ -276,6 +278,7 @@ function wiegandFor(
       bits = bits.length > 9 ? bits.slice(0, -1) : bits;
       break;
     case "none":
+    case "wrongFixed":
       break;
   }
   return { bits, card };

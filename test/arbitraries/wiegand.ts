@@ -24,11 +24,19 @@ export function encodeH10301(facilityCode: number, cardNumber: number): string {
   return bits.join("");
 }
 
-/** Encodes with a layout into a `length`-bit frame; parity bits are set in list order. */
-export function encodeLayout(layout: LayoutInput, length: number, facilityCode: number, cardNumber: bigint | number, fill = 0): string {
+/**
+ * Encodes with a layout into a `length`-bit frame: fields, then fixed (marker) bits, then parity bits
+ * in list order. `wrongFixed` ≥ 0 inverts fixed bit `wrongFixed % count` before parity is computed,
+ * so that the frame's parity holds and only its marker is wrong (nothing when the layout has none).
+ */
+export function encodeLayout(layout: LayoutInput, length: number, facilityCode: number, cardNumber: bigint | number, fill = 0, wrongFixed = -1): string {
   const bits = new Array<number>(length).fill(fill);
   if (layout.facilityCode !== null) writeField(bits, layout.facilityCode.offset, layout.facilityCode.length, BigInt(facilityCode));
   writeField(bits, layout.cardNumber.offset, layout.cardNumber.length, BigInt(cardNumber));
+  const fixed = layout.fixed ?? [];
+  fixed.forEach((f, i) => {
+    bits[f.position] = wrongFixed >= 0 && wrongFixed % fixed.length === i ? 1 - f.value : f.value;
+  });
   for (const p of layout.parity) {
     let ones = 0;
     if (p.range !== undefined) {

@@ -1,6 +1,6 @@
 // The HTTP adapter as a function: web-standard Requests in, Responses out, no network.
 import { describe, expect, test, vi } from "vitest";
-import { type HttpHandlerOptions, createHttpHandler } from "../../src/index.js";
+import { type HttpHandlerOptions, createHttpHandler } from "../../src/http.js";
 import { AT, BUILDING_ID, TOKEN, building, engineA, engineB } from "./fixtures.js";
 
 const ORIGIN = "http://rsop.test";
@@ -146,7 +146,7 @@ describe("400: every problem, with its path or parameter", () => {
 
   test("broken JSON, an empty body, invalid UTF-8, a query on decisions", async () => {
     const h = handler();
-    expect((await errorOf(await h(post(`/${BUILDING_ID}/decisions`, "{\"deviceId\":")), 400)).message).toMatch(/^The request body is not valid JSON: /);
+    expect((await errorOf(await h(post(`/${BUILDING_ID}/decisions`, "{\"deviceId\":")), 400)).message).toBe("The request body is not valid JSON: line 1, column 13: unexpected end of input.");
     expect((await errorOf(await h(post(`/${BUILDING_ID}/decisions`, "")), 400)).message).toBe("The request body is empty.");
     expect((await errorOf(await h(post(`/${BUILDING_ID}/decisions`, new Uint8Array([0x7b, 0xff, 0x7d]))), 400)).message).toBe("The request body is not valid UTF-8.");
     expect((await errorOf(await h(post(`/${BUILDING_ID}/decisions?dryRun=1`, JSON.stringify(req1))), 400)).issues[0]!.path).toBe("dryRun");
@@ -157,7 +157,7 @@ describe("400: every problem, with its path or parameter", () => {
   });
 });
 
-describe("401 and 403", () => {
+describe("401 and 403 (RFC 6750)", () => {
   test("no Authorization header: 401 with a Bearer challenge", async () => {
     const res = await handler()(get(`${rsopPath}?ids=holder-0001`, {}));
     await errorOf(res, 401);
@@ -172,15 +172,22 @@ describe("401 and 403", () => {
     }
   });
 
-  test("a token that authorize refuses: 403; the default authorize refuses everything", async () => {
-    await errorOf(await handler()(get(`${rsopPath}?ids=holder-0001`, { authorization: "Bearer wrong-token" })), 403);
-    await errorOf(await createHttpHandler({ getEngine: () => building })(get(`${rsopPath}?ids=holder-0001`)), 403);
+  test('a token that authorize refuses: 401 with error="invalid_token"; the default authorize refuses everything', async () => {
+    for (const res of [
+      await handler()(get(`${rsopPath}?ids=holder-0001`, { authorization: "Bearer wrong-token" })),
+      await createHttpHandler({ getEngine: () => building })(get(`${rsopPath}?ids=holder-0001`)),
+    ]) {
+      expect((await errorOf(res, 401)).message).toBe("Invalid token.");
+      expect(res.headers.get("www-authenticate")).toBe('Bearer realm="rsop", error="invalid_token"');
+    }
   });
 
-  test("a token for another system: 403, and authorize is asked about the system in the path", async () => {
-    const authorize = vi.fn((token: string, systemId: string) => token === "token-of-other" && systemId === "other-system");
+  test('a valid token for another system: authorize answers "forbidden", 403 insufficient_scope; authorize is asked about the system in the path', async () => {
+    const authorize = vi.fn((token: string, systemId: string) => (token === "token-of-other" ? (systemId === "other-system" ? true : "forbidden") : false));
     const h = handler({ authorize });
-    await errorOf(await h(get(`${rsopPath}?ids=holder-0001`, { authorization: "Bearer token-of-other" })), 403);
+    const res = await h(get(`${rsopPath}?ids=holder-0001`, { authorization: "Bearer token-of-other" }));
+    await errorOf(res, 403);
+    expect(res.headers.get("www-authenticate")).toBe('Bearer realm="rsop", error="insufficient_scope"');
     expect(authorize).toHaveBeenCalledWith("token-of-other", BUILDING_ID);
   });
 
@@ -328,5 +335,82 @@ describe("500 and engine snapshots", () => {
   test("numeric options are checked", () => {
     expect(() => handler({ maxIds: 0 })).toThrow(RangeError);
     expect(() => handler({ maxBodyBytes: 1.5 })).toThrow(RangeError);
+  });
+});
+
+describe("hardening: bounded error answers, no echo of the body, repeated ids, paging", () => {
+  test("a 1 MiB batch of invalid requests: the first 100 problems and their count, a small answer", async () => {
+    const n = 349_525; // "[{}" + ",{}" × (n - 1) + "]" is just under 1 MiB
+    const body = `[${Array.from({ length: n }, () => "{}").join(",")}]`;
+    expect(body.length).toBeLessThanOrEqual(1024 * 1024);
+    const res = await handler()(post(`/${BUILDING_ID}/decisions`, body));
+    const text = await res.clone().text();
+    const e = await errorOf(res, 400);
+    // Each {} lacks deviceId and at, and presents neither a credential nor a PIN.
+    const perItem = (await errorOf(await handler()(post(`/${BUILDING_ID}/decisions`, "{}")), 400)).issues.length;
+    expect(e.message).toBe(`Invalid access requests. ${n * perItem} problems; the first 100 are listed.`);
+    expect(e.issues).toHaveLength(100);
+    expect(e.issues[0]!.path.startsWith("[0]")).toBe(true);
+    expect(text.length).toBeLessThan(20_000);
+  });
+
+  test("a batch whose last request is malformed answers only problems; valid batches are decided in order", async () => {
+    const e = await errorOf(await handler()(post(`/${BUILDING_ID}/decisions`, JSON.stringify([req1, req2, { ...req1, pin: "x" }]))), 400);
+    expect(e).toEqual({ status: 400, message: "Invalid access requests.", issues: [{ path: "[2].pin", message: expect.any(String) }] });
+    expect(await (await handler()(post(`/${BUILDING_ID}/decisions`, JSON.stringify([req2, req1])))).json()).toEqual([building.decide(req2), building.decide(req1)]);
+  });
+
+  test("broken JSON: line and column, and never the text of the body (it may hold a PIN)", async () => {
+    const body = '{\n  "deviceId": "door-ward-3",\n  "pin": "739146" "at": 5\n}';
+    const res = await handler()(post(`/${BUILDING_ID}/decisions`, body));
+    const text = await res.clone().text();
+    expect((await errorOf(res, 400)).message).toBe("The request body is not valid JSON: line 3, column 19: expected ',' or '}' after a property value.");
+    expect(text).not.toContain("739146");
+    for (const bad of ['{"pin":"739146"x', '["739146" 1]', "739146x", '{"pin": 739146x}']) {
+      const t = await (await handler()(post(`/${BUILDING_ID}/decisions`, bad))).text();
+      expect(t).not.toContain("739146");
+    }
+  });
+
+  test("RSOP: a repeated id is answered once, and maxIds counts distinct ids", async () => {
+    const res = await handler({ maxIds: 2 })(get(`${rsopPath}?ids=holder-0001,holder-0002,holder-0001&ids=holder-0002&at=${AT}`));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual(building.rsop(["holder-0001", "holder-0002"], { at: AT }));
+  });
+
+  test("device access pages as seed 000 §4 says: page (zero-based), per_page (default 10, at most 100), X-Total-Count, Link", async () => {
+    const all = building.whoCanAccess("door-main-entrance", { at: AT });
+    const total = all.holders.length;
+    expect(total).toBeGreaterThan(100);
+    const path = `/${BUILDING_ID}/devices/door-main-entrance/access?at=${AT}`;
+    const link = (page: number, perPage: number, rel: string) => `<${ORIGIN}${path}&page=${page}&per_page=${perPage}>; rel="${rel}"`;
+    const last10 = Math.ceil(total / 10) - 1;
+
+    const first = await handler()(get(path));
+    expect(first.status).toBe(200);
+    expect(await first.json()).toEqual({ ...all, holders: all.holders.slice(0, 10) });
+    expect(first.headers.get("x-total-count")).toBe(String(total));
+    expect(first.headers.get("link")).toBe([link(0, 10, "first"), link(1, 10, "next"), link(last10, 10, "last")].join(", "));
+
+    const middle = await handler()(get(`${path}&page=1&per_page=100`));
+    expect(await middle.json()).toEqual({ ...all, holders: all.holders.slice(100, 200) });
+    const lastPage = Math.ceil(total / 100) - 1;
+    expect(middle.headers.get("link")).toBe([link(0, 100, "first"), link(0, 100, "prev"), link(2, 100, "next"), link(lastPage, 100, "last")].join(", "));
+
+    const end = await handler()(get(`${path}&page=${last10}`));
+    expect(await end.json()).toEqual({ ...all, holders: all.holders.slice(last10 * 10) });
+    expect(end.headers.get("link")).toBe([link(0, 10, "first"), link(last10 - 1, 10, "prev"), link(last10, 10, "last")].join(", "));
+
+    const past = await handler()(get(`${path}&page=${last10 + 5}`));
+    expect(((await past.json()) as { holders: unknown[] }).holders).toEqual([]);
+    expect(past.headers.get("x-total-count")).toBe(String(total));
+
+    const bad = await errorOf(await handler()(get(`${path}&page=-1&per_page=101`)), 400);
+    expect(bad.issues).toEqual([
+      { path: "page", message: `Must be an integer from 0 to ${Number.MAX_SAFE_INTEGER}.` },
+      { path: "per_page", message: "Must be an integer from 1 to 100." },
+    ]);
+    expect((await errorOf(await handler()(get(`${path}&page=1&page=2&per_page=abc`)), 400)).issues.map((i) => i.path)).toEqual(["page", "per_page"]);
+    expect((await errorOf(await handler()(get(`${path}&ids=x`)), 400)).issues).toEqual([{ path: "ids", message: "Unknown query parameter; this route takes at, page and per_page." }]);
   });
 });

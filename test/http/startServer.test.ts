@@ -1,5 +1,8 @@
 // The server over real HTTP on 127.0.0.1 (an ephemeral port; never any other address).
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
+import { type Socket, connect } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type RunningServer, startServer } from "../../src/adapters/http/startServer.js";
@@ -69,8 +72,10 @@ describe("every status over HTTP", () => {
     expect(await errorStatus(res)).toBe(401);
   });
 
-  test("403: a wrong token", async () => {
-    expect(await errorStatus(await fetch(`${server.url}/${BUILDING_ID}/rsop/holders?ids=holder-0001`, { headers: { authorization: `Bearer ${TOKEN}x` } }))).toBe(403);
+  test('401: a wrong token, with WWW-Authenticate error="invalid_token" (RFC 6750 §3.1)', async () => {
+    const res = await fetch(`${server.url}/${BUILDING_ID}/rsop/holders?ids=holder-0001`, { headers: { authorization: `Bearer ${TOKEN}x` } });
+    expect(res.headers.get("www-authenticate")).toBe('Bearer realm="rsop", error="invalid_token"');
+    expect(await errorStatus(res)).toBe(401);
   });
 
   test("404: unknown route, system, holder", async () => {
@@ -197,5 +202,134 @@ describe("start, reload, close", () => {
     await server.close();
     await server.close(); // idempotent
     await expect(fetch(`${server.url}/${BUILDING_ID}/rsop/holders?ids=holder-0001`, { headers: auth })).rejects.toThrow();
+  });
+});
+
+/** A raw TCP connection to the server, collecting what it answers and telling when it closes. */
+function rawConnection(url: string): { socket: Socket; received: () => string; closed: Promise<void>; connected: Promise<void> } {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  let text = "";
+  socket.setEncoding("utf8");
+  socket.on("data", (d: string) => (text += d));
+  socket.on("error", () => undefined); // a reset by the server shows as `closed`
+  const closed = new Promise<void>((r) => socket.once("close", () => r()));
+  const connected = new Promise<void>((r) => socket.once("connect", () => r()));
+  return { socket, received: () => text, closed, connected };
+}
+
+function head(method: string, path: string, extra: string[] = []): string {
+  return [`${method} ${path} HTTP/1.1`, "Host: 127.0.0.1", `Authorization: Bearer ${TOKEN}`, ...extra, "", ""].join("\r\n");
+}
+
+describe("hardening: timeouts, connection cap, aborts, /healthz", () => {
+  test("a body dribbled slower than requestTimeoutMs: 408 and the connection is closed before the body is complete", async () => {
+    const logs = logSink();
+    const server = await startServer({ systemFile: BUILDING_FILE, token: TOKEN, log: logs.log, watch: false, requestTimeoutMs: 300, headersTimeoutMs: 300 });
+    try {
+      const c = rawConnection(server.url);
+      await c.connected;
+      c.socket.write(head("POST", `/${BUILDING_ID}/decisions`, ["Content-Type: application/json", "Content-Length: 2000"]));
+      // One byte every 25 ms: the whole body would take 50 s. Stop sending once the server hangs up
+      // (or after 400 bytes, 10 s, so that a server without the timeout fails instead of hanging).
+      let sent = 0;
+      let closed = false;
+      void c.closed.then(() => (closed = true));
+      while (!closed && sent < 400) {
+        c.socket.write(sent === 0 ? "[" : " ");
+        sent++;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(closed).toBe(true);
+      expect(sent).toBeLessThan(2000);
+      expect(c.received()).toMatch(/^HTTP\/1\.1 408 /);
+      // Not an internal error: the cut-off body is logged as an abort.
+      await waitFor(() => logs.lines.some((l) => l.includes("aborted")), 5000, "the abort to be logged");
+      expect(logs.lines.join("\n")).not.toMatch(/internal error| 500 /);
+      // The server still answers others.
+      expect((await fetch(`${server.url}/${BUILDING_ID}/rsop/holders?ids=holder-0001&at=${AT}`, { headers: auth })).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("a client that aborts mid-body: logged as an abort, not a 500 with a stack trace", async () => {
+    const logs = logSink();
+    const server = await startServer({ systemFile: BUILDING_FILE, token: TOKEN, log: logs.log, watch: false });
+    try {
+      const c = rawConnection(server.url);
+      await c.connected;
+      c.socket.write(head("POST", `/${BUILDING_ID}/decisions`, ["Content-Type: application/json", "Content-Length: 1000"]));
+      c.socket.write('[{"deviceId":"door-ward-3",');
+      await new Promise((r) => setTimeout(r, 50));
+      c.socket.destroy();
+      await waitFor(() => logs.lines.some((l) => l.startsWith(`POST /${BUILDING_ID}/decisions `)), 5000, "the request to be logged");
+      expect(logs.lines.find((l) => l.startsWith(`POST /${BUILDING_ID}/decisions `))).toMatch(new RegExp(`^POST /${BUILDING_ID}/decisions aborted by the client after \\d+\\.\\dms$`));
+      expect(logs.lines.join("\n")).not.toMatch(/internal error|\n\s+at /);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("maxConnections: a connection over the cap is closed unanswered; once one closes, a new one is served", async () => {
+    const server = await startServer({ systemFile: BUILDING_FILE, token: TOKEN, log: () => {}, watch: false, maxConnections: 2 });
+    const ask = head("GET", `/${BUILDING_ID}/rsop/holders?ids=holder-0001&at=${AT}`);
+    try {
+      const a = rawConnection(server.url);
+      const b = rawConnection(server.url);
+      for (const c of [a, b]) {
+        c.socket.write(ask);
+        await waitFor(() => c.received().startsWith("HTTP/1.1 200 "), 5000, "a kept-alive connection to be answered");
+      }
+      const over = rawConnection(server.url);
+      over.socket.write(ask);
+      await over.closed;
+      expect(over.received()).toBe("");
+      a.socket.destroy();
+      await a.closed;
+      let answered = "";
+      for (let attempt = 0; attempt < 50 && !answered.startsWith("HTTP/1.1 200 "); attempt++) {
+        // The server learns of the closed connection asynchronously; retry until it has.
+        const next = rawConnection(server.url);
+        next.socket.write(ask);
+        await Promise.race([next.closed, waitFor(() => next.received().startsWith("HTTP/1.1 200 "), 2000).catch(() => undefined)]);
+        answered = next.received();
+        next.socket.destroy();
+        if (!answered) await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(answered).toMatch(/^HTTP\/1\.1 200 /);
+      b.socket.destroy();
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("GET /healthz needs no token and names the snapshot served: system id, SHA-256 of the file, time of load", async () => {
+    const dir = tempDir();
+    const file = join(dir, "system.json");
+    writeInPlace(file, snapshotA);
+    const server = await startServer({ systemFile: file, token: TOKEN, log: () => {}, watch: false, basePath: "/v2" });
+    try {
+      const sha = () => createHash("sha256").update(readFileSync(file)).digest("hex");
+      const res = await fetch(`${server.url}/v2/healthz`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
+      const body = (await res.json()) as { status: string; systemId: string; sha256: string; loadedAt: string };
+      expect(body).toEqual({ status: "ok", systemId: "sys-ab", sha256: sha(), loadedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
+
+      writeInPlace(file, snapshotB);
+      expect((await server.reload()).status).toBe("reloaded");
+      const after = (await (await fetch(`${server.url}/v2/healthz`)).json()) as typeof body;
+      expect(after.sha256).toBe(sha());
+      expect(after.sha256).not.toBe(body.sha256);
+      expect(Date.parse(after.loadedAt)).toBeGreaterThanOrEqual(Date.parse(body.loadedAt));
+
+      const post = await fetch(`${server.url}/v2/healthz`, { method: "POST" });
+      expect(post.status).toBe(405);
+      expect(post.headers.get("allow")).toBe("GET, HEAD");
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(404); // below the base path only
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -99,7 +99,7 @@ function makeDecision(reason: Reason, known: Known, activeRuleId: string | null 
     floors,
     facilityCode: known.facilityCode,
     credentialNumber: known.credentialNumber,
-  };
+  } as Decision; // outcome and topic follow from the reason, so this is one of the three shapes
 }
 
 /** JS default string order (E19). */
@@ -125,11 +125,25 @@ interface ParityCheck {
   covers: number[];
 }
 
+/** A bit every frame must hold (SPEC §5 marker bits). */
+interface MarkerCheck {
+  position: number;
+  value: 0 | 1;
+}
+
 interface Layout {
   facilityCode: Field | null;
   cardNumber: Field;
   parity: ParityCheck[];
+  markers: MarkerCheck[];
 }
+
+/**
+ * Marker bits of the well-known layouts, transcribed from SPEC §5 ("Kastle's bit 1 is always 1") and
+ * shared/reference/wiegand-formats.md §1.2 rather than read from the engine's table, so that a marker
+ * missing from the table shows up as a disagreement.
+ */
+const WELL_KNOWN_MARKERS: Readonly<Record<string, readonly MarkerCheck[]>> = { Kastle: [{ position: 1, value: 1 }] };
 
 /** A card-format entry's layout: its own `layout` if it has one (S4), else the well-known table. */
 function layoutOf(format: CardFormat): Layout {
@@ -148,7 +162,9 @@ function layoutOf(format: CardFormat): Layout {
       }
       parity.push({ position: p.position, odd: p.type === "odd", covers });
     }
-    return { facilityCode: format.layout.facilityCode, cardNumber: format.layout.cardNumber, parity };
+    const markers: MarkerCheck[] = [];
+    for (const f of format.layout.fixed ?? []) markers.push({ position: f.position, value: f.value });
+    return { facilityCode: format.layout.facilityCode, cardNumber: format.layout.cardNumber, parity, markers };
   }
   const known = KNOWN_CARD_FORMATS[format.id];
   if (known === undefined) throw new Error(`reference: card format "${format.id}" has no layout and is not well known`);
@@ -158,7 +174,8 @@ function layoutOf(format: CardFormat): Layout {
     for (const c of p.covers) if (c !== p.position) covers.push(c);
     parity.push({ position: p.position, odd: p.odd, covers });
   }
-  return { facilityCode: known.facilityCode, cardNumber: known.cardNumber, parity };
+  const markers = Object.hasOwn(WELL_KNOWN_MARKERS, format.id) ? [...WELL_KNOWN_MARKERS[format.id]!] : [];
+  return { facilityCode: known.facilityCode, cardNumber: known.cardNumber, parity, markers };
 }
 
 /** A field's value, MSB first; null when it does not fit in 2^53−1 (SPEC §5, E1, E17). */
@@ -367,6 +384,8 @@ export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decisio
     known.credentialNumber = readField(bits, layout.cardNumber);
     let parityOk = true;
     for (const check of layout.parity) if (!parityHolds(bits, check)) parityOk = false;
+    // SPEC §5: a marker bit that differs is treated like a parity failure.
+    for (const m of layout.markers) if (bits[m.position] !== String(m.value)) parityOk = false;
     if (!parityOk && format.enforce_parity) return makeDecision("parityError", known);
     facilityCodePolicy = format.facility_code;
     if (format.facility_code === "FILTER_LIST") {
@@ -402,8 +421,15 @@ export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decisio
   }
   // E2: card number only; E17: a number too big is never an e-card (it is null).
   const isEcard = kind === "card" && known.credentialNumber !== null && node.ecards.includes(known.credentialNumber);
-  if (mode === "ecardOnly") return makeDecision(isEcard ? "ecard" : "offlineEcardOnly", known);
-  if ((mode === "offline24x7" || mode === "offlineAnySchedule") && isEcard) return makeDecision("ecard", known);
+  // SPEC §3 step 3: at an elevator reader an e-card enables every floor of every floor group whose
+  // readerPort is that reader, their sorted union; at a door, none.
+  const ecardFloors: string[] = [];
+  if (isElevatorReader(device)) {
+    for (const fg of snapshot.floorGroups) if (fg.readerPort === device.id) for (const f of fg.floors) if (!ecardFloors.includes(f)) ecardFloors.push(f);
+    ecardFloors.sort(compareIds);
+  }
+  if (mode === "ecardOnly") return isEcard ? makeDecision("ecard", known, null, ecardFloors) : makeDecision("offlineEcardOnly", known);
+  if ((mode === "offline24x7" || mode === "offlineAnySchedule") && isEcard) return makeDecision("ecard", known, null, ecardFloors);
 
   // ---- Step 4: credential ---------------------------------------------------------------------
   let holder: Holder | null = null;

@@ -261,7 +261,7 @@ describe.each(IMPLS)("$name", (impl) => {
     at(undefined, { reason: "badRequest" });
   });
 
-  test("R2 at: epoch ms or ISO 8601 with Z/±HH:mm/±HHmm/±HH; no offset is malformed", () => {
+  test("R2 at: epoch ms or ISO 8601 with Z/±HH:mm/±HHmm/±HH (also t, z and a comma fraction); no offset is malformed", () => {
     const at = checker(impl, base);
     const bobIn: Expected = { reason: "allowed", activeRuleId: "r-night-front", ...BOB_CARD };
     const bobOut: Expected = { reason: "noActiveRule", ...BOB_CARD };
@@ -278,6 +278,13 @@ describe.each(IMPLS)("$name", (impl) => {
       ["2026-03-07T15:59:59+05", bobIn],
       ["2026-03-07T16:00:00+05", bobOut],
       ["2026-03-07T05:59:59-05:00", bobIn],
+      // ISO 8601 also allows a lower-case t and z, and a comma as the decimal sign.
+      ["2026-03-07t10:59:59z", bobIn],
+      ["2026-03-07t11:00:00z", bobOut],
+      ["2026-03-07T10:59:59,999Z", bobIn],
+      ["2026-03-07t05:59:59,9999999-05:00", bobIn],
+      ["2026-03-07T10:59:59,Z", { reason: "badRequest" }],
+      ["2026-03-07T10:59:59.5,5Z", { reason: "badRequest" }],
       [Date.UTC(2026, 2, 7, 10, 59, 59, 999), bobIn],
       [Date.UTC(2026, 2, 7, 11), bobOut],
       ["2026-03-07T05:59:59", { reason: "badRequest" }],
@@ -658,7 +665,7 @@ describe.each(IMPLS)("$name", (impl) => {
     at(cardAt("door-front", T.WED_NOON, 17, 1002), { reason: "noActiveRule", ...BOB_CARD });
   });
 
-  test("E13 floors: [] at doors; at an elevator reader, the sorted floors of accepted rules only", () => {
+  test("E13 floors: [] at doors; at an elevator reader, the sorted floors of accepted rules only; an e-card enables every floor of the reader", () => {
     const at = checker(impl, base);
     at(cardAt("door-front", T.WED_10, 17, 1001), aliceIn());
     at(cardAt("elev-1", T.WED_10, 17, 1001), aliceIn("r-staff-high", { floors: ["floor-1", "floor-2", "floor-3"] }));
@@ -687,6 +694,30 @@ describe.each(IMPLS)("$name", (impl) => {
     });
     checker(impl, overlap)(cardAt("elev-1", T.WED_20, 17, 1001), aliceIn("r-staff-low", { floors: ["floor-1", "floor-2", "floor-3"] }));
     checker(impl, overlap)(cardAt("elev-1b", T.WED_20, 17, 1001), aliceIn("r-staff-mid", { floors: ["floor-3"] }));
+    // SPEC §3 step 3: an e-card at an elevator reader enables every floor of every floor group whose
+    // readerPort is that reader (their sorted union), whatever the rules; at a door, none.
+    const dead = { node: { online: false, offlineSeconds: 259_201 } };
+    const ecard: Expected = { reason: "ecard", facilityCode: 17, credentialNumber: 4242 };
+    at(cardAt("elev-1", T.WED_NOON, 17, 4242, dead), { ...ecard, floors: ["floor-1", "floor-2", "floor-3"] });
+    at(cardAt("door-front", T.WED_NOON, 17, 4242, dead), ecard);
+    const ecards = building((d) => {
+      d.node("node-a").offlinePolicy = 2;
+      d.addDevice({ id: "elev-1b", port: 9, type: "additionalElevatorReader", publicIcon: null });
+      d.addDevice({ id: "elev-bare", port: 10, type: "elevatorReader", publicIcon: null });
+      d.addDevice({ id: "floor-10", port: 11, type: "floorRelay", publicIcon: null });
+      d.raw.floorGroups.push(
+        { id: "fg-mid", name: "Mid floors", readerPort: "elev-1", floors: ["floor-3", "floor-2", "floor-10"] },
+        { id: "fg-b", name: "From the second reader", readerPort: "elev-1b", floors: ["floor-3"] },
+      );
+    });
+    const unknownTime = { node: { online: false, timeKnown: false } };
+    const e = checker(impl, ecards);
+    // Floor groups no rule reaches count too; each floor once, in string order; other readers' groups don't.
+    e(cardAt("elev-1", T.WED_NOON, 17, 4242, dead), { ...ecard, floors: ["floor-1", "floor-10", "floor-2", "floor-3"] });
+    e(cardAt("elev-1", T.WED_NOON, 17, 4242, unknownTime), { ...ecard, floors: ["floor-1", "floor-10", "floor-2", "floor-3"] });
+    e(cardAt("elev-1b", T.WED_NOON, 17, 4242, dead), { ...ecard, floors: ["floor-3"] });
+    // An elevator reader without floor groups: still the e-card's decision, with no floors.
+    e(cardAt("elev-bare", T.WED_NOON, 17, 4242, dead), ecard);
   });
 
   test("E14 holder dates compare the local wall time with milliseconds; in a fall-back hour the wall clock counts", () => {
@@ -814,5 +845,67 @@ describe.each(IMPLS)("$name", (impl) => {
     at(cardAt("door-side", T.WED_NOON, 17, 1001), aliceIn("r-10"));
     at(cardAt("door-lab", T.WED_NOON, 17, 1001), { reason: "deniedByRule", activeRuleId: "d-C", ...ALICE_CARD });
     at(cardAt("elev-1", T.WED_NOON, 17, 1001), aliceIn("r-elev-B", { floors: ["floor-10", "floor-2", "floor-3", "floor-Z", "floor-a"] }));
+  });
+
+  test("E20 a wrong marker bit (Kastle's bit 1, a custom fixed bit) is a parityError under enforce_parity, read as usual without", () => {
+    /**
+     * A Kastle frame written out from shared/reference/wiegand-formats.md §1.2: bit 1 the marker,
+     * issue level 2–6 (0), FC 7–14, CN 15–30; bit 0 even parity over 1–16, bit 31 odd over 14–30.
+     * Parity is computed after the marker is written, so a wrong marker keeps parity good.
+     */
+    const kastle = (facilityCode: number, cardNumber: number, marker: "0" | "1") => {
+      const body = [..."0" + marker + "00000" + bitsOf(facilityCode, 8) + bitsOf(cardNumber, 16) + "0"];
+      const ones = (from: number, to: number) => body.slice(from, to + 1).filter((b) => b === "1").length;
+      body[0] = ones(1, 16) % 2 === 0 ? "0" : "1";
+      body[31] = ones(14, 30) % 2 === 0 ? "1" : "0";
+      return body.join("");
+    };
+    const kastleNode = (enforce: boolean) =>
+      building((d) => {
+        d.node("node-a").cardFormat = [{ id: "Kastle", min_input_bits: 32, max_input_bits: 32, enforce_parity: enforce }];
+      });
+    const wiegand = (bits: string, extra: Record<string, unknown> = {}) => ({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: bits }, ...extra });
+    const enforced = checker(impl, kastleNode(true));
+    enforced(wiegand(kastle(17, 1001, "1")), aliceIn());
+    enforced(wiegand(kastle(17, 1001, "0")), { reason: "parityError", facilityCode: 17, credentialNumber: 1001 });
+    // Before the e-card check too (step 2 decides first).
+    const dead = { node: { online: false, offlineSeconds: 259_201 } };
+    enforced(wiegand(kastle(17, 4242, "0"), dead), { reason: "parityError", facilityCode: 17, credentialNumber: 4242 });
+    enforced(wiegand(kastle(17, 4242, "1"), dead), { reason: "ecard", facilityCode: 17, credentialNumber: 4242 });
+    const lenient = checker(impl, kastleNode(false));
+    lenient(wiegand(kastle(17, 1001, "0")), aliceIn());
+
+    // A custom layout's `fixed` bits behave the same, whether a parity bit covers them or not.
+    const customNode = (enforce: boolean) =>
+      building((d) => {
+        d.node("node-a").cardFormat = [
+          {
+            id: "M30",
+            min_input_bits: 30,
+            max_input_bits: 30,
+            enforce_parity: enforce,
+            layout: {
+              facilityCode: { offset: 1, length: 8 },
+              cardNumber: { offset: 9, length: 16 },
+              parity: [{ position: 0, type: "even", range: { offset: 1, length: 26 } }],
+              fixed: [
+                { position: 26, value: 1 }, // covered by parity bit 0
+                { position: 28, value: 0 }, // covered by none
+                { position: 29, value: 1 },
+              ],
+            },
+          },
+        ];
+      });
+    const m30 = (f26: string, f28: string, f29: string) => {
+      const body = [..."0" + bitsOf(17, 8) + bitsOf(1001, 16) + "0" + f26 + "0" + f28 + f29];
+      body[0] = body.slice(1, 27).filter((b) => b === "1").length % 2 === 0 ? "0" : "1";
+      return body.join("");
+    };
+    const custom = checker(impl, customNode(true));
+    custom(wiegand(m30("1", "0", "1")), aliceIn());
+    for (const bad of [m30("0", "0", "1"), m30("1", "1", "1"), m30("1", "0", "0")])
+      custom(wiegand(bad), { reason: "parityError", facilityCode: 17, credentialNumber: 1001 });
+    checker(impl, customNode(false))(wiegand(m30("0", "1", "0")), aliceIn());
   });
 });

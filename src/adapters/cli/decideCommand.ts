@@ -1,107 +1,204 @@
 import { createReadStream } from "node:fs";
 import { access } from "node:fs/promises";
-import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { newDecision } from "../../evaluate/index.js";
 import { type Issue, formatPath, requestIssues } from "../../model/index.js";
-import { CliError, type CliIo } from "./io.js";
+import { jsonErrorText, parseJson } from "../jsonSyntax.js";
+import { CliError, type CliIo, UsageError } from "./io.js";
 import { loadPanelFile, loadSystemFile, systemOrPanel } from "./loadSystem.js";
+
+export type DecideFormat = "auto" | "jsonl" | "json";
 
 export interface DecideOptions {
   readonly system?: string;
   /** An architecture 1.0 panel instead of a system: 1.0 ids and `door.request.*` topics. */
   readonly panel?: string;
+  /** A file, or `-` (the default) for stdin. */
   readonly request?: string;
+  readonly format?: DecideFormat;
 }
 
-const FLUSH_LINES = 2048;
+/** The `--help` text of `rsop decide` on input and output: the contract the code below keeps. */
+export const DECIDE_HELP = `
+Input (--format):
+  auto   (default) JSON Lines, unless the first non-blank line is not JSON on its own and the
+         whole input parses as one JSON document (a pretty-printed request). A line that is JSON
+         alone, or 1 MiB of look-ahead, settles it as JSON Lines at once, so a broken first line
+         costs one error line, never the rest of the input. Answers stream as lines arrive.
+  jsonl  one request per line.
+  json   the whole input is one request.
+
+Output: one JSON line per non-blank input line, in input order, each starting with "line" (the
+  input line number, from 1; a document's first non-blank line):
+    {"line":N,"outcome":…}                                      a decision
+    {"line":N,"error":{"message":…,"issues":[{"path","message"}]}}  a line that is not a valid request
+  Blank lines are skipped (no output line): match answers to requests by "line". A JSON syntax error
+  gives the column (and line, in a document), never the input's text.
+
+Exit codes: 0 every request answered; 1 some line refused (its error line is on stdout, and the first
+  100 on stderr) or the snapshot refused; 2 usage error; 70 internal error. A closed stdout or stderr
+  ends the command quietly with exit 0.
+`;
+
+/** How much a line that is not JSON on its own may hold back JSON Lines while looking for a document. */
+const LOOKAHEAD_CHARS = 1 << 20;
+/** Per-line problems echoed to stderr; stdout has them all. */
+const STDERR_LINES = 100;
 
 /**
- * `rsop decide`: one JSON request, or JSON Lines from a file or stdin, answered one decision per
- * line in input order, in one process. A line that is not a valid request is answered with an
- * `{"error": …}` line (so output lines stay aligned with input lines) and the exit code is 1.
+ * `rsop decide`: requests from a file or stdin, answered one JSON line each in input order, in one
+ * process, streaming: memory does not grow with the input (lines are answered as they arrive, and
+ * reading pauses while stdout is full).
  */
 export async function decideCommand(opts: DecideOptions, io: CliIo): Promise<number> {
   const target = systemOrPanel(opts);
+  const format = opts.format ?? "auto";
+  const requestPath = opts.request ?? "-";
+  if ((opts.system === "-" || opts.panel === "-") && requestPath === "-")
+    throw new UsageError("stdin can hold the snapshot or the requests, not both: give the requests with --request FILE");
   const decision = newDecision(); // reused: each decision is serialized before the next one
   let decideOne: (req: unknown) => unknown;
   let check: (req: unknown) => Issue[];
   if ("system" in target) {
-    const engine = await loadSystemFile(target.system);
+    const engine = await loadSystemFile(target.system, io);
     decideOne = (req) => engine.decide(req, decision);
     check = requestIssues;
   } else {
-    const panel = await loadPanelFile(target.panel);
+    const panel = await loadPanelFile(target.panel, io);
     decideOne = (req) => panel.decide(req);
     check = (req) => panel.requestIssues(req);
   }
-  if (opts.request !== undefined) {
+  if (requestPath !== "-") {
     try {
-      await access(opts.request);
+      await access(requestPath);
     } catch {
-      throw new CliError(`cannot read request file "${opts.request}"`);
+      throw new CliError(`cannot read request file "${requestPath}"`);
     }
   }
-  const input = opts.request !== undefined ? createReadStream(opts.request, "utf8") : io.stdin;
+  const input = requestPath === "-" ? io.stdin : createReadStream(requestPath, "utf8");
   const lines = createInterface({ input, crlfDelay: Infinity });
-  const out: string[] = [];
+
+  // Output: lines gathered while input lines arrive in one burst, written once per turn of the
+  // event loop; reading pauses while stdout is full.
+  let pending: string[] = [];
+  let scheduled = false;
+  let full = false;
+  const flush = () => {
+    scheduled = false;
+    if (pending.length === 0 || io.closed?.aborted) return;
+    const chunk = `${pending.join("\n")}\n`;
+    pending = [];
+    if (!io.stdout.write(chunk) && !full) {
+      full = true;
+      lines.pause();
+      io.stdout.once("drain", () => {
+        full = false;
+        lines.resume();
+      });
+    }
+  };
+  const emit = (s: string) => {
+    pending.push(s);
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
+
   let bad = 0;
-  let lineNo = 0;
-  let whole: string[] | null = null; // set when the input is one pretty-printed JSON document
-
-  const flush = async () => {
-    if (out.length === 0) return;
-    const chunk = `${out.join("\n")}\n`;
-    out.length = 0;
-    if (!io.stdout.write(chunk)) await once(io.stdout, "drain");
-  };
-  const answer = (text: string, line: number) => {
-    let req: unknown;
-    try {
-      req = JSON.parse(text);
-    } catch (e) {
-      bad++;
-      out.push(JSON.stringify({ error: "invalid JSON", line, message: (e as Error).message }));
-      io.stderr.write(`line ${line}: invalid JSON: ${(e as Error).message}\n`);
-      return;
+  let answered = 0;
+  const refuse = (line: number, message: string, issues: readonly Issue[]) => {
+    bad++;
+    const list = issues.map((i) => ({ path: formatPath(i.path), message: i.message }));
+    emit(JSON.stringify({ line, error: { message, issues: list } }));
+    if (bad <= STDERR_LINES) {
+      if (list.length === 0) io.stderr.write(`line ${line}: ${message}\n`);
+      for (const i of list) io.stderr.write(`line ${line}: ${i.path}: ${i.message}\n`);
     }
+  };
+  const answerValue = (req: unknown, line: number) => {
+    answered++;
     const issues = check(req);
-    if (issues.length > 0) {
-      bad++;
-      out.push(JSON.stringify({ error: "invalid request", line, issues: issues.map((i) => ({ path: formatPath(i.path), message: i.message })) }));
-      for (const i of issues) io.stderr.write(`line ${line}: ${formatPath(i.path)}: ${i.message}\n`);
-      return;
-    }
-    out.push(JSON.stringify(decideOne(req)));
+    if (issues.length > 0) return refuse(line, "invalid request", issues);
+    // The decision is an object: its JSON starts with "{" and has at least one key.
+    emit(`{"line":${line},${JSON.stringify(decideOne(req)).slice(1)}`);
   };
+  const answerText = (text: string, line: number, document: boolean) => {
+    const r = parseJson(text);
+    if (r.ok) return answerValue(r.value, line);
+    answered++;
+    refuse(line, `invalid JSON at ${document ? jsonErrorText(r) : `column ${r.column}: ${r.message}`}`, []);
+  };
+  const isBlank = (s: string) => /^\s*$/.test(s);
 
-  let sawContent = false;
-  for await (const line of lines) {
+  // Input: the mode (see DECIDE_HELP), and in auto mode the lines held back while undecided.
+  let mode = format;
+  let lineNo = 0;
+  let held: string[] | null = null;
+  let heldFrom = 0;
+  let heldChars = 0;
+  const doc: string[] = [];
+  const replay = () => {
+    const h = held ?? [];
+    held = null;
+    mode = "jsonl";
+    h.forEach((l, k) => {
+      if (!isBlank(l)) answerText(l, heldFrom + k, false);
+    });
+  };
+  lines.on("line", (line) => {
     lineNo++;
-    if (whole !== null) {
-      whole.push(line);
-      continue;
+    if (io.closed?.aborted) return;
+    if (mode === "jsonl") {
+      if (!isBlank(line)) answerText(line, lineNo, false);
+    } else if (mode === "json") {
+      doc.push(line);
+    } else if (held === null) {
+      if (isBlank(line)) return;
+      const r = parseJson(line);
+      if (r.ok) {
+        mode = "jsonl";
+        answerValue(r.value, lineNo);
+      } else {
+        held = [line];
+        heldFrom = lineNo;
+        heldChars = line.length;
+      }
+    } else {
+      held.push(line);
+      heldChars += line.length + 1;
+      // A line that is a JSON object on its own is a request line, never part of a pretty-printed one.
+      if (heldChars > LOOKAHEAD_CHARS || (/^\s*\{/.test(line) && parseJson(line).ok)) replay();
     }
-    if (line.trim() === "") continue;
-    // A first line that is not JSON on its own starts a single pretty-printed request.
-    if (!sawContent && !isCompleteJson(line)) {
-      whole = [line];
-      continue;
-    }
-    sawContent = true;
-    answer(line, lineNo);
-    if (out.length >= FLUSH_LINES) await flush();
-  }
-  if (whole !== null) answer(whole.join("\n"), 1);
-  await flush();
-  return bad === 0 ? 0 : 1;
-}
+  });
 
-function isCompleteJson(line: string): boolean {
-  try {
-    JSON.parse(line);
-    return true;
-  } catch {
-    return false;
+  await new Promise<void>((resolve, reject) => {
+    const stop = () => lines.close();
+    io.closed?.addEventListener("abort", stop, { once: true });
+    input.once("error", reject);
+    lines.once("close", () => {
+      io.closed?.removeEventListener("abort", stop);
+      resolve();
+    });
+  });
+  if (io.closed?.aborted) return 0;
+  if (mode === "json") {
+    const first = doc.findIndex((l) => !isBlank(l));
+    answerText(doc.join("\n"), first === -1 ? 1 : first + 1, true);
+  } else if (held !== null) {
+    const text = (held as string[]).join("\n");
+    const r = parseJson(text);
+    if (r.ok) answerValue(r.value, heldFrom);
+    else replay();
   }
+  flush();
+  if (full && !io.closed?.aborted)
+    await new Promise<void>((resolve) => {
+      io.stdout.once("drain", resolve);
+      io.closed?.addEventListener("abort", () => resolve(), { once: true });
+    });
+  if (io.closed?.aborted) return 0;
+  if (bad > STDERR_LINES) io.stderr.write(`… ${bad - STDERR_LINES} more refused lines (every one has its error line on stdout)\n`);
+  if (bad > 0) io.stderr.write(`rsop: ${bad} of ${answered} requests refused\n`);
+  return bad === 0 ? 0 : 1;
 }

@@ -26,7 +26,7 @@ export async function demoCommand(opts: DemoOptions, io: CliIo): Promise<number>
   const dir = opts.system === undefined || opts.requests === undefined ? examplesDir() : "";
   const systemPath = opts.system ?? `${dir}building.json`;
   const requestsPath = opts.requests ?? `${dir}requests.jsonl`;
-  const engine = await loadSystemFile(systemPath);
+  const engine = await loadSystemFile(systemPath, io);
   const snap = engine.snapshot;
   const devices = new Map(snap.devices.map((d) => [d.id, d]));
   const nodes = new Map(snap.cloudNodes.map((n) => [n.id, n]));

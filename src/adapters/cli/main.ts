@@ -1,12 +1,13 @@
 // The `rsop` command line: a thin adapter over the library. Argument parsing and help come from
 // commander; each command lives in its own file and returns an exit code.
-import { Command, CommanderError } from "commander";
+import type { Writable } from "node:stream";
+import { Command, CommanderError, Option } from "commander";
 import { applyCommand } from "./applyCommand.js";
 import { registerBenchCommand } from "./benchCommand.js";
 import { registerCardCommand } from "./cardCommand.js";
-import { decideCommand } from "./decideCommand.js";
+import { DECIDE_HELP, type DecideFormat, decideCommand } from "./decideCommand.js";
 import { demoCommand } from "./demoCommand.js";
-import { CliError, type CliIo, UsageError, issueLines } from "./io.js";
+import { CliError, type CliIo, UsageError, isClosedStreamError, issueLines } from "./io.js";
 import { registerMigrationCommands } from "./migrationCommands.js";
 import { registerQueryCommands } from "./queryCommands.js";
 import { registerServeCommand } from "./serveCommand.js";
@@ -14,16 +15,42 @@ import { validateCommand } from "./validateCommand.js";
 
 const VERSION = "0.1.0";
 
-/** Runs the CLI on `argv` (without `node` and the script) and returns the exit code. */
-export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+/** The exit codes, in `rsop --help` and the README. */
+export const EXIT_CODES_HELP = `
+Exit codes:
+  0   ok (also when stdout or stderr is closed by its reader, e.g. \`rsop demo | head -3\`:
+      the command stops quietly)
+  1   invalid data: a snapshot, panel, request line or query refused (each problem with its path)
+  2   usage error: unknown command or option, a missing or malformed option value
+  70  internal error (a bug: please report it)
+
+A FILE given as - is read from stdin (--system -, --panel -, --request -).
+`;
+
+/**
+ * Runs the CLI on `argv` (without `node` and the script) and returns the exit code. A closed stdout
+ * or stderr (EPIPE: the reader went away) ends the command quietly with 0; the error listeners it
+ * installs on `io.stdout`/`io.stderr` stay, so a late write error on them is never unhandled.
+ */
+export async function runCli(argv: readonly string[], base: CliIo): Promise<number> {
   let code = 0;
+  const closing = new AbortController();
+  let writeFailure: Error | undefined;
+  const onStreamError = (e: Error) => {
+    if (!isClosedStreamError(e)) writeFailure ??= e;
+    closing.abort();
+  };
+  base.stdout.on("error", onStreamError);
+  base.stderr.on("error", onStreamError);
+  const io: CliIo = { stdin: base.stdin, stdout: base.stdout, stderr: base.stderr, closed: closing.signal };
   const program = new Command()
     .name("rsop")
     .description("Decide physical access and compute resultant access (RSOP) from a system snapshot.")
     .version(VERSION)
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
-    .showHelpAfterError("(run with --help for usage)");
+    .showHelpAfterError("(run with --help for usage)")
+    .addHelpText("after", EXIT_CODES_HELP);
 
   program
     .command("validate")
@@ -40,8 +67,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .description("Answer access requests: one JSON request, or JSON Lines from --request or stdin; one decision JSON per line, in order.")
     .option("--system <file>", "rsop-system/1 snapshot (JSON)")
     .option("--panel <file>", "rsop-panel/1 architecture 1.0 panel (JSON), instead of --system: 1.0 ids and door.request.* topics")
-    .option("--request <file>", "request file (JSON or JSON Lines); default: stdin")
-    .action(async (opts: { system?: string; panel?: string; request?: string }) => {
+    .option("--request <file>", "request file (JSON Lines, or one JSON request); - or absent: stdin")
+    .addOption(new Option("--format <format>", "input format (see below)").choices(["auto", "jsonl", "json"]).default("auto"))
+    .addHelpText("after", DECIDE_HELP)
+    .action(async (opts: { system?: string; panel?: string; request?: string; format: DecideFormat }) => {
       code = await decideCommand(opts, io);
     });
 
@@ -77,21 +106,40 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   registerBenchCommand(program, io, setCode);
   registerServeCommand(program, io, setCode);
 
-  try {
-    await program.parseAsync([...argv], { from: "user" });
-    return code;
-  } catch (e) {
-    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
-    if (e instanceof UsageError) {
-      io.stderr.write(`rsop: ${e.message}\n(run with --help for usage)\n`);
-      return 2;
+  const code0 = await (async () => {
+    try {
+      await program.parseAsync([...argv], { from: "user" });
+      return code;
+    } catch (e) {
+      if (closing.signal.aborted || isClosedStreamError(e)) return 0;
+      if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+      if (e instanceof UsageError) {
+        io.stderr.write(`rsop: ${e.message}\n(run with --help for usage)\n`);
+        return 2;
+      }
+      if (e instanceof CliError) {
+        io.stderr.write(`rsop: ${e.message}\n`);
+        if (e.issues.length > 0) io.stderr.write(`${issueLines(e.issues)}\n`);
+        return 1;
+      }
+      io.stderr.write(`rsop: internal error: ${(e as Error).stack ?? String(e)}\n`);
+      return 70;
     }
-    if (e instanceof CliError) {
-      io.stderr.write(`rsop: ${e.message}\n`);
-      if (e.issues.length > 0) io.stderr.write(`${issueLines(e.issues)}\n`);
-      return 1;
-    }
-    io.stderr.write(`rsop: internal error: ${(e as Error).stack ?? String(e)}\n`);
-    return 70;
-  }
+  })();
+  // Once everything written has been handed over, a stream that failed decides the exit code.
+  await settled(io.stdout);
+  await settled(io.stderr);
+  const failure = (io.stdout.errored ?? io.stderr.errored ?? writeFailure ?? null) as Error | null;
+  if (failure === null) return code0;
+  if (isClosedStreamError(failure) && writeFailure === undefined) return 0;
+  if (!io.stderr.destroyed) io.stderr.write(`rsop: cannot write the output: ${(failure as NodeJS.ErrnoException).code ?? failure.message}\n`);
+  return 70;
+}
+
+/** Resolves when every write so far has been handed to the system (or failed). */
+function settled(s: Writable): Promise<void> {
+  return new Promise((resolve) => {
+    if (s.destroyed || s.writableEnded) resolve();
+    else s.write("", () => resolve());
+  });
 }

@@ -3,7 +3,8 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import { migratePanel } from "../migration/migratePanel.js";
 import { preflightPanel } from "../migration/preflightPanel.js";
-import { CliError, type CliIo, readJsonFile } from "./io.js";
+import { CliError, type CliIo, written } from "./io.js";
+import { readSnapshotFile } from "./loadSystem.js";
 
 /** Registers `rsop migrate` and `rsop preflight` (architecture 1.0 → 2.0, SPEC §8). */
 export function registerMigrationCommands(program: Command, io: CliIo, setCode: (code: number) => void): void {
@@ -12,7 +13,7 @@ export function registerMigrationCommands(program: Command, io: CliIo, setCode: 
     .description("Check a 1.0 panel for what would block (errors, exit 1) or degrade (warnings) its migration to 2.0; prints JSON.")
     .requiredOption("--panel <file>", "rsop-panel/1 snapshot (JSON)")
     .action(async (opts: { panel: string }) => {
-      const report = preflightPanel(await readJsonFile(opts.panel, "panel"));
+      const report = preflightPanel(await readSnapshotFile(opts.panel, "panel", io));
       io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       setCode(report.ok ? 0 : 1);
     });
@@ -23,12 +24,14 @@ export function registerMigrationCommands(program: Command, io: CliIo, setCode: 
     .requiredOption("--panel <file>", "rsop-panel/1 snapshot (JSON)")
     .requiredOption("--system-id <id>", "the 2.0 system the panel moves into")
     .option("--out <dir>", "write system.json, mappings.json and dropped.json there (default: one JSON document on stdout)")
-    .action(async (opts: { panel: string; systemId: string; out?: string }) => {
-      const m = migratePanel(await readJsonFile(opts.panel, "panel"), { systemId: opts.systemId });
+    .option("--verbose", "also list each dropped field on stderr (`dropped: type id field: reason`); the count is always printed")
+    .action(async (opts: { panel: string; systemId: string; out?: string; verbose?: boolean }) => {
+      const m = migratePanel(await readSnapshotFile(opts.panel, "panel", io), { systemId: opts.systemId });
       if (!m.ok) throw new CliError(`${opts.panel}: migration refused by the preflight check`, m.issues);
       const { snapshot, mappings, dropped, cloudNodeId } = m.value;
       if (opts.out === undefined) {
-        io.stdout.write(`${JSON.stringify({ cloudNodeId, snapshot, mappings, dropped }, null, 2)}\n`);
+        // Nothing more is said once the reader has gone (`rsop migrate … | head -c 300`).
+        if (!(await written(io.stdout, `${JSON.stringify({ cloudNodeId, snapshot, mappings, dropped }, null, 2)}\n`))) return;
       } else {
         await mkdir(opts.out, { recursive: true });
         await writeFile(join(opts.out, "system.json"), `${JSON.stringify(snapshot, null, 2)}\n`);
@@ -38,7 +41,8 @@ export function registerMigrationCommands(program: Command, io: CliIo, setCode: 
           `migrated panel ${snapshot.cloudNodes?.[0]?.serialNumber ?? ""} into system ${opts.systemId}: cloud node ${cloudNodeId}, ${mappings.length} mapping records, ${dropped.length} dropped fields reported; wrote ${join(opts.out, "system.json")}, mappings.json, dropped.json\n`,
         );
       }
-      for (const d of dropped) io.stderr.write(`dropped: ${d.type} ${d.legacyId} ${d.field}: ${d.reason}\n`);
+      if (opts.verbose) for (const d of dropped) io.stderr.write(`dropped: ${d.type} ${d.legacyId} ${d.field}: ${d.reason}\n`);
+      if (opts.out === undefined) io.stderr.write(`${dropped.length} dropped field${dropped.length === 1 ? "" : "s"} reported (in "dropped"${opts.verbose ? "" : "; --verbose lists them here"})\n`);
       setCode(0);
     });
 }

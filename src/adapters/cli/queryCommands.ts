@@ -1,12 +1,24 @@
 import type { Command } from "commander";
-import { QueryError } from "../../model/index.js";
-import { CliError, type CliIo } from "./io.js";
+import { QueryError, parseInstant } from "../../model/index.js";
+import { CliError, type CliIo, UsageError } from "./io.js";
 import { loadPanelFile, loadSystemFile, systemOrPanel } from "./loadSystem.js";
 
-/** A CLI instant: digits are epoch milliseconds, anything else an ISO string; absent means now. */
-function instant(v: string | undefined): string | number {
+/**
+ * A CLI instant: digits are epoch milliseconds, anything else an ISO string; absent means now. A
+ * value that is neither is a usage error (exit 2).
+ */
+function instant(v: string | undefined, option = "--at"): string | number {
   if (v === undefined) return Date.now();
-  return /^[0-9]+$/.test(v) ? Number(v) : v;
+  const at = /^[0-9]+$/.test(v) ? Number(v) : v;
+  if (Number.isNaN(parseInstant(at))) throw new UsageError(`${option} must be an ISO 8601 instant with Z or an offset (e.g. 2026-04-15T14:15:00Z), or epoch milliseconds`);
+  return at;
+}
+
+/** The comma-separated ids of --ids; none is a usage error. */
+function idList(v: string): string[] {
+  const ids = v.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  if (ids.length === 0) throw new UsageError("--ids needs at least one id");
+  return ids;
 }
 
 /** Turns a QueryError into a CLI error listing its problems. */
@@ -31,18 +43,18 @@ export function registerQueryCommands(program: Command, io: CliIo, setCode: (cod
     .option("--cloud-node <id>", "scope to one cloud node")
     .action(async (opts: { system?: string; panel?: string; ids: string; at?: string; cloudNode?: string }) => {
       const target = systemOrPanel(opts);
-      const ids = opts.ids.split(",").map((s) => s.trim()).filter((s) => s !== "");
+      const ids = idList(opts.ids);
       const at = instant(opts.at);
       if ("panel" in target) {
-        const panel = await loadPanelFile(target.panel);
         const bad = ids.filter((s) => !/^[0-9]+$/.test(s));
-        if (bad.length > 0) throw new CliError(`1.0 person ids are integers: ${bad.map((s) => JSON.stringify(s)).join(", ")}`);
+        if (bad.length > 0) throw new UsageError(`1.0 person ids are integers: ${bad.map((s) => JSON.stringify(s)).join(", ")}`);
+        const panel = await loadPanelFile(target.panel, io);
         const personIds = ids.map(Number);
         io.stdout.write(`${JSON.stringify(query(() => panel.rsop(personIds, { at })), null, 2)}\n`);
         setCode(0);
         return;
       }
-      const engine = await loadSystemFile(target.system);
+      const engine = await loadSystemFile(target.system, io);
       const result = query(() => engine.rsop(ids, { at, ...(opts.cloudNode !== undefined ? { cloudNodeId: opts.cloudNode } : {}) }));
       io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
       setCode(0);
@@ -56,9 +68,9 @@ export function registerQueryCommands(program: Command, io: CliIo, setCode: (cod
     .option("--floor-group <id>", "floor group id (instead of --device)")
     .option("--at <instant>", "ISO 8601 instant with Z or offset, or epoch ms (default: now)")
     .action(async (opts: { system: string; device?: string; floorGroup?: string; at?: string }) => {
-      if ((opts.device === undefined) === (opts.floorGroup === undefined)) throw new CliError("give exactly one of --device and --floor-group");
-      const engine = await loadSystemFile(opts.system);
+      if ((opts.device === undefined) === (opts.floorGroup === undefined)) throw new UsageError("give exactly one of --device ID and --floor-group ID");
       const at = instant(opts.at);
+      const engine = await loadSystemFile(opts.system, io);
       const result = query(() =>
         opts.device !== undefined ? engine.whoCanAccess(opts.device, { at }) : engine.whoCanAccessFloorGroup(opts.floorGroup as string, { at }),
       );
@@ -75,8 +87,10 @@ export function registerQueryCommands(program: Command, io: CliIo, setCode: (cod
     .requiredOption("--from <instant>", "start, inclusive (ISO 8601 with Z or offset, or epoch ms)")
     .requiredOption("--to <instant>", "end, exclusive")
     .action(async (opts: { system: string; holder: string; device: string; from: string; to: string }) => {
-      const engine = await loadSystemFile(opts.system);
-      const result = query(() => engine.accessWindows(opts.holder, opts.device, { from: instant(opts.from), to: instant(opts.to) }));
+      const from = instant(opts.from, "--from");
+      const to = instant(opts.to, "--to");
+      const engine = await loadSystemFile(opts.system, io);
+      const result = query(() => engine.accessWindows(opts.holder, opts.device, { from, to }));
       io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
       setCode(0);
     });

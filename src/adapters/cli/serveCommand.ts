@@ -1,9 +1,9 @@
 // `rsop serve`: the HTTP API on a snapshot file, reloaded when the file changes, until SIGINT/SIGTERM.
 import type { Command } from "commander";
 import { isBearerToken } from "../http/bearerToken.js";
-import { type RunningServer, startServer } from "../http/startServer.js";
+import { type RunningServer, startServer, streamLog } from "../http/startServer.js";
 import { SnapshotError } from "../../model/index.js";
-import { CliError, type CliIo } from "./io.js";
+import { CliError, type CliIo, UsageError } from "./io.js";
 
 /** Options of `rsop serve`, as commander parses them. */
 export interface ServeOptions {
@@ -13,7 +13,15 @@ export interface ServeOptions {
   readonly token?: string;
   readonly insecureNoAuth?: boolean;
   readonly basePath?: string;
+  readonly maxBody?: string;
+  readonly requestTimeout?: string;
+  readonly headersTimeout?: string;
+  readonly maxConnections?: string;
+  readonly allowShortToken?: boolean;
 }
+
+/** Shortest token `serve` accepts without --allow-short-token: 16 characters, guessable tokens are not secrets. */
+export const MIN_TOKEN_LENGTH = 16;
 
 /** Where the signals that stop the server come from (the process, or an emitter in tests). */
 export interface SignalSource {
@@ -25,7 +33,27 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
 function parsePort(v: string): number {
   const n = /^[0-9]+$/.test(v) ? Number(v) : NaN;
-  if (!(n >= 0 && n <= 65_535)) throw new CliError(`--port must be an integer from 0 to 65535, got "${v}"`);
+  if (!(n >= 0 && n <= 65_535)) throw new UsageError(`--port must be an integer from 0 to 65535, got "${v}"`);
+  return n;
+}
+
+/** A positive integer option (digits only), or undefined when not given. */
+function parsePositive(flag: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = /^[0-9]{1,15}$/.test(v) ? Number(v) : NaN;
+  if (!(n >= 1)) throw new UsageError(`${flag} must be a positive integer, got "${v}"`);
+  return n;
+}
+
+const SIZE_UNITS: Readonly<Record<string, number>> = { "": 1, b: 1, k: 1024, kib: 1024, m: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gib: 1024 ** 3 };
+
+/** `--max-body`: bytes, or with a binary unit (`512KiB`, `16MiB`, `16m`). */
+function parseSize(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const m = /^([0-9]{1,15})\s*([a-z]*)$/i.exec(v.trim());
+  const unit = m === null ? undefined : SIZE_UNITS[m[2]!.toLowerCase()];
+  const n = m === null || unit === undefined ? NaN : Number(m[1]) * unit;
+  if (!(n >= 1 && Number.isSafeInteger(n))) throw new UsageError(`--max-body must be a size in bytes, e.g. 1048576 or 16MiB, got "${v}"`);
   return n;
 }
 
@@ -41,16 +69,22 @@ export async function serveCommand(
   signals: SignalSource,
   onListening?: (server: RunningServer) => void,
 ): Promise<number> {
-  const log = (line: string) => {
-    io.stderr.write(`${line}\n`);
-  };
+  // Timestamped lines; a closed stderr (the log reader gone) silences the log but never stops serving.
+  const log = streamLog(io.stderr);
   const token = opts.token !== undefined && opts.token !== "" ? opts.token : env.RSOP_TOKEN !== undefined && env.RSOP_TOKEN !== "" ? env.RSOP_TOKEN : undefined;
   const insecure = opts.insecureNoAuth === true;
   if (token === undefined && !insecure)
     throw new CliError("refusing to start without authentication: pass --token <token> or set RSOP_TOKEN (or --insecure-no-auth for a local experiment)");
   if (token !== undefined && insecure) throw new CliError("--insecure-no-auth contradicts the token given by --token or RSOP_TOKEN");
   if (token !== undefined && !isBearerToken(token)) throw new CliError("the token may hold only letters, digits and -._~+/ (then = padding): clients could not send it as a Bearer token");
+  if (token !== undefined && token.length < MIN_TOKEN_LENGTH && opts.allowShortToken !== true)
+    throw new UsageError(`the token has ${token.length} characters; use at least ${MIN_TOKEN_LENGTH} (e.g. openssl rand -hex 24), or pass --allow-short-token`);
   const port = parsePort(opts.port);
+  const maxBodyBytes = parseSize(opts.maxBody);
+  const requestTimeoutMs = parsePositive("--request-timeout", opts.requestTimeout);
+  const headersTimeoutMs = parsePositive("--headers-timeout", opts.headersTimeout);
+  const maxConnections = parsePositive("--max-connections", opts.maxConnections);
+  if (token !== undefined && token.length < MIN_TOKEN_LENGTH) log(`warning: the token has only ${token.length} characters (--allow-short-token)`);
   if (insecure && !LOOPBACK.test(opts.host)) log(`warning: serving without authentication on ${opts.host}, which other machines may reach`);
 
   let server: RunningServer;
@@ -61,6 +95,10 @@ export async function serveCommand(
       host: opts.host,
       ...(token !== undefined ? { token } : { insecureNoAuth: true }),
       ...(opts.basePath !== undefined && opts.basePath !== "" ? { basePath: opts.basePath } : {}),
+      ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
+      ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
+      ...(headersTimeoutMs !== undefined ? { headersTimeoutMs } : {}),
+      ...(maxConnections !== undefined ? { maxConnections } : {}),
       log,
     });
   } catch (e) {
@@ -103,6 +141,11 @@ export function registerServeCommand(program: Command, io: CliIo, setCode: (c: n
     .option("--token <token>", "bearer token clients must send (default: $RSOP_TOKEN; prefer the variable, a command line is visible to other users)")
     .option("--insecure-no-auth", "serve without authentication (local experiments only)")
     .option("--base-path <path>", "prefix of every route, e.g. /v2")
+    .option("--max-body <size>", "largest request body, bytes or with a unit (16MiB); default 1MiB")
+    .option("--request-timeout <ms>", "time a client has to send a whole request, else 408 and the connection is closed; default 30000")
+    .option("--headers-timeout <ms>", "time a client has to send the request headers; default 10000")
+    .option("--max-connections <n>", "most connections open at once; default 1000")
+    .option("--allow-short-token", `accept a token shorter than ${MIN_TOKEN_LENGTH} characters (with a warning)`)
     .action(async (opts: ServeOptions) => {
       setCode(await serveCommand(opts, io, process.env, process));
     });

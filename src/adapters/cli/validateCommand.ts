@@ -1,7 +1,7 @@
 import { loadSnapshotSummary } from "./summary.js";
-import { CliError, type CliIo, readJsonFile } from "./io.js";
+import { CliError, type CliIo } from "./io.js";
 import { parsePanel, parseSnapshot } from "../../model/index.js";
-import { systemOrPanel } from "./loadSystem.js";
+import { readSnapshotFile, systemOrPanel } from "./loadSystem.js";
 
 export interface ValidateOptions {
   readonly system?: string;
@@ -13,7 +13,7 @@ export interface ValidateOptions {
 export async function validateCommand(opts: ValidateOptions, io: CliIo): Promise<number> {
   const target = systemOrPanel(opts);
   const path = "system" in target ? target.system : target.panel;
-  const json = await readJsonFile(path, "system" in target ? "system" : "panel");
+  const json = await readSnapshotFile(path, "system" in target ? "system" : "panel", io);
   const parsed = "system" in target ? parseSnapshot(json) : parsePanel(json);
   const r = parsed.ok ? { ok: true as const, value: "system" in parsed.value ? parsed.value.system : parsed.value } : parsed;
   if (!r.ok) {
@@ -21,7 +21,7 @@ export async function validateCommand(opts: ValidateOptions, io: CliIo): Promise
       io.stdout.write(`${JSON.stringify({ valid: false, issues: r.issues }, null, 2)}\n`);
       return 1;
     }
-    throw new CliError(`${path}: ${r.issues.length} problem${r.issues.length === 1 ? "" : "s"}`, r.issues);
+    throw new CliError(`${path === "-" ? "stdin" : path}: ${r.issues.length} problem${r.issues.length === 1 ? "" : "s"}`, r.issues);
   }
   const summary = loadSnapshotSummary(r.value);
   if (opts.json) io.stdout.write(`${JSON.stringify({ valid: true, ...summary }, null, 2)}\n`);

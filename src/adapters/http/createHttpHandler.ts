@@ -4,13 +4,14 @@
 // a Node module.
 //
 // Order of checks, each answered before the next is looked at:
-//   base path and route shape (404) → method (405) → Authorization header (401) → authorize (403)
-//   → system id (404) → query or body (400, 413, 415) → engine query (404 naming unknown ids).
+//   base path and route shape (404) → method (405) → Authorization header (401) → authorize (401
+//   invalid_token, 403 insufficient_scope) → system id (404) → query or body (400, 413, 415)
+//   → engine query (404 naming unknown ids).
 // The system id is compared only after `authorize` accepted the token for it, so a caller learns
 // nothing about which systems exist here unless allowed to ask about them.
 import type { Engine } from "../../evaluate/index.js";
 import { answerDecisions } from "./answerDecisions.js";
-import { answerDeviceAccess } from "./answerDeviceAccess.js";
+import { answerDeviceAccess, pageHeaders } from "./answerDeviceAccess.js";
 import { answerRsop } from "./answerRsop.js";
 import { bearerToken } from "./bearerToken.js";
 import { HttpError, errorResponse, jsonResponse } from "./httpError.js";
@@ -19,6 +20,9 @@ import { readJsonBody } from "./readJsonBody.js";
 
 /** A web-standard request handler: what `createHttpHandler` returns. */
 export type HttpHandler = (request: Request) => Promise<Response>;
+
+/** What `authorize` answers: allowed, an invalid token (401), or a valid token without access to this system (403). */
+export type AuthorizeAnswer = boolean | "forbidden";
 
 /** Options of createHttpHandler. */
 export interface HttpHandlerOptions {
@@ -30,10 +34,12 @@ export interface HttpHandlerOptions {
   /** The system id served (the `{system_id}` of every route); default: the engine snapshot's `systemId`. */
   readonly systemId?: string;
   /**
-   * Whether a bearer token may query a system. Default: deny everything (every request with a
-   * token is answered 403), so forgetting this option never opens a server.
+   * Whether a bearer token may query a system: `true` lets the request through; `false` means the
+   * token is not valid (401 with `WWW-Authenticate: Bearer error="invalid_token"`, RFC 6750 §3.1);
+   * `"forbidden"` means a valid token that may not query this system (403, `insufficient_scope`).
+   * Default: deny everything (401), so forgetting this option never opens a server.
    */
-  readonly authorize?: (token: string, systemId: string) => boolean | Promise<boolean>;
+  readonly authorize?: (token: string, systemId: string) => AuthorizeAnswer | Promise<AuthorizeAnswer>;
   /**
    * Serve without any authentication: no Authorization header is needed and `authorize` is never
    * called. Only for local experiments; default false.
@@ -43,7 +49,7 @@ export interface HttpHandlerOptions {
   readonly basePath?: string;
   /** Largest accepted request body in bytes; default 1 MiB. */
   readonly maxBodyBytes?: number;
-  /** Most holder ids one RSOP request may name; default 100. */
+  /** Most holder ids one RSOP request may name (after removing repeats); default 100. */
   readonly maxIds?: number;
   /** JSON indentation of answers; default 2 (as `rsop rsop` prints), 0 for compact. */
   readonly indent?: number;
@@ -72,7 +78,7 @@ function denyAll(): boolean {
  * result, exactly as `engine.rsop` returns it), `POST /{system_id}/decisions` (one access request or
  * an array → one decision or an array) and `GET /{system_id}/devices/{device_id}/access[?at=…]`
  * (`engine.whoCanAccess`). Every request needs `Authorization: Bearer <token>` accepted by
- * `authorize` (401 without one, 403 when refused). Errors are JSON
+ * `authorize` (401 without one or when refused, 403 when `authorize` answers "forbidden"). Errors are JSON
  * `{ "error": { "status", "message", "issues": [{ "path", "message" }] } }` with status 400, 401,
  * 403, 404, 405 (with `Allow`), 413, 415 or 500; never a stack trace.
  * @param options - `getEngine` (called once per request), `authorize`, and optional `systemId`,
@@ -117,7 +123,10 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
         const challenge = header === null ? 'Bearer realm="rsop"' : 'Bearer realm="rsop", error="invalid_request"';
         throw new HttpError(401, message, [], { "www-authenticate": challenge });
       }
-      if ((await authorize(token, route.systemId)) !== true) throw new HttpError(403, "This token may not query this system.");
+      const answer = await authorize(token, route.systemId);
+      if (answer === "forbidden")
+        throw new HttpError(403, "This token may not query this system.", [], { "www-authenticate": 'Bearer realm="rsop", error="insufficient_scope"' });
+      if (answer !== true) throw new HttpError(401, "Invalid token.", [], { "www-authenticate": 'Bearer realm="rsop", error="invalid_token"' });
     }
 
     // One engine for the rest of the request, even if the server swaps in another meanwhile.
@@ -131,8 +140,10 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
         return jsonResponse(200, answerRsop(engine, url.searchParams, null, maxIds, now), indent);
       case "nodeRsopHolders":
         return jsonResponse(200, answerRsop(engine, url.searchParams, route.id, maxIds, now), indent);
-      case "deviceAccess":
-        return jsonResponse(200, answerDeviceAccess(engine, url.searchParams, route.id!, now), indent);
+      case "deviceAccess": {
+        const page = answerDeviceAccess(engine, url.searchParams, route.id!, now);
+        return jsonResponse(200, page.result, indent, pageHeaders(url, page));
+      }
       case "decisions": {
         const keys = [...new Set(url.searchParams.keys())];
         if (keys.length > 0) throw new HttpError(400, "Invalid query parameters.", keys.map((k) => ({ path: k, message: "Unknown query parameter; this route takes none." })));

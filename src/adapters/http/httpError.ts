@@ -32,6 +32,14 @@ export class HttpError extends Error {
   }
 }
 
+/** Most problems one error answer lists; the message gives the full count when there are more. */
+export const MAX_ISSUES = 100;
+
+/** `"Invalid access requests. 350000 problems; the first 100 are listed."` */
+export function tooManyIssuesMessage(message: string, listed: number, count: number): string {
+  return `${message} ${count} problems; the first ${listed} are listed.`;
+}
+
 /** Model issues as HTTP issues; `prefix` places them inside a larger body (e.g. `[2]` of a batch). */
 export function toHttpIssues(issues: readonly Issue[], prefix: readonly (string | number)[] = []): HttpIssue[] {
   return issues.map((i) => ({ path: formatPath([...prefix, ...i.path]), message: i.message }));
@@ -52,9 +60,12 @@ export function jsonResponse(status: number, body: unknown, indent: number, head
   return new Response(text, { status, headers: baseHeaders(headers) });
 }
 
-/** The JSON answer of an HttpError. */
+/** The JSON answer of an HttpError; at most MAX_ISSUES problems are listed, the message counts the rest. */
 export function errorResponse(e: HttpError, indent: number): Response {
-  const body: HttpErrorBody = { error: { status: e.status, message: e.message, issues: e.issues } };
+  const capped = e.issues.length > MAX_ISSUES;
+  const issues = capped ? e.issues.slice(0, MAX_ISSUES) : e.issues;
+  const message = capped ? tooManyIssuesMessage(e.message, MAX_ISSUES, e.issues.length) : e.message;
+  const body: HttpErrorBody = { error: { status: e.status, message, issues } };
   return jsonResponse(e.status, body, indent, e.headers);
 }
 

@@ -1,4 +1,5 @@
-// The query parameters of the GET routes: `ids` (comma-separated, repeatable) and `at`.
+// The query parameters of the GET routes: `ids` (comma-separated, repeatable), `at`, and the paging
+// parameters `page` and `per_page` of seed 000 §4 (zero-based page; per_page default 10, at most 100).
 // Unknown parameters are refused: a misspelt `?time=` silently answering "now" would be a wrong
 // access answer that looks right.
 import { MAX_INSTANT, MIN_INSTANT, parseInstant } from "../../model/index.js";
@@ -6,27 +7,55 @@ import { HttpError, type HttpIssue } from "./httpError.js";
 
 /** What a GET route was asked. */
 export interface ParsedQuery {
-  /** Holder ids in request order (RSOP routes only; empty otherwise). */
+  /** Holder ids in request order, each once (RSOP routes only; empty otherwise). */
   readonly ids: string[];
+  /** Zero-based page (paged routes only; 0 otherwise). */
+  readonly page: number;
+  /** Items per page (paged routes only). */
+  readonly perPage: number;
   /** Epoch ms when `at` was all digits, else the ISO text as given, or now when absent. */
   readonly at: string | number;
+}
+
+/** Seed 000 §4: "on all endpoints that state them the default is 10 and the maximum 100". */
+export const DEFAULT_PER_PAGE = 10;
+export const MAX_PER_PAGE = 100;
+
+/** One non-negative integer parameter (decimal digits only), or its default; pushes an issue when malformed. */
+function integerParam(params: URLSearchParams, name: string, fallback: number, min: number, max: number, issues: HttpIssue[]): number {
+  const given = params.getAll(name);
+  if (given.length === 0) return fallback;
+  if (given.length > 1) {
+    issues.push({ path: name, message: "Give it at most once." });
+    return fallback;
+  }
+  const v = given[0]!;
+  const n = /^[0-9]{1,15}$/.test(v) ? Number(v) : NaN;
+  if (!(n >= min && n <= max)) {
+    issues.push({ path: name, message: `Must be an integer from ${min} to ${max}.` });
+    return fallback;
+  }
+  return n;
 }
 
 /**
  * Reads and checks the query of a GET route, collecting every problem.
  * @param params - the URL's search parameters.
- * @param wantIds - the route takes `ids` (required, 1…maxIds entries).
+ * @param wantIds - the route takes `ids` (required, 1…maxIds distinct entries; a repeated id counts once).
+ * @param paged - the route takes `page` and `per_page`.
  * @throws HttpError 400 listing every problem with its parameter.
  */
-export function parseQuery(params: URLSearchParams, wantIds: boolean, maxIds: number, now: () => number): ParsedQuery {
+export function parseQuery(params: URLSearchParams, wantIds: boolean, maxIds: number, now: () => number, paged = false): ParsedQuery {
   const issues: HttpIssue[] = [];
-  const allowed = wantIds ? ["ids", "at"] : ["at"];
-  for (const key of new Set(params.keys())) if (!allowed.includes(key)) issues.push({ path: key, message: `Unknown query parameter; this route takes ${allowed.join(" and ")}.` });
+  const allowed = wantIds ? ["ids", "at"] : paged ? ["at", "page", "per_page"] : ["at"];
+  const listed = allowed.length === 1 ? allowed[0]! : `${allowed.slice(0, -1).join(", ")} and ${allowed.at(-1)!}`;
+  for (const key of new Set(params.keys())) if (!allowed.includes(key)) issues.push({ path: key, message: `Unknown query parameter; this route takes ${listed}.` });
 
   let ids: string[] = [];
   if (wantIds) {
     // Same reading as `rsop rsop --ids`: split on commas, trim, drop empty entries.
-    ids = params.getAll("ids").flatMap((v) => v.split(",")).map((s) => s.trim()).filter((s) => s !== "");
+    // A repeated id is answered once, in the place of its first mention.
+    ids = [...new Set(params.getAll("ids").flatMap((v) => v.split(",")).map((s) => s.trim()).filter((s) => s !== ""))];
     if (ids.length === 0) issues.push({ path: "ids", message: "Give at least one holder id (ids=a,b,…)." });
     else if (ids.length > maxIds) issues.push({ path: "ids", message: `At most ${maxIds} holder ids per request; got ${ids.length}.` });
   }
@@ -46,6 +75,9 @@ export function parseQuery(params: URLSearchParams, wantIds: boolean, maxIds: nu
     } else if (t < MIN_INSTANT || t >= MAX_INSTANT) issues.push({ path: "at", message: "Must lie between 1970-01-01T00:00:00Z and 2100-01-01T00:00:00Z." });
   }
 
+  const page = paged ? integerParam(params, "page", 0, 0, Number.MAX_SAFE_INTEGER, issues) : 0;
+  const perPage = paged ? integerParam(params, "per_page", DEFAULT_PER_PAGE, 1, MAX_PER_PAGE, issues) : DEFAULT_PER_PAGE;
+
   if (issues.length > 0) throw new HttpError(400, "Invalid query parameters.", issues);
-  return { ids, at };
+  return { ids, at, page, perPage };
 }

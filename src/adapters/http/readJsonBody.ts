@@ -1,5 +1,6 @@
 // Reads a JSON request body with a byte limit: Content-Length is checked first, and the bytes are
 // counted while reading as well, because a client may send no Content-Length (chunked) or a wrong one.
+import { jsonErrorText, parseJson } from "../jsonSyntax.js";
 import { HttpError } from "./httpError.js";
 
 /** `application/json` or any `application/…+json`, parameters (charset) ignored: JSON is UTF-8. */
@@ -13,9 +14,13 @@ function tooLarge(maxBytes: number): HttpError {
   return new HttpError(413, `The request body is larger than ${maxBytes} bytes.`);
 }
 
+/** The message of a body that stopped arriving: the client closed the connection (or the server's request timeout did). */
+export const BODY_CUT_OFF = "The request body ended before it was complete (the connection was closed).";
+
 /**
  * The parsed JSON body of a request.
- * @throws HttpError 415 (not JSON), 413 (over `maxBytes`), 400 (empty, not UTF-8, not JSON).
+ * @throws HttpError 415 (not JSON), 413 (over `maxBytes`), 400 (empty, cut off, not UTF-8, not JSON:
+ *   with the line and column of the first error, never quoting the body, which may hold a PIN).
  */
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
   if (!isJsonContentType(request.headers.get("content-type")))
@@ -28,7 +33,13 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   if (request.body !== null) {
     const reader = request.body.getReader();
     for (;;) {
-      const { done, value } = await reader.read();
+      let chunk: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        chunk = await reader.read();
+      } catch {
+        throw new HttpError(400, BODY_CUT_OFF);
+      }
+      const { done, value } = chunk;
       if (done) break;
       size += value.byteLength;
       if (size > maxBytes) {
@@ -52,9 +63,7 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   } catch {
     throw new HttpError(400, "The request body is not valid UTF-8.");
   }
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (e) {
-    throw new HttpError(400, `The request body is not valid JSON: ${(e as Error).message}`);
-  }
+  const parsed = parseJson(text);
+  if (!parsed.ok) throw new HttpError(400, `The request body is not valid JSON: ${jsonErrorText(parsed)}.`);
+  return parsed.value;
 }

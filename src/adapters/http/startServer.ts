@@ -11,6 +11,8 @@ import type { AddressInfo } from "node:net";
 import type { Engine } from "../../evaluate/index.js";
 import { type Issue, SnapshotError, formatPath } from "../../model/index.js";
 import { type HttpHandlerOptions, createHttpHandler } from "./createHttpHandler.js";
+import { HttpError, errorResponse, jsonResponse } from "./httpError.js";
+import { normalizeBasePath } from "./matchRoute.js";
 import { loadSnapshotFile } from "./loadSnapshotFile.js";
 import { tokenAuthorizer } from "./tokenAuthorizer.js";
 import { type SnapshotWatch, watchSnapshotFile } from "./watchSnapshotFile.js";
@@ -41,6 +43,25 @@ export interface StartServerOptions {
   readonly log?: (line: string) => void;
   /** Milliseconds close() waits for requests in progress before cutting connections; default 5000. */
   readonly closeGraceMs?: number;
+  /**
+   * Milliseconds a client has to send a whole request, headers and body (Node's `requestTimeout`);
+   * a slower one is answered 408 and its connection closed. Default 30000.
+   */
+  readonly requestTimeoutMs?: number;
+  /** Milliseconds a client has to send the request headers (Node's `headersTimeout`); default 10000, at most requestTimeoutMs. */
+  readonly headersTimeoutMs?: number;
+  /** Most connections open at once; further ones are closed as they arrive. Default 1000. */
+  readonly maxConnections?: number;
+}
+
+/** What `GET /healthz` answers (no authentication needed): the snapshot being served. */
+export interface HealthBody {
+  readonly status: "ok";
+  readonly systemId: string;
+  /** SHA-256 (hex) of the snapshot file's bytes. */
+  readonly sha256: string;
+  /** When this snapshot was swapped in (ISO 8601, UTC). */
+  readonly loadedAt: string;
 }
 
 /** What a reload did. */
@@ -61,8 +82,30 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-function defaultLog(line: string): void {
-  process.stderr.write(`${line}\n`);
+/**
+ * A log that writes `<ISO time> <line>` lines to a stream and never throws or crashes the process
+ * when the stream's reader is gone (EPIPE on a closed stderr): from the first write error on, lines
+ * are dropped. Serving matters more than logging.
+ */
+export function streamLog(stream: NodeJS.WritableStream): (line: string) => void {
+  let broken = false;
+  stream.on("error", () => {
+    broken = true;
+  });
+  return (line) => {
+    if (broken) return;
+    try {
+      stream.write(`${new Date().toISOString()} ${line}\n`);
+    } catch {
+      broken = true;
+    }
+  };
+}
+
+function positive(name: string, v: number | undefined, fallback: number): number {
+  if (v === undefined) return fallback;
+  if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`startServer: ${name} must be a positive integer, got ${String(v)}`);
+  return v;
 }
 
 function hostForUrl(address: string): string {
@@ -80,7 +123,10 @@ function statKey(s: { dev: number; ino: number; size: number; mtimeMs: number })
  */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const file = options.systemFile;
-  const log = options.log ?? defaultLog;
+  const log = options.log ?? streamLog(process.stderr);
+  const requestTimeout = positive("requestTimeoutMs", options.requestTimeoutMs, 30_000);
+  const headersTimeout = Math.min(positive("headersTimeoutMs", options.headersTimeoutMs, 10_000), requestTimeout);
+  const maxConnections = positive("maxConnections", options.maxConnections, 1000);
   const chosen = [options.token !== undefined, options.authorize !== undefined, options.insecureNoAuth === true].filter(Boolean).length;
   if (chosen === 0) throw new Error("refusing to start without authentication: give a token (or an authorize function), or insecureNoAuth");
   if (chosen > 1) throw new Error("give only one of token, authorize and insecureNoAuth");
@@ -90,6 +136,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   if (!first.ok) throw new SnapshotError(first.issues, `snapshot file "${file}"`);
   let current = first.engine;
   let currentSha = first.sha256;
+  let loadedAt = new Date().toISOString();
   const systemId = current.snapshot.systemId;
 
   const handler = createHttpHandler({
@@ -103,11 +150,22 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     onError: (e, request) => log(`internal error on ${request.method} ${new URL(request.url).pathname}: ${(e as Error)?.stack ?? String(e)}`),
   });
 
-  // One line per request: method, path (never the query: it may name people), status, duration.
+  const healthPath = `${normalizeBasePath(options.basePath ?? "")}/healthz`;
+  function health(request: Request): Response {
+    if (request.method !== "GET" && request.method !== "HEAD")
+      return errorResponse(new HttpError(405, `${request.method} is not allowed here; use GET.`, [], { allow: "GET, HEAD" }), 2);
+    const body: HealthBody = { status: "ok", systemId, sha256: currentSha, loadedAt };
+    return jsonResponse(200, body, 2);
+  }
+
+  // One line per request: method, path (never the query: it may name people), status, duration; or
+  // that the client went away before the answer (an abort is not an error of the server).
   const fetch = async (request: Request): Promise<Response> => {
     const t0 = performance.now();
-    const response = await handler(request);
-    log(`${request.method} ${new URL(request.url).pathname} ${response.status} ${(performance.now() - t0).toFixed(1)}ms`);
+    const path = new URL(request.url).pathname;
+    const response = path === healthPath ? health(request) : await handler(request);
+    const ms = (performance.now() - t0).toFixed(1);
+    log(request.signal.aborted ? `${request.method} ${path} aborted by the client after ${ms}ms` : `${request.method} ${path} ${response.status} ${ms}ms`);
     return response;
   };
 
@@ -115,12 +173,20 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // (@hono/node-server and its peer hono) are missing.
   const { serve } = await import("@hono/node-server");
   const server = await new Promise<Server>((resolvePromise, reject) => {
-    const s = serve({ fetch, port: options.port ?? 0, hostname: options.host ?? "127.0.0.1", overrideGlobalObjects: false }, () => {
+    const serverOptions = {
+      requestTimeout,
+      headersTimeout,
+      // How often Node looks for connections past those timeouts (its default, 30 s, would let a
+      // slow client hold a connection that much longer than asked).
+      connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(headersTimeout / 4))),
+    };
+    const s = serve({ fetch, port: options.port ?? 0, hostname: options.host ?? "127.0.0.1", overrideGlobalObjects: false, serverOptions }, () => {
       s.off("error", reject);
       resolvePromise(s as Server);
     });
     s.once("error", reject);
   });
+  server.maxConnections = maxConnections;
   const address = server.address() as AddressInfo;
   const url = `http://${hostForUrl(address.address)}:${address.port}`;
 
@@ -152,6 +218,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     }
     current = loaded.engine; // the swap: one assignment
     currentSha = loaded.sha256;
+    loadedAt = new Date().toISOString();
     refusedLast = false;
     const s = loaded.engine.snapshot;
     log(`reloaded ${file}: system ${s.systemId}, ${s.holders.length} holders, ${s.devices.length} devices, ${s.rules.length} rules`);
