@@ -27,4 +27,14 @@ export default defineConfig([
     noExternal,
     banner: { js: `#!/usr/bin/env node\n${notice}` },
   },
+  {
+    // The worker thread that reads and validates a changed snapshot for `rsop serve`, off the
+    // server's event loop; startServer looks for it next to cli.js.
+    entry: { "snapshot-worker": "src/adapters/http/snapshotWorker.ts" },
+    format: ["esm"],
+    sourcemap: true,
+    target: "node20",
+    noExternal,
+    banner: { js: notice },
+  },
 ]);

@@ -19,9 +19,21 @@ export { PanelEngine, loadPanelEngine, loadPanelEngineOrThrow } from "./legacy1/
 export { migratePanel, migratedId } from "./adapters/migration/migratePanel.js";
 export { preflightPanel } from "./adapters/migration/preflightPanel.js";
 
-export type { Issue, Result } from "./model/issue.js";
+export type { Issue, IssueCode, Result } from "./model/issue.js";
 export type { AccessRequest, CredentialInput, NodeState } from "./model/request.js";
-export type { Decision, Outcome, Reason, Topic, AllowedReason, DeniedReason, UnknownReason } from "./model/decision.js";
+export type {
+  AllowedDecision,
+  AllowedReason,
+  Decision,
+  DecisionFields,
+  DeniedDecision,
+  DeniedReason,
+  Outcome,
+  Reason,
+  Topic,
+  UnknownDecision,
+  UnknownReason,
+} from "./model/decision.js";
 export type { BitField, CardLayout, FixedBits, KnownCardFormat, ParityBitSpec, ResolvedLayout, ResolvedParity } from "./model/cardFormats.js";
 export type { DecodedWiegand, WiegandFields } from "./model/wiegandCodec.js";
 export type { SystemSnapshotInput } from "./model/systemSchema.js";

@@ -166,6 +166,24 @@ for (const specifier of ["rsop-engine", "rsop-engine/http"]) {
   }
 }
 
+test("the root and http entries use no Node-only global (Buffer, process, __dirname, require)", () => {
+  // The entry files and the chunks they import, both formats.
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const text = readFileSync(join(installed.pkg, "dist", file), "utf8");
+    for (const m of text.matchAll(/(?:from\s*|require\()["']\.\/([^"']+)["']/g)) visit(m[1]!);
+  };
+  for (const entry of ["index.js", "index.cjs", "http.js", "http.cjs"]) visit(entry);
+  expect([...seen].filter((f) => f.startsWith("chunk-")).length).toBeGreaterThan(0);
+  const uses = [...seen].flatMap((f) => {
+    const code = readFileSync(join(installed.pkg, "dist", f), "utf8").replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, "");
+    return [...code.matchAll(/(?<![.\w$])(?:Buffer|process)\s*\.|\b__dirname\b|\b__filename\b|\brequire\(\s*["'](?!\.\/|zod|luxon)[^"']*["']/g)].map((m) => `${f}: ${m[0]}`);
+  });
+  expect(uses).toEqual([]);
+});
+
 test("type declarations are emitted for every entry and format", () => {
   for (const f of ["index.d.ts", "index.d.cts"]) expect(readFileSync(join(installed.pkg, "dist", f), "utf8")).toMatch(/export \{[^}]*\bloadEngine\b/);
   for (const f of ["http.d.ts", "http.d.cts"]) expect(readFileSync(join(installed.pkg, "dist", f), "utf8")).toMatch(/declare function createHttpHandler/);
@@ -178,3 +196,64 @@ test("the package.json names its entries, license and files", () => {
   expect(Object.keys(manifest.exports)).toEqual([".", "./http", "./package.json"]);
   expect(execFileSync(process.execPath, ["-p", "require.resolve('rsop-engine/http')"], { cwd: installed.app, encoding: "utf8" }).trim()).toBe(join(installed.pkg, "dist/http.cjs"));
 });
+
+// Compiles a user's program against the installed package's declarations (ESM and CJS) and returns
+// every diagnostic; `// @ts-expect-error` lines assert what must not compile.
+function typeErrors(fileName: string, source: string, resolution: "nodenext" | "node10" = "nodenext"): string[] {
+  const file = join(installed.app, fileName);
+  writeFileSync(file, source);
+  const ts = createRequire(import.meta.url)("typescript") as typeof import("typescript");
+  const modules =
+    resolution === "nodenext"
+      ? { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext }
+      : { module: ts.ModuleKind.CommonJS, moduleResolution: ts.ModuleResolutionKind.Node10, esModuleInterop: true }; // zod's declarations need the flag there
+  const program = ts.createProgram([file], { ...modules, target: ts.ScriptTarget.ES2022, strict: true, noEmit: true, types: [], lib: ["lib.es2022.d.ts", "lib.dom.d.ts"] });
+  return ts.getPreEmitDiagnostics(program).map((d) => `${d.file ? `${d.file.fileName.slice(installed.app.length)}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}: ` : ""}${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
+}
+
+const USER_PROGRAM = `
+import { loadEngineOrThrow, parseSnapshot, type AllowedReason, type Decision, type DeniedReason, type IssueCode, type UnknownReason } from "rsop-engine";
+import { createHttpHandler, type HttpHandler } from "rsop-engine/http";
+
+export function describe(d: Decision): string {
+  switch (d.outcome) {
+    case "allowed": {
+      const reason: AllowedReason = d.reason;
+      const topic: "device.request.allowed" = d.topic;
+      // @ts-expect-error an allowed decision has no denied reason
+      if (d.reason === "deniedByRule") return "impossible";
+      return reason + topic;
+    }
+    case "denied": {
+      const reason: DeniedReason = d.reason;
+      // @ts-expect-error a denied decision has no allowed reason
+      const wrong: AllowedReason = d.reason;
+      return reason + String(wrong);
+    }
+    case "unknown": {
+      const reason: UnknownReason = d.reason;
+      return reason;
+    }
+  }
+}
+
+const engine = loadEngineOrThrow({});
+const out: Decision = engine.decide({});
+const again: Decision = engine.decide({ deviceId: "d", at: 0 }, out); // the same object, refilled
+if (again.outcome === "denied" && again.reason === "badRequest") describe(again);
+
+const parsed = parseSnapshot({});
+if (!parsed.ok) {
+  const code: IssueCode = parsed.issues[0]!.code;
+  // @ts-expect-error codes are a closed set
+  if (code === "noSuchCode") describe(out);
+}
+export const handler: HttpHandler = createHttpHandler({ getEngine: () => engine });
+`;
+
+test("the installed types: Decision narrows on outcome, Issue.code is a closed union, both formats, node10 resolution too", () => {
+  expect(typeErrors("user.mts", USER_PROGRAM)).toEqual([]);
+  expect(typeErrors("user.cts", USER_PROGRAM)).toEqual([]); // a .cts file resolves the "require" types
+  // TypeScript's older "node" (node10) resolution ignores `exports`: typesVersions maps the subpath.
+  expect(typeErrors("user-node10.ts", USER_PROGRAM, "node10")).toEqual([]);
+}, 240_000); // three TypeScript programs over zod's declarations: slow on a busy machine

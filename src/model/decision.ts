@@ -77,14 +77,8 @@ export function outcomeOf(reason: Reason): Outcome {
   return "denied";
 }
 
-/**
- * The answer to one scan (SPEC §2). Every field is always present, in this order.
- * CAUTION: this type is publicly exported; its shape is part of the API.
- */
-export interface Decision {
-  outcome: Outcome;
-  topic: Topic;
-  reason: Reason;
+/** The fields every decision has besides `outcome`, `topic` and `reason`. */
+export interface DecisionFields {
   holderId: string | null;
   credentialId: string | null;
   activeRuleId: string | null;
@@ -94,3 +88,36 @@ export interface Decision {
   facilityCode: number | null;
   credentialNumber: number | null;
 }
+
+/** A decision that opened the door: `reason` is one of the {@link AllowedReason}s. */
+export interface AllowedDecision extends DecisionFields {
+  outcome: "allowed";
+  topic: "device.request.allowed";
+  reason: AllowedReason;
+}
+
+/** A decision that kept the door closed for a known or unidentifiable request: a {@link DeniedReason}. */
+export interface DeniedDecision extends DecisionFields {
+  outcome: "denied";
+  topic: "device.request.denied";
+  reason: DeniedReason;
+}
+
+/** A decision for a credential that could not be tied to a holder: an {@link UnknownReason}. */
+export interface UnknownDecision extends DecisionFields {
+  outcome: "unknown";
+  topic: "device.request.unknown";
+  reason: UnknownReason;
+}
+
+/**
+ * The answer to one scan. Every field is always present, in this order: outcome, topic, reason,
+ * holderId, credentialId, activeRuleId, duress, floors, facilityCode, credentialNumber.
+ * `outcome` tells which of the three it is, so checking it narrows `topic` and `reason`:
+ *
+ * ```ts
+ * const d = engine.decide(request);
+ * if (d.outcome === "allowed") d.reason; // AllowedReason: "allowed" | "ecard" | "offline24x7" | "offlineAnySchedule"
+ * ```
+ */
+export type Decision = AllowedDecision | DeniedDecision | UnknownDecision;

@@ -1,10 +1,62 @@
 /**
+ * What kind of problem an {@link Issue} is, as a camelCase code.
+ *
+ * - Shape (from schema validation): `invalidType`, `tooBig`, `tooSmall`, `invalidFormat`,
+ *   `invalidValue`, `invalidUnion`, `invalidKey`, `invalidElement`, `notMultipleOf`,
+ *   `unrecognizedKeys`, and `invalid` for any other rule a single value breaks.
+ * - Snapshot consistency: `duplicateId`, `duplicateName`, `duplicateCredentialNumber`,
+ *   `unknownReference`, `invalidReference`, `inconsistentReference`, `invalidTimezone`,
+ *   `invalidRange`, `outOfRange`, `overlap`, `portInUse`, `osdpAddress`, `primaryReader`,
+ *   `propAlarm`, `propDelay`, `forcedAlarm`, `publicIcon`, `unknownCardFormat`.
+ * - Input that could not be read: `unreadable`, `invalidJson`.
+ * - Queries: `unknownId`.
+ * - Migration of 1.0 panels: `personalInfoMissing`, `invalidDevice`.
+ * - A reloaded snapshot of a running server: `systemChanged`.
+ */
+export type IssueCode =
+  | "invalid"
+  | "invalidType"
+  | "tooBig"
+  | "tooSmall"
+  | "invalidFormat"
+  | "invalidValue"
+  | "invalidUnion"
+  | "invalidKey"
+  | "invalidElement"
+  | "notMultipleOf"
+  | "unrecognizedKeys"
+  | "duplicateId"
+  | "duplicateName"
+  | "duplicateCredentialNumber"
+  | "unknownReference"
+  | "invalidReference"
+  | "inconsistentReference"
+  | "invalidTimezone"
+  | "invalidRange"
+  | "outOfRange"
+  | "overlap"
+  | "portInUse"
+  | "osdpAddress"
+  | "primaryReader"
+  | "propAlarm"
+  | "propDelay"
+  | "forcedAlarm"
+  | "publicIcon"
+  | "unknownCardFormat"
+  | "unreadable"
+  | "invalidJson"
+  | "unknownId"
+  | "personalInfoMissing"
+  | "invalidDevice"
+  | "systemChanged";
+
+/**
  * One problem found in input data at a boundary (snapshot, request, CLI argument).
  * CAUTION: this type is publicly exported; its shape is part of the API.
  */
 export interface Issue {
-  /** A camelCase code, e.g. `tooBig`, `unknownReference`, `duplicateName`. */
-  readonly code: string;
+  /** What kind of problem, e.g. `tooBig`, `unknownReference`, `duplicateName`. */
+  readonly code: IssueCode;
   /** JSON path into the input, e.g. `["holders", 12, "credentials", 0, "credentialNumber"]`. */
   readonly path: readonly (string | number)[];
   /** One plain sentence. */

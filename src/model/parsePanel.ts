@@ -3,7 +3,7 @@
 import { type Issue, type Result, SnapshotError, err, ok } from "./issue.js";
 import { type PanelSnapshot, panelSnapshotSchema } from "./panelSchema.js";
 import { panelToSystem } from "./panelToSystem.js";
-import { parseSnapshot } from "./parseSnapshot.js";
+import { parseSnapshot, plainCopy } from "./parseSnapshot.js";
 import type { SystemSnapshot } from "./types.js";
 import { fromZodIssues, zodMessage } from "./zodIssues.js";
 
@@ -73,7 +73,11 @@ export function panelKey(legacyId: number): string {
  * parsePanel({ format: "rsop-panel/1", serialNumber: "SN1", config: { timezone: "Europe/Paris" } }).ok; //=> true
  */
 export function parsePanel(input: unknown): Result<LoadedPanel> {
-  const parsed = panelSnapshotSchema.safeParse(input, { error: zodMessage });
+  // Read once into a plain copy, as parseSnapshot does (semantics S12): never throws.
+  const unreadable: Issue[] = [];
+  const data = plainCopy(input, unreadable);
+  if (unreadable.length > 0) return err(unreadable);
+  const parsed = panelSnapshotSchema.safeParse(data, { error: zodMessage });
   if (!parsed.success) return err(fromZodIssues(parsed.error.issues));
   const panel = parsed.data;
   // Checked with the plain integers, so messages name ids as the panel spells them…

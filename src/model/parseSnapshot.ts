@@ -1,7 +1,7 @@
 // Loads an `rsop-system/1` snapshot: schema checks, then every check across entities. All problems
 // are collected and returned at once; a snapshot with any problem is refused as a whole.
 import { IANAZone } from "luxon";
-import { type Issue, type Result, SnapshotError, err, ok } from "./issue.js";
+import { type Issue, type IssueCode, type Result, SnapshotError, err, ok } from "./issue.js";
 import { DEFAULT_CARD_FORMAT_ID, KNOWN_CARD_FORMATS } from "./cardFormats.js";
 import { validateCardFormat } from "./validateCardFormat.js";
 import { z } from "zod";
@@ -18,7 +18,7 @@ import {
   systemSnapshotSchema,
 } from "./systemSchema.js";
 import type { CardFormat, CloudNode, Device, Holder, Partition, SystemSnapshot } from "./types.js";
-import { fromZodIssues, zodMessage } from "./zodIssues.js";
+import { fromZodIssues, quote, zodMessage } from "./zodIssues.js";
 
 type Path = (string | number)[];
 
@@ -37,21 +37,96 @@ export function defaultCardFormat(): CardFormat {
   };
 }
 
+/** Answers of isValidZone, oldest first; at most ZONE_CACHE_SIZE names, each at most MAX_ZONE_NAME long. */
 const zoneValidity = new Map<string, boolean>();
+const ZONE_CACHE_SIZE = 1024;
+/** Longer than any IANA zone name (the longest has 32 characters): such a string is no zone. */
+const MAX_ZONE_NAME = 64;
 
-/** True when `zone` is an IANA zone name luxon (ICU) knows (cached: luxon builds an Intl formatter per call). */
+/**
+ * True when `zone` is an IANA zone name luxon (ICU) knows. Cached (luxon builds an Intl formatter
+ * per call), in a cache of bounded size that keeps no long string.
+ */
 export function isValidZone(zone: string): boolean {
+  if (zone.length > MAX_ZONE_NAME) return false;
   let valid = zoneValidity.get(zone);
   if (valid === undefined) {
     valid = IANAZone.isValidZone(zone);
+    if (zoneValidity.size >= ZONE_CACHE_SIZE) zoneValidity.delete(zoneValidity.keys().next().value as string);
     zoneValidity.set(zone, valid);
   }
   return valid;
 }
 
+/** How many answers isValidZone holds (internal: for tests of the bound). */
+export function zoneCacheSize(): number {
+  return zoneValidity.size;
+}
+
+/** Levels of the input plainCopy copies: far below them lie only opaque `customFields` values. */
+const COPY_DEPTH = 32;
+
+/**
+ * A plain copy of JSON-shaped input, each own enumerable property of every object and each element
+ * of every array read exactly once: a getter or Proxy can then neither throw from inside the checks
+ * nor answer differently on a second read. A read that throws (a throwing getter or trap, a revoked
+ * Proxy) becomes an issue at its path. An object met twice (shared or cyclic) is copied once; below
+ * COPY_DEPTH levels values are kept as they are.
+ */
+export function plainCopy(input: unknown, issues: Issue[]): unknown {
+  const copies = new Map<object, unknown>();
+  const path: Path = [];
+  const unreadable = () => issues.push({ code: "unreadable", path: [...path], message: "Could not be read: reading it threw an error." });
+  /** The value of `v[k]`, read once and copied, or undefined (with an issue) when reading throws. */
+  const copyOf = (v: Record<string | number, unknown>, k: string | number): unknown => {
+    path.push(k);
+    let value: unknown;
+    try {
+      value = v[k];
+    } catch {
+      unreadable();
+      path.pop();
+      return undefined;
+    }
+    const c = copy(value);
+    path.pop();
+    return c;
+  };
+  const copy = (v: unknown): unknown => {
+    if (typeof v !== "object" || v === null || path.length >= COPY_DEPTH) return v;
+    const done = copies.get(v);
+    if (done !== undefined) return done;
+    let n = 0;
+    let keys: string[] | null = null;
+    try {
+      // Array.isArray and Object.keys throw on a revoked Proxy; length and ownKeys may be traps.
+      if (Array.isArray(v)) n = (v as unknown[]).length;
+      else keys = Object.keys(v);
+    } catch {
+      unreadable();
+      return undefined;
+    }
+    if (keys === null) {
+      const arr: unknown[] = [];
+      copies.set(v, arr);
+      for (let i = 0; i < n; i++) arr.push(copyOf(v as Record<number, unknown>, i));
+      return arr;
+    }
+    const obj: Record<string, unknown> = {};
+    copies.set(v, obj);
+    for (const k of keys) {
+      const value = copyOf(v as Record<string, unknown>, k);
+      if (k === "__proto__") Object.defineProperty(obj, k, { value, enumerable: true, writable: true, configurable: true });
+      else obj[k] = value;
+    }
+    return obj;
+  };
+  return copy(input);
+}
+
 class Checker {
   readonly issues: Issue[] = [];
-  add(code: string, path: Path, message: string): void {
+  add(code: IssueCode, path: Path, message: string): void {
     this.issues.push({ code, path, message });
   }
   /**
@@ -62,7 +137,7 @@ class Checker {
     const map = new Map<string, U | undefined>();
     for (const id of parsed.broken) map.set(id, undefined);
     for (const { i, v } of parsed.items) {
-      if (map.has(v.id)) this.add("duplicateId", [coll, i, "id"], `Id "${v.id}" is used twice in ${coll}.`);
+      if (map.has(v.id)) this.add("duplicateId", [coll, i, "id"], `Id ${quote(v.id)} is used twice in ${coll}.`);
       else map.set(v.id, norm(v));
     }
     return map;
@@ -72,13 +147,13 @@ class Checker {
     for (const { i, v } of items) {
       const first = seen.get(v.name);
       if (first !== undefined)
-        this.add("duplicateName", [coll, i, "name"], `${what} name "${v.name}" is already used by ${coll}[${first}]; names are unique within a system.`);
+        this.add("duplicateName", [coll, i, "name"], `${what} name ${quote(v.name)} is already used by ${coll}[${first}]; names are unique within a system.`);
       else seen.set(v.name, i);
     }
   }
   ref(map: Map<string, unknown>, id: string | null, path: Path, what: string): boolean {
     if (id === null || map.has(id)) return true;
-    this.add("unknownReference", path, `Names ${what} "${id}", which is not in the snapshot.`);
+    this.add("unknownReference", path, `Names ${what} ${quote(id)}, which is not in the snapshot.`);
     return false;
   }
 }
@@ -122,6 +197,8 @@ function parseEach<T>(c: Checker, coll: string, raw: readonly unknown[], schema:
 /**
  * Validates and normalizes an `rsop-system/1` snapshot (SPEC §1). Each entity is checked on its
  * own, then every reference and uniqueness rule across entities, so one call reports every problem.
+ * Never throws: the input is read once into a plain copy first, and a value that cannot be read (a
+ * throwing getter or Proxy trap, a revoked Proxy) is an `unreadable` issue at its path.
  * @param input - parsed JSON of any shape.
  * @returns every problem with its JSON path, or the snapshot with seed defaults applied.
  * @example
@@ -130,12 +207,15 @@ function parseEach<T>(c: Checker, coll: string, raw: readonly unknown[], schema:
  * r.ok ? [] : r.issues.map((i) => formatPath(i.path)); //=> ["timezone"]
  */
 export function parseSnapshot(input: unknown): Result<SystemSnapshot> {
-  const head = headerSchema.safeParse(input, { error: zodMessage });
+  const unreadable: Issue[] = [];
+  const data = plainCopy(input, unreadable);
+  if (unreadable.length > 0) return err(unreadable);
+  const head = headerSchema.safeParse(data, { error: zodMessage });
   if (!head.success) return err(fromZodIssues(head.error.issues));
   const raw = head.data;
   const c = new Checker();
 
-  if (!isValidZone(raw.timezone)) c.add("invalidTimezone", ["timezone"], `"${raw.timezone}" is not an IANA time zone.`);
+  if (!isValidZone(raw.timezone)) c.add("invalidTimezone", ["timezone"], `${quote(raw.timezone)} is not an IANA time zone.`);
 
   const pPartitions = parseEach(c, "partitions", raw.partitions, partitionSchema);
   const pGroups = parseEach(c, "groups", raw.groups, groupSchema);
@@ -157,7 +237,7 @@ export function parseSnapshot(input: unknown): Result<SystemSnapshot> {
   const nodes: CloudNode[] = pNodes.items.map(({ i, v: n }) => {
     const timezone = n.timezone ?? raw.timezone;
     if (n.timezone !== null && !isValidZone(n.timezone))
-      c.add("invalidTimezone", ["cloudNodes", i, "timezone"], `"${n.timezone}" is not an IANA time zone.`);
+      c.add("invalidTimezone", ["cloudNodes", i, "timezone"], `${quote(n.timezone)} is not an IANA time zone.`);
     const formats = n.cardFormat === null || n.cardFormat.length === 0 ? [defaultCardFormat()] : n.cardFormat;
     if (n.cardFormat !== null)
       n.cardFormat.forEach((f, j) => {
@@ -183,20 +263,20 @@ export function parseSnapshot(input: unknown): Result<SystemSnapshot> {
       const conn = connectionById.get(d.connection);
       if (conn !== undefined) {
         if (conn.cloudNode !== d.cloudNode)
-          c.add("inconsistentReference", [...base, "cloudNode"], `Device sits on cloud node "${d.cloudNode}" but its connection "${conn.id}" belongs to "${conn.cloudNode}".`);
+          c.add("inconsistentReference", [...base, "cloudNode"], `Device sits on cloud node ${quote(d.cloudNode)} but its connection ${quote(conn.id)} belongs to ${quote(conn.cloudNode)}.`);
         if (d.wirelessAddress !== null && conn.type !== "wirelessCoordinator")
           c.add("invalid", [...base, "wirelessAddress"], "A wirelessAddress is only used on a wirelessCoordinator connection.");
       }
       const key = `${d.connection}\u0000${d.port}`;
       const owner = portOwner.get(key);
       if (owner !== undefined)
-        c.add("portInUse", [...base, "port"], `Port ${d.port} of connection "${d.connection}" is already used by devices[${owner}].`);
+        c.add("portInUse", [...base, "port"], `Port ${d.port} of connection ${quote(d.connection)} is already used by devices[${owner}].`);
       else portOwner.set(key, i);
     }
     if (d.primaryReader !== null && c.ref(deviceById, d.primaryReader, [...base, "primaryReader"], "device")) {
       const primary = deviceById.get(d.primaryReader);
       if (primary !== undefined && primary.type !== "primaryReader")
-        c.add("invalidReference", [...base, "primaryReader"], `Device "${primary.id}" is a ${primary.type}, not a primaryReader.`);
+        c.add("invalidReference", [...base, "primaryReader"], `Device ${quote(primary.id)} is a ${primary.type}, not a primaryReader.`);
     }
   }
 
@@ -209,16 +289,16 @@ export function parseSnapshot(input: unknown): Result<SystemSnapshot> {
     if (c.ref(deviceById, fg.readerPort, [...base, "readerPort"], "device")) {
       reader = deviceById.get(fg.readerPort);
       if (reader !== undefined && !ELEVATOR_READER_TYPES.includes(reader.type))
-        c.add("invalidReference", [...base, "readerPort"], `Device "${reader.id}" is a ${reader.type}; a readerPort is an elevatorReader or additionalElevatorReader.`);
+        c.add("invalidReference", [...base, "readerPort"], `Device ${quote(reader.id)} is a ${reader.type}; a readerPort is an elevatorReader or additionalElevatorReader.`);
     }
     fg.floors.forEach((f, j) => {
       if (!c.ref(deviceById, f, [...base, "floors", j], "device")) return;
       const floor = deviceById.get(f);
       if (floor === undefined) return;
       if (floor.type !== "floorRelay")
-        c.add("invalidReference", [...base, "floors", j], `Device "${floor.id}" is a ${floor.type}, not a floorRelay.`);
+        c.add("invalidReference", [...base, "floors", j], `Device ${quote(floor.id)} is a ${floor.type}, not a floorRelay.`);
       else if (reader !== undefined && floor.cloudNode !== reader.cloudNode)
-        c.add("inconsistentReference", [...base, "floors", j], `Floor relay "${floor.id}" is on another cloud node than the reader "${reader.id}".`);
+        c.add("inconsistentReference", [...base, "floors", j], `Floor relay ${quote(floor.id)} is on another cloud node than the reader ${quote(reader.id)}.`);
     });
     if (new Set(fg.floors).size !== fg.floors.length) c.add("invalid", [...base, "floors"], "Names a floor twice.");
   }
@@ -239,7 +319,7 @@ export function parseSnapshot(input: unknown): Result<SystemSnapshot> {
     h.groups.forEach((g, j) => c.ref(groupById, g, [...base, "groups", j], "group"));
     if (new Set(h.groups).size !== h.groups.length) c.add("invalid", [...base, "groups"], "Names a group twice.");
     h.credentials.forEach((cred, j) => {
-      if (credentialIds.has(cred.id)) c.add("duplicateId", [...base, "credentials", j, "id"], `Credential id "${cred.id}" is used twice.`);
+      if (credentialIds.has(cred.id)) c.add("duplicateId", [...base, "credentials", j, "id"], `Credential id ${quote(cred.id)} is used twice.`);
       credentialIds.add(cred.id);
       if (cred.credentialNumber !== null) {
         const owner = numberOwner.get(cred.credentialNumber);
@@ -258,7 +338,7 @@ export function parseSnapshot(input: unknown): Result<SystemSnapshot> {
       if (!c.ref(deviceById, d, [...base, "devices", j], "device")) return;
       const dev = deviceById.get(d);
       if (dev !== undefined && (ELEVATOR_READER_TYPES.includes(dev.type) || dev.type === "floorRelay"))
-        c.add("invalidReference", [...base, "devices", j], `Device "${d}" is a ${dev.type}; elevators are reached through floor groups in elevator rules.`);
+        c.add("invalidReference", [...base, "devices", j], `Device ${quote(d)} is a ${dev.type}; elevators are reached through floor groups in elevator rules.`);
     });
     r.floorGroups.forEach((f, j) => c.ref(floorGroupById, f, [...base, "floorGroups", j], "floor group"));
   }

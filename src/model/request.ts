@@ -213,6 +213,12 @@ function isCount(v: unknown): boolean {
   return typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
 }
 
+/** What is wrong with a number field that is not a count: NaN and ±Infinity say so. */
+function countProblem(v: unknown, orNull: boolean): string {
+  if (typeof v === "number" && !Number.isFinite(v)) return "Must be a finite number.";
+  return orNull ? "Must be a non-negative integer or null." : "Must be a non-negative integer.";
+}
+
 /**
  * Checks a request against SPEC §2. Each field of `req` is read exactly once, into `fields`, before
  * any is checked; a request that cannot be read (a getter or Proxy trap throws, a revoked Proxy) is
@@ -240,7 +246,11 @@ export function checkRequest(req: unknown, sink: Issue[] | null, fields: Request
   const ok = readInstant(f.at, f.instant_);
   const at = f.instant_[0]!;
   if (!ok) {
-    if (!bad(sink, ["at"], "Must be an ISO 8601 instant with Z or an offset, or epoch milliseconds.")) return false;
+    const atProblem =
+      typeof f.at === "number" && !Number.isFinite(f.at)
+        ? "Must be a finite number."
+        : "Must be an ISO 8601 instant with Z or an offset, or epoch milliseconds.";
+    if (!bad(sink, ["at"], atProblem)) return false;
   } else if (at < MIN_INSTANT || at >= MAX_INSTANT) {
     if (!bad(sink, ["at"], "Must lie between 1970-01-01T00:00:00Z and 2100-01-01T00:00:00Z.")) return false;
   }
@@ -258,9 +268,9 @@ export function checkRequest(req: unknown, sink: Issue[] | null, fields: Request
       } else if (wiegand !== undefined) {
         if (!isBits(wiegand, f.bits_) && !bad(sink, ["credential", "wiegand"], "Must be 9 to 512 characters of 0 and 1.")) return false;
       } else if (credentialNumber !== undefined) {
-        if (!isCount(credentialNumber) && !bad(sink, ["credential", "credentialNumber"], "Must be a non-negative integer.")) return false;
+        if (!isCount(credentialNumber) && !bad(sink, ["credential", "credentialNumber"], countProblem(credentialNumber, false))) return false;
         const fc = f.facilityCode;
-        if (fc !== undefined && fc !== null && !isCount(fc) && !bad(sink, ["credential", "facilityCode"], "Must be a non-negative integer or null."))
+        if (fc !== undefined && fc !== null && !isCount(fc) && !bad(sink, ["credential", "facilityCode"], countProblem(fc, true)))
           return false;
       } else {
         if (mobile !== "touch" && mobile !== "token" && !bad(sink, ["credential", "mobile"], 'Must be "touch" or "token".')) return false;
@@ -295,7 +305,7 @@ export function checkRequest(req: unknown, sink: Issue[] | null, fields: Request
       if (tk !== false && os === undefined) {
         if (!bad(sink, ["node", "offlineSeconds"], "Is required when the node is offline and knows the time.")) return false;
       } else if (os !== undefined && !isCount(os)) {
-        if (!bad(sink, ["node", "offlineSeconds"], "Must be a non-negative integer.")) return false;
+        if (!bad(sink, ["node", "offlineSeconds"], countProblem(os, false))) return false;
       }
     }
   }
@@ -305,6 +315,8 @@ export function checkRequest(req: unknown, sink: Issue[] | null, fields: Request
 
 /**
  * Every problem of an access request (SPEC §2), with paths; what adapters check before deciding.
+ * Never throws: each field is read once, and a field that cannot be read (a throwing getter or
+ * Proxy trap, a revoked Proxy) is an `unreadable` issue at its path.
  * @param req - parsed JSON of any shape.
  * @returns the problems, empty when the request is well formed.
  * @example

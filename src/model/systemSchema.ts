@@ -3,6 +3,7 @@
 // uniqueness, ports) live in parseSnapshot.ts.
 import { z } from "zod";
 import { parseClock, parseLocalDate, parseLocalDateTime, WEEKDAYS } from "./time.js";
+import { quote } from "./zodIssues.js";
 
 export const AUTHENTICATION_POLICIES = ["cardOnly", "pinOnly", "cardOrPin", "cardAndPin"] as const;
 export const INPUT_TYPES = ["wiegand", "unencryptedOsdp", "encryptedOsdp"] as const;
@@ -105,7 +106,7 @@ export const holderSchema = z
         ctx.addIssue({
           code: "custom",
           path: ["credentials", i, "holderId"],
-          message: `Names holder "${c.holderId}" but sits under holder "${h.id}".`,
+          message: `Names holder ${quote(c.holderId)} but sits under holder ${quote(h.id)}.`,
         });
     });
   });

@@ -1,6 +1,6 @@
 // Checks of one card-format entry that zod's shape cannot express: known ids, bit ranges against the
 // layout, overlapping fields, parity and fixed bits, parity coverage. Paths are relative to the entry.
-import type { Issue } from "./issue.js";
+import type { Issue, IssueCode } from "./issue.js";
 import { type CardLayout, KNOWN_CARD_FORMATS, resolveParityCoverage } from "./cardFormats.js";
 import type { CardFormat } from "./types.js";
 import { quote } from "./zodIssues.js";
@@ -8,7 +8,7 @@ import { quote } from "./zodIssues.js";
 /** Every problem of one card format, with paths relative to the entry. */
 export function validateCardFormat(f: CardFormat): Issue[] {
   const issues: Issue[] = [];
-  const add = (code: string, path: (string | number)[], message: string) => issues.push({ code, path, message });
+  const add = (code: IssueCode, path: (string | number)[], message: string) => issues.push({ code, path, message });
   if (f.min_input_bits > f.max_input_bits)
     add("invalidRange", ["max_input_bits"], `Must be at least min_input_bits (${f.min_input_bits}).`);
   if (f.facility_code === "FILTER_LIST" && f.allowed_facility_codes.length === 0)
@@ -32,7 +32,7 @@ export function validateCardFormat(f: CardFormat): Issue[] {
 /** A custom layout must fit inside the shortest frame it admits (`minBits`). */
 export function validateLayout(layout: CardLayout, minBits: number): Issue[] {
   const issues: Issue[] = [];
-  const add = (code: string, path: (string | number)[], message: string) => issues.push({ code, path, message });
+  const add = (code: IssueCode, path: (string | number)[], message: string) => issues.push({ code, path, message });
   const used = new Map<number, string>();
   // One issue per pair of users of the same bits (not one per bit: a 512-bit overlap is one mistake).
   const claim = (from: number, length: number, what: string, path: (string | number)[]) => {

@@ -41,6 +41,27 @@ describe("rsop decide: input mode", () => {
     expect((await cli.done).code).toBe(1);
   });
 
+  test("the look-ahead for a document is bounded: past 1 MiB of lines that are not objects, the lines are answered", async () => {
+    const cli = start(["decide", "--system", SYSTEM]);
+    cli.stdin.write(`{\n${"12345678\n".repeat(120_000)}`); // 1,080,002 characters, stdin left open
+    expect(JSON.parse(await cli.nextLine())).toEqual({ line: 1, error: { message: "invalid JSON at column 2: unexpected end of input", issues: [] } });
+    expect(JSON.parse(await cli.nextLine())).toEqual({ line: 2, error: { message: "invalid request", issues: [{ path: "(root)", message: expect.any(String) }] } });
+    cli.stdin.end();
+    expect((await cli.done).code).toBe(1);
+  });
+
+  test("a byte order mark before the first line or a snapshot is no content", async () => {
+    const r = await run(["decide", "--system", SYSTEM], `\ufeff${REQUEST}\n`);
+    expect(r.code).toBe(0);
+    expect(lines(r.stdout)).toEqual([expect.objectContaining({ line: 1, reason: "allowed" })]);
+    expect((await run(["validate", "--system", file("bom.json", `\ufeff${readFileSync(SYSTEM, "utf8")}`)])).code).toBe(0);
+  });
+
+  test("a request file that cannot be read is a clear error, exit 1", async () => {
+    const { dir } = tempFiles("rsop-cli-dir-");
+    expect(await run(["decide", "--system", SYSTEM, "--request", dir])).toMatchObject({ code: 1, stderr: `rsop: cannot read request file "${dir}": EISDIR\n` });
+  });
+
   test("JSON Lines stream: the first answer comes out before stdin is closed", async () => {
     const cli = start(["decide", "--system", SYSTEM]);
     cli.stdin.write(`${REQUEST}\n`);
@@ -198,5 +219,22 @@ describe("a closed output stream, in-process", () => {
     const stdout = new Writable({ write: (_c, _e, cb) => cb(Object.assign(new Error("no space left on device"), { code: "ENOSPC" })) });
     expect(await runCli(["demo"], { stdin: Readable.from([]), stdout, stderr })).toBe(70);
     expect(err.join("")).toBe("rsop: cannot write the output: ENOSPC\n");
+  });
+});
+
+describe("rsop demo --requests", () => {
+  test("a broken requests file is a clear error (exit 1): its line and column, not its text, and no stack trace", async () => {
+    const r = await run(["demo", "--requests", file("bad-demo.jsonl", `${REQUEST}\n{"deviceId": "door-ward-3", "pin": "${PIN}" x}\n`)]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`rsop: requests file "${file("bad-demo.jsonl", `${REQUEST}\n{"deviceId": "door-ward-3", "pin": "${PIN}" x}\n`)}", line 2: invalid JSON at column 45: expected ',' or '}' after a property value\n`);
+    const notObject = await run(["demo", "--requests", file("bad-demo2.jsonl", `${REQUEST}\n7\n`)]);
+    expect(notObject).toMatchObject({ code: 1, stderr: expect.stringContaining("line 2: a request is a JSON object") });
+  });
+
+  test("a first request with a malformed instant is shown as refused, and the RSOP is left out", async () => {
+    const r = await run(["demo", "--requests", file("bad-at.jsonl", '{"deviceId": "door-ward-3", "at": "now", "pin": "1"}\n')]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("→ DENIED (badRequest)");
+    expect(r.stdout).not.toContain("RSOP of");
   });
 });

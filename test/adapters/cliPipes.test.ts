@@ -107,16 +107,22 @@ describe("a closed stdout ends the command quietly with exit 0", () => {
   });
 });
 
-describe("a closed stderr ends the command quietly with exit 0", () => {
+describe("a closed stderr ends the command quietly, keeping its own exit code", () => {
   test("rsop migrate --verbose (39 dropped lines on stderr)", async () => {
     const r = await closedEarly(["migrate", "--verbose", "--panel", PANEL, "--system-id", "0b6f8a52-3d1c-4f57-9a43-2c8e1f7d6a90"], "stderr");
     expect(r).toMatchObject({ code: 0, signal: null });
     expect(r.stdout).not.toMatch(/EPIPE|\n +at /);
   });
 
-  test("rsop decide with refused lines (their problems go to stderr)", async () => {
+  test("rsop decide with refused lines (their problems go to stderr): exit 1, no stack trace", async () => {
     const r = await closedEarly(["decide", "--system", SYSTEM], "stderr", (w) => w.end(`{"deviceId": 1}\n`.repeat(5000)));
-    expect(r).toMatchObject({ code: 0, signal: null });
+    expect(r).toMatchObject({ code: 1, signal: null });
+    expect(r.stdout).toMatch(/^\{"line":1,"error":\{"message":"invalid request"/);
     expect(r.stdout).not.toMatch(/EPIPE|\n +at /);
+  });
+
+  test("a usage error stays exit 2, and stdout has no stack trace", async () => {
+    const r = await closedEarly(["validate"], "stderr");
+    expect(r).toMatchObject({ code: 2, signal: null, stdout: "" });
   });
 });

@@ -33,7 +33,7 @@ function samePath(a: Path, b: Path): boolean {
 export function pathsOf(value: unknown, path: Path = [], out: Path[] = []): Path[] {
   out.push(path);
   if (Array.isArray(value)) value.forEach((v, i) => pathsOf(v, [...path, i], out));
-  else if (isContainer(value)) for (const k of Object.keys(value)) pathsOf(value[k], [...path, k], out);
+  else if (isContainer(value)) for (const [k, v] of Object.entries(value)) pathsOf(v, [...path, k], out);
   return out;
 }
 
@@ -47,7 +47,7 @@ export function at(value: unknown, path: Path): unknown {
 /** A plain copy of `value` with the value at `path` replaced (the root when `path` is empty). */
 export function replaced(value: unknown, path: Path, by: unknown): unknown {
   if (path.length === 0) return by;
-  const copy: Record<string | number, unknown> = Array.isArray(value) ? [...value] : { ...(value as Record<string, unknown>) };
+  const copy = (Array.isArray(value) ? [...value] : { ...(value as Record<string, unknown>) }) as Record<string | number, unknown>;
   const [k, ...rest] = path;
   copy[k!] = replaced(copy[k!], rest, by);
   return copy;

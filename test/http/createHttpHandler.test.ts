@@ -346,12 +346,20 @@ describe("hardening: bounded error answers, no echo of the body, repeated ids, p
     const res = await handler()(post(`/${BUILDING_ID}/decisions`, body));
     const text = await res.clone().text();
     const e = await errorOf(res, 400);
-    // Each {} lacks deviceId and at, and presents neither a credential nor a PIN.
-    const perItem = (await errorOf(await handler()(post(`/${BUILDING_ID}/decisions`, "{}")), 400)).issues.length;
-    expect(e.message).toBe(`Invalid access requests. ${n * perItem} problems; the first 100 are listed.`);
+    expect(e.message).toBe(`Invalid access requests. ${n} of ${n} requests are malformed; the first 100 problems are listed.`);
     expect(e.issues).toHaveLength(100);
-    expect(e.issues[0]!.path.startsWith("[0]")).toBe(true);
+    // Each {} lacks deviceId and at, and presents neither a credential nor a PIN: its problems, in order.
+    const one = (await errorOf(await handler()(post(`/${BUILDING_ID}/decisions`, "{}")), 400)).issues;
+    expect(e.issues.slice(0, one.length)).toEqual(one.map((i) => ({ path: `[0]${i.path === "(root)" ? "" : `.${i.path}`}`, message: i.message })));
     expect(text.length).toBeLessThan(20_000);
+  });
+
+  test("the count after the cap is of malformed requests, valid ones among them not counted", async () => {
+    const bad = { deviceId: "door-ward-3" }; // no at, no credential or PIN
+    const batch = [...Array.from({ length: 150 }, () => bad), req1, ...Array.from({ length: 49 }, () => bad), req2];
+    const e = await errorOf(await handler()(post(`/${BUILDING_ID}/decisions`, JSON.stringify(batch))), 400);
+    expect(e.message).toBe("Invalid access requests. 199 of 201 requests are malformed; the first 100 problems are listed.");
+    expect(e.issues).toHaveLength(100);
   });
 
   test("a batch whose last request is malformed answers only problems; valid batches are decided in order", async () => {

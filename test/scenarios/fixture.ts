@@ -410,7 +410,7 @@ export function fullDecision(e: Expected): Decision {
     floors: e.floors ?? [],
     facilityCode: e.facilityCode ?? null,
     credentialNumber: e.credentialNumber ?? null,
-  };
+  } as Decision; // outcome and topic follow from the reason, so this is one of the three shapes
 }
 
 function describeRequest(request: unknown): string {

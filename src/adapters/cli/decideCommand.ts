@@ -36,8 +36,8 @@ Output: one JSON line per non-blank input line, in input order, each starting wi
   gives the column (and line, in a document), never the input's text.
 
 Exit codes: 0 every request answered; 1 some line refused (its error line is on stdout, and the first
-  100 on stderr) or the snapshot refused; 2 usage error; 70 internal error. A closed stdout or stderr
-  ends the command quietly with exit 0.
+  100 on stderr) or the snapshot refused; 2 usage error; 70 internal error. A closed stdout ends the
+  command quietly with exit 0; a closed stderr ends it quietly with 1 if a line was refused.
 `;
 
 /** How much a line that is not JSON on its own may hold back JSON Lines while looking for a document. */
@@ -85,7 +85,7 @@ export async function decideCommand(opts: DecideOptions, io: CliIo): Promise<num
   let full = false;
   const flush = () => {
     scheduled = false;
-    if (pending.length === 0 || io.closed?.aborted) return;
+    if (pending.length === 0 || io.stdout.destroyed) return;
     const chunk = `${pending.join("\n")}\n`;
     pending = [];
     if (!io.stdout.write(chunk) && !full) {
@@ -146,8 +146,9 @@ export async function decideCommand(opts: DecideOptions, io: CliIo): Promise<num
       if (!isBlank(l)) answerText(l, heldFrom + k, false);
     });
   };
-  lines.on("line", (line) => {
+  lines.on("line", (text) => {
     lineNo++;
+    const line = lineNo === 1 && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text; // a byte order mark is no content
     if (io.closed?.aborted) return;
     if (mode === "jsonl") {
       if (!isBlank(line)) answerText(line, lineNo, false);
@@ -175,13 +176,19 @@ export async function decideCommand(opts: DecideOptions, io: CliIo): Promise<num
   await new Promise<void>((resolve, reject) => {
     const stop = () => lines.close();
     io.closed?.addEventListener("abort", stop, { once: true });
-    input.once("error", reject);
+    // readline passes its input's errors on: one handler for both.
+    const failed = (e: NodeJS.ErrnoException) => reject(requestPath === "-" ? e : new CliError(`cannot read request file "${requestPath}": ${e.code ?? e.message}`));
+    lines.once("error", failed);
+    input.once("error", () => {});
     lines.once("close", () => {
       io.closed?.removeEventListener("abort", stop);
       resolve();
     });
   });
-  if (io.closed?.aborted) return 0;
+  if (io.closed?.aborted) {
+    flush(); // the answers so far, if it was stderr that closed
+    return bad === 0 ? 0 : 1; // runCli makes it 0 if stdout was closed
+  }
   if (mode === "json") {
     const first = doc.findIndex((l) => !isBlank(l));
     answerText(doc.join("\n"), first === -1 ? 1 : first + 1, true);
@@ -197,7 +204,7 @@ export async function decideCommand(opts: DecideOptions, io: CliIo): Promise<num
       io.stdout.once("drain", resolve);
       io.closed?.addEventListener("abort", () => resolve(), { once: true });
     });
-  if (io.closed?.aborted) return 0;
+  if (io.closed?.aborted) return bad === 0 ? 0 : 1; // runCli makes it 0 if stdout was closed
   if (bad > STDERR_LINES) io.stderr.write(`… ${bad - STDERR_LINES} more refused lines (every one has its error line on stdout)\n`);
   if (bad > 0) io.stderr.write(`rsop: ${bad} of ${answered} requests refused\n`);
   return bad === 0 ? 0 : 1;

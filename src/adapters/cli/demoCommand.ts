@@ -4,8 +4,18 @@ import { fileURLToPath } from "node:url";
 import { DateTime } from "luxon";
 import type { Decision } from "../../model/index.js";
 import { parseInstant } from "../../model/index.js";
+import { parseJson } from "../jsonSyntax.js";
 import { CliError, type CliIo } from "./io.js";
 import { loadSystemFile } from "./loadSystem.js";
+
+interface DemoRequest {
+  deviceId: string;
+  at: string | number;
+  note?: string;
+  pin?: string;
+  credential?: Record<string, unknown>;
+  node?: { online: boolean };
+}
 
 export interface DemoOptions {
   readonly system?: string;
@@ -35,12 +45,19 @@ export async function demoCommand(opts: DemoOptions, io: CliIo): Promise<number>
   const text = await readFile(requestsPath, "utf8").catch(() => {
     throw new CliError(`cannot read requests file "${requestsPath}"`);
   });
+  // Every line is checked before the first is shown: a broken file is a clear error (exit 1).
+  const reqs: DemoRequest[] = [];
+  text.split("\n").forEach((line, i) => {
+    if (line.trim() === "") return;
+    const r = parseJson(line);
+    if (!r.ok) throw new CliError(`requests file "${requestsPath}", line ${i + 1}: invalid JSON at column ${r.column}: ${r.message}`);
+    if (typeof r.value !== "object" || r.value === null || Array.isArray(r.value)) throw new CliError(`requests file "${requestsPath}", line ${i + 1}: a request is a JSON object`);
+    reqs.push(r.value as DemoRequest);
+  });
   const w = (s: string) => io.stdout.write(`${s}\n`);
   w(`Example building ${snap.systemId}: ${snap.cloudNodes.map((n) => `${n.name} (${n.timezone})`).join(", ")}; ${snap.holders.length} holders, ${snap.devices.length} devices, ${snap.rules.length} rules.`);
   w("");
-  const lines = text.split("\n").filter((l) => l.trim() !== "");
-  lines.forEach((line, i) => {
-    const req = JSON.parse(line) as { deviceId: string; at: string | number; note?: string; pin?: string; credential?: Record<string, unknown>; node?: { online: boolean } };
+  reqs.forEach((req, i) => {
     const d: Decision = engine.decide(req);
     const dev = devices.get(req.deviceId);
     const node = dev === undefined ? undefined : nodes.get(dev.cloudNode);
@@ -59,9 +76,9 @@ export async function demoCommand(opts: DemoOptions, io: CliIo): Promise<number>
     w(`    → ${d.outcome.toUpperCase()} (${d.reason})${rule}${extras.length > 0 ? ` · ${extras.join(" · ")}` : ""}`);
   });
   // An RSOP: the first demo holder's resultant access at the first scan's instant.
-  const first = lines.length > 0 ? (JSON.parse(lines[0]!) as { at: string | number }) : undefined;
+  const first = reqs[0];
   const subject = snap.holders[0];
-  if (first !== undefined && subject !== undefined) {
+  if (first !== undefined && subject !== undefined && !Number.isNaN(parseInstant(first.at))) {
     const rsop = engine.rsop([subject.id], { at: first.at });
     const h = rsop.holders[0]!;
     w("");

@@ -73,7 +73,7 @@ export async function readJsonFile(path: string, what: string, io?: CliIo): Prom
       throw new CliError(`cannot read ${what} file "${path}": ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
     }
   }
-  const r = parseJson(text);
+  const r = parseJson(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text); // a byte order mark is no content
   if (!r.ok) throw new CliError(`${what} ${path === "-" ? "on stdin" : `file "${path}"`} is not valid JSON: ${jsonErrorText(r)}`);
   return r.value;
 }

@@ -18,8 +18,8 @@ const VERSION = "0.1.0";
 /** The exit codes, in `rsop --help` and the README. */
 export const EXIT_CODES_HELP = `
 Exit codes:
-  0   ok (also when stdout or stderr is closed by its reader, e.g. \`rsop demo | head -3\`:
-      the command stops quietly)
+  0   ok, also when stdout is closed by its reader (\`rsop demo | head -3\`): the command
+      stops quietly. A closed stderr stops it quietly too, with the code it had reached.
   1   invalid data: a snapshot, panel, request line or query refused (each problem with its path)
   2   usage error: unknown command or option, a missing or malformed option value
   70  internal error (a bug: please report it)
@@ -29,7 +29,8 @@ A FILE given as - is read from stdin (--system -, --panel -, --request -).
 
 /**
  * Runs the CLI on `argv` (without `node` and the script) and returns the exit code. A closed stdout
- * or stderr (EPIPE: the reader went away) ends the command quietly with 0; the error listeners it
+ * or stderr (EPIPE: the reader went away) ends the command quietly, never with a stack trace: exit 0
+ * for stdout, the command's own code so far for stderr; the error listeners it
  * installs on `io.stdout`/`io.stderr` stay, so a late write error on them is never unhandled.
  */
 export async function runCli(argv: readonly string[], base: CliIo): Promise<number> {
@@ -111,7 +112,7 @@ export async function runCli(argv: readonly string[], base: CliIo): Promise<numb
       await program.parseAsync([...argv], { from: "user" });
       return code;
     } catch (e) {
-      if (closing.signal.aborted || isClosedStreamError(e)) return 0;
+      if (isClosedStreamError(e)) return code;
       if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
       if (e instanceof UsageError) {
         io.stderr.write(`rsop: ${e.message}\n(run with --help for usage)\n`);
@@ -129,11 +130,16 @@ export async function runCli(argv: readonly string[], base: CliIo): Promise<numb
   // Once everything written has been handed over, a stream that failed decides the exit code.
   await settled(io.stdout);
   await settled(io.stderr);
-  const failure = (io.stdout.errored ?? io.stderr.errored ?? writeFailure ?? null) as Error | null;
-  if (failure === null) return code0;
-  if (isClosedStreamError(failure) && writeFailure === undefined) return 0;
-  if (!io.stderr.destroyed) io.stderr.write(`rsop: cannot write the output: ${(failure as NodeJS.ErrnoException).code ?? failure.message}\n`);
-  return 70;
+  const outFailure = (io.stdout.errored ?? null) as Error | null;
+  const errFailure = (io.stderr.errored ?? null) as Error | null;
+  const failure = writeFailure ?? [outFailure, errFailure].find((e): e is Error => e !== null && !isClosedStreamError(e));
+  if (failure !== undefined) {
+    if (!io.stderr.destroyed) io.stderr.write(`rsop: cannot write the output: ${(failure as NodeJS.ErrnoException).code ?? failure.message}\n`);
+    return 70;
+  }
+  // stdout closed by its reader: it got what it wanted. stderr closed: its messages are lost, but the
+  // command's own outcome (1 for refused data, 2 for a usage error) still stands.
+  return outFailure !== null ? 0 : code0;
 }
 
 /** Resolves when every write so far has been handed to the system (or failed). */

@@ -74,10 +74,11 @@ function denyAll(): boolean {
 /**
  * Creates the HTTP adapter: a web-standard `(Request) => Promise<Response>` serving, below
  * `basePath`, `GET /{system_id}/rsop/holders?ids=a,b[&at=…]`,
- * `GET /{system_id}/cloud-nodes/{cloud_node_id}/rsop/holders?ids=…[&at=…]` (the seed 001 RSOP
+ * `GET /{system_id}/cloud-nodes/{cloud_node_id}/rsop/holders?ids=…[&at=…]` (the RSOP
  * result, exactly as `engine.rsop` returns it), `POST /{system_id}/decisions` (one access request or
  * an array → one decision or an array) and `GET /{system_id}/devices/{device_id}/access[?at=…]`
- * (`engine.whoCanAccess`). Every request needs `Authorization: Bearer <token>` accepted by
+ * (`engine.whoCanAccess`, paged by `page` from 0 and `per_page` up to 100, default 10, with
+ * `X-Total-Count` and `Link` headers). Every request needs `Authorization: Bearer <token>` accepted by
  * `authorize` (401 without one or when refused, 403 when `authorize` answers "forbidden"). Errors are JSON
  * `{ "error": { "status", "message", "issues": [{ "path", "message" }] } }` with status 400, 401,
  * 403, 404, 405 (with `Allow`), 413, 415 or 500; never a stack trace.

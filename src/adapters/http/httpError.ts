@@ -9,7 +9,7 @@ export interface HttpIssue {
 
 /**
  * The body of every error answer: `{ "error": { "status", "message", "issues": [{ "path", "message" }] } }`.
- * CAUTION: this type is publicly exported; its shape is part of the HTTP API.
+ * Its shape is part of the HTTP API: every error answer has exactly these fields.
  */
 export interface HttpErrorBody {
   readonly error: {

@@ -1,30 +1,112 @@
 // Reads, validates and compiles a snapshot file for the server; every failure is a list of issues,
 // never an exception, so a bad file on reload is logged and refused.
 import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { type Engine, loadEngine } from "../../evaluate/index.js";
-import type { Issue } from "../../model/index.js";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import { Engine } from "../../evaluate/index.js";
+import { type Issue, type SystemSnapshot, parseSnapshot } from "../../model/index.js";
+import type { WorkerAnswer } from "./snapshotWorker.js";
 
 /** A compiled snapshot file, or every reason it could not be used. */
 export type LoadedSnapshot =
   | { readonly ok: true; readonly engine: Engine; readonly sha256: string }
   | { readonly ok: false; readonly issues: readonly Issue[] };
 
-/** Loads `path`: read (issue `unreadable`), JSON (issue `invalidJson`), then snapshot validation and compile. */
-export async function loadSnapshotFile(path: string): Promise<LoadedSnapshot> {
-  let text: string;
+/** A validated (not yet compiled) snapshot file, or every reason it could not be used. */
+export type ReadSnapshot =
+  | { readonly ok: true; readonly snapshot: SystemSnapshot; readonly sha256: string }
+  | { readonly ok: false; readonly issues: readonly Issue[] };
+
+/** Reads `path`: read (issue `unreadable`), JSON (issue `invalidJson`), then snapshot validation. */
+export async function readSnapshotFile(path: string): Promise<ReadSnapshot> {
+  let bytes: Buffer;
   try {
-    text = await readFile(path, "utf8");
+    bytes = await readFile(path);
   } catch (e) {
     return { ok: false, issues: [{ code: "unreadable", path: [], message: `Cannot read the file: ${(e as NodeJS.ErrnoException).code ?? String(e)}.` }] };
   }
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(bytes.toString("utf8"));
   } catch (e) {
     return { ok: false, issues: [{ code: "invalidJson", path: [], message: `Not valid JSON: ${(e as Error).message}` }] };
   }
-  const loaded = loadEngine(json);
-  if (!loaded.ok) return { ok: false, issues: loaded.issues };
-  return { ok: true, engine: loaded.value, sha256: createHash("sha256").update(text, "utf8").digest("hex") };
+  const parsed = parseSnapshot(json);
+  if (!parsed.ok) return { ok: false, issues: parsed.issues };
+  return { ok: true, snapshot: parsed.value, sha256: createHash("sha256").update(bytes).digest("hex") };
+}
+
+/** Loads `path` on this thread: readSnapshotFile, then compile. */
+export async function loadSnapshotFile(path: string): Promise<LoadedSnapshot> {
+  const read = await readSnapshotFile(path);
+  return read.ok ? { ok: true, engine: new Engine(read.snapshot), sha256: read.sha256 } : read;
+}
+
+/** The worker script next to this module once built (dist/snapshot-worker.js), or null when absent (running from source). */
+export function defaultWorkerFile(): string | null {
+  const file = fileURLToPath(new URL("./snapshot-worker.js", import.meta.url));
+  return existsSync(file) ? file : null;
+}
+
+/**
+ * A validated snapshot as JSON slices: the object with every top-level array emptied (`rest`), and
+ * each of those arrays as the JSON of consecutive slices of its elements, in order.
+ */
+export interface SnapshotSlices {
+  readonly rest: string;
+  readonly arrays: readonly (readonly [string, readonly string[]])[];
+}
+
+/**
+ * The snapshot of `slices`, parsed one slice at a time with a yield to the event loop after each,
+ * so that no single step blocks requests for longer than the parse of one slice.
+ */
+export async function parseSnapshotSlices(slices: SnapshotSlices): Promise<SystemSnapshot> {
+  const snapshot = JSON.parse(slices.rest) as Record<string, unknown>;
+  for (const [key, parts] of slices.arrays) {
+    const all: unknown[] = [];
+    for (const part of parts) {
+      await yieldToEventLoop();
+      for (const item of JSON.parse(part) as unknown[]) all.push(item);
+    }
+    snapshot[key] = all;
+  }
+  return snapshot as unknown as SystemSnapshot;
+}
+
+/** A validated snapshot from the worker, as JSON slices still to be parsed (on the caller's thread). */
+export type WorkerRead =
+  | { readonly ok: true; readonly sha256: string; readonly slices: SnapshotSlices }
+  | { readonly ok: false; readonly issues: readonly Issue[] };
+
+/**
+ * readSnapshotFile in a worker thread (`workerFile`, the built snapshotWorker.ts): reading, JSON
+ * parsing and validation, the bulk of a reload, never block this thread. A worker that fails
+ * (crash, out of memory) is reported as one issue.
+ * @param signal - aborting it stops the worker (a server closing does not wait for its reload).
+ */
+export function readSnapshotFileInWorker(path: string, workerFile: string, signal?: AbortSignal): Promise<WorkerRead> {
+  return new Promise((resolvePromise) => {
+    let settled = false;
+    const settle = (r: WorkerRead) => {
+      if (settled) return;
+      settled = true;
+      resolvePromise(r);
+    };
+    const failed = (what: string) => settle({ ok: false, issues: [{ code: "unreadable", path: [], message: `The reload worker failed: ${what}.` }] });
+    const worker = new Worker(workerFile, { workerData: { path } });
+    const stop = () => void worker.terminate();
+    signal?.addEventListener("abort", stop, { once: true });
+    worker.once("exit", () => signal?.removeEventListener("abort", stop));
+    worker.once("message", (m: WorkerAnswer) => settle(m.ok ? m : { ok: false, issues: m.issues as readonly Issue[] }));
+    worker.once("error", (e) => failed(e.message));
+    worker.once("exit", (code) => failed(`exit code ${code}`));
+  });
+}
+
+/** A macrotask boundary: requests that arrived meanwhile are answered before the caller goes on. */
+export function yieldToEventLoop(): Promise<void> {
+  return new Promise((r) => setImmediate(r));
 }

@@ -8,12 +8,12 @@
 import { stat } from "node:fs/promises";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Engine } from "../../evaluate/index.js";
-import { type Issue, SnapshotError, formatPath } from "../../model/index.js";
+import { Engine } from "../../evaluate/index.js";
+import { type Issue, SnapshotError, type SystemSnapshot, formatPath } from "../../model/index.js";
 import { type HttpHandlerOptions, createHttpHandler } from "./createHttpHandler.js";
 import { HttpError, errorResponse, jsonResponse } from "./httpError.js";
 import { normalizeBasePath } from "./matchRoute.js";
-import { loadSnapshotFile } from "./loadSnapshotFile.js";
+import { defaultWorkerFile, loadSnapshotFile, parseSnapshotSlices, readSnapshotFile, readSnapshotFileInWorker, yieldToEventLoop } from "./loadSnapshotFile.js";
 import { tokenAuthorizer } from "./tokenAuthorizer.js";
 import { type SnapshotWatch, watchSnapshotFile } from "./watchSnapshotFile.js";
 
@@ -52,6 +52,13 @@ export interface StartServerOptions {
   readonly headersTimeoutMs?: number;
   /** Most connections open at once; further ones are closed as they arrive. Default 1000. */
   readonly maxConnections?: number;
+  /**
+   * The built worker script (snapshotWorker.ts) that reads, parses and validates a changed file
+   * off the event loop; default `snapshot-worker.js` next to this module (as `npm run build` lays
+   * out dist/), or, when there is none (running from source), reloads run on the main thread.
+   * `false`: always on the main thread.
+   */
+  readonly reloadWorker?: string | false;
 }
 
 /** What `GET /healthz` answers (no authentication needed): the snapshot being served. */
@@ -127,6 +134,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const requestTimeout = positive("requestTimeoutMs", options.requestTimeoutMs, 30_000);
   const headersTimeout = Math.min(positive("headersTimeoutMs", options.headersTimeoutMs, 10_000), requestTimeout);
   const maxConnections = positive("maxConnections", options.maxConnections, 1000);
+  const workerFile = options.reloadWorker === false ? null : (options.reloadWorker ?? defaultWorkerFile());
   const chosen = [options.token !== undefined, options.authorize !== undefined, options.insecureNoAuth === true].filter(Boolean).length;
   if (chosen === 0) throw new Error("refusing to start without authentication: give a token (or an authorize function), or insecureNoAuth");
   if (chosen > 1) throw new Error("give only one of token, authorize and insecureNoAuth");
@@ -165,7 +173,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const path = new URL(request.url).pathname;
     const response = path === healthPath ? health(request) : await handler(request);
     const ms = (performance.now() - t0).toFixed(1);
-    log(request.signal.aborted ? `${request.method} ${path} aborted by the client after ${ms}ms` : `${request.method} ${path} ${response.status} ${ms}ms`);
+    log(request.signal.aborted ? `${request.method} ${path} aborted (connection closed before the answer) after ${ms}ms` : `${request.method} ${path} ${response.status} ${ms}ms`);
     return response;
   };
 
@@ -191,6 +199,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const url = `http://${hostForUrl(address.address)}:${address.port}`;
 
   let lastSeen = "";
+  const stopReloads = new AbortController();
   let refusedLast = false;
   let closed = false;
 
@@ -202,27 +211,43 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       if (key === lastSeen) return { status: "unchanged" };
       lastSeen = key;
     }
-    const loaded = await loadSnapshotFile(file);
-    if (closed) return { status: "unchanged" };
-    if (loaded.ok && loaded.engine.snapshot.systemId !== systemId) {
-      const issues: Issue[] = [
-        { code: "systemChanged", path: ["systemId"], message: `Is "${loaded.engine.snapshot.systemId}"; this server serves "${systemId}": restart it to serve another system.` },
-      ];
-      return refuse(issues);
+    // Off the request path: with the worker, reading, parsing and validating (most of the time of a
+    // reload, and all of it for a broken or unchanged file) run on another thread; this thread then
+    // parses the validated JSON a slice at a time and compiles it, yielding in between so that
+    // requests that arrived meanwhile are answered by the old engine. The compile is the one step
+    // left that blocks. Without the worker (running from source), all of it runs here.
+    let read: { readonly ok: true; readonly sha256: string; readonly snapshot: () => Promise<SystemSnapshot> } | { readonly ok: false; readonly issues: readonly Issue[] };
+    if (workerFile !== null) {
+      const r = await readSnapshotFileInWorker(file, workerFile, stopReloads.signal);
+      read = r.ok ? { ok: true, sha256: r.sha256, snapshot: () => parseSnapshotSlices(r.slices) } : r;
+    } else {
+      const r = await readSnapshotFile(file);
+      read = r.ok ? { ok: true, sha256: r.sha256, snapshot: async () => r.snapshot } : r;
     }
-    if (!loaded.ok) return refuse(loaded.issues);
-    if (loaded.sha256 === currentSha) {
+    if (closed) return { status: "unchanged" };
+    if (!read.ok) return refuse(read.issues);
+    if (read.sha256 === currentSha) {
       if (refusedLast) log(`${file} is back to the snapshot being served`);
       refusedLast = false;
       return { status: "unchanged" };
     }
-    current = loaded.engine; // the swap: one assignment
-    currentSha = loaded.sha256;
+    const snapshot = await read.snapshot();
+    if (closed) return { status: "unchanged" };
+    if (snapshot.systemId !== systemId) {
+      const issues: Issue[] = [
+        { code: "systemChanged", path: ["systemId"], message: `Is "${snapshot.systemId}"; this server serves "${systemId}": restart it to serve another system.` },
+      ];
+      return refuse(issues);
+    }
+    await yieldToEventLoop();
+    const engine = new Engine(snapshot);
+    if (closed) return { status: "unchanged" };
+    current = engine; // the swap: one assignment
+    currentSha = read.sha256;
     loadedAt = new Date().toISOString();
     refusedLast = false;
-    const s = loaded.engine.snapshot;
-    log(`reloaded ${file}: system ${s.systemId}, ${s.holders.length} holders, ${s.devices.length} devices, ${s.rules.length} rules`);
-    return { status: "reloaded", engine: loaded.engine };
+    log(`reloaded ${file}: system ${snapshot.systemId}, ${snapshot.holders.length} holders, ${snapshot.devices.length} devices, ${snapshot.rules.length} rules`);
+    return { status: "reloaded", engine };
   }
 
   function refuse(issues: readonly Issue[]): ReloadResult {
@@ -269,6 +294,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       closing ??= new Promise<void>((resolveClose) => {
         closed = true;
         watcher?.close();
+        stopReloads.abort();
         const force = setTimeout(() => server.closeAllConnections(), options.closeGraceMs ?? 5000);
         force.unref();
         server.close(() => {

@@ -1,0 +1,34 @@
+// The worker thread of a snapshot reload: reads the file, hashes it, parses and validates it, all off
+// the server's event loop, and hands back either every problem or the validated snapshot as JSON
+// text (a string crosses threads as one copy; a structured clone of the object graph would cost the
+// main thread more to rebuild than JSON.parse does). Every top-level array (holders above all) is
+// sent in slices, so the main thread can parse it a slice at a time and answer requests in between.
+// See startServer.ts, reloadNow, and loadSnapshotFile.ts, parseSnapshotSlices.
+import { parentPort, workerData } from "node:worker_threads";
+import { type SnapshotSlices, readSnapshotFile } from "./loadSnapshotFile.js";
+
+/** What the worker posts back: every problem, or the normalized snapshot in JSON slices with the file's SHA-256. */
+export type WorkerAnswer =
+  | { readonly ok: false; readonly issues: readonly { code: string; path: (string | number)[]; message: string }[] }
+  | { readonly ok: true; readonly sha256: string; readonly slices: SnapshotSlices };
+
+/** Elements per JSON slice of a top-level array. */
+const SLICE = 5000;
+
+const { path } = workerData as { path: string };
+const read = await readSnapshotFile(path);
+let answer: WorkerAnswer;
+if (read.ok) {
+  const rest: Record<string, unknown> = {};
+  const arrays: [string, string[]][] = [];
+  for (const [key, value] of Object.entries(read.snapshot)) {
+    if (Array.isArray(value)) {
+      const parts: string[] = [];
+      for (let i = 0; i < value.length; i += SLICE) parts.push(JSON.stringify(value.slice(i, i + SLICE)));
+      arrays.push([key, parts]);
+      rest[key] = [];
+    } else rest[key] = value;
+  }
+  answer = { ok: true, sha256: read.sha256, slices: { rest: JSON.stringify(rest), arrays } };
+} else answer = { ok: false, issues: read.issues.map((i) => ({ code: i.code, path: [...i.path], message: i.message })) };
+parentPort!.postMessage(answer);
