@@ -76,6 +76,55 @@ export async function parseSnapshotSlices(slices: SnapshotSlices): Promise<Syste
   return snapshot as unknown as SystemSnapshot;
 }
 
+/** Elements per JSON slice of a top-level array (see snapshotWorker.ts). */
+export const SNAPSHOT_SLICE = 5000;
+
+/** An immer-style patch path (`[collection, position]`), as Engine.update reads it. */
+export interface PositionPatch {
+  readonly op: "replace";
+  readonly path: readonly [string, number];
+}
+
+/**
+ * The snapshot of `slices`, reusing the elements of `prev` (parsed from `prevSlices`) wherever a
+ * slice's JSON is unchanged, so that unchanged entities keep their objects; a yield to the event
+ * loop after each slice parsed. Returns the patches (one per position of every changed slice) that
+ * Engine.update needs to recompile only the changed slices, or `patches: null` when something
+ * outside the arrays changed (the system zone, say), which only a full compile handles.
+ */
+export async function parseSnapshotSlicesAgainst(
+  slices: SnapshotSlices,
+  prevSlices: SnapshotSlices,
+  prev: SystemSnapshot,
+): Promise<{ snapshot: SystemSnapshot; patches: PositionPatch[] | null }> {
+  const snapshot = JSON.parse(slices.rest) as Record<string, unknown>;
+  const patches: PositionPatch[] = [];
+  const prevParts = new Map(prevSlices.arrays);
+  let whole = slices.rest !== prevSlices.rest;
+  for (const [key, parts] of slices.arrays) {
+    const old = prevParts.get(key);
+    const oldItems = (prev as unknown as Record<string, unknown>)[key];
+    if (old === undefined || !Array.isArray(oldItems)) whole = true;
+    const all: unknown[] = [];
+    for (let k = 0; k < parts.length; k++) {
+      const part = parts[k]!;
+      if (!whole && old![k] === part) {
+        // Unchanged slice: the very objects of the previous snapshot, which was sliced the same way.
+        const from = k * SNAPSHOT_SLICE;
+        const to = Math.min(from + SNAPSHOT_SLICE, (oldItems as unknown[]).length);
+        for (let i = from; i < to; i++) all.push((oldItems as unknown[])[i]);
+        continue;
+      }
+      await yieldToEventLoop();
+      const from = all.length;
+      for (const item of JSON.parse(part) as unknown[]) all.push(item);
+      for (let i = from; i < all.length; i++) patches.push({ op: "replace", path: [key, i] });
+    }
+    snapshot[key] = all;
+  }
+  return { snapshot: snapshot as unknown as SystemSnapshot, patches: whole ? null : patches };
+}
+
 /** A validated snapshot from the worker, as JSON slices still to be parsed (on the caller's thread). */
 export type WorkerRead =
   | { readonly ok: true; readonly sha256: string; readonly slices: SnapshotSlices }

@@ -5,15 +5,14 @@
 // sent in slices, so the main thread can parse it a slice at a time and answer requests in between.
 // See startServer.ts, reloadNow, and loadSnapshotFile.ts, parseSnapshotSlices.
 import { parentPort, workerData } from "node:worker_threads";
-import { type SnapshotSlices, readSnapshotFile } from "./loadSnapshotFile.js";
+import { SNAPSHOT_SLICE, type SnapshotSlices, readSnapshotFile } from "./loadSnapshotFile.js";
 
 /** What the worker posts back: every problem, or the normalized snapshot in JSON slices with the file's SHA-256. */
 export type WorkerAnswer =
   | { readonly ok: false; readonly issues: readonly { code: string; path: (string | number)[]; message: string }[] }
   | { readonly ok: true; readonly sha256: string; readonly slices: SnapshotSlices };
 
-/** Elements per JSON slice of a top-level array. */
-const SLICE = 5000;
+const SLICE = SNAPSHOT_SLICE;
 
 const { path } = workerData as { path: string };
 const read = await readSnapshotFile(path);

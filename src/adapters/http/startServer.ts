@@ -13,7 +13,18 @@ import { type Issue, SnapshotError, type SystemSnapshot, formatPath } from "../.
 import { type HttpHandlerOptions, createHttpHandler } from "./createHttpHandler.js";
 import { HttpError, errorResponse, jsonResponse } from "./httpError.js";
 import { normalizeBasePath } from "./matchRoute.js";
-import { defaultWorkerFile, loadSnapshotFile, parseSnapshotSlices, readSnapshotFile, readSnapshotFileInWorker, yieldToEventLoop } from "./loadSnapshotFile.js";
+import {
+  type LoadedSnapshot,
+  type PositionPatch,
+  type SnapshotSlices,
+  defaultWorkerFile,
+  loadSnapshotFile,
+  parseSnapshotSlices,
+  parseSnapshotSlicesAgainst,
+  readSnapshotFile,
+  readSnapshotFileInWorker,
+  yieldToEventLoop,
+} from "./loadSnapshotFile.js";
 import { tokenAuthorizer } from "./tokenAuthorizer.js";
 import { type SnapshotWatch, watchSnapshotFile } from "./watchSnapshotFile.js";
 
@@ -140,9 +151,19 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   if (chosen > 1) throw new Error("give only one of token, authorize and insecureNoAuth");
   const authorize = options.token !== undefined ? tokenAuthorizer(options.token) : options.authorize;
 
-  const first = await loadSnapshotFile(file);
+  // With the worker, the first load goes through it too, so that the JSON slices of the snapshot
+  // being served are known and a reload can recompile only the slices that changed.
+  let lastSlices: SnapshotSlices | null = null;
+  let first: LoadedSnapshot;
+  if (workerFile !== null) {
+    const r = await readSnapshotFileInWorker(file, workerFile);
+    if (r.ok) lastSlices = r.slices;
+    first = r.ok ? { ok: true, engine: new Engine(await parseSnapshotSlices(r.slices)), sha256: r.sha256 } : r;
+  } else first = await loadSnapshotFile(file);
   if (!first.ok) throw new SnapshotError(first.issues, `snapshot file "${file}"`);
   let current = first.engine;
+  /** The snapshot `lastSlices` describe: slices are reused only against that very snapshot. */
+  let lastSnapshotOfSlices: SystemSnapshot | null = lastSlices === null ? null : current.snapshot;
   let currentSha = first.sha256;
   let loadedAt = new Date().toISOString();
   const systemId = current.snapshot.systemId;
@@ -216,13 +237,25 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     // parses the validated JSON a slice at a time and compiles it, yielding in between so that
     // requests that arrived meanwhile are answered by the old engine. The compile is the one step
     // left that blocks. Without the worker (running from source), all of it runs here.
-    let read: { readonly ok: true; readonly sha256: string; readonly snapshot: () => Promise<SystemSnapshot> } | { readonly ok: false; readonly issues: readonly Issue[] };
+    type Next = { snapshot: SystemSnapshot; patches: readonly PositionPatch[] | null; slices: SnapshotSlices | null };
+    let read: { readonly ok: true; readonly sha256: string; readonly next: () => Promise<Next> } | { readonly ok: false; readonly issues: readonly Issue[] };
     if (workerFile !== null) {
       const r = await readSnapshotFileInWorker(file, workerFile, stopReloads.signal);
-      read = r.ok ? { ok: true, sha256: r.sha256, snapshot: () => parseSnapshotSlices(r.slices) } : r;
+      const prevSlices = lastSlices;
+      const prev = current.snapshot;
+      read = r.ok
+        ? {
+            ok: true,
+            sha256: r.sha256,
+            next: async () =>
+              prevSlices === null
+                ? { snapshot: await parseSnapshotSlices(r.slices), patches: null, slices: r.slices }
+                : { ...(await parseSnapshotSlicesAgainst(r.slices, prevSlices, prev)), slices: r.slices },
+          }
+        : r;
     } else {
       const r = await readSnapshotFile(file);
-      read = r.ok ? { ok: true, sha256: r.sha256, snapshot: async () => r.snapshot } : r;
+      read = r.ok ? { ok: true, sha256: r.sha256, next: async () => ({ snapshot: r.snapshot, patches: null, slices: null }) } : r;
     }
     if (closed) return { status: "unchanged" };
     if (!read.ok) return refuse(read.issues);
@@ -231,7 +264,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       refusedLast = false;
       return { status: "unchanged" };
     }
-    const snapshot = await read.snapshot();
+    const { snapshot, patches, slices } = await read.next();
     if (closed) return { status: "unchanged" };
     if (snapshot.systemId !== systemId) {
       const issues: Issue[] = [
@@ -240,9 +273,21 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       return refuse(issues);
     }
     await yieldToEventLoop();
-    const engine = new Engine(snapshot);
     if (closed) return { status: "unchanged" };
-    current = engine; // the swap: one assignment
+    // Unchanged slices kept their objects, so the engine recompiles only the entities of the slices
+    // that changed (or, for a change it compiles globally, everything: see Engine.update).
+    let engine: Engine;
+    if (patches !== null && current.snapshot === (lastSnapshotOfSlices ?? null)) {
+      try {
+        engine = current.update(snapshot, patches);
+      } catch (e) {
+        log(`incremental reload failed (${(e as Error)?.message ?? String(e)}); compiling the whole snapshot`);
+        engine = new Engine(snapshot);
+      }
+    } else engine = new Engine(snapshot);
+    current = engine; // the swap: one assignment (or the update in place, one synchronous call)
+    lastSlices = slices;
+    lastSnapshotOfSlices = slices === null ? null : engine.snapshot;
     currentSha = read.sha256;
     loadedAt = new Date().toISOString();
     refusedLast = false;
