@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { build } from "tsup";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { SNAPSHOT_SLICE, readSnapshotFileInWorker } from "../../src/adapters/http/loadSnapshotFile.js";
 import { startServer } from "../../src/adapters/http/startServer.js";
 import { loadEngineOrThrow } from "../../src/index.js";
 import { AT, BUILDING_JSON, TOKEN, brokenSnapshot, engineA, engineB, logSink, removeTempDirs, snapshotA, snapshotB, tempDir, writeInPlace } from "./fixtures.js";
@@ -91,6 +92,23 @@ describe("reload in a worker thread", () => {
       writeInPlace(file, large);
       expect((await server.reload()).status).toBe("reloaded");
       expect(server.engine().snapshot).toStrictEqual(loadEngineOrThrow(large).snapshot);
+
+      // The worker leaves out the slices the server already has: one changed holder, one slice sent.
+      const first = await readSnapshotFileInWorker(file, workerFile);
+      if (!first.ok) throw new Error("refused");
+      const holderSlices = (r: typeof first) => (r.ok ? r.slices.arrays.find(([k]) => k === "holders")![1] : []);
+      expect(holderSlices(first).every((p) => typeof p === "string")).toBe(true);
+      expect(holderSlices(first)).toHaveLength(Math.ceil(holders.length / SNAPSHOT_SLICE));
+      const edited = { ...large, holders: holders.map((h, i) => (i === 7_000 ? { ...h, firstName: "Grace" } : h)) };
+      writeInPlace(file, edited);
+      const second = await readSnapshotFileInWorker(file, workerFile, undefined, first.slices.hashes);
+      const sent = holderSlices(second).flatMap((p, k) => (p === null ? [] : [k]));
+      expect(sent).toEqual([Math.floor(7_000 / SNAPSHOT_SLICE)]);
+      const before = server.engine();
+      expect((await server.reload()).status).toBe("reloaded");
+      expect(server.engine()).toBe(before);
+      expect(server.engine().snapshot).toStrictEqual(loadEngineOrThrow(edited).snapshot);
+      expect(server.engine().snapshot.holders[0]).toBe(before.snapshot.holders[0]); // kept, not parsed again
     } finally {
       await server.close();
     }

@@ -16,7 +16,7 @@ import { normalizeBasePath } from "./matchRoute.js";
 import {
   type LoadedSnapshot,
   type PositionPatch,
-  type SnapshotSlices,
+  type SliceHashes,
   defaultWorkerFile,
   loadSnapshotFile,
   parseSnapshotSlices,
@@ -153,11 +153,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
 
   // With the worker, the first load goes through it too, so that the JSON slices of the snapshot
   // being served are known and a reload can recompile only the slices that changed.
-  let lastSlices: SnapshotSlices | null = null;
+  let lastSlices: { rest: string; hashes: SliceHashes } | null = null;
   let first: LoadedSnapshot;
   if (workerFile !== null) {
     const r = await readSnapshotFileInWorker(file, workerFile);
-    if (r.ok) lastSlices = r.slices;
+    if (r.ok) lastSlices = { rest: r.slices.rest, hashes: r.slices.hashes };
     first = r.ok ? { ok: true, engine: new Engine(await parseSnapshotSlices(r.slices)), sha256: r.sha256 } : r;
   } else first = await loadSnapshotFile(file);
   if (!first.ok) throw new SnapshotError(first.issues, `snapshot file "${file}"`);
@@ -234,23 +234,27 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     }
     // Off the request path: with the worker, reading, parsing and validating (most of the time of a
     // reload, and all of it for a broken or unchanged file) run on another thread; this thread then
-    // parses the validated JSON a slice at a time and compiles it, yielding in between so that
-    // requests that arrived meanwhile are answered by the old engine. The compile is the one step
-    // left that blocks. Without the worker (running from source), all of it runs here.
-    type Next = { snapshot: SystemSnapshot; patches: readonly PositionPatch[] | null; slices: SnapshotSlices | null };
+    // parses the slices that changed since the snapshot it serves (the worker leaves out the ones
+    // whose hash it was given), a slice at a time with a yield after each, and moves the engine by
+    // Engine.update over the changed slices only: a typical edit costs this thread a few slices.
+    // A change outside the arrays (the system zone), or a first reload without known slices,
+    // compiles the whole snapshot here. Without the worker (running from source), all of it runs here.
+    let prevOf: SystemSnapshot | null = null;
+    type Next = { snapshot: SystemSnapshot; patches: readonly PositionPatch[] | null; slices: { rest: string; hashes: SliceHashes } | null };
     let read: { readonly ok: true; readonly sha256: string; readonly next: () => Promise<Next> } | { readonly ok: false; readonly issues: readonly Issue[] };
     if (workerFile !== null) {
-      const r = await readSnapshotFileInWorker(file, workerFile, stopReloads.signal);
-      const prevSlices = lastSlices;
+      const prevSlices = current.snapshot === lastSnapshotOfSlices ? lastSlices : null;
       const prev = current.snapshot;
+      if (prevSlices !== null) prevOf = prev;
+      const r = await readSnapshotFileInWorker(file, workerFile, stopReloads.signal, prevSlices?.hashes);
       read = r.ok
         ? {
             ok: true,
             sha256: r.sha256,
             next: async () =>
               prevSlices === null
-                ? { snapshot: await parseSnapshotSlices(r.slices), patches: null, slices: r.slices }
-                : { ...(await parseSnapshotSlicesAgainst(r.slices, prevSlices, prev)), slices: r.slices },
+                ? { snapshot: await parseSnapshotSlices(r.slices), patches: null, slices: { rest: r.slices.rest, hashes: r.slices.hashes } }
+                : { ...(await parseSnapshotSlicesAgainst(r.slices, prevSlices.rest, prev)), slices: { rest: r.slices.rest, hashes: r.slices.hashes } },
           }
         : r;
     } else {
@@ -277,7 +281,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     // Unchanged slices kept their objects, so the engine recompiles only the entities of the slices
     // that changed (or, for a change it compiles globally, everything: see Engine.update).
     let engine: Engine;
-    if (patches !== null && current.snapshot === (lastSnapshotOfSlices ?? null)) {
+    if (patches !== null && current.snapshot === prevOf) {
       try {
         engine = current.update(snapshot, patches);
       } catch (e) {
