@@ -1,10 +1,15 @@
-// Compiles a validated snapshot into flat, immutable indexes for the evaluate layer. Everything that
-// depends only on the rule set is settled here: rule order, windows, policy masks, card formats,
-// zone tables, and which rules of which group reach which device.
+// Compiles a validated snapshot into flat indexes for the evaluate layer, in segments that can be
+// rebuilt on their own (see updateCompiled in updateCompiled.ts): static parts (cloud nodes, devices,
+// floor groups), rules (ranks in id order, windows, the groups and devices they reach), per-device
+// slot runs (which rules of which group reach the device), and holders (stable indexes with a free
+// list, their hot fields in `holderData_`, an open-addressing card table with tombstones).
 import {
   ELEVATOR_READER_TYPES,
+  type Group,
+  type Holder,
   type InputType,
   parseLocalDateTime,
+  type Rule,
   type SystemSnapshot,
 } from "../model/index.js";
 import { type CompiledFormat, compileCardFormat } from "./compileCardFormat.js";
@@ -27,16 +32,18 @@ export interface CompiledNode {
   readonly killTimer_: number;
 }
 
+/** One rule; the object stays the same while its id exists (rank and snapshot object follow changes). */
 export interface CompiledRule {
   readonly id: string;
   /** Position in id order: the smallest id has rank 0. */
-  readonly rank_: number;
-  /** Position in `snapshot.rules`. */
-  readonly index_: number;
+  rank_: number;
+  /** The rule in the current snapshot. */
+  rule_: Rule;
 }
 
 export interface CompiledDevice {
   readonly id: string;
+  /** Position in `snapshot.devices` (device changes recompile everything, so it is stable). */
   readonly index_: number;
   readonly node_: CompiledNode;
   readonly inputMask_: number;
@@ -45,14 +52,18 @@ export interface CompiledDevice {
   readonly secured_: boolean;
   readonly elevator_: boolean;
   /**
-   * Slots `[slotFrom_, slotTo_)` of the system's `slotGroup_`: one per group with enabled rules
-   * reaching this device, by ascending group index (see CompiledSystem.pairs_).
+   * This device's run of slots, one per group with enabled rules reaching it, by ascending group
+   * index: slot s has group `slotGroup_[s]` and the pairs `[rank, floorRef]` at
+   * `pairs_[slotPairs_[s] … slotPairs_[s + 1] - 1]`, by ascending rank. At an elevator reader with at
+   * most 31 floor groups `floorRef` is a mask with bit k for `floorGroups_[k]`; with more (`wide_`),
+   * an index into `wideSets_`. Rebuilt on its own (rebuildDeviceRun) when a rule reaching it changes.
    */
-  readonly slotFrom_: number;
-  readonly slotTo_: number;
+  slotGroup_: Int32Array;
+  slotPairs_: Int32Array;
+  pairs_: Int32Array;
   /** More than 31 floor groups at this elevator reader: floor refs index `wideSets_`, not a mask. */
   readonly wide_: boolean;
-  readonly wideSets_: readonly Int32Array[];
+  wideSets_: readonly Int32Array[];
   /** Elevator readers: the floor groups whose readerPort is this device, and their floors. */
   readonly floorGroups_: readonly string[];
   readonly floorsOf_: readonly (readonly string[])[];
@@ -60,20 +71,25 @@ export interface CompiledDevice {
   readonly floorCache_: Map<number, readonly string[]>;
   /** What an e-card enables here: every floor of every floor group at this reader, sorted; [] at doors. */
   readonly ecardFloors_: readonly string[];
+  /** The enabled rules naming this device or one of its floor groups (what its run is built from). */
+  readonly rulesHere_: Set<CompiledRule>;
 }
 
 export interface CompiledHolder {
   readonly id: string;
+  /** Stable index (holderData_, cardTable_, holdersOfGroup_); reused after a delete. */
   readonly index_: number;
+  /** The holder in the current snapshot. */
+  readonly holder_: Holder;
   readonly enabled_: boolean;
   /** Local epoch ms bounds (parseLocalDateTime); ±Infinity when unbounded. */
   readonly activeFrom_: number;
   readonly expiresAt_: number;
   readonly pin_: string | null;
   readonly duressPin_: string | null;
-  /** The holder's group indexes are `holderGroups_[groupFrom_ … groupTo_ - 1]` of the system. */
-  readonly groupFrom_: number;
-  readonly groupTo_: number;
+  /** The holder's group indexes are `holderGroups_[groupFrom_ … groupTo_ - 1]` of the system (moved on compaction). */
+  groupFrom_: number;
+  groupTo_: number;
 }
 
 /** A mobile credential (cards live in the system's `cardTable_`). */
@@ -95,75 +111,74 @@ export const H_FROM = 1;
 export const H_TO = 2;
 export const H_GROUP_FROM = 3;
 
-/** Float64 slots per card in `cardTable_`: number (-1: empty), facility code (-1: null), holder index, index into `cardIds_` (even). */
+/** Float64 slots per card in `cardTable_`: number (-1: never used, -2: deleted), facility code (-1: null), holder index, index into `cardIds_` (even). */
 export const CARD_STRIDE = 4;
+export const CARD_EMPTY = -1;
+export const CARD_DELETED = -2;
 
-/** The compiled form of one system snapshot. Immutable after compileSnapshot returns. */
+/**
+ * The compiled form of one system snapshot. Immutable to the evaluate layer; updateCompiled changes
+ * it in place, segment by segment, to what compileSnapshot would build for the next snapshot.
+ */
 export interface CompiledSystem {
-  readonly snapshot: SystemSnapshot;
+  snapshot: SystemSnapshot;
   readonly nodes_: readonly CompiledNode[];
   readonly nodeIndex_: ReadonlyMap<string, CompiledNode>;
   readonly devices_: readonly CompiledDevice[];
   readonly deviceIndex_: ReadonlyMap<string, CompiledDevice>;
-  readonly holders_: readonly CompiledHolder[];
-  readonly holderIndex_: ReadonlyMap<string, CompiledHolder>;
-  /** Per holder index: the fields decide reads of it (HOLDER_STRIDE). */
-  readonly holderData_: Float64Array;
-  /** Every holder's group indexes, back to back (CompiledHolder.groupFrom_). */
-  readonly holderGroups_: Int32Array;
-  readonly groupIndex_: ReadonlyMap<string, number>;
+  /** By stable holder index; a free index holds FREE_HOLDER. */
+  readonly holders_: CompiledHolder[];
+  readonly holderIndex_: Map<string, CompiledHolder>;
+  readonly freeHolders_: number[];
+  /** Per holder index: the fields decide reads of it (HOLDER_STRIDE). Grows by doubling. */
+  holderData_: Float64Array;
+  /** Holders' group indexes, each holder's back to back (CompiledHolder.groupFrom_); `holderGroupsEnd_` used, `holderGroupsGarbage_` of it dead. */
+  holderGroups_: Int32Array;
+  holderGroupsEnd_: number;
+  holderGroupsGarbage_: number;
+  /** Group id → stable group index; `groups_` the group objects by index (null: free). */
+  readonly groupIndex_: Map<string, number>;
+  readonly groups_: (Group | null)[];
+  readonly freeGroups_: number[];
   /** Rules in rank (id) order. */
-  readonly rules_: readonly CompiledRule[];
+  rules_: CompiledRule[];
+  readonly ruleIndex_: Map<string, CompiledRule>;
   /** Per rank: the rule's id. */
-  readonly ruleIds_: readonly string[];
+  ruleIds_: string[];
   /** RULE_STRIDE int32 per rank: flags, policy mask and window (compileWindowInto). */
-  readonly ruleData_: Int32Array;
-  /**
-   * Which rules reach which device, flat: slot s (a device and one group) has group `slotGroup_[s]`
-   * and the pairs `[rank, floorRef]` at `pairs_[slotPairs_[s] … slotPairs_[s + 1] - 1]`, by
-   * ascending rank. At an elevator reader with at most 31 floor groups `floorRef` is a mask with
-   * bit k for `floorGroups_[k]`; with more (`wide_`), an index into the device's `wideSets_`.
-   */
-  readonly slotGroup_: Int32Array;
-  readonly slotPairs_: Int32Array;
-  readonly pairs_: Int32Array;
+  ruleData_: Int32Array;
   /** Open-addressing table of card credentials by number, CARD_STRIDE slots each (findCard). */
-  readonly cardTable_: Float64Array;
-  readonly cardMask_: number;
+  cardTable_: Float64Array;
+  cardMask_: number;
+  /** Cards in the table, and slots used (cards and deleted marks): the table is rebuilt when half full. */
+  cardLive_: number;
+  cardUsed_: number;
   /** Per card, side by side so that one cache line serves both: its credential id, then its holder's id. */
-  readonly cardIds_: readonly string[];
-  readonly digitalById_: ReadonlyMap<string, CompiledCredential>;
-  /** PIN → holder index, or AMBIGUOUS. */
-  readonly pinOwner_: ReadonlyMap<string, number>;
+  cardIds_: string[];
+  readonly digitalById_: Map<string, CompiledCredential>;
+  /** PIN → holder index, or AMBIGUOUS; `pinShared_` the holders of each ambiguous PIN. */
+  readonly pinOwner_: Map<string, number>;
+  readonly pinShared_: Map<string, Set<number>>;
   /** The system time zone (system-wide RSOP evaluates `active` there). */
   readonly systemZone_: ZoneTable;
   /** Per group index: ranks of its enabled rules, ascending. */
-  readonly rulesOfGroup_: readonly Int32Array[];
-  /** Per group index: indexes of its holders, ascending. */
-  readonly holdersOfGroup_: readonly Int32Array[];
-  /** Door rules' devices by rank: `ruleDevices_[ruleDeviceFrom_[rank] … ruleDeviceFrom_[rank + 1] - 1]` (device indexes). */
-  readonly ruleDeviceFrom_: Int32Array;
-  readonly ruleDevices_: Int32Array;
+  readonly rulesOfGroup_: Int32Array[];
+  /** Per group index: indexes of its holders. */
+  readonly holdersOfGroup_: Set<number>[];
+  /** Per rule rank: its door devices (device indexes, as listed). */
+  ruleDevices_: Int32Array[];
   /** Per device index: its position in device id order, and the devices in that order (RSOP lists devices by id). */
   readonly deviceIdOrder_: Int32Array;
   readonly devicesById_: readonly CompiledDevice[];
   /** Per rule rank: the cloud nodes the rule reaches (through its devices or floor groups). */
-  readonly nodesOfRule_: readonly ReadonlySet<string>[];
+  nodesOfRule_: ReadonlySet<string>[];
   readonly floorGroupIndex_: ReadonlyMap<string, number>;
+  /** Floor group id → its reader's device index and its local index k there. */
+  readonly floorGroupAt_: ReadonlyMap<string, { readonly reader: number; readonly k: number }>;
 }
 
 function compareIds(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** Positions 0…n-1 stably ordered by `keys[order[i]]` (a counting sort; keys in [0, buckets)). */
-function countingOrder(keys: readonly number[], order: Int32Array, buckets: number): Int32Array {
-  const start = new Int32Array(buckets + 1);
-  for (let i = 0; i < order.length; i++) start[keys[order[i]!]! + 1]!++;
-  for (let b = 0; b < buckets; b++) start[b + 1]! += start[b]!;
-  const out = new Int32Array(order.length);
-  for (let i = 0; i < order.length; i++) out[start[keys[order[i]!]!]!++] = order[i]!;
-  return out;
 }
 
 /** Mixes a card number (a safe integer) into 32 bits. Integer operations only. */
@@ -174,7 +189,7 @@ export function cardHash(cn: number): number {
   return h ^ (h >>> 16);
 }
 
-/** The base index in `cardTable_` of the card credential numbered `cn`, or -1. */
+/** The base index in `cardTable_` of the card credential numbered `cn`, or -1. Deleted slots are stepped over. */
 export function findCard(sys: CompiledSystem, cn: number): number {
   const table = sys.cardTable_;
   const mask = sys.cardMask_;
@@ -183,15 +198,16 @@ export function findCard(sys: CompiledSystem, cn: number): number {
     const base = s * CARD_STRIDE;
     const key = table[base]!;
     if (key === cn) return base;
-    if (key < 0) return -1;
+    if (key === CARD_EMPTY) return -1;
     s = (s + 1) & mask;
   }
 }
 
-/** The slot of `group` at `device` (see CompiledSystem.slotGroup_), or -1: a binary search. */
-export function findSlot(slotGroup: Int32Array, device: CompiledDevice, group: number): number {
-  let lo = device.slotFrom_;
-  let hi = device.slotTo_ - 1;
+/** The slot of `group` in `device`'s run (see CompiledDevice.slotGroup_), or -1: a binary search. */
+export function findSlot(device: CompiledDevice, group: number): number {
+  const slotGroup = device.slotGroup_;
+  let lo = 0;
+  let hi = slotGroup.length - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
     const g = slotGroup[mid]!;
@@ -201,6 +217,26 @@ export function findSlot(slotGroup: Int32Array, device: CompiledDevice, group: n
   }
   return -1;
 }
+
+/** The e-card floors of a door: none. */
+const NO_ECARD_FLOORS: readonly string[] = Object.freeze([]);
+const EMPTY_RUN = new Int32Array(0);
+const EMPTY_SLOT_PAIRS = new Int32Array(1);
+const NO_WIDE_SETS: readonly Int32Array[] = Object.freeze([]);
+const NO_RANKS = new Int32Array(0);
+/** What a free holder index holds in `holders_`: reached from no table. */
+export const FREE_HOLDER: CompiledHolder = Object.freeze({
+  id: "",
+  index_: -1,
+  holder_: null as unknown as Holder,
+  enabled_: false,
+  activeFrom_: 0,
+  expiresAt_: 0,
+  pin_: null,
+  duressPin_: null,
+  groupFrom_: 0,
+  groupTo_: 0,
+}) as CompiledHolder;
 
 /** Compiles a validated snapshot (from parseSnapshot) into indexes for decide, rsop and who. */
 export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
@@ -214,17 +250,7 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
     killTimer_: n.killTimer,
   }));
   const nodeIndex = new Map(nodes.map((n) => [n.id, n]));
-
-  const groupIndex = new Map(snapshot.groups.map((g, i) => [g.id, i]));
   const deviceNumber = new Map(snapshot.devices.map((d, i) => [d.id, i]));
-
-  const order = snapshot.rules.map((_, i) => i).sort((a, b) => compareIds(snapshot.rules[a]!.id, snapshot.rules[b]!.id));
-  const ruleData = new Int32Array(order.length * RULE_STRIDE);
-  const rules: CompiledRule[] = order.map((index, rank) => {
-    const r = snapshot.rules[index]!;
-    compileWindowInto(r, policyMask(r.authenticationPolicy), ruleData, rank * RULE_STRIDE);
-    return { id: r.id, rank_: rank, index_: index };
-  });
 
   // Floor groups per elevator reader, in id order so masks are stable; each floor group's reader and
   // local index k there.
@@ -237,72 +263,6 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
     list.push(fg.id);
     floorGroupsAt.set(fg.readerPort, list);
   }
-
-  // Every (device, group, rank, floor group k) an enabled rule reaches, emitted in rank order, then
-  // ordered by device and group with two stable counting sorts: (device, group, rank) order.
-  const eDevice: number[] = [];
-  const eGroup: number[] = [];
-  const eRank: number[] = [];
-  const eK: number[] = [];
-  for (const rule of rules) {
-    const r = snapshot.rules[rule.index_]!;
-    if (!r.enabled) continue; // SPEC §1: a disabled rule is ignored everywhere
-    const group = groupIndex.get(r.groupId)!;
-    if (r.type === "door")
-      for (const d of r.devices) {
-        eDevice.push(deviceNumber.get(d)!);
-        eGroup.push(group);
-        eRank.push(rule.rank_);
-        eK.push(-1);
-      }
-    else
-      for (const fgId of r.floorGroups) {
-        const at = floorGroupAt.get(fgId)!;
-        eDevice.push(at.reader);
-        eGroup.push(group);
-        eRank.push(rule.rank_);
-        eK.push(at.k);
-      }
-  }
-  const identity = new Int32Array(eRank.length);
-  for (let i = 0; i < identity.length; i++) identity[i] = i;
-  const sorted = countingOrder(eDevice, countingOrder(eGroup, identity, snapshot.groups.length), snapshot.devices.length);
-
-  const deviceWide = snapshot.devices.map((d) => (floorGroupsAt.get(d.id)?.length ?? 0) > 31);
-  // Wide readers: per device, the floor-group indexes k of each pair, by floorRef.
-  const wideLists: number[][][] = snapshot.devices.map(() => []);
-  const slotFrom = new Int32Array(snapshot.devices.length + 1);
-  const slotGroup: number[] = [];
-  const slotPairs: number[] = [];
-  const pairs: number[] = [];
-  for (let j = 0, d = 0; j <= sorted.length; j++) {
-    const e = j < sorted.length ? sorted[j]! : -1;
-    const dev = e < 0 ? snapshot.devices.length : eDevice[e]!;
-    while (d < dev) slotFrom[++d] = slotGroup.length;
-    if (e < 0) break;
-    const group = eGroup[e]!;
-    const rank = eRank[e]!;
-    const k = eK[e]!;
-    const last = slotGroup.length - 1;
-    const sameSlot = last >= slotFrom[dev]! && slotGroup[last] === group;
-    if (!sameSlot) {
-      slotGroup.push(group);
-      slotPairs.push(pairs.length);
-    }
-    const wide = deviceWide[dev]!;
-    if (sameSlot && pairs[pairs.length - 2] === rank) {
-      // The same rule again at this device: another of its floor groups at this reader.
-      if (k < 0) continue;
-      if (wide) wideLists[dev]![pairs[pairs.length - 1]!]!.push(k);
-      else pairs[pairs.length - 1]! |= 1 << k;
-      continue;
-    }
-    if (wide) {
-      pairs.push(rank, wideLists[dev]!.length);
-      wideLists[dev]!.push(k < 0 ? [] : [k]);
-    } else pairs.push(rank, k < 0 ? 0 : 1 << k);
-  }
-  slotPairs.push(pairs.length);
 
   const devices: CompiledDevice[] = snapshot.devices.map((d, index) => {
     let inputMask = 0;
@@ -319,144 +279,345 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
       ble_: d.supportBleCredentials,
       secured_: d.securedReadsOnly,
       elevator_: elevator,
-      slotFrom_: slotFrom[index]!,
-      slotTo_: slotFrom[index + 1]!,
-      wide_: deviceWide[index]!,
-      wideSets_: wideLists[index]!.map((ks) => Int32Array.from(new Set(ks)).sort()),
+      slotGroup_: EMPTY_RUN,
+      slotPairs_: EMPTY_SLOT_PAIRS,
+      pairs_: EMPTY_RUN,
+      wide_: fgs.length > 31,
+      wideSets_: NO_WIDE_SETS,
       floorGroups_: fgs,
       floorsOf_: floorsOf,
       floorCache_: new Map(),
       ecardFloors_: elevator ? Object.freeze([...new Set(floorsOf.flat())].sort()) : NO_ECARD_FLOORS,
+      rulesHere_: new Set(),
     };
-  });
-  const deviceIndex = new Map(devices.map((d) => [d.id, d]));
-
-  let groupCount = 0;
-  for (const h of snapshot.holders) groupCount += h.groups.length;
-  const holderGroups = new Int32Array(groupCount);
-  let gAt = 0;
-  const holders: CompiledHolder[] = snapshot.holders.map((h, index) => {
-    const from = gAt;
-    for (const g of h.groups) holderGroups[gAt++] = groupIndex.get(g)!;
-    return {
-      id: h.id,
-      index_: index,
-      enabled_: h.enabled,
-      activeFrom_: h.activeDate === null ? -Infinity : parseLocalDateTime(h.activeDate),
-      expiresAt_: h.expireDate === null ? Infinity : parseLocalDateTime(h.expireDate),
-      pin_: h.pin,
-      duressPin_: h.duressPin,
-      groupFrom_: from,
-      groupTo_: gAt,
-    };
-  });
-  const holderIndex = new Map(holders.map((h) => [h.id, h]));
-  const holderData = new Float64Array(holders.length * HOLDER_STRIDE);
-  for (const h of holders) {
-    const base = h.index_ * HOLDER_STRIDE;
-    holderData[base + H_GROUP_TO_ENABLED] = h.groupTo_ * 2 + (h.enabled_ ? 1 : 0);
-    holderData[base + H_FROM] = h.activeFrom_;
-    holderData[base + H_TO] = h.expiresAt_;
-    holderData[base + H_GROUP_FROM] = h.groupFrom_;
-  }
-
-  let cardCount = 0;
-  for (const h of snapshot.holders) for (const c of h.credentials) if (c.types.includes("card") && c.credentialNumber !== null) cardCount++;
-  let capacity = 8;
-  while (capacity < cardCount * 2) capacity *= 2;
-  const cardTable = new Float64Array(capacity * CARD_STRIDE).fill(-1);
-  const cardMask = capacity - 1;
-  const cardIds: string[] = [];
-  const digitalById = new Map<string, CompiledCredential>();
-  const pinOwner = new Map<string, number>();
-  snapshot.holders.forEach((h, i) => {
-    for (const c of h.credentials) {
-      let types = 0;
-      for (const t of c.types) types |= CREDENTIAL_BIT[t];
-      if (types & CREDENTIAL_BIT.card) {
-        // A card without a number yet (pending) cannot be read, so it is not in the table.
-        if (c.credentialNumber === null) continue;
-        let s = cardHash(c.credentialNumber) & cardMask;
-        while (cardTable[s * CARD_STRIDE]! >= 0) s = (s + 1) & cardMask;
-        const base = s * CARD_STRIDE;
-        cardTable[base] = c.credentialNumber;
-        cardTable[base + 1] = c.facilityCode ?? -1;
-        cardTable[base + 2] = i;
-        cardTable[base + 3] = cardIds.length;
-        cardIds.push(c.id, h.id);
-      } else digitalById.set(c.id, { id: c.id, holder_: i, pending_: c.credentialNumber === null, types_: types });
-    }
-    const pins = h.pin === null ? [] : [h.pin];
-    if (h.duressPin !== null) pins.push(h.duressPin);
-    for (const p of pins) {
-      const owner = pinOwner.get(p);
-      pinOwner.set(p, owner === undefined || owner === i ? i : AMBIGUOUS);
-    }
-  });
-
-  // Per rank (rules are in rank order): its group's list, its door devices, the nodes it reaches.
-  const rulesOfGroup = snapshot.groups.map(() => [] as number[]);
-  const ruleDeviceFrom = new Int32Array(rules.length + 1);
-  const ruleDevices: number[] = [];
-  const nodesOfRule = rules.map((rule) => {
-    const r = snapshot.rules[rule.index_]!;
-    if (r.enabled) rulesOfGroup[groupIndex.get(r.groupId)!]!.push(rule.rank_);
-    const reached = new Set<string>();
-    for (const d of r.devices) {
-      const device = devices[deviceNumber.get(d)!]!;
-      ruleDevices.push(device.index_);
-      reached.add(device.node_.id);
-    }
-    ruleDeviceFrom[rule.rank_ + 1] = ruleDevices.length;
-    for (const fg of r.floorGroups) reached.add(deviceIndex.get(floorGroupById.get(fg)!.readerPort)!.node_.id);
-    return reached;
   });
   const devicesById = [...devices].sort((a, b) => compareIds(a.id, b.id));
   const deviceIdOrder = new Int32Array(devices.length);
   devicesById.forEach((d, position) => {
     deviceIdOrder[d.index_] = position;
   });
-  const holdersOfGroup = snapshot.groups.map(() => [] as number[]);
-  holders.forEach((h) => {
-    for (let j = h.groupFrom_; j < h.groupTo_; j++) holdersOfGroup[holderGroups[j]!]!.push(h.index_);
-  });
 
-  return {
+  let groupCount = 0;
+  for (const h of snapshot.holders) groupCount += h.groups.length;
+  let cardCount = 0;
+  for (const h of snapshot.holders) for (const c of h.credentials) if (c.types.includes("card") && c.credentialNumber !== null) cardCount++;
+  let capacity = 8;
+  while (capacity < cardCount * 2) capacity *= 2;
+
+  const sys: CompiledSystem = {
     snapshot,
-    systemZone_: buildZoneTable(snapshot.timezone),
-    rulesOfGroup_: rulesOfGroup.map((l) => Int32Array.from(l)),
-    holdersOfGroup_: holdersOfGroup.map((l) => Int32Array.from(l)),
-    nodesOfRule_: nodesOfRule,
-    ruleDeviceFrom_: ruleDeviceFrom,
-    ruleDevices_: Int32Array.from(ruleDevices),
-    deviceIdOrder_: deviceIdOrder,
-    devicesById_: devicesById,
-    floorGroupIndex_: new Map(snapshot.floorGroups.map((fg, i) => [fg.id, i])),
     nodes_: nodes,
     nodeIndex_: nodeIndex,
     devices_: devices,
-    deviceIndex_: deviceIndex,
-    holders_: holders,
-    holderIndex_: holderIndex,
-    holderGroups_: holderGroups,
-    holderData_: holderData,
-    groupIndex_: groupIndex,
-    rules_: rules,
-    ruleIds_: rules.map((r) => r.id),
-    ruleData_: ruleData,
-    slotGroup_: Int32Array.from(slotGroup),
-    slotPairs_: Int32Array.from(slotPairs),
-    pairs_: Int32Array.from(pairs),
-    cardTable_: cardTable,
-    cardMask_: cardMask,
-    cardIds_: cardIds,
-    digitalById_: digitalById,
-    pinOwner_: pinOwner,
+    deviceIndex_: new Map(devices.map((d) => [d.id, d])),
+    holders_: [],
+    holderIndex_: new Map(),
+    freeHolders_: [],
+    holderData_: new Float64Array(Math.max(1, snapshot.holders.length) * HOLDER_STRIDE),
+    holderGroups_: new Int32Array(Math.max(8, groupCount)),
+    holderGroupsEnd_: 0,
+    holderGroupsGarbage_: 0,
+    groupIndex_: new Map(snapshot.groups.map((g, i) => [g.id, i])),
+    groups_: [...snapshot.groups],
+    freeGroups_: [],
+    rules_: [],
+    ruleIndex_: new Map(),
+    ruleIds_: [],
+    ruleData_: new Int32Array(snapshot.rules.length * RULE_STRIDE),
+    cardTable_: new Float64Array(capacity * CARD_STRIDE).fill(CARD_EMPTY),
+    cardMask_: capacity - 1,
+    cardLive_: 0,
+    cardUsed_: 0,
+    cardIds_: [],
+    digitalById_: new Map(),
+    pinOwner_: new Map(),
+    pinShared_: new Map(),
+    systemZone_: buildZoneTable(snapshot.timezone),
+    rulesOfGroup_: snapshot.groups.map(() => NO_RANKS),
+    holdersOfGroup_: snapshot.groups.map(() => new Set<number>()),
+    ruleDevices_: [],
+    deviceIdOrder_: deviceIdOrder,
+    devicesById_: devicesById,
+    nodesOfRule_: [],
+    floorGroupIndex_: new Map(snapshot.floorGroups.map((fg, i) => [fg.id, i])),
+    floorGroupAt_: floorGroupAt,
   };
+
+  // Rules in id order: ranks, records, and what each reaches; then every device's run.
+  const order = [...snapshot.rules].sort((a, b) => compareIds(a.id, b.id));
+  const ofGroup: number[][] = snapshot.groups.map(() => []);
+  order.forEach((r, rank) => {
+    const rule: CompiledRule = { id: r.id, rank_: rank, rule_: r };
+    sys.rules_.push(rule);
+    sys.ruleIds_.push(r.id);
+    sys.ruleDevices_.push(NO_RANKS);
+    sys.nodesOfRule_.push(NO_NODES);
+    sys.ruleIndex_.set(r.id, rule);
+    writeRule(sys, rule);
+    if (r.enabled) ofGroup[sys.groupIndex_.get(r.groupId)!]!.push(rank);
+    linkRule(sys, rule, null);
+  });
+  ofGroup.forEach((ranks, g) => {
+    if (ranks.length > 0) sys.rulesOfGroup_[g] = Int32Array.from(ranks);
+  });
+  for (const d of devices) rebuildDeviceRun(sys, d);
+
+  for (const h of snapshot.holders) addHolder(sys, h);
+  return sys;
 }
 
-/** The e-card floors of a door: none. */
-const NO_ECARD_FLOORS: readonly string[] = Object.freeze([]);
+const NO_NODES: ReadonlySet<string> = new Set();
+
+/** Writes rule `rule`'s rank-indexed records (window, door devices, nodes reached) from `rule.rule_`. */
+export function writeRule(sys: CompiledSystem, rule: CompiledRule): void {
+  const r = rule.rule_;
+  const rank = rule.rank_;
+  compileWindowInto(r, policyMask(r.authenticationPolicy), sys.ruleData_, rank * RULE_STRIDE);
+  sys.rules_[rank] = rule;
+  sys.ruleIds_[rank] = r.id;
+  const reached = new Set<string>();
+  const devs = new Int32Array(r.devices.length);
+  r.devices.forEach((d, i) => {
+    const device = sys.deviceIndex_.get(d)!;
+    devs[i] = device.index_;
+    reached.add(device.node_.id);
+  });
+  for (const fg of r.floorGroups) reached.add(sys.devices_[sys.floorGroupAt_.get(fg)!.reader]!.node_.id);
+  sys.ruleDevices_[rank] = devs;
+  sys.nodesOfRule_[rank] = reached;
+}
+
+/**
+ * Adds (or, with `remove`, takes away) an enabled rule at the devices it reaches, collecting those
+ * devices in `dirty` (whose runs then need rebuildDeviceRun). A disabled rule reaches nothing.
+ */
+export function linkRule(sys: CompiledSystem, rule: CompiledRule, dirty: Set<CompiledDevice> | null, remove = false): void {
+  const r = rule.rule_;
+  if (!r.enabled) return;
+  const at = (device: CompiledDevice) => {
+    if (remove) device.rulesHere_.delete(rule);
+    else device.rulesHere_.add(rule);
+    dirty?.add(device);
+  };
+  for (const d of r.devices) at(sys.deviceIndex_.get(d)!);
+  for (const fg of r.floorGroups) at(sys.devices_[sys.floorGroupAt_.get(fg)!.reader]!);
+}
+
+/** Rebuilds one device's run of slots from the enabled rules reaching it. */
+export function rebuildDeviceRun(sys: CompiledSystem, device: CompiledDevice): void {
+  if (device.rulesHere_.size === 0) {
+    device.slotGroup_ = EMPTY_RUN;
+    device.slotPairs_ = EMPTY_SLOT_PAIRS;
+    device.pairs_ = EMPTY_RUN;
+    device.wideSets_ = NO_WIDE_SETS;
+    return;
+  }
+  // Entries (group, rank, local floor-group mask or ks): one per rule, since a rule has one group.
+  const entries: { group: number; rank: number; mask: number; ks: number[] | null }[] = [];
+  const wide = device.wide_;
+  for (const rule of device.rulesHere_) {
+    const r = rule.rule_;
+    let mask = 0;
+    let ks: number[] | null = wide ? [] : null;
+    for (const fg of r.floorGroups) {
+      const at = sys.floorGroupAt_.get(fg)!;
+      if (at.reader !== device.index_) continue;
+      if (wide) ks!.push(at.k);
+      else mask |= 1 << at.k;
+    }
+    entries.push({ group: sys.groupIndex_.get(r.groupId)!, rank: rule.rank_, mask, ks });
+  }
+  entries.sort((a, b) => a.group - b.group || a.rank - b.rank);
+  const slotGroup: number[] = [];
+  const slotPairs: number[] = [];
+  const pairs = new Int32Array(entries.length * 2);
+  const wideSets: Int32Array[] = [];
+  entries.forEach((e, i) => {
+    if (slotGroup.length === 0 || slotGroup[slotGroup.length - 1] !== e.group) {
+      slotGroup.push(e.group);
+      slotPairs.push(i * 2);
+    }
+    pairs[i * 2] = e.rank;
+    if (wide) {
+      pairs[i * 2 + 1] = wideSets.length;
+      wideSets.push(Int32Array.from(new Set(e.ks!)).sort());
+    } else pairs[i * 2 + 1] = e.mask;
+  });
+  slotPairs.push(pairs.length);
+  device.slotGroup_ = Int32Array.from(slotGroup);
+  device.slotPairs_ = Int32Array.from(slotPairs);
+  device.pairs_ = pairs;
+  device.wideSets_ = wide ? wideSets : NO_WIDE_SETS;
+}
+
+/** Room for `n` more ints at the end of `holderGroups_`: compacts when half is dead, else grows. */
+function reserveHolderGroups(sys: CompiledSystem, n: number): void {
+  if (sys.holderGroupsEnd_ + n <= sys.holderGroups_.length) return;
+  const live = sys.holderGroupsEnd_ - sys.holderGroupsGarbage_;
+  let size = sys.holderGroups_.length;
+  while (size < (live + n) * 2) size *= 2;
+  const next = new Int32Array(size);
+  let at = 0;
+  const data = sys.holderData_;
+  for (const h of sys.holders_) {
+    if (h === FREE_HOLDER) continue;
+    const from = at;
+    next.set(sys.holderGroups_.subarray(h.groupFrom_, h.groupTo_), at);
+    at += h.groupTo_ - h.groupFrom_;
+    h.groupFrom_ = from;
+    h.groupTo_ = at;
+    const base = h.index_ * HOLDER_STRIDE;
+    data[base + H_GROUP_TO_ENABLED] = at * 2 + (h.enabled_ ? 1 : 0);
+    data[base + H_GROUP_FROM] = from;
+  }
+  sys.holderGroups_ = next;
+  sys.holderGroupsEnd_ = at;
+  sys.holderGroupsGarbage_ = 0;
+}
+
+/** Rebuilds the card table with room to spare (every card again, deleted marks gone, cardIds_ compacted). */
+function rebuildCardTable(sys: CompiledSystem, extra: number): void {
+  const old = sys.cardTable_;
+  const oldIds = sys.cardIds_;
+  let capacity = 8;
+  while (capacity < (sys.cardLive_ + extra) * 2) capacity *= 2;
+  const table = new Float64Array(capacity * CARD_STRIDE).fill(CARD_EMPTY);
+  const mask = capacity - 1;
+  const ids: string[] = [];
+  for (let base = 0; base < old.length; base += CARD_STRIDE) {
+    const cn = old[base]!;
+    if (cn < 0) continue;
+    let s = cardHash(cn) & mask;
+    while (table[s * CARD_STRIDE]! >= 0) s = (s + 1) & mask;
+    const b = s * CARD_STRIDE;
+    table[b] = cn;
+    table[b + 1] = old[base + 1]!;
+    table[b + 2] = old[base + 2]!;
+    table[b + 3] = ids.length;
+    const i = old[base + 3]!;
+    ids.push(oldIds[i]!, oldIds[i + 1]!);
+  }
+  sys.cardTable_ = table;
+  sys.cardMask_ = mask;
+  sys.cardUsed_ = sys.cardLive_;
+  sys.cardIds_ = ids;
+}
+
+function addPin(sys: CompiledSystem, pin: string, h: number): void {
+  const owner = sys.pinOwner_.get(pin);
+  if (owner === undefined) sys.pinOwner_.set(pin, h);
+  else if (owner === AMBIGUOUS) sys.pinShared_.get(pin)!.add(h);
+  else if (owner !== h) {
+    sys.pinOwner_.set(pin, AMBIGUOUS);
+    sys.pinShared_.set(pin, new Set([owner, h]));
+  }
+}
+
+function removePin(sys: CompiledSystem, pin: string, h: number): void {
+  const owner = sys.pinOwner_.get(pin);
+  if (owner === h) sys.pinOwner_.delete(pin);
+  else if (owner === AMBIGUOUS) {
+    const shared = sys.pinShared_.get(pin)!;
+    shared.delete(h);
+    if (shared.size === 1) {
+      sys.pinOwner_.set(pin, shared.values().next().value!);
+      sys.pinShared_.delete(pin);
+    }
+  }
+}
+
+/**
+ * Compiles one holder of the current snapshot into its records: a free index (or `index`, one just
+ * released by removeHolder), its groups, hot fields, cards, mobile credentials and PINs.
+ */
+export function addHolder(sys: CompiledSystem, h: Holder, index = -1): CompiledHolder {
+  const i = index >= 0 ? index : sys.freeHolders_.length > 0 ? sys.freeHolders_.pop()! : sys.holders_.length;
+  if (i === sys.holders_.length) sys.holders_.push(FREE_HOLDER);
+  if ((i + 1) * HOLDER_STRIDE > sys.holderData_.length) {
+    const grown = new Float64Array(Math.max(sys.holderData_.length * 2, (i + 1) * HOLDER_STRIDE));
+    grown.set(sys.holderData_);
+    sys.holderData_ = grown;
+  }
+  reserveHolderGroups(sys, h.groups.length);
+  const from = sys.holderGroupsEnd_;
+  const hg = sys.holderGroups_;
+  for (const g of h.groups) {
+    const group = sys.groupIndex_.get(g)!;
+    hg[sys.holderGroupsEnd_++] = group;
+    sys.holdersOfGroup_[group]!.add(i);
+  }
+  const holder: CompiledHolder = {
+    id: h.id,
+    index_: i,
+    holder_: h,
+    enabled_: h.enabled,
+    activeFrom_: h.activeDate === null ? -Infinity : parseLocalDateTime(h.activeDate),
+    expiresAt_: h.expireDate === null ? Infinity : parseLocalDateTime(h.expireDate),
+    pin_: h.pin,
+    duressPin_: h.duressPin,
+    groupFrom_: from,
+    groupTo_: sys.holderGroupsEnd_,
+  };
+  sys.holders_[i] = holder;
+  sys.holderIndex_.set(h.id, holder);
+  const data = sys.holderData_;
+  const base = i * HOLDER_STRIDE;
+  data[base + H_GROUP_TO_ENABLED] = holder.groupTo_ * 2 + (holder.enabled_ ? 1 : 0);
+  data[base + H_FROM] = holder.activeFrom_;
+  data[base + H_TO] = holder.expiresAt_;
+  data[base + H_GROUP_FROM] = from;
+
+  for (const c of h.credentials) {
+    let types = 0;
+    for (const t of c.types) types |= CREDENTIAL_BIT[t];
+    if (types & CREDENTIAL_BIT.card) {
+      // A card without a number yet (pending) cannot be read, so it is not in the table.
+      if (c.credentialNumber === null) continue;
+      if ((sys.cardUsed_ + 1) * 2 > sys.cardMask_ + 1) rebuildCardTable(sys, 1 + (sys.cardLive_ >> 1));
+      const table = sys.cardTable_;
+      const mask = sys.cardMask_;
+      let s = cardHash(c.credentialNumber) & mask;
+      while (table[s * CARD_STRIDE]! >= 0) s = (s + 1) & mask;
+      const b = s * CARD_STRIDE;
+      if (table[b] === CARD_EMPTY) sys.cardUsed_++;
+      sys.cardLive_++;
+      table[b] = c.credentialNumber;
+      table[b + 1] = c.facilityCode ?? -1;
+      table[b + 2] = i;
+      table[b + 3] = sys.cardIds_.length;
+      sys.cardIds_.push(c.id, h.id);
+    } else sys.digitalById_.set(c.id, { id: c.id, holder_: i, pending_: c.credentialNumber === null, types_: types });
+  }
+  if (h.pin !== null) addPin(sys, h.pin, i);
+  if (h.duressPin !== null) addPin(sys, h.duressPin, i);
+  return holder;
+}
+
+/** Takes a holder's records out of every table; returns its index, which the caller reuses or frees. */
+export function removeHolder(sys: CompiledSystem, holder: CompiledHolder): number {
+  const i = holder.index_;
+  const h = holder.holder_;
+  for (let gi = holder.groupFrom_; gi < holder.groupTo_; gi++) sys.holdersOfGroup_[sys.holderGroups_[gi]!]!.delete(i);
+  sys.holderGroupsGarbage_ += holder.groupTo_ - holder.groupFrom_;
+  for (const c of h.credentials) {
+    if (c.types.includes("card")) {
+      if (c.credentialNumber === null) continue;
+      const b = findCard(sys, c.credentialNumber);
+      if (b < 0 || sys.cardTable_[b + 2] !== i) continue;
+      sys.cardTable_[b] = CARD_DELETED;
+      sys.cardLive_--;
+    } else if (sys.digitalById_.get(c.id)?.holder_ === i) sys.digitalById_.delete(c.id);
+  }
+  if (h.pin !== null) removePin(sys, h.pin, i);
+  if (h.duressPin !== null) removePin(sys, h.duressPin, i);
+  sys.holderIndex_.delete(holder.id);
+  sys.holders_[i] = FREE_HOLDER;
+  const data = sys.holderData_;
+  const base = i * HOLDER_STRIDE;
+  data[base + H_GROUP_TO_ENABLED] = 0;
+  data[base + H_GROUP_FROM] = 0;
+  return i;
+}
 
 /**
  * The sorted floors of the floor groups in `mask` at an elevator reader (at most 31 floor groups),

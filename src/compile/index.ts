@@ -4,3 +4,4 @@ export * from "./compileCardFormat.js";
 export * from "./compileWindow.js";
 export * from "./policyMask.js";
 export * from "./zoneTable.js";
+export * from "./updateCompiled.js";

@@ -66,10 +66,10 @@ export function accessWindows(sys: import("../compile/index.js").CompiledSystem,
   const local: number[] = [h.activeFrom_, h.expiresAt_];
   const edges = new Set<number>([0]);
   for (let gi = h.groupFrom_; gi < h.groupTo_; gi++) {
-    const slot = findSlot(sys.slotGroup_, dev, sys.holderGroups_[gi]!);
+    const slot = findSlot(dev, sys.holderGroups_[gi]!);
     if (slot < 0) continue;
-    for (let i = sys.slotPairs_[slot]!; i < sys.slotPairs_[slot + 1]!; i += 2) {
-      const base = sys.pairs_[i]! * RULE_STRIDE;
+    for (let i = dev.slotPairs_[slot]!; i < dev.slotPairs_[slot + 1]!; i += 2) {
+      const base = dev.pairs_[i]! * RULE_STRIDE;
       edges.add(sys.ruleData_[base + R_START]!);
       edges.add(sys.ruleData_[base + R_STOP]! % MS_PER_DAY);
     }

@@ -273,9 +273,8 @@ export function evaluateRules(
   out: RuleOutcome,
 ): void {
   const data = sys.ruleData_;
-  const slotGroup = sys.slotGroup_;
-  const slotPairs = sys.slotPairs_;
-  const pairs = sys.pairs_;
+  const slotPairs = device.slotPairs_;
+  const pairs = device.pairs_;
   const groups = sys.holderGroups_;
   const elevator = device.elevator_;
   const accepts = device.policy_ & factor;
@@ -285,9 +284,9 @@ export function evaluateRules(
   let minAccepted = NONE;
   let mask = 0;
   let wideHits: Set<number> | null = null;
-  const last = device.slotFrom_ === device.slotTo_ ? 0 : groupTo;
+  const last = device.slotGroup_.length === 0 ? 0 : groupTo;
   for (let gi = groupFrom; gi < last; gi++) {
-    const slot = findSlot(slotGroup, device, groups[gi]!);
+    const slot = findSlot(device, groups[gi]!);
     if (slot < 0) continue;
     const end = slotPairs[slot + 1]!;
     for (let k = slotPairs[slot]!; k < end; k += 2) {

@@ -1,5 +1,5 @@
 // The engine: one compiled snapshot and the questions asked of it.
-import { type CompiledSystem, compileSnapshot } from "../compile/index.js";
+import { type CompiledSystem, type PatchLike, compileSnapshot, updateCompiled } from "../compile/index.js";
 import { type Decision, type Result, SnapshotError, type SystemSnapshot, err, ok, parseSnapshot } from "../model/index.js";
 import { type AccessWindowsResult, type PeriodOptions, accessWindows } from "./accessWindows.js";
 import { decide } from "./decide.js";
@@ -14,14 +14,29 @@ import { type WhoResult, whoCanAccess, whoCanAccessFloorGroup } from "./who.js";
  * engine.decide({ deviceId: "no-such-door", at: "2026-11-21T14:03:00Z", pin: "1234" }).reason; //=> "unknownDevice"
  */
 export class Engine {
-  /** The validated snapshot this engine was compiled from. */
-  readonly snapshot: SystemSnapshot;
   /** @internal */
-  readonly compiled_: CompiledSystem;
+  compiled_: CompiledSystem;
 
   constructor(snapshot: SystemSnapshot) {
-    this.snapshot = snapshot;
     this.compiled_ = compileSnapshot(snapshot);
+  }
+
+  /** The validated snapshot this engine was compiled from (the latest one given to update). */
+  get snapshot(): SystemSnapshot {
+    return this.compiled_.snapshot;
+  }
+
+  /**
+   * Moves this engine to `next`, the validated snapshot that immer `patches` made of the current
+   * one, recompiling only what the change reaches; afterwards it answers exactly as
+   * createEngine(next) would. Changes this engine in place (its earlier answers are not kept).
+   * @param next - the snapshot after the patches (validated, e.g. by parseSnapshot).
+   * @param patches - the immer patches from `snapshot` to `next`, in order.
+   * @returns this engine.
+   */
+  update(next: SystemSnapshot, patches: readonly PatchLike[]): this {
+    this.compiled_ = updateCompiled(this.compiled_, next, patches);
+    return this;
   }
 
   /**

@@ -126,12 +126,12 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
 
   const holders = holderIds.map(function rsopOfHolder(id): RsopHolder {
     const holder = sys.holderIndex_.get(id)!;
-    const h = snap.holders[holder.index_]!;
+    const h = holder.holder_;
     const ranks = new Set<number>();
     for (const g of sys.holderGroups_.subarray(holder.groupFrom_, holder.groupTo_)) for (const rank of sys.rulesOfGroup_[g]!) if (scope === undefined || sys.nodesOfRule_[rank]!.has(scope)) ranks.add(rank);
     const sorted = [...ranks].sort((a, b) => a - b);
     const rules = sorted.map((rank): RsopRule => {
-      const r = snap.rules[sys.rules_[rank]!.index_]!;
+      const r = sys.rules_[rank]!.rule_;
       return {
         type: r.type,
         id: r.id,
@@ -149,13 +149,12 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
     const reached: number[] = [];
     const floorGroupIds = new Set<string>();
     for (const rank of sorted) {
-      for (let i = sys.ruleDeviceFrom_[rank]!; i < sys.ruleDeviceFrom_[rank + 1]!; i++) {
-        const d = sys.ruleDevices_[i]!;
+      for (const d of sys.ruleDevices_[rank]!) {
         if (seen[d] === 1) continue;
         seen[d] = 1;
         if (inScope(sys.devices_[d]!.node_.id)) reached.push(sys.deviceIdOrder_[d]!);
       }
-      const r = snap.rules[sys.rules_[rank]!.index_]!;
+      const r = sys.rules_[rank]!.rule_;
       for (const fg of r.floorGroups) {
         const reader = snap.floorGroups[sys.floorGroupIndex_.get(fg)!]!.readerPort;
         if (inScope(sys.deviceIndex_.get(reader)!.node_.id)) floorGroupIds.add(fg);
@@ -202,7 +201,7 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
     return {
       id: h.id,
       enabled: h.enabled,
-      groups: h.groups.map((g) => ({ id: g, name: snap.groups[sys.groupIndex_.get(g)!]!.name })),
+      groups: h.groups.map((g) => ({ id: g, name: sys.groups_[sys.groupIndex_.get(g)!]!.name })),
       rules,
       devices,
       floorGroups,

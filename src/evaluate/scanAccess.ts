@@ -53,14 +53,14 @@ export function minRankReaching(sys: CompiledSystem, device: CompiledDevice, hol
   // evaluateRules already established that the scan is allowed; this walk only attributes floor groups.
   let best = NONE;
   const data = sys.ruleData_;
-  const pairs = sys.pairs_;
+  const pairs = device.pairs_;
   const day = Math.floor(local / MS_PER_DAY);
   const wd = weekdayOf(day);
   const tod = local - day * MS_PER_DAY;
   for (let gi = holder.groupFrom_; gi < holder.groupTo_; gi++) {
-    const slot = findSlot(sys.slotGroup_, device, sys.holderGroups_[gi]!);
+    const slot = findSlot(device, sys.holderGroups_[gi]!);
     if (slot < 0) continue;
-    for (let i = sys.slotPairs_[slot]!; i < sys.slotPairs_[slot + 1]!; i += 2) {
+    for (let i = device.slotPairs_[slot]!; i < device.slotPairs_[slot + 1]!; i += 2) {
       const rank = pairs[i]!;
       if (rank >= best) continue;
       const base = rank * RULE_STRIDE;

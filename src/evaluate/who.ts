@@ -27,7 +27,7 @@ export interface WhoResult {
 
 function candidates(sys: CompiledSystem, device: CompiledDevice): number[] {
   const seen = new Set<number>();
-  for (let slot = device.slotFrom_; slot < device.slotTo_; slot++) for (const h of sys.holdersOfGroup_[sys.slotGroup_[slot]!]!) seen.add(h);
+  for (let slot = 0; slot < device.slotGroup_.length; slot++) for (const h of sys.holdersOfGroup_[device.slotGroup_[slot]!]!) seen.add(h);
   return [...seen];
 }
 

@@ -69,7 +69,7 @@ export class LiveSystem {
   apply(input: Operation | readonly Operation[]): OperationResult | BatchResult {
     if (Array.isArray(input)) return this.#applyBatch(input as readonly Operation[]);
     const step = this.#step(this.#snapshot, input as Operation);
-    if ("next" in step) this.#commit(step.next);
+    if ("next" in step) this.#commit(step.next, step.result.patches);
     return step.result;
   }
 
@@ -83,25 +83,30 @@ export class LiveSystem {
     }
     const issues = this.#validator.validate(this.#snapshot, this.#snapshot, next, patches);
     if (issues.length > 0) return err(issues);
-    this.#commit(next);
+    this.#commit(next, patches);
     return ok(undefined);
   }
 
-  #commit(next: SystemSnapshot): void {
-    this.#engine = createEngine(next);
+  /** Moves the engine to `next` incrementally (Engine.update: only what `patches` reach is recompiled). */
+  #commit(next: SystemSnapshot, patches: readonly Patch[]): void {
+    this.#engine.update(next, patches);
     this.#snapshot = next;
   }
 
   #applyBatch(ops: readonly Operation[]): BatchResult {
     let current = this.#snapshot;
     const results: OperationResult[] = [];
+    const patches: Patch[] = [];
     for (let i = 0; i < ops.length; i++) {
       const step = this.#step(current, ops[i]!, current !== this.#snapshot);
       if (!step.result.ok) return { ...step.result, index: i };
       results.push(step.result);
-      if ("next" in step) current = step.next;
+      if ("next" in step) {
+        current = step.next;
+        patches.push(...step.result.patches);
+      }
     }
-    if (current !== this.#snapshot) this.#commit(current);
+    if (current !== this.#snapshot) this.#commit(current, patches);
     return { ok: true, status: 200, results };
   }
 

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { build } from "tsup";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { SNAPSHOT_SLICE, type WorkerRead, readSnapshotFileInWorker } from "../../src/adapters/http/loadSnapshotFile.js";
 import { startServer } from "../../src/adapters/http/startServer.js";
 import { loadEngineOrThrow } from "../../src/index.js";
 import { AT, BUILDING_JSON, TOKEN, brokenSnapshot, engineA, engineB, logSink, removeTempDirs, snapshotA, snapshotB, tempDir, writeInPlace } from "./fixtures.js";
@@ -91,6 +92,23 @@ describe("reload in a worker thread", () => {
       writeInPlace(file, large);
       expect((await server.reload()).status).toBe("reloaded");
       expect(server.engine().snapshot).toStrictEqual(loadEngineOrThrow(large).snapshot);
+
+      // The worker leaves out the slices the server already has: one changed holder, one slice sent.
+      const first = await readSnapshotFileInWorker(file, workerFile);
+      if (!first.ok) throw new Error("refused");
+      const holderSlices = (r: WorkerRead) => (r.ok ? r.slices.arrays.find(([k]) => k === "holders")![1] : []);
+      expect(holderSlices(first).every((p) => typeof p === "string")).toBe(true);
+      expect(holderSlices(first)).toHaveLength(Math.ceil(holders.length / SNAPSHOT_SLICE));
+      const edited = { ...large, holders: holders.map((h, i) => (i === 7_000 ? { ...h, firstName: "Grace" } : h)) };
+      writeInPlace(file, edited);
+      const second = await readSnapshotFileInWorker(file, workerFile, undefined, first.slices.hashes);
+      const sent = holderSlices(second).flatMap((p, k) => (p === null ? [] : [k]));
+      expect(sent).toEqual([Math.floor(7_000 / SNAPSHOT_SLICE)]);
+      const before = server.engine();
+      expect((await server.reload()).status).toBe("reloaded");
+      expect(server.engine()).toBe(before);
+      expect(server.engine().snapshot).toStrictEqual(loadEngineOrThrow(edited).snapshot);
+      expect(server.engine().snapshot.holders[0]).toBe(before.snapshot.holders[0]); // kept, not parsed again
     } finally {
       await server.close();
     }
@@ -134,5 +152,62 @@ describe("reload in a worker thread", () => {
     await server.close();
     expect(await reload).toEqual({ status: "unchanged" });
     expect(server.engine().snapshot).toStrictEqual(engineA.snapshot);
+  });
+});
+
+describe("reload through the changed slices only", () => {
+  type Building = { holders: { id: string; enabled?: boolean; credentials?: { credentialNumber?: number | null; facilityCode?: number | null }[] }[]; timezone?: string };
+
+  /** Every card of the building at every door, at two instants: a fresh engine's answers and the server's. */
+  function sameAnswers(served: ReturnType<typeof loadEngineOrThrow>, json: unknown): number {
+    const fresh = loadEngineOrThrow(json);
+    expect(served.snapshot).toStrictEqual(fresh.snapshot);
+    let n = 0;
+    for (const h of fresh.snapshot.holders.slice(0, 60))
+      for (const c of h.credentials)
+        if (c.credentialNumber !== null)
+          for (const d of fresh.snapshot.devices.slice(0, 8))
+            for (const at of [AT, "2026-04-18T03:30:00Z"]) {
+              const req = { deviceId: d.id, at, credential: { credentialNumber: c.credentialNumber, facilityCode: c.facilityCode } };
+              expect({ ...served.decide(req) }).toStrictEqual({ ...fresh.decide(req) });
+              n++;
+            }
+    const ids = fresh.snapshot.holders.slice(0, 5).map((h) => h.id);
+    expect(served.rsop(ids, { at: AT })).toStrictEqual(fresh.rsop(ids, { at: AT }));
+    return n;
+  }
+
+  test("a holder change updates the served engine in place and answers as a fresh load; a zone change compiles anew", async () => {
+    const file = join(tempDir(), "building.json");
+    writeInPlace(file, BUILDING_JSON);
+    const server = await startServer({ systemFile: file, token: TOKEN, log: () => {}, watch: false, reloadWorker: workerFile });
+    try {
+      const before = server.engine();
+      const changed = structuredClone(BUILDING_JSON) as Building;
+      changed.holders[3]!.enabled = false;
+      changed.holders.push({ ...structuredClone(changed.holders[0]!), id: "holder-new", credentials: [] });
+      writeInPlace(file, changed);
+      const done = await server.reload();
+      expect(done.status).toBe("reloaded");
+      expect(server.engine()).toBe(before); // the incremental path: the same engine, moved
+      expect(sameAnswers(server.engine(), changed)).toBeGreaterThan(100);
+
+      const rezoned = { ...structuredClone(changed), timezone: "Europe/Berlin" };
+      writeInPlace(file, rezoned);
+      expect((await server.reload()).status).toBe("reloaded");
+      expect(server.engine()).not.toBe(before); // outside the arrays: a full compile
+      sameAnswers(server.engine(), rezoned);
+
+      // And incremental again from there.
+      const again = structuredClone(rezoned) as Building;
+      again.holders[3]!.enabled = true;
+      const current = server.engine();
+      writeInPlace(file, again);
+      expect((await server.reload()).status).toBe("reloaded");
+      expect(server.engine()).toBe(current);
+      sameAnswers(server.engine(), again);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -52,12 +52,18 @@ export function defaultWorkerFile(): string | null {
 
 /**
  * A validated snapshot as JSON slices: the object with every top-level array emptied (`rest`), and
- * each of those arrays as the JSON of consecutive slices of its elements, in order.
+ * each of those arrays as the JSON of consecutive slices of SNAPSHOT_SLICE elements, in order — or
+ * `null` for a slice whose hash the receiver already knows (it keeps that slice's objects).
  */
 export interface SnapshotSlices {
   readonly rest: string;
-  readonly arrays: readonly (readonly [string, readonly string[]])[];
+  readonly arrays: readonly (readonly [string, readonly (string | null)[]])[];
+  /** Per top-level array, each slice's hash: what the receiver passes as `known` next time. */
+  readonly hashes: SliceHashes;
 }
+
+/** Per top-level array, the hash of each of its slices' JSON. */
+export type SliceHashes = readonly (readonly [string, readonly string[]])[];
 
 /**
  * The snapshot of `slices`, parsed one slice at a time with a yield to the event loop after each,
@@ -68,12 +74,60 @@ export async function parseSnapshotSlices(slices: SnapshotSlices): Promise<Syste
   for (const [key, parts] of slices.arrays) {
     const all: unknown[] = [];
     for (const part of parts) {
+      if (part === null) throw new Error(`slice of ${key} missing: a first load must carry every slice`);
       await yieldToEventLoop();
       for (const item of JSON.parse(part) as unknown[]) all.push(item);
     }
     snapshot[key] = all;
   }
   return snapshot as unknown as SystemSnapshot;
+}
+
+/** Elements per JSON slice of a top-level array (see snapshotWorker.ts). */
+export const SNAPSHOT_SLICE = 1000;
+
+/** An immer-style patch path (`[collection, position]`), as Engine.update reads it. */
+export interface PositionPatch {
+  readonly op: "replace";
+  readonly path: readonly [string, number];
+}
+
+/**
+ * The snapshot of `slices` (read with `known` = the hashes of `prev`'s slices), reusing the elements
+ * of `prev` for every slice the worker left out as unchanged, so that unchanged entities keep their
+ * objects; a yield to the event loop after each slice parsed. Returns the patches (one per position
+ * of every changed slice) with which Engine.update recompiles only those, or `patches: null` when
+ * something outside the arrays changed (the system zone, say), which only a full compile handles.
+ */
+export async function parseSnapshotSlicesAgainst(
+  slices: SnapshotSlices,
+  prevRest: string,
+  prev: SystemSnapshot,
+): Promise<{ snapshot: SystemSnapshot; patches: PositionPatch[] | null }> {
+  const snapshot = JSON.parse(slices.rest) as Record<string, unknown>;
+  const patches: PositionPatch[] = [];
+  const whole = slices.rest !== prevRest;
+  for (const [key, parts] of slices.arrays) {
+    const oldItems = (prev as unknown as Record<string, unknown>)[key] as unknown[] | undefined;
+    const all: unknown[] = [];
+    for (let k = 0; k < parts.length; k++) {
+      const part = parts[k]!;
+      if (part === null) {
+        // Unchanged slice: the very objects of the previous snapshot, which was sliced the same way.
+        if (oldItems === undefined) throw new Error(`slice ${k} of ${key} was left out, but the previous snapshot has no ${key}`);
+        const from = k * SNAPSHOT_SLICE;
+        const to = Math.min(from + SNAPSHOT_SLICE, oldItems.length);
+        for (let i = from; i < to; i++) all.push(oldItems[i]);
+        continue;
+      }
+      await yieldToEventLoop();
+      const from = all.length;
+      for (const item of JSON.parse(part) as unknown[]) all.push(item);
+      for (let i = from; i < all.length; i++) patches.push({ op: "replace", path: [key, i] });
+    }
+    snapshot[key] = all;
+  }
+  return { snapshot: snapshot as unknown as SystemSnapshot, patches: whole ? null : patches };
 }
 
 /** A validated snapshot from the worker, as JSON slices still to be parsed (on the caller's thread). */
@@ -87,7 +141,7 @@ export type WorkerRead =
  * (crash, out of memory) is reported as one issue.
  * @param signal - aborting it stops the worker (a server closing does not wait for its reload).
  */
-export function readSnapshotFileInWorker(path: string, workerFile: string, signal?: AbortSignal): Promise<WorkerRead> {
+export function readSnapshotFileInWorker(path: string, workerFile: string, signal?: AbortSignal, known?: SliceHashes): Promise<WorkerRead> {
   return new Promise((resolvePromise) => {
     let settled = false;
     const settle = (r: WorkerRead) => {
@@ -96,7 +150,7 @@ export function readSnapshotFileInWorker(path: string, workerFile: string, signa
       resolvePromise(r);
     };
     const failed = (what: string) => settle({ ok: false, issues: [{ code: "unreadable", path: [], message: `The reload worker failed: ${what}.` }] });
-    const worker = new Worker(workerFile, { workerData: { path } });
+    const worker = new Worker(workerFile, { workerData: { path, known: known ?? null } });
     const stop = () => void worker.terminate();
     signal?.addEventListener("abort", stop, { once: true });
     worker.once("exit", () => signal?.removeEventListener("abort", stop));

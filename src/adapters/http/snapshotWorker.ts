@@ -2,33 +2,44 @@
 // the server's event loop, and hands back either every problem or the validated snapshot as JSON
 // text (a string crosses threads as one copy; a structured clone of the object graph would cost the
 // main thread more to rebuild than JSON.parse does). Every top-level array (holders above all) is
-// sent in slices, so the main thread can parse it a slice at a time and answer requests in between.
+// sent in slices, so the main thread can parse it a slice at a time and answer requests in between;
+// a slice whose hash the main thread already knows (unchanged since the snapshot it serves) is not
+// sent at all, and the main thread keeps that slice's objects.
 // See startServer.ts, reloadNow, and loadSnapshotFile.ts, parseSnapshotSlices.
 import { parentPort, workerData } from "node:worker_threads";
-import { type SnapshotSlices, readSnapshotFile } from "./loadSnapshotFile.js";
+import { createHash } from "node:crypto";
+import { SNAPSHOT_SLICE, type SliceHashes, type SnapshotSlices, readSnapshotFile } from "./loadSnapshotFile.js";
 
 /** What the worker posts back: every problem, or the normalized snapshot in JSON slices with the file's SHA-256. */
 export type WorkerAnswer =
   | { readonly ok: false; readonly issues: readonly { code: string; path: (string | number)[]; message: string }[] }
   | { readonly ok: true; readonly sha256: string; readonly slices: SnapshotSlices };
 
-/** Elements per JSON slice of a top-level array. */
-const SLICE = 5000;
-
-const { path } = workerData as { path: string };
+const { path, known } = workerData as { path: string; known: SliceHashes | null };
+const knownHashes = new Map(known ?? []);
 const read = await readSnapshotFile(path);
 let answer: WorkerAnswer;
 if (read.ok) {
   const rest: Record<string, unknown> = {};
-  const arrays: [string, string[]][] = [];
+  const arrays: [string, (string | null)[]][] = [];
+  const hashes: [string, string[]][] = [];
   for (const [key, value] of Object.entries(read.snapshot)) {
     if (Array.isArray(value)) {
-      const parts: string[] = [];
-      for (let i = 0; i < value.length; i += SLICE) parts.push(JSON.stringify(value.slice(i, i + SLICE)));
+      const parts: (string | null)[] = [];
+      const sums: string[] = [];
+      const before = knownHashes.get(key);
+      for (let i = 0, k = 0; i < value.length; i += SNAPSHOT_SLICE, k++) {
+        const json = JSON.stringify(value.slice(i, i + SNAPSHOT_SLICE));
+        const sum = createHash("sha256").update(json).digest("base64");
+        sums.push(sum);
+        // A slice the receiver has already (same position, same hash) is not sent again.
+        parts.push(before !== undefined && before[k] === sum ? null : json);
+      }
       arrays.push([key, parts]);
+      hashes.push([key, sums]);
       rest[key] = [];
     } else rest[key] = value;
   }
-  answer = { ok: true, sha256: read.sha256, slices: { rest: JSON.stringify(rest), arrays } };
+  answer = { ok: true, sha256: read.sha256, slices: { rest: JSON.stringify(rest), arrays, hashes } };
 } else answer = { ok: false, issues: read.issues.map((i) => ({ code: i.code, path: [...i.path], message: i.message })) };
 parentPort!.postMessage(answer);

@@ -1,0 +1,255 @@
+// Incremental recompile: brings a CompiledSystem, in place, to what compileSnapshot(next) gives,
+// touching only what the change reaches. The change is read from immer patches: `path[0]` is the
+// collection, `path[1]` a position; entities at the touched positions are compared by id (and by
+// object identity: immer shares every unchanged object) between the compiled snapshot and `next`.
+//
+// Incremental: holders (create, update, delete, credentials, memberships, activation), groups
+// (create, rename, delete), rules (create, update, delete), and fields nothing compiled reads
+// (partitions, connections, names and other display fields of devices, floor groups and nodes).
+// Everything else — a cloud node's zone, card formats, e-cards or offline settings, a device's
+// compiled fields or its creation/removal, floor group readers and floors, the system zone — falls
+// back to compileSnapshot(next).
+import type { Group, Holder, Rule, SystemSnapshot } from "../model/index.js";
+import {
+  type CompiledDevice,
+  type CompiledRule,
+  type CompiledSystem,
+  addHolder,
+  compileSnapshot,
+  linkRule,
+  rebuildDeviceRun,
+  removeHolder,
+  writeRule,
+} from "./compileSnapshot.js";
+import { RULE_STRIDE } from "./compileWindow.js";
+
+/** An immer patch, as far as updateCompiled reads it. */
+export interface PatchLike {
+  readonly path: readonly (string | number)[];
+}
+
+/** Device fields no compiled record reads (RSOP reads them from the snapshot). */
+const DEVICE_DISPLAY = new Set(["name", "created", "publicIcon", "readerType", "partition", "port", "connection", "primaryReader", "osdpAddress", "wirelessAddress", "delay", "dwell", "dps"]);
+const FLOOR_GROUP_DISPLAY = new Set(["name", "partition"]);
+const NODE_DISPLAY = new Set(["name", "serialNumber", "locale", "created"]);
+/** Top-level keys nothing compiled reads. */
+const INERT = new Set(["partitions", "connections", "systemId", "format"]);
+
+/** Which entity changes a set of patches makes, or null when only a full compile will do. */
+interface Touched {
+  holders: Set<number>;
+  groups: Set<number>;
+  rules: Set<number>;
+}
+
+function touchedPositions(prev: SystemSnapshot, next: SystemSnapshot, patches: readonly PatchLike[]): Touched | null {
+  const t: Touched = { holders: new Set(), groups: new Set(), rules: new Set() };
+  for (const p of patches) {
+    const path = p.path;
+    if (path.length === 0) return null;
+    const key = path[0] as string;
+    if (INERT.has(key)) continue;
+    if (key === "holders" || key === "groups" || key === "rules") {
+      if (path.length === 1) return null;
+      const i = path[1];
+      if (typeof i === "number") t[key].add(i);
+      else if (i !== "length") {
+        const n = Number(i);
+        if (!Number.isInteger(n)) return null;
+        t[key].add(n);
+      }
+      continue;
+    }
+    if (path.length >= 3) {
+      const field = path[2] as string;
+      if (key === "devices" && DEVICE_DISPLAY.has(field)) continue;
+      if (key === "floorGroups" && FLOOR_GROUP_DISPLAY.has(field)) continue;
+      if (key === "cloudNodes" && NODE_DISPLAY.has(field)) continue;
+    }
+    return null;
+  }
+  // Positions between the two lengths changed too (growth, or a removal's `length` patch).
+  for (const key of ["holders", "groups", "rules"] as const) {
+    const a = prev[key].length;
+    const b = next[key].length;
+    for (let i = Math.min(a, b); i < Math.max(a, b); i++) t[key].add(i);
+  }
+  return t;
+}
+
+/** Per id at the touched positions: its object before and after (absent: created or deleted). */
+function changesById<T extends { readonly id: string }>(prev: readonly T[], next: readonly T[], positions: ReadonlySet<number>): Map<string, { old?: T; neu?: T }> {
+  const out = new Map<string, { old?: T; neu?: T }>();
+  for (const i of positions) {
+    const a = prev[i];
+    const b = next[i];
+    if (a === b) continue;
+    if (a !== undefined) {
+      const e = out.get(a.id);
+      if (e === undefined) out.set(a.id, { old: a });
+      else e.old = a;
+    }
+    if (b !== undefined) {
+      const e = out.get(b.id);
+      if (e === undefined) out.set(b.id, { neu: b });
+      else e.neu = b;
+    }
+  }
+  for (const [id, e] of out) if (e.old === e.neu) out.delete(id); // moved, unchanged
+  return out;
+}
+
+function insertSorted(list: Int32Array, value: number): Int32Array {
+  const out = new Int32Array(list.length + 1);
+  let j = 0;
+  while (j < list.length && list[j]! < value) out[j] = list[j++]!;
+  out[j] = value;
+  out.set(list.subarray(j), j + 1);
+  return out;
+}
+
+function without(list: Int32Array, value: number): Int32Array {
+  const j = list.indexOf(value);
+  if (j < 0) return list;
+  const out = new Int32Array(list.length - 1);
+  out.set(list.subarray(0, j));
+  out.set(list.subarray(j + 1), j);
+  return out;
+}
+
+/**
+ * Brings `sys` (compiled from its `snapshot`) to what compileSnapshot(next) would give, where
+ * `next` is the snapshot after `patches`. Returns `sys`, changed in place, or a fresh compile when
+ * the change is of a kind compiled globally (see the head of this file).
+ */
+export function updateCompiled(sys: CompiledSystem, next: SystemSnapshot, patches: readonly PatchLike[]): CompiledSystem {
+  const prev = sys.snapshot;
+  if (prev === next) return sys;
+  const t = touchedPositions(prev, next, patches);
+  if (t === null || prev.timezone !== next.timezone) return compileSnapshot(next);
+  const holders = changesById<Holder>(prev.holders, next.holders, t.holders);
+  const groups = changesById<Group>(prev.groups, next.groups, t.groups);
+  const rules = changesById<Rule>(prev.rules, next.rules, t.rules);
+
+  // 1. Take out what changed, while the old group indexes still hold.
+  const reuse = new Map<string, number>();
+  for (const [id, e] of holders) {
+    if (e.old === undefined) continue;
+    const holder = sys.holderIndex_.get(id)!;
+    const i = removeHolder(sys, holder);
+    if (e.neu !== undefined) reuse.set(id, i);
+    else sys.freeHolders_.push(i);
+  }
+  const dirty = new Set<CompiledDevice>();
+  let reorder = false;
+  for (const [id, e] of rules) {
+    if (e.old === undefined) {
+      reorder = true;
+      continue;
+    }
+    const rule = sys.ruleIndex_.get(id)!;
+    linkRule(sys, rule, dirty, true);
+    if (e.old.enabled) {
+      const g = sys.groupIndex_.get(e.old.groupId)!;
+      sys.rulesOfGroup_[g] = without(sys.rulesOfGroup_[g]!, rule.rank_);
+    }
+    if (e.neu === undefined) {
+      reorder = true;
+      sys.ruleIndex_.delete(id);
+    }
+  }
+
+  // 2. Groups: stable indexes, a free list.
+  for (const [id, e] of groups) {
+    if (e.neu === undefined) {
+      const g = sys.groupIndex_.get(id)!;
+      sys.groupIndex_.delete(id);
+      sys.groups_[g] = null;
+      sys.freeGroups_.push(g);
+    } else if (e.old === undefined) {
+      const g = sys.freeGroups_.length > 0 ? sys.freeGroups_.pop()! : sys.groups_.length;
+      sys.groupIndex_.set(id, g);
+      sys.groups_[g] = e.neu;
+      sys.rulesOfGroup_[g] = new Int32Array(0);
+      sys.holdersOfGroup_[g] = new Set();
+    } else sys.groups_[sys.groupIndex_.get(id)!] = e.neu;
+  }
+
+  // 3. Rules: when ids come or go, ranks are renumbered (a monotone map, so every run keeps its
+  // order); then the changed rules are written and linked, and the runs they reach rebuilt.
+  if (reorder) renumberRules(sys, rules);
+  for (const [id, e] of rules) {
+    if (e.neu === undefined) continue;
+    const rule = sys.ruleIndex_.get(id)!;
+    rule.rule_ = e.neu;
+    writeRule(sys, rule);
+    linkRule(sys, rule, dirty);
+    if (e.neu.enabled) {
+      const g = sys.groupIndex_.get(e.neu.groupId)!;
+      sys.rulesOfGroup_[g] = insertSorted(sys.rulesOfGroup_[g]!, rule.rank_);
+    }
+  }
+  for (const d of dirty) rebuildDeviceRun(sys, d);
+
+  // 4. Holders, against the new group indexes.
+  for (const [id, e] of holders) if (e.neu !== undefined) addHolder(sys, e.neu, reuse.get(id) ?? -1);
+
+  sys.snapshot = next;
+  return sys;
+}
+
+/** New ranks in id order after rules were created or deleted (`changes`), applied everywhere ranks are kept. */
+function renumberRules(sys: CompiledSystem, changes: ReadonlyMap<string, { old?: Rule; neu?: Rule }>): void {
+  const oldRules = sys.rules_;
+  const created: CompiledRule[] = [];
+  for (const [id, e] of changes) {
+    if (e.old !== undefined || e.neu === undefined) continue;
+    const rule: CompiledRule = { id, rank_: -1, rule_: e.neu };
+    sys.ruleIndex_.set(id, rule);
+    created.push(rule);
+  }
+  created.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  // Merge the surviving rules (in rank order) with the created ones.
+  const map = new Int32Array(oldRules.length).fill(-1);
+  const rules: CompiledRule[] = [];
+  const ruleIds: string[] = [];
+  const ruleDevices: Int32Array[] = [];
+  const nodesOfRule: ReadonlySet<string>[] = [];
+  const data = new Int32Array((sys.ruleIndex_.size) * RULE_STRIDE);
+  const oldData = sys.ruleData_;
+  let c = 0;
+  for (let rank = 0; rank <= oldRules.length; rank++) {
+    const survivor = rank < oldRules.length && sys.ruleIndex_.get(oldRules[rank]!.id) === oldRules[rank] ? oldRules[rank]! : null;
+    if (rank < oldRules.length && survivor === null) continue;
+    while (c < created.length && (survivor === null || created[c]!.id < survivor.id)) {
+      const rule = created[c++]!;
+      rule.rank_ = rules.length;
+      rules.push(rule);
+      ruleIds.push(rule.id);
+      ruleDevices.push(new Int32Array(0));
+      nodesOfRule.push(new Set());
+    }
+    if (survivor === null) break;
+    const to = rules.length;
+    map[rank] = to;
+    data.set(oldData.subarray(rank * RULE_STRIDE, (rank + 1) * RULE_STRIDE), to * RULE_STRIDE);
+    survivor.rank_ = to;
+    rules.push(survivor);
+    ruleIds.push(survivor.id);
+    ruleDevices.push(sys.ruleDevices_[rank]!);
+    nodesOfRule.push(sys.nodesOfRule_[rank]!);
+  }
+  sys.rules_ = rules;
+  sys.ruleIds_ = ruleIds;
+  sys.ruleDevices_ = ruleDevices;
+  sys.nodesOfRule_ = nodesOfRule;
+  sys.ruleData_ = data;
+  for (const d of sys.devices_) {
+    const pairs = d.pairs_;
+    for (let k = 0; k < pairs.length; k += 2) pairs[k] = map[pairs[k]!]!;
+  }
+  for (let g = 0; g < sys.rulesOfGroup_.length; g++) {
+    const ranks = sys.rulesOfGroup_[g]!;
+    for (let j = 0; j < ranks.length; j++) ranks[j] = map[ranks[j]!]!;
+  }
+}
