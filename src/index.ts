@@ -2,7 +2,7 @@
  * rsop-engine: compiled physical-access decisions and resultant set of policy.
  *
  * The engine's entry: parse and compile snapshots, decide scans, RSOP and queries, Wiegand frames,
- * 1.0 panels and their migration. It imports no Node built-in and no CLI or server library; the
+ * 1.0 panels and their migration, and live systems that change through the service's routes. It imports no Node built-in and no CLI or server library; the
  * web-standard HTTP handler is `rsop-engine/http`. Everything here is documented at its declaration
  * with an example.
  * @packageDocumentation
@@ -18,6 +18,7 @@ export { parsePanel, parsePanelOrThrow } from "./model/parsePanel.js";
 export { PanelEngine, loadPanelEngine, loadPanelEngineOrThrow } from "./legacy1/panelEngine.js";
 export { migratePanel, migratedId } from "./adapters/migration/migratePanel.js";
 export { preflightPanel } from "./adapters/migration/preflightPanel.js";
+export { LiveSystem, PanelLiveSystem, createLiveSystem, createPanelLiveSystem, randomIds, seededIds } from "./live/index.js";
 
 export type { Issue, IssueCode, Result } from "./model/issue.js";
 export type { AccessRequest, CredentialInput, NodeState } from "./model/request.js";
@@ -63,3 +64,19 @@ export type { DroppedField, MappedType } from "./model/panelToSystem.js";
 export type { PanelDecision, PanelRsopPerson, PanelRsopResult, PanelTopic } from "./legacy1/panelEngine.js";
 export type { MappingRecord, MigrateOptions, Migration } from "./adapters/migration/migratePanel.js";
 export type { InvalidDevice, Preflight } from "./adapters/migration/preflightPanel.js";
+export type {
+  BatchResult,
+  IdSource,
+  LiveSystemOptions,
+  Method,
+  Operation,
+  OperationResult,
+  PanelBatchResult,
+  PanelLiveSystemOptions,
+  PanelOperationResult,
+  PanelReadResult,
+  PanelWriteResult,
+  ReadResult,
+  RefusedResult,
+  WriteResult,
+} from "./live/index.js";

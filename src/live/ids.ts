@@ -17,15 +17,23 @@ function v4(fill: (bytes: Uint8Array) => void): string {
   return hex(b);
 }
 
-/** UUID v4 from the platform's cryptographic random source (Web Crypto, present in Node 20 and edge runtimes). */
+/**
+ * UUID v4 from the platform's cryptographic random source (Web Crypto, present in Node 20 and edge
+ * runtimes): the default id source of a live system.
+ * @example
+ * randomIds(); //=> "3f2b8c1e-…-4…" (a fresh UUID v4 each call)
+ */
 export const randomIds: IdSource = () => v4((b) => globalThis.crypto.getRandomValues(b));
 
 /**
- * UUID v4-shaped ids drawn from a PRNG seeded with `seed` (mulberry32): the same seed gives the same
+ * UUID v4-shaped ids drawn from a PRNG seeded with `n` (mulberry32): the same number gives the same
  * sequence, so a replayed batch of creates gets the same ids.
+ * @example
+ * const ids = seededIds(7);
+ * ids() === seededIds(7)(); //=> true
  */
-export function seededIds(seed: number): IdSource {
-  let a = seed >>> 0;
+export function seededIds(n: number): IdSource {
+  let a = n >>> 0;
   const next = (): number => {
     a = (a + 0x6d2b79f5) >>> 0;
     let t = a;

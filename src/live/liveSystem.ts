@@ -12,6 +12,7 @@ import { WriteValidator } from "./validation.js";
 /** Issue codes of a resulting snapshot that make a write a conflict (409) rather than invalid (400). */
 const CONFLICT_CODES = new Set(["duplicateId", "duplicateName", "duplicateCredentialNumber", "portInUse", "conflict"]);
 
+/** Options of createLiveSystem. */
 export interface LiveSystemOptions {
   /** Where created ids come from (default: random UUID v4); `seededIds(n)` makes them repeatable. */
   readonly newId?: IdSource;
@@ -33,6 +34,13 @@ function splitPath(path: string): { pathname: string; query: URLSearchParams } {
   return q < 0 ? { pathname: path, query: new URLSearchParams() } : { pathname: path.slice(0, q), query: new URLSearchParams(path.slice(q + 1)) };
 }
 
+/**
+ * A system that changes: its validated snapshot (deeply frozen, unchanged parts shared between
+ * versions) and an engine that always answers for it. Made by createLiveSystem.
+ * @example
+ * const live = createLiveSystem(json, { newId: seededIds(1) });
+ * if (live.ok) live.value.apply({ method: "POST", path: "/groups", body: { name: "Night" } }).status; //=> 200
+ */
 export class LiveSystem {
   #snapshot: SystemSnapshot;
   #engine: Engine;
@@ -60,7 +68,7 @@ export class LiveSystem {
   }
 
   /**
-   * Applies one operation (a seed route) or a batch (all or nothing).
+   * Applies one operation (a route of the systems interface) or a batch (all or nothing).
    * @example
    * live.apply({ method: "PUT", path: "/holders/h-1/groups/g-2" }); //=> { ok: true, status: 204, patches, inversePatches }
    */

@@ -3,9 +3,10 @@
 import type { Patch } from "immer";
 import type { Issue, IssueCode } from "../model/index.js";
 
+/** The HTTP method of an operation. */
 export type Method = "GET" | "POST" | "PUT" | "DELETE";
 
-/** One seed route applied to a system: `{ method: "PUT", path: "/holders/h-1/groups/g-2" }`. */
+/** One route of the systems interface applied to a system: `{ method: "PUT", path: "/holders/h-1/groups/g-2" }`. */
 export interface Operation {
   readonly method: Method;
   /** Relative to the system (`/holders`, `/groups/g-1/holders?page=2`); a query string is allowed on reads. */
@@ -22,7 +23,7 @@ export interface WriteResult {
   readonly inversePatches: readonly Patch[];
 }
 
-/** A read's answer: the seed body, and for lists the total before paging. */
+/** A read's answer: the route's response body, and for lists the total before paging. */
 export interface ReadResult {
   readonly ok: true;
   readonly status: 200;
@@ -37,6 +38,7 @@ export interface RefusedResult {
   readonly issues: readonly Issue[];
 }
 
+/** What one operation came to: an accepted write, a read's answer, or a refusal. */
 export type OperationResult = WriteResult | ReadResult | RefusedResult;
 
 /** Raised inside a handler to refuse the operation; the live system turns it into a RefusedResult. */

@@ -11,7 +11,7 @@ import { matchPanelRoute } from "./panelRoutes.js";
 /** Issue codes of a resulting panel that make a write a conflict (409) rather than invalid (400). */
 const CONFLICT_CODES = new Set(["duplicateId", "duplicateName", "duplicateCredentialNumber", "portInUse", "conflict"]);
 
-/** An accepted 1.0 write: seed 002 creates answer 200 with the new integer id (a custom field's id is its given string). */
+/** An accepted 1.0 write: 1.0 creates answer 200 with the new integer id (a custom field's id is its given string). */
 export interface PanelWriteResult {
   readonly ok: true;
   readonly status: 200 | 204;
@@ -20,7 +20,7 @@ export interface PanelWriteResult {
   readonly inversePatches: readonly Patch[];
 }
 
-/** A 1.0 read's answer: the seed 002 body, and for lists the total before paging. */
+/** A 1.0 read's answer: the route's response body, and for lists the total before paging. */
 export interface PanelReadResult {
   readonly ok: true;
   readonly status: 200;
@@ -28,6 +28,7 @@ export interface PanelReadResult {
   readonly total?: number;
 }
 
+/** What one 1.0 operation came to: an accepted write, a read's answer, or a refusal. */
 export type PanelOperationResult = PanelWriteResult | PanelReadResult | RefusedResult;
 
 /** The answer to a batch: every operation's result when all were accepted, else the first refusal. */
@@ -84,6 +85,13 @@ function bodyIssues(panel: PanelSnapshot, issues: readonly Issue[], at: readonly
 
 type Step = { result: PanelOperationResult } | { result: PanelWriteResult; next: PanelSnapshot; loaded: LoadedPanel };
 
+/**
+ * A live architecture 1.0 panel: its validated snapshot and a PanelEngine that always answers for
+ * it, changed through the 1.0 per-node routes. Made by createPanelLiveSystem.
+ * @example
+ * const live = createPanelLiveSystem(JSON.parse(readFileSync("examples/panel.json", "utf8")));
+ * if (live.ok) live.value.apply({ method: "POST", path: "/api/groups", body: { name: "Night" } }).status; //=> 200
+ */
 export class PanelLiveSystem {
   #snapshot: PanelSnapshot;
   #engine: PanelEngine;
@@ -107,7 +115,7 @@ export class PanelLiveSystem {
   }
 
   /**
-   * Applies one operation (a seed 002 route relative to `{panel_url}`) or a batch (all or nothing).
+   * Applies one operation (a route of the 1.0 per-node interface, relative to `{panel_url}`) or a batch (all or nothing).
    * @example
    * live.apply({ method: "POST", path: "/api/groups", body: { name: "Night" } }); //=> { ok: true, status: 200, id: 4, patches, inversePatches }
    */
@@ -186,6 +194,7 @@ export class PanelLiveSystem {
   }
 }
 
+/** Options of createPanelLiveSystem. */
 export interface PanelLiveSystemOptions {
   /** The clock of RSOP reads without an `at` query (default Date.now). 1.0 ids need no id source: a create takes the next free integer. */
   readonly now?: () => number;
