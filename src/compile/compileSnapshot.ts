@@ -5,6 +5,7 @@
 // list, their hot fields in `holderData_`, an open-addressing card table with tombstones).
 import {
   ELEVATOR_READER_TYPES,
+  type Credential,
   type Group,
   type Holder,
   type InputType,
@@ -526,48 +527,9 @@ function removePin(sys: CompiledSystem, pin: string, h: number): void {
   }
 }
 
-/**
- * Compiles one holder of the current snapshot into its records: a free index (or `index`, one just
- * released by removeHolder), its groups, hot fields, cards, mobile credentials and PINs.
- */
-export function addHolder(sys: CompiledSystem, h: Holder, index = -1): CompiledHolder {
-  const i = index >= 0 ? index : sys.freeHolders_.length > 0 ? sys.freeHolders_.pop()! : sys.holders_.length;
-  if (i === sys.holders_.length) sys.holders_.push(FREE_HOLDER);
-  if ((i + 1) * HOLDER_STRIDE > sys.holderData_.length) {
-    const grown = new Float64Array(Math.max(sys.holderData_.length * 2, (i + 1) * HOLDER_STRIDE));
-    grown.set(sys.holderData_);
-    sys.holderData_ = grown;
-  }
-  reserveHolderGroups(sys, h.groups.length);
-  const from = sys.holderGroupsEnd_;
-  const hg = sys.holderGroups_;
-  for (const g of h.groups) {
-    const group = sys.groupIndex_.get(g)!;
-    hg[sys.holderGroupsEnd_++] = group;
-    sys.holdersOfGroup_[group]!.add(i);
-  }
-  const holder: CompiledHolder = {
-    id: h.id,
-    index_: i,
-    holder_: h,
-    enabled_: h.enabled,
-    activeFrom_: h.activeDate === null ? -Infinity : parseLocalDateTime(h.activeDate),
-    expiresAt_: h.expireDate === null ? Infinity : parseLocalDateTime(h.expireDate),
-    pin_: h.pin,
-    duressPin_: h.duressPin,
-    groupFrom_: from,
-    groupTo_: sys.holderGroupsEnd_,
-  };
-  sys.holders_[i] = holder;
-  sys.holderIndex_.set(h.id, holder);
-  const data = sys.holderData_;
-  const base = i * HOLDER_STRIDE;
-  data[base + H_GROUP_TO_ENABLED] = holder.groupTo_ * 2 + (holder.enabled_ ? 1 : 0);
-  data[base + H_FROM] = holder.activeFrom_;
-  data[base + H_TO] = holder.expiresAt_;
-  data[base + H_GROUP_FROM] = from;
-
-  for (const c of h.credentials) {
+/** Adds cards (to the table) and mobile credentials of holder `i` (id `holderId`). */
+function addCredentials(sys: CompiledSystem, i: number, holderId: string, credentials: readonly Credential[]): void {
+  for (const c of credentials) {
     let types = 0;
     for (const t of c.types) types |= CREDENTIAL_BIT[t];
     if (types & CREDENTIAL_BIT.card) {
@@ -585,21 +547,14 @@ export function addHolder(sys: CompiledSystem, h: Holder, index = -1): CompiledH
       table[b + 1] = c.facilityCode ?? -1;
       table[b + 2] = i;
       table[b + 3] = sys.cardIds_.length;
-      sys.cardIds_.push(c.id, h.id);
+      sys.cardIds_.push(c.id, holderId);
     } else sys.digitalById_.set(c.id, { id: c.id, holder_: i, pending_: c.credentialNumber === null, types_: types });
   }
-  if (h.pin !== null) addPin(sys, h.pin, i);
-  if (h.duressPin !== null) addPin(sys, h.duressPin, i);
-  return holder;
 }
 
-/** Takes a holder's records out of every table; returns its index, which the caller reuses or frees. */
-export function removeHolder(sys: CompiledSystem, holder: CompiledHolder): number {
-  const i = holder.index_;
-  const h = holder.holder_;
-  for (let gi = holder.groupFrom_; gi < holder.groupTo_; gi++) sys.holdersOfGroup_[sys.holderGroups_[gi]!]!.delete(i);
-  sys.holderGroupsGarbage_ += holder.groupTo_ - holder.groupFrom_;
-  for (const c of h.credentials) {
+/** Takes holder `i`'s `credentials` out of the card table (deleted marks) and the mobile map. */
+function removeCredentials(sys: CompiledSystem, i: number, credentials: readonly Credential[]): void {
+  for (const c of credentials) {
     if (c.types.includes("card")) {
       if (c.credentialNumber === null) continue;
       const b = findCard(sys, c.credentialNumber);
@@ -608,15 +563,122 @@ export function removeHolder(sys: CompiledSystem, holder: CompiledHolder): numbe
       sys.cardLive_--;
     } else if (sys.digitalById_.get(c.id)?.holder_ === i) sys.digitalById_.delete(c.id);
   }
+}
+
+function addPins(sys: CompiledSystem, h: Holder, i: number): void {
+  if (h.pin !== null) addPin(sys, h.pin, i);
+  if (h.duressPin !== null) addPin(sys, h.duressPin, i);
+}
+
+function removePins(sys: CompiledSystem, h: Holder, i: number): void {
   if (h.pin !== null) removePin(sys, h.pin, i);
   if (h.duressPin !== null) removePin(sys, h.duressPin, i);
+}
+
+/** Writes holder `h`'s record at index `i` (groups already at `from … to - 1` of holderGroups_). */
+function writeHolder(sys: CompiledSystem, h: Holder, i: number, from: number, to: number): CompiledHolder {
+  const holder: CompiledHolder = {
+    id: h.id,
+    index_: i,
+    holder_: h,
+    enabled_: h.enabled,
+    activeFrom_: h.activeDate === null ? -Infinity : parseLocalDateTime(h.activeDate),
+    expiresAt_: h.expireDate === null ? Infinity : parseLocalDateTime(h.expireDate),
+    pin_: h.pin,
+    duressPin_: h.duressPin,
+    groupFrom_: from,
+    groupTo_: to,
+  };
+  sys.holders_[i] = holder;
+  sys.holderIndex_.set(h.id, holder);
+  const data = sys.holderData_;
+  const base = i * HOLDER_STRIDE;
+  data[base + H_GROUP_TO_ENABLED] = to * 2 + (holder.enabled_ ? 1 : 0);
+  data[base + H_FROM] = holder.activeFrom_;
+  data[base + H_TO] = holder.expiresAt_;
+  data[base + H_GROUP_FROM] = from;
+  return holder;
+}
+
+/** Appends holder `i`'s group indexes to holderGroups_; returns where they start. */
+function appendGroups(sys: CompiledSystem, h: Holder): number {
+  reserveHolderGroups(sys, h.groups.length);
+  const from = sys.holderGroupsEnd_;
+  const hg = sys.holderGroups_;
+  for (const g of h.groups) hg[sys.holderGroupsEnd_++] = sys.groupIndex_.get(g)!;
+  return from;
+}
+
+/** Compiles a new holder of the current snapshot into its records at a free index. */
+export function addHolder(sys: CompiledSystem, h: Holder): CompiledHolder {
+  const i = sys.freeHolders_.length > 0 ? sys.freeHolders_.pop()! : sys.holders_.length;
+  if (i === sys.holders_.length) sys.holders_.push(FREE_HOLDER);
+  if ((i + 1) * HOLDER_STRIDE > sys.holderData_.length) {
+    const grown = new Float64Array(Math.max(sys.holderData_.length * 2, (i + 1) * HOLDER_STRIDE));
+    grown.set(sys.holderData_);
+    sys.holderData_ = grown;
+  }
+  const from = appendGroups(sys, h);
+  for (let gi = from; gi < sys.holderGroupsEnd_; gi++) sys.holdersOfGroup_[sys.holderGroups_[gi]!]!.add(i);
+  const holder = writeHolder(sys, h, i, from, sys.holderGroupsEnd_);
+  addCredentials(sys, i, h.id, h.credentials);
+  addPins(sys, h, i);
+  return holder;
+}
+
+/** Takes a deleted holder's records out of every table and frees its index. */
+export function removeHolder(sys: CompiledSystem, holder: CompiledHolder): void {
+  const i = holder.index_;
+  const h = holder.holder_;
+  for (let gi = holder.groupFrom_; gi < holder.groupTo_; gi++) sys.holdersOfGroup_[sys.holderGroups_[gi]!]!.delete(i);
+  sys.holderGroupsGarbage_ += holder.groupTo_ - holder.groupFrom_;
+  removeCredentials(sys, i, h.credentials);
+  removePins(sys, h, i);
   sys.holderIndex_.delete(holder.id);
   sys.holders_[i] = FREE_HOLDER;
   const data = sys.holderData_;
   const base = i * HOLDER_STRIDE;
   data[base + H_GROUP_TO_ENABLED] = 0;
   data[base + H_GROUP_FROM] = 0;
-  return i;
+  sys.freeHolders_.push(i);
+}
+
+/**
+ * A holder that changed, first half (before any holder is added): takes out its credentials and
+ * PINs that `next` no longer has (credentials are compared by object: immer shares unchanged ones),
+ * so that a card number or PIN passing to another holder in the same change is free for it.
+ */
+export function changeHolderBegin(sys: CompiledSystem, holder: CompiledHolder, next: Holder): void {
+  const h = holder.holder_;
+  if (h.credentials !== next.credentials) {
+    const kept = new Set(next.credentials);
+    removeCredentials(sys, holder.index_, h.credentials.filter((c) => !kept.has(c)));
+  }
+  if (h.pin !== next.pin || h.duressPin !== next.duressPin) removePins(sys, h, holder.index_);
+}
+
+/** A holder that changed, second half (after group changes): its groups, record, new credentials and PINs. */
+export function changeHolderEnd(sys: CompiledSystem, holder: CompiledHolder, next: Holder): CompiledHolder {
+  const h = holder.holder_;
+  const i = holder.index_;
+  let from = holder.groupFrom_;
+  let to = holder.groupTo_;
+  if (h.groups !== next.groups) {
+    const old = sys.holderGroups_.slice(from, to);
+    sys.holderGroupsGarbage_ += to - from;
+    from = appendGroups(sys, next);
+    to = sys.holderGroupsEnd_;
+    const now = sys.holderGroups_.subarray(from, to);
+    for (const g of old) if (!now.includes(g)) sys.holdersOfGroup_[g]!.delete(i);
+    for (const g of now) if (!old.includes(g)) sys.holdersOfGroup_[g]!.add(i);
+  }
+  const changed = writeHolder(sys, next, i, from, to);
+  if (h.credentials !== next.credentials) {
+    const had = new Set(h.credentials);
+    addCredentials(sys, i, next.id, next.credentials.filter((c) => !had.has(c)));
+  }
+  if (h.pin !== next.pin || h.duressPin !== next.duressPin) addPins(sys, next, i);
+  return changed;
 }
 
 /**

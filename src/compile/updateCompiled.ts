@@ -15,6 +15,8 @@ import {
   type CompiledRule,
   type CompiledSystem,
   addHolder,
+  changeHolderBegin,
+  changeHolderEnd,
   compileSnapshot,
   linkRule,
   rebuildDeviceRun,
@@ -131,14 +133,13 @@ export function updateCompiled(sys: CompiledSystem, next: SystemSnapshot, patche
   const groups = changesById<Group>(prev.groups, next.groups, t.groups);
   const rules = changesById<Rule>(prev.rules, next.rules, t.rules);
 
-  // 1. Take out what changed, while the old group indexes still hold.
-  const reuse = new Map<string, number>();
+  // 1. Take out what changed, while the old group indexes still hold: deleted holders, and the
+  // credentials and PINs changed holders give up (before anyone may take them).
   for (const [id, e] of holders) {
     if (e.old === undefined) continue;
     const holder = sys.holderIndex_.get(id)!;
-    const i = removeHolder(sys, holder);
-    if (e.neu !== undefined) reuse.set(id, i);
-    else sys.freeHolders_.push(i);
+    if (e.neu === undefined) removeHolder(sys, holder);
+    else changeHolderBegin(sys, holder, e.neu);
   }
   const dirty = new Set<CompiledDevice>();
   let reorder = false;
@@ -159,13 +160,15 @@ export function updateCompiled(sys: CompiledSystem, next: SystemSnapshot, patche
     }
   }
 
-  // 2. Groups: stable indexes, a free list.
+  // 2. Groups: stable indexes, a free list (an index freed here is reused only by a later change,
+  // so that a changed holder's old and new group indexes never name two groups).
+  const freed: number[] = [];
   for (const [id, e] of groups) {
     if (e.neu === undefined) {
       const g = sys.groupIndex_.get(id)!;
       sys.groupIndex_.delete(id);
       sys.groups_[g] = null;
-      sys.freeGroups_.push(g);
+      freed.push(g);
     } else if (e.old === undefined) {
       const g = sys.freeGroups_.length > 0 ? sys.freeGroups_.pop()! : sys.groups_.length;
       sys.groupIndex_.set(id, g);
@@ -174,6 +177,7 @@ export function updateCompiled(sys: CompiledSystem, next: SystemSnapshot, patche
       sys.holdersOfGroup_[g] = new Set();
     } else sys.groups_[sys.groupIndex_.get(id)!] = e.neu;
   }
+  sys.freeGroups_.push(...freed);
 
   // 3. Rules: when ids come or go, ranks are renumbered (a monotone map, so every run keeps its
   // order); then the changed rules are written and linked, and the runs they reach rebuilt.
@@ -192,7 +196,11 @@ export function updateCompiled(sys: CompiledSystem, next: SystemSnapshot, patche
   for (const d of dirty) rebuildDeviceRun(sys, d);
 
   // 4. Holders, against the new group indexes.
-  for (const [id, e] of holders) if (e.neu !== undefined) addHolder(sys, e.neu, reuse.get(id) ?? -1);
+  for (const [id, e] of holders) {
+    if (e.neu === undefined) continue;
+    if (e.old === undefined) addHolder(sys, e.neu);
+    else changeHolderEnd(sys, sys.holderIndex_.get(id)!, e.neu);
+  }
 
   sys.snapshot = next;
   return sys;
