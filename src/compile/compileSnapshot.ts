@@ -40,6 +40,8 @@ export interface CompiledRule {
   rank_: number;
   /** The rule in the current snapshot. */
   rule_: Rule;
+  /** Its group's (stable) index. */
+  group_: number;
 }
 
 export interface CompiledDevice {
@@ -348,7 +350,7 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
   const order = [...snapshot.rules].sort((a, b) => compareIds(a.id, b.id));
   const ofGroup: number[][] = snapshot.groups.map(() => []);
   order.forEach((r, rank) => {
-    const rule: CompiledRule = { id: r.id, rank_: rank, rule_: r };
+    const rule: CompiledRule = { id: r.id, rank_: rank, rule_: r, group_: -1 };
     sys.rules_.push(rule);
     sys.ruleIds_.push(r.id);
     sys.ruleDevices_.push(NO_RANKS);
@@ -374,6 +376,7 @@ export function writeRule(sys: CompiledSystem, rule: CompiledRule): void {
   const r = rule.rule_;
   const rank = rule.rank_;
   compileWindowInto(r, policyMask(r.authenticationPolicy), sys.ruleData_, rank * RULE_STRIDE);
+  rule.group_ = sys.groupIndex_.get(r.groupId)!;
   sys.rules_[rank] = rule;
   sys.ruleIds_[rank] = r.id;
   const reached = new Set<string>();
@@ -413,43 +416,57 @@ export function rebuildDeviceRun(sys: CompiledSystem, device: CompiledDevice): v
     device.wideSets_ = NO_WIDE_SETS;
     return;
   }
-  // Entries (group, rank, local floor-group mask or ks): one per rule, since a rule has one group.
-  const entries: { group: number; rank: number; mask: number; ks: number[] | null }[] = [];
-  const wide = device.wide_;
+  // One entry per rule (a rule has one group), keyed group * RANK_SPAN + rank: sorting the keys
+  // orders the run by group, then rank.
+  const keys = new Float64Array(device.rulesHere_.size);
+  const withFloors = device.floorGroups_.length > 0;
+  const byRank = withFloors ? new Map<number, CompiledRule>() : null;
+  let n = 0;
   for (const rule of device.rulesHere_) {
-    const r = rule.rule_;
-    let mask = 0;
-    let ks: number[] | null = wide ? [] : null;
-    for (const fg of r.floorGroups) {
-      const at = sys.floorGroupAt_.get(fg)!;
-      if (at.reader !== device.index_) continue;
-      if (wide) ks!.push(at.k);
-      else mask |= 1 << at.k;
-    }
-    entries.push({ group: sys.groupIndex_.get(r.groupId)!, rank: rule.rank_, mask, ks });
+    keys[n++] = rule.group_ * RANK_SPAN + rule.rank_;
+    byRank?.set(rule.rank_, rule);
   }
-  entries.sort((a, b) => a.group - b.group || a.rank - b.rank);
-  const slotGroup: number[] = [];
-  const slotPairs: number[] = [];
-  const pairs = new Int32Array(entries.length * 2);
+  keys.sort();
+  const wide = device.wide_;
+  let slots = 0;
+  for (let i = 0; i < n; i++) if (i === 0 || Math.floor(keys[i]! / RANK_SPAN) !== Math.floor(keys[i - 1]! / RANK_SPAN)) slots++;
+  const slotGroup = new Int32Array(slots);
+  const slotPairs = new Int32Array(slots + 1);
+  const pairs = new Int32Array(n * 2);
   const wideSets: Int32Array[] = [];
-  entries.forEach((e, i) => {
-    if (slotGroup.length === 0 || slotGroup[slotGroup.length - 1] !== e.group) {
-      slotGroup.push(e.group);
-      slotPairs.push(i * 2);
+  let slot = -1;
+  for (let i = 0; i < n; i++) {
+    const group = Math.floor(keys[i]! / RANK_SPAN);
+    const rank = keys[i]! - group * RANK_SPAN;
+    if (slot < 0 || slotGroup[slot] !== group) {
+      slotGroup[++slot] = group;
+      slotPairs[slot] = i * 2;
     }
-    pairs[i * 2] = e.rank;
+    pairs[i * 2] = rank;
+    // The rule's floor groups at this reader: a mask of local indexes k, or (wide) their list.
+    let mask = 0;
+    const ks: number[] = [];
+    if (byRank !== null)
+      for (const fg of byRank.get(rank)!.rule_.floorGroups) {
+        const at = sys.floorGroupAt_.get(fg)!;
+        if (at.reader !== device.index_) continue;
+        if (wide) ks.push(at.k);
+        else mask |= 1 << at.k;
+      }
     if (wide) {
       pairs[i * 2 + 1] = wideSets.length;
-      wideSets.push(Int32Array.from(new Set(e.ks!)).sort());
-    } else pairs[i * 2 + 1] = e.mask;
-  });
-  slotPairs.push(pairs.length);
-  device.slotGroup_ = Int32Array.from(slotGroup);
-  device.slotPairs_ = Int32Array.from(slotPairs);
+      wideSets.push(Int32Array.from(new Set(ks)).sort());
+    } else pairs[i * 2 + 1] = mask;
+  }
+  slotPairs[slots] = n * 2;
+  device.slotGroup_ = slotGroup;
+  device.slotPairs_ = slotPairs;
   device.pairs_ = pairs;
   device.wideSets_ = wide ? wideSets : NO_WIDE_SETS;
 }
+
+/** Sort keys of a device run: group * RANK_SPAN + rank (exact in a double for any realistic count). */
+const RANK_SPAN = 1 << 22;
 
 /** Room for `n` more ints at the end of `holderGroups_`: compacts when half is dead, else grows. */
 function reserveHolderGroups(sys: CompiledSystem, n: number): void {

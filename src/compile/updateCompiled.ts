@@ -157,6 +157,7 @@ export function updateCompiled(sys: CompiledSystem, next: SystemSnapshot, patche
     if (e.neu === undefined) {
       reorder = true;
       sys.ruleIndex_.delete(id);
+      rule.rank_ = -1; // marks it deleted for renumberRules
     }
   }
 
@@ -212,7 +213,7 @@ function renumberRules(sys: CompiledSystem, changes: ReadonlyMap<string, { old?:
   const created: CompiledRule[] = [];
   for (const [id, e] of changes) {
     if (e.old !== undefined || e.neu === undefined) continue;
-    const rule: CompiledRule = { id, rank_: -1, rule_: e.neu };
+    const rule: CompiledRule = { id, rank_: -1, rule_: e.neu, group_: -1 };
     sys.ruleIndex_.set(id, rule);
     created.push(rule);
   }
@@ -227,7 +228,7 @@ function renumberRules(sys: CompiledSystem, changes: ReadonlyMap<string, { old?:
   const oldData = sys.ruleData_;
   let c = 0;
   for (let rank = 0; rank <= oldRules.length; rank++) {
-    const survivor = rank < oldRules.length && sys.ruleIndex_.get(oldRules[rank]!.id) === oldRules[rank] ? oldRules[rank]! : null;
+    const survivor = rank < oldRules.length && oldRules[rank]!.rank_ >= 0 ? oldRules[rank]! : null;
     if (rank < oldRules.length && survivor === null) continue;
     while (c < created.length && (survivor === null || created[c]!.id < survivor.id)) {
       const rule = created[c++]!;
@@ -240,7 +241,7 @@ function renumberRules(sys: CompiledSystem, changes: ReadonlyMap<string, { old?:
     if (survivor === null) break;
     const to = rules.length;
     map[rank] = to;
-    data.set(oldData.subarray(rank * RULE_STRIDE, (rank + 1) * RULE_STRIDE), to * RULE_STRIDE);
+    for (let j = 0; j < RULE_STRIDE; j++) data[to * RULE_STRIDE + j] = oldData[rank * RULE_STRIDE + j]!;
     survivor.rank_ = to;
     rules.push(survivor);
     ruleIds.push(survivor.id);
