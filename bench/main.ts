@@ -18,13 +18,14 @@ import { type BatchResult, type Row, fmtNs, fmtOps, log, machine, renderTable } 
 import { run as cli } from "./cli.bench.js";
 import { run as compile } from "./compile.bench.js";
 import { run as decide } from "./decide.bench.js";
+import { run as incremental } from "./incremental.bench.js";
 import type { SizeName } from "./fixtures.js";
 import { run as memory } from "./memory.bench.js";
 import { run as peers } from "./peers.bench.js";
 import { run as rsop } from "./rsop.bench.js";
 import type { Scenario, ScenarioContext } from "./scenario.js";
 
-const SCENARIOS: Readonly<Record<string, Scenario>> = { decide, memory, rsop, compile, peers, cli };
+const SCENARIOS: Readonly<Record<string, Scenario>> = { decide, memory, rsop, compile, incremental, peers, cli };
 
 interface Job {
   readonly scenarios: readonly string[];
@@ -34,6 +35,7 @@ interface Job {
 const JOBS: readonly Job[] = [
   { scenarios: ["decide", "memory", "rsop"], nodeFlags: ["--expose-gc"] },
   { scenarios: ["compile"], nodeFlags: [] },
+  { scenarios: ["incremental"], nodeFlags: ["--expose-gc"] },
   { scenarios: ["peers"], nodeFlags: [] },
   { scenarios: ["cli"], nodeFlags: [] },
 ];

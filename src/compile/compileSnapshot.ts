@@ -5,6 +5,7 @@
 // list, their hot fields in `holderData_`, an open-addressing card table with tombstones).
 import {
   ELEVATOR_READER_TYPES,
+  type Credential,
   type Group,
   type Holder,
   type InputType,
@@ -39,6 +40,8 @@ export interface CompiledRule {
   rank_: number;
   /** The rule in the current snapshot. */
   rule_: Rule;
+  /** Its group's (stable) index. */
+  group_: number;
 }
 
 export interface CompiledDevice {
@@ -347,7 +350,7 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
   const order = [...snapshot.rules].sort((a, b) => compareIds(a.id, b.id));
   const ofGroup: number[][] = snapshot.groups.map(() => []);
   order.forEach((r, rank) => {
-    const rule: CompiledRule = { id: r.id, rank_: rank, rule_: r };
+    const rule: CompiledRule = { id: r.id, rank_: rank, rule_: r, group_: -1 };
     sys.rules_.push(rule);
     sys.ruleIds_.push(r.id);
     sys.ruleDevices_.push(NO_RANKS);
@@ -373,6 +376,7 @@ export function writeRule(sys: CompiledSystem, rule: CompiledRule): void {
   const r = rule.rule_;
   const rank = rule.rank_;
   compileWindowInto(r, policyMask(r.authenticationPolicy), sys.ruleData_, rank * RULE_STRIDE);
+  rule.group_ = sys.groupIndex_.get(r.groupId)!;
   sys.rules_[rank] = rule;
   sys.ruleIds_[rank] = r.id;
   const reached = new Set<string>();
@@ -412,43 +416,57 @@ export function rebuildDeviceRun(sys: CompiledSystem, device: CompiledDevice): v
     device.wideSets_ = NO_WIDE_SETS;
     return;
   }
-  // Entries (group, rank, local floor-group mask or ks): one per rule, since a rule has one group.
-  const entries: { group: number; rank: number; mask: number; ks: number[] | null }[] = [];
-  const wide = device.wide_;
+  // One entry per rule (a rule has one group), keyed group * RANK_SPAN + rank: sorting the keys
+  // orders the run by group, then rank.
+  const keys = new Float64Array(device.rulesHere_.size);
+  const withFloors = device.floorGroups_.length > 0;
+  const byRank = withFloors ? new Map<number, CompiledRule>() : null;
+  let n = 0;
   for (const rule of device.rulesHere_) {
-    const r = rule.rule_;
-    let mask = 0;
-    let ks: number[] | null = wide ? [] : null;
-    for (const fg of r.floorGroups) {
-      const at = sys.floorGroupAt_.get(fg)!;
-      if (at.reader !== device.index_) continue;
-      if (wide) ks!.push(at.k);
-      else mask |= 1 << at.k;
-    }
-    entries.push({ group: sys.groupIndex_.get(r.groupId)!, rank: rule.rank_, mask, ks });
+    keys[n++] = rule.group_ * RANK_SPAN + rule.rank_;
+    byRank?.set(rule.rank_, rule);
   }
-  entries.sort((a, b) => a.group - b.group || a.rank - b.rank);
-  const slotGroup: number[] = [];
-  const slotPairs: number[] = [];
-  const pairs = new Int32Array(entries.length * 2);
+  keys.sort();
+  const wide = device.wide_;
+  let slots = 0;
+  for (let i = 0; i < n; i++) if (i === 0 || Math.floor(keys[i]! / RANK_SPAN) !== Math.floor(keys[i - 1]! / RANK_SPAN)) slots++;
+  const slotGroup = new Int32Array(slots);
+  const slotPairs = new Int32Array(slots + 1);
+  const pairs = new Int32Array(n * 2);
   const wideSets: Int32Array[] = [];
-  entries.forEach((e, i) => {
-    if (slotGroup.length === 0 || slotGroup[slotGroup.length - 1] !== e.group) {
-      slotGroup.push(e.group);
-      slotPairs.push(i * 2);
+  let slot = -1;
+  for (let i = 0; i < n; i++) {
+    const group = Math.floor(keys[i]! / RANK_SPAN);
+    const rank = keys[i]! - group * RANK_SPAN;
+    if (slot < 0 || slotGroup[slot] !== group) {
+      slotGroup[++slot] = group;
+      slotPairs[slot] = i * 2;
     }
-    pairs[i * 2] = e.rank;
+    pairs[i * 2] = rank;
+    // The rule's floor groups at this reader: a mask of local indexes k, or (wide) their list.
+    let mask = 0;
+    const ks: number[] = [];
+    if (byRank !== null)
+      for (const fg of byRank.get(rank)!.rule_.floorGroups) {
+        const at = sys.floorGroupAt_.get(fg)!;
+        if (at.reader !== device.index_) continue;
+        if (wide) ks.push(at.k);
+        else mask |= 1 << at.k;
+      }
     if (wide) {
       pairs[i * 2 + 1] = wideSets.length;
-      wideSets.push(Int32Array.from(new Set(e.ks!)).sort());
-    } else pairs[i * 2 + 1] = e.mask;
-  });
-  slotPairs.push(pairs.length);
-  device.slotGroup_ = Int32Array.from(slotGroup);
-  device.slotPairs_ = Int32Array.from(slotPairs);
+      wideSets.push(Int32Array.from(new Set(ks)).sort());
+    } else pairs[i * 2 + 1] = mask;
+  }
+  slotPairs[slots] = n * 2;
+  device.slotGroup_ = slotGroup;
+  device.slotPairs_ = slotPairs;
   device.pairs_ = pairs;
   device.wideSets_ = wide ? wideSets : NO_WIDE_SETS;
 }
+
+/** Sort keys of a device run: group * RANK_SPAN + rank (exact in a double for any realistic count). */
+const RANK_SPAN = 1 << 22;
 
 /** Room for `n` more ints at the end of `holderGroups_`: compacts when half is dead, else grows. */
 function reserveHolderGroups(sys: CompiledSystem, n: number): void {
@@ -526,48 +544,9 @@ function removePin(sys: CompiledSystem, pin: string, h: number): void {
   }
 }
 
-/**
- * Compiles one holder of the current snapshot into its records: a free index (or `index`, one just
- * released by removeHolder), its groups, hot fields, cards, mobile credentials and PINs.
- */
-export function addHolder(sys: CompiledSystem, h: Holder, index = -1): CompiledHolder {
-  const i = index >= 0 ? index : sys.freeHolders_.length > 0 ? sys.freeHolders_.pop()! : sys.holders_.length;
-  if (i === sys.holders_.length) sys.holders_.push(FREE_HOLDER);
-  if ((i + 1) * HOLDER_STRIDE > sys.holderData_.length) {
-    const grown = new Float64Array(Math.max(sys.holderData_.length * 2, (i + 1) * HOLDER_STRIDE));
-    grown.set(sys.holderData_);
-    sys.holderData_ = grown;
-  }
-  reserveHolderGroups(sys, h.groups.length);
-  const from = sys.holderGroupsEnd_;
-  const hg = sys.holderGroups_;
-  for (const g of h.groups) {
-    const group = sys.groupIndex_.get(g)!;
-    hg[sys.holderGroupsEnd_++] = group;
-    sys.holdersOfGroup_[group]!.add(i);
-  }
-  const holder: CompiledHolder = {
-    id: h.id,
-    index_: i,
-    holder_: h,
-    enabled_: h.enabled,
-    activeFrom_: h.activeDate === null ? -Infinity : parseLocalDateTime(h.activeDate),
-    expiresAt_: h.expireDate === null ? Infinity : parseLocalDateTime(h.expireDate),
-    pin_: h.pin,
-    duressPin_: h.duressPin,
-    groupFrom_: from,
-    groupTo_: sys.holderGroupsEnd_,
-  };
-  sys.holders_[i] = holder;
-  sys.holderIndex_.set(h.id, holder);
-  const data = sys.holderData_;
-  const base = i * HOLDER_STRIDE;
-  data[base + H_GROUP_TO_ENABLED] = holder.groupTo_ * 2 + (holder.enabled_ ? 1 : 0);
-  data[base + H_FROM] = holder.activeFrom_;
-  data[base + H_TO] = holder.expiresAt_;
-  data[base + H_GROUP_FROM] = from;
-
-  for (const c of h.credentials) {
+/** Adds cards (to the table) and mobile credentials of holder `i` (id `holderId`). */
+function addCredentials(sys: CompiledSystem, i: number, holderId: string, credentials: readonly Credential[]): void {
+  for (const c of credentials) {
     let types = 0;
     for (const t of c.types) types |= CREDENTIAL_BIT[t];
     if (types & CREDENTIAL_BIT.card) {
@@ -585,21 +564,14 @@ export function addHolder(sys: CompiledSystem, h: Holder, index = -1): CompiledH
       table[b + 1] = c.facilityCode ?? -1;
       table[b + 2] = i;
       table[b + 3] = sys.cardIds_.length;
-      sys.cardIds_.push(c.id, h.id);
+      sys.cardIds_.push(c.id, holderId);
     } else sys.digitalById_.set(c.id, { id: c.id, holder_: i, pending_: c.credentialNumber === null, types_: types });
   }
-  if (h.pin !== null) addPin(sys, h.pin, i);
-  if (h.duressPin !== null) addPin(sys, h.duressPin, i);
-  return holder;
 }
 
-/** Takes a holder's records out of every table; returns its index, which the caller reuses or frees. */
-export function removeHolder(sys: CompiledSystem, holder: CompiledHolder): number {
-  const i = holder.index_;
-  const h = holder.holder_;
-  for (let gi = holder.groupFrom_; gi < holder.groupTo_; gi++) sys.holdersOfGroup_[sys.holderGroups_[gi]!]!.delete(i);
-  sys.holderGroupsGarbage_ += holder.groupTo_ - holder.groupFrom_;
-  for (const c of h.credentials) {
+/** Takes holder `i`'s `credentials` out of the card table (deleted marks) and the mobile map. */
+function removeCredentials(sys: CompiledSystem, i: number, credentials: readonly Credential[]): void {
+  for (const c of credentials) {
     if (c.types.includes("card")) {
       if (c.credentialNumber === null) continue;
       const b = findCard(sys, c.credentialNumber);
@@ -608,15 +580,122 @@ export function removeHolder(sys: CompiledSystem, holder: CompiledHolder): numbe
       sys.cardLive_--;
     } else if (sys.digitalById_.get(c.id)?.holder_ === i) sys.digitalById_.delete(c.id);
   }
+}
+
+function addPins(sys: CompiledSystem, h: Holder, i: number): void {
+  if (h.pin !== null) addPin(sys, h.pin, i);
+  if (h.duressPin !== null) addPin(sys, h.duressPin, i);
+}
+
+function removePins(sys: CompiledSystem, h: Holder, i: number): void {
   if (h.pin !== null) removePin(sys, h.pin, i);
   if (h.duressPin !== null) removePin(sys, h.duressPin, i);
+}
+
+/** Writes holder `h`'s record at index `i` (groups already at `from … to - 1` of holderGroups_). */
+function writeHolder(sys: CompiledSystem, h: Holder, i: number, from: number, to: number): CompiledHolder {
+  const holder: CompiledHolder = {
+    id: h.id,
+    index_: i,
+    holder_: h,
+    enabled_: h.enabled,
+    activeFrom_: h.activeDate === null ? -Infinity : parseLocalDateTime(h.activeDate),
+    expiresAt_: h.expireDate === null ? Infinity : parseLocalDateTime(h.expireDate),
+    pin_: h.pin,
+    duressPin_: h.duressPin,
+    groupFrom_: from,
+    groupTo_: to,
+  };
+  sys.holders_[i] = holder;
+  sys.holderIndex_.set(h.id, holder);
+  const data = sys.holderData_;
+  const base = i * HOLDER_STRIDE;
+  data[base + H_GROUP_TO_ENABLED] = to * 2 + (holder.enabled_ ? 1 : 0);
+  data[base + H_FROM] = holder.activeFrom_;
+  data[base + H_TO] = holder.expiresAt_;
+  data[base + H_GROUP_FROM] = from;
+  return holder;
+}
+
+/** Appends holder `i`'s group indexes to holderGroups_; returns where they start. */
+function appendGroups(sys: CompiledSystem, h: Holder): number {
+  reserveHolderGroups(sys, h.groups.length);
+  const from = sys.holderGroupsEnd_;
+  const hg = sys.holderGroups_;
+  for (const g of h.groups) hg[sys.holderGroupsEnd_++] = sys.groupIndex_.get(g)!;
+  return from;
+}
+
+/** Compiles a new holder of the current snapshot into its records at a free index. */
+export function addHolder(sys: CompiledSystem, h: Holder): CompiledHolder {
+  const i = sys.freeHolders_.length > 0 ? sys.freeHolders_.pop()! : sys.holders_.length;
+  if (i === sys.holders_.length) sys.holders_.push(FREE_HOLDER);
+  if ((i + 1) * HOLDER_STRIDE > sys.holderData_.length) {
+    const grown = new Float64Array(Math.max(sys.holderData_.length * 2, (i + 1) * HOLDER_STRIDE));
+    grown.set(sys.holderData_);
+    sys.holderData_ = grown;
+  }
+  const from = appendGroups(sys, h);
+  for (let gi = from; gi < sys.holderGroupsEnd_; gi++) sys.holdersOfGroup_[sys.holderGroups_[gi]!]!.add(i);
+  const holder = writeHolder(sys, h, i, from, sys.holderGroupsEnd_);
+  addCredentials(sys, i, h.id, h.credentials);
+  addPins(sys, h, i);
+  return holder;
+}
+
+/** Takes a deleted holder's records out of every table and frees its index. */
+export function removeHolder(sys: CompiledSystem, holder: CompiledHolder): void {
+  const i = holder.index_;
+  const h = holder.holder_;
+  for (let gi = holder.groupFrom_; gi < holder.groupTo_; gi++) sys.holdersOfGroup_[sys.holderGroups_[gi]!]!.delete(i);
+  sys.holderGroupsGarbage_ += holder.groupTo_ - holder.groupFrom_;
+  removeCredentials(sys, i, h.credentials);
+  removePins(sys, h, i);
   sys.holderIndex_.delete(holder.id);
   sys.holders_[i] = FREE_HOLDER;
   const data = sys.holderData_;
   const base = i * HOLDER_STRIDE;
   data[base + H_GROUP_TO_ENABLED] = 0;
   data[base + H_GROUP_FROM] = 0;
-  return i;
+  sys.freeHolders_.push(i);
+}
+
+/**
+ * A holder that changed, first half (before any holder is added): takes out its credentials and
+ * PINs that `next` no longer has (credentials are compared by object: immer shares unchanged ones),
+ * so that a card number or PIN passing to another holder in the same change is free for it.
+ */
+export function changeHolderBegin(sys: CompiledSystem, holder: CompiledHolder, next: Holder): void {
+  const h = holder.holder_;
+  if (h.credentials !== next.credentials) {
+    const kept = new Set(next.credentials);
+    removeCredentials(sys, holder.index_, h.credentials.filter((c) => !kept.has(c)));
+  }
+  if (h.pin !== next.pin || h.duressPin !== next.duressPin) removePins(sys, h, holder.index_);
+}
+
+/** A holder that changed, second half (after group changes): its groups, record, new credentials and PINs. */
+export function changeHolderEnd(sys: CompiledSystem, holder: CompiledHolder, next: Holder): CompiledHolder {
+  const h = holder.holder_;
+  const i = holder.index_;
+  let from = holder.groupFrom_;
+  let to = holder.groupTo_;
+  if (h.groups !== next.groups) {
+    const old = sys.holderGroups_.slice(from, to);
+    sys.holderGroupsGarbage_ += to - from;
+    from = appendGroups(sys, next);
+    to = sys.holderGroupsEnd_;
+    const now = sys.holderGroups_.subarray(from, to);
+    for (const g of old) if (!now.includes(g)) sys.holdersOfGroup_[g]!.delete(i);
+    for (const g of now) if (!old.includes(g)) sys.holdersOfGroup_[g]!.add(i);
+  }
+  const changed = writeHolder(sys, next, i, from, to);
+  if (h.credentials !== next.credentials) {
+    const had = new Set(h.credentials);
+    addCredentials(sys, i, next.id, next.credentials.filter((c) => !had.has(c)));
+  }
+  if (h.pin !== next.pin || h.duressPin !== next.duressPin) addPins(sys, next, i);
+  return changed;
 }
 
 /**

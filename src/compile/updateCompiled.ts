@@ -15,6 +15,8 @@ import {
   type CompiledRule,
   type CompiledSystem,
   addHolder,
+  changeHolderBegin,
+  changeHolderEnd,
   compileSnapshot,
   linkRule,
   rebuildDeviceRun,
@@ -131,14 +133,13 @@ export function updateCompiled(sys: CompiledSystem, next: SystemSnapshot, patche
   const groups = changesById<Group>(prev.groups, next.groups, t.groups);
   const rules = changesById<Rule>(prev.rules, next.rules, t.rules);
 
-  // 1. Take out what changed, while the old group indexes still hold.
-  const reuse = new Map<string, number>();
+  // 1. Take out what changed, while the old group indexes still hold: deleted holders, and the
+  // credentials and PINs changed holders give up (before anyone may take them).
   for (const [id, e] of holders) {
     if (e.old === undefined) continue;
     const holder = sys.holderIndex_.get(id)!;
-    const i = removeHolder(sys, holder);
-    if (e.neu !== undefined) reuse.set(id, i);
-    else sys.freeHolders_.push(i);
+    if (e.neu === undefined) removeHolder(sys, holder);
+    else changeHolderBegin(sys, holder, e.neu);
   }
   const dirty = new Set<CompiledDevice>();
   let reorder = false;
@@ -156,16 +157,19 @@ export function updateCompiled(sys: CompiledSystem, next: SystemSnapshot, patche
     if (e.neu === undefined) {
       reorder = true;
       sys.ruleIndex_.delete(id);
+      rule.rank_ = -1; // marks it deleted for renumberRules
     }
   }
 
-  // 2. Groups: stable indexes, a free list.
+  // 2. Groups: stable indexes, a free list (an index freed here is reused only by a later change,
+  // so that a changed holder's old and new group indexes never name two groups).
+  const freed: number[] = [];
   for (const [id, e] of groups) {
     if (e.neu === undefined) {
       const g = sys.groupIndex_.get(id)!;
       sys.groupIndex_.delete(id);
       sys.groups_[g] = null;
-      sys.freeGroups_.push(g);
+      freed.push(g);
     } else if (e.old === undefined) {
       const g = sys.freeGroups_.length > 0 ? sys.freeGroups_.pop()! : sys.groups_.length;
       sys.groupIndex_.set(id, g);
@@ -174,6 +178,7 @@ export function updateCompiled(sys: CompiledSystem, next: SystemSnapshot, patche
       sys.holdersOfGroup_[g] = new Set();
     } else sys.groups_[sys.groupIndex_.get(id)!] = e.neu;
   }
+  sys.freeGroups_.push(...freed);
 
   // 3. Rules: when ids come or go, ranks are renumbered (a monotone map, so every run keeps its
   // order); then the changed rules are written and linked, and the runs they reach rebuilt.
@@ -192,7 +197,11 @@ export function updateCompiled(sys: CompiledSystem, next: SystemSnapshot, patche
   for (const d of dirty) rebuildDeviceRun(sys, d);
 
   // 4. Holders, against the new group indexes.
-  for (const [id, e] of holders) if (e.neu !== undefined) addHolder(sys, e.neu, reuse.get(id) ?? -1);
+  for (const [id, e] of holders) {
+    if (e.neu === undefined) continue;
+    if (e.old === undefined) addHolder(sys, e.neu);
+    else changeHolderEnd(sys, sys.holderIndex_.get(id)!, e.neu);
+  }
 
   sys.snapshot = next;
   return sys;
@@ -204,7 +213,7 @@ function renumberRules(sys: CompiledSystem, changes: ReadonlyMap<string, { old?:
   const created: CompiledRule[] = [];
   for (const [id, e] of changes) {
     if (e.old !== undefined || e.neu === undefined) continue;
-    const rule: CompiledRule = { id, rank_: -1, rule_: e.neu };
+    const rule: CompiledRule = { id, rank_: -1, rule_: e.neu, group_: -1 };
     sys.ruleIndex_.set(id, rule);
     created.push(rule);
   }
@@ -219,7 +228,7 @@ function renumberRules(sys: CompiledSystem, changes: ReadonlyMap<string, { old?:
   const oldData = sys.ruleData_;
   let c = 0;
   for (let rank = 0; rank <= oldRules.length; rank++) {
-    const survivor = rank < oldRules.length && sys.ruleIndex_.get(oldRules[rank]!.id) === oldRules[rank] ? oldRules[rank]! : null;
+    const survivor = rank < oldRules.length && oldRules[rank]!.rank_ >= 0 ? oldRules[rank]! : null;
     if (rank < oldRules.length && survivor === null) continue;
     while (c < created.length && (survivor === null || created[c]!.id < survivor.id)) {
       const rule = created[c++]!;
@@ -232,7 +241,7 @@ function renumberRules(sys: CompiledSystem, changes: ReadonlyMap<string, { old?:
     if (survivor === null) break;
     const to = rules.length;
     map[rank] = to;
-    data.set(oldData.subarray(rank * RULE_STRIDE, (rank + 1) * RULE_STRIDE), to * RULE_STRIDE);
+    for (let j = 0; j < RULE_STRIDE; j++) data[to * RULE_STRIDE + j] = oldData[rank * RULE_STRIDE + j]!;
     survivor.rank_ = to;
     rules.push(survivor);
     ruleIds.push(survivor.id);
