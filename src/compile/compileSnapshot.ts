@@ -603,15 +603,18 @@ function removePins(sys: CompiledSystem, h: Holder, i: number): void {
   if (h.duressPin !== null) removePin(sys, h.duressPin, i);
 }
 
-/** Writes holder `h`'s record at index `i` (groups already at `from … to - 1` of holderGroups_). */
-function writeHolder(sys: CompiledSystem, h: Holder, i: number, from: number, to: number): CompiledHolder {
+/**
+ * Writes holder `h`'s record at index `i` (groups already at `from … to - 1` of holderGroups_);
+ * `was`, its previous record, lends the parsed dates when they did not change.
+ */
+function writeHolder(sys: CompiledSystem, h: Holder, i: number, from: number, to: number, was: CompiledHolder | null = null): CompiledHolder {
   const holder: CompiledHolder = {
     id: h.id,
     index_: i,
     holder_: h,
     enabled_: h.enabled,
-    activeFrom_: h.activeDate === null ? -Infinity : parseLocalDateTime(h.activeDate),
-    expiresAt_: h.expireDate === null ? Infinity : parseLocalDateTime(h.expireDate),
+    activeFrom_: was !== null && was.holder_.activeDate === h.activeDate ? was.activeFrom_ : h.activeDate === null ? -Infinity : parseLocalDateTime(h.activeDate),
+    expiresAt_: was !== null && was.holder_.expireDate === h.expireDate ? was.expiresAt_ : h.expireDate === null ? Infinity : parseLocalDateTime(h.expireDate),
     pin_: h.pin,
     duressPin_: h.duressPin,
     groupFrom_: from,
@@ -697,10 +700,11 @@ export function changeHolderEnd(sys: CompiledSystem, holder: CompiledHolder, nex
     from = appendGroups(sys, next);
     to = sys.holderGroupsEnd_;
     const now = sys.holderGroups_.subarray(from, to);
-    for (const g of old) if (!now.includes(g)) removeItem(sys.holdersOfGroup_[g]!, i);
+    // A deleted group's list goes with it (its index is not reused within this change).
+    for (const g of old) if (sys.groups_[g] !== null && !now.includes(g)) removeItem(sys.holdersOfGroup_[g]!, i);
     for (const g of now) if (!old.includes(g)) sys.holdersOfGroup_[g]!.push(i);
   }
-  const changed = writeHolder(sys, next, i, from, to);
+  const changed = writeHolder(sys, next, i, from, to, holder);
   if (h.credentials !== next.credentials) {
     const had = new Set(h.credentials);
     addCredentials(sys, i, next.id, next.credentials.filter((c) => !had.has(c)));
