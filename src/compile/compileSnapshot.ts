@@ -74,8 +74,8 @@ export interface CompiledDevice {
   readonly floorCache_: Map<number, readonly string[]>;
   /** What an e-card enables here: every floor of every floor group at this reader, sorted; [] at doors. */
   readonly ecardFloors_: readonly string[];
-  /** The enabled rules naming this device or one of its floor groups (what its run is built from). */
-  readonly rulesHere_: Set<CompiledRule>;
+  /** The enabled rules naming this device or one of its floor groups, once each, unordered (what its run is built from). */
+  readonly rulesHere_: CompiledRule[];
 }
 
 export interface CompiledHolder {
@@ -166,8 +166,8 @@ export interface CompiledSystem {
   readonly systemZone_: ZoneTable;
   /** Per group index: ranks of its enabled rules, ascending. */
   readonly rulesOfGroup_: Int32Array[];
-  /** Per group index: indexes of its holders. */
-  readonly holdersOfGroup_: Set<number>[];
+  /** Per group index: indexes of its holders, unordered (a removal moves the last into the gap). */
+  readonly holdersOfGroup_: number[][];
   /** Per rule rank: its door devices (device indexes, as listed). */
   ruleDevices_: Int32Array[];
   /** Per device index: its position in device id order, and the devices in that order (RSOP lists devices by id). */
@@ -291,7 +291,7 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
       floorsOf_: floorsOf,
       floorCache_: new Map(),
       ecardFloors_: elevator ? Object.freeze([...new Set(floorsOf.flat())].sort()) : NO_ECARD_FLOORS,
-      rulesHere_: new Set(),
+      rulesHere_: [],
     };
   });
   const devicesById = [...devices].sort((a, b) => compareIds(a.id, b.id));
@@ -337,7 +337,7 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
     pinShared_: new Map(),
     systemZone_: buildZoneTable(snapshot.timezone),
     rulesOfGroup_: snapshot.groups.map(() => NO_RANKS),
-    holdersOfGroup_: snapshot.groups.map(() => new Set<number>()),
+    holdersOfGroup_: snapshot.groups.map(() => [] as number[]),
     ruleDevices_: [],
     deviceIdOrder_: deviceIdOrder,
     devicesById_: devicesById,
@@ -398,18 +398,29 @@ export function writeRule(sys: CompiledSystem, rule: CompiledRule): void {
 export function linkRule(sys: CompiledSystem, rule: CompiledRule, dirty: Set<CompiledDevice> | null, remove = false): void {
   const r = rule.rule_;
   if (!r.enabled) return;
-  const at = (device: CompiledDevice) => {
-    if (remove) device.rulesHere_.delete(rule);
-    else device.rulesHere_.add(rule);
+  const reached: CompiledDevice[] = [];
+  for (const d of r.devices) reached.push(sys.deviceIndex_.get(d)!);
+  for (const fg of r.floorGroups) reached.push(sys.devices_[sys.floorGroupAt_.get(fg)!.reader]!);
+  for (let j = 0; j < reached.length; j++) {
+    const device = reached[j]!;
+    if (reached.indexOf(device) !== j) continue; // named twice (several floor groups at one reader)
+    if (remove) removeItem(device.rulesHere_, rule);
+    else device.rulesHere_.push(rule);
     dirty?.add(device);
-  };
-  for (const d of r.devices) at(sys.deviceIndex_.get(d)!);
-  for (const fg of r.floorGroups) at(sys.devices_[sys.floorGroupAt_.get(fg)!.reader]!);
+  }
+}
+
+/** Removes one `item` from an unordered list, moving the last element into its place. */
+export function removeItem<T>(list: T[], item: T): void {
+  const j = list.indexOf(item);
+  if (j < 0) return;
+  const last = list.pop()!;
+  if (j < list.length) list[j] = last;
 }
 
 /** Rebuilds one device's run of slots from the enabled rules reaching it. */
 export function rebuildDeviceRun(sys: CompiledSystem, device: CompiledDevice): void {
-  if (device.rulesHere_.size === 0) {
+  if (device.rulesHere_.length === 0) {
     device.slotGroup_ = EMPTY_RUN;
     device.slotPairs_ = EMPTY_SLOT_PAIRS;
     device.pairs_ = EMPTY_RUN;
@@ -418,7 +429,7 @@ export function rebuildDeviceRun(sys: CompiledSystem, device: CompiledDevice): v
   }
   // One entry per rule (a rule has one group), keyed group * RANK_SPAN + rank: sorting the keys
   // orders the run by group, then rank.
-  const keys = new Float64Array(device.rulesHere_.size);
+  const keys = new Float64Array(device.rulesHere_.length);
   const withFloors = device.floorGroups_.length > 0;
   const byRank = withFloors ? new Map<number, CompiledRule>() : null;
   let n = 0;
@@ -592,15 +603,18 @@ function removePins(sys: CompiledSystem, h: Holder, i: number): void {
   if (h.duressPin !== null) removePin(sys, h.duressPin, i);
 }
 
-/** Writes holder `h`'s record at index `i` (groups already at `from … to - 1` of holderGroups_). */
-function writeHolder(sys: CompiledSystem, h: Holder, i: number, from: number, to: number): CompiledHolder {
+/**
+ * Writes holder `h`'s record at index `i` (groups already at `from … to - 1` of holderGroups_);
+ * `was`, its previous record, lends the parsed dates when they did not change.
+ */
+function writeHolder(sys: CompiledSystem, h: Holder, i: number, from: number, to: number, was: CompiledHolder | null = null): CompiledHolder {
   const holder: CompiledHolder = {
     id: h.id,
     index_: i,
     holder_: h,
     enabled_: h.enabled,
-    activeFrom_: h.activeDate === null ? -Infinity : parseLocalDateTime(h.activeDate),
-    expiresAt_: h.expireDate === null ? Infinity : parseLocalDateTime(h.expireDate),
+    activeFrom_: was !== null && was.holder_.activeDate === h.activeDate ? was.activeFrom_ : h.activeDate === null ? -Infinity : parseLocalDateTime(h.activeDate),
+    expiresAt_: was !== null && was.holder_.expireDate === h.expireDate ? was.expiresAt_ : h.expireDate === null ? Infinity : parseLocalDateTime(h.expireDate),
     pin_: h.pin,
     duressPin_: h.duressPin,
     groupFrom_: from,
@@ -636,7 +650,7 @@ export function addHolder(sys: CompiledSystem, h: Holder): CompiledHolder {
     sys.holderData_ = grown;
   }
   const from = appendGroups(sys, h);
-  for (let gi = from; gi < sys.holderGroupsEnd_; gi++) sys.holdersOfGroup_[sys.holderGroups_[gi]!]!.add(i);
+  for (let gi = from; gi < sys.holderGroupsEnd_; gi++) sys.holdersOfGroup_[sys.holderGroups_[gi]!]!.push(i);
   const holder = writeHolder(sys, h, i, from, sys.holderGroupsEnd_);
   addCredentials(sys, i, h.id, h.credentials);
   addPins(sys, h, i);
@@ -647,7 +661,7 @@ export function addHolder(sys: CompiledSystem, h: Holder): CompiledHolder {
 export function removeHolder(sys: CompiledSystem, holder: CompiledHolder): void {
   const i = holder.index_;
   const h = holder.holder_;
-  for (let gi = holder.groupFrom_; gi < holder.groupTo_; gi++) sys.holdersOfGroup_[sys.holderGroups_[gi]!]!.delete(i);
+  for (let gi = holder.groupFrom_; gi < holder.groupTo_; gi++) removeItem(sys.holdersOfGroup_[sys.holderGroups_[gi]!]!, i);
   sys.holderGroupsGarbage_ += holder.groupTo_ - holder.groupFrom_;
   removeCredentials(sys, i, h.credentials);
   removePins(sys, h, i);
@@ -686,10 +700,11 @@ export function changeHolderEnd(sys: CompiledSystem, holder: CompiledHolder, nex
     from = appendGroups(sys, next);
     to = sys.holderGroupsEnd_;
     const now = sys.holderGroups_.subarray(from, to);
-    for (const g of old) if (!now.includes(g)) sys.holdersOfGroup_[g]!.delete(i);
-    for (const g of now) if (!old.includes(g)) sys.holdersOfGroup_[g]!.add(i);
+    // A deleted group's list goes with it (its index is not reused within this change).
+    for (const g of old) if (sys.groups_[g] !== null && !now.includes(g)) removeItem(sys.holdersOfGroup_[g]!, i);
+    for (const g of now) if (!old.includes(g)) sys.holdersOfGroup_[g]!.push(i);
   }
-  const changed = writeHolder(sys, next, i, from, to);
+  const changed = writeHolder(sys, next, i, from, to, holder);
   if (h.credentials !== next.credentials) {
     const had = new Set(h.credentials);
     addCredentials(sys, i, next.id, next.credentials.filter((c) => !had.has(c)));

@@ -175,7 +175,7 @@ export function updateCompiled(sys: CompiledSystem, next: SystemSnapshot, patche
       sys.groupIndex_.set(id, g);
       sys.groups_[g] = e.neu;
       sys.rulesOfGroup_[g] = new Int32Array(0);
-      sys.holdersOfGroup_[g] = new Set();
+      sys.holdersOfGroup_[g] = [];
     } else sys.groups_[sys.groupIndex_.get(id)!] = e.neu;
   }
   sys.freeGroups_.push(...freed);
