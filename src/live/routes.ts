@@ -1,6 +1,6 @@
 // The route table: method + seed path pattern → handler. Paths are relative to the system
 // (`{systems_url}/{system_id}`); `:name` segments become params.
-import type { Method } from "./operation.js";
+import { type RouteMatch, type RouteTable, matchTable } from "./routeTable.js";
 import type { Created, WriteContext } from "./operations/common.js";
 import { activateCredential, createCredential, deleteCredential, updateCredential } from "./operations/credentials.js";
 import {
@@ -41,7 +41,7 @@ import { createRule, deleteRule, updateRule } from "./operations/rules.js";
 export type WriteHandler = (ctx: WriteContext) => Created;
 export type ReadHandler = (ctx: ReadContext) => Answer;
 
-type Table = readonly (readonly [Method, string, WriteHandler | ReadHandler])[];
+type Table = RouteTable<WriteHandler, ReadHandler>;
 
 const TABLE: Table = [
   ["POST", "/holders", createHolder],
@@ -106,46 +106,9 @@ const TABLE: Table = [
   ["GET", "/cloud-nodes/:cloudNodeId/rsop/holders", reads.rsop],
 ];
 
-export type Match =
-  | { readonly kind: "write"; readonly handler: WriteHandler; readonly params: Record<string, string> }
-  | { readonly kind: "read"; readonly handler: ReadHandler; readonly params: Record<string, string> }
-  | { readonly kind: "method"; readonly allowed: readonly Method[] }
-  | { readonly kind: "none" };
+export type Match = RouteMatch<WriteHandler, ReadHandler>;
 
-function matchPattern(pattern: string, segments: readonly string[]): Record<string, string> | null {
-  const parts = pattern.split("/").slice(1);
-  if (parts.length !== segments.length) return null;
-  const params: Record<string, string> = {};
-  for (let i = 0; i < parts.length; i++) {
-    const p = parts[i]!;
-    if (p.startsWith(":")) params[p.slice(1)] = segments[i]!;
-    else if (p !== segments[i]) return null;
-  }
-  return params;
-}
-
-/** Finds the route for `method` and `pathname`; literal segments win over `:params`. */
+/** Finds the route for `method` and `pathname`; the most literal pattern wins. */
 export function matchRoute(method: string, pathname: string): Match {
-  let segments: string[];
-  try {
-    segments = pathname.split("/").slice(1).map(decodeURIComponent);
-  } catch {
-    return { kind: "none" };
-  }
-  if (segments.some((s) => s === "")) return { kind: "none" };
-  const allowed: Method[] = [];
-  let best: { params: Record<string, string>; handler: WriteHandler | ReadHandler; literal: number } | null = null;
-  for (const [m, pattern, handler] of TABLE) {
-    const params = matchPattern(pattern, segments);
-    if (params === null) continue;
-    if (m !== method) {
-      allowed.push(m);
-      continue;
-    }
-    const literal = pattern.split("/").filter((p) => p !== "" && !p.startsWith(":")).length;
-    if (best === null || literal > best.literal) best = { params, handler, literal };
-  }
-  if (best !== null) return method === "GET" ? { kind: "read", handler: best.handler as ReadHandler, params: best.params } : { kind: "write", handler: best.handler as WriteHandler, params: best.params };
-  const order: readonly Method[] = ["GET", "POST", "PUT", "DELETE"];
-  return allowed.length > 0 ? { kind: "method", allowed: order.filter((m) => allowed.includes(m)) } : { kind: "none" };
+  return matchTable<WriteHandler, ReadHandler>(TABLE, method, pathname);
 }

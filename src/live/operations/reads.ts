@@ -3,6 +3,7 @@
 import type { Engine } from "../../evaluate/index.js";
 import { type FloorGroup, type Holder, QueryError, type SystemSnapshot } from "../../model/index.js";
 import { Refusal, notFound, refuse } from "../operation.js";
+import { pageOf } from "../routeTable.js";
 
 export interface ReadContext {
   readonly snapshot: SystemSnapshot;
@@ -20,20 +21,11 @@ export interface Answer {
 
 const byId = (a: { id: string }, b: { id: string }): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-function whole(query: URLSearchParams, key: string, dflt: number, min: number, max: number): number {
-  const raw = query.get(key);
-  if (raw === null || raw === "") return dflt;
-  const n = /^\d{1,9}$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!(n >= min && n <= max)) refuse(400, "invalid", ["query", key], `Must be a whole number from ${min} to ${max}.`);
-  return n;
-}
+const badPage = (key: string, min: number, max: number): never => refuse(400, "invalid", ["query", key], `Must be a whole number from ${min} to ${max}.`);
 
-/** One page of `items` (sorted by id), with the total before paging (seed 000 §4: page 0-based, per_page ≤ 100). */
+/** One page of `items` (by id), with the total before paging (page 0-based, per_page ≤ 100). */
 export function paged<T extends { id: string }>(items: readonly T[], query: URLSearchParams, map: (x: T) => unknown = (x) => x): Answer {
-  const page = whole(query, "page", 0, 0, 1_000_000_000);
-  const perPage = whole(query, "per_page", 10, 1, 100);
-  const sorted = [...items].sort(byId);
-  return { body: sorted.slice(page * perPage, page * perPage + perPage).map(map), total: sorted.length };
+  return pageOf(items, query, map, badPage);
 }
 
 /** Partial, case-insensitive match; a quoted operand (`"Ann"`) matches a whole value exactly. */

@@ -3,6 +3,7 @@
 import type { PanelEngine } from "../../legacy1/panelEngine.js";
 import { type Issue, type PanelSnapshot, QueryError } from "../../model/index.js";
 import { Refusal, refuse } from "../operation.js";
+import { pageOf } from "../routeTable.js";
 
 export interface PanelReadContext {
   readonly panel: PanelSnapshot;
@@ -21,20 +22,11 @@ export interface PanelAnswer {
 type Json = Record<string, unknown>;
 type Person = PanelSnapshot["persons"][number];
 
-function whole(query: URLSearchParams, key: string, dflt: number, min: number, max: number): number {
-  const raw = query.get(key);
-  if (raw === null || raw === "") return dflt;
-  const n = /^\d{1,9}$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!(n >= min && n <= max)) refuse(400, "invalid", ["query", key], `Must be a whole number from ${min} to ${max}.`);
-  return n;
-}
+const badPage = (key: string, min: number, max: number): never => refuse(400, "invalid", ["query", key], `Must be a whole number from ${min} to ${max}.`);
 
 /** One page of `items` in id order, with the total before paging (page 0-based, default 0; per_page default 10, max 100). */
 function paged<T extends { id: number | string }>(items: readonly T[], query: URLSearchParams, map: (x: T) => unknown = (x) => x): PanelAnswer {
-  const page = whole(query, "page", 0, 0, 1_000_000_000);
-  const perPage = whole(query, "per_page", 10, 1, 100);
-  const sorted = [...items].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  return { body: sorted.slice(page * perPage, page * perPage + perPage).map(map), total: sorted.length };
+  return pageOf(items, query, map, badPage);
 }
 
 function idParam(params: Readonly<Record<string, string>>, key: string): number {

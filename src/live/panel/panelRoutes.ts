@@ -1,5 +1,5 @@
 // The 1.0 route table: method + seed 002 path pattern (relative to `{panel_url}`) → handler.
-import type { Method } from "../operation.js";
+import { type RouteMatch, type RouteTable, matchTable } from "../routeTable.js";
 import * as w from "./panelOperations.js";
 import { type PanelAnswer, type PanelReadContext, panelReads as r } from "./panelReads.js";
 
@@ -8,7 +8,7 @@ export type PanelReadHandler = (ctx: PanelReadContext) => PanelAnswer;
 
 const A = "/api/partitions/:partitionId/attributes";
 
-const TABLE: readonly (readonly [Method, string, PanelWriteHandler | PanelReadHandler])[] = [
+const TABLE: RouteTable<PanelWriteHandler, PanelReadHandler> = [
   ["POST", "/api/persons", w.createPerson],
   ["GET", "/api/persons", r.persons],
   ["GET", "/api/persons/:personId", r.person],
@@ -67,45 +67,9 @@ const TABLE: readonly (readonly [Method, string, PanelWriteHandler | PanelReadHa
   ["PUT", "/api/config", w.updateConfig],
 ];
 
-export type PanelMatch =
-  | { readonly kind: "write"; readonly handler: PanelWriteHandler; readonly params: Record<string, string> }
-  | { readonly kind: "read"; readonly handler: PanelReadHandler; readonly params: Record<string, string> }
-  | { readonly kind: "method"; readonly allowed: readonly Method[] }
-  | { readonly kind: "none" };
+export type PanelMatch = RouteMatch<PanelWriteHandler, PanelReadHandler>;
 
-function matchPattern(pattern: string, segments: readonly string[]): Record<string, string> | null {
-  const parts = pattern.split("/").slice(1);
-  if (parts.length !== segments.length) return null;
-  const params: Record<string, string> = {};
-  for (let i = 0; i < parts.length; i++) {
-    const p = parts[i]!;
-    if (p.startsWith(":")) params[p.slice(1)] = segments[i]!;
-    else if (p !== segments[i]) return null;
-  }
-  return params;
-}
-
-/** Finds the 1.0 route for `method` and `pathname`; literal segments win over `:params` (`…/attributes/all`). */
+/** Finds the 1.0 route for `method` and `pathname`; the most literal pattern wins (`…/attributes/all`). */
 export function matchPanelRoute(method: string, pathname: string): PanelMatch {
-  let segments: string[];
-  try {
-    segments = pathname.split("/").slice(1).map(decodeURIComponent);
-  } catch {
-    return { kind: "none" };
-  }
-  if (segments.some((s) => s === "")) return { kind: "none" };
-  const matches: { method: Method; params: Record<string, string>; handler: PanelWriteHandler | PanelReadHandler; literal: number }[] = [];
-  for (const [m, pattern, handler] of TABLE) {
-    const params = matchPattern(pattern, segments);
-    if (params !== null) matches.push({ method: m, params, handler, literal: pattern.split("/").filter((p) => p !== "" && !p.startsWith(":")).length });
-  }
-  // The most literal pattern wins whatever the method: `GET …/attributes/all` is 405, not attribute "all".
-  const top = Math.max(-1, ...matches.map((x) => x.literal));
-  const best = matches.filter((x) => x.literal === top);
-  const hit = best.find((x) => x.method === method);
-  if (hit !== undefined)
-    return method === "GET" ? { kind: "read", handler: hit.handler as PanelReadHandler, params: hit.params } : { kind: "write", handler: hit.handler as PanelWriteHandler, params: hit.params };
-  const ORDER: readonly Method[] = ["GET", "POST", "PUT", "DELETE"];
-  const allowed = ORDER.filter((m) => best.some((x) => x.method === m));
-  return allowed.length > 0 ? { kind: "method", allowed } : { kind: "none" };
+  return matchTable<PanelWriteHandler, PanelReadHandler>(TABLE, method, pathname);
 }

@@ -1,0 +1,75 @@
+// Matching an operation's method and path against a route table, shared by the 2.0 and 1.0 live
+// systems: `:name` segments become params, and the most literal pattern wins whatever the method
+// (`GET …/attributes/all` is a 405, not an attribute named "all").
+import type { Method } from "./operation.js";
+
+/** A route table: method, path pattern, handler. */
+export type RouteTable<W, R> = readonly (readonly [Method, string, W | R])[];
+
+export type RouteMatch<W, R> =
+  | { readonly kind: "write"; readonly handler: W; readonly params: Record<string, string> }
+  | { readonly kind: "read"; readonly handler: R; readonly params: Record<string, string> }
+  | { readonly kind: "method"; readonly allowed: readonly Method[] }
+  | { readonly kind: "none" };
+
+/** Methods in the order a 405 names them. */
+const ORDER: readonly Method[] = ["GET", "POST", "PUT", "DELETE"];
+
+function matchPattern(pattern: string, segments: readonly string[]): Record<string, string> | null {
+  const parts = pattern.split("/").slice(1);
+  if (parts.length !== segments.length) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i]!;
+    if (p.startsWith(":")) params[p.slice(1)] = segments[i]!;
+    else if (p !== segments[i]) return null;
+  }
+  return params;
+}
+
+/** The route of `table` for `method` and `pathname` (GET routes read, the others write). */
+export function matchTable<W, R>(table: RouteTable<W, R>, method: string, pathname: string): RouteMatch<W, R> {
+  let segments: string[];
+  try {
+    segments = pathname.split("/").slice(1).map(decodeURIComponent);
+  } catch {
+    return { kind: "none" };
+  }
+  if (segments.some((s) => s === "")) return { kind: "none" };
+  const matches: { method: Method; params: Record<string, string>; handler: W | R; literal: number }[] = [];
+  for (const [m, pattern, handler] of table) {
+    const params = matchPattern(pattern, segments);
+    if (params !== null) matches.push({ method: m, params, handler, literal: pattern.split("/").filter((p) => p !== "" && !p.startsWith(":")).length });
+  }
+  const top = Math.max(-1, ...matches.map((x) => x.literal));
+  const best = matches.filter((x) => x.literal === top);
+  const hit = best.find((x) => x.method === method);
+  if (hit !== undefined)
+    return method === "GET" ? { kind: "read", handler: hit.handler as R, params: hit.params } : { kind: "write", handler: hit.handler as W, params: hit.params };
+  const allowed = ORDER.filter((m) => best.some((x) => x.method === m));
+  return allowed.length > 0 ? { kind: "method", allowed } : { kind: "none" };
+}
+
+function whole(query: URLSearchParams, key: string, dflt: number, min: number, max: number, refuse: (key: string, min: number, max: number) => never): number {
+  const raw = query.get(key);
+  if (raw === null || raw === "") return dflt;
+  const n = /^\d{1,9}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(n >= min && n <= max)) refuse(key, min, max);
+  return n;
+}
+
+/**
+ * One page of `items` in id order, with the total before paging: `page` 0-based (default 0),
+ * `per_page` 1…100 (default 10); `refuse` answers a malformed one.
+ */
+export function pageOf<T extends { id: number | string }>(
+  items: readonly T[],
+  query: URLSearchParams,
+  map: (x: T) => unknown,
+  refuse: (key: string, min: number, max: number) => never,
+): { body: unknown[]; total: number } {
+  const page = whole(query, "page", 0, 0, 1_000_000_000, refuse);
+  const perPage = whole(query, "per_page", 10, 1, 100, refuse);
+  const sorted = [...items].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return { body: sorted.slice(page * perPage, page * perPage + perPage).map(map), total: sorted.length };
+}
