@@ -2,15 +2,13 @@
 // always consistent with it. Every change is a seed route applied as an immer transition.
 import { type Patch, applyPatches as immerApplyPatches, enablePatches, freeze, produceWithPatches } from "immer";
 import { type Engine, createEngine } from "../evaluate/index.js";
-import { type Issue, type Result, type SystemSnapshot, err, ok, parseSnapshot } from "../model/index.js";
+import { type Result, type SystemSnapshot, err, ok, parseSnapshot } from "../model/index.js";
 import { type IdSource, randomIds } from "./ids.js";
-import { type Operation, type OperationResult, Refusal, type RefusedResult, type WriteResult } from "./operation.js";
+import { type Operation, type OperationResult, Refusal, type RefusedResult, type WriteResult, refused, refusedWrite } from "./operation.js";
+import { routeOperation } from "./routeTable.js";
 import { matchRoute } from "./routes.js";
 import { toBodyPaths } from "./operations/bodyPaths.js";
 import { WriteValidator } from "./validation.js";
-
-/** Issue codes of a resulting snapshot that make a write a conflict (409) rather than invalid (400). */
-const CONFLICT_CODES = new Set(["duplicateId", "duplicateName", "duplicateCredentialNumber", "portInUse", "conflict"]);
 
 /** Options of createLiveSystem. */
 export interface LiveSystemOptions {
@@ -24,15 +22,6 @@ export interface LiveSystemOptions {
 export type BatchResult =
   | { readonly ok: true; readonly status: 200; readonly results: readonly OperationResult[] }
   | (RefusedResult & { readonly index: number });
-
-function refused(status: RefusedResult["status"], issues: readonly Issue[]): RefusedResult {
-  return { ok: false, status, issues };
-}
-
-function splitPath(path: string): { pathname: string; query: URLSearchParams } {
-  const q = path.indexOf("?");
-  return q < 0 ? { pathname: path, query: new URLSearchParams() } : { pathname: path.slice(0, q), query: new URLSearchParams(path.slice(q + 1)) };
-}
 
 /**
  * A system that changes: its validated snapshot (deeply frozen, unchanged parts shared between
@@ -119,13 +108,9 @@ export class LiveSystem {
   }
 
   #step(base: SystemSnapshot, op: Operation, staleEngine = false): { result: OperationResult } | { result: WriteResult; next: SystemSnapshot } {
-    if (op === null || typeof op !== "object" || typeof op.method !== "string" || typeof op.path !== "string")
-      return { result: refused(400, [{ code: "invalid", path: [], message: 'An operation is {"method", "path", "body"?}.' }]) };
-    const { pathname, query } = splitPath(op.path);
-    const route = matchRoute(op.method, pathname);
-    if (route.kind === "none") return { result: refused(404, [{ code: "unknownRoute", path: ["path"], message: `No route ${op.method} ${pathname}.` }]) };
-    if (route.kind === "method")
-      return { result: refused(405, [{ code: "methodNotAllowed", path: ["method"], message: `${pathname} takes ${route.allowed.join(", ")}, not ${op.method}.` }]) };
+    const routed = routeOperation(op, matchRoute, "route");
+    if ("refused" in routed) return { result: routed.refused };
+    const { route, query } = routed;
     try {
       if (route.kind === "read") {
         const engine = staleEngine ? createEngine(base) : this.#engine;
@@ -139,9 +124,8 @@ export class LiveSystem {
       });
       const issues = this.#validator.validate(this.#snapshot, base, next, patches);
       if (issues.length > 0) {
-        const conflict = issues.some((i) => CONFLICT_CODES.has(i.code));
         const target = created.id ?? Object.values(route.params).at(-1);
-        return { result: refused(conflict ? 409 : 400, toBodyPaths(issues, next, target)) };
+        return { result: refusedWrite(toBodyPaths(issues, next, target)) };
       }
       const result: WriteResult = { ok: true, status: created.status, ...(created.id !== undefined ? { id: created.id } : {}), patches, inversePatches };
       return { result, next };

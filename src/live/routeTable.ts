@@ -1,7 +1,7 @@
 // Matching an operation's method and path against a route table, shared by the 2.0 and 1.0 live
 // systems: `:name` segments become params, and the most literal pattern wins whatever the method
 // (`GET …/attributes/all` is a 405, not an attribute named "all").
-import type { Method } from "./operation.js";
+import { type Method, type Operation, type RefusedResult, refused } from "./operation.js";
 
 /** A route table: method, path pattern, handler. */
 export type RouteTable<W, R> = readonly (readonly [Method, string, W | R])[];
@@ -72,4 +72,27 @@ export function pageOf<T extends { id: number | string }>(
   const perPage = whole(query, "per_page", 10, 1, 100, refuse);
   const sorted = [...items].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return { body: sorted.slice(page * perPage, page * perPage + perPage).map(map), total: sorted.length };
+}
+
+/**
+ * The route an operation names, with its query; or the refusal of an operation that is not one
+ * (400), names no route (404, "No `what` …"), or takes another method (405).
+ */
+export function routeOperation<W, R>(
+  op: Operation,
+  match: (method: string, pathname: string) => RouteMatch<W, R>,
+  what: string,
+):
+  | { readonly refused: RefusedResult }
+  | { readonly route: Extract<RouteMatch<W, R>, { kind: "read" | "write" }>; readonly query: URLSearchParams } {
+  if (op === null || typeof op !== "object" || typeof op.method !== "string" || typeof op.path !== "string")
+    return { refused: refused(400, [{ code: "invalid", path: [], message: 'An operation is {"method", "path", "body"?}.' }]) };
+  const q = op.path.indexOf("?");
+  const pathname = q < 0 ? op.path : op.path.slice(0, q);
+  const query = new URLSearchParams(q < 0 ? "" : op.path.slice(q + 1));
+  const route = match(op.method, pathname);
+  if (route.kind === "none") return { refused: refused(404, [{ code: "unknownRoute", path: ["path"], message: `No ${what} ${op.method} ${pathname}.` }]) };
+  if (route.kind === "method")
+    return { refused: refused(405, [{ code: "methodNotAllowed", path: ["method"], message: `${pathname} takes ${route.allowed.join(", ")}, not ${op.method}.` }]) };
+  return { route, query };
 }

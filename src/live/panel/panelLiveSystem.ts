@@ -4,12 +4,12 @@
 import { type Patch, applyPatches as immerApplyPatches, enablePatches, freeze, produceWithPatches } from "immer";
 import { PanelEngine } from "../../legacy1/panelEngine.js";
 import { type Issue, type LoadedPanel, type PanelSnapshot, type Result, err, ok, parsePanel } from "../../model/index.js";
-import { type Operation, Refusal, type RefusedResult } from "../operation.js";
+import { type Operation, Refusal, type RefusedResult, refused, refusedWrite } from "../operation.js";
+import { routeOperation } from "../routeTable.js";
 import type { PanelWritten } from "./panelOperations.js";
 import { matchPanelRoute } from "./panelRoutes.js";
 
 /** Issue codes of a resulting panel that make a write a conflict (409) rather than invalid (400). */
-const CONFLICT_CODES = new Set(["duplicateId", "duplicateName", "duplicateCredentialNumber", "portInUse", "conflict"]);
 
 /** An accepted 1.0 write: 1.0 creates answer 200 with the new integer id (a custom field's id is its given string). */
 export interface PanelWriteResult {
@@ -35,15 +35,6 @@ export type PanelOperationResult = PanelWriteResult | PanelReadResult | RefusedR
 export type PanelBatchResult =
   | { readonly ok: true; readonly status: 200; readonly results: readonly PanelOperationResult[] }
   | (RefusedResult & { readonly index: number });
-
-function refused(status: RefusedResult["status"], issues: readonly Issue[]): RefusedResult {
-  return { ok: false, status, issues };
-}
-
-function splitPath(path: string): { pathname: string; query: URLSearchParams } {
-  const q = path.indexOf("?");
-  return q < 0 ? { pathname: path, query: new URLSearchParams() } : { pathname: path.slice(0, q), query: new URLSearchParams(path.slice(q + 1)) };
-}
 
 function startsWith(path: readonly (string | number)[], prefix: readonly (string | number)[]): boolean {
   return prefix.length <= path.length && prefix.every((p, i) => path[i] === p);
@@ -166,13 +157,9 @@ export class PanelLiveSystem {
   }
 
   #step(base: PanelSnapshot, op: Operation, engine: PanelEngine = this.#engine): Step {
-    if (op === null || typeof op !== "object" || typeof op.method !== "string" || typeof op.path !== "string")
-      return { result: refused(400, [{ code: "invalid", path: [], message: 'An operation is {"method", "path", "body"?}.' }]) };
-    const { pathname, query } = splitPath(op.path);
-    const route = matchPanelRoute(op.method, pathname);
-    if (route.kind === "none") return { result: refused(404, [{ code: "unknownRoute", path: ["path"], message: `No 1.0 route ${op.method} ${pathname}.` }]) };
-    if (route.kind === "method")
-      return { result: refused(405, [{ code: "methodNotAllowed", path: ["method"], message: `${pathname} takes ${route.allowed.join(", ")}, not ${op.method}.` }]) };
+    const routed = routeOperation(op, matchPanelRoute, "1.0 route");
+    if ("refused" in routed) return { result: routed.refused };
+    const { route, query } = routed;
     try {
       if (route.kind === "read") return { result: { ok: true, status: 200, ...route.handler({ panel: base, engine, params: route.params, query, now: this.#now }) } };
       let written: PanelWritten = { status: 204 };
@@ -181,8 +168,7 @@ export class PanelLiveSystem {
       });
       const checked = parsePanel(next);
       if (!checked.ok) {
-        const conflict = checked.issues.some((i) => CONFLICT_CODES.has(i.code));
-        return { result: refused(conflict ? 409 : 400, bodyIssues(next, checked.issues, written.at)) };
+        return { result: refusedWrite(bodyIssues(next, checked.issues, written.at)) };
       }
       const w = written as PanelWritten;
       const result: PanelWriteResult = { ok: true, status: w.status, ...(w.id !== undefined ? { id: w.id } : {}), patches, inversePatches };
