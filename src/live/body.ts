@@ -31,3 +31,22 @@ export function pick(body: Record<string, unknown>, writable: readonly string[])
   for (const k of writable) if (Object.hasOwn(body, k)) out[k] = body[k];
   return out;
 }
+
+/**
+ * A connection body's requirements by type (seed 001 "Connection body", which seed 002 takes too):
+ * `ipaddress` for ethernet and wirelessGateway, `port` unless lockhub, `macaddress` for lockhub,
+ * and the ethernet-only fields on ethernet only. Every problem is a 400 under `body`.
+ */
+export function checkConnectionBody(b: Record<string, unknown>): void {
+  const issues: Issue[] = [];
+  if ((b.type === "ethernet" || b.type === "wirelessGateway") && (b.ipaddress === undefined || b.ipaddress === null))
+    issues.push({ code: "required", path: ["body", "ipaddress"], message: `A ${String(b.type)} connection needs an ipaddress.` });
+  if (b.type !== "lockhub" && (b.port === undefined || b.port === null))
+    issues.push({ code: "required", path: ["body", "port"], message: `A ${String(b.type)} connection needs a port.` });
+  if (b.type === "lockhub" && (b.macaddress === undefined || b.macaddress === null))
+    issues.push({ code: "required", path: ["body", "macaddress"], message: "A lockhub connection needs a macaddress." });
+  for (const k of ["ipv6Address", "manufacturer", "protocol"])
+    if (b.type !== "ethernet" && b[k] !== undefined && b[k] !== null)
+      issues.push({ code: "invalid", path: ["body", k], message: `${k} is used by ethernet connections only.` });
+  if (issues.length > 0) throw new Refusal(400, issues);
+}

@@ -2,10 +2,9 @@
 // defaults, and deletes refused while something references them.
 import { z } from "zod";
 import { cloudNodeSchema, connectionSchema, defaultCardFormat, deviceSchema } from "../../model/index.js";
-import type { Issue } from "../../model/index.js";
 import type { CloudNode, Device } from "../../model/index.js";
-import { objectBody, parseBody, pick, requireKeys } from "../body.js";
-import { Refusal, notFound, refuse } from "../operation.js";
+import { checkConnectionBody, objectBody, parseBody, pick, requireKeys } from "../body.js";
+import { notFound, refuse } from "../operation.js";
 import { type Created, type Mutable, NO_CONTENT, type WriteContext, indexOf, removeAt } from "./common.js";
 import { cloudNodeReferrers, connectionReferrers, deviceReferrers, refuseIfReferenced } from "./referrers.js";
 
@@ -50,17 +49,7 @@ const CONNECTION_WRITABLE = ["name", "type", "protocol", "ipaddress", "ipv6Addre
 function connectionBody(b: Record<string, unknown>, id: string, cloudNode: string, keep: Record<string, unknown> = {}): Record<string, unknown> {
   requireKeys(b, ["name", "type"]);
   const ethernet = b.type === "ethernet";
-  const issues: Issue[] = [];
-  if ((b.type === "ethernet" || b.type === "wirelessGateway") && (b.ipaddress === undefined || b.ipaddress === null))
-    issues.push({ code: "required", path: ["body", "ipaddress"], message: `A ${String(b.type)} connection needs an ipaddress.` });
-  if (b.type !== "lockhub" && (b.port === undefined || b.port === null))
-    issues.push({ code: "required", path: ["body", "port"], message: `A ${String(b.type)} connection needs a port.` });
-  if (b.type === "lockhub" && (b.macaddress === undefined || b.macaddress === null))
-    issues.push({ code: "required", path: ["body", "macaddress"], message: "A lockhub connection needs a macaddress." });
-  for (const k of ["ipv6Address", "manufacturer", "protocol"])
-    if (!ethernet && b[k] !== undefined && b[k] !== null)
-      issues.push({ code: "invalid", path: ["body", k], message: `${k} is used by ethernet connections only.` });
-  if (issues.length > 0) throw new Refusal(400, issues);
+  checkConnectionBody(b);
   return {
     ...keep,
     ...pick(b, CONNECTION_WRITABLE),

@@ -6,7 +6,7 @@
 import type { Draft } from "immer";
 import { z } from "zod";
 import { type Issue, type PanelSnapshot, credentialSchema, panelSnapshotSchema } from "../../model/index.js";
-import { objectBody, parseBody, pick, requireKeys } from "../body.js";
+import { checkConnectionBody, objectBody, parseBody, pick, requireKeys } from "../body.js";
 import { Refusal, refuse } from "../operation.js";
 import { attributeIssues, parseDefinition, valuesAgainst } from "./customFields.js";
 
@@ -279,16 +279,7 @@ const CONNECTION_WRITABLE = ["name", "type", "protocol", "ipaddress", "ipv6Addre
 function connectionBody(b: Json, id: number, keep: Json): Json {
   requireKeys(b, ["name", "type"]);
   const ethernet = b.type === "ethernet";
-  const issues: Issue[] = [];
-  if ((b.type === "ethernet" || b.type === "wirelessGateway") && (b.ipaddress === undefined || b.ipaddress === null))
-    issues.push({ code: "required", path: ["body", "ipaddress"], message: `A ${String(b.type)} connection needs an ipaddress.` });
-  if (b.type !== "lockhub" && (b.port === undefined || b.port === null))
-    issues.push({ code: "required", path: ["body", "port"], message: `A ${String(b.type)} connection needs a port.` });
-  if (b.type === "lockhub" && (b.macaddress === undefined || b.macaddress === null))
-    issues.push({ code: "required", path: ["body", "macaddress"], message: "A lockhub connection needs a macaddress." });
-  for (const k of ["ipv6Address", "manufacturer", "protocol"])
-    if (!ethernet && b[k] !== undefined && b[k] !== null) issues.push({ code: "invalid", path: ["body", k], message: `${k} is used by ethernet connections only.` });
-  if (issues.length > 0) throw new Refusal(400, issues);
+  checkConnectionBody(b);
   return parseBody(connectionSchema, {
     ...keep,
     ...pick(b, CONNECTION_WRITABLE),
