@@ -40,6 +40,8 @@ describe("rsop apply", () => {
     expect(got[0]!.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(got[3]).toMatchObject({ index: 1, issues: [{ path: "body.name" }] });
     expect(got[4]).toMatchObject({ total: 1, body: [{ name: "Night porters" }] });
+    expect(got[5]).toMatchObject({ status: 400, issues: [{ path: "", message: expect.stringContaining("column 2") }] });
+    expect(JSON.stringify(got[5])).not.toContain("not json"); // the line's text is never echoed
     expect(got[6]).toMatchObject({ results: [{ status: 200 }, { status: 200, total: 1, body: [{ name: "Weekend porters" }] }] });
     expect(r.stderr).toContain("3 of 7 operation lines refused");
 

@@ -16,6 +16,7 @@ import {
   seededIds,
 } from "../../live/index.js";
 import { type Issue, formatPath } from "../../model/index.js";
+import { parseJson } from "../jsonSyntax.js";
 import { CliError, type CliIo, UsageError } from "./io.js";
 import { readSnapshotFile, systemOrPanel } from "./loadSystem.js";
 
@@ -46,12 +47,13 @@ function answer(r: OperationResult | PanelOperationResult): Record<string, unkno
 }
 
 function applyLine(live: Target, text: string): { line: Record<string, unknown>; refused: boolean } {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return { line: { status: 400, issues: [{ path: "", message: "Is not valid JSON: expected one operation object or an array of them." }] }, refused: true };
-  }
+  const r0 = parseJson(text);
+  if (!r0.ok)
+    return {
+      line: { status: 400, issues: [{ path: "", message: `Is not valid JSON (column ${r0.column}: ${r0.message}): expected one operation object or an array of them.` }] },
+      refused: true,
+    };
+  const parsed = r0.value;
   if (Array.isArray(parsed)) {
     const r = live.batch(parsed as Operation[]);
     if (!r.ok) return { line: { status: r.status, index: r.index, issues: issuesOut(r.issues) }, refused: true };
