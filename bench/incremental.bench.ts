@@ -1,5 +1,5 @@
 // Scenario: incremental recompile (issue 13). Each change is made as the live system makes it — its
-// seed route run as an immer transition (produceWithPatches, auto-freeze on) on the snapshot before
+// seed route run as the live system runs it (runWrite) on the snapshot before
 // it — a chain of such changes made first, then only `engine.update(next, patches)` timed along the
 // chain: neither immer nor the whole-snapshot validation that the live system also runs. Every duration is shown with its ratio to a full load of the
 // same snapshot (createEngine, warm median) measured in this process. At the end the updated engine
@@ -10,6 +10,8 @@ import { matchRoute } from "../src/live/routes.js";
 import { type Row, fmtMs, log, median, timeRuns } from "./benchUtil.js";
 import { type SizeName, exposedGc, fixture } from "./fixtures.js";
 import type { ScenarioContext } from "./scenario.js";
+import type { Created, WriteContext } from "../src/live/operations/common.js";
+import { runWrite } from "../src/live/write.js";
 
 let counter = 0;
 const newId = () => `bench-${(counter++).toString(36).padStart(8, "0")}-${Math.random().toString(36).slice(2, 10)}`;
@@ -18,9 +20,7 @@ const newId = () => `bench-${(counter++).toString(36).padStart(8, "0")}-${Math.r
 function change(base: SystemSnapshot, method: string, path: string, body?: unknown): { next: SystemSnapshot; patches: Patch[] } {
   const route = matchRoute(method, path);
   if (route.kind !== "write") throw new Error(`no write route ${method} ${path}`);
-  const [next, patches] = produceWithPatches(base, (draft) => {
-    route.handler({ draft, params: route.params, body, newId, now: () => 0 });
-  });
+  const { next, patches } = runWrite(base, route.handler, { params: route.params, body, newId, now: () => 0 });
   return { next, patches };
 }
 
@@ -193,21 +193,20 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     if (create.kind !== "write") throw new Error("no POST /holders");
     for (let k = 0; k < (ctx.quick ? 1 : 3); k++) {
       // One transition running the route bn times: the same bn `add` patches as a LiveSystem batch.
-      const [next, patches] = produceWithPatches(engine.snapshot, (draft) => {
+      const createAll = (c: WriteContext): Created => {
         for (let i = 0; i < bn; i++)
           create.handler({
-            draft,
-            params: {},
+            ...c,
             body: {
               firstName: "Batch",
               lastName: `Holder${i}`,
               groups: [groupIds[(i * 7) % groupIds.length], groupIds[(i * 13 + 1) % groupIds.length]],
               credentials: [{ types: ["card"], credentialNumber: cardNumber++, facilityCode: 1 }],
             },
-            newId,
-            now: () => 0,
           });
-      });
+        return { status: 204 };
+      };
+      const { next, patches } = runWrite(engine.snapshot, createAll, { params: {}, body: null, newId, now: () => 0 });
       exposedGc()?.();
       const t0 = performance.now();
       engine.update(next, patches);

@@ -13,6 +13,7 @@ import { matchRoute } from "../src/live/routes.js";
 import { WriteValidator } from "../src/live/validation.js";
 import { type SystemSnapshot, parseSnapshot } from "../src/model/index.js";
 import { SIZES, type SizeName, generateBuilding } from "./fixtures.js";
+import { runWrite } from "../src/live/write.js";
 
 enablePatches();
 const size = (process.argv[2] ?? "L") as SizeName;
@@ -28,9 +29,7 @@ function change(s: SystemSnapshot, op: Operation): { next: SystemSnapshot; patch
   const route = matchRoute(op.method, op.path);
   if (route.kind !== "write") throw new Error(`not a write: ${op.path}`);
   try {
-    const [next, patches] = produceWithPatches(s, (draft) => {
-      route.handler({ draft, params: route.params, body: op.body, newId, now: () => Date.UTC(2026, 3, 1) });
-    });
+    const { next, patches } = runWrite(s, route.handler, { params: route.params, body: op.body, newId, now: () => Date.UTC(2026, 3, 1) });
     return { next, patches };
   } catch (e) {
     if (e instanceof Refusal) throw new Error(`${op.method} ${op.path} refused: ${JSON.stringify(e.issues)}`);

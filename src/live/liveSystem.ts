@@ -1,6 +1,8 @@
 // A system that changes: the validated snapshot (immer-frozen, structurally shared) and an engine
 // always consistent with it. Every change is a seed route applied as an immer transition.
-import { type Patch, applyPatches as immerApplyPatches, enablePatches, freeze, produceWithPatches } from "immer";
+import type { Patch } from "immer";
+import { applySnapshotPatches, freezeSnapshot } from "./transition.js";
+import { runWrite } from "./write.js";
 import { type Engine, createEngine } from "../evaluate/index.js";
 import { type Result, type SystemSnapshot, err, ok, parseSnapshot } from "../model/index.js";
 import { type IdSource, randomIds } from "./ids.js";
@@ -40,7 +42,7 @@ export class LiveSystem {
 
   /** @internal use createLiveSystem. */
   constructor(snapshot: SystemSnapshot, newId: IdSource, now: () => number) {
-    this.#snapshot = freeze(snapshot, true);
+    this.#snapshot = freezeSnapshot(snapshot);
     this.#engine = createEngine(this.#snapshot);
     this.#newId = newId;
     this.#now = now;
@@ -74,7 +76,7 @@ export class LiveSystem {
   applyPatches(patches: readonly Patch[]): Result<void> {
     let next: SystemSnapshot;
     try {
-      next = immerApplyPatches(this.#snapshot, patches as Patch[]);
+      next = applySnapshotPatches(this.#snapshot, patches);
     } catch (e) {
       return err([{ code: "invalidPatch", path: [], message: `The patches do not apply to this snapshot: ${(e as Error).message}` }]);
     }
@@ -117,11 +119,8 @@ export class LiveSystem {
         const answer = route.handler({ snapshot: base, engine, params: route.params, query, now: this.#now });
         return { result: { ok: true, status: 200, ...answer } };
       }
-      let created = { status: 204 as 200 | 201 | 204, id: undefined as string | undefined };
-      const [next, patches, inversePatches] = produceWithPatches(base, (draft) => {
-        const r = route.handler({ draft, params: route.params, body: op.body, newId: this.#newId, now: this.#now });
-        created = { status: r.status, id: r.id };
-      });
+      const lookups = this.#validator.lookups(this.#snapshot, base);
+      const { next, patches, inversePatches, created } = runWrite(base, route.handler, { params: route.params, body: op.body, newId: this.#newId, now: this.#now }, lookups);
       const issues = this.#validator.validate(this.#snapshot, base, next, patches);
       if (issues.length > 0) {
         const target = created.id ?? Object.values(route.params).at(-1);
@@ -143,7 +142,6 @@ export class LiveSystem {
  * if (r.ok) r.value.apply({ method: "POST", path: "/groups", body: { name: "Night" } }); //=> { ok: true, status: 200, id, … }
  */
 export function createLiveSystem(input: unknown, options: LiveSystemOptions = {}): Result<LiveSystem> {
-  enablePatches();
   const parsed = parseSnapshot(input);
   if (!parsed.ok) return err(parsed.issues);
   return ok(new LiveSystem(parsed.value, options.newId ?? randomIds, options.now ?? Date.now));

@@ -47,6 +47,33 @@ const RELATIONS: readonly Relation[] = [
   relation("rules", "devices", (r) => r.devices),
   relation("rules", "floorGroups", (r) => r.floorGroups),
 ];
+/** The position in RELATIONS of the reference from `from` to `to`. */
+function relationOf(from: Collection, to: Collection): number {
+  const k = RELATIONS.findIndex((r) => r.from === from && r.to === to);
+  if (k < 0) throw new Error(`no reference from ${from} to ${to}`);
+  return k;
+}
+
+/** Where elements of a snapshot sit, and who references them. */
+export interface SnapshotLookups {
+  /** Position of the element with `id` in the list `c`; -1 when none. */
+  readonly find: (c: Collection, id: string) => number;
+  /** Positions (ascending) of the elements of `from` that reference the element `id` of `to`. */
+  readonly referrers: (from: Collection, to: Collection, id: string) => number[];
+}
+
+/** Lookups by scanning `s` (for callers that keep no indexes: tests, benchmarks, one-off tools). */
+export function scanningLookups(s: SystemSnapshot): SnapshotLookups {
+  const list = (c: Collection) => s[c] as unknown as readonly Entity[];
+  return {
+    find: (c, id) => list(c).findIndex((x) => x.id === id),
+    referrers: (from, to, id) => {
+      const r = RELATIONS[relationOf(from, to)]!;
+      return list(from).flatMap((x, i) => (r.keys(x as never).includes(id) ? [i] : []));
+    },
+  };
+}
+
 const RELATIONS_TO = new Map<Collection, number[]>();
 RELATIONS.forEach((r, k) => RELATIONS_TO.set(r.to, [...(RELATIONS_TO.get(r.to) ?? []), k]));
 
@@ -395,16 +422,39 @@ function sameContent(c: Collection, a: Entity | undefined, b: Entity | undefined
 export class WriteValidator {
   #ix: Indexes | undefined;
 
+  /** Indexes mirroring `base`: stepped back when a batch was refused, built when there are none. */
+  #mirror(committed: SystemSnapshot, base: SystemSnapshot): Indexes {
+    let ix = this.#ix;
+    if (ix !== undefined && ix.mirror !== base && !ix.rollbackTo(base)) ix = undefined;
+    if (ix === undefined) ix = this.#ix = new Indexes(base);
+    if (base === committed) ix.forget();
+    return ix;
+  }
+
+  /**
+   * Where each id sits in `base` (a write's handler finds its element here instead of scanning the
+   * draft). `base` is the committed snapshot or a batch's accepted intermediate, as for validate.
+   */
+  lookups(committed: SystemSnapshot, base: SystemSnapshot): SnapshotLookups {
+    const ix = this.#mirror(committed, base);
+    return {
+      find: (c, id) => ix.ids[c].get(id) ?? -1,
+      referrers: (from, to, id) => {
+        const ids = ix.referrers[relationOf(from, to)]!.get(id);
+        const out: number[] = [];
+        if (ids !== undefined) for (const r of ids) out.push(ix.ids[from].get(r)!);
+        return out.sort((x, y) => x - y);
+      },
+    };
+  }
+
   /**
    * The issues of `next` (the snapshot `patches` made from `base`), exactly as parseSnapshot(next)
    * reports them; empty when `next` is valid, and the indexes then mirror `next`.
    * @param committed - the live system's snapshot (base is it, or a batch's accepted intermediate).
    */
   validate(committed: SystemSnapshot, base: SystemSnapshot, next: SystemSnapshot, patches: readonly Patch[]): readonly Issue[] {
-    let ix = this.#ix;
-    if (ix !== undefined && ix.mirror !== base && !ix.rollbackTo(base)) ix = undefined;
-    if (ix === undefined) ix = this.#ix = new Indexes(base);
-    if (base === committed) ix.forget();
+    const ix = this.#mirror(committed, base);
 
     const schemaIssues = new Map<Collection, Map<number, Issue[]>>();
     const touched: Touched | null = next === base ? new Map() : touchedBy(ix, base, next, patches, schemaIssues);

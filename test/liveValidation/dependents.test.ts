@@ -5,9 +5,15 @@
 import { type Draft, enablePatches, produceWithPatches } from "immer";
 import { describe, expect, test } from "vitest";
 import type { LiveSystem } from "../../src/live/index.js";
-import { removeAt } from "../../src/live/operations/common.js";
 import { type SystemSnapshot, parseSnapshot } from "../../src/model/index.js";
 import { accept, liveOf } from "../live/fixture.js";
+
+/** Removes list[i] on a draft as a delete route does (the last element moves into its place). */
+function removeAt<T>(list: T[], i: number): void {
+  const last = list.length - 1;
+  if (i !== last) list[i] = list[last]!;
+  list.length = last;
+}
 
 enablePatches();
 

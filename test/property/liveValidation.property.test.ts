@@ -9,12 +9,19 @@ import { type Patch, applyPatches, enablePatches, produceWithPatches } from "imm
 import { expect, test } from "vitest";
 import { type Operation, createLiveSystem, seededIds } from "../../src/live/index.js";
 import { Refusal } from "../../src/live/operation.js";
-import { removeAt } from "../../src/live/operations/common.js";
 import { matchRoute } from "../../src/live/routes.js";
 import { WriteValidator } from "../../src/live/validation.js";
 import { type Issue, type SystemSnapshot, parseSnapshot } from "../../src/model/index.js";
 import { COLLECTIONS, type Collection } from "../../src/model/checks/index.js";
 import { type OperationSpec, operationSpecArb, resolveOperation, snapshotAndRequestsArb } from "../arbitraries/index.js";
+import { runWrite } from "../../src/live/write.js";
+
+/** Removes list[i] on a draft as a delete route does (the last element moves into its place). */
+function removeAt<T>(list: T[], i: number): void {
+  const last = list.length - 1;
+  if (i !== last) list[i] = list[last]!;
+  list.length = last;
+}
 
 /**
  * 100 runs by default; RSOP_PROPERTY_RUNS scales it down by 20 (one run validates a sequence of writes both ways (about 6 ms a run)), so that the
@@ -129,9 +136,7 @@ function change(s: SystemSnapshot, step: Step, seed: number): { next: SystemSnap
   const route = matchRoute(op.method, q < 0 ? op.path : op.path.slice(0, q));
   if (route.kind !== "write") return null;
   try {
-    const [next, patches, inverse] = produceWithPatches(s, (draft) => {
-      route.handler({ draft, params: route.params, body: op.body, newId: seededIds(seed), now: () => Date.UTC(2026, 3, 1) });
-    });
+    const { next, patches, inversePatches: inverse } = runWrite(s, route.handler, { params: route.params, body: op.body, newId: seededIds(seed), now: () => Date.UTC(2026, 3, 1) });
     return { next, patches, inverse };
   } catch (e) {
     if (e instanceof Refusal) return null;

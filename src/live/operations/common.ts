@@ -1,6 +1,7 @@
 // What every operation handler receives, and lookups over the draft snapshot.
 import type { Draft } from "immer";
 import type { SystemSnapshot } from "../../model/index.js";
+import type { Collection } from "../../model/checks/index.js";
 import type { IdSource } from "../ids.js";
 import { notFound } from "../operation.js";
 
@@ -8,6 +9,27 @@ export type Mutable = Draft<SystemSnapshot>;
 
 export interface WriteContext {
   readonly draft: Mutable;
+  /**
+   * The snapshot the draft started from (plain and frozen): read lists here, not through the draft,
+   * where every element read becomes a proxy that immer then finalizes.
+   */
+  readonly base: SystemSnapshot;
+  /** Position of the element with `id` in `base[c]` (a maintained index, not a scan); -1 when none. */
+  readonly find: (c: Collection, id: string) => number;
+  /** Positions in `base[from]` (ascending) of the elements that reference the element `id` of `to`. */
+  readonly referrers: (from: Collection, to: Collection, id: string) => number[];
+  /**
+   * Appends an element to a top-level list. Top-level lists change only through `append` and
+   * `remove`, applied after the draft is finished: a list of 100,000 holders is then copied once,
+   * and its patches do not visit every element.
+   */
+  readonly append: (c: Collection, value: unknown) => void;
+  /**
+   * Removes `base[c][i]` by moving the last element into its place: two patches whatever the list's
+   * length. Snapshot order carries no meaning (every answer is ordered by id). Call it last: the
+   * list is changed after the draft is finished.
+   */
+  readonly remove: (c: Collection, i: number) => void;
   readonly params: Readonly<Record<string, string>>;
   readonly body: unknown;
   readonly newId: IdSource;
@@ -26,22 +48,18 @@ export interface Created {
   readonly id?: string;
 }
 
-/** Position of the element with `id` in `list`, or a 404 naming `what`. */
-export function indexOf(list: readonly { readonly id: string }[], id: string, what: string): number {
+/** Position of the element with `id` in the snapshot's list `c`, or a 404 naming `what`. */
+export function indexOf(ctx: WriteContext, c: Collection, id: string, what: string): number {
+  const i = ctx.find(c, id);
+  if (i < 0) notFound(what, id);
+  return i;
+}
+
+/** Position of the element with `id` in a short list (a holder's credentials), or a 404 naming `what`. */
+export function positionIn(list: readonly { readonly id: string }[], id: string, what: string): number {
   const i = list.findIndex((x) => x.id === id);
   if (i < 0) notFound(what, id);
   return i;
 }
 
 export const NO_CONTENT: Created = { status: 204 };
-
-/**
- * Removes `list[i]` by moving the last element into its place: two patches whatever the list's
- * length (a splice would shift, and patch, every later element). Snapshot order carries no meaning:
- * every answer is ordered by id.
- */
-export function removeAt<T>(list: T[], i: number): void {
-  const last = list.length - 1;
-  if (i !== last) list[i] = list[last]!;
-  list.length = last;
-}

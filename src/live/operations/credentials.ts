@@ -3,12 +3,12 @@ import { z } from "zod";
 import { type Issue, credentialSchema } from "../../model/index.js";
 import { objectBody, parseBody, requireKeys } from "../body.js";
 import { Refusal, refuse } from "../operation.js";
-import { type Created, NO_CONTENT, type WriteContext, indexOf } from "./common.js";
+import { type Created, NO_CONTENT, type WriteContext, indexOf, positionIn } from "./common.js";
 
 const DIGITAL_TYPES = z.array(z.enum(["touch", "token"])).min(1, { error: "Must name at least one credential type." });
 
 function holderAt(ctx: WriteContext) {
-  return ctx.draft.holders[indexOf(ctx.draft.holders, ctx.params.holderId!, "holder")]!;
+  return ctx.draft.holders[indexOf(ctx, "holders", ctx.params.holderId!, "holder")]!;
 }
 
 type Path = readonly (string | number)[];
@@ -60,7 +60,7 @@ export function createCredential(ctx: WriteContext): Created {
 }
 
 function credentialIndex(ctx: WriteContext): number {
-  return indexOf(holderAt(ctx).credentials, ctx.params.credentialId!, "credential of this holder");
+  return positionIn(holderAt(ctx).credentials, ctx.params.credentialId!, "credential of this holder");
 }
 
 export function updateCredential(ctx: WriteContext): Created {

@@ -4,16 +4,18 @@ import { groupSchema } from "../../model/index.js";
 import type { Issue } from "../../model/index.js";
 import { objectBody, parseBody, requireKeys } from "../body.js";
 import { Refusal, refuse } from "../operation.js";
-import { type Created, type Mutable, NO_CONTENT, type WriteContext, indexOf, removeAt } from "./common.js";
+import { type Created, NO_CONTENT, type WriteContext, indexOf } from "./common.js";
 
-export function createGroup({ draft, body, newId }: WriteContext): Created {
+export function createGroup(ctx: WriteContext): Created {
+  const { draft, body, newId } = ctx;
   const id = newId();
-  draft.groups.push(parseBody(groupSchema, { ...objectBody(body), id }));
+  ctx.append("groups", parseBody(groupSchema, { ...objectBody(body), id }));
   return { status: 200, id };
 }
 
-export function updateGroup({ draft, params, body }: WriteContext): Created {
-  const i = indexOf(draft.groups, params.groupId!, "group");
+export function updateGroup(ctx: WriteContext): Created {
+  const { draft, params, body } = ctx;
+  const i = indexOf(ctx, "groups", params.groupId!, "group");
   const b = objectBody(body);
   requireKeys(b, ["name", "partition"]);
   const g = parseBody(groupSchema, { id: draft.groups[i]!.id, name: b.name, partition: b.partition });
@@ -22,24 +24,22 @@ export function updateGroup({ draft, params, body }: WriteContext): Created {
   return NO_CONTENT;
 }
 
-export function deleteGroup({ draft, params }: WriteContext): Created {
+export function deleteGroup(ctx: WriteContext): Created {
+  const { draft, base, params } = ctx;
   const id = params.groupId!;
-  const i = indexOf(draft.groups, id, "group");
-  const users = draft.rules.flatMap((r, j) => (r.groupId === id ? [j] : []));
+  const i = indexOf(ctx, "groups", id, "group");
+  const users = ctx.referrers("rules", "groups", id);
   if (users.length > 0)
     throw new Refusal(
       409,
       users.map((j) => ({
         code: "conflict",
         path: ["rules", j, "groupId"],
-        message: `Rule "${draft.rules[j]!.id}" applies to group "${id}": delete or move the rule first.`,
+        message: `Rule "${base.rules[j]!.id}" applies to group "${id}": delete or move the rule first.`,
       })),
     );
-  removeAt(draft.groups, i);
-  for (const h of draft.holders) {
-    const k = h.groups.indexOf(id);
-    if (k >= 0) h.groups.splice(k, 1);
-  }
+  ctx.remove("groups", i);
+  for (const j of ctx.referrers("holders", "groups", id)) draft.holders[j]!.groups.splice(base.holders[j]!.groups.indexOf(id), 1);
   return NO_CONTENT;
 }
 
@@ -57,47 +57,52 @@ function stringList(body: unknown, key: string): string[] {
   return list as string[];
 }
 
-function mustExist(draft: Mutable, coll: "holders" | "groups", ids: readonly string[], key: string): void {
-  const known = new Set(draft[coll].map((x) => x.id));
+function mustExist(ctx: WriteContext, coll: "holders" | "groups", ids: readonly string[], key: string): void {
   const issues = ids.flatMap((id, j): Issue[] =>
-    known.has(id) ? [] : [{ code: "unknownReference", path: ["body", key, j], message: `Names ${coll === "holders" ? "holder" : "group"} "${id}", which does not exist.` }],
+    ctx.find(coll, id) >= 0 ? [] : [{ code: "unknownReference", path: ["body", key, j], message: `Names ${coll === "holders" ? "holder" : "group"} "${id}", which does not exist.` }],
   );
   if (issues.length > 0) throw new Refusal(400, issues);
 }
 
-export function addMembership({ draft, params }: WriteContext): Created {
-  const h = draft.holders[indexOf(draft.holders, params.holderId!, "holder")]!;
-  indexOf(draft.groups, params.groupId!, "group");
+export function addMembership(ctx: WriteContext): Created {
+  const { draft, params } = ctx;
+  const h = draft.holders[indexOf(ctx, "holders", params.holderId!, "holder")]!;
+  indexOf(ctx, "groups", params.groupId!, "group");
   if (!h.groups.includes(params.groupId!)) h.groups.push(params.groupId!);
   return NO_CONTENT;
 }
 
-export function removeMembership({ draft, params }: WriteContext): Created {
-  const h = draft.holders[indexOf(draft.holders, params.holderId!, "holder")]!;
-  indexOf(draft.groups, params.groupId!, "group");
+export function removeMembership(ctx: WriteContext): Created {
+  const { draft, params } = ctx;
+  const h = draft.holders[indexOf(ctx, "holders", params.holderId!, "holder")]!;
+  indexOf(ctx, "groups", params.groupId!, "group");
   const k = h.groups.indexOf(params.groupId!);
   if (k < 0) refuse(404, "notFound", [], `Holder "${h.id}" is not a member of group "${params.groupId}".`);
   h.groups.splice(k, 1);
   return NO_CONTENT;
 }
 
-export function replaceHolderGroups({ draft, params, body }: WriteContext): Created {
-  const h = draft.holders[indexOf(draft.holders, params.holderId!, "holder")]!;
+export function replaceHolderGroups(ctx: WriteContext): Created {
+  const { draft, params, body } = ctx;
+  const h = draft.holders[indexOf(ctx, "holders", params.holderId!, "holder")]!;
   const groups = stringList(body, "groups");
-  mustExist(draft, "groups", groups, "groups");
+  mustExist(ctx, "groups", groups, "groups");
   h.groups = groups;
   return NO_CONTENT;
 }
 
-export function replaceGroupHolders({ draft, params, body }: WriteContext): Created {
+export function replaceGroupHolders(ctx: WriteContext): Created {
+  const { draft, base, params, body } = ctx;
   const id = params.groupId!;
-  indexOf(draft.groups, id, "group");
+  indexOf(ctx, "groups", id, "group");
   const holders = new Set(stringList(body, "holders"));
-  mustExist(draft, "holders", [...holders], "holders");
-  for (const h of draft.holders) {
-    const k = h.groups.indexOf(id);
-    if (holders.has(h.id) && k < 0) h.groups.push(id);
-    else if (!holders.has(h.id) && k >= 0) h.groups.splice(k, 1);
+  mustExist(ctx, "holders", [...holders], "holders");
+  const members = ctx.referrers("holders", "groups", id);
+  for (const j of members) {
+    const h = base.holders[j]!;
+    if (!holders.has(h.id)) draft.holders[j]!.groups.splice(h.groups.indexOf(id), 1);
   }
+  const already = new Set(members.map((j) => base.holders[j]!.id));
+  for (const h of holders) if (!already.has(h)) draft.holders[ctx.find("holders", h)]!.groups.push(id);
   return NO_CONTENT;
 }

@@ -5,7 +5,7 @@ import { cloudNodeSchema, connectionSchema, defaultCardFormat, deviceSchema } fr
 import type { CloudNode, Device } from "../../model/index.js";
 import { checkConnectionBody, objectBody, parseBody, pick, requireKeys } from "../body.js";
 import { notFound, refuse } from "../operation.js";
-import { type Created, type Mutable, NO_CONTENT, type WriteContext, indexOf, removeAt } from "./common.js";
+import { type Created, NO_CONTENT, type WriteContext, indexOf } from "./common.js";
 import { cloudNodeReferrers, connectionReferrers, deviceReferrers, refuseIfReferenced } from "./referrers.js";
 
 const NODE_WRITABLE = ["name", "description", "serialNumber", "ecards", "offlinePolicy", "killTimer", "timezone", "locale", "cardFormat"];
@@ -20,15 +20,17 @@ function normalizeNode(n: ReturnType<typeof cloudNodeSchema.parse>, systemZone: 
   };
 }
 
-export function createCloudNode({ draft, body, newId, now }: WriteContext): Created {
+export function createCloudNode(ctx: WriteContext): Created {
+  const { draft, body, newId, now } = ctx;
   const id = newId();
   const b = pick(objectBody(body), NODE_WRITABLE);
-  draft.cloudNodes.push(normalizeNode(parseBody(cloudNodeSchema, { ...b, id, created: new Date(now()).toISOString() }), draft.timezone));
+  ctx.append("cloudNodes", normalizeNode(parseBody(cloudNodeSchema, { ...b, id, created: new Date(now()).toISOString() }), draft.timezone));
   return { status: 201, id };
 }
 
-export function updateCloudNode({ draft, params, body }: WriteContext): Created {
-  const i = indexOf(draft.cloudNodes, params.cloudNodeId!, "cloud node");
+export function updateCloudNode(ctx: WriteContext): Created {
+  const { draft, params, body } = ctx;
+  const i = indexOf(ctx, "cloudNodes", params.cloudNodeId!, "cloud node");
   const current = draft.cloudNodes[i]!;
   const b = pick(objectBody(body), NODE_WRITABLE);
   requireKeys(b, ["name"]);
@@ -37,10 +39,10 @@ export function updateCloudNode({ draft, params, body }: WriteContext): Created 
   return NO_CONTENT;
 }
 
-export function deleteCloudNode({ draft, params }: WriteContext): Created {
-  const i = indexOf(draft.cloudNodes, params.cloudNodeId!, "cloud node");
-  refuseIfReferenced(cloudNodeReferrers(draft, params.cloudNodeId!));
-  removeAt(draft.cloudNodes, i);
+export function deleteCloudNode(ctx: WriteContext): Created {
+  const i = indexOf(ctx, "cloudNodes", ctx.params.cloudNodeId!, "cloud node");
+  refuseIfReferenced(cloudNodeReferrers(ctx.base, ctx.params.cloudNodeId!));
+  ctx.remove("cloudNodes", i);
   return NO_CONTENT;
 }
 
@@ -60,37 +62,40 @@ function connectionBody(b: Record<string, unknown>, id: string, cloudNode: strin
   };
 }
 
-function nodeOf(draft: Mutable, id: string): CloudNode {
-  return draft.cloudNodes[indexOf(draft.cloudNodes, id, "cloud node")]! as CloudNode;
+function nodeOf(ctx: WriteContext, id: string): CloudNode {
+  return ctx.base.cloudNodes[indexOf(ctx, "cloudNodes", id, "cloud node")]!;
 }
 
-function connectionIndex(draft: Mutable, nodeId: string, id: string): number {
-  const i = draft.connections.findIndex((c) => c.id === id && c.cloudNode === nodeId);
-  if (i < 0) notFound(`connection on cloud node "${nodeId}"`, id);
+/** Position of a connection or device of the cloud node `nodeId`; 404 when it is not there. */
+function onNode(ctx: WriteContext, c: "connections" | "devices", nodeId: string, id: string): number {
+  const i = ctx.find(c, id);
+  if (i < 0 || ctx.base[c][i]!.cloudNode !== nodeId) notFound(`${c === "devices" ? "device" : "connection"} on cloud node "${nodeId}"`, id);
   return i;
 }
 
-export function createConnection({ draft, params, body, newId }: WriteContext): Created {
-  const node = nodeOf(draft, params.cloudNodeId!);
-  const id = newId();
-  draft.connections.push(parseBody(connectionSchema, connectionBody(objectBody(body), id, node.id)));
+export function createConnection(ctx: WriteContext): Created {
+  const node = nodeOf(ctx, ctx.params.cloudNodeId!);
+  const id = ctx.newId();
+  ctx.append("connections", parseBody(connectionSchema, connectionBody(objectBody(ctx.body), id, node.id)));
   return { status: 200, id };
 }
 
-export function updateConnection({ draft, params, body }: WriteContext): Created {
-  nodeOf(draft, params.cloudNodeId!);
-  const i = connectionIndex(draft, params.cloudNodeId!, params.connectionId!);
+export function updateConnection(ctx: WriteContext): Created {
+  const { draft, params, body } = ctx;
+  nodeOf(ctx, params.cloudNodeId!);
+  const i = onNode(ctx, "connections", params.cloudNodeId!, params.connectionId!);
   const c = draft.connections[i]!;
   const keep = { connected: c.connected, dhcp: c.dhcp, netmask: c.netmask, gateway: c.gateway, dns: c.dns };
   draft.connections[i] = parseBody(connectionSchema, connectionBody(objectBody(body), c.id, c.cloudNode, keep));
   return NO_CONTENT;
 }
 
-export function deleteConnection({ draft, params }: WriteContext): Created {
-  nodeOf(draft, params.cloudNodeId!);
-  const i = connectionIndex(draft, params.cloudNodeId!, params.connectionId!);
-  refuseIfReferenced(connectionReferrers(draft, params.connectionId!));
-  removeAt(draft.connections, i);
+export function deleteConnection(ctx: WriteContext): Created {
+  const { params } = ctx;
+  nodeOf(ctx, params.cloudNodeId!);
+  const i = onNode(ctx, "connections", params.cloudNodeId!, params.connectionId!);
+  refuseIfReferenced(connectionReferrers(ctx.base, params.connectionId!));
+  ctx.remove("connections", i);
   return NO_CONTENT;
 }
 
@@ -102,9 +107,10 @@ const NETWORK = z.object({
 });
 
 /** Configure network: stores `dhcp`/`netmask`/`gateway`/`dns`; only VENDOR_A controllers take it. */
-export function configureConnection({ draft, params, body }: WriteContext): Created {
-  nodeOf(draft, params.cloudNodeId!);
-  const c = draft.connections[connectionIndex(draft, params.cloudNodeId!, params.connectionId!)]!;
+export function configureConnection(ctx: WriteContext): Created {
+  const { draft, params, body } = ctx;
+  nodeOf(ctx, params.cloudNodeId!);
+  const c = draft.connections[onNode(ctx, "connections", params.cloudNodeId!, params.connectionId!)]!;
   if (c.manufacturer !== "VENDOR_A")
     refuse(409, "conflict", ["manufacturer"], `Connection "${c.id}" is ${c.manufacturer === undefined ? "of no known manufacturer" : `a ${c.manufacturer} controller`}; network configuration applies to VENDOR_A controllers only.`);
   const b = objectBody(body);
@@ -123,29 +129,25 @@ const DEVICE_WRITABLE = [
 const DEVICE_CREATE_REQUIRED = ["name", "type", "connection", "port"];
 const DEVICE_UPDATE_REQUIRED = [...DEVICE_CREATE_REQUIRED, "delay", "dwell", "dps", "rex", "autoOpenAfterFirstAllow", "authenticationPolicy"];
 
-function deviceIndex(draft: Mutable, nodeId: string, id: string): number {
-  const i = draft.devices.findIndex((d) => d.id === id && d.cloudNode === nodeId);
-  if (i < 0) notFound(`device on cloud node "${nodeId}"`, id);
-  return i;
-}
-
 function normalizeDevice(d: ReturnType<typeof deviceSchema.parse>): Device {
   return { ...d, partition: d.partition ?? [] };
 }
 
-export function createDevice({ draft, params, body, newId, now }: WriteContext): Created {
-  const node = nodeOf(draft, params.cloudNodeId!);
+export function createDevice(ctx: WriteContext): Created {
+  const { draft, params, body, newId, now } = ctx;
+  const node = nodeOf(ctx, params.cloudNodeId!);
   const b = objectBody(body);
   requireKeys(b, DEVICE_CREATE_REQUIRED);
   const id = newId();
   const created = new Date(now()).toISOString().slice(0, 19).replace("T", " ");
-  draft.devices.push(normalizeDevice(parseBody(deviceSchema, { ...pick(b, DEVICE_WRITABLE), id, cloudNode: node.id, created })));
+  ctx.append("devices", normalizeDevice(parseBody(deviceSchema, { ...pick(b, DEVICE_WRITABLE), id, cloudNode: node.id, created })));
   return { status: 200, id };
 }
 
-export function updateDevice({ draft, params, body }: WriteContext): Created {
-  nodeOf(draft, params.cloudNodeId!);
-  const i = deviceIndex(draft, params.cloudNodeId!, params.deviceId!);
+export function updateDevice(ctx: WriteContext): Created {
+  const { draft, params, body } = ctx;
+  nodeOf(ctx, params.cloudNodeId!);
+  const i = onNode(ctx, "devices", params.cloudNodeId!, params.deviceId!);
   const d = draft.devices[i]!;
   const b = objectBody(body);
   requireKeys(b, DEVICE_UPDATE_REQUIRED);
@@ -154,10 +156,11 @@ export function updateDevice({ draft, params, body }: WriteContext): Created {
   return NO_CONTENT;
 }
 
-export function deleteDevice({ draft, params }: WriteContext): Created {
-  nodeOf(draft, params.cloudNodeId!);
-  const i = deviceIndex(draft, params.cloudNodeId!, params.deviceId!);
-  refuseIfReferenced(deviceReferrers(draft, params.deviceId!));
-  removeAt(draft.devices, i);
+export function deleteDevice(ctx: WriteContext): Created {
+  const { params } = ctx;
+  nodeOf(ctx, params.cloudNodeId!);
+  const i = onNode(ctx, "devices", params.cloudNodeId!, params.deviceId!);
+  refuseIfReferenced(deviceReferrers(ctx.base, params.deviceId!));
+  ctx.remove("devices", i);
   return NO_CONTENT;
 }

@@ -4,7 +4,7 @@ import type { Holder, Issue } from "../../model/index.js";
 import { Refusal } from "../operation.js";
 import { credentialInput, credentialIssues } from "./credentials.js";
 import { objectBody, parseBody, pick, requireKeys } from "../body.js";
-import { type Created, NO_CONTENT, type WriteContext, indexOf, removeAt } from "./common.js";
+import { type Created, NO_CONTENT, type WriteContext, indexOf } from "./common.js";
 
 const UPDATE_REQUIRED = ["firstName", "lastName", "partition", "enabled", "activeDate", "expireDate", "pin", "duressPin"] as const;
 const UPDATE_WRITABLE = [...UPDATE_REQUIRED, "email", "customFields"] as const;
@@ -18,7 +18,8 @@ export function normalizeHolder(h: ReturnType<typeof holderSchema.parse>): Holde
   };
 }
 
-export function createHolder({ draft, body, newId }: WriteContext): Created {
+export function createHolder(ctx: WriteContext): Created {
+  const { draft, body, newId } = ctx;
   const b = objectBody(body);
   const id = newId();
   // Credentials given on creation follow the credential-create rules (a digital one starts Pending).
@@ -40,12 +41,13 @@ export function createHolder({ draft, body, newId }: WriteContext): Created {
     throw new Refusal(400, [...issues, ...e.issues.filter((i) => !seen.has(i.path.join(".")))]);
   }
   if (issues.length > 0) throw new Refusal(400, issues);
-  draft.holders.push(holder);
+  ctx.append("holders", holder);
   return { status: 201, id };
 }
 
-export function updateHolder({ draft, params, body }: WriteContext): Created {
-  const i = indexOf(draft.holders, params.holderId!, "holder");
+export function updateHolder(ctx: WriteContext): Created {
+  const { draft, params, body } = ctx;
+  const i = indexOf(ctx, "holders", params.holderId!, "holder");
   const b = objectBody(body);
   requireKeys(b, UPDATE_REQUIRED);
   const current = draft.holders[i]!;
@@ -55,8 +57,7 @@ export function updateHolder({ draft, params, body }: WriteContext): Created {
   return NO_CONTENT;
 }
 
-export function deleteHolder({ draft, params }: WriteContext): Created {
-  const i = indexOf(draft.holders, params.holderId!, "holder");
-  removeAt(draft.holders, i);
+export function deleteHolder(ctx: WriteContext): Created {
+  ctx.remove("holders", indexOf(ctx, "holders", ctx.params.holderId!, "holder"));
   return NO_CONTENT;
 }

@@ -1,7 +1,6 @@
 // Who still references an entity: the 409 of a delete names each referrer with its snapshot path.
-import type { Issue } from "../../model/index.js";
+import type { Issue, SystemSnapshot } from "../../model/index.js";
 import { Refusal } from "../operation.js";
-import type { Mutable } from "./common.js";
 
 type Referrer = Issue;
 
@@ -9,7 +8,7 @@ function ref(path: (string | number)[], message: string): Referrer {
   return { code: "conflict", path, message };
 }
 
-export function deviceReferrers(s: Mutable, id: string): Referrer[] {
+export function deviceReferrers(s: SystemSnapshot, id: string): Referrer[] {
   const out: Referrer[] = [];
   s.rules.forEach((r, i) => {
     const j = r.devices.indexOf(id);
@@ -26,7 +25,7 @@ export function deviceReferrers(s: Mutable, id: string): Referrer[] {
   return out;
 }
 
-export function floorGroupReferrers(s: Mutable, id: string): Referrer[] {
+export function floorGroupReferrers(s: SystemSnapshot, id: string): Referrer[] {
   const out: Referrer[] = [];
   s.rules.forEach((r, i) => {
     const j = r.floorGroups.indexOf(id);
@@ -35,18 +34,18 @@ export function floorGroupReferrers(s: Mutable, id: string): Referrer[] {
   return out;
 }
 
-export function connectionReferrers(s: Mutable, id: string): Referrer[] {
+export function connectionReferrers(s: SystemSnapshot, id: string): Referrer[] {
   return s.devices.flatMap((d, i) => (d.connection === id ? [ref(["devices", i, "connection"], `Device "${d.id}" sits on connection "${id}".`)] : []));
 }
 
-export function cloudNodeReferrers(s: Mutable, id: string): Referrer[] {
+export function cloudNodeReferrers(s: SystemSnapshot, id: string): Referrer[] {
   return [
     ...s.connections.flatMap((c, i) => (c.cloudNode === id ? [ref(["connections", i, "cloudNode"], `Connection "${c.id}" belongs to cloud node "${id}".`)] : [])),
     ...s.devices.flatMap((d, i) => (d.cloudNode === id ? [ref(["devices", i, "cloudNode"], `Device "${d.id}" belongs to cloud node "${id}".`)] : [])),
   ];
 }
 
-export function partitionReferrers(s: Mutable, id: string): Referrer[] {
+export function partitionReferrers(s: SystemSnapshot, id: string): Referrer[] {
   const out: Referrer[] = [];
   s.holders.forEach((h, i) => h.partition === id && out.push(ref(["holders", i, "partition"], `Holder "${h.id}" is in partition "${id}".`)));
   s.groups.forEach((g, i) => g.partition === id && out.push(ref(["groups", i, "partition"], `Group "${g.id}" is in partition "${id}".`)));

@@ -1,7 +1,8 @@
 // A 1.0 panel that changes: the validated panel snapshot (immer-frozen, structurally shared) and a
 // PanelEngine always consistent with it. Every change is a seed 002 route applied as an immer
 // transition, then the whole resulting panel is validated (parsePanel) and the engine rebuilt.
-import { type Patch, applyPatches as immerApplyPatches, enablePatches, freeze, produceWithPatches } from "immer";
+import type { Patch } from "immer";
+import { applySnapshotPatches, freezeSnapshot, produceSnapshot } from "../transition.js";
 import { PanelEngine } from "../../legacy1/panelEngine.js";
 import { type Issue, type LoadedPanel, type PanelSnapshot, type Result, err, ok, parsePanel } from "../../model/index.js";
 import { type Operation, Refusal, type RefusedResult, refused, refusedWrite } from "../operation.js";
@@ -90,7 +91,7 @@ export class PanelLiveSystem {
 
   /** @internal use createPanelLiveSystem. */
   constructor(loaded: LoadedPanel, now: () => number) {
-    this.#snapshot = freeze(loaded.panel, true);
+    this.#snapshot = freezeSnapshot(loaded.panel);
     this.#engine = new PanelEngine(loaded);
     this.#now = now;
   }
@@ -123,7 +124,7 @@ export class PanelLiveSystem {
   applyPatches(patches: readonly Patch[]): Result<void> {
     let next: PanelSnapshot;
     try {
-      next = immerApplyPatches(this.#snapshot, patches as Patch[]);
+      next = applySnapshotPatches(this.#snapshot, patches);
     } catch (e) {
       return err([{ code: "invalidPatch", path: [], message: `The patches do not apply to this panel: ${(e as Error).message}` }]);
     }
@@ -163,7 +164,7 @@ export class PanelLiveSystem {
     try {
       if (route.kind === "read") return { result: { ok: true, status: 200, ...route.handler({ panel: base, engine, params: route.params, query, now: this.#now }) } };
       let written: PanelWritten = { status: 204 };
-      const [next, patches, inversePatches] = produceWithPatches(base, (draft) => {
+      const [next, patches, inversePatches] = produceSnapshot(base, (draft) => {
         written = route.handler({ draft, params: route.params, body: op.body });
       });
       const checked = parsePanel(next);
@@ -193,7 +194,6 @@ export interface PanelLiveSystemOptions {
  * if (r.ok) r.value.apply({ method: "POST", path: "/api/persons", body: { firstName: "Ann", lastName: "Lee" } }); //=> { ok: true, status: 200, id, … }
  */
 export function createPanelLiveSystem(input: unknown, options: PanelLiveSystemOptions = {}): Result<PanelLiveSystem> {
-  enablePatches();
   const parsed = parsePanel(input);
   if (!parsed.ok) return err(parsed.issues);
   return ok(new PanelLiveSystem(parsed.value, options.now ?? Date.now));

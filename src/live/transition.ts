@@ -1,0 +1,99 @@
+// How a live system's snapshots are frozen. immer's auto-freeze freezes the whole result, top-level
+// lists included, and checks every element of a changed list on each change; V8 also copies a frozen
+// array about 15 times slower than a plain one (`slice` leaves its fast path). With 100,000 holders
+// those two made one holder change cost tens of milliseconds. So the live system runs immer without
+// auto-freeze and freezes what a change made: every entity it touched (deeply) and the root object.
+// The top-level entity lists stay plain arrays, read-only by type (semantics L17).
+import { Immer, type Patch, enablePatches, freeze } from "immer";
+
+enablePatches();
+const immer = new Immer({ autoFreeze: false });
+
+type Recipe<T> = (draft: import("immer").Draft<T>) => void;
+
+/** Freezes `value` deeply unless it is a top-level list, whose elements are then frozen. */
+function freezeTop(value: unknown): void {
+  if (Array.isArray(value)) for (const v of value) freeze(v, true);
+  else freeze(value, true);
+}
+
+/** Freezes a snapshot as live systems keep it: the root, and every entity (or top-level value) deeply. */
+export function freezeSnapshot<T extends object>(s: T): T {
+  for (const v of Object.values(s)) freezeTop(v);
+  return Object.freeze(s);
+}
+
+/** Freezes what `patches` reached in `next`: the entity under each path (or the top-level value) and the root. */
+function freezeChanged<T extends object>(next: T, patches: readonly Patch[]): T {
+  const root = next as Record<string | number, unknown>;
+  for (const p of patches) {
+    const top = root[p.path[0]!];
+    if (Array.isArray(top)) {
+      if (p.path.length === 1) freezeTop(top);
+      else freeze(top[p.path[1] as number], true);
+    } else freeze(top, true);
+  }
+  return Object.freeze(next);
+}
+
+/** produceWithPatches on a live snapshot, then the list edits the recipe recorded; what changed is frozen. */
+export function produceSnapshot<T extends object>(base: T, recipe: Recipe<T>, edits?: ListEdits): [T, Patch[], Patch[]] {
+  const produced = immer.produceWithPatches(base, recipe as never) as unknown as [T, Patch[], Patch[]];
+  const [next, patches, inverse] = edits === undefined ? produced : edits.apply(base, ...produced);
+  return [next === base ? base : freezeChanged(next, patches), patches, inverse];
+}
+
+/** applyPatches on a live snapshot, freezing what changed. */
+export function applySnapshotPatches<T extends object>(base: T, patches: readonly Patch[]): T {
+  const next = immer.applyPatches(base, patches as Patch[]);
+  return next === base ? base : freezeChanged(next, patches);
+}
+
+type ListEdit = { readonly c: string; readonly value: unknown } | { readonly c: string; readonly i: number };
+
+/**
+ * Appends to and removals from top-level lists, recorded while a handler runs and applied to the
+ * finished draft's result: immer would copy the list on its first write (fine) but then, to write
+ * the patches of an array that grew or shrank, visit each of its elements.
+ */
+export class ListEdits {
+  readonly #edits: ListEdit[] = [];
+  readonly append = (c: string, value: unknown): void => {
+    this.#edits.push({ c, value });
+  };
+  readonly remove = (c: string, i: number): void => {
+    this.#edits.push({ c, i });
+  };
+
+  /** `next` (immer's result, not yet frozen) with the edits applied, and the patches extended. */
+  apply<T extends object>(base: T, next: T, patches: Patch[], inverse: Patch[]): [T, Patch[], Patch[]] {
+    if (this.#edits.length === 0) return [next, patches, inverse];
+    const out = (next === base ? { ...base } : next) as Record<string, unknown[]>;
+    const copied = new Set<string>();
+    const undo: Patch[][] = [];
+    for (const e of this.#edits) {
+      if (!copied.has(e.c)) {
+        copied.add(e.c);
+        if (out[e.c] === (base as Record<string, unknown[]>)[e.c]) out[e.c] = out[e.c]!.slice();
+      }
+      const list = out[e.c]!;
+      if ("value" in e) {
+        patches.push({ op: "add", path: [e.c, list.length], value: e.value });
+        undo.push([{ op: "remove", path: [e.c, list.length] }]);
+        list.push(e.value);
+        continue;
+      }
+      const last = list.length - 1;
+      const old = list[e.i];
+      const moved = list[last];
+      if (e.i !== last) {
+        list[e.i] = moved;
+        patches.push({ op: "replace", path: [e.c, e.i], value: moved });
+      }
+      list.length = last;
+      patches.push({ op: "remove", path: [e.c, last] });
+      undo.push([{ op: "add", path: [e.c, last], value: moved }, ...(e.i !== last ? [{ op: "replace" as const, path: [e.c, e.i], value: old }] : [])]);
+    }
+    return [out as T, patches, [...undo.reverse().flat(), ...inverse]];
+  }
+}
