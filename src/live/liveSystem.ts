@@ -2,7 +2,16 @@
 // always consistent with it. Every change is a seed route applied as an immer transition.
 import type { Patch } from "immer";
 import { applySnapshotPatches, freezeSnapshot } from "./transition.js";
-import { runWrite } from "./write.js";
+import { type Transition, runWrite } from "./write.js";
+import { type Created, NO_CONTENT, type WriteContext } from "./operations/common.js";
+import { createGroup } from "./operations/groups.js";
+import { createHolder } from "./operations/holders.js";
+import { createPartition } from "./operations/partitions.js";
+import { createRule } from "./operations/rules.js";
+import type { WriteHandler } from "./routes.js";
+
+/** Creates whose handlers only append one element and read nothing of the snapshot. */
+const APPEND_ONLY: ReadonlySet<WriteHandler> = new Set([createHolder, createGroup, createRule, createPartition]);
 import { type Engine, createEngine } from "../evaluate/index.js";
 import { type Result, type SystemSnapshot, err, ok, parseSnapshot } from "../model/index.js";
 import { type IdSource, randomIds } from "./ids.js";
@@ -93,6 +102,79 @@ export class LiveSystem {
   }
 
   #applyBatch(ops: readonly Operation[]): BatchResult {
+    const fast = this.#applyAppends(ops);
+    if (fast !== null) return fast;
+    try {
+      return this.#applySequence(ops);
+    } finally {
+      this.#replayIds = [];
+      this.#replayAt = 0;
+    }
+  }
+
+  /**
+   * A batch of creates that only append (holders, groups, rules, partitions) runs on one draft and is
+   * validated once: each list is copied once instead of once per operation. Null when the batch is
+   * not such a batch, a create refers to an id a later one creates, or anything is refused: the batch
+   * then runs one operation after the other (reusing the ids drawn here), which names the first
+   * refused operation and its problems exactly.
+   */
+  #applyAppends(ops: readonly Operation[]): BatchResult | null {
+    if (ops.length < 2) return null;
+    const routes: { handler: WriteHandler; params: Readonly<Record<string, string>> }[] = [];
+    for (const op of ops) {
+      const routed = routeOperation(op, matchRoute, "route");
+      if ("refused" in routed || routed.route.kind !== "write" || !APPEND_ONLY.has(routed.route.handler)) return null;
+      routes.push(routed.route);
+    }
+    const drawn: string[] = [];
+    const newId = () => {
+      const id = this.#newId();
+      drawn.push(id);
+      return id;
+    };
+    const base = this.#snapshot;
+    const created: Created[] = [];
+    let t: Transition;
+    try {
+      const all = (ctx: WriteContext): Created => {
+        routes.forEach((r, k) => created.push(r.handler({ ...ctx, params: r.params, body: ops[k]!.body })));
+        return NO_CONTENT;
+      };
+      t = runWrite(base, all, { params: {}, body: null, newId, now: this.#now }, this.#validator.lookups(base, base));
+    } catch (e) {
+      if (!(e instanceof Refusal)) throw e;
+      this.#replayIds = drawn;
+      return null;
+    }
+    const later = new Set<string>();
+    let forward = t.patches.length !== ops.length;
+    for (let k = ops.length - 1; k >= 0 && !forward; k--) {
+      forward = mentions(ops[k]!.body, later);
+      if (created[k]!.id !== undefined) later.add(created[k]!.id!);
+    }
+    if (forward || this.#validator.validate(base, base, t.next, t.patches).length > 0) {
+      this.#replayIds = drawn;
+      return null;
+    }
+    const n = ops.length;
+    const results: OperationResult[] = created.map((c, k) => ({
+      ok: true,
+      status: c.status,
+      ...(c.id !== undefined ? { id: c.id } : {}),
+      patches: [t.patches[k]!],
+      inversePatches: [t.inversePatches[n - 1 - k]!],
+    }));
+    this.#commit(t.next, t.patches);
+    return { ok: true, status: 200, results };
+  }
+
+  /** Ids drawn by a batch that fell back to running one operation after the other: they are used again, in order. */
+  #replayIds: string[] = [];
+  #replayAt = 0;
+  readonly #drawId = (): string => (this.#replayAt < this.#replayIds.length ? this.#replayIds[this.#replayAt++]! : this.#newId());
+
+  #applySequence(ops: readonly Operation[]): BatchResult {
     let current = this.#snapshot;
     const results: OperationResult[] = [];
     const patches: Patch[] = [];
@@ -120,7 +202,7 @@ export class LiveSystem {
         return { result: { ok: true, status: 200, ...answer } };
       }
       const lookups = this.#validator.lookups(this.#snapshot, base);
-      const { next, patches, inversePatches, created } = runWrite(base, route.handler, { params: route.params, body: op.body, newId: this.#newId, now: this.#now }, lookups);
+      const { next, patches, inversePatches, created } = runWrite(base, route.handler, { params: route.params, body: op.body, newId: this.#drawId, now: this.#now }, lookups);
       const issues = this.#validator.validate(this.#snapshot, base, next, patches);
       if (issues.length > 0) {
         const target = created.id ?? Object.values(route.params).at(-1);
@@ -145,4 +227,12 @@ export function createLiveSystem(input: unknown, options: LiveSystemOptions = {}
   const parsed = parseSnapshot(input);
   if (!parsed.ok) return err(parsed.issues);
   return ok(new LiveSystem(parsed.value, options.newId ?? randomIds, options.now ?? Date.now));
+}
+
+/** Whether `body` holds, at any depth, one of `ids` as a string. */
+function mentions(body: unknown, ids: ReadonlySet<string>): boolean {
+  if (ids.size === 0) return false;
+  if (typeof body === "string") return ids.has(body);
+  if (body === null || typeof body !== "object") return false;
+  return Object.values(body).some((v) => mentions(v, ids));
 }

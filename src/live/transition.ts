@@ -49,7 +49,10 @@ export function applySnapshotPatches<T extends object>(base: T, patches: readonl
   return next === base ? base : freezeChanged(next, patches);
 }
 
-type ListEdit = { readonly c: string; readonly value: unknown } | { readonly c: string; readonly i: number };
+type ListEdit =
+  | { readonly c: string; readonly value: unknown }
+  | { readonly c: string; readonly i: number }
+  | { readonly c: string; readonly i: number; readonly key: string; readonly field: unknown };
 
 /**
  * Appends to and removals from top-level lists, recorded while a handler runs and applied to the
@@ -64,6 +67,9 @@ export class ListEdits {
   readonly remove = (c: string, i: number): void => {
     this.#edits.push({ c, i });
   };
+  readonly setField = (c: string, i: number, key: string, field: unknown): void => {
+    this.#edits.push({ c, i, key, field });
+  };
 
   /** `next` (immer's result, not yet frozen) with the edits applied, and the patches extended. */
   apply<T extends object>(base: T, next: T, patches: Patch[], inverse: Patch[]): [T, Patch[], Patch[]] {
@@ -77,6 +83,13 @@ export class ListEdits {
         if (out[e.c] === (base as Record<string, unknown[]>)[e.c]) out[e.c] = out[e.c]!.slice();
       }
       const list = out[e.c]!;
+      if ("key" in e) {
+        const old = list[e.i] as Record<string, unknown>;
+        list[e.i] = { ...old, [e.key]: e.field };
+        patches.push({ op: "replace", path: [e.c, e.i, e.key], value: e.field });
+        undo.push([{ op: "replace", path: [e.c, e.i, e.key], value: old[e.key] }]);
+        continue;
+      }
       if ("value" in e) {
         patches.push({ op: "add", path: [e.c, list.length], value: e.value });
         undo.push([{ op: "remove", path: [e.c, list.length] }]);

@@ -182,12 +182,56 @@ class Indexes {
     });
   }
 
+  /**
+   * The keys an element changed in place (same id at the same index): only they are re-indexed. A
+   * holder whose groups changed keeps its id, names and credentials; its other entries stay.
+   */
+  #diff(c: Collection, i: number, old: Entity, v: Entity): void {
+    if (NAMED.has(c)) {
+      const [a, b] = [(old as { name: string }).name, (v as { name: string }).name];
+      if (a !== b) {
+        this.#delete(this.names[c], a, (at) => at === i);
+        this.#set(this.names[c], b, i, true);
+      }
+    }
+    if (c === "devices") {
+      const [a, b] = [portKey(old as ParsedEntities["devices"]), portKey(v as ParsedEntities["devices"])];
+      if (a !== b) {
+        this.#delete(this.ports, a, (at) => at === i);
+        this.#set(this.ports, b, i, true);
+      }
+    }
+    if (c === "holders") {
+      const [a, b] = [(old as ParsedEntities["holders"]).credentials, (v as ParsedEntities["holders"]).credentials];
+      if (a !== b) {
+        a.forEach((cred, j) => {
+          const here = (at: CredentialAt) => at.i === i && at.j === j;
+          this.#delete(this.credentialIds, cred.id, here);
+          if (cred.credentialNumber !== null) this.#delete(this.numbers, cred.credentialNumber, here);
+        });
+        b.forEach((cred, j) => {
+          this.#set(this.credentialIds, cred.id, { i, j }, true);
+          if (cred.credentialNumber !== null) this.#set(this.numbers, cred.credentialNumber, { i, j }, true);
+        });
+      }
+    }
+    RELATIONS.forEach((r, k) => {
+      if (r.from !== c) return;
+      const [a, b] = [r.keys(old as never), r.keys(v as never)];
+      if (a.length === b.length && a.every((x, j) => x === b[j])) return;
+      for (const to of a) if (to !== null && !b.includes(to)) this.#unrefer(this.referrers[k]!, to, v.id);
+      for (const to of b) if (to !== null) this.#refer(this.referrers[k]!, to, v.id, true);
+    });
+  }
+
   /** Moves the indexes to `next`, whose elements differ from the mirror's only at `touched`. */
   advance(next: SystemSnapshot, touched: Touched): void {
-    for (const [c, changes] of touched) for (const i of changes.keys()) {
-      const old = this.parsed[c][i];
-      if (old !== undefined) this.#remove(c, i, old);
-    }
+    const inPlace = (old: Entity | undefined, v: Entity | null | undefined): old is Entity => old !== undefined && v != null && old.id === v.id;
+    for (const [c, changes] of touched)
+      for (const [i, v] of changes) {
+        const old = this.parsed[c][i];
+        if (old !== undefined && !inPlace(old, v)) this.#remove(c, i, old);
+      }
     for (const [c, changes] of touched) {
       const list = this.parsed[c];
       const length = list.length;
@@ -197,7 +241,8 @@ class Indexes {
           list[i] = old;
         });
         list[i] = v ?? undefined;
-        if (v) this.#insert(c, i, v, true);
+        if (inPlace(old, v)) this.#diff(c, i, old, v!);
+        else if (v) this.#insert(c, i, v, true);
       }
       const n = next[c].length;
       this.#journal.push(() => {

@@ -31,12 +31,12 @@ export interface Transition {
 export function runWrite(base: SystemSnapshot, handler: (ctx: WriteContext) => Created, input: WriteInput, lookups: SnapshotLookups = scanningLookups(base)): Transition {
   const { find, referrers } = lookups;
   const edits = new ListEdits();
-  const { append, remove } = edits;
+  const { append, remove, setField } = edits;
   let created: Created = { status: 204 };
   const [next, patches, inversePatches] = produceSnapshot(
     base,
     (draft) => {
-      created = handler({ draft, base, find, referrers, append, remove, ...input });
+      created = handler({ draft, base, find, referrers, append, remove, setField, ...input });
     },
     edits,
   );

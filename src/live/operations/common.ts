@@ -30,6 +30,11 @@ export interface WriteContext {
    * list is changed after the draft is finished.
    */
   readonly remove: (c: Collection, i: number) => void;
+  /**
+   * Replaces one field of `base[c][i]`, like `draft[c][i][key] = value` but without a draft of the
+   * element (a change of 2,000 holders' groups makes no proxies). Not for an element the draft also changes.
+   */
+  readonly setField: (c: Collection, i: number, key: string, value: unknown) => void;
   readonly params: Readonly<Record<string, string>>;
   readonly body: unknown;
   readonly newId: IdSource;

@@ -39,7 +39,7 @@ export function deleteGroup(ctx: WriteContext): Created {
       })),
     );
   ctx.remove("groups", i);
-  for (const j of ctx.referrers("holders", "groups", id)) draft.holders[j]!.groups.splice(base.holders[j]!.groups.indexOf(id), 1);
+  for (const j of ctx.referrers("holders", "groups", id)) ctx.setField("holders", j, "groups", without(base.holders[j]!.groups, id));
   return NO_CONTENT;
 }
 
@@ -100,9 +100,17 @@ export function replaceGroupHolders(ctx: WriteContext): Created {
   const members = ctx.referrers("holders", "groups", id);
   for (const j of members) {
     const h = base.holders[j]!;
-    if (!holders.has(h.id)) draft.holders[j]!.groups.splice(h.groups.indexOf(id), 1);
+    if (!holders.has(h.id)) ctx.setField("holders", j, "groups", without(h.groups, id));
   }
   const already = new Set(members.map((j) => base.holders[j]!.id));
-  for (const h of holders) if (!already.has(h)) draft.holders[ctx.find("holders", h)]!.groups.push(id);
+  for (const h of holders) {
+    const j = ctx.find("holders", h);
+    if (!already.has(h)) ctx.setField("holders", j, "groups", [...base.holders[j]!.groups, id]);
+  }
   return NO_CONTENT;
+}
+
+/** `list` without `id`. */
+function without(list: readonly string[], id: string): string[] {
+  return list.filter((x) => x !== id);
 }
