@@ -153,6 +153,64 @@ describe("connections", () => {
     }
   });
 
+  test("S13 the defaults are ethernet-only: another type has no protocol or manufacturer, and a PUT to another type drops them", () => {
+    const live = liveOf();
+    const post = (body: object) => ({ method: "POST" as const, path: "/cloud-nodes/n-annex/connections", body });
+    for (const body of [{ name: "U", type: "usb", port: 1 }, { name: "W", type: "wirelessGateway", ipaddress: "10.2.0.1", port: 7 }, { name: "C", type: "wirelessCoordinator", port: 2 }, { name: "L", type: "lockhub", macaddress: "00:11:22:33:44:55" }]) {
+      const got = read(live, `/cloud-nodes/n-annex/connections/${accept(live, post(body), 200).id}`).body;
+      expect(got, body.type).not.toHaveProperty("protocol");
+      expect(got, body.type).not.toHaveProperty("manufacturer");
+    }
+    // x-spare is an ethernet VENDOR_B controller speaking IPv6 (defaults); as a usb connection it has neither field.
+    expect(read(live, "/cloud-nodes/n-main/connections/x-spare").body).toMatchObject({ protocol: "IPv6", manufacturer: "VENDOR_B" });
+    accept(live, { method: "PUT", path: "/cloud-nodes/n-main/connections/x-spare", body: { name: "Spare", type: "usb", port: 2 } }, 204);
+    const usb = read(live, "/cloud-nodes/n-main/connections/x-spare").body;
+    expect(usb).toMatchObject({ type: "usb", port: 2 });
+    expect(usb).not.toHaveProperty("protocol");
+    expect(usb).not.toHaveProperty("manufacturer");
+    // A usb body naming a manufacturer is refused at that field, and "configure network" has no VENDOR_A controller to configure.
+    expect(refuse(live, { method: "PUT", path: "/cloud-nodes/n-main/connections/x-spare", body: { name: "Spare", type: "usb", port: 2, manufacturer: "VENDOR_A" } }, 400).issues).toEqual([
+      { code: "invalid", path: ["body", "manufacturer"], message: "manufacturer is used by ethernet connections only; this is a usb connection." },
+    ]);
+    expect(refuse(live, { method: "POST", path: "/cloud-nodes/n-main/connections/x-spare/configure", body: { dhcp: true } }, 409).issues[0]!.message).toContain("of no known manufacturer");
+  });
+
+  test("a connection update takes the same type rules as a create: a lockhub PUT without macaddress is 400 at body.macaddress", () => {
+    const live = liveOf();
+    const path = "/cloud-nodes/n-main/connections/x-spare";
+    expect(refuse(live, { method: "PUT", path, body: { name: "Hub", type: "lockhub" } }, 400).issues).toEqual([
+      { code: "invalid", path: ["body", "macaddress"], message: "A lockhub connection needs a macAddress." },
+    ]);
+    expect(refuse(live, { method: "PUT", path, body: { name: "GW", type: "wirelessGateway", port: 9 } }, 400).paths).toEqual(["body.ipaddress"]);
+    accept(live, { method: "PUT", path, body: { name: "Hub", type: "lockhub", macaddress: "00:1B:2C:4A:11:77" } }, 204);
+    expect(read(live, path).body).toMatchObject({ name: "Hub", type: "lockhub", macAddress: "00:1B:2C:4A:11:77", port: null });
+  });
+
+  test("S14 a lockhub operates at most 64 locks: the 65th device is a 409 at body.connection, on create and on a move; a connection turned lockhub with 65 devices is a 409 at body.type", () => {
+    const live = liveOf();
+    const hub = accept(live, { method: "POST", path: "/cloud-nodes/n-annex/connections", body: { name: "Annex hub", type: "lockhub", macaddress: "00:1B:2C:4A:11:08" } }, 200).id!;
+    const lock = (k: number, extra: object = {}) => ({ method: "POST" as const, path: "/cloud-nodes/n-annex/devices", body: { name: `Lock ${k}`, type: "ioDevice", publicIcon: "other", connection: hub, port: k, ...extra } });
+    const batch = live.apply(Array.from({ length: 64 }, (_, k) => lock(k + 1)));
+    expect(batch.ok).toBe(true);
+    const full = refuse(live, lock(65), 409);
+    expect(full.issues).toEqual([{ code: "overCapacity", path: ["body", "connection"], message: `Lockhub "${hub}" has 65 devices on it; a lockhub operates at most 64 locks.` }]);
+    // A device of another connection moved onto the full hub: the same conflict.
+    const usb = accept(live, { method: "POST", path: "/cloud-nodes/n-annex/connections", body: { name: "Annex board", type: "usb", port: 1 } }, 200).id!;
+    const door = accept(live, { method: "POST", path: "/cloud-nodes/n-annex/devices", body: { name: "Annex door", type: "primaryReader", publicIcon: "swingingDoor", connection: usb, port: 1 } }, 200).id!;
+    const move = { name: "Annex door", type: "primaryReader", publicIcon: "swingingDoor", connection: hub, port: 99, delay: 0, dwell: 30, dps: false, rex: false, autoOpenAfterFirstAllow: false, authenticationPolicy: null };
+    expect(refuse(live, { method: "PUT", path: `/cloud-nodes/n-annex/devices/${door}`, body: move }, 409).paths).toEqual(["body.connection"]);
+    // A lock removed frees a place.
+    const lock1 = live.snapshot.devices.find((d) => d.name === "Lock 1")!.id;
+    accept(live, { method: "DELETE", path: `/cloud-nodes/n-annex/devices/${lock1}` }, 204);
+    accept(live, { method: "PUT", path: `/cloud-nodes/n-annex/devices/${door}`, body: move }, 204);
+    expect(read(live, `/cloud-nodes/n-annex/devices/${door}`).body).toMatchObject({ connection: hub, port: 99 });
+    // The hub made an ethernet controller takes a 65th device; made a lockhub again, the connection's type is refused.
+    accept(live, { method: "PUT", path: `/cloud-nodes/n-annex/connections/${hub}`, body: { name: "Annex controller", type: "ethernet", ipaddress: "10.2.0.9", port: 4000 } }, 204);
+    accept(live, lock(65), 200);
+    const back = refuse(live, { method: "PUT", path: `/cloud-nodes/n-annex/connections/${hub}`, body: { name: "Annex hub", type: "lockhub", macaddress: "00:1B:2C:4A:11:08" } }, 409);
+    expect(back.issues).toEqual([{ code: "overCapacity", path: ["body", "type"], message: `Lockhub "${hub}" has 65 devices on it; a lockhub operates at most 64 locks.` }]);
+  });
+
   test("PUT 204 replaces the body and keeps the node; the connection must be on that node (404)", () => {
     const live = liveOf();
     accept(live, { method: "PUT", path: "/cloud-nodes/n-main/connections/x-spare", body: { ...ETH, name: "Spare 2" } }, 204);

@@ -223,6 +223,50 @@ describe("devices and connections", () => {
   });
 });
 
+describe("connections: the 2.0 connection rules (S13, S14)", () => {
+  test("S13 a 1.0 connection body follows the 2.0 type rules, at the body's own field names; the resource spells macAddress", () => {
+    const live = panelLive();
+    const post = (body: object) => ({ method: "POST" as const, path: "/api/connections", body });
+    expect(refuse(live, post({ name: "Hub", type: "lockhub" }), 400)).toEqual([{ code: "invalid", path: ["body", "macaddress"], message: "A lockhub connection needs a macAddress." }]);
+    expect(refuse(live, post({ name: "Board", type: "usb" }), 400).map((i) => i.path.join("."))).toEqual(["body.port"]);
+    expect(refuse(live, post({ name: "GW", type: "wirelessGateway", port: 7 }), 400).map((i) => i.path.join("."))).toEqual(["body.ipaddress"]);
+    expect(refuse(live, post({ name: "Board", type: "usb", port: 2, protocol: "IPv4" }), 400)).toEqual([
+      { code: "invalid", path: ["body", "protocol"], message: "protocol is used by ethernet connections only; this is a usb connection." },
+    ]);
+    const hub = accept(live, post({ name: "Hub", type: "lockhub", macaddress: "00:1B:2C:4A:11:09" }), 200).id;
+    const got = read(live, `/api/connections/${hub}`).body;
+    expect(got).toMatchObject({ id: hub, name: "Hub", type: "lockhub", macAddress: "00:1B:2C:4A:11:09" });
+    expect(got).not.toHaveProperty("macaddress");
+    expect(got).not.toHaveProperty("protocol");
+    expect(got).not.toHaveProperty("manufacturer");
+  });
+
+  test("S13 an ethernet connection a panel lists without protocol or manufacturer reads IPv6 and VENDOR_B, and is no VENDOR_A controller to configure", () => {
+    const panel = smallPanel();
+    panel.connections.push({ id: 3, name: "Old controller", type: "ethernet", ipaddress: "10.0.0.3", port: 4051 });
+    const live = panelLive(panel);
+    expect(read(live, "/api/connections/3").body).toMatchObject({ protocol: "IPv6", manufacturer: "VENDOR_B" });
+    expect(read(live, "/api/connections").body.find((c: { id: number }) => c.id === 3)).toMatchObject({ protocol: "IPv6", manufacturer: "VENDOR_B" });
+    expect(refuse(live, { method: "POST", path: "/api/connections/3/configure", body: { dhcp: true } }, 409)[0]!.message).toContain("a VENDOR_B controller");
+    // A panel whose lockhub has no MAC address does not load: the same rule as a write.
+    const bad = smallPanel();
+    bad.connections.push({ id: 3, name: "Hub", type: "lockhub" });
+    const r = createPanelLiveSystem(bad);
+    expect(r.ok ? [] : r.issues.map((i) => `${i.code} ${i.path.join(".")}`)).toEqual(["invalid connections.2.macAddress"]);
+  });
+
+  test("S14 a 1.0 lockhub operates at most 64 locks: the 65th device is a 409 at body.connection", () => {
+    const live = panelLive();
+    const hub = accept(live, { method: "POST", path: "/api/connections", body: { name: "Hub", type: "lockhub", macaddress: "00:1B:2C:4A:11:09" } }, 200).id;
+    const lock = (k: number) => ({ method: "POST" as const, path: "/api/devices", body: { name: `Lock ${k}`, type: "ioDevice", publicIcon: "other", connection: hub, port: k } });
+    expect(live.apply(Array.from({ length: 64 }, (_, k) => lock(k + 1))).ok).toBe(true);
+    expect(read(live, "/api/devices?per_page=100").total).toBe(6 + 64);
+    expect(refuse(live, lock(65), 409)).toEqual([{ code: "overCapacity", path: ["body", "connection"], message: `Lockhub "${hub}" has 65 devices on it; a lockhub operates at most 64 locks.` }]);
+    accept(live, { method: "DELETE", path: "/api/devices/7" }, 204);
+    accept(live, lock(65), 200);
+  });
+});
+
 describe("custom fields (attributes)", () => {
   test("create, retrieve, update, list custom fields", () => {
     const live = panelLive();
