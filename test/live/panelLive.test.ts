@@ -44,6 +44,32 @@ describe("people", () => {
     accept(live, { method: "POST", path: "/api/groups", body: { name: "Fits", metadata: fits } }, 200);
   });
 
+  test("LP11 metadata is at most 10,240 bytes of UTF-8 JSON, on every create and update that gives it (persons, groups, devices)", () => {
+    const live = panelLive();
+    // `{"blob":"…"}` is 11 bytes around the text: 10,229 ASCII characters make exactly 10,240 bytes.
+    const exact = { blob: "x".repeat(10_240 - 11) };
+    const over = { blob: "x".repeat(10_240 - 10) };
+    // "é" is two bytes in UTF-8: 5,115 of them are 10,230 bytes of text, 10,241 in all.
+    const wide = { blob: "é".repeat(5_115) };
+    const tooBig = [{ code: "invalid", path: ["body", "metadata"], message: "Must be at most 10 KB as JSON." }];
+    const person = { firstName: "Ann", lastName: "Lee", partition: 0, enabled: true, activeDate: null, expireDate: null, pin: "2468", duressPin: null };
+    const device = { name: "Back door", connection: 1, port: 3, type: "primaryReader", publicIcon: "swingingDoor", delay: 0, dwell: 30, dps: false, rex: false, autoOpenAfterFirstAllow: false, authenticationPolicy: null };
+    const writes = [
+      { path: "/api/persons/1", body: person, read: "/api/persons/1" },
+      { path: "/api/groups/2", body: { name: "Night", partition: 0 }, read: "/api/groups/2" },
+      { path: "/api/devices/3", body: device, read: "/api/devices/3" },
+    ];
+    for (const w of writes) {
+      for (const metadata of [over, wide]) expect(refuse(live, { method: "PUT", path: w.path, body: { ...w.body, metadata } }, 400), w.path).toEqual(tooBig);
+      accept(live, { method: "PUT", path: w.path, body: { ...w.body, metadata: exact } }, 204);
+      expect(read(live, w.read).body.metadata, w.path).toEqual(exact);
+    }
+    // Creates: the same limit, and the exact size is stored.
+    expect(refuse(live, { method: "POST", path: "/api/groups", body: { name: "Wide", metadata: wide } }, 400)).toEqual(tooBig);
+    const g = accept(live, { method: "POST", path: "/api/groups", body: { name: "Exact", metadata: exact } }, 200).id;
+    expect(read(live, `/api/groups/${g}`).body.metadata).toEqual(exact);
+  });
+
   test("LP2 update requires the seed's eight fields; optional fields not given keep their value", () => {
     const live = panelLive();
     const issues = refuse(live, { method: "PUT", path: "/api/persons/1", body: { firstName: "Ann", lastName: "Lee" } }, 400);
