@@ -89,6 +89,16 @@ describe("cloud nodes", () => {
     expect(refuse(live, { method: "PUT", path: "/cloud-nodes/n-main", body: { name: "M", cardFormat: [{ id: "m", min_input_bits: 16, max_input_bits: 16, layout: overlap }] } }, 400).paths).toEqual(["body.cardFormat.0.layout.fixed.0.position"]);
   });
 
+  test("ecards are non-negative integers (400 at the entry); a PUT without locale, killTimer or offlinePolicy takes their defaults again", () => {
+    const live = liveOf();
+    expect(refuse(live, { method: "POST", path: "/cloud-nodes", body: { name: "E", ecards: [12, "13"] } }, 400).paths).toEqual(["body.ecards.1"]);
+    expect(refuse(live, { method: "POST", path: "/cloud-nodes", body: { name: "E", ecards: [-1] } }, 400).paths).toEqual(["body.ecards.0"]);
+    expect(refuse(live, { method: "POST", path: "/cloud-nodes", body: { name: "E", killTimer: 600.5 } }, 400).paths).toEqual(["body.killTimer"]);
+    accept(live, { method: "PUT", path: "/cloud-nodes/n-annex", body: { name: "Annex", locale: "fr", killTimer: 900, offlinePolicy: 1, ecards: [7] } }, 204);
+    accept(live, { method: "PUT", path: "/cloud-nodes/n-annex", body: { name: "Annex" } }, 204);
+    expect(read(live, "/cloud-nodes/n-annex").body).toMatchObject({ locale: "en", killTimer: 259_200, offlinePolicy: 0, ecards: [], timezone: "UTC" });
+  });
+
   test("PUT takes the create body (name required) and keeps id and created; 204; unknown node → 404", () => {
     const live = liveOf();
     const created = read(live, "/cloud-nodes/n-annex").body.created;
@@ -239,6 +249,22 @@ describe("connections", () => {
   });
 });
 
+describe("configure network: body fields", () => {
+  test("dhcp is a boolean, netmask/gateway/dns strings or null (400 at the field); a field not given keeps its value, null clears it", () => {
+    const live = liveOf();
+    const path = "/cloud-nodes/n-main/connections/x-eth/configure";
+    expect(refuse(live, { method: "POST", path, body: { dhcp: "yes" } }, 400).paths).toEqual(["body.dhcp"]);
+    expect(refuse(live, { method: "POST", path, body: { dhcp: false, netmask: 24, dns: ["10.0.0.2"] } }, 400).paths).toEqual(["body.netmask", "body.dns"]);
+    accept(live, { method: "POST", path, body: { dhcp: false, netmask: "255.255.255.0", gateway: "10.0.0.1", dns: "10.0.0.2" } }, 204);
+    accept(live, { method: "POST", path, body: { dhcp: true, dns: null } }, 204);
+    expect(read(live, "/cloud-nodes/n-main/connections/x-eth").body).toMatchObject({ dhcp: true, netmask: "255.255.255.0", gateway: "10.0.0.1", dns: null });
+    // A connection PUT keeps the network settings (L1): they are not part of its body.
+    accept(live, { method: "PUT", path: "/cloud-nodes/n-main/connections/x-eth", body: { name: "Controller A", type: "ethernet", ipaddress: "10.0.0.5", port: 4000, manufacturer: "VENDOR_A" } }, 204);
+    expect(read(live, "/cloud-nodes/n-main/connections/x-eth").body).toMatchObject({ dhcp: true, netmask: "255.255.255.0", gateway: "10.0.0.1" });
+    refuse(live, { method: "POST", path: "/cloud-nodes/n-annex/connections/x-eth/configure", body: { dhcp: true } }, 404);
+  });
+});
+
 describe("devices", () => {
   const DOOR = { name: "Back Door", type: "primaryReader", publicIcon: "swingingDoor", connection: "x-spare", port: 1 };
   const UPDATE = { ...DOOR, delay: 5, dwell: 50, dps: true, rex: true, autoOpenAfterFirstAllow: false, authenticationPolicy: null };
@@ -274,6 +300,26 @@ describe("devices", () => {
       expect(refuse(live, post({ [k]: v, dps: true, propAlarm: true }), 400).paths, `${k}=${v}`).toEqual([`body.${k}`]);
     const r = accept(live, post({ name: "n".repeat(70), delay: 9999, dwell: 1, dps: true, propAlarm: true, propDelay: 9999 }), 200);
     expect(read(live, `/cloud-nodes/n-main/devices/${r.id}`).body).toMatchObject({ delay: 9999, dwell: 1, propDelay: 9999 });
+  });
+
+  test("enums: type, publicIcon, inputTypes, readerType and authenticationPolicy take only the seed's values (400 at the field); given values are stored", () => {
+    const live = liveOf();
+    const post = (extra: object) => ({ method: "POST" as const, path: "/cloud-nodes/n-main/devices", body: { ...DOOR, ...extra } });
+    for (const [k, v, at] of [["type", "door", "body.type"], ["publicIcon", "door", "body.publicIcon"], ["inputTypes", ["nfc"], "body.inputTypes.0"], ["inputTypes", [], "body.inputTypes"], ["readerType", "blue", "body.readerType"], ["authenticationPolicy", "cardOrFace", "body.authenticationPolicy"]] as const)
+      expect(refuse(live, post({ [k]: v }), 400).paths, `${k}=${JSON.stringify(v)}`).toEqual([at]);
+    const given = { readerType: "touch", inputTypes: ["encryptedOsdp"], osdpAddress: 3, authenticationPolicy: "cardOnly", supportBleCredentials: true, securedReadsOnly: true, readerSerialNumber: "RS-0042", publicIcon: "rollUpDoor", dps: true, forcedAlarm: true, rex: true, autoOpenAfterFirstAllow: true };
+    const r = accept(live, post(given), 200);
+    expect(read(live, `/cloud-nodes/n-main/devices/${r.id}`).body).toMatchObject(given);
+    // A premiumIoDevice needs a publicIcon too; an elevator reader or floor relay does not.
+    accept(live, { method: "POST", path: "/cloud-nodes/n-main/devices", body: { name: "Relay", type: "premiumIoDevice", publicIcon: "light", connection: "x-spare", port: 2 } }, 200);
+    accept(live, { method: "POST", path: "/cloud-nodes/n-main/devices", body: { name: "Lift 2", type: "elevatorReader", connection: "x-spare", port: 3 } }, 200);
+  });
+
+  test("a wirelessAddress is stored for a device on a wirelessCoordinator connection", () => {
+    const live = liveOf();
+    const coord = accept(live, { method: "POST", path: "/cloud-nodes/n-main/connections", body: { name: "Mesh", type: "wirelessCoordinator", port: 3 } }, 200).id!;
+    const r = accept(live, { method: "POST", path: "/cloud-nodes/n-main/devices", body: { ...DOOR, connection: coord, wirelessAddress: "00:0D:6F:00:0A:1B" } }, 200);
+    expect(read(live, `/cloud-nodes/n-main/devices/${r.id}`).body).toMatchObject({ connection: coord, wirelessAddress: "00:0D:6F:00:0A:1B" });
   });
 
   test("dependent fields: propAlarm/forcedAlarm need dps, propDelay needs propAlarm, osdpAddress an OSDP input, primaryReader only for additional readers", () => {

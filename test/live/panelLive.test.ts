@@ -202,6 +202,22 @@ describe("devices and connections", () => {
     refuse(live, { method: "POST", path: "/api/devices", body: { name: "Front door", connection: 1, port: 5 } }, 409);
   });
 
+  test("device ranges and enums as in 2.0 (name ≤ 70, delay 0–9999, dwell 1–9999, propDelay 0–9999, type, publicIcon); every default reads back", () => {
+    const live = panelLive();
+    const post = (extra: object) => ({ method: "POST" as const, path: "/api/devices", body: { name: "Side door", connection: 1, port: 4, ...extra } });
+    for (const [k, v] of [["name", "n".repeat(71)], ["delay", 10_000], ["delay", -1], ["dwell", 0], ["dwell", 10_000], ["type", "door"], ["publicIcon", "door"], ["readerType", "blue"]] as const)
+      expect(refuse(live, post({ [k]: v }), 400).map((i) => i.path.join(".")), `${k}=${v}`).toEqual([`body.${k}`]);
+    expect(refuse(live, post({ dps: true, propAlarm: true, propDelay: 10_000 }), 400).map((i) => i.path.join("."))).toEqual(["body.propDelay"]);
+    const id = accept(live, post({}), 200).id;
+    expect(read(live, `/api/devices/${id}`).body).toMatchObject({
+      type: "primaryReader", publicIcon: "swingingDoor", inputTypes: ["wiegand", "unencryptedOsdp", "encryptedOsdp"], readerType: "standard",
+      delay: 0, dwell: 30, dps: false, propAlarm: false, propDelay: 0, rex: false, forcedAlarm: false, autoOpenAfterFirstAllow: false,
+      authenticationPolicy: null, supportBleCredentials: false, securedReadsOnly: false, metadata: null,
+    });
+    const edge = accept(live, post({ name: "n".repeat(70), port: 5, delay: 9999, dwell: 9999, dps: true, propAlarm: true, propDelay: 9999 }), 200).id;
+    expect(read(live, `/api/devices/${edge}`).body).toMatchObject({ delay: 9999, dwell: 9999, propDelay: 9999 });
+  });
+
   test("device update requires the seed's eleven fields; a rule's device keeps deciding", () => {
     const live = panelLive();
     const body = { name: "Front door", connection: 1, port: 1, type: "primaryReader", publicIcon: "swingingDoor", delay: 0, dwell: 10, dps: false, rex: false, autoOpenAfterFirstAllow: false, authenticationPolicy: null };
@@ -360,6 +376,21 @@ describe("floor groups", () => {
     expect(scan(live, 4, 1001).floors).toEqual([5]);
     expect(refuse(live, { method: "DELETE", path: "/api/floor_groups/1" }, 409)[0]!.path).toEqual(["rules", 1, "floorGroups", 0]);
     accept(live, { method: "DELETE", path: "/api/floor_groups/2" }, 204);
+  });
+});
+
+describe("floor groups: names and references", () => {
+  test("name ≤ 70 and unique on the node (409 at body.name); readerPort an elevator reader and floors floor relays (400 at the field)", () => {
+    const live = panelLive();
+    const post = (body: object) => ({ method: "POST" as const, path: "/api/floor_groups", body: { name: "Top", readerPort: 4, floors: [6], ...body } });
+    expect(refuse(live, post({ name: "t".repeat(71) }), 400).map((i) => i.path.join("."))).toEqual(["body.name"]);
+    expect(refuse(live, post({ name: "Lower floors" }), 409)).toEqual([{ code: "duplicateName", path: ["body", "name"], message: expect.stringContaining("floorGroups[0]") }]);
+    expect(refuse(live, post({ readerPort: 1 }), 400).map((i) => [i.code, i.path.join(".")])).toEqual([["invalidReference", "body.readerPort"]]);
+    expect(refuse(live, post({ floors: [6, 1] }), 400).map((i) => [i.code, i.path.join(".")])).toEqual([["invalidReference", "body.floors.1"]]);
+    expect(refuse(live, post({ floors: [] }), 400).map((i) => i.path.join("."))).toEqual(["body.floors"]);
+    expect(refuse(live, post({ floors: [99] }), 400).map((i) => [i.code, i.path.join(".")])).toEqual([["unknownReference", "body.floors.0"]]);
+    const id = accept(live, post({ name: "t".repeat(70) }), 200).id;
+    expect(read(live, `/api/floor_groups/${id}`).body).toMatchObject({ name: "t".repeat(70), partition: 0 });
   });
 });
 
