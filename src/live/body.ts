@@ -32,21 +32,32 @@ export function pick(body: Record<string, unknown>, writable: readonly string[])
   return out;
 }
 
+/** The writable fields of a connection body (create and update alike). */
+const CONNECTION_WRITABLE = ["name", "type", "protocol", "ipaddress", "ipv6Address", "port", "manufacturer"];
+
 /**
- * A connection body's requirements by type (seed 001 "Connection body", which seed 002 takes too):
- * `ipaddress` for ethernet and wirelessGateway, `port` unless lockhub, `macaddress` for lockhub,
- * and the ethernet-only fields on ethernet only. Every problem is a 400 under `body`.
+ * The connection fields a connection body gives, for create and update alike: `name` and `type` are
+ * required (else 400), and the body's `macaddress` is the resource's `macAddress`. What each type
+ * needs or may not have, and its defaults, are the connection schema's (one rule for snapshots and writes).
  */
-export function checkConnectionBody(b: Record<string, unknown>): void {
-  const issues: Issue[] = [];
-  if ((b.type === "ethernet" || b.type === "wirelessGateway") && (b.ipaddress === undefined || b.ipaddress === null))
-    issues.push({ code: "required", path: ["body", "ipaddress"], message: `A ${String(b.type)} connection needs an ipaddress.` });
-  if (b.type !== "lockhub" && (b.port === undefined || b.port === null))
-    issues.push({ code: "required", path: ["body", "port"], message: `A ${String(b.type)} connection needs a port.` });
-  if (b.type === "lockhub" && (b.macaddress === undefined || b.macaddress === null))
-    issues.push({ code: "required", path: ["body", "macaddress"], message: "A lockhub connection needs a macaddress." });
-  for (const k of ["ipv6Address", "manufacturer", "protocol"])
-    if (b.type !== "ethernet" && b[k] !== undefined && b[k] !== null)
-      issues.push({ code: "invalid", path: ["body", k], message: `${k} is used by ethernet connections only.` });
-  if (issues.length > 0) throw new Refusal(400, issues);
+export function connectionFields(b: Record<string, unknown>): Record<string, unknown> {
+  requireKeys(b, ["name", "type"]);
+  const out = pick(b, CONNECTION_WRITABLE);
+  if (Object.hasOwn(b, "macaddress")) out.macAddress = b.macaddress;
+  return out;
+}
+
+/** A problem of the connection a body became, at the body's own spelling: `body.macAddress` is `body.macaddress`. */
+export function connectionBodyIssue(i: Issue): Issue {
+  return i.path[0] === "body" && i.path[1] === "macAddress" ? { ...i, path: ["body", "macaddress", ...i.path.slice(2)] } : i;
+}
+
+/** Parses a connection made from a body with `schema`; every problem is a 400 at the body's own field. */
+export function parseConnectionBody<T>(schema: z.ZodType<T>, value: unknown): T {
+  try {
+    return parseBody(schema, value);
+  } catch (e) {
+    if (e instanceof Refusal) throw new Refusal(e.status, e.issues.map(connectionBodyIssue));
+    throw e;
+  }
 }

@@ -57,7 +57,7 @@ export function refused(status: RefusedResult["status"], issues: readonly Issue[
 }
 
 /** Issue codes of a resulting snapshot that make a write a conflict (409) rather than invalid (400). */
-export const CONFLICT_CODES: ReadonlySet<string> = new Set(["duplicateId", "duplicateName", "duplicateCredentialNumber", "portInUse", "conflict"]);
+export const CONFLICT_CODES: ReadonlySet<string> = new Set(["duplicateId", "duplicateName", "duplicateCredentialNumber", "portInUse", "overCapacity", "conflict"]);
 
 /** 409 when any issue is a conflict, else 400, with these issues. */
 export function refusedWrite(issues: readonly Issue[]): RefusedResult {

@@ -77,6 +77,14 @@ export function scanningLookups(s: SystemSnapshot): SnapshotLookups {
 const RELATIONS_TO = new Map<Collection, number[]>();
 RELATIONS.forEach((r, k) => RELATIONS_TO.set(r.to, [...(RELATIONS_TO.get(r.to) ?? []), k]));
 
+/** The devices → connections relation: a lockhub's check counts its referrers (Lookups.devicesOn). */
+const DEVICES_ON_CONNECTION = RELATIONS.findIndex((r) => r.from === "devices" && r.to === "connections");
+/**
+ * Relations whose target's checks read how many referrers it has: a referrer that comes, goes or
+ * moves re-checks the target it named before and the one it names now.
+ */
+const COUNTED_FROM = new Map<Collection, readonly number[]>([["devices", [DEVICES_ON_CONNECTION]]]);
+
 /** Fields of an element that checks of other elements read (beyond its existence). */
 const CONTENT_READ: Partial<Record<Collection, readonly string[]>> = {
   connections: ["id", "cloudNode", "type"],
@@ -427,6 +435,14 @@ class Overlay implements Lookups {
   portOwner(connection: string, port: number): number {
     return this.#min("devices", this.#ix.ports, this.#ports, `${connection}\u0000${port}`);
   }
+  devicesOn(connection: string): number {
+    let n = this.#ix.referrers[DEVICES_ON_CONNECTION]!.get(connection)?.size ?? 0;
+    for (const [i, v] of this.changes("devices")) {
+      if ((this.#ix.parsed.devices[i] as ParsedEntities["devices"] | undefined)?.connection === connection) n--;
+      if (v && (v as ParsedEntities["devices"]).connection === connection) n++;
+    }
+    return n;
+  }
   #credential(base: CredentialAt | undefined, over: CredentialAt | undefined): CredentialAt {
     const b = base === undefined || this.changes("holders").has(base.i) ? undefined : base;
     if (b === undefined) return over ?? NONE;
@@ -526,9 +542,16 @@ export class WriteValidator {
           scope(c).add(i);
           for (const j of L.baseOwnersOf(c, v)) scope(c).add(j);
         }
+        const old = ix.parsed[c][i];
+        for (const k of COUNTED_FROM.get(c) ?? []) {
+          const r = RELATIONS[k]!;
+          for (const e of [old, v]) if (e) for (const to of r.keys(e as never)) {
+            const at = to === null ? undefined : ix.ids[r.to].get(to);
+            if (at !== undefined && !L.changes(r.to).has(at)) scope(r.to).add(at);
+          }
+        }
         const rawId = i < next[c].length ? (next[c][i] as unknown as Loose | null)?.id : undefined;
         const ids = new Set<string>();
-        const old = ix.parsed[c][i];
         if (old !== undefined) ids.add(old.id);
         if (typeof rawId === "string") ids.add(rawId);
         for (const id of ids) {

@@ -6,7 +6,7 @@
  *   `unrecognizedKeys`, and `invalid` for any other rule a single value breaks.
  * - Snapshot consistency: `duplicateId`, `duplicateName`, `duplicateCredentialNumber`,
  *   `unknownReference`, `invalidReference`, `inconsistentReference`, `invalidTimezone`,
- *   `invalidRange`, `outOfRange`, `overlap`, `portInUse`, `osdpAddress`, `primaryReader`,
+ *   `invalidRange`, `outOfRange`, `overlap`, `portInUse`, `overCapacity`, `osdpAddress`, `primaryReader`,
  *   `propAlarm`, `propDelay`, `forcedAlarm`, `publicIcon`, `unknownCardFormat`.
  * - Input that could not be read: `unreadable`, `invalidJson`.
  * - Queries: `unknownId`.
@@ -36,6 +36,7 @@ export type IssueCode =
   | "outOfRange"
   | "overlap"
   | "portInUse"
+  | "overCapacity"
   | "osdpAddress"
   | "primaryReader"
   | "propAlarm"

@@ -162,6 +162,22 @@ export const cloudNodeSchema = z.object({
   cardFormat: z.array(cardFormatSchema).nullable().default([]),
 });
 
+/** A lockhub (wireless-lock hub) operates at most this many locks: devices on the connection. */
+export const LOCKHUB_MAX_LOCKS = 64;
+
+/** Connection fields only an ethernet controller has. */
+const ETHERNET_ONLY = ["protocol", "ipv6Address", "manufacturer"] as const;
+const article = (word: string): string => (/^[aeio]/i.test(word) ? "An" : "A"); // "a usb", "an ethernet"
+
+/**
+ * A connection with the defaults of its type in effect: an ethernet controller speaks `IPv6` and is a
+ * `VENDOR_B` controller unless it says otherwise; other types have neither field (docs/semantics.md S13).
+ */
+export function withConnectionDefaults<T extends object>(c: T): T & { readonly protocol?: unknown; readonly manufacturer?: unknown } {
+  const x = c as { readonly type?: unknown; readonly protocol?: unknown; readonly manufacturer?: unknown };
+  return x.type === "ethernet" ? { ...c, protocol: x.protocol ?? "IPv6", manufacturer: x.manufacturer ?? "VENDOR_B" } : c;
+}
+
 export const connectionSchema = z
   .object({
     id,
@@ -169,7 +185,7 @@ export const connectionSchema = z
     type: z.enum(CONNECTION_TYPES),
     cloudNode: id,
     connected: z.boolean().optional(),
-    protocol: z.enum(["IPv4", "IPv6"]).optional(),
+    protocol: z.enum(["IPv4", "IPv6"]).nullable().optional(),
     ipaddress: z.string().nullable().optional(),
     ipv6Address: z.string().nullable().optional(),
     port: z.number().int().min(0).max(65_535).nullable().default(null),
@@ -178,12 +194,21 @@ export const connectionSchema = z
     gateway: z.string().nullable().optional(),
     dns: z.string().nullable().optional(),
     macAddress: z.string().nullable().optional(),
-    manufacturer: z.enum(["VENDOR_A", "VENDOR_B"]).optional(),
+    manufacturer: z.enum(["VENDOR_A", "VENDOR_B"]).nullable().optional(),
   })
   .superRefine((c, ctx) => {
-    if (c.type !== "lockhub" && c.port === null)
-      ctx.addIssue({ code: "custom", path: ["port"], message: `A ${c.type} connection needs a port.` });
-  });
+    // seed 001 "Connection body": what each type needs, and what only ethernet controllers have.
+    const add = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
+    const missing = (v: string | null | undefined) => v === undefined || v === null || v === "";
+    if ((c.type === "ethernet" || c.type === "wirelessGateway") && missing(c.ipaddress))
+      add("ipaddress", `${article(c.type)} ${c.type} connection needs an ipaddress.`);
+    if (c.type !== "lockhub" && c.port === null) add("port", `${article(c.type)} ${c.type} connection needs a port.`);
+    if (c.type === "lockhub" && missing(c.macAddress)) add("macAddress", "A lockhub connection needs a macAddress.");
+    if (c.type !== "ethernet")
+      for (const k of ETHERNET_ONLY)
+        if (c[k] !== undefined && c[k] !== null) add(k, `${k} is used by ethernet connections only; this is ${article(c.type).toLowerCase()} ${c.type} connection.`);
+  })
+  .transform((c) => withConnectionDefaults(c));
 
 export const deviceSchema = z
   .object({

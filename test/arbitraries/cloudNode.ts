@@ -14,7 +14,9 @@ export interface CloudNodeSpec {
   readonly killTimer: number | undefined;
   readonly cardFormat: CardFormatInput[] | null | undefined;
   readonly ecards: EcardPick[] | null | undefined;
-  readonly connectionType: "lockhub" | "ethernet";
+  /** The node's one connection: its type, and for an ethernet controller which optional fields it states. */
+  readonly connectionType: "lockhub" | "ethernet" | "usb" | "wirelessCoordinator" | "wirelessGateway";
+  readonly connectionOptions: number;
 }
 
 export const DEFAULT_KILL_TIMER = 259_200;
@@ -37,5 +39,6 @@ export const cloudNodeSpecArb: fc.Arbitrary<CloudNodeSpec> = fc.record({
     { weight: 1, arbitrary: fc.constantFrom(null, undefined) },
     { weight: 3, arbitrary: fc.array(ecardPickArb, { maxLength: 3 }) },
   ),
-  connectionType: fc.constantFrom("lockhub", "ethernet"),
+  connectionType: fc.constantFrom("lockhub", "lockhub", "ethernet", "ethernet", "usb", "wirelessCoordinator", "wirelessGateway"),
+  connectionOptions: fc.nat({ max: 15 }),
 });

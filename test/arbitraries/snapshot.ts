@@ -110,6 +110,26 @@ const RELAY_IDS = ["fl-2", "fl-10", "fl-1b"];
 type Json = Record<string, unknown>;
 
 /** Resolves a spec into valid snapshot JSON plus the facts requests are built from. */
+/**
+ * A node's connection as the service describes it (seed 001 "Connection body"): an ipaddress for
+ * ethernet and wirelessGateway, a port unless lockhub (a hub sometimes states one), a MAC address for a
+ * lockhub; ethernet alone sometimes states its protocol, IPv6 address and manufacturer (else the
+ * defaults IPv6 and VENDOR_B apply).
+ */
+function connectionOf(n: CloudNodeSpec, nodeId: string, i: number): Json {
+  const o = n.connectionOptions;
+  const c: Json = { id: `conn-${nodeId}`, name: `Connection ${i + 1}`, type: n.connectionType, cloudNode: nodeId };
+  if (n.connectionType !== "lockhub" || o % 2 === 1) c.port = n.connectionType === "usb" ? 1 : 4000 + i;
+  if (n.connectionType === "lockhub") c.macAddress = `00:1B:2C:4A:20:${String(10 + i).padStart(2, "0")}`;
+  if (n.connectionType === "ethernet" || n.connectionType === "wirelessGateway") c.ipaddress = `10.0.${i}.${10 + (o % 4)}`;
+  if (n.connectionType === "ethernet") {
+    if (o % 4 < 2) c.manufacturer = (o >> 2) % 2 === 0 ? "VENDOR_A" : "VENDOR_B";
+    if ((o >> 3) % 2 === 1) c.protocol = o % 2 === 0 ? "IPv4" : "IPv6";
+    if (o % 3 === 0) c.ipv6Address = `fd00::${i + 1}`;
+  }
+  return c;
+}
+
 export function buildSnapshot(spec: SnapshotSpec): BuiltSnapshot {
   const systemZone = spec.systemTimezone ?? "UTC";
   const partitionId = spec.withPartition ? "p1" : null;
@@ -191,7 +211,7 @@ export function buildSnapshot(spec: SnapshotSpec): BuiltSnapshot {
     if (n.cardFormat !== undefined) node.cardFormat = n.cardFormat;
     if (ecards !== undefined) node.ecards = ecards;
     cloudNodes.push(node);
-    connections.push({ id: `conn-${id}`, name: `Connection ${i + 1}`, type: n.connectionType, cloudNode: id, ...(n.connectionType === "lockhub" ? {} : { port: 4000 + i, ...(i % 2 === 0 ? { manufacturer: "VENDOR_A" } : {}) }) });
+    connections.push(connectionOf(n, id, i));
     return {
       id,
       zone: n.timezone ?? systemZone,

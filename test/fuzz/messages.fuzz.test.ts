@@ -27,7 +27,7 @@ function echoing(long: string): unknown {
       { id: long, name: "G2" },
     ],
     cloudNodes: [{ id: "n1", name: "N", timezone: long, cardFormat: [{ id: long, min_input_bits: 26, max_input_bits: 26 }] }],
-    connections: [{ id: "c1", name: "C", type: "lockhub", cloudNode: long }],
+    connections: [{ id: "c1", name: "C", type: "lockhub", cloudNode: long, macAddress: "00:1B:2C:4A:10:01" }],
     holders: [
       { id: "h1", firstName: "A", lastName: "B", groups: [long], credentials: [{ id: long, types: ["card"], holderId: long }] },
       { id: "h2", firstName: "A", lastName: "B", credentials: [{ id: long, types: ["card"] }] },

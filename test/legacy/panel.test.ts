@@ -5,7 +5,7 @@ import { migratePanel, migratedId } from "../../src/adapters/migration/migratePa
 import { preflightPanel } from "../../src/adapters/migration/preflightPanel.js";
 import { URL_NAMESPACE, uuidV5 } from "../../src/adapters/migration/uuidV5.js";
 import { loadEngineOrThrow } from "../../src/evaluate/index.js";
-import { parsePanel } from "../../src/model/index.js";
+import { parsePanel, parseSnapshot } from "../../src/model/index.js";
 
 const read = (p: string) => JSON.parse(readFileSync(new URL(`../../examples/${p}`, import.meta.url), "utf8"));
 const PANEL = read("panel.json");
@@ -122,6 +122,32 @@ describe("migration", () => {
     expect((snapshot.holders as { customFields: Record<string, unknown> }[])[0]!.customFields).toEqual(PANEL.persons[0].customAttributes);
     // What 2.0 cannot hold is reported, not silently dropped.
     expect(m.value.dropped).toEqual(expect.arrayContaining([expect.objectContaining({ type: "holder", field: "metadata" }), expect.objectContaining({ type: "cloudNode", field: "config.logPurgeDays" })]));
+  });
+
+  test("S13 migrated connections pass the 2.0 connection rules, with the ethernet defaults and the request spelling macaddress mapped", () => {
+    const panel = clone();
+    panel.connections.push(
+      { id: 90, name: "Old controller", type: "ethernet", ipaddress: "10.20.9.1", port: 4050 },
+      { id: 91, name: "Lock hub", type: "lockhub", macaddress: "00:1B:2C:4A:11:91" },
+      { id: 92, name: "Gateway", type: "wirelessGateway", ipaddress: "10.20.9.2", port: 4051 },
+    );
+    const m = migratePanel(panel, { systemId: SYSTEM_ID });
+    if (!m.ok) throw new Error(JSON.stringify(m.issues));
+    const loaded = parseSnapshot(m.value.snapshot);
+    if (!loaded.ok) throw new Error(JSON.stringify(loaded.issues));
+    const byId = (legacy: number) => loaded.value.connections.find((c) => c.id === migratedId(SYSTEM_ID, "connection", legacy))!;
+    expect(byId(90)).toMatchObject({ type: "ethernet", protocol: "IPv6", manufacturer: "VENDOR_B" });
+    expect(byId(91)).toMatchObject({ type: "lockhub", macAddress: "00:1B:2C:4A:11:91", port: null });
+    expect(byId(92).manufacturer).toBeUndefined();
+    // Every connection of the example panel keeps what it states.
+    for (const c of PANEL.connections as { id: number; type: string; manufacturer?: string }[])
+      if (c.manufacturer !== undefined) expect(byId(c.id).manufacturer).toBe(c.manufacturer);
+    // A panel connection that breaks a 2.0 rule is refused before migration, at its panel path.
+    const bad = clone();
+    bad.connections.push({ id: 93, name: "Hub", type: "lockhub" });
+    const refused = migratePanel(bad, { systemId: SYSTEM_ID });
+    expect(refused.ok).toBe(false);
+    expect(refused.ok ? [] : refused.issues.map((i) => i.path.join("."))).toContain(`connections.${PANEL.connections.length}.macAddress`);
   });
 
   test("RSOP of every person equals before and after, through the mappings (example panel)", () => {

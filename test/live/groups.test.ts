@@ -51,6 +51,16 @@ describe("PUT /groups/{group_id}", () => {
   });
 });
 
+describe("PUT /groups/{group_id}: limits", () => {
+  test("name ≤ 70 as on create; an unknown partition → 400; the change reads back", () => {
+    const live = liveOf();
+    expect(refuse(live, { method: "PUT", path: "/groups/g-staff", body: { name: "g".repeat(71), partition: null } }, 400).paths).toEqual(["body.name"]);
+    expect(refuse(live, { method: "PUT", path: "/groups/g-staff", body: { name: "Staff", partition: "p-nope" } }, 400).paths).toEqual(["body.partition"]);
+    accept(live, { method: "PUT", path: "/groups/g-staff", body: { name: "g".repeat(70), partition: "p-east" } }, 204);
+    expect(read(live, "/groups/g-staff").body).toEqual({ id: "g-staff", name: "g".repeat(70), partition: "p-east" });
+  });
+});
+
 describe("DELETE /groups/{group_id}", () => {
   test("a group that rules use → 409 naming each rule; nothing changes", () => {
     const live = liveOf();

@@ -89,6 +89,16 @@ describe("cloud nodes", () => {
     expect(refuse(live, { method: "PUT", path: "/cloud-nodes/n-main", body: { name: "M", cardFormat: [{ id: "m", min_input_bits: 16, max_input_bits: 16, layout: overlap }] } }, 400).paths).toEqual(["body.cardFormat.0.layout.fixed.0.position"]);
   });
 
+  test("ecards are non-negative integers (400 at the entry); a PUT without locale, killTimer or offlinePolicy takes their defaults again", () => {
+    const live = liveOf();
+    expect(refuse(live, { method: "POST", path: "/cloud-nodes", body: { name: "E", ecards: [12, "13"] } }, 400).paths).toEqual(["body.ecards.1"]);
+    expect(refuse(live, { method: "POST", path: "/cloud-nodes", body: { name: "E", ecards: [-1] } }, 400).paths).toEqual(["body.ecards.0"]);
+    expect(refuse(live, { method: "POST", path: "/cloud-nodes", body: { name: "E", killTimer: 600.5 } }, 400).paths).toEqual(["body.killTimer"]);
+    accept(live, { method: "PUT", path: "/cloud-nodes/n-annex", body: { name: "Annex", locale: "fr", killTimer: 900, offlinePolicy: 1, ecards: [7] } }, 204);
+    accept(live, { method: "PUT", path: "/cloud-nodes/n-annex", body: { name: "Annex" } }, 204);
+    expect(read(live, "/cloud-nodes/n-annex").body).toMatchObject({ locale: "en", killTimer: 259_200, offlinePolicy: 0, ecards: [], timezone: "UTC" });
+  });
+
   test("PUT takes the create body (name required) and keeps id and created; 204; unknown node → 404", () => {
     const live = liveOf();
     const created = read(live, "/cloud-nodes/n-annex").body.created;
@@ -153,6 +163,64 @@ describe("connections", () => {
     }
   });
 
+  test("S13 the defaults are ethernet-only: another type has no protocol or manufacturer, and a PUT to another type drops them", () => {
+    const live = liveOf();
+    const post = (body: object) => ({ method: "POST" as const, path: "/cloud-nodes/n-annex/connections", body });
+    for (const body of [{ name: "U", type: "usb", port: 1 }, { name: "W", type: "wirelessGateway", ipaddress: "10.2.0.1", port: 7 }, { name: "C", type: "wirelessCoordinator", port: 2 }, { name: "L", type: "lockhub", macaddress: "00:11:22:33:44:55" }]) {
+      const got = read(live, `/cloud-nodes/n-annex/connections/${accept(live, post(body), 200).id}`).body;
+      expect(got, body.type).not.toHaveProperty("protocol");
+      expect(got, body.type).not.toHaveProperty("manufacturer");
+    }
+    // x-spare is an ethernet VENDOR_B controller speaking IPv6 (defaults); as a usb connection it has neither field.
+    expect(read(live, "/cloud-nodes/n-main/connections/x-spare").body).toMatchObject({ protocol: "IPv6", manufacturer: "VENDOR_B" });
+    accept(live, { method: "PUT", path: "/cloud-nodes/n-main/connections/x-spare", body: { name: "Spare", type: "usb", port: 2 } }, 204);
+    const usb = read(live, "/cloud-nodes/n-main/connections/x-spare").body;
+    expect(usb).toMatchObject({ type: "usb", port: 2 });
+    expect(usb).not.toHaveProperty("protocol");
+    expect(usb).not.toHaveProperty("manufacturer");
+    // A usb body naming a manufacturer is refused at that field, and "configure network" has no VENDOR_A controller to configure.
+    expect(refuse(live, { method: "PUT", path: "/cloud-nodes/n-main/connections/x-spare", body: { name: "Spare", type: "usb", port: 2, manufacturer: "VENDOR_A" } }, 400).issues).toEqual([
+      { code: "invalid", path: ["body", "manufacturer"], message: "manufacturer is used by ethernet connections only; this is a usb connection." },
+    ]);
+    expect(refuse(live, { method: "POST", path: "/cloud-nodes/n-main/connections/x-spare/configure", body: { dhcp: true } }, 409).issues[0]!.message).toContain("of no known manufacturer");
+  });
+
+  test("a connection update takes the same type rules as a create: a lockhub PUT without macaddress is 400 at body.macaddress", () => {
+    const live = liveOf();
+    const path = "/cloud-nodes/n-main/connections/x-spare";
+    expect(refuse(live, { method: "PUT", path, body: { name: "Hub", type: "lockhub" } }, 400).issues).toEqual([
+      { code: "invalid", path: ["body", "macaddress"], message: "A lockhub connection needs a macAddress." },
+    ]);
+    expect(refuse(live, { method: "PUT", path, body: { name: "GW", type: "wirelessGateway", port: 9 } }, 400).paths).toEqual(["body.ipaddress"]);
+    accept(live, { method: "PUT", path, body: { name: "Hub", type: "lockhub", macaddress: "00:1B:2C:4A:11:77" } }, 204);
+    expect(read(live, path).body).toMatchObject({ name: "Hub", type: "lockhub", macAddress: "00:1B:2C:4A:11:77", port: null });
+  });
+
+  test("S14 a lockhub operates at most 64 locks: the 65th device is a 409 at body.connection, on create and on a move; a connection turned lockhub with 65 devices is a 409 at body.type", () => {
+    const live = liveOf();
+    const hub = accept(live, { method: "POST", path: "/cloud-nodes/n-annex/connections", body: { name: "Annex hub", type: "lockhub", macaddress: "00:1B:2C:4A:11:08" } }, 200).id!;
+    const lock = (k: number, extra: object = {}) => ({ method: "POST" as const, path: "/cloud-nodes/n-annex/devices", body: { name: `Lock ${k}`, type: "ioDevice", publicIcon: "other", connection: hub, port: k, ...extra } });
+    const batch = live.apply(Array.from({ length: 64 }, (_, k) => lock(k + 1)));
+    expect(batch.ok).toBe(true);
+    const full = refuse(live, lock(65), 409);
+    expect(full.issues).toEqual([{ code: "overCapacity", path: ["body", "connection"], message: `Lockhub "${hub}" has 65 devices on it; a lockhub operates at most 64 locks.` }]);
+    // A device of another connection moved onto the full hub: the same conflict.
+    const usb = accept(live, { method: "POST", path: "/cloud-nodes/n-annex/connections", body: { name: "Annex board", type: "usb", port: 1 } }, 200).id!;
+    const door = accept(live, { method: "POST", path: "/cloud-nodes/n-annex/devices", body: { name: "Annex door", type: "primaryReader", publicIcon: "swingingDoor", connection: usb, port: 1 } }, 200).id!;
+    const move = { name: "Annex door", type: "primaryReader", publicIcon: "swingingDoor", connection: hub, port: 99, delay: 0, dwell: 30, dps: false, rex: false, autoOpenAfterFirstAllow: false, authenticationPolicy: null };
+    expect(refuse(live, { method: "PUT", path: `/cloud-nodes/n-annex/devices/${door}`, body: move }, 409).paths).toEqual(["body.connection"]);
+    // A lock removed frees a place.
+    const lock1 = live.snapshot.devices.find((d) => d.name === "Lock 1")!.id;
+    accept(live, { method: "DELETE", path: `/cloud-nodes/n-annex/devices/${lock1}` }, 204);
+    accept(live, { method: "PUT", path: `/cloud-nodes/n-annex/devices/${door}`, body: move }, 204);
+    expect(read(live, `/cloud-nodes/n-annex/devices/${door}`).body).toMatchObject({ connection: hub, port: 99 });
+    // The hub made an ethernet controller takes a 65th device; made a lockhub again, the connection's type is refused.
+    accept(live, { method: "PUT", path: `/cloud-nodes/n-annex/connections/${hub}`, body: { name: "Annex controller", type: "ethernet", ipaddress: "10.2.0.9", port: 4000 } }, 204);
+    accept(live, lock(65), 200);
+    const back = refuse(live, { method: "PUT", path: `/cloud-nodes/n-annex/connections/${hub}`, body: { name: "Annex hub", type: "lockhub", macaddress: "00:1B:2C:4A:11:08" } }, 409);
+    expect(back.issues).toEqual([{ code: "overCapacity", path: ["body", "type"], message: `Lockhub "${hub}" has 65 devices on it; a lockhub operates at most 64 locks.` }]);
+  });
+
   test("PUT 204 replaces the body and keeps the node; the connection must be on that node (404)", () => {
     const live = liveOf();
     accept(live, { method: "PUT", path: "/cloud-nodes/n-main/connections/x-spare", body: { ...ETH, name: "Spare 2" } }, 204);
@@ -178,6 +246,22 @@ describe("connections", () => {
     expect(read(live, "/cloud-nodes/n-main/connections/x-eth").body).toMatchObject({ dhcp: false, netmask: "255.255.255.0", gateway: "10.0.0.1", dns: "10.0.0.2" });
     refuse(live, { method: "POST", path: "/cloud-nodes/n-main/connections/x-spare/configure", body: { dhcp: true } }, 409);
     refuse(live, { method: "POST", path: "/cloud-nodes/n-main/connections/x-usb/configure", body: { dhcp: true } }, 409);
+  });
+});
+
+describe("configure network: body fields", () => {
+  test("dhcp is a boolean, netmask/gateway/dns strings or null (400 at the field); a field not given keeps its value, null clears it", () => {
+    const live = liveOf();
+    const path = "/cloud-nodes/n-main/connections/x-eth/configure";
+    expect(refuse(live, { method: "POST", path, body: { dhcp: "yes" } }, 400).paths).toEqual(["body.dhcp"]);
+    expect(refuse(live, { method: "POST", path, body: { dhcp: false, netmask: 24, dns: ["10.0.0.2"] } }, 400).paths).toEqual(["body.netmask", "body.dns"]);
+    accept(live, { method: "POST", path, body: { dhcp: false, netmask: "255.255.255.0", gateway: "10.0.0.1", dns: "10.0.0.2" } }, 204);
+    accept(live, { method: "POST", path, body: { dhcp: true, dns: null } }, 204);
+    expect(read(live, "/cloud-nodes/n-main/connections/x-eth").body).toMatchObject({ dhcp: true, netmask: "255.255.255.0", gateway: "10.0.0.1", dns: null });
+    // A connection PUT keeps the network settings (L1): they are not part of its body.
+    accept(live, { method: "PUT", path: "/cloud-nodes/n-main/connections/x-eth", body: { name: "Controller A", type: "ethernet", ipaddress: "10.0.0.5", port: 4000, manufacturer: "VENDOR_A" } }, 204);
+    expect(read(live, "/cloud-nodes/n-main/connections/x-eth").body).toMatchObject({ dhcp: true, netmask: "255.255.255.0", gateway: "10.0.0.1" });
+    refuse(live, { method: "POST", path: "/cloud-nodes/n-annex/connections/x-eth/configure", body: { dhcp: true } }, 404);
   });
 });
 
@@ -216,6 +300,26 @@ describe("devices", () => {
       expect(refuse(live, post({ [k]: v, dps: true, propAlarm: true }), 400).paths, `${k}=${v}`).toEqual([`body.${k}`]);
     const r = accept(live, post({ name: "n".repeat(70), delay: 9999, dwell: 1, dps: true, propAlarm: true, propDelay: 9999 }), 200);
     expect(read(live, `/cloud-nodes/n-main/devices/${r.id}`).body).toMatchObject({ delay: 9999, dwell: 1, propDelay: 9999 });
+  });
+
+  test("enums: type, publicIcon, inputTypes, readerType and authenticationPolicy take only the seed's values (400 at the field); given values are stored", () => {
+    const live = liveOf();
+    const post = (extra: object) => ({ method: "POST" as const, path: "/cloud-nodes/n-main/devices", body: { ...DOOR, ...extra } });
+    for (const [k, v, at] of [["type", "door", "body.type"], ["publicIcon", "door", "body.publicIcon"], ["inputTypes", ["nfc"], "body.inputTypes.0"], ["inputTypes", [], "body.inputTypes"], ["readerType", "blue", "body.readerType"], ["authenticationPolicy", "cardOrFace", "body.authenticationPolicy"]] as const)
+      expect(refuse(live, post({ [k]: v }), 400).paths, `${k}=${JSON.stringify(v)}`).toEqual([at]);
+    const given = { readerType: "touch", inputTypes: ["encryptedOsdp"], osdpAddress: 3, authenticationPolicy: "cardOnly", supportBleCredentials: true, securedReadsOnly: true, readerSerialNumber: "RS-0042", publicIcon: "rollUpDoor", dps: true, forcedAlarm: true, rex: true, autoOpenAfterFirstAllow: true };
+    const r = accept(live, post(given), 200);
+    expect(read(live, `/cloud-nodes/n-main/devices/${r.id}`).body).toMatchObject(given);
+    // A premiumIoDevice needs a publicIcon too; an elevator reader or floor relay does not.
+    accept(live, { method: "POST", path: "/cloud-nodes/n-main/devices", body: { name: "Relay", type: "premiumIoDevice", publicIcon: "light", connection: "x-spare", port: 2 } }, 200);
+    accept(live, { method: "POST", path: "/cloud-nodes/n-main/devices", body: { name: "Lift 2", type: "elevatorReader", connection: "x-spare", port: 3 } }, 200);
+  });
+
+  test("a wirelessAddress is stored for a device on a wirelessCoordinator connection", () => {
+    const live = liveOf();
+    const coord = accept(live, { method: "POST", path: "/cloud-nodes/n-main/connections", body: { name: "Mesh", type: "wirelessCoordinator", port: 3 } }, 200).id!;
+    const r = accept(live, { method: "POST", path: "/cloud-nodes/n-main/devices", body: { ...DOOR, connection: coord, wirelessAddress: "00:0D:6F:00:0A:1B" } }, 200);
+    expect(read(live, `/cloud-nodes/n-main/devices/${r.id}`).body).toMatchObject({ connection: coord, wirelessAddress: "00:0D:6F:00:0A:1B" });
   });
 
   test("dependent fields: propAlarm/forcedAlarm need dps, propDelay needs propAlarm, osdpAddress an OSDP input, primaryReader only for additional readers", () => {

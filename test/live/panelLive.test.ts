@@ -44,6 +44,32 @@ describe("people", () => {
     accept(live, { method: "POST", path: "/api/groups", body: { name: "Fits", metadata: fits } }, 200);
   });
 
+  test("LP11 metadata is at most 10,240 bytes of UTF-8 JSON, on every create and update that gives it (persons, groups, devices)", () => {
+    const live = panelLive();
+    // `{"blob":"…"}` is 11 bytes around the text: 10,229 ASCII characters make exactly 10,240 bytes.
+    const exact = { blob: "x".repeat(10_240 - 11) };
+    const over = { blob: "x".repeat(10_240 - 10) };
+    // "é" is two bytes in UTF-8: 5,115 of them are 10,230 bytes of text, 10,241 in all.
+    const wide = { blob: "é".repeat(5_115) };
+    const tooBig = [{ code: "invalid", path: ["body", "metadata"], message: "Must be at most 10 KB as JSON." }];
+    const person = { firstName: "Ann", lastName: "Lee", partition: 0, enabled: true, activeDate: null, expireDate: null, pin: "2468", duressPin: null };
+    const device = { name: "Back door", connection: 1, port: 3, type: "primaryReader", publicIcon: "swingingDoor", delay: 0, dwell: 30, dps: false, rex: false, autoOpenAfterFirstAllow: false, authenticationPolicy: null };
+    const writes = [
+      { path: "/api/persons/1", body: person, read: "/api/persons/1" },
+      { path: "/api/groups/2", body: { name: "Night", partition: 0 }, read: "/api/groups/2" },
+      { path: "/api/devices/3", body: device, read: "/api/devices/3" },
+    ];
+    for (const w of writes) {
+      for (const metadata of [over, wide]) expect(refuse(live, { method: "PUT", path: w.path, body: { ...w.body, metadata } }, 400), w.path).toEqual(tooBig);
+      accept(live, { method: "PUT", path: w.path, body: { ...w.body, metadata: exact } }, 204);
+      expect(read(live, w.read).body.metadata, w.path).toEqual(exact);
+    }
+    // Creates: the same limit, and the exact size is stored.
+    expect(refuse(live, { method: "POST", path: "/api/groups", body: { name: "Wide", metadata: wide } }, 400)).toEqual(tooBig);
+    const g = accept(live, { method: "POST", path: "/api/groups", body: { name: "Exact", metadata: exact } }, 200).id;
+    expect(read(live, `/api/groups/${g}`).body.metadata).toEqual(exact);
+  });
+
   test("LP2 update requires the seed's eight fields; optional fields not given keep their value", () => {
     const live = panelLive();
     const issues = refuse(live, { method: "PUT", path: "/api/persons/1", body: { firstName: "Ann", lastName: "Lee" } }, 400);
@@ -176,6 +202,22 @@ describe("devices and connections", () => {
     refuse(live, { method: "POST", path: "/api/devices", body: { name: "Front door", connection: 1, port: 5 } }, 409);
   });
 
+  test("device ranges and enums as in 2.0 (name ≤ 70, delay 0–9999, dwell 1–9999, propDelay 0–9999, type, publicIcon); every default reads back", () => {
+    const live = panelLive();
+    const post = (extra: object) => ({ method: "POST" as const, path: "/api/devices", body: { name: "Side door", connection: 1, port: 4, ...extra } });
+    for (const [k, v] of [["name", "n".repeat(71)], ["delay", 10_000], ["delay", -1], ["dwell", 0], ["dwell", 10_000], ["type", "door"], ["publicIcon", "door"], ["readerType", "blue"]] as const)
+      expect(refuse(live, post({ [k]: v }), 400).map((i) => i.path.join(".")), `${k}=${v}`).toEqual([`body.${k}`]);
+    expect(refuse(live, post({ dps: true, propAlarm: true, propDelay: 10_000 }), 400).map((i) => i.path.join("."))).toEqual(["body.propDelay"]);
+    const id = accept(live, post({}), 200).id;
+    expect(read(live, `/api/devices/${id}`).body).toMatchObject({
+      type: "primaryReader", publicIcon: "swingingDoor", inputTypes: ["wiegand", "unencryptedOsdp", "encryptedOsdp"], readerType: "standard",
+      delay: 0, dwell: 30, dps: false, propAlarm: false, propDelay: 0, rex: false, forcedAlarm: false, autoOpenAfterFirstAllow: false,
+      authenticationPolicy: null, supportBleCredentials: false, securedReadsOnly: false, metadata: null,
+    });
+    const edge = accept(live, post({ name: "n".repeat(70), port: 5, delay: 9999, dwell: 9999, dps: true, propAlarm: true, propDelay: 9999 }), 200).id;
+    expect(read(live, `/api/devices/${edge}`).body).toMatchObject({ delay: 9999, dwell: 9999, propDelay: 9999 });
+  });
+
   test("device update requires the seed's eleven fields; a rule's device keeps deciding", () => {
     const live = panelLive();
     const body = { name: "Front door", connection: 1, port: 1, type: "primaryReader", publicIcon: "swingingDoor", delay: 0, dwell: 10, dps: false, rex: false, autoOpenAfterFirstAllow: false, authenticationPolicy: null };
@@ -220,6 +262,50 @@ describe("devices and connections", () => {
     refuse(live, { method: "POST", path: "/api/connections/3/configure", body: {} }, 400);
     expect(refuse(live, { method: "DELETE", path: "/api/connections/1" }, 409).length).toBe(3);
     accept(live, { method: "DELETE", path: "/api/connections/3" }, 204);
+  });
+});
+
+describe("connections: the 2.0 connection rules (S13, S14)", () => {
+  test("S13 a 1.0 connection body follows the 2.0 type rules, at the body's own field names; the resource spells macAddress", () => {
+    const live = panelLive();
+    const post = (body: object) => ({ method: "POST" as const, path: "/api/connections", body });
+    expect(refuse(live, post({ name: "Hub", type: "lockhub" }), 400)).toEqual([{ code: "invalid", path: ["body", "macaddress"], message: "A lockhub connection needs a macAddress." }]);
+    expect(refuse(live, post({ name: "Board", type: "usb" }), 400).map((i) => i.path.join("."))).toEqual(["body.port"]);
+    expect(refuse(live, post({ name: "GW", type: "wirelessGateway", port: 7 }), 400).map((i) => i.path.join("."))).toEqual(["body.ipaddress"]);
+    expect(refuse(live, post({ name: "Board", type: "usb", port: 2, protocol: "IPv4" }), 400)).toEqual([
+      { code: "invalid", path: ["body", "protocol"], message: "protocol is used by ethernet connections only; this is a usb connection." },
+    ]);
+    const hub = accept(live, post({ name: "Hub", type: "lockhub", macaddress: "00:1B:2C:4A:11:09" }), 200).id;
+    const got = read(live, `/api/connections/${hub}`).body;
+    expect(got).toMatchObject({ id: hub, name: "Hub", type: "lockhub", macAddress: "00:1B:2C:4A:11:09" });
+    expect(got).not.toHaveProperty("macaddress");
+    expect(got).not.toHaveProperty("protocol");
+    expect(got).not.toHaveProperty("manufacturer");
+  });
+
+  test("S13 an ethernet connection a panel lists without protocol or manufacturer reads IPv6 and VENDOR_B, and is no VENDOR_A controller to configure", () => {
+    const panel = smallPanel();
+    panel.connections.push({ id: 3, name: "Old controller", type: "ethernet", ipaddress: "10.0.0.3", port: 4051 });
+    const live = panelLive(panel);
+    expect(read(live, "/api/connections/3").body).toMatchObject({ protocol: "IPv6", manufacturer: "VENDOR_B" });
+    expect(read(live, "/api/connections").body.find((c: { id: number }) => c.id === 3)).toMatchObject({ protocol: "IPv6", manufacturer: "VENDOR_B" });
+    expect(refuse(live, { method: "POST", path: "/api/connections/3/configure", body: { dhcp: true } }, 409)[0]!.message).toContain("a VENDOR_B controller");
+    // A panel whose lockhub has no MAC address does not load: the same rule as a write.
+    const bad = smallPanel();
+    bad.connections.push({ id: 3, name: "Hub", type: "lockhub" });
+    const r = createPanelLiveSystem(bad);
+    expect(r.ok ? [] : r.issues.map((i) => `${i.code} ${i.path.join(".")}`)).toEqual(["invalid connections.2.macAddress"]);
+  });
+
+  test("S14 a 1.0 lockhub operates at most 64 locks: the 65th device is a 409 at body.connection", () => {
+    const live = panelLive();
+    const hub = accept(live, { method: "POST", path: "/api/connections", body: { name: "Hub", type: "lockhub", macaddress: "00:1B:2C:4A:11:09" } }, 200).id;
+    const lock = (k: number) => ({ method: "POST" as const, path: "/api/devices", body: { name: `Lock ${k}`, type: "ioDevice", publicIcon: "other", connection: hub, port: k } });
+    expect(live.apply(Array.from({ length: 64 }, (_, k) => lock(k + 1))).ok).toBe(true);
+    expect(read(live, "/api/devices?per_page=100").total).toBe(6 + 64);
+    expect(refuse(live, lock(65), 409)).toEqual([{ code: "overCapacity", path: ["body", "connection"], message: `Lockhub "${hub}" has 65 devices on it; a lockhub operates at most 64 locks.` }]);
+    accept(live, { method: "DELETE", path: "/api/devices/7" }, 204);
+    accept(live, lock(65), 200);
   });
 });
 
@@ -290,6 +376,21 @@ describe("floor groups", () => {
     expect(scan(live, 4, 1001).floors).toEqual([5]);
     expect(refuse(live, { method: "DELETE", path: "/api/floor_groups/1" }, 409)[0]!.path).toEqual(["rules", 1, "floorGroups", 0]);
     accept(live, { method: "DELETE", path: "/api/floor_groups/2" }, 204);
+  });
+});
+
+describe("floor groups: names and references", () => {
+  test("name ≤ 70 and unique on the node (409 at body.name); readerPort an elevator reader and floors floor relays (400 at the field)", () => {
+    const live = panelLive();
+    const post = (body: object) => ({ method: "POST" as const, path: "/api/floor_groups", body: { name: "Top", readerPort: 4, floors: [6], ...body } });
+    expect(refuse(live, post({ name: "t".repeat(71) }), 400).map((i) => i.path.join("."))).toEqual(["body.name"]);
+    expect(refuse(live, post({ name: "Lower floors" }), 409)).toEqual([{ code: "duplicateName", path: ["body", "name"], message: expect.stringContaining("floorGroups[0]") }]);
+    expect(refuse(live, post({ readerPort: 1 }), 400).map((i) => [i.code, i.path.join(".")])).toEqual([["invalidReference", "body.readerPort"]]);
+    expect(refuse(live, post({ floors: [6, 1] }), 400).map((i) => [i.code, i.path.join(".")])).toEqual([["invalidReference", "body.floors.1"]]);
+    expect(refuse(live, post({ floors: [] }), 400).map((i) => i.path.join("."))).toEqual(["body.floors"]);
+    expect(refuse(live, post({ floors: [99] }), 400).map((i) => [i.code, i.path.join(".")])).toEqual([["unknownReference", "body.floors.0"]]);
+    const id = accept(live, post({ name: "t".repeat(70) }), 200).id;
+    expect(read(live, `/api/floor_groups/${id}`).body).toMatchObject({ name: "t".repeat(70), partition: 0 });
   });
 });
 

@@ -5,7 +5,7 @@
 import { type Draft, enablePatches, produceWithPatches } from "immer";
 import { describe, expect, test } from "vitest";
 import type { LiveSystem } from "../../src/live/index.js";
-import { type SystemSnapshot, parseSnapshot } from "../../src/model/index.js";
+import { type SystemSnapshot, deviceSchema, parseSnapshot } from "../../src/model/index.js";
 import { accept, liveOf } from "../live/fixture.js";
 
 /** Removes list[i] on a draft as a delete route does (the last element moves into its place). */
@@ -67,10 +67,47 @@ describe("a connection's node and type, read by its devices", () => {
   test("a wireless address outlives its coordinator", () => {
     const live = liveOf();
     expect(patched(live, (d) => {
-      d.connections[2]!.type = "wirelessCoordinator";
+      // A wireless coordinator has no protocol or manufacturer (ethernet only): they go with the type.
+      const spare = d.connections[2]! as Record<string, unknown>;
+      spare.type = "wirelessCoordinator";
+      delete spare.protocol;
+      delete spare.manufacturer;
       d.devices.push({ ...JSON.parse(JSON.stringify(d.devices[6])), id: "d-w", name: "Wireless", connection: "x-spare", port: 1, wirelessAddress: "w-1" });
     })).toEqual([]);
     expect(patched(live, (d) => void (d.connections[2]!.type = "ethernet"))).toEqual(["invalid devices.7.wirelessAddress"]);
+  });
+});
+
+describe("a lockhub's count of devices, read by the hub (S14)", () => {
+  test("a device added to, moved onto, or renamed off a full hub re-checks the hub", () => {
+    const live = liveOf();
+    const lock = (k: number) => ({ ...deviceSchema.parse({ id: `lock-${k}`, name: `Lock ${k}`, cloudNode: "n-annex", connection: "x-hub", port: k, type: "ioDevice", publicIcon: "other" }), partition: [] });
+    // A hub with 64 locks, in one change: at the limit.
+    expect(patched(live, (d) => {
+      d.connections.push({ id: "x-hub", name: "Annex hub", type: "lockhub", cloudNode: "n-annex", port: null, macAddress: "00:1B:2C:4A:11:08" } as never);
+      for (let k = 1; k <= 64; k++) d.devices.push(lock(k) as never);
+    })).toEqual([]);
+    const hub = live.snapshot.connections.findIndex((c) => c.id === "x-hub");
+    // The 65th lock, appended: the hub (untouched by the change) is reported.
+    expect(patched(live, (d) => void d.devices.push(lock(65) as never))).toEqual([`overCapacity connections.${hub}.type`]);
+    // A device of another connection moved onto the hub: the same.
+    expect(patched(live, (d) => void Object.assign(dev(d, "d-fan"), { cloudNode: "n-annex", connection: "x-hub", port: 65 }))).toEqual([`overCapacity connections.${hub}.type`]);
+    // Replacing a lock by another (one out, one in) keeps 64; removing one and adding two does not.
+    expect(patched(live, (d) => void d.devices.splice(d.devices.findIndex((x) => x.id === "lock-1"), 1, lock(65) as never))).toEqual([]);
+    expect(patched(live, (d) => {
+      removeAt(d.devices, d.devices.findIndex((x) => x.id === "lock-2"));
+      d.devices.push(lock(66) as never, lock(67) as never);
+    })).toEqual([`overCapacity connections.${hub}.type`]);
+    // A lock whose schema breaks no longer counts; a lock moved to another connection frees a place.
+    expect(patched(live, (d) => {
+      Object.assign(dev(d, "lock-3"), { connection: "x-usb", cloudNode: "n-main", port: 3 });
+      d.devices.push(lock(68) as never);
+    })).toEqual([]);
+    const lock4 = live.snapshot.devices.findIndex((x) => x.id === "lock-4");
+    expect(patched(live, (d) => {
+      (dev(d, "lock-4") as { dwell: number }).dwell = 0;
+      d.devices.push(lock(69) as never);
+    })).toEqual([`tooSmall devices.${lock4}.dwell`]);
   });
 });
 

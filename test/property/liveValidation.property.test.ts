@@ -11,7 +11,7 @@ import { type Operation, createLiveSystem, seededIds } from "../../src/live/inde
 import { Refusal } from "../../src/live/operation.js";
 import { matchRoute } from "../../src/live/routes.js";
 import { WriteValidator } from "../../src/live/validation.js";
-import { type Issue, type SystemSnapshot, parseSnapshot } from "../../src/model/index.js";
+import { type Issue, type SystemSnapshot, deviceSchema, parseSnapshot } from "../../src/model/index.js";
 import { COLLECTIONS, type Collection } from "../../src/model/checks/index.js";
 import { type OperationSpec, operationSpecArb, resolveOperation, snapshotAndRequestsArb } from "../arbitraries/index.js";
 import { runWrite } from "../../src/live/write.js";
@@ -32,30 +32,34 @@ const TIMEOUT = 60_000 + NUM_RUNS * 60; // generous: the machine may be shared
 
 enablePatches();
 
-/** A raw edit of one element: set a field to a value seen elsewhere (or junk), remove, splice, duplicate. */
+/**
+ * A raw edit of one element: set a field to a value seen elsewhere (or junk), remove, splice,
+ * duplicate; or fill a connection with devices up to around a lockhub's 64 locks (sometimes making it
+ * a lockhub first), so that later device writes cross the limit one way or the other.
+ */
 interface EditSpec {
-  readonly kind: "set" | "append" | "credential" | "remove" | "splice" | "duplicate";
+  readonly kind: "set" | "append" | "credential" | "remove" | "splice" | "duplicate" | "fill";
   readonly coll: Collection;
   readonly a: number;
   readonly field: number;
   readonly value: number;
 }
 const editSpecArb: fc.Arbitrary<EditSpec> = fc.record({
-  kind: fc.constantFrom("set", "set", "set", "append", "credential", "remove", "splice", "duplicate"),
+  kind: fc.constantFrom("set", "set", "set", "append", "credential", "remove", "splice", "duplicate", "fill"),
   coll: fc.constantFrom(...COLLECTIONS, "devices", "devices", "floorGroups", "holders"),
   a: fc.nat({ max: 60 }),
   field: fc.nat({ max: 60 }),
   value: fc.nat({ max: 500 }),
 });
 
-const JUNK: readonly unknown[] = ["zz-missing", "Mars/Olympus", "Europe/Paris", null, 7, 0, "floorRelay", "elevatorReader", "primaryReader", "ioDevice", "ethernet", "wirelessCoordinator", "w-1", ""];
+const JUNK: readonly unknown[] = ["zz-missing", "Mars/Olympus", "Europe/Paris", null, 7, 0, "floorRelay", "elevatorReader", "primaryReader", "ioDevice", "ethernet", "wirelessCoordinator", "lockhub", "usb", "wirelessGateway", "IPv4", "VENDOR_A", "w-1", ""];
 /** Fields the checks across entities read, per collection. */
 const FIELDS: Record<Collection, readonly string[]> = {
   partitions: ["id", "name"],
   groups: ["id", "name", "partition"],
   holders: ["id", "partition", "groups", "pin"],
   cloudNodes: ["id", "timezone", "cardFormat"],
-  connections: ["id", "cloudNode", "type"],
+  connections: ["id", "cloudNode", "type", "port", "ipaddress", "macAddress", "protocol", "manufacturer", "ipv6Address"],
   devices: ["id", "name", "cloudNode", "connection", "port", "type", "primaryReader", "wirelessAddress", "partition", "publicIcon"],
   floorGroups: ["id", "name", "partition", "readerPort", "floors"],
   rules: ["id", "groupId", "devices", "floorGroups", "type"],
@@ -83,6 +87,21 @@ function edit(s: SystemSnapshot, spec: EditSpec): (draft: Record<Collection, Rec
     switch (spec.kind) {
       case "remove":
         return removeAt(list, i);
+      case "fill": {
+        const conns = draft.connections;
+        if (conns.length === 0) return;
+        const conn = conns[spec.a % conns.length]!;
+        if (spec.value % 2 === 0) {
+          Object.assign(conn, { type: "lockhub", macAddress: "00:1B:2C:4A:30:01" });
+          for (const k of ["protocol", "manufacturer", "ipv6Address"]) delete conn[k];
+        }
+        const on = draft.devices.filter((d) => d.connection === conn.id).length;
+        // 62…67 devices on it in all: a lockhub at or just past its 64 locks.
+        const target = 62 + (spec.value % 6);
+        for (let k = 0; on + k < target; k++)
+          draft.devices.push(deviceSchema.parse({ id: `fill-${spec.value}-${k}`, name: `Lock ${spec.value}-${k}`, cloudNode: conn.cloudNode, connection: conn.id, port: 1000 + k, type: "ioDevice", publicIcon: "other" }) as never);
+        return;
+      }
       case "splice":
         list.splice(i, 1);
         return;
@@ -201,7 +220,7 @@ test("the incremental verdict on every write (routes, raw edits, batches, undo) 
   expect(counts.batchesRolledBack).toBeGreaterThan(0);
   expect(counts.undone).toBeGreaterThan(0);
   const codes = [...counts.codes.keys()];
-  for (const code of ["duplicateId", "duplicateName", "duplicateCredentialNumber", "unknownReference", "invalidReference", "inconsistentReference", "portInUse"])
+  for (const code of ["duplicateId", "duplicateName", "duplicateCredentialNumber", "unknownReference", "invalidReference", "inconsistentReference", "portInUse", "overCapacity"])
     expect(codes, `refusals with ${code}`).toContain(code);
   // A bad zone comes from a cloud node write only (about 3 in 100 runs): asserted where it is certain.
   if (NUM_RUNS >= 1000) expect(codes, "refusals with invalidTimezone").toContain("invalidTimezone");

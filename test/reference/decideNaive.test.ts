@@ -18,7 +18,7 @@ function system(patch: Obj = {}, nodePatch: Obj = {}): Obj {
     systemId: "sys",
     timezone: "UTC",
     cloudNodes: [{ id: "n1", name: "Node 1", ...nodePatch }],
-    connections: [{ id: "c1", name: "Conn 1", type: "ethernet", cloudNode: "n1", port: 4000 }],
+    connections: [{ id: "c1", name: "Conn 1", type: "ethernet", cloudNode: "n1", ipaddress: "10.0.0.10", port: 4000 }],
     devices: [{ id: "d1", name: "Front door", cloudNode: "n1", connection: "c1", port: 1, type: "primaryReader", publicIcon: "swingingDoor" }],
     groups: [{ id: "g1", name: "Staff" }],
     holders: [

@@ -144,8 +144,8 @@ function baseRaw(): RawSnapshot {
       { id: "node-b", name: "Annex", timezone: "Europe/London" },
     ],
     connections: [
-      { id: "conn-a", name: "HQ hub", type: "lockhub", cloudNode: "node-a" },
-      { id: "conn-b", name: "Annex hub", type: "lockhub", cloudNode: "node-b" },
+      { id: "conn-a", name: "HQ hub", type: "lockhub", cloudNode: "node-a", macAddress: "00:1B:2C:4A:10:01" },
+      { id: "conn-b", name: "Annex hub", type: "lockhub", cloudNode: "node-b", macAddress: "00:1B:2C:4A:10:02" },
     ],
     devices: [
       reader("door-front", "Front door", 1),

@@ -180,6 +180,58 @@ describe("snapshot (S*)", () => {
     expect(pathsAndCodes(issuesOf((d) => (d.device("door-annex").cloudNode = "node-a")))).toEqual([["devices.7.cloudNode", "inconsistentReference"]]);
   });
 
+  test("S13 a connection has what its type needs (ipaddress, port, macAddress), ethernet-only fields only on ethernet, and an ethernet controller's defaults", () => {
+    const conn = (d: { raw: { connections: Record<string, unknown>[] } }, i: number, c: Record<string, unknown>) => {
+      d.raw.connections[i] = { id: d.raw.connections[i]!.id, name: "Controller", cloudNode: d.raw.connections[i]!.cloudNode, ...c };
+    };
+    // What each type needs: an ipaddress for ethernet and wirelessGateway, a port unless lockhub, a MAC address for a lockhub.
+    expect(pathsAndCodes(issuesOf((d) => conn(d, 0, { type: "ethernet", port: 4000 })))).toEqual([["connections.0.ipaddress", "invalid"]]);
+    expect(pathsAndCodes(issuesOf((d) => conn(d, 0, { type: "ethernet", ipaddress: "10.0.0.5" })))).toEqual([["connections.0.port", "invalid"]]);
+    expect(pathsAndCodes(issuesOf((d) => conn(d, 0, { type: "wirelessGateway", port: 7, ipaddress: "" })))).toEqual([["connections.0.ipaddress", "invalid"]]);
+    expect(pathsAndCodes(issuesOf((d) => conn(d, 0, { type: "usb" })))).toEqual([["connections.0.port", "invalid"]]);
+    expect(pathsAndCodes(issuesOf((d) => conn(d, 0, { type: "wirelessCoordinator", port: null })))).toEqual([["connections.0.port", "invalid"]]);
+    const hub = issuesOf((d) => conn(d, 1, { type: "lockhub", macAddress: null }));
+    expect(pathsAndCodes(hub)).toEqual([["connections.1.macAddress", "invalid"]]);
+    expect(hub[0]!.message).toBe("A lockhub connection needs a macAddress.");
+    // protocol, ipv6Address and manufacturer are ethernet-only: each is reported on any other type.
+    const usb = issuesOf((d) => conn(d, 0, { type: "usb", port: 1, protocol: "IPv4", ipv6Address: "fd00::5", manufacturer: "VENDOR_A" }));
+    expect(pathsAndCodes(usb)).toEqual([["connections.0.ipv6Address", "invalid"], ["connections.0.manufacturer", "invalid"], ["connections.0.protocol", "invalid"]]);
+    expect(usb.map((i) => i.message)).toContain("manufacturer is used by ethernet connections only; this is a usb connection.");
+    // null is no value: a usb connection with null ethernet fields loads.
+    const ok = (c: Record<string, unknown>) => {
+      const r = parseSnapshot(rawBuilding((d) => conn(d, 0, c)));
+      if (!r.ok) throw new Error(JSON.stringify(r.issues));
+      return r.value.connections[0]! as Record<string, unknown>;
+    };
+    expect(ok({ type: "usb", port: 1, protocol: null, manufacturer: null, ipv6Address: null })).toMatchObject({ type: "usb", protocol: null, manufacturer: null });
+    // Defaults: an ethernet controller speaks IPv6 and is VENDOR_B unless it says otherwise; other types get neither.
+    expect(ok({ type: "ethernet", ipaddress: "10.0.0.5", port: 4000 })).toMatchObject({ protocol: "IPv6", manufacturer: "VENDOR_B" });
+    expect(ok({ type: "ethernet", ipaddress: "10.0.0.5", port: 4000, protocol: "IPv4", manufacturer: "VENDOR_A", ipv6Address: "fd00::5" })).toMatchObject({ protocol: "IPv4", manufacturer: "VENDOR_A", ipv6Address: "fd00::5" });
+    const gateway = ok({ type: "wirelessGateway", ipaddress: "10.0.0.7", port: 7 });
+    expect([gateway.protocol, gateway.manufacturer]).toEqual([undefined, undefined]);
+    const lockhub = ok({ type: "lockhub", macAddress: "00:1B:2C:4A:10:09" });
+    expect([lockhub.port, lockhub.protocol, lockhub.manufacturer]).toEqual([null, undefined, undefined]);
+    // A lockhub may still state a port.
+    expect(ok({ type: "lockhub", macAddress: "00:1B:2C:4A:10:09", port: 9 }).port).toBe(9);
+  });
+
+  test("S14 a lockhub operates at most 64 locks: the 65th device on it is reported at the connection", () => {
+    // conn-a (a lockhub) carries 7 devices; `n` more makes 7 + n.
+    const locks = (n: number) => (d: { raw: { devices: Record<string, unknown>[] } }) => {
+      for (let k = 0; k < n; k++)
+        d.raw.devices.push({ id: `lock-${k}`, name: `Lock ${k}`, cloudNode: "node-a", connection: "conn-a", port: 100 + k, type: "ioDevice", publicIcon: "other" });
+    };
+    expect(parseSnapshot(rawBuilding(locks(57))).ok).toBe(true);
+    const over = issuesOf(locks(58));
+    expect(pathsAndCodes(over)).toEqual([["connections.0.type", "overCapacity"]]);
+    expect(over[0]!.message).toBe('Lockhub "conn-a" has 65 devices on it; a lockhub operates at most 64 locks.');
+    // An ethernet controller has no such limit here (its model decides how many doors it runs).
+    const ethernet = (d: { raw: { connections: Record<string, unknown>[] } }) => {
+      d.raw.connections[0] = { id: "conn-a", name: "HQ controller", type: "ethernet", cloudNode: "node-a", ipaddress: "10.0.0.5", port: 4000 };
+    };
+    expect(parseSnapshot(rawBuilding((d) => { ethernet(d); locks(58)(d); })).ok).toBe(true);
+  });
+
   test("S11 unknown keys are dropped; a node's loaded timezone is its own, else the system's", () => {
     const r = parseSnapshot(
       rawBuilding((d) => {

@@ -31,6 +31,12 @@ export function bodyPath(s: SystemSnapshot, path: Path, targetId: string): Path 
  */
 function otherParty(s: SystemSnapshot, issue: Issue, targetId: string): Issue | null {
   const p = issue.path;
+  // A full lockhub is the written device's problem: the connection its body chose.
+  if (issue.code === "overCapacity" && p[0] === "connections" && typeof p[1] === "number") {
+    const hub = s.connections[p[1]];
+    const mine = s.devices.find((d) => d.id === targetId);
+    return hub !== undefined && mine !== undefined && mine.connection === hub.id ? { ...issue, path: ["body", "connection"] } : null;
+  }
   if ((issue.code === "duplicateName" || issue.code === "portInUse") && p.length === 3 && typeof p[1] === "number") {
     const list = listOf(s, p[0]!);
     const field = p[2] as string;

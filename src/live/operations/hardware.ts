@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { cloudNodeSchema, connectionSchema, defaultCardFormat, deviceSchema } from "../../model/index.js";
 import type { CloudNode, Device } from "../../model/index.js";
-import { checkConnectionBody, objectBody, parseBody, pick, requireKeys } from "../body.js";
+import { connectionFields, objectBody, parseBody, parseConnectionBody, pick, requireKeys } from "../body.js";
 import { notFound, refuse } from "../operation.js";
 import { type Created, NO_CONTENT, type WriteContext, indexOf } from "./common.js";
 import { cloudNodeReferrers, connectionReferrers, deviceReferrers, refuseIfReferenced } from "./referrers.js";
@@ -46,20 +46,8 @@ export function deleteCloudNode(ctx: WriteContext): Created {
   return NO_CONTENT;
 }
 
-const CONNECTION_WRITABLE = ["name", "type", "protocol", "ipaddress", "ipv6Address", "port", "manufacturer"];
-
 function connectionBody(b: Record<string, unknown>, id: string, cloudNode: string, keep: Record<string, unknown> = {}): Record<string, unknown> {
-  requireKeys(b, ["name", "type"]);
-  const ethernet = b.type === "ethernet";
-  checkConnectionBody(b);
-  return {
-    ...keep,
-    ...pick(b, CONNECTION_WRITABLE),
-    ...(b.macaddress !== undefined ? { macAddress: b.macaddress } : {}),
-    ...(ethernet ? { protocol: b.protocol ?? "IPv6", manufacturer: b.manufacturer ?? "VENDOR_B" } : {}),
-    id,
-    cloudNode,
-  };
+  return { ...keep, ...connectionFields(b), id, cloudNode };
 }
 
 function nodeOf(ctx: WriteContext, id: string): CloudNode {
@@ -76,7 +64,7 @@ function onNode(ctx: WriteContext, c: "connections" | "devices", nodeId: string,
 export function createConnection(ctx: WriteContext): Created {
   const node = nodeOf(ctx, ctx.params.cloudNodeId!);
   const id = ctx.newId();
-  ctx.append("connections", parseBody(connectionSchema, connectionBody(objectBody(ctx.body), id, node.id)));
+  ctx.append("connections", parseConnectionBody(connectionSchema, connectionBody(objectBody(ctx.body), id, node.id)));
   return { status: 200, id };
 }
 
@@ -86,7 +74,7 @@ export function updateConnection(ctx: WriteContext): Created {
   const i = onNode(ctx, "connections", params.cloudNodeId!, params.connectionId!);
   const c = draft.connections[i]!;
   const keep = { connected: c.connected, dhcp: c.dhcp, netmask: c.netmask, gateway: c.gateway, dns: c.dns };
-  draft.connections[i] = parseBody(connectionSchema, connectionBody(objectBody(body), c.id, c.cloudNode, keep));
+  draft.connections[i] = parseConnectionBody(connectionSchema, connectionBody(objectBody(body), c.id, c.cloudNode, keep));
   return NO_CONTENT;
 }
 
@@ -112,7 +100,7 @@ export function configureConnection(ctx: WriteContext): Created {
   nodeOf(ctx, params.cloudNodeId!);
   const c = draft.connections[onNode(ctx, "connections", params.cloudNodeId!, params.connectionId!)]!;
   if (c.manufacturer !== "VENDOR_A")
-    refuse(409, "conflict", ["manufacturer"], `Connection "${c.id}" is ${c.manufacturer === undefined ? "of no known manufacturer" : `a ${c.manufacturer} controller`}; network configuration applies to VENDOR_A controllers only.`);
+    refuse(409, "conflict", ["manufacturer"], `Connection "${c.id}" is ${c.manufacturer == null ? "of no known manufacturer" : `a ${c.manufacturer} controller`}; network configuration applies to VENDOR_A controllers only.`);
   const b = objectBody(body);
   requireKeys(b, ["dhcp"]);
   const parsed = parseBody(NETWORK, pick(b, ["dhcp", "netmask", "gateway", "dns"]));

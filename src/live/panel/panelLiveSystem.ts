@@ -6,6 +6,7 @@ import { applySnapshotPatches, freezeSnapshot, produceSnapshot } from "../transi
 import { PanelEngine } from "../../legacy1/panelEngine.js";
 import { type Issue, type LoadedPanel, type PanelSnapshot, type Result, err, ok, parsePanel } from "../../model/index.js";
 import { type Operation, Refusal, type RefusedResult, refused, refusedWrite } from "../operation.js";
+import { connectionBodyIssue } from "../body.js";
 import { routeOperation } from "../routeTable.js";
 import type { PanelWritten } from "./panelOperations.js";
 import { matchPanelRoute } from "./panelRoutes.js";
@@ -49,6 +50,9 @@ function otherParty(panel: PanelSnapshot, issue: Issue, at: readonly (string | n
   const p = issue.path;
   const list = (panel as unknown as Record<string, unknown>)[String(at[0])];
   if (!Array.isArray(list)) return null;
+  // A full lockhub is the written device's problem: the connection its body chose.
+  if (issue.code === "overCapacity" && at[0] === "devices" && at.length === 2 && p[0] === "connections" && typeof p[1] === "number")
+    return panel.devices[at[1] as number]?.connection === panel.connections[p[1]]?.id ? { ...issue, path: ["body", "connection"] } : null;
   if ((issue.code === "duplicateName" || issue.code === "portInUse") && at.length === 2 && p.length === 3 && p[0] === at[0] && typeof p[1] === "number") {
     const field = String(p[2]);
     const mine = list[at[1] as number] as Record<string, unknown> | undefined;
@@ -72,7 +76,8 @@ function bodyIssues(panel: PanelSnapshot, issues: readonly Issue[], at: readonly
   // The whole-panel check runs on the 2.0 conversion; a message naming a person says so in 1.0 words.
   const worded = issues.map((i) => (i.message.includes("holders[") ? { ...i, message: i.message.replaceAll("holders[", "persons[") } : i));
   if (at === undefined) return worded;
-  return worded.map((i) => (startsWith(i.path, at) ? { ...i, path: ["body", ...i.path.slice(at.length)] } : (otherParty(panel, i, at) ?? i)));
+  const own = at[0] === "connections" ? connectionBodyIssue : (i: Issue) => i;
+  return worded.map((i) => (startsWith(i.path, at) ? own({ ...i, path: ["body", ...i.path.slice(at.length)] }) : (otherParty(panel, i, at) ?? i)));
 }
 
 type Step = { result: PanelOperationResult } | { result: PanelWriteResult; next: PanelSnapshot; loaded: LoadedPanel };

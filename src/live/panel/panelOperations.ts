@@ -5,8 +5,8 @@
 // references, ports, limits) is checked once, on the whole resulting panel, by parsePanel.
 import type { Draft } from "immer";
 import { z } from "zod";
-import { type Issue, type PanelSnapshot, credentialSchema, panelSnapshotSchema } from "../../model/index.js";
-import { checkConnectionBody, objectBody, parseBody, pick, requireKeys } from "../body.js";
+import { type Issue, type PanelSnapshot, credentialSchema, panelSnapshotSchema, withConnectionDefaults } from "../../model/index.js";
+import { connectionFields, objectBody, parseBody, pick, requireKeys } from "../body.js";
 import { Refusal, refuse } from "../operation.js";
 import { attributeIssues, parseDefinition, valuesAgainst } from "./customFields.js";
 
@@ -273,19 +273,9 @@ export function removeMembership(ctx: PanelWriteContext): PanelWritten {
 
 // ── Connections ───────────────────────────────────────────────────────────────────────────────
 
-const CONNECTION_WRITABLE = ["name", "type", "protocol", "ipaddress", "ipv6Address", "port", "macaddress", "manufacturer"];
-
-/** The seed 001 connection body rules (seed 002: "body as Document 2 connection body"). */
+/** A connection body (seed 002: "body as Document 2 connection body"): the 2.0 rules, checked on the whole panel. */
 function connectionBody(b: Json, id: number, keep: Json): Json {
-  requireKeys(b, ["name", "type"]);
-  const ethernet = b.type === "ethernet";
-  checkConnectionBody(b);
-  return parseBody(connectionSchema, {
-    ...keep,
-    ...pick(b, CONNECTION_WRITABLE),
-    ...(ethernet ? { protocol: b.protocol ?? "IPv6", manufacturer: b.manufacturer ?? "VENDOR_B" } : {}),
-    id,
-  });
+  return parseBody(connectionSchema, { ...keep, ...connectionFields(b), id });
 }
 
 function connectionIndex(ctx: PanelWriteContext): number {
@@ -325,8 +315,9 @@ const NETWORK = z.object({
 /** seed 002 "Configure network": applies only when `manufacturer` is VENDOR_A; refused (409) otherwise. */
 export function configureConnection(ctx: PanelWriteContext): PanelWritten {
   const c = ctx.draft.connections[connectionIndex(ctx)]! as Json;
-  if (c.manufacturer !== "VENDOR_A")
-    refuse(409, "conflict", ["manufacturer"], `Connection ${String(c.id)} is ${c.manufacturer === undefined ? "of no known manufacturer" : `a ${String(c.manufacturer)} controller`}; network configuration applies to VENDOR_A controllers only.`);
+  const { manufacturer } = withConnectionDefaults(c);
+  if (manufacturer !== "VENDOR_A")
+    refuse(409, "conflict", ["manufacturer"], `Connection ${String(c.id)} is ${manufacturer == null ? "of no known manufacturer" : `a ${String(manufacturer)} controller`}; network configuration applies to VENDOR_A controllers only.`);
   const b = objectBody(ctx.body);
   requireKeys(b, ["dhcp"]);
   const parsed = parseBody(NETWORK, pick(b, ["dhcp", "netmask", "gateway", "dns"]));

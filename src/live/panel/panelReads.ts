@@ -1,7 +1,7 @@
 // The seed 002 §4 read routes of a 1.0 panel over its current snapshot: retrieve, lists with
 // paging (seed 000 §4), members of a group, groups of a person, search, info, configuration, RSOP.
 import type { PanelEngine } from "../../legacy1/panelEngine.js";
-import { type Issue, type PanelSnapshot, QueryError } from "../../model/index.js";
+import { type Issue, type PanelSnapshot, QueryError, withConnectionDefaults } from "../../model/index.js";
 import { Refusal, refuse } from "../operation.js";
 import { pageOf } from "../routeTable.js";
 
@@ -104,9 +104,10 @@ export const panelReads = {
   },
   devices: (ctx: PanelReadContext): PanelAnswer => paged(ctx.panel.devices, ctx.query, (d) => deviceBody(ctx, d)),
   device: (ctx: PanelReadContext): PanelAnswer => ({ body: deviceBody(ctx, find(ctx.panel.devices, idParam(ctx.params, "deviceId"), "device", ctx.params.deviceId!)) }),
-  connections: (ctx: PanelReadContext): PanelAnswer => paged(ctx.panel.connections, ctx.query),
+  // A connection with the defaults of its type in effect (an ethernet controller's protocol and manufacturer).
+  connections: (ctx: PanelReadContext): PanelAnswer => paged(ctx.panel.connections, ctx.query, withConnectionDefaults),
   connection: (ctx: PanelReadContext): PanelAnswer => ({
-    body: find(ctx.panel.connections, idParam(ctx.params, "connectionId"), "connection", ctx.params.connectionId!),
+    body: withConnectionDefaults(find(ctx.panel.connections, idParam(ctx.params, "connectionId"), "connection", ctx.params.connectionId!)),
   }),
   attributes: (ctx: PanelReadContext): PanelAnswer => {
     const partition = idParam(ctx.params, "partitionId");

@@ -15,7 +15,7 @@ import {
 } from "../systemSchema.js";
 import { fromZodIssues, zodMessage } from "../zodIssues.js";
 import { checkCloudNodeId, checkCloudNodeOwn } from "./cloudNodes.js";
-import { checkConnectionId, checkConnectionRefs } from "./connections.js";
+import { checkConnectionId, checkConnectionLocks, checkConnectionRefs } from "./connections.js";
 import { checkDeviceId, checkDeviceName, checkDeviceRefs } from "./devices.js";
 import { checkFloorGroupId, checkFloorGroupName, checkFloorGroupRefs } from "./floorGroups.js";
 import { checkGroupId, checkGroupName, checkGroupRefs } from "./groups.js";
@@ -66,6 +66,7 @@ export const PHASES: readonly Phase[] = [
   phase("cloudNodes", checkCloudNodeId),
   phase("connections", checkConnectionId),
   phase("connections", checkConnectionRefs),
+  phase("connections", checkConnectionLocks),
   phase("devices", checkDeviceId),
   phase("devices", checkDeviceName),
   phase("devices", checkDeviceRefs),
@@ -105,9 +106,11 @@ export function wholeLookups(p: ParsedSystem): Lookups {
     names.set(coll, m);
   }
   const ports = new Map<string, number>();
+  const onConnection = new Map<string, number>();
   for (const { i, v } of p.devices.items) {
     const key = `${v.connection}\u0000${v.port}`;
     if (!ports.has(key)) ports.set(key, i);
+    onConnection.set(v.connection, (onConnection.get(v.connection) ?? 0) + 1);
   }
   const numbers = new Map<number, CredentialAt>();
   const credentialIds = new Map<string, CredentialAt>();
@@ -122,6 +125,7 @@ export function wholeLookups(p: ParsedSystem): Lookups {
     idOwner: (coll, id) => (p[coll].broken.has(id) ? -1 : (byId.get(coll)!.get(id)?.i ?? -1)),
     nameOwner: (coll, name) => names.get(coll)!.get(name) ?? -1,
     portOwner: (connection, port) => ports.get(`${connection}\u0000${port}`) ?? -1,
+    devicesOn: (connection) => onConnection.get(connection) ?? 0,
     credentialNumberOwner: (n) => numbers.get(n) ?? NONE,
     credentialIdOwner: (id) => credentialIds.get(id) ?? NONE,
   };

@@ -65,6 +65,8 @@ export interface Lookups {
   nameOwner(coll: NamedCollection, name: string): number;
   /** Index of the first valid device on this port of this connection. */
   portOwner(connection: string, port: number): number;
+  /** How many valid devices name this connection. */
+  devicesOn(connection: string): number;
   /** The first credential (of a valid holder) with this number. */
   credentialNumberOwner(n: number): CredentialAt;
   /** The first credential (of a valid holder) with this id. */
