@@ -35,7 +35,7 @@ interface Flavor {
 type Ctx = z.core.$RefinementCtx;
 const add = (ctx: Ctx, path: Path, message: string): void => ctx.addIssue({ code: "custom", path, message });
 
-/** The rules every definition follows, children included (semantics S13). */
+/** The rules every definition follows, children included (semantics S15). */
 function commonRules(d: Json, ctx: Ctx, f: Flavor): void {
   if (d.type === "enum" && d.values === undefined) add(ctx, ["values"], "An enum field needs its values.");
   if (typeof d.min === "number" && typeof d.max === "number" && d.min > d.max) add(ctx, ["max"], "Must be at least min.");

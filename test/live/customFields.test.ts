@@ -1,6 +1,6 @@
 // seed 001 §4 "Custom fields" (under /partitions/{partition_id}/custom-fields): statuses, body
 // checks at body paths, the seed shapes of the reads, and how definitions and holders' values keep
-// each other valid (semantics L17, L18; the rules themselves are S13, S14).
+// each other valid (semantics L17, L18; the rules themselves are S15, S16).
 import { describe, expect, test } from "vitest";
 import { accept, building, liveOf, read, refuse, scan } from "./fixture.js";
 

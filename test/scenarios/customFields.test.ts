@@ -1,4 +1,4 @@
-// Custom fields in the snapshot (semantics S13, S14): every definition rule and every value rule,
+// Custom fields in the snapshot (semantics S15, S16): every definition rule and every value rule,
 // each reported by parseSnapshot at its path with its sentence; the normalized definitions.
 import { describe, expect, test } from "vitest";
 import { type Issue, parseSnapshot } from "../../src/model/index.js";
@@ -26,7 +26,7 @@ function issues(customFields: Json[], holders: Json[] = []): [string, string, st
 
 const field = (def: Json): Json => ({ id: "f", partition: "p1", ...def });
 
-describe("definitions (S13)", () => {
+describe("definitions (S15)", () => {
   test("a valid definition of each type loads, with displayName = id, required false and visibility visible by default", () => {
     const defs = [
       field({ id: "s", type: "string", regex: "^B-", description: "Starts with B-", displayName: "Badge" }),
@@ -114,7 +114,7 @@ describe("definitions (S13)", () => {
   });
 });
 
-describe("values (S14)", () => {
+describe("values (S16)", () => {
   const defs = [
     field({ id: "badge", type: "string", regex: "^B-[0-9]+$", description: "B- and digits", required: true }),
     field({ id: "level", type: "number", min: 1, max: 5, decimals: 1 }),

@@ -180,7 +180,7 @@ describe("snapshot (S*)", () => {
     expect(pathsAndCodes(issuesOf((d) => (d.device("door-annex").cloudNode = "node-a")))).toEqual([["devices.7.cloudNode", "inconsistentReference"]]);
   });
 
-  test("S13 custom field definitions: the seed rules, defaults, a description wherever a regex is, ids unique per partition, the partition listed", () => {
+  test("S15 custom field definitions: the seed rules, defaults, a description wherever a regex is, ids unique per partition, the partition listed", () => {
     const snap = (customFields: unknown[]) => ({ format: "rsop-system/1", systemId: "s", partitions: [{ id: "p1", name: "One" }, { id: "p2", name: "Two" }], customFields });
     const r = parseSnapshot(snap([{ id: "badge", type: "string", partition: "p1" }, { id: "badge", type: "number", decimals: 10, partition: "p2" }]));
     expect(r.ok && r.value.customFields.map((d) => [d.partition, d.id, d.displayName, d.required, d.visibility])).toEqual([
@@ -211,7 +211,7 @@ describe("snapshot (S*)", () => {
     ]);
   });
 
-  test("S14 a holder's values are checked against its partition's definitions; required needs a non-null value; no partition, no fields", () => {
+  test("S16 a holder's values are checked against its partition's definitions; required needs a non-null value; no partition, no fields", () => {
     const snap = (holders: unknown[]) => ({
       format: "rsop-system/1",
       systemId: "s",

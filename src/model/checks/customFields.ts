@@ -1,5 +1,5 @@
 // Custom fields: a definition's id is unique within its partition, which must exist; a holder's
-// values are checked against the definitions of its partition (semantics S13, S14).
+// values are checked against the definitions of its partition (semantics S15, S16).
 import { customFieldValueIssues } from "../customFields.js";
 import { quote } from "../zodIssues.js";
 import { customFieldKey, entityKey } from "./lookups.js";

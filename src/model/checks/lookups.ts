@@ -49,7 +49,7 @@ export const NAMED_COLLECTIONS: readonly NamedCollection[] = ["partitions", "gro
 
 /**
  * The key an element of `coll` is known by in `has`, `get` and `idOwner`: its id, except a custom
- * field's, whose id is unique within its partition only (semantics S13): partition and id.
+ * field's, whose id is unique within its partition only (semantics S15): partition and id.
  */
 export function entityKey(coll: Collection, v: { readonly id: string; readonly partition?: unknown }): string {
   return coll === "customFields" ? customFieldKey(v.partition as string, v.id) : v.id;
