@@ -58,10 +58,13 @@ const panel = {
   },
   ecards: node.ecards,
   partitions: partitions.map((p) => ({ id: nPart.get(p.id), name: p.name })),
-  attributes: [
-    { id: "badgeColour", type: "enum", displayName: "Badge colour", partition: 0, values: [{ id: "blue" }, { id: "red" }, { id: "green" }] },
-    { id: "employeeNumber", type: "string", displayName: "Employee number", partition: 0 },
-  ],
+  // Custom fields belong to a partition: each partition with persons defines the same two.
+  attributes: [...new Set([0, ...persons.map((h) => nPart.get(h.partition) ?? 0)])]
+    .sort((a, b) => a - b)
+    .flatMap((partition) => [
+      { id: "badgeColour", type: "enum", displayName: "Badge colour", partition, values: [{ id: "blue" }, { id: "red" }, { id: "green" }] },
+      { id: "employeeNumber", type: "string", displayName: "Employee number", partition },
+    ]),
   groups: groups.map((g) => ({ id: nGroup.get(g.id), name: g.name, partition: nPart.get(g.partition) ?? 0, metadata: { source: "HR sync" } })),
   persons: persons.map((h, i) => {
     const id = nPerson.get(h.id);

@@ -44,6 +44,7 @@ export type {
   CloudNode,
   Connection,
   Credential,
+  CustomField,
   Device,
   FacilityCodePolicy,
   FloorGroup,

@@ -35,7 +35,7 @@ const DEVICE_DISPLAY = new Set(["name", "created", "publicIcon", "readerType", "
 const FLOOR_GROUP_DISPLAY = new Set(["name", "partition"]);
 const NODE_DISPLAY = new Set(["name", "serialNumber", "locale", "created"]);
 /** Top-level keys nothing compiled reads. */
-const INERT = new Set(["partitions", "connections", "systemId", "format"]);
+const INERT = new Set(["partitions", "connections", "customFields", "systemId", "format"]);
 
 /** Which entity changes a set of patches makes, or null when only a full compile will do. */
 interface Touched {

@@ -25,6 +25,7 @@ import {
   updateDevice,
 } from "./operations/hardware.js";
 import { createHolder, deleteHolder, updateHolder } from "./operations/holders.js";
+import { createCustomField, deleteCustomField, replaceCustomFields, updateCustomField } from "./operations/customFields.js";
 import {
   createFloorGroup,
   createPartition,
@@ -97,6 +98,12 @@ const TABLE: Table = [
   ["DELETE", "/partitions/:partitionId", deletePartition],
   ["PUT", "/partitions/:partitionId/devices", replacePartitionDevices],
   ["DELETE", "/partitions/:partitionId/devices/:deviceId", removePartitionDevice],
+  ["POST", "/partitions/:partitionId/custom-fields/single", createCustomField],
+  ["POST", "/partitions/:partitionId/custom-fields/all", replaceCustomFields],
+  ["GET", "/partitions/:partitionId/custom-fields", reads.customFields],
+  ["GET", "/partitions/:partitionId/custom-fields/:customFieldId", reads.customField],
+  ["PUT", "/partitions/:partitionId/custom-fields/:customFieldId", updateCustomField],
+  ["DELETE", "/partitions/:partitionId/custom-fields/:customFieldId", deleteCustomField],
   ["POST", "/floor_groups", createFloorGroup],
   ["GET", "/floor_groups", reads.floorGroups],
   ["GET", "/floor_groups/:floorGroupId", reads.floorGroup],

@@ -15,7 +15,9 @@ import {
   type ParsedEntities,
   type Report,
   SCHEMA_ORDER,
+  entityKey,
   parseEntity,
+  rawKey,
 } from "../model/checks/index.js";
 
 type Entity = ParsedEntities[Collection];
@@ -46,6 +48,7 @@ const RELATIONS: readonly Relation[] = [
   relation("floorGroups", "devices", (f) => [f.readerPort, ...f.floors]),
   relation("rules", "devices", (r) => r.devices),
   relation("rules", "floorGroups", (r) => r.floorGroups),
+  relation("customFields", "partitions", (d) => [d.partition]),
 ];
 /** The position in RELATIONS of the reference from `from` to `to`. */
 function relationOf(from: Collection, to: Collection): number {
@@ -84,6 +87,16 @@ const DEVICES_ON_CONNECTION = RELATIONS.findIndex((r) => r.from === "devices" &&
  * moves re-checks the target it named before and the one it names now.
  */
 const COUNTED_FROM = new Map<Collection, readonly number[]>([["devices", [DEVICES_ON_CONNECTION]]]);
+
+/**
+ * Checks that read every element of a collection sharing a key (a holder reads its partition's custom
+ * fields): when such an element changes, the referrers of its key through `via` are checked again.
+ */
+const READ_BY_KEY: readonly { readonly coll: Collection; readonly key: (v: Loose) => unknown; readonly via: number }[] = [
+  { coll: "customFields", key: (d) => d.partition, via: relationOf("holders", "partitions") },
+];
+/** Per partition, the custom fields of it (keys): the relation Overlay.customFieldsOf follows. */
+const FIELDS_OF_PARTITION = relationOf("customFields", "partitions");
 
 /** Fields of an element that checks of other elements read (beyond its existence). */
 const CONTENT_READ: Partial<Record<Collection, readonly string[]>> = {
@@ -160,7 +173,7 @@ class Indexes {
   }
 
   #insert(c: Collection, i: number, v: Entity, journal: boolean): void {
-    this.#set(this.ids[c], v.id, i, journal);
+    this.#set(this.ids[c], entityKey(c, v), i, journal);
     if (NAMED.has(c)) this.#set(this.names[c], (v as { name: string }).name, i, journal);
     if (c === "devices") this.#set(this.ports, portKey(v as ParsedEntities["devices"]), i, journal);
     if (c === "holders")
@@ -170,12 +183,12 @@ class Indexes {
       });
     RELATIONS.forEach((r, k) => {
       if (r.from !== c) return;
-      for (const to of r.keys(v as never)) if (to !== null) this.#refer(this.referrers[k]!, to, v.id, journal);
+      for (const to of r.keys(v as never)) if (to !== null) this.#refer(this.referrers[k]!, to, entityKey(c, v), journal);
     });
   }
 
   #remove(c: Collection, i: number, v: Entity): void {
-    this.#delete(this.ids[c], v.id, (at) => at === i);
+    this.#delete(this.ids[c], entityKey(c, v), (at) => at === i);
     if (NAMED.has(c)) this.#delete(this.names[c], (v as { name: string }).name, (at) => at === i);
     if (c === "devices") this.#delete(this.ports, portKey(v as ParsedEntities["devices"]), (at) => at === i);
     if (c === "holders")
@@ -186,7 +199,7 @@ class Indexes {
       });
     RELATIONS.forEach((r, k) => {
       if (r.from !== c) return;
-      for (const to of r.keys(v as never)) if (to !== null) this.#unrefer(this.referrers[k]!, to, v.id);
+      for (const to of r.keys(v as never)) if (to !== null) this.#unrefer(this.referrers[k]!, to, entityKey(c, v));
     });
   }
 
@@ -227,18 +240,19 @@ class Indexes {
       if (r.from !== c) return;
       const [a, b] = [r.keys(old as never), r.keys(v as never)];
       if (a.length === b.length && a.every((x, j) => x === b[j])) return;
-      for (const to of a) if (to !== null && !b.includes(to)) this.#unrefer(this.referrers[k]!, to, v.id);
-      for (const to of b) if (to !== null) this.#refer(this.referrers[k]!, to, v.id, true);
+      for (const to of a) if (to !== null && !b.includes(to)) this.#unrefer(this.referrers[k]!, to, entityKey(c, v));
+      for (const to of b) if (to !== null) this.#refer(this.referrers[k]!, to, entityKey(c, v), true);
     });
   }
 
   /** Moves the indexes to `next`, whose elements differ from the mirror's only at `touched`. */
   advance(next: SystemSnapshot, touched: Touched): void {
-    const inPlace = (old: Entity | undefined, v: Entity | null | undefined): old is Entity => old !== undefined && v != null && old.id === v.id;
+    const inPlace = (c: Collection, old: Entity | undefined, v: Entity | null | undefined): old is Entity =>
+      old !== undefined && v != null && entityKey(c, old) === entityKey(c, v);
     for (const [c, changes] of touched)
       for (const [i, v] of changes) {
         const old = this.parsed[c][i];
-        if (old !== undefined && !inPlace(old, v)) this.#remove(c, i, old);
+        if (old !== undefined && !inPlace(c, old, v)) this.#remove(c, i, old);
       }
     for (const [c, changes] of touched) {
       const list = this.parsed[c];
@@ -249,7 +263,7 @@ class Indexes {
           list[i] = old;
         });
         list[i] = v ?? undefined;
-        if (inPlace(old, v)) this.#diff(c, i, old, v!);
+        if (inPlace(c, old, v)) this.#diff(c, i, old, v!);
         else if (v) this.#insert(c, i, v, true);
       }
       const n = next[c].length;
@@ -379,8 +393,8 @@ class Overlay implements Lookups {
     for (const [c, changes] of touched)
       for (const [i, v] of changes) {
         if (v === null) {
-          const id = (raw[c][i] as unknown as Loose | null)?.id;
-          if (typeof id === "string") {
+          const id = rawKey(c, raw[c][i]);
+          if (id !== undefined) {
             let set = this.#broken.get(c);
             if (set === undefined) this.#broken.set(c, (set = new Set()));
             set.add(id);
@@ -388,7 +402,7 @@ class Overlay implements Lookups {
           continue;
         }
         if (v === undefined) continue;
-        first(of(this.#ids, c), v.id, i);
+        first(of(this.#ids, c), entityKey(c, v), i);
         if (NAMED.has(c)) first(of(this.#names, c), (v as { name: string }).name, i);
         if (c === "devices") first(this.#ports, portKey(v as ParsedEntities["devices"]), i);
         if (c === "holders")
@@ -454,11 +468,21 @@ class Overlay implements Lookups {
   credentialIdOwner(id: string): CredentialAt {
     return this.#credential(this.#ix.credentialIds.get(id), this.#credentialIds.get(id));
   }
+  customFieldsOf(partition: string): ParsedEntities["customFields"][] {
+    const keys = new Set(this.#ix.referrers[FIELDS_OF_PARTITION]!.get(partition));
+    for (const v of this.changes("customFields").values()) if (v && (v as ParsedEntities["customFields"]).partition === partition) keys.add(entityKey("customFields", v));
+    const at: number[] = [];
+    for (const key of keys) {
+      const i = this.idOwner("customFields", key);
+      if (i >= 0 && !at.includes(i)) at.push(i);
+    }
+    return at.sort((x, y) => x - y).map((i) => this.at("customFields", i) as ParsedEntities["customFields"]);
+  }
   /** Indexes (not touched) that own a key of a touched element: their checks may now fail. */
   baseOwnersOf(c: Collection, v: Entity): number[] {
     const out: number[] = [];
     const push = (i: number) => i >= 0 && out.push(i);
-    push(this.#base(c, this.#ix.ids[c], v.id));
+    push(this.#base(c, this.#ix.ids[c], entityKey(c, v)));
     if (NAMED.has(c)) push(this.#base(c, this.#ix.names[c], (v as { name: string }).name));
     if (c === "devices") push(this.#base(c, this.#ix.ports, portKey(v as ParsedEntities["devices"])));
     if (c === "holders")
@@ -550,10 +574,20 @@ export class WriteValidator {
             if (at !== undefined && !L.changes(r.to).has(at)) scope(r.to).add(at);
           }
         }
-        const rawId = i < next[c].length ? (next[c][i] as unknown as Loose | null)?.id : undefined;
+        const raw = i < next[c].length ? (next[c][i] as unknown as Loose | null) : undefined;
+        const rawId = rawKey(c, raw);
         const ids = new Set<string>();
-        if (old !== undefined) ids.add(old.id);
-        if (typeof rawId === "string") ids.add(rawId);
+        if (old !== undefined) ids.add(entityKey(c, old));
+        if (rawId !== undefined) ids.add(rawId);
+        for (const r of READ_BY_KEY) {
+          if (r.coll !== c) continue;
+          for (const key of new Set([old && r.key(old as unknown as Loose), raw && r.key(raw)]))
+            if (typeof key === "string")
+              for (const from of ix.referrers[r.via]!.get(key) ?? []) {
+                const at = ix.ids[RELATIONS[r.via]!.from].get(from);
+                if (at !== undefined && !L.changes(RELATIONS[r.via]!.from).has(at)) scope(RELATIONS[r.via]!.from).add(at);
+              }
+        }
         for (const id of ids) {
           const wasAt = ix.ids[c].get(id);
           const before = wasAt === undefined ? undefined : ix.parsed[c][wasAt];

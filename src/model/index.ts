@@ -6,6 +6,18 @@ export * from "./decision.js";
 export * from "./request.js";
 export * from "./cardFormats.js";
 export * from "./systemSchema.js";
+export {
+  customFieldSchema,
+  panelCustomFieldSchema,
+  customFieldValueIssues,
+  definitionConflicts,
+  CUSTOM_FIELD_TYPES,
+  CUSTOM_FIELD_CHILD_TYPES,
+  CUSTOM_FIELD_VISIBILITIES,
+  CUSTOM_FIELD_REGEX_MAX,
+  CUSTOM_FIELD_DECIMALS_MAX,
+} from "./customFields.js";
+export type { FieldDefinition, ValueOwner } from "./customFields.js";
 export { parseSnapshot, parseSnapshotOrThrow, defaultCardFormat, isValidZone } from "./parseSnapshot.js";
 export { validateCardFormat, validateLayout } from "./validateCardFormat.js";
 export { fromZodIssues, zodMessage } from "./zodIssues.js";

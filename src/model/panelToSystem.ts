@@ -43,6 +43,15 @@ function pick(from: Json, fields: readonly string[], into: Json): Json {
   return into;
 }
 
+/** A 1.0 definition (or child) with a `description` wherever it has a `regex` and none: "Must match <regex>." */
+function describeRegex(d: Json): Json {
+  const out: Json = { ...d };
+  if (typeof d.regex === "string" && d.description === undefined) out.description = `Must match ${d.regex}.`;
+  if (d.items !== null && typeof d.items === "object" && !Array.isArray(d.items)) out.items = describeRegex(d.items as Json);
+  if (Array.isArray(d.fields)) out.fields = d.fields.map((f: unknown) => (f !== null && typeof f === "object" && !Array.isArray(f) ? describeRegex(f as Json) : f));
+  return out;
+}
+
 function partitionsOf(panel: PanelSnapshot): { id: number; name: string }[] {
   const names = new Map<number, string>();
   for (const p of panel.partitions) names.set(p.id, p.name);
@@ -115,8 +124,9 @@ export function panelToSystem(panel: PanelSnapshot, systemId: string, cloudNodeI
       stopTime: `${r.stopTime}:00`,
     }),
   );
-  // Attributes become 2.0 custom fields (carried in the snapshot; the engine does not read them).
-  const customFields = panel.attributes.map((a) => ({ ...a, partition: id("partition", a.partition) }));
+  // Attributes become 2.0 custom fields (the engine does not read them); a 2.0 regex needs the
+  // description 1.0 has no place for (semantics M5).
+  const customFields = panel.attributes.map((a) => ({ ...describeRegex(a), partition: id("partition", a.partition) }));
   const input = {
     format: "rsop-system/1" as const,
     systemId,

@@ -13,7 +13,7 @@ export interface LoadedPanel {
   readonly system: SystemSnapshot;
 }
 
-const COLLECTION_1_0: Readonly<Record<string, string>> = { holders: "persons" };
+const COLLECTION_1_0: Readonly<Record<string, string>> = { holders: "persons", customFields: "attributes" };
 const NODE_FIELD_1_0: Readonly<Record<string, (string | number)[]>> = {
   ecards: ["ecards"],
   name: ["name"],

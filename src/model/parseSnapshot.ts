@@ -7,7 +7,7 @@ import { systemSnapshotSchema } from "./systemSchema.js";
 import type { CardFormat, CloudNode, Device, Holder, Partition, SystemSnapshot } from "./types.js";
 import { fromZodIssues, quote, zodMessage } from "./zodIssues.js";
 import { isValidZone } from "./zones.js";
-import { type Collection, type ParsedCollection, type ParsedEntities, type ParsedSystem, PHASES, type Report, SCHEMA_ORDER, parseEntity, wholeLookups } from "./checks/index.js";
+import { type Collection, type ParsedCollection, type ParsedEntities, type ParsedSystem, PHASES, type Report, SCHEMA_ORDER, parseEntity, rawKey, wholeLookups } from "./checks/index.js";
 
 export { isValidZone, zoneCacheSize } from "./zones.js";
 
@@ -101,6 +101,7 @@ const headerSchema = z.object({
   devices: z.array(z.unknown()).default([]),
   floorGroups: z.array(z.unknown()).default([]),
   rules: z.array(z.unknown()).default([]),
+  customFields: z.array(z.unknown()).default([]),
 });
 
 /** Parses each element of `coll`: the valid ones with their index, ids of the others; schema issues to `issues`. */
@@ -112,8 +113,8 @@ function parseEach<C extends Collection>(issues: Issue[], coll: C, raw: readonly
     if (r.ok) items.push({ i, v: r.v });
     else {
       issues.push(...r.issues);
-      const id = (el as { id?: unknown } | null)?.id;
-      if (typeof id === "string") broken.add(id);
+      const key = rawKey(coll, el);
+      if (key !== undefined) broken.add(key);
     }
   });
   return { items, broken };
@@ -175,6 +176,7 @@ export function parseSnapshot(input: unknown): Result<SystemSnapshot> {
     devices,
     floorGroups: parsed.floorGroups.items.map((x) => x.v),
     rules: parsed.rules.items.map((x) => x.v),
+    customFields: parsed.customFields.items.map((x) => x.v),
   });
 }
 

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { parseClock, parseLocalDate, parseLocalDateTime, WEEKDAYS } from "./time.js";
 import { quote } from "./zodIssues.js";
+import { customFieldSchema } from "./customFields.js";
 
 export const AUTHENTICATION_POLICIES = ["cardOnly", "pinOnly", "cardOrPin", "cardAndPin"] as const;
 export const INPUT_TYPES = ["wiegand", "unencryptedOsdp", "encryptedOsdp"] as const;
@@ -309,6 +310,7 @@ export const systemSnapshotSchema = z.object({
   devices: z.array(deviceSchema).default([]),
   floorGroups: z.array(floorGroupSchema).default([]),
   rules: z.array(ruleSchema).default([]),
+  customFields: z.array(customFieldSchema).default([]),
 });
 
 /** The input shape of a system snapshot (what a JSON file may hold). */

@@ -1,6 +1,7 @@
 // The normalized snapshot: what parseSnapshot returns once every default is applied and every
 // reference is known to resolve. Later layers rely on these guarantees and check nothing again.
 import type { z } from "zod";
+import type { customFieldSchema } from "./customFields.js";
 import type {
   cardFormatSchema,
   cloudNodeSchema,
@@ -53,6 +54,9 @@ export type FloorGroup = z.output<typeof floorGroupSchema>;
 /** An access rule with defaults applied. */
 export type Rule = z.output<typeof ruleSchema>;
 
+/** A custom field definition of a partition, with `displayName`, `required` and `visibility` defaulted. */
+export type CustomField = z.output<typeof customFieldSchema>;
+
 /** A validated `rsop-system/1` snapshot with the documented defaults applied. */
 export interface SystemSnapshot {
   readonly format: "rsop-system/1";
@@ -66,4 +70,5 @@ export interface SystemSnapshot {
   readonly devices: readonly Device[];
   readonly floorGroups: readonly FloorGroup[];
   readonly rules: readonly Rule[];
+  readonly customFields: readonly CustomField[];
 }

@@ -4,6 +4,7 @@
 import fc from "fast-check";
 import type { SystemSnapshot } from "../../src/model/index.js";
 import type { Operation } from "../../src/live/index.js";
+import { CUSTOM_FIELDS } from "./snapshot.js";
 
 export const OPERATION_KINDS = [
   "createHolder",
@@ -42,6 +43,10 @@ export const OPERATION_KINDS = [
   "createFloorGroup",
   "updateFloorGroup",
   "deleteFloorGroup",
+  "createCustomField",
+  "updateCustomField",
+  "deleteCustomField",
+  "replaceCustomFields",
   "read",
   "garbage",
 ] as const;
@@ -114,6 +119,31 @@ function ruleBody(s: SystemSnapshot, spec: OperationSpec): Record<string, unknow
   return body;
 }
 
+/** A custom field definition body: template `k`, sometimes required, sometimes broken in one named way. */
+function customFieldBody(spec: OperationSpec, k: number): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...CUSTOM_FIELDS[k % CUSTOM_FIELDS.length]!.def };
+  if (spec.mask % 3 === 0) body.required = true;
+  if (spec.defect === 1) body.type = "date";
+  if (spec.defect === 2) Object.assign(body, { type: "number", min: 5, max: 1 });
+  if (spec.defect === 3) Object.assign(body, { type: "string", regex: "[a-", description: "broken" });
+  if (spec.defect === 4) Object.assign(body, { type: "string", regex: "^x", description: undefined });
+  return body;
+}
+
+/** Custom field values for a holder of `partition`: fitting ones for about half its fields, or one named defect. */
+function customValues(s: SystemSnapshot, partition: string | null, spec: OperationSpec): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  s.customFields
+    .filter((d) => d.partition === partition)
+    .forEach((d, k) => {
+      const template = CUSTOM_FIELDS.find((f) => f.def.id === d.id && f.def.type === d.type);
+      if (template !== undefined && (d.required || (spec.mask >> k) & 1)) values[d.id] = template.value(spec.number);
+    });
+  if (spec.defect === 3) values.nope = 1;
+  if (spec.defect === 4) values[s.customFields.find((d) => d.partition === partition)?.id ?? "badge"] = { wrong: true };
+  return values;
+}
+
 /** The operation a spec names against snapshot `s`. */
 export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operation {
   const holder = pick(s.holders, spec.a);
@@ -128,6 +158,10 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
         pin: spec.mask % 3 === 0 ? String(1000 + spec.number) : null,
         credentials: spec.mask % 2 === 0 ? [{ types: ["card"], credentialNumber: spec.number, facilityCode: spec.mask % 4 === 0 ? 17 : null }] : [],
       };
+      if (spec.mask % 8 === 3 && s.partitions.length > 0) {
+        body.partition = idOf(s.partitions, spec.b, false);
+        body.customFields = customValues(s, body.partition as string, spec);
+      }
       if (spec.defect === 4) body.enabled = "yes";
       return { method: "POST", path: "/holders", body };
     }
@@ -144,6 +178,9 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
       };
       if (spec.defect === 1) delete body.enabled;
       if (spec.defect === 2) body.pin = "12ab";
+      // Sometimes a move to another partition, sometimes new custom field values (L2: else kept).
+      if (spec.mask % 16 === 5) body.partition = idOf(s.partitions, spec.b, false);
+      if (spec.mask % 4 === 1 || spec.defect >= 3) body.customFields = customValues(s, body.partition as string | null, spec);
       return { method: "PUT", path: `/holders/${holderId}`, body };
     }
     case "deleteHolder":
@@ -288,7 +325,8 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
         s.holders.some((h) => h.partition === id) ||
         s.groups.some((g) => g.partition === id) ||
         s.floorGroups.some((f) => f.partition === id) ||
-        s.devices.some((d) => d.partition.some((p) => p.id === id));
+        s.devices.some((d) => d.partition.some((p) => p.id === id)) ||
+        s.customFields.some((f) => f.partition === id);
       return { method: "DELETE", path: `/partitions/${idOf(spec.mask % 4 === 0 ? s.partitions : unreferenced(s.partitions, used), spec.a, spec.unknownId)}` };
     }
     case "replacePartitionDevices":
@@ -325,8 +363,27 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
       const used = (id: string): boolean => s.rules.some((r) => r.floorGroups.includes(id));
       return { method: "DELETE", path: `/floor_groups/${idOf(spec.mask % 4 === 0 ? s.floorGroups : unreferenced(s.floorGroups, used), spec.a, spec.unknownId)}` };
     }
+    case "createCustomField":
+    case "updateCustomField":
+    case "deleteCustomField":
+    case "replaceCustomFields": {
+      const field = pick(s.customFields, spec.a);
+      const partitionId = spec.unknownId ? "no-such-partition" : spec.kind === "createCustomField" || spec.kind === "replaceCustomFields" || field === undefined ? idOf(s.partitions, spec.a, false) : field.partition;
+      const base = `/partitions/${partitionId}/custom-fields`;
+      if (spec.kind === "createCustomField") return { method: "POST", path: `${base}/single`, body: customFieldBody(spec, spec.b) };
+      if (spec.kind === "replaceCustomFields")
+        return { method: "POST", path: `${base}/all`, body: subset(CUSTOM_FIELDS.map((_, k) => k), spec.b).map((k, j) => customFieldBody({ ...spec, defect: j === 0 ? spec.defect : 0 }, k)) };
+      const path = `${base}/${field?.id ?? "no-such-field"}`;
+      if (spec.kind === "deleteCustomField") return { method: "DELETE", path };
+      // An update keeps the field's own template (its values fit) or takes another type's.
+      const own = CUSTOM_FIELDS.findIndex((f) => f.def.id === field?.id);
+      const { id: _id, ...body } = customFieldBody(spec, spec.mask % 2 === 0 && own >= 0 ? own : spec.b);
+      return { method: "PUT", path, body };
+    }
     case "read": {
-      const paths = ["/cloud-nodes", "/connections?per_page=100", "/partitions", "/floor_groups", "/holders?per_page=100", `/holders/${holderId}`, "/groups", `/groups/${groupId}/holders`, `/holders/${holderId}/groups`, "/credentials", "/rules?page=1&per_page=2", "/credentials/facility-codes"];
+      const partitionId = idOf(s.partitions, spec.a, spec.unknownId);
+      const fieldId = pick(s.customFields, spec.b)?.id ?? "no-such-field";
+      const paths = [`/partitions/${partitionId}/custom-fields`, `/partitions/${partitionId}/custom-fields/${fieldId}`, "/partitions?include=attributes","/cloud-nodes", "/connections?per_page=100", "/partitions", "/floor_groups", "/holders?per_page=100", `/holders/${holderId}`, "/groups", `/groups/${groupId}/holders`, `/holders/${holderId}/groups`, "/credentials", "/rules?page=1&per_page=2", "/credentials/facility-codes"];
       return { method: "GET", path: paths[spec.mask % paths.length]! };
     }
     case "garbage": {

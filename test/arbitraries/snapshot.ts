@@ -22,7 +22,23 @@ export interface SnapshotSpec {
   readonly doors: DoorSpec[];
   readonly bank: ElevatorBankSpec | null;
   readonly rules: RuleSpec[];
+  /** Which CUSTOM_FIELDS the partition defines (bit k: template k), and which of them are required. */
+  readonly customFieldMask: number;
+  readonly requiredMask: number;
 }
+
+/**
+ * Custom field templates of the partition, each with a value that fits it: every type, bounds,
+ * a regex (with its description), enum values, array items and object children.
+ */
+export const CUSTOM_FIELDS: readonly { readonly def: Record<string, unknown>; readonly value: (i: number) => unknown }[] = [
+  { def: { id: "badge", type: "string", regex: "^B-[0-9]+$", description: "B- and digits" }, value: (i) => `B-${i}` },
+  { def: { id: "level", type: "number", min: 0, max: 10, decimals: 1 }, value: (i) => (i % 10) + 0.5 },
+  { def: { id: "colour", type: "enum", values: [{ id: "red" }, { id: "blue", displayName: "Blue" }] }, value: (i) => (i % 2 === 0 ? "red" : "blue") },
+  { def: { id: "tags", type: "array", items: { type: "string" }, minLength: 1, maxLength: 3 }, value: (i) => [`t${i}`] },
+  { def: { id: "address", type: "object", displayName: "Address", fields: [{ id: "city", type: "string" }, { id: "floor", type: "number", min: 0 }] }, value: (i) => ({ city: "Lyon", floor: i }) },
+  { def: { id: "vip", type: "boolean", visibility: "readonly" }, value: (i) => i % 3 === 0 },
+];
 
 export const snapshotSpecArb: fc.Arbitrary<SnapshotSpec> = fc.record({
   systemTimezone: fc.oneof({ weight: 1, arbitrary: fc.constant(undefined) }, { weight: 3, arbitrary: zoneArb }),
@@ -33,6 +49,8 @@ export const snapshotSpecArb: fc.Arbitrary<SnapshotSpec> = fc.record({
   doors: fc.array(doorSpecArb, { minLength: 1, maxLength: 3 }),
   bank: fc.option(elevatorBankSpecArb, { nil: null, freq: 2 }),
   rules: fc.array(ruleSpecArb, { minLength: 1, maxLength: 8 }),
+  customFieldMask: fc.nat(63),
+  requiredMask: fc.nat(63),
 });
 
 /** What request generation needs to know about a built snapshot. */
@@ -188,7 +206,15 @@ export function buildSnapshot(spec: SnapshotSpec): BuiltSnapshot {
     if (expireDate !== undefined) holder.expireDate = expireDate;
     if (h.pin !== undefined) holder.pin = pin;
     if (h.duressPin !== undefined) holder.duressPin = duress;
-    if (partitionId !== null && i % 3 === 1) holder.partition = partitionId;
+    if (partitionId !== null && i % 3 === 1) {
+      holder.partition = partitionId;
+      // Values for the partition's custom fields: every required one, about half of the others.
+      const values: Json = {};
+      CUSTOM_FIELDS.forEach((f, k) => {
+        if ((spec.customFieldMask >> k) & 1 && ((spec.requiredMask >> k) & 1 || (i + k) % 2 === 0)) values[f.def.id as string] = f.value(i);
+      });
+      if (Object.keys(values).length > 0 || i % 2 === 0) holder.customFields = values;
+    }
     holders.push(holder);
     holderMetas.push({ id, groups: memberOf.map((g) => g.id as string), pin, duressPin: duress, activeDate: activeDate ?? null, expireDate: expireDate ?? null, credentials: credMetas });
   });
@@ -328,6 +354,10 @@ export function buildSnapshot(spec: SnapshotSpec): BuiltSnapshot {
   if (partitionId !== null) input.partitions = [{ id: partitionId, name: "Main" }];
   Object.assign(input, { groups, holders, cloudNodes, connections, devices, rules });
   if (floorGroups.length > 0) input.floorGroups = floorGroups;
+  if (partitionId !== null && spec.customFieldMask !== 0)
+    input.customFields = CUSTOM_FIELDS.flatMap((f, k) =>
+      (spec.customFieldMask >> k) & 1 ? [{ ...f.def, partition: partitionId, ...((spec.requiredMask >> k) & 1 ? { required: true } : {}) }] : [],
+    );
 
   const deviceMetas: DeviceMeta[] = devices.map((d) => ({
     id: d.id as string,

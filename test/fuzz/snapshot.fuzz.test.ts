@@ -75,10 +75,14 @@ describe("parseSnapshot and loadEngine against hostile snapshots", () => {
   });
 
   test("a cyclic or shared input neither loops nor throws", () => {
-    const cyclic: Record<string, unknown> = structuredClone(minimal);
-    (cyclic.holders as Record<string, unknown>[])[0]!.customFields = { self: cyclic };
+    // The cycle sits where a value is free to be anything, a custom field value: it is copied once
+    // and checked against its definition (an object of one string child) without being walked.
+    const cyclic: Record<string, unknown> = { ...structuredClone(minimal), partitions: [{ id: "p1", name: "P" }], customFields: [{ id: "notes", type: "object", partition: "p1", fields: [{ id: "self", type: "string" }] }] };
+    Object.assign((cyclic.holders as Record<string, unknown>[])[0]!, { partition: "p1", customFields: { notes: { self: cyclic } } });
     const r = parseSnapshot(cyclic);
-    expect(r.ok).toBe(true);
+    expect(r.ok ? [] : r.issues).toEqual([{ code: "invalidValue", path: ["holders", 0, "customFields", "notes", "self"], message: "Must be a string." }]);
+    (cyclic.holders as { customFields: { notes: { self: unknown } } }[])[0]!.customFields.notes.self = "fine";
+    expect(parseSnapshot(cyclic).ok).toBe(true);
     const shared = { id: "g1", name: "G" };
     const twice = parseSnapshot({ ...minimal, groups: [shared, shared] });
     expect(twice.ok ? [] : twice.issues.map((i) => i.code)).toEqual(["duplicateId", "duplicateName"]);

@@ -150,6 +150,28 @@ describe("migration", () => {
     expect(refused.ok ? [] : refused.issues.map((i) => i.path.join("."))).toContain(`connections.${PANEL.connections.length}.macAddress`);
   });
 
+  test("M5 attributes become custom fields of their partition; a regex gets the description 2.0 requires; a panel's values are checked as 2.0's", () => {
+    const panel = clone();
+    panel.attributes.push({ id: "desk", type: "string", regex: "^D[0-9]+$", partition: 0 }, { id: "codes", type: "array", items: { type: "string", regex: "^[A-Z]$" }, partition: 0 });
+    panel.persons[0].customAttributes.desk = "D12";
+    const m = migratePanel(panel, { systemId: SYSTEM_ID });
+    if (!m.ok) throw new Error("refused");
+    const fields = (m.value.snapshot as unknown as { customFields: Record<string, unknown>[] }).customFields;
+    const partition0 = migratedId(SYSTEM_ID, "partition", 0);
+    expect(fields.filter((f) => f.partition === partition0).map((f) => f.id)).toEqual(["badgeColour", "employeeNumber", "desk", "codes"]);
+    expect(fields.find((f) => f.id === "desk")).toMatchObject({ regex: "^D[0-9]+$", description: "Must match ^D[0-9]+$.", partition: partition0 });
+    expect(fields.find((f) => f.id === "codes")!.items).toEqual({ type: "string", regex: "^[A-Z]$", description: "Must match ^[A-Z]$." });
+    expect(loadEngineOrThrow(m.value.snapshot).snapshot.customFields).toHaveLength(fields.length);
+    // A value that does not fit its attribute refuses the panel, at the panel path.
+    panel.persons[0].customAttributes.desk = "X";
+    const bad = parsePanel(panel);
+    expect(bad.ok ? [] : bad.issues.map((i) => [i.path.join("."), i.code])).toEqual([["persons.0.customAttributes.desk", "invalidValue"]]);
+    panel.persons[0].customAttributes.desk = "D1";
+    panel.attributes.push({ id: "desk", type: "boolean", partition: 0 });
+    const twice = parsePanel(panel);
+    expect(twice.ok ? [] : twice.issues.map((i) => [i.path.join("."), i.code])).toEqual([[`attributes.${panel.attributes.length - 1}.id`, "duplicateId"]]);
+  });
+
   test("RSOP of every person equals before and after, through the mappings (example panel)", () => {
     const m = migratePanel(clone(), { systemId: SYSTEM_ID });
     if (!m.ok) throw new Error("refused");

@@ -53,10 +53,15 @@ export function systemToPanel(input: SystemSnapshotInput): PanelCase {
     },
     ecards: node.ecards ?? [],
     groups: (s.groups ?? []).map((g: Json) => ({ id: nGroup.get(g.id), name: g.name })),
+    // Every person is in partition 0, so are the custom fields: 1.0 has no regex description, and
+    // persons that were outside the fields' partition have no values, so none is required.
+    attributes: (s.customFields ?? []).map(({ partition: _p, description: _d, ...d }: Json) => ({ ...d, required: false, partition: 0 })),
     persons: holders.map((h) => ({
       ...h,
       id: nHolder.get(h.id),
       partition: 0,
+      customFields: undefined,
+      customAttributes: h.customFields ?? {},
       groups: (h.groups ?? []).map((g: unknown) => nGroup.get(refId(g))),
       credentials: (h.credentials ?? []).map((c: Json) => ({ ...c, id: nCred.get(c.id), personId: nHolder.get(h.id), holderId: undefined })),
     })),

@@ -329,12 +329,20 @@ describe("custom fields (attributes)", () => {
     const person = { firstName: "Ann", lastName: "Lee", partition: 0, enabled: true, activeDate: null, expireDate: null, pin: null, duressPin: null };
     expect(refuse(live, { method: "PUT", path: "/api/persons/1", body: { ...person, customAttributes: { badge: 5 } } }, 400)[0]).toMatchObject({ path: ["body", "customAttributes", "badge"] });
     expect(refuse(live, { method: "PUT", path: "/api/persons/1", body: { ...person, customAttributes: { nope: "x" } } }, 400)[0]).toMatchObject({ code: "invalidKey", path: ["body", "customAttributes", "nope"] });
-    accept(live, { method: "POST", path: "/api/partitions/0/attributes/single", body: { id: "colour", type: "enum", values: [{ id: "blue" }, { id: "red" }], required: true } }, 200);
+    // A new required field that persons of the partition have no value for is a conflict, naming each of them.
+    const colour = { id: "colour", type: "enum", values: [{ id: "blue" }, { id: "red" }], required: true };
+    const missing = refuse(live, { method: "POST", path: "/api/partitions/0/attributes/single", body: colour }, 409);
+    expect(missing.map((i) => [i.code, i.path.join(".")])).toEqual([["conflict", "persons.0.customAttributes.colour"], ["conflict", "persons.1.customAttributes.colour"]]);
+    accept(live, { method: "POST", path: "/api/partitions/0/attributes/single", body: { ...colour, required: false } }, 200);
+    accept(live, { method: "PUT", path: "/api/persons/1", body: { ...person, customAttributes: { badge: "B-1", colour: "blue" } } }, 204);
+    accept(live, { method: "PUT", path: "/api/persons/2", body: { ...person, firstName: "Bob", lastName: "Roy", customAttributes: { colour: "red" } } }, 204);
+    accept(live, { method: "PUT", path: "/api/partitions/0/attributes/colour", body: colour }, 204);
     expect(refuse(live, { method: "POST", path: "/api/persons", body: { firstName: "Cy", lastName: "Doe" } }, 400)[0]).toMatchObject({ code: "required", path: ["body", "customAttributes", "colour"] });
     refuse(live, { method: "POST", path: "/api/persons", body: { firstName: "Cy", lastName: "Doe", customAttributes: { colour: "green" } } }, 400);
     accept(live, { method: "POST", path: "/api/persons", body: { firstName: "Cy", lastName: "Doe", customAttributes: { colour: "red" } } }, 200);
-    // A person update that does not write the values leaves them alone (Ann has no colour yet).
+    // A person update that does not write the values keeps them.
     accept(live, { method: "PUT", path: "/api/persons/1", body: person }, 204);
+    expect(live.snapshot.persons[0]!.customAttributes).toEqual({ badge: "B-1", colour: "blue" });
     const unfit = refuse(live, { method: "PUT", path: "/api/partitions/0/attributes/badge", body: { type: "number" } }, 409);
     expect(unfit.map((i) => i.path.join("."))).toEqual(["persons.0.customAttributes.badge"]);
     expect(refuse(live, { method: "POST", path: "/api/partitions/0/attributes/single", body: { id: "k", type: "bogus" } }, 400)[0]!.path).toEqual(["body", "type"]);

@@ -159,6 +159,48 @@ describe("L — the live system", () => {
     expect(read(live, "/groups?ids=g-staff&include=holders").body[0].holders.map((h: { id: string }) => h.id)).toEqual(["h-ann", "h-bob"]);
     expect(read(live, "/partitions?search=east&include=devices").body[0].devices).toEqual([{ id: "d-side", name: "Side Gate", type: "primaryReader" }]);
     expect(refuse(live, { method: "GET", path: "/groups?include=everything" }, 400).issues[0]!.message).toBe('Unknown include "everything": use holders, partition, rules.');
+    expect(read(live, "/partitions?search=east&include=attributes").body[0].attributes).toEqual([]);
+    accept(live, { method: "POST", path: "/partitions/p-east/custom-fields/single", body: { id: "desk", type: "string" } }, 200);
+    expect(read(live, "/partitions?search=east&include=attributes").body[0].attributes).toEqual([{ id: "desk", type: "string", displayName: "desk", required: false, visibility: "visible" }]);
+    expect(read(live, "/holders/h-cy").body.customFields).toEqual({});
+  });
+
+  test("L17 custom fields: create 200 {id}, read and list without partition, PUT replaces (path id wins), DELETE, POST /all per partition; 404; literal routes win", () => {
+    const live = liveOf();
+    const base = "/partitions/p-east/custom-fields";
+    expect(accept(live, { method: "POST", path: `${base}/single`, body: { id: "desk", type: "string", displayName: "Desk", required: false } }, 200).id).toBe("desk");
+    expect(refuse(live, { method: "POST", path: `${base}/single`, body: { id: "desk", type: "string" } }, 409).paths).toEqual(["body.id"]);
+    accept(live, { method: "POST", path: "/partitions/p-default/custom-fields/single", body: { id: "desk", type: "boolean" } }, 200);
+    accept(live, { method: "PUT", path: `${base}/desk`, body: { id: "renamed", type: "number", partition: "p-default" } }, 204);
+    expect(read(live, `${base}/desk`).body).toEqual({ id: "desk", type: "number", displayName: "desk", required: false, visibility: "visible" });
+    expect(read(live, "/partitions/p-default/custom-fields/desk").body.type).toBe("boolean");
+    accept(live, { method: "POST", path: `${base}/all`, body: [{ id: "b", type: "boolean" }, { id: "a", type: "string" }] }, 204);
+    const list = read(live, base);
+    expect([list.body.map((d: { id: string }) => d.id), list.total]).toEqual([["a", "b"], 2]);
+    expect(refuse(live, { method: "POST", path: `${base}/all`, body: [{ id: "a", type: "string" }, { id: "a", type: "string" }] }, 409).paths).toEqual(["body.1.id"]);
+    accept(live, { method: "DELETE", path: `${base}/a` }, 204);
+    refuse(live, { method: "GET", path: `${base}/a` }, 404);
+    refuse(live, { method: "GET", path: "/partitions/p-nope/custom-fields" }, 404);
+    refuse(live, { method: "GET", path: `${base}/single` }, 405);
+    expect(read(live, "/partitions/p-default/custom-fields").total).toBe(1);
+  });
+
+  test("L18 a definition change values no longer fit is 409 at each holder value; deletes take the values; holder writes are checked; a partition with fields is not deleted", () => {
+    const live = liveOf();
+    const base = "/partitions/p-east/custom-fields";
+    accept(live, { method: "POST", path: `${base}/single`, body: { id: "level", type: "number", max: 5 } }, 200);
+    const cy = { firstName: "Cy", lastName: "Annand", partition: "p-east", enabled: true, activeDate: null, expireDate: null, pin: null, duressPin: null };
+    expect(refuse(live, { method: "PUT", path: "/holders/h-cy", body: { ...cy, customFields: { level: 6 } } }, 400).paths).toEqual(["body.customFields.level"]);
+    accept(live, { method: "PUT", path: "/holders/h-cy", body: { ...cy, customFields: { level: 4 } } }, 204);
+    expect(refuse(live, { method: "PUT", path: `${base}/level`, body: { type: "number", max: 3 } }, 409).issues).toEqual([
+      { code: "conflict", path: ["holders", 2, "customFields", "level"], message: 'Holder "h-cy"\'s value does not fit the new definition: Must be at most 3.' },
+    ]);
+    expect(refuse(live, { method: "POST", path: `${base}/single`, body: { id: "desk", type: "string", required: true } }, 409).paths).toEqual(["holders.2.customFields.desk"]);
+    // Moving a holder whose kept values have no field in the new partition.
+    expect(refuse(live, { method: "PUT", path: "/holders/h-cy", body: { ...cy, partition: "p-default" } }, 400).paths).toEqual(["body.customFields.level"]);
+    expect(refuse(live, { method: "DELETE", path: "/partitions/p-east" }, 409).paths).toContain("customFields.0.partition");
+    accept(live, { method: "DELETE", path: `${base}/level` }, 204);
+    expect(read(live, "/holders/h-cy").body.customFields).toEqual({});
   });
 
   test("L16 a digital credential's create answers {id} only; sendEmail is not stored; activation takes that id", () => {

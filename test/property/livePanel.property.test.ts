@@ -91,7 +91,10 @@ test("live panel equals a fresh load after every operation; refusals change noth
     fc.property(snapshotAndRequestsArb({ maxRequests: 6 }), fc.array(stepArb, { minLength: 10, maxLength: 40 }), ({ snapshot, requests }, steps) => {
       const { panel: converted, ids } = systemToPanel(snapshot);
       // Custom fields of the default partition, so attribute routes have definitions to change.
-      const input = { ...converted, attributes: [{ id: "badge", type: "string", displayName: "Badge", partition: 0 }, { id: "level", type: "number", partition: 0 }] };
+      // The converted ones come first (persons carry their values); each test field unless already defined.
+      const own = (converted.attributes ?? []) as { id: string }[];
+      const extra = [{ id: "badge", type: "string", displayName: "Badge", partition: 0 }, { id: "level", type: "number", partition: 0 }].filter((a) => !own.some((x) => x.id === a.id));
+      const input = { ...converted, attributes: [...own, ...extra] };
       const made = createPanelLiveSystem(input);
       const replica = createPanelLiveSystem(input);
       if (!made.ok || !replica.ok) throw new Error(`generated panel refused:\n${made.ok ? "" : formatIssues(made.issues)}`);

@@ -232,6 +232,66 @@ describe("snapshot (S*)", () => {
     expect(parseSnapshot(rawBuilding((d) => { ethernet(d); locks(58)(d); })).ok).toBe(true);
   });
 
+  test("S15 custom field definitions: the seed rules, defaults, a description wherever a regex is, ids unique per partition, the partition listed", () => {
+    const snap = (customFields: unknown[]) => ({ format: "rsop-system/1", systemId: "s", partitions: [{ id: "p1", name: "One" }, { id: "p2", name: "Two" }], customFields });
+    const r = parseSnapshot(snap([{ id: "badge", type: "string", partition: "p1" }, { id: "badge", type: "number", decimals: 10, partition: "p2" }]));
+    expect(r.ok && r.value.customFields.map((d) => [d.partition, d.id, d.displayName, d.required, d.visibility])).toEqual([
+      ["p1", "badge", "badge", false, "visible"],
+      ["p2", "badge", "badge", false, "visible"],
+    ]);
+    const bad = parseSnapshot(
+      snap([
+        { id: "a", type: "enum", partition: "p1" },
+        { id: "b", type: "array", items: { type: "object" }, partition: "p1" },
+        { id: "c", type: "object", fields: [{ id: "x", type: "string", regex: "^x" }], partition: "p1" },
+        { id: "d", type: "number", min: 2, max: 1, decimals: 11, partition: "p1" },
+        { id: "e", type: "string", regex: "(", description: "d", partition: "p1" },
+        { id: "f", type: "string", partition: "p9" },
+        { id: "f", type: "string", partition: "p9" },
+      ]),
+    );
+    expect(pathsAndCodes(bad.ok ? [] : bad.issues)).toEqual([
+      ["customFields.0.values", "invalid"],
+      ["customFields.1.items.type", "invalidValue"],
+      ["customFields.2.fields.0.description", "invalid"],
+      ["customFields.3.decimals", "tooBig"],
+      ["customFields.3.max", "invalid"],
+      ["customFields.4.regex", "invalid"],
+      ["customFields.5.partition", "unknownReference"],
+      ["customFields.6.id", "duplicateId"],
+      ["customFields.6.partition", "unknownReference"],
+    ]);
+  });
+
+  test("S16 a holder's values are checked against its partition's definitions; required needs a non-null value; no partition, no fields", () => {
+    const snap = (holders: unknown[]) => ({
+      format: "rsop-system/1",
+      systemId: "s",
+      partitions: [{ id: "p1", name: "One" }, { id: "p2", name: "Two" }],
+      customFields: [
+        { id: "badge", type: "string", regex: "^B", description: "B first", required: true, partition: "p1" },
+        { id: "level", type: "number", max: 3, partition: "p1" },
+        { id: "wing", type: "string", partition: "p2" },
+      ],
+      holders: holders.map((h, i) => ({ id: `h${i}`, firstName: "A", lastName: "B", ...(h as object) })),
+    });
+    expect(parseSnapshot(snap([{ partition: "p1", customFields: { badge: "B1", level: null } }, { partition: "p2", customFields: { wing: "East" } }, { partition: null }])).ok).toBe(true);
+    const bad = parseSnapshot(
+      snap([
+        { partition: "p1", customFields: { badge: "X", level: 4, wing: "East" } },
+        { partition: "p1", customFields: { badge: null } },
+        { partition: null, customFields: { wing: "East" } },
+      ]),
+    );
+    expect(pathsAndCodes(bad.ok ? [] : bad.issues)).toEqual([
+      ["holders.0.customFields.badge", "invalidValue"],
+      ["holders.0.customFields.level", "invalidValue"],
+      ["holders.0.customFields.wing", "invalidKey"],
+      ["holders.1.customFields.badge", "required"],
+      ["holders.2.customFields.wing", "invalidKey"],
+    ]);
+  });
+
   test("S11 unknown keys are dropped; a node's loaded timezone is its own, else the system's", () => {
     const r = parseSnapshot(
       rawBuilding((d) => {

@@ -1,7 +1,7 @@
 // The seed 001 read routes over the current snapshot: retrieve, lists (search, ids, paging), holders
 // of a group, groups of a holder, credentials, facility codes, RSOP.
 import type { Engine } from "../../evaluate/index.js";
-import { type FloorGroup, type Holder, QueryError, type SystemSnapshot } from "../../model/index.js";
+import { type CustomField, type FloorGroup, type Holder, QueryError, type SystemSnapshot } from "../../model/index.js";
 import { Refusal, notFound, refuse } from "../operation.js";
 import { pageOf } from "../routeTable.js";
 
@@ -85,6 +85,16 @@ function partitionRef(s: SystemSnapshot, id: string | null): unknown {
   if (id === null) return null;
   const p = s.partitions.find((x) => x.id === id)!;
   return { id: p.id, name: p.name };
+}
+
+/** The seed custom field: the definition without the snapshot's `partition` (the path names it). */
+function customFieldBody({ partition: _path, ...d }: CustomField): unknown {
+  return d;
+}
+
+/** The custom fields of a partition, by id. */
+function fieldsOf(s: SystemSnapshot, partition: string): CustomField[] {
+  return s.customFields.filter((d) => d.partition === partition).sort(byId);
 }
 
 function partialHolder(h: Holder): unknown {
@@ -190,9 +200,17 @@ export const reads = {
       ...(include.has("devices")
         ? { devices: snapshot.devices.filter((d) => d.partition.some((e) => e.id === p.id)).sort(byId).map((d) => ({ id: d.id, name: d.name, type: d.type })) }
         : {}),
-      // Custom fields ("attributes") are not kept in this snapshot yet: none to include.
-      ...(include.has("attributes") ? { attributes: [] } : {}),
+      ...(include.has("attributes") ? { attributes: fieldsOf(snapshot, p.id).map(customFieldBody) } : {}),
     }));
+  },
+  customFields: ({ snapshot, params, query }: ReadContext): Answer => {
+    const p = find(snapshot.partitions, params.partitionId!, "partition");
+    return paged(fieldsOf(snapshot, p.id), query, customFieldBody);
+  },
+  customField: ({ snapshot, params }: ReadContext): Answer => {
+    const p = find(snapshot.partitions, params.partitionId!, "partition");
+    const d = snapshot.customFields.find((x) => x.partition === p.id && x.id === params.customFieldId);
+    return { body: customFieldBody(d ?? notFound(`custom field of partition "${p.id}"`, params.customFieldId!)) };
   },
   floorGroup: ({ snapshot, params }: ReadContext): Answer => ({ body: floorGroupBody(snapshot, find(snapshot.floorGroups, params.floorGroupId!, "floor group")) }),
   floorGroups: ({ snapshot, query }: ReadContext): Answer => {

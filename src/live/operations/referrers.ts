@@ -54,6 +54,7 @@ export function partitionReferrers(s: SystemSnapshot, id: string): Referrer[] {
     const j = d.partition.findIndex((p) => p.id === id);
     if (j >= 0) out.push(ref(["devices", i, "partition", j], `Device "${d.id}" is in partition "${id}".`));
   });
+  s.customFields.forEach((f, i) => f.partition === id && out.push(ref(["customFields", i, "partition"], `Custom field "${f.id}" belongs to partition "${id}".`)));
   return out;
 }
 

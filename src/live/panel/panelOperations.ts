@@ -79,7 +79,7 @@ function personIndex(ctx: PanelWriteContext): number {
 /** The person's custom field values against its partition's definitions (SPEC §9), as a 400 at the body. */
 function checkAttributes(draft: PanelDraft, person: { partition: number; customAttributes: Json | null }): void {
   const defs = draft.attributes.filter((a) => a.partition === person.partition) as Json[];
-  const issues = attributeIssues(person.customAttributes, defs, ["body", "customAttributes"], true);
+  const issues = attributeIssues(person.customAttributes, defs, ["body", "customAttributes"]);
   if (issues.length > 0) throw new Refusal(400, issues);
 }
 
@@ -407,7 +407,7 @@ function definition(b: Json, partition: number, id: unknown, prefix: (string | n
 
 /** 409 naming each person whose value the new definitions no longer fit (LP10). */
 function refuseUnfitValues(draft: PanelDraft, partition: number, defs: readonly PanelDraft["attributes"][number][]): void {
-  conflict(defs.flatMap((d) => valuesAgainst(draft.persons, partition, d as Json)));
+  conflict(valuesAgainst(draft.persons, partition, defs as readonly Json[]));
 }
 
 /** Values of custom fields that no longer exist go with their definition (a dropped column). */

@@ -14,13 +14,15 @@ import {
   ruleSchema,
 } from "../systemSchema.js";
 import { fromZodIssues, zodMessage } from "../zodIssues.js";
+import { customFieldSchema } from "../customFields.js";
+import { checkCustomFieldId, checkCustomFieldRefs, checkHolderCustomFields } from "./customFields.js";
 import { checkCloudNodeId, checkCloudNodeOwn } from "./cloudNodes.js";
 import { checkConnectionId, checkConnectionLocks, checkConnectionRefs } from "./connections.js";
 import { checkDeviceId, checkDeviceName, checkDeviceRefs } from "./devices.js";
 import { checkFloorGroupId, checkFloorGroupName, checkFloorGroupRefs } from "./floorGroups.js";
 import { checkGroupId, checkGroupName, checkGroupRefs } from "./groups.js";
 import { checkHolderId, checkHolderRefs } from "./holders.js";
-import type { Check, Collection, CredentialAt, Lookups, NamedCollection, ParsedEntities } from "./lookups.js";
+import { type Check, type Collection, type CredentialAt, type Lookups, type NamedCollection, type ParsedEntities, entityKey } from "./lookups.js";
 import { checkPartitionId, checkPartitionName } from "./partitions.js";
 import { checkRuleId, checkRuleRefs } from "./rules.js";
 
@@ -36,6 +38,7 @@ export const ENTITY_SCHEMAS: { readonly [C in Collection]: z.ZodType<ParsedEntit
   devices: deviceSchema,
   floorGroups: floorGroupSchema,
   rules: ruleSchema,
+  customFields: customFieldSchema,
 };
 
 /** Parses element `i` of `coll`: its value, or its schema issues (at `coll[i]…`). */
@@ -75,12 +78,15 @@ export const PHASES: readonly Phase[] = [
   phase("floorGroups", checkFloorGroupRefs),
   phase("holders", checkHolderId),
   phase("holders", checkHolderRefs),
+  phase("holders", checkHolderCustomFields),
   phase("rules", checkRuleId),
   phase("rules", checkRuleRefs),
+  phase("customFields", checkCustomFieldId),
+  phase("customFields", checkCustomFieldRefs),
 ];
 
 /** The order schema issues are reported in: collection by collection. */
-export const SCHEMA_ORDER: readonly Collection[] = ["partitions", "groups", "holders", "cloudNodes", "connections", "devices", "floorGroups", "rules"];
+export const SCHEMA_ORDER: readonly Collection[] = ["partitions", "groups", "holders", "cloudNodes", "connections", "devices", "floorGroups", "rules", "customFields"];
 
 /** Valid elements with their index, and ids of the elements that failed their schema. */
 export interface ParsedCollection<C extends Collection> {
@@ -96,8 +102,16 @@ export function wholeLookups(p: ParsedSystem): Lookups {
   const byId = new Map<Collection, Map<string, { i: number; v: unknown }>>();
   for (const coll of Object.keys(p) as Collection[]) {
     const m = new Map<string, { i: number; v: unknown }>();
-    for (const { i, v } of p[coll].items) if (!m.has(v.id)) m.set(v.id, { i, v });
+    for (const { i, v } of p[coll].items) if (!m.has(entityKey(coll, v))) m.set(entityKey(coll, v), { i, v });
     byId.set(coll, m);
+  }
+  const fieldsOf = new Map<string, ParsedEntities["customFields"][]>();
+  for (const { i, v } of p.customFields.items) {
+    const key = entityKey("customFields", v);
+    if (byId.get("customFields")!.get(key)!.i !== i || p.customFields.broken.has(key)) continue;
+    const list = fieldsOf.get(v.partition);
+    if (list === undefined) fieldsOf.set(v.partition, [v]);
+    else list.push(v);
   }
   const names = new Map<NamedCollection, Map<string, number>>();
   for (const coll of ["partitions", "groups", "devices", "floorGroups"] as const) {
@@ -128,5 +142,6 @@ export function wholeLookups(p: ParsedSystem): Lookups {
     devicesOn: (connection) => onConnection.get(connection) ?? 0,
     credentialNumberOwner: (n) => numbers.get(n) ?? NONE,
     credentialIdOwner: (id) => credentialIds.get(id) ?? NONE,
+    customFieldsOf: (partition) => fieldsOf.get(partition) ?? [],
   };
 }

@@ -3,6 +3,7 @@
 // the live system answers from indexes it maintains, overlaid with the change being validated.
 import type { z } from "zod";
 import type { IssueCode } from "../issue.js";
+import type { customFieldSchema } from "../customFields.js";
 import type {
   cloudNodeSchema,
   connectionSchema,
@@ -26,6 +27,7 @@ export interface ParsedEntities {
   devices: z.output<typeof deviceSchema>;
   floorGroups: z.output<typeof floorGroupSchema>;
   rules: z.output<typeof ruleSchema>;
+  customFields: z.output<typeof customFieldSchema>;
 }
 
 export type Collection = keyof ParsedEntities;
@@ -41,8 +43,30 @@ export const COLLECTIONS: readonly Collection[] = [
   "devices",
   "floorGroups",
   "rules",
+  "customFields",
 ];
 export const NAMED_COLLECTIONS: readonly NamedCollection[] = ["partitions", "groups", "devices", "floorGroups"];
+
+/**
+ * The key an element of `coll` is known by in `has`, `get` and `idOwner`: its id, except a custom
+ * field's, whose id is unique within its partition only (semantics S15): partition and id.
+ */
+export function entityKey(coll: Collection, v: { readonly id: string; readonly partition?: unknown }): string {
+  return coll === "customFields" ? customFieldKey(v.partition as string, v.id) : v.id;
+}
+
+/** The key of an element as given (before its schema): undefined when it has no usable key. */
+export function rawKey(coll: Collection, raw: unknown): string | undefined {
+  const v = raw as { id?: unknown; partition?: unknown } | null;
+  if (typeof v?.id !== "string") return undefined;
+  if (coll !== "customFields") return v.id;
+  return typeof v.partition === "string" ? customFieldKey(v.partition, v.id) : undefined;
+}
+
+/** The key of custom field `id` of partition `partition`. */
+export function customFieldKey(partition: string, id: string): string {
+  return `${partition}\u0000${id}`;
+}
 
 /** Where a credential sits: `holders[i].credentials[j]`. */
 export interface CredentialAt {
@@ -55,7 +79,7 @@ export interface CredentialAt {
  * (index, then credential index); only elements that passed their schema own keys.
  */
 export interface Lookups {
-  /** True when some element of `coll` has this id, valid or not: a reference to it is not unknown. */
+  /** True when some element of `coll` has this key (entityKey), valid or not: a reference to it is not unknown. */
   has(coll: Collection, id: string): boolean;
   /** The first valid element of `coll` with this id; undefined when none, or when an invalid element has it. */
   get<C extends Collection>(coll: C, id: string): ParsedEntities[C] | undefined;
@@ -71,6 +95,8 @@ export interface Lookups {
   credentialNumberOwner(n: number): CredentialAt;
   /** The first credential (of a valid holder) with this id. */
   credentialIdOwner(id: string): CredentialAt;
+  /** The custom fields of a partition that `get` answers (valid, the first of each id), in snapshot order. */
+  customFieldsOf(partition: string): readonly ParsedEntities["customFields"][];
 }
 
 /** Collects one issue. */
