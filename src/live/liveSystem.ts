@@ -102,14 +102,7 @@ export class LiveSystem {
   }
 
   #applyBatch(ops: readonly Operation[]): BatchResult {
-    const fast = this.#applyAppends(ops);
-    if (fast !== null) return fast;
-    try {
-      return this.#applySequence(ops);
-    } finally {
-      this.#replayIds = [];
-      this.#replayAt = 0;
-    }
+    return this.#applyAppends(ops) ?? this.#applySequence(ops);
   }
 
   /**
@@ -129,9 +122,14 @@ export class LiveSystem {
     }
     const drawn: string[] = [];
     const newId = () => {
-      const id = this.#newId();
+      const id = this.#drawId();
       drawn.push(id);
       return id;
+    };
+    const fallBack = (): null => {
+      this.#replayIds = [...drawn, ...this.#replayIds.slice(this.#replayAt)];
+      this.#replayAt = 0;
+      return null;
     };
     const base = this.#snapshot;
     const created: Created[] = [];
@@ -144,8 +142,7 @@ export class LiveSystem {
       t = runWrite(base, all, { params: {}, body: null, newId, now: this.#now }, this.#validator.lookups(base, base));
     } catch (e) {
       if (!(e instanceof Refusal)) throw e;
-      this.#replayIds = drawn;
-      return null;
+      return fallBack();
     }
     const later = new Set<string>();
     let forward = t.patches.length !== ops.length;
@@ -153,10 +150,7 @@ export class LiveSystem {
       forward = mentions(ops[k]!.body, later);
       if (created[k]!.id !== undefined) later.add(created[k]!.id!);
     }
-    if (forward || this.#validator.validate(base, base, t.next, t.patches).length > 0) {
-      this.#replayIds = drawn;
-      return null;
-    }
+    if (forward || this.#validator.validate(base, base, t.next, t.patches).length > 0) return fallBack();
     const n = ops.length;
     const results: OperationResult[] = created.map((c, k) => ({
       ok: true,
@@ -169,10 +163,18 @@ export class LiveSystem {
     return { ok: true, status: 200, results };
   }
 
-  /** Ids drawn by a batch that fell back to running one operation after the other: they are used again, in order. */
+  /**
+   * Ids a batch drew before it fell back to running one operation after the other: the operations
+   * (and, when the batch stops early, the next writes) use them again, in order, so every id is the
+   * one a system that only ever ran operations one at a time would have given.
+   */
   #replayIds: string[] = [];
   #replayAt = 0;
-  readonly #drawId = (): string => (this.#replayAt < this.#replayIds.length ? this.#replayIds[this.#replayAt++]! : this.#newId());
+  readonly #drawId = (): string => {
+    if (this.#replayAt < this.#replayIds.length) return this.#replayIds[this.#replayAt++]!;
+    if (this.#replayIds.length > 0) [this.#replayIds, this.#replayAt] = [[], 0];
+    return this.#newId();
+  };
 
   #applySequence(ops: readonly Operation[]): BatchResult {
     let current = this.#snapshot;

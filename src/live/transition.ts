@@ -3,7 +3,7 @@
 // array about 15 times slower than a plain one (`slice` leaves its fast path). With 100,000 holders
 // those two made one holder change cost tens of milliseconds. So the live system runs immer without
 // auto-freeze and freezes what a change made: every entity it touched (deeply) and the root object.
-// The top-level entity lists stay plain arrays, read-only by type (semantics L17).
+// The top-level entity lists stay plain arrays, read-only by type (semantics L19).
 import { Immer, type Patch, enablePatches, freeze } from "immer";
 
 enablePatches();

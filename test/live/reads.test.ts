@@ -3,7 +3,7 @@
 // 10, max 100), order by id, total; RSOP; unknown route 404 and wrong method 405; batches.
 import { describe, expect, test } from "vitest";
 import type { Operation } from "../../src/live/index.js";
-import { AT, accept, liveOf, read, refuse } from "./fixture.js";
+import { AT, accept, liveOf, read, refuse, scan } from "./fixture.js";
 
 const ids = (list: { id: string }[]) => list.map((x) => x.id);
 
@@ -192,5 +192,93 @@ describe("batches", () => {
     const created = results[0]! as { id: string };
     expect(ids((results[1] as { body: { id: string }[] }).body)).toEqual([created.id]);
     expect(ids(read(live, "/groups?search=clean").body)).toEqual([created.id]);
+  });
+});
+
+describe("batches of creates (run on one draft, validated once: semantics L20)", () => {
+  const creates = (n: number, group = "g-staff") =>
+    Array.from({ length: n }, (_, k) => ({
+      method: "POST" as const,
+      path: "/holders",
+      body: { firstName: "Bat", lastName: `Ch${k}`, groups: [group], credentials: [{ types: ["card"], credentialNumber: 7000 + k, facilityCode: 10 }] },
+    }));
+
+  test("answer, snapshot, patches and ids equal those of the same creates applied one at a time", () => {
+    const ops = [...creates(5), { method: "POST" as const, path: "/groups", body: { name: "Cleaners" } }, { method: "POST" as const, path: "/rules", body: { type: "door", groupId: "g-staff", devices: ["d-front"], startTime: "00:00:00", stopTime: "24:00:00", recurring: ["Mon"] } }];
+    const batched = liveOf();
+    const single = liveOf();
+    const r = batched.apply(ops);
+    if (!r.ok) throw new Error(JSON.stringify(r.issues));
+    const one = ops.map((op) => single.apply(op));
+    expect(r.results).toEqual(one);
+    expect(batched.snapshot).toEqual(single.snapshot);
+    // Each result's inverse undoes it: undone last to first, the snapshot is back where it started.
+    for (const x of [...r.results].reverse()) expect(batched.applyPatches((x as unknown as { inversePatches: never[] }).inversePatches).ok).toBe(true);
+    expect(batched.snapshot).toEqual(liveOf().snapshot);
+    // The engine answers for the new holders as a fresh load does.
+    const fresh = liveOf(single.snapshot);
+    expect(scan(single, "d-front", 7003, 10)).toEqual(scan(fresh, "d-front", 7003, 10));
+    expect(scan(single, "d-front", 7003, 10).outcome).toBe("allowed");
+  });
+
+  test("a refused create names its index and problems as one-at-a-time would, changes nothing, and the ids drawn are used again", () => {
+    // The third create reuses the first one's card number; two more follow it.
+    const ops = creates(5).map((op, k) => (k === 2 ? { ...op, body: { ...op.body, credentials: [{ types: ["card"], credentialNumber: 7000, facilityCode: 10 }] } } : op));
+    const live = liveOf();
+    const before = live.snapshot;
+    const r = live.apply(ops);
+    expect(r.ok).toBe(false);
+    const sequential = liveOf();
+    const expected = (() => {
+      for (let i = 0; i < ops.length; i++) {
+        const x = sequential.apply(ops[i]!);
+        if (!x.ok) return { ...x, index: i };
+      }
+      return null;
+    })();
+    expect(r).toEqual(expected);
+    expect(!r.ok && [r.status, r.index]).toEqual([409, 2]);
+    expect(live.snapshot).toBe(before);
+    // Later creates get the ids that a system running the operations one at a time, up to the refused
+    // one, gives them (that system kept the two creates before it: a batch keeps none).
+    const later = creates(3).map((op, k) => ({ ...op, body: { ...op.body, credentials: [{ types: ["card"], credentialNumber: 8000 + k, facilityCode: 10 }] } }));
+    for (const op of later) {
+      const [a, b] = [live.apply(op), sequential.apply(op)];
+      expect([a.status, b.status]).toEqual([201, 201]);
+      expect((a as { id: string }).id).toBe((b as { id: string }).id);
+    }
+  });
+
+  test("a create that names what a later create of the batch makes is refused as one at a time would refuse it", () => {
+    // seededIds makes ids predictable: the group the second operation creates has the id drawn second.
+    const probe = liveOf();
+    probe.apply({ method: "POST", path: "/groups", body: { name: "First" } });
+    const second = (probe.apply({ method: "POST", path: "/groups", body: { name: "Second" } }) as { id: string }).id;
+    const live = liveOf();
+    const r = live.apply([
+      { method: "POST", path: "/groups", body: { name: "First" } },
+      { method: "POST", path: "/rules", body: { type: "door", groupId: second, devices: ["d-front"], startTime: "00:00:00", stopTime: "24:00:00", recurring: ["Mon"] } },
+      { method: "POST", path: "/groups", body: { name: "Second" } },
+    ]);
+    expect(!r.ok && [r.status, r.index, r.issues.map((i) => i.path.join("."))]).toEqual([400, 1, ["body.groupId"]]);
+  });
+});
+
+describe("what a live snapshot freezes (semantics L19)", () => {
+  test("entities, new and changed, and the root are frozen; the top-level lists are read-only by type only", () => {
+    const live = liveOf();
+    expect(Object.isFrozen(live.snapshot)).toBe(true);
+    expect(Object.isFrozen(live.snapshot.holders[0])).toBe(true);
+    expect(Object.isFrozen(live.snapshot.holders[0]!.credentials[0])).toBe(true);
+    const created = accept(live, { method: "POST", path: "/holders", body: { firstName: "New", lastName: "Person", groups: ["g-staff"] } }, 201);
+    accept(live, { method: "PUT", path: "/holders/h-ann/groups/g-night" }, 204);
+    const s = live.snapshot;
+    const ann = s.holders.find((h) => h.id === "h-ann")!;
+    const made = s.holders.find((h) => h.id === created.id)!;
+    for (const x of [s, ann, ann.groups, ann.credentials, made, made.groups]) expect(Object.isFrozen(x)).toBe(true);
+    expect(Object.isFrozen(s.holders)).toBe(false);
+    expect(() => {
+      (ann.groups as string[]).push("g-empty");
+    }).toThrow(TypeError);
   });
 });
