@@ -20,7 +20,7 @@ export interface CompiledFormat {
   readonly fcLength_: number;
   readonly cnOffset_: number;
   readonly cnLength_: number;
-  /** A raw format (SPEC §5): the card number is the whole frame, whatever its length; no facility code, no parity. */
+  /** A raw format: the card number is the whole frame, whatever its length; no facility code, no parity. */
   readonly raw_: boolean;
   readonly parityPos_: Int32Array;
   readonly parityOdd_: Uint8Array;
