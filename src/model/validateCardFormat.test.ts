@@ -126,7 +126,7 @@ describe("entry checks", () => {
     ).toEqual([]);
   });
 
-  test("an unknown id without a layout is a raw format: any bit range, any policy, either parity setting (S4, S13)", () => {
+  test("an unknown id without a layout is a raw format: any bit range, any policy, either parity setting (S4, S17)", () => {
     expect(issuesOf({ id: "H99999" })).toEqual([]);
     expect(issuesOf({ id: "constructor" })).toEqual([]);
     expect(issuesOf({ id: "0b6f8a52-3d1c-4f57-9a43-2c8e1f7d6a90", min_input_bits: 9, max_input_bits: 512, enforce_parity: true })).toEqual([]);

@@ -260,7 +260,7 @@ function wiegandFor(
     c.number < 2 ** Math.min(layout.cardNumber.length, 53) &&
     (layout.facilityCode === null || (c.facilityCode !== null && c.facilityCode < 2 ** layout.facilityCode.length));
   // A frame without a facility-code field (H10302, a raw format) under ENFORCED matches only cards
-  // without a code (semantics S13): when the spec asks for the card's own code, aim at those.
+  // without a code (semantics S17): when the spec asks for the card's own code, aim at those.
   const codeless = layout.facilityCode === null && (("facility_code" in format ? format.facility_code : undefined) ?? "ENFORCED") === "ENFORCED" && spec.facilityCode === "own";
   const aimed = (c: CredentialMeta) => fits(c) && (!codeless || c.facilityCode === null);
   // The aimed-at holder's fitting cards, else anyone's fitting cards, else any card.

@@ -97,7 +97,7 @@ describe("cloud nodes", () => {
     expect(readAt(live, raw(1001, 40))).toEqual({ ...ANN_IN, facilityCode: null });
     // An H10301 frame of Ann's card is read whole: another number; no parity to check.
     expect(readAt(live, h10301(10, 1001))).toMatchObject({ reason: "unknownCredential", credentialNumber: parseInt(h10301(10, 1001), 2) });
-    // ENFORCED (the default) matches a card enrolled without a facility code (semantics S13).
+    // ENFORCED (the default) matches a card enrolled without a facility code (semantics S17).
     accept(live, putFormats([{ id: "site-raw", min_input_bits: 26, max_input_bits: 40 }]), 204);
     expect(readAt(live, raw(1001, 26))).toMatchObject({ outcome: "unknown", reason: "facilityCodeMismatch" });
     accept(live, { method: "POST", path: "/holders/h-ann/credentials", body: { types: ["card"], credentialNumber: 777_777 } }, 201);

@@ -327,7 +327,7 @@ describe("configuration", () => {
 });
 
 describe("card format", () => {
-  test("PUT /api/config cardFormat follows SPEC §5 (semantics S4, S13): a layout name, a raw format; an unknown layout name is 400 at body.cardFormat.layout", () => {
+  test("PUT /api/config cardFormat follows SPEC §5 (semantics S4, S17): a layout name, a raw format; an unknown layout name is 400 at body.cardFormat.layout", () => {
     const live = panelLive();
     const wiegand = (frame: string) => {
       const d = live.engine.decide({ deviceId: 1, at: AT, credential: { wiegand: frame } });

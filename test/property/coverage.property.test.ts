@@ -34,7 +34,7 @@ test("Wiegand reads through every kind of card format (SPEC §5) reach allowed a
     }
   }
   for (const kind of ["well-known id", "layout name", "custom layout", "raw"]) expect([kind, [...(reasons.get(kind) ?? [])].includes("allowed")]).toEqual([kind, true]);
-  // A raw read has no facility code and no parity (semantics S13).
+  // A raw read has no facility code and no parity (semantics S17).
   const raw = reasons.get("raw")!;
   expect(["unknownCredential", "facilityCodeMismatch", "facilityCodeNotAllowed"].filter((r) => !raw.has(r))).toEqual([]);
   expect(raw.has("parityError")).toBe(false);

@@ -124,7 +124,7 @@ describe("snapshot (S*)", () => {
     expect(pathsAndCodes(one({ id: "x", layout: 26, min_input_bits: 26, max_input_bits: 26 }))).toEqual([["cloudNodes.0.cardFormat.0.layout", "invalidType"]]);
   });
 
-  test("S13 a raw format loads with any bit range, facility-code policy and parity setting", () => {
+  test("S17 a raw format loads with any bit range, facility-code policy and parity setting", () => {
     for (const f of [
       { id: "raw", min_input_bits: 9, max_input_bits: 512, enforce_parity: true },
       { id: "raw", min_input_bits: 64, max_input_bits: 64, enforce_parity: false },
@@ -295,7 +295,7 @@ describe.each(IMPLS)("$name", (impl) => {
     at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 1001) } }, { reason: "unknownCredential", credentialNumber: parseInt(h10301(17, 1001), 2) });
   });
 
-  test("S13 a raw format: no facility code and no parity; ENFORCED matches code-less credentials, FILTER_LIST denies raw reads, long frames overflow", () => {
+  test("S17 a raw format: no facility code and no parity; ENFORCED matches code-less credentials, FILTER_LIST denies raw reads, long frames overflow", () => {
     const rawNode = (f: Record<string, unknown>) =>
       building((d) => {
         d.node("node-a").cardFormat = [{ id: "site-raw", min_input_bits: 26, max_input_bits: 64, ...f } as never];
