@@ -3,8 +3,8 @@
 import {
   type CardFormat,
   type FacilityCodePolicy,
-  KNOWN_CARD_FORMATS,
   type ResolvedLayout,
+  entryLayout,
   resolveCustomLayout,
 } from "../model/index.js";
 
@@ -20,6 +20,8 @@ export interface CompiledFormat {
   readonly fcLength_: number;
   readonly cnOffset_: number;
   readonly cnLength_: number;
+  /** A raw format: the card number is the whole frame, whatever its length; no facility code, no parity. */
+  readonly raw_: boolean;
   readonly parityPos_: Int32Array;
   readonly parityOdd_: Uint8Array;
   /** Covered positions of parity bit i: `covers_[coverStart_[i]] … covers_[coverStart_[i + 1] - 1]`. */
@@ -44,16 +46,27 @@ export interface DecodeScratch {
   parityOk_: boolean;
 }
 
-/** The layout behind a format entry (validated at load: a known id or a custom layout). */
-export function layoutOf(format: CardFormat): ResolvedLayout {
-  if (format.layout !== null) return resolveCustomLayout(format.layout);
-  const known = KNOWN_CARD_FORMATS[format.id];
-  if (known === undefined) throw new Error(`unknown card format "${format.id}"`);
-  return known;
+/** The layout behind a format entry (validated at load); null for a raw format (SPEC §5). */
+export function layoutOf(format: CardFormat): ResolvedLayout | null {
+  const resolved = entryLayout(format);
+  switch (resolved.kind) {
+    case "known":
+      return resolved.layout;
+    case "custom":
+      return resolveCustomLayout(resolved.layout);
+    case "raw":
+      return null;
+    case "unknownName":
+      throw new Error(`unknown card layout "${resolved.name}"`);
+  }
 }
 
+/** A raw format as a layout: no facility code, no parity, the card number read over the whole frame. */
+const RAW_LAYOUT: ResolvedLayout = { bits: null, facilityCode: null, cardNumber: { offset: 0, length: 0 }, parity: [] };
+
 export function compileCardFormat(format: CardFormat): CompiledFormat {
-  const layout = layoutOf(format);
+  const own = layoutOf(format);
+  const layout = own ?? RAW_LAYOUT;
   const n = layout.parity.length;
   const coverStart = new Int32Array(n + 1);
   const covers: number[] = [];
@@ -70,6 +83,7 @@ export function compileCardFormat(format: CardFormat): CompiledFormat {
     fcLength_: layout.facilityCode?.length ?? 0,
     cnOffset_: layout.cardNumber.offset,
     cnLength_: layout.cardNumber.length,
+    raw_: own === null,
     parityPos_: Int32Array.from(layout.parity.map((p) => p.position)),
     parityOdd_: Uint8Array.from(layout.parity.map((p) => (p.odd ? 1 : 0))),
     coverStart_: coverStart,
@@ -95,8 +109,17 @@ export function readField(bits: Uint8Array, offset: number, length: number): num
   return v;
 }
 
-/** Decodes a frame (one bit, 0 or 1, per element) already known to fit the format's length range. */
-export function decodeInto(f: CompiledFormat, bits: Uint8Array, out: DecodeScratch): void {
+/**
+ * Decodes a frame of `length` bits (one bit, 0 or 1, per element; `bits` may be longer) already known
+ * to fit the format's length range.
+ */
+export function decodeInto(f: CompiledFormat, bits: Uint8Array, length: number, out: DecodeScratch): void {
+  if (f.raw_) {
+    out.fc_ = -1;
+    out.cn_ = readField(bits, 0, length);
+    out.parityOk_ = true;
+    return;
+  }
   out.fc_ = f.fcLength_ === 0 ? -1 : readField(bits, f.fcOffset_, f.fcLength_);
   out.cn_ = readField(bits, f.cnOffset_, f.cnLength_);
   let ok = true;

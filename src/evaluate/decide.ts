@@ -130,9 +130,10 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision): D
   if (r.hasCredential) {
     if (r.wiegand !== undefined) {
       kind = KIND_WIEGAND;
-      format = firstFormat(node.formats_, (r.wiegand as string).length);
+      const length = (r.wiegand as string).length;
+      format = firstFormat(node.formats_, length);
       if (format === null) return fill(d, "unknown", "unknownCardFormat", null, null, null, false, NO_FLOORS, -1, -1);
-      decodeInto(format, r.bits_, SCRATCH);
+      decodeInto(format, r.bits_, length, SCRATCH);
       fc = SCRATCH.fc_;
       cn = SCRATCH.cn_;
       if (format.enforceParity_ && !SCRATCH.parityOk_) return fill(d, "denied", "parityError", null, null, null, false, NO_FLOORS, fc, cn);

@@ -61,6 +61,12 @@ export interface ResolvedLayout {
    * as well; absent when there are none.
    */
   readonly markers?: readonly FixedBit[];
+  /**
+   * Set for a raw format (an entry without a layout whose id is not a well-known name): the whole
+   * frame, whatever its length, is the card number, first bit sent first; `cardNumber` then spans the
+   * longest frame the entry admits. Absent for every other layout.
+   */
+  readonly raw?: true;
 }
 
 /** An entry of the well-known table. */
@@ -375,4 +381,48 @@ export function resolveCustomLayout(layout: CardLayout): ResolvedLayout {
   };
   const fixed = layout.fixed ?? [];
   return fixed.length === 0 ? resolved : { ...resolved, markers: fixed.map((f) => ({ position: f.position, value: f.value })) };
+}
+
+/**
+ * The well-known layout named `name`, or undefined when the table has no such name. Names are
+ * matched exactly, as the table spells them (`C1k35s`, not `c1k35s`).
+ * @example
+ * wellKnownLayout("H10306")?.bits; //=> 34
+ */
+export function wellKnownLayout(name: string): KnownCardFormat | undefined {
+  return KNOWN_CARD_FORMATS[name];
+}
+
+/** How one card-format entry decodes: a well-known layout, a custom layout, or the raw frame. */
+export type EntryLayout =
+  | { readonly kind: "known"; readonly layout: KnownCardFormat }
+  | { readonly kind: "custom"; readonly layout: CardLayout }
+  | { readonly kind: "raw" }
+  | { readonly kind: "unknownName"; readonly name: string };
+
+/** The part of a card-format entry that says how it decodes. */
+export interface CardFormatLayoutFields {
+  readonly id: string;
+  readonly layout: string | CardLayout | null;
+}
+
+/**
+ * Which layout a card-format entry decodes with: a `layout` string names a well-known layout
+ * (`unknownName` when the table has none of that name), a `layout` object is a custom layout; without
+ * a `layout`, a well-known `id` names its layout and any other id makes the format raw (the whole
+ * frame, first bit sent first, is the card number, with no facility code and no parity).
+ * @example
+ * entryLayout({ id: "0b6f8a52", layout: "H10306" }).kind; //=> "known"
+ * entryLayout({ id: "H10301", layout: null }).kind; //=> "known"
+ * entryLayout({ id: "site-reader", layout: null }).kind; //=> "raw"
+ */
+export function entryLayout(format: CardFormatLayoutFields): EntryLayout {
+  const { layout } = format;
+  if (typeof layout === "string") {
+    const known = wellKnownLayout(layout);
+    return known === undefined ? { kind: "unknownName", name: layout } : { kind: "known", layout: known };
+  }
+  if (layout !== null) return { kind: "custom", layout };
+  const known = wellKnownLayout(format.id);
+  return known === undefined ? { kind: "raw" } : { kind: "known", layout: known };
 }

@@ -2,6 +2,7 @@
 // serves two purposes through the id mapper: evaluating a panel directly (ids are the integers as
 // strings) and migrating it (ids are UUID v5, see adapters/migration). Entities keep their order, so
 // a 2.0 issue path maps back to the panel path by renaming the collection.
+import { wellKnownLayout } from "./cardFormats.js";
 import type { PanelSnapshot } from "./panelSchema.js";
 import type { SystemSnapshotInput } from "./systemSchema.js";
 
@@ -63,9 +64,25 @@ function partitionsOf(panel: PanelSnapshot): { id: number; name: string }[] {
 }
 
 /**
+ * The panel's card format as a migrated 2.0 entry (semantics M7): the mapped `id`, and a `layout` that
+ * decodes exactly as the legacy entry did — its own `layout` when it has one, else the well-known name
+ * its legacy id is, else none (a raw format). The legacy id becomes the description when it has none.
+ */
+function migratedCardFormat(legacy: Json, id: string): Json {
+  const out: Json = { ...legacy, id };
+  if (legacy.layout === undefined || legacy.layout === null) {
+    delete out.layout;
+    if (typeof legacy.id === "string" && wellKnownLayout(legacy.id) !== undefined) out.layout = legacy.id;
+  }
+  if ((legacy.description === undefined || legacy.description === null) && typeof legacy.id === "string") out.description = legacy.id;
+  return out;
+}
+
+/**
  * Converts a checked panel to 2.0 snapshot input. `forEvaluation` drops a `propDelay` set without
  * `propAlarm` (1.0 tolerates it, 2.0 does not, and it never affects access); migration keeps it
- * and preflight reports it.
+ * and preflight reports it. Migration also gives the card format its mapped id (evaluation keeps the
+ * panel's entry as it is).
  */
 export function panelToSystem(panel: PanelSnapshot, systemId: string, cloudNodeId: string, id: IdMapper, forEvaluation: boolean): PanelConversion {
   const dropped: DroppedField[] = [];
@@ -74,7 +91,8 @@ export function panelToSystem(panel: PanelSnapshot, systemId: string, cloudNodeI
   const config = panel.config as Json;
   const node: Json = { id: cloudNodeId, name: panel.name, serialNumber: panel.serialNumber };
   pick({ ecards: panel.ecards, ...config }, ["ecards", "offlinePolicy", "killTimer", "timezone", "locale"], node);
-  node.cardFormat = panel.config.cardFormat === null ? [] : [panel.config.cardFormat];
+  const format = panel.config.cardFormat;
+  node.cardFormat = format === null ? [] : [forEvaluation ? format : migratedCardFormat(format, id("cardFormat", 0))];
   if (config.logPurgeDays !== undefined) drop("cloudNode", panel.serialNumber, "config.logPurgeDays", "2.0 cloud nodes have no log purge setting.");
 
   const groups = panel.groups.map((g) => {

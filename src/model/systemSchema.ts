@@ -3,7 +3,7 @@
 // uniqueness, ports) live in parseSnapshot.ts.
 import { z } from "zod";
 import { parseClock, parseLocalDate, parseLocalDateTime, WEEKDAYS } from "./time.js";
-import { quote } from "./zodIssues.js";
+import { quote, zodMessage } from "./zodIssues.js";
 import { customFieldSchema } from "./customFields.js";
 
 export const AUTHENTICATION_POLICIES = ["cardOnly", "pinOnly", "cardOrPin", "cardAndPin"] as const;
@@ -138,6 +138,34 @@ export const cardLayoutSchema = z.object({
     .optional(),
 });
 
+type CardLayoutInput = z.input<typeof cardLayoutSchema>;
+type CardLayoutOutput = z.output<typeof cardLayoutSchema>;
+
+/**
+ * ★ `layout` (SPEC §5): a well-known layout's name (checked against the table by validateCardFormat),
+ * a custom layout object, or none (null). Dispatched on the value's type rather than by a zod union,
+ * so that a custom layout's problems keep their own paths (`layout.parity.0.position`).
+ */
+const layoutSchema = z
+  .custom<string | CardLayoutInput | null>(() => true)
+  .transform((v, ctx): string | CardLayoutOutput | null => {
+    if (v === null) return null;
+    if (typeof v === "string") {
+      if (v.length === 0) ctx.issues.push({ code: "custom", input: v, path: [], message: "Must be a well-known layout name, not an empty string." });
+      return v;
+    }
+    if (typeof v !== "object" || Array.isArray(v)) {
+      const what = Array.isArray(v) ? "an array" : typeof v;
+      ctx.issues.push({ code: "invalid_type", expected: "object", input: v, path: [], message: `Must be a well-known layout name (a string) or a layout object, not ${what}.` });
+      return z.NEVER;
+    }
+    const r = cardLayoutSchema.safeParse(v, { error: zodMessage });
+    if (r.success) return r.data;
+    for (const iss of r.error.issues) ctx.issues.push({ ...iss, input: undefined });
+    return z.NEVER;
+  })
+  .default(null);
+
 export const cardFormatSchema = z.object({
   id,
   description: z.string().nullable().default(null),
@@ -146,7 +174,7 @@ export const cardFormatSchema = z.object({
   facility_code: z.enum(FACILITY_CODE_POLICIES).default("ENFORCED"),
   allowed_facility_codes: z.array(nonNegativeInt).default([]),
   enforce_parity: z.boolean().default(true),
-  layout: cardLayoutSchema.nullable().default(null),
+  layout: layoutSchema,
 });
 
 export const cloudNodeSchema = z.object({

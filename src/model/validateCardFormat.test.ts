@@ -23,7 +23,7 @@ describe("custom layouts", () => {
     expect(issuesOf({ layout: { facilityCode: fc8, cardNumber: cn16, parity: par, fixed: [{ position: 25, value: 1 }, { position: 31, value: 0 }] } })).toEqual([]);
     expect(issuesOf({ layout: { cardNumber: cn16, fixed: [{ position: 32, value: 1 }] } })).toEqual([["outOfRange", "layout.fixed.0.position"]]);
     expect(issuesOf({ layout: { cardNumber: cn16, fixed: [{ position: 9, value: 1 }] } })).toEqual([["overlap", "layout.fixed.0.position"]]);
-    expect(validateLayout(entry({ layout: { cardNumber: cn16, fixed: [{ position: 9, value: 1 }] } }).layout!, 32)[0]?.message).toBe(
+    expect(validateLayout({ facilityCode: null, cardNumber: cn16, parity: [], fixed: [{ position: 9, value: 1 }] }, 32)[0]?.message).toBe(
       "Bit 9 is used by both cardNumber and fixed[0].",
     );
     expect(issuesOf({ layout: { cardNumber: cn16, parity: par, fixed: [{ position: 0, value: 1 }] } })).toEqual([["overlap", "layout.fixed.0.position"]]);
@@ -126,9 +126,52 @@ describe("entry checks", () => {
     ).toEqual([]);
   });
 
-  test("an unknown id without a layout", () => {
-    expect(issuesOf({ id: "H99999" })).toEqual([["unknownCardFormat", "id"]]);
-    expect(issuesOf({ id: "constructor" })).toEqual([["unknownCardFormat", "id"]]);
+  test("an unknown id without a layout is a raw format: any bit range, any policy, either parity setting (S4, S17)", () => {
+    expect(issuesOf({ id: "H99999" })).toEqual([]);
+    expect(issuesOf({ id: "constructor" })).toEqual([]);
+    expect(issuesOf({ id: "0b6f8a52-3d1c-4f57-9a43-2c8e1f7d6a90", min_input_bits: 9, max_input_bits: 512, enforce_parity: true })).toEqual([]);
+    expect(issuesOf({ id: "raw", facility_code: "FILTER_LIST", allowed_facility_codes: [5] })).toEqual([]);
+    // The entry checks still apply.
+    expect(issuesOf({ id: "raw", facility_code: "FILTER_LIST" })).toEqual([["invalid", "allowed_facility_codes"]]);
+    expect(issuesOf({ id: "raw", min_input_bits: 40, max_input_bits: 32 })).toEqual([["invalidRange", "max_input_bits"]]);
+  });
+
+  test("a layout string names a well-known layout and takes its length rules, whatever the id (S4)", () => {
+    expect(issuesOf({ id: "front-readers", layout: "H10306", min_input_bits: 34, max_input_bits: 34 })).toEqual([]);
+    // The layout, not the id, fixes the length: H10301 as an id, H10306 as the layout.
+    expect(issuesOf({ id: "H10301", layout: "H10306", min_input_bits: 34, max_input_bits: 34 })).toEqual([]);
+    expect(issuesOf({ id: "H10301", layout: "H10306", min_input_bits: 26, max_input_bits: 26 })).toEqual([
+      ["invalidRange", "min_input_bits"],
+      ["invalidRange", "max_input_bits"],
+    ]);
+    expect(validateCardFormat(entry({ id: "x", layout: "C1k35s", min_input_bits: 35, max_input_bits: 36 }))[0]?.message).toBe(
+      "C1k35s reads exactly 35 bits; set min_input_bits and max_input_bits to 35.",
+    );
+    for (const [name, f] of Object.entries(KNOWN_CARD_FORMATS))
+      expect(issuesOf({ id: "any", layout: name, min_input_bits: f.bits, max_input_bits: f.bits }), name).toEqual([]);
+  });
+
+  test("an unknown layout name is refused at layout, naming the known layouts", () => {
+    expect(issuesOf({ id: "x", layout: "H99999" })).toEqual([["unknownCardFormat", "layout"]]);
+    expect(issuesOf({ id: "x", layout: "constructor" })).toEqual([["unknownCardFormat", "layout"]]);
+    // Names are matched as the table spells them; a near miss in case is pointed out.
+    const [issue] = validateCardFormat(entry({ id: "x", layout: "h10301", min_input_bits: 26, max_input_bits: 26 }));
+    expect(issue).toMatchObject({ code: "unknownCardFormat", path: ["layout"] });
+    expect(issue!.message).toMatch(/^"h10301" is not a well-known layout \(did you mean "H10301"\?\)\. Known layouts: H10301, .*C1k35s.*; for any other frame give a layout object\.$/);
+    // A well-known id does not rescue an unknown layout name.
+    expect(issuesOf({ id: "H10301", layout: "nope", min_input_bits: 26, max_input_bits: 26 })).toEqual([["unknownCardFormat", "layout"]]);
+  });
+
+  test("layout shapes: a string, an object or null; anything else is refused at layout", () => {
+    const shape = (layout: unknown) => cardFormatSchema.safeParse({ id: "x", min_input_bits: 26, max_input_bits: 26, layout }).error?.issues.map((i) => [i.path.join("."), i.message]);
+    expect(shape("H10301")).toBeUndefined();
+    expect(shape(null)).toBeUndefined();
+    expect(shape(7)).toEqual([["layout", "Must be a well-known layout name (a string) or a layout object, not number."]]);
+    expect(shape([])).toEqual([["layout", "Must be a well-known layout name (a string) or a layout object, not an array."]]);
+    expect(shape("")).toEqual([["layout", "Must be a well-known layout name, not an empty string."]]);
+    // A custom layout's own problems keep their paths.
+    expect(shape({ cardNumber: { offset: 0 } })?.map(([p]) => p)).toEqual(["layout.cardNumber.length"]);
+    expect(cardFormatSchema.parse({ id: "x", min_input_bits: 26, max_input_bits: 26 }).layout).toBeNull();
   });
 
   test("a known id with a bit range other than its own length (S3)", () => {

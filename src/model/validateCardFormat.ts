@@ -1,11 +1,16 @@
-// Checks of one card-format entry that zod's shape cannot express: known ids, bit ranges against the
+// Checks of one card-format entry that zod's shape cannot express: layout names, bit ranges against the
 // layout, overlapping fields, parity and fixed bits, parity coverage. Paths are relative to the entry.
 import type { Issue, IssueCode } from "./issue.js";
-import { type CardLayout, KNOWN_CARD_FORMATS, resolveParityCoverage } from "./cardFormats.js";
+import { type CardLayout, KNOWN_CARD_FORMATS, entryLayout, resolveParityCoverage } from "./cardFormats.js";
 import type { CardFormat } from "./types.js";
 import { quote } from "./zodIssues.js";
 
-/** Every problem of one card format, with paths relative to the entry. */
+/**
+ * Every problem of one card format, with paths relative to the entry. How the entry decodes follows
+ * {@link entryLayout}: a `layout` string must name a well-known layout, and a well-known layout (named
+ * by `layout` or, without one, by `id`) reads exactly its own length; a custom layout must fit its
+ * frames; a raw format (no `layout`, an id outside the table) takes any bit range.
+ */
 export function validateCardFormat(f: CardFormat): Issue[] {
   const issues: Issue[] = [];
   const add = (code: IssueCode, path: (string | number)[], message: string) => issues.push({ code, path, message });
@@ -13,20 +18,37 @@ export function validateCardFormat(f: CardFormat): Issue[] {
     add("invalidRange", ["max_input_bits"], `Must be at least min_input_bits (${f.min_input_bits}).`);
   if (f.facility_code === "FILTER_LIST" && f.allowed_facility_codes.length === 0)
     add("invalid", ["allowed_facility_codes"], "FILTER_LIST needs at least one allowed facility code.");
-  if (f.layout !== null) {
-    issues.push(...validateLayout(f.layout, f.min_input_bits));
-    return issues;
-  }
-  const known = KNOWN_CARD_FORMATS[f.id];
-  if (known === undefined) {
-    add("unknownCardFormat", ["id"], `${quote(f.id)} is not a known card format; give its layout.`);
-  } else {
-    // Point at whichever bound is wrong (both when both are).
-    for (const key of ["min_input_bits", "max_input_bits"] as const)
-      if (f[key] !== known.bits)
-        add("invalidRange", [key], `${f.id} reads exactly ${known.bits} bits; set min_input_bits and max_input_bits to ${known.bits}.`);
+  const resolved = entryLayout(f);
+  switch (resolved.kind) {
+    case "custom":
+      issues.push(...validateLayout(resolved.layout, f.min_input_bits));
+      break;
+    case "unknownName":
+      add("unknownCardFormat", ["layout"], unknownLayoutMessage(resolved.name));
+      break;
+    case "known": {
+      const known = resolved.layout;
+      // Point at whichever bound is wrong (both when both are).
+      for (const key of ["min_input_bits", "max_input_bits"] as const)
+        if (f[key] !== known.bits)
+          add("invalidRange", [key], `${known.id} reads exactly ${known.bits} bits; set min_input_bits and max_input_bits to ${known.bits}.`);
+      break;
+    }
+    case "raw":
+      break;
   }
   return issues;
+}
+
+/** Names the well-known layouts, and the one meant when `name` differs from it only in case. */
+function unknownLayoutMessage(name: string): string {
+  const names = Object.keys(KNOWN_CARD_FORMATS);
+  const lower = name.toLowerCase();
+  const near = names.find((n) => n.toLowerCase() === lower);
+  return (
+    `${quote(name)} is not a well-known layout${near === undefined ? "" : ` (did you mean "${near}"?)`}. ` +
+    `Known layouts: ${names.join(", ")}; for any other frame give a layout object.`
+  );
 }
 
 /** A custom layout must fit inside the shortest frame it admits (`minBits`). */

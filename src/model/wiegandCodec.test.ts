@@ -420,7 +420,38 @@ describe("custom layouts", () => {
   test("an entry without a layout uses the well-known layout of its id", () => {
     const entry = cardFormatSchema.parse({ id: "H10306", min_input_bits: 34, max_input_bits: 34 });
     expect(resolveCardFormat(entry)).toBe(KNOWN_CARD_FORMATS.H10306);
-    expect(() => resolveCardFormat(custom({ id: "nope" }))).toThrow(/Unknown card format "nope"/);
+  });
+
+  test("a layout string names the well-known layout whatever the id; an unknown name throws", () => {
+    const entry = cardFormatSchema.parse({ id: "9d7c0e1a-lobby", min_input_bits: 34, max_input_bits: 34, layout: "H10306" });
+    expect(resolveCardFormat(entry)).toBe(KNOWN_CARD_FORMATS.H10306);
+    expect(encodeWiegand(entry, { facilityCode: 7, cardNumber: 4242 })).toBe(encodeWiegand("H10306", { facilityCode: 7, cardNumber: 4242 }));
+    const wrong = cardFormatSchema.parse({ id: "H10301", min_input_bits: 26, max_input_bits: 26, layout: "H1030" });
+    expect(() => resolveCardFormat(wrong)).toThrow(/Card format "H10301" names an unknown layout "H1030"\. Well-known ids: H10301/);
+  });
+});
+
+describe("raw formats (an unknown id without a layout)", () => {
+  const raw = cardFormatSchema.parse({ id: "nope", min_input_bits: 20, max_input_bits: 64 });
+
+  test("the whole frame, first bit sent first, is the card number: no facility code, no parity", () => {
+    expect(resolveCardFormat(raw)).toMatchObject({ raw: true, bits: null, facilityCode: null, parity: [] });
+    expect(decodeWiegand(raw, "10000000000000000011")).toEqual({ facilityCode: null, cardNumber: 2 ** 19 + 3, parityOk: true });
+    // Every frame "passes parity": there is none to fail.
+    expect(decodeWiegand(raw, "1".repeat(26))).toEqual({ facilityCode: null, cardNumber: 2 ** 26 - 1, parityOk: true });
+    // A number above 2^53−1 reads as null; leading zeros of a long frame do not matter.
+    expect(decodeWiegand(raw, "1".repeat(54)).cardNumber).toBeNull();
+    expect(decodeWiegand(raw, `${"0".repeat(11)}${"1".repeat(53)}`).cardNumber).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
+  test("encoding writes the number right-aligned over min_input_bits, or the length given", () => {
+    expect(encodeWiegand(raw, { cardNumber: 5 })).toBe("00000000000000000101");
+    expect(encodeWiegand(raw, { cardNumber: 5 }, 9)).toBe("000000101");
+    expect(decodeWiegand(raw, encodeWiegand(raw, { cardNumber: 123_456_789 }, 40)).cardNumber).toBe(123_456_789);
+    expect(() => encodeWiegand(raw, { cardNumber: 2 ** 20 })).toThrow(/does not fit in its 20-bit field/);
+    expect(() => encodeWiegand(raw, { facilityCode: 1, cardNumber: 5 })).toThrow(/no facility-code field/);
+    expect(() => encodeWiegand(raw, { cardNumber: 5 }, 513)).toThrow(/1 to 512 bits/);
+    expect(() => decodeWiegand(raw, "")).toThrow(/1 to 512 bits/);
   });
 });
 

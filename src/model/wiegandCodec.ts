@@ -2,7 +2,7 @@
 // Meant for people and tests (clear errors, BigInt where fields are wide); the decision hot path has
 // its own compiled decoder in src/compile/. Both read a frame the same way: positions are 0-based from
 // the first bit sent, fields are MSB first, fixed runs are not decoded, marker bits are checked.
-import { type BitField, KNOWN_CARD_FORMATS, type ResolvedLayout, resolveCustomLayout } from "./cardFormats.js";
+import { type BitField, KNOWN_CARD_FORMATS, type ResolvedLayout, entryLayout, resolveCustomLayout } from "./cardFormats.js";
 import { formatIssues } from "./issue.js";
 import type { CardFormat } from "./types.js";
 import { validateLayout } from "./validateCardFormat.js";
@@ -27,10 +27,13 @@ const MAX_FRAME_BITS = 512;
 /**
  * Looks up the bit layout of a card format.
  *
- * @param format - A well-known id such as `"H10301"`, or a card-format entry: its `layout` when it has
- *   one (checked against its `min_input_bits`), else the well-known layout of its `id`.
- * @returns The layout: field positions, parity bits in encoding order, and `bits` (null for a custom layout).
- * @throws Error when the id is not a well-known format, or the custom layout is invalid.
+ * @param format - A well-known id such as `"H10301"`, or a card-format entry: the well-known layout its
+ *   `layout` names, its custom `layout` (checked against its `min_input_bits`), else the well-known
+ *   layout of its `id`; an entry with neither a `layout` nor a well-known `id` is raw.
+ * @returns The layout: field positions, parity bits in encoding order, and `bits` (null for a custom
+ *   or raw layout). A raw format has `raw: true`, no facility code and no parity: the whole frame is
+ *   the card number.
+ * @throws Error when the id or layout name is not a well-known format, or the custom layout is invalid.
  * @example
  * resolveCardFormat("H10301").cardNumber
  * //=> { offset: 9, length: 16 }
@@ -38,20 +41,27 @@ const MAX_FRAME_BITS = 512;
 export function resolveCardFormat(format: string | CardFormat): ResolvedLayout {
   if (typeof format === "string") {
     const known = KNOWN_CARD_FORMATS[format];
-    if (known === undefined)
-      throw new Error(
-        `Unknown card format "${format}". Well-known ids: ${Object.keys(KNOWN_CARD_FORMATS).join(", ")}; ` +
-          "for any other format pass a card-format entry with a layout.",
-      );
+    if (known === undefined) throw new Error(`Unknown card format "${format}". ${KNOWN_NAMES}`);
     return known;
   }
-  if (format.layout !== null && format.layout !== undefined) {
-    const issues = validateLayout(format.layout, format.min_input_bits);
-    if (issues.length > 0) throw new Error(`Card format "${format.id}" has an invalid layout:\n${formatIssues(issues)}`);
-    return resolveCustomLayout(format.layout);
+  const resolved = entryLayout({ id: format.id, layout: format.layout ?? null });
+  switch (resolved.kind) {
+    case "known":
+      return resolved.layout;
+    case "unknownName":
+      throw new Error(`Card format "${format.id}" names an unknown layout "${resolved.name}". ${KNOWN_NAMES}`);
+    case "custom": {
+      const issues = validateLayout(resolved.layout, format.min_input_bits);
+      if (issues.length > 0) throw new Error(`Card format "${format.id}" has an invalid layout:\n${formatIssues(issues)}`);
+      return resolveCustomLayout(resolved.layout);
+    }
+    case "raw":
+      return { bits: null, facilityCode: null, cardNumber: { offset: 0, length: format.max_input_bits }, parity: [], raw: true };
   }
-  return resolveCardFormat(format.id);
 }
+
+const KNOWN_NAMES =
+  `Well-known ids: ${Object.keys(KNOWN_CARD_FORMATS).join(", ")}; for any other format pass a card-format entry with a layout.`;
 
 /**
  * Builds the Wiegand frame a reader sends for a card: fields and fixed bits written MSB first, then
@@ -61,7 +71,8 @@ export function resolveCardFormat(format: string | CardFormat): ResolvedLayout {
  * @param fields - The facility code (0 when left out; null or left out when the format has none) and
  *   the card number, non-negative safe integers.
  * @param bits - Frame length. Well-known formats have their own (passing another throws); a custom
- *   layout defaults to the smallest frame that holds every position it uses; extra bits are 0.
+ *   layout defaults to the smallest frame that holds every position it uses; extra bits are 0. A raw
+ *   format writes the card number right-aligned over the whole frame, `min_input_bits` long by default.
  * @returns The frame as a string of `0` and `1`, first bit sent first.
  * @throws RangeError when a value is not a non-negative safe integer or does not fit its field, when
  *   a facility code is given for a format without one, or when `bits` does not suit the layout.
@@ -72,6 +83,7 @@ export function resolveCardFormat(format: string | CardFormat): ResolvedLayout {
 export function encodeWiegand(format: string | CardFormat, fields: WiegandFields, bits?: number): string {
   const layout = resolveCardFormat(format);
   const name = formatName(format);
+  if (layout.raw === true) return encodeRaw(format as CardFormat, fields, bits);
   const needed = smallestFrame(layout);
   let length: number;
   if (layout.bits !== null) {
@@ -109,7 +121,8 @@ export function encodeWiegand(format: string | CardFormat, fields: WiegandFields
  *
  * @param format - A well-known id or a card-format entry (see {@link resolveCardFormat}).
  * @param bits - The frame as a string of `0` and `1`, first bit sent first. A well-known format needs
- *   exactly its length; a custom layout needs every position it uses, and bits past those are ignored.
+ *   exactly its length; a custom layout needs every position it uses, and bits past those are ignored;
+ *   a raw format reads the whole frame as the card number.
  * @returns The decoded fields (null when the format has no such field or the value exceeds 2^53−1)
  *   and `parityOk`, false when a parity bit or a marker bit (Kastle's bit 1, a custom layout's
  *   `fixed` bits) is wrong; such a failure does not stop the fields from being read.
@@ -124,6 +137,10 @@ export function decodeWiegand(format: string | CardFormat, bits: string): Decode
   if (typeof bits !== "string" || !/^[01]*$/.test(bits)) throw new TypeError("A Wiegand frame is a string of 0 and 1 characters.");
   if (layout.bits !== null && bits.length !== layout.bits)
     throw new RangeError(`${name} frames are exactly ${layout.bits} bits; got ${bits.length}.`);
+  if (layout.raw === true) {
+    if (bits.length === 0 || bits.length > MAX_FRAME_BITS) throw new RangeError(`${name} reads frames raw: 1 to ${MAX_FRAME_BITS} bits; got ${bits.length}.`);
+    return { facilityCode: null, cardNumber: read(bits, { offset: 0, length: bits.length }), parityOk: true };
+  }
   const needed = smallestFrame(layout);
   if (bits.length < needed) throw new RangeError(`The layout of ${name} reads bits up to position ${needed - 1}; the frame has ${bits.length}.`);
 
@@ -139,6 +156,20 @@ export function decodeWiegand(format: string | CardFormat, bits: string): Decode
     cardNumber: read(bits, layout.cardNumber),
     parityOk,
   };
+}
+
+/** A raw frame: the card number over the whole frame (`bits` long, `min_input_bits` by default). */
+function encodeRaw(format: CardFormat, fields: WiegandFields, bits: number | undefined): string {
+  const name = formatName(format);
+  const fc = fields.facilityCode ?? null;
+  if (fc !== null) throw new RangeError(`${name} reads frames raw and has no facility-code field; leave facilityCode out or null (got ${fc}).`);
+  const length = bits ?? format.min_input_bits;
+  if (!Number.isInteger(length) || length < 1 || length > MAX_FRAME_BITS)
+    throw new RangeError(`${name} reads frames raw: 1 to ${MAX_FRAME_BITS} bits; got ${String(bits)}.`);
+  const field = { offset: 0, length };
+  const frame = new Uint8Array(length);
+  write(frame, field, fieldValue(fields.cardNumber, field, `${name} cardNumber`));
+  return frame.join("");
 }
 
 function formatName(format: string | CardFormat): string {

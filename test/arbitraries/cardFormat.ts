@@ -1,5 +1,8 @@
 // Card-format entries of a cloud node (SPEC §5): the standard H10301 with every facility-code policy
-// and parity setting, plus a few custom layouts (a 32-bit one with room for longer frames, a wide
+// and parity setting; old-style entries whose well-known id names the layout; entries whose `layout`
+// string names a well-known layout under another id (a plain name, a UUID, or another well-known id);
+// raw formats (an id outside the table without a layout: the whole frame is the card number, some of
+// them longer than 53 bits); plus a few custom layouts (a 32-bit one with room for longer frames, a wide
 // 60-bit one whose card number can exceed 2^53−1, a 9-bit one without facility code or parity,
 // a 26-bit layout under the id "H10301" whose last parity bit covers the first, and a 36-bit one
 // with fixed marker bits, one of them covered by parity).
@@ -34,7 +37,8 @@ export interface CardFormatInput {
   facility_code?: "ENFORCED" | "FILTER_LIST" | "NOT_ENFORCED";
   allowed_facility_codes?: number[];
   enforce_parity?: boolean;
-  layout?: LayoutInput | null;
+  /** A custom layout, a well-known layout's name, or none (the id's well-known layout, else raw). */
+  layout?: LayoutInput | string | null;
 }
 
 /** The H10301 layout written out, for the encoder (positions 0-based from the first bit sent). */
@@ -155,18 +159,46 @@ export function knownLayout(id: string): LayoutInput {
   };
 }
 
-/** One format entry: mostly the standard H10301, sometimes another well-known format or a custom layout. */
+/** Ids under which a `layout` string names a layout: a plain name, a UUID (a migrated entry), and a well-known id that is not the layout. */
+export const NAMED_LAYOUT_IDS: readonly string[] = ["lobby-readers", "0b6f8a52-3d1c-4f57-9a43-2c8e1f7d6a90", "H10301"];
+
+/** Raw formats (unknown id, no layout): frame ranges, some admitting frames longer than 53 bits. */
+export const RAW_FORMATS: readonly Pick<CardFormatInput, "id" | "min_input_bits" | "max_input_bits">[] = [
+  { id: "site-raw", min_input_bits: 26, max_input_bits: 26 },
+  { id: "site-raw", min_input_bits: 9, max_input_bits: 40 },
+  { id: "7d0e55c2-9a1b-5c3d-8e4f-0a1b2c3d4e5f", min_input_bits: 32, max_input_bits: 64 },
+  // Differs from a table name only in case: raw, not H10301.
+  { id: "h10301", min_input_bits: 26, max_input_bits: 30 },
+];
+
+/**
+ * One format entry: mostly the standard H10301, sometimes another old-style well-known id, a layout
+ * string under another id, a raw format, or a custom layout.
+ */
 export const cardFormatArb: fc.Arbitrary<CardFormatInput> = fc
   .tuple(
     fc.oneof(
       { weight: 4, arbitrary: fc.constant(-1) },
       { weight: 3, arbitrary: fc.nat(CUSTOM_FORMATS.length - 1) },
       { weight: 3, arbitrary: fc.nat(KNOWN_FORMAT_IDS.length - 1).map((k) => 100 + k) },
+      { weight: 2, arbitrary: fc.nat(KNOWN_FORMAT_IDS.length * NAMED_LAYOUT_IDS.length - 1).map((k) => 1000 + k) },
+      { weight: 3, arbitrary: fc.nat(RAW_FORMATS.length * 2 - 1).map((k) => 2000 + k) },
     ),
     policyFieldsArb,
   )
-  .map(([which, fields]) => {
+  .map(([which, fields]): CardFormatInput => {
     if (which < 0) return { id: "H10301", min_input_bits: 26, max_input_bits: 26, ...(fields.enforce_parity === false ? { layout: null } : {}), ...fields };
+    if (which >= 2000) {
+      // An absent layout and an explicit null mean the same: raw.
+      const f = RAW_FORMATS[(which - 2000) >> 1]!;
+      return { ...f, ...((which & 1) === 1 ? { layout: null } : {}), ...fields };
+    }
+    if (which >= 1000) {
+      const name = KNOWN_FORMAT_IDS[(which - 1000) % KNOWN_FORMAT_IDS.length]!;
+      const id = NAMED_LAYOUT_IDS[Math.floor((which - 1000) / KNOWN_FORMAT_IDS.length)]!;
+      const bits = KNOWN_CARD_FORMATS[name]!.bits;
+      return { id, min_input_bits: bits, max_input_bits: bits, layout: name, ...fields };
+    }
     if (which >= 100) {
       const id = KNOWN_FORMAT_IDS[which - 100]!;
       const bits = KNOWN_CARD_FORMATS[id]!.bits;
@@ -184,10 +216,20 @@ export const nodeCardFormatsArb: fc.Arbitrary<CardFormatInput[] | null | undefin
   { weight: 5, arbitrary: fc.array(cardFormatArb, { minLength: 1, maxLength: 3 }) },
 );
 
-/** The layout an entry decodes with (the standard one when the entry has no layout). */
-export function layoutOfInput(f: CardFormatInput): LayoutInput {
-  if (f.layout !== undefined && f.layout !== null) return f.layout;
-  return KNOWN_CARD_FORMATS[f.id] !== undefined ? knownLayout(f.id) : H10301_LAYOUT;
+/** Whether an entry is raw: no layout and an id outside the well-known table (SPEC §5). */
+export function isRawInput(f: CardFormatInput): boolean {
+  return (f.layout === undefined || f.layout === null) && !Object.hasOwn(KNOWN_CARD_FORMATS, f.id);
+}
+
+/**
+ * The layout an entry decodes a `length`-bit frame with: its custom layout, the well-known layout its
+ * `layout` string or (without a layout) its id names, or — raw — the whole frame as the card number.
+ */
+export function layoutOfInput(f: CardFormatInput, length: number): LayoutInput {
+  if (typeof f.layout === "object" && f.layout !== null) return f.layout;
+  if (typeof f.layout === "string") return knownLayout(f.layout);
+  if (Object.hasOwn(KNOWN_CARD_FORMATS, f.id)) return knownLayout(f.id);
+  return { facilityCode: null, cardNumber: { offset: 0, length }, parity: [] };
 }
 
 /** The formats a node actually uses: its entries, or the default H10301 when it lists none. */

@@ -99,6 +99,22 @@ function subset<T>(list: readonly T[], mask: number): T[] {
   return list.filter((_, j) => (mask >> j) & 1);
 }
 
+/**
+ * A node's card format in a write (SPEC §5): an old-style well-known id, a layout name under another
+ * id, or a raw format; defect 3 gives a bit range that does not suit it, defect 4 an unknown layout name.
+ */
+export function cardFormatBody(spec: { readonly mask: number; readonly number: number; readonly defect: number }): Record<string, unknown> {
+  const facility_code = spec.mask % 16 < 8 ? "ENFORCED" : "NOT_ENFORCED";
+  switch (spec.number % 3) {
+    case 0:
+      return { id: "H10301", min_input_bits: 26, max_input_bits: spec.defect === 3 ? 8 : 26, facility_code };
+    case 1:
+      return { id: "lobby", min_input_bits: 34, max_input_bits: spec.defect === 3 ? 35 : 34, layout: spec.defect === 4 ? "H10036" : "H10306", facility_code };
+    default:
+      return { id: "site-raw", min_input_bits: 26, max_input_bits: spec.defect === 3 ? 8 : 40, facility_code };
+  }
+}
+
 function ruleBody(s: SystemSnapshot, spec: OperationSpec): Record<string, unknown> {
   const elevator = spec.mask % 5 === 0 && s.floorGroups.length > 0;
   const doors = s.devices.filter((d) => d.type !== "floorRelay" && d.type !== "elevatorReader" && d.type !== "additionalElevatorReader");
@@ -242,9 +258,7 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
         killTimer: spec.defect === 1 ? 299 : 300 + spec.number,
         ecards: spec.mask % 2 === 0 ? [spec.number] : [],
         ...(spec.mask % 4 === 0 ? { timezone: spec.defect === 2 ? "Mars/Olympus" : "Europe/London" } : {}),
-        ...(spec.mask % 8 === 3
-          ? { cardFormat: [{ id: "H10301", min_input_bits: 26, max_input_bits: spec.defect === 3 ? 8 : 26, facility_code: spec.mask % 16 < 8 ? "ENFORCED" : "NOT_ENFORCED" }] }
-          : {}),
+        ...(spec.mask % 8 === 3 ? { cardFormat: [cardFormatBody(spec)] } : {}),
       };
       if (spec.kind === "createCloudNode") return { method: "POST", path: "/cloud-nodes", body };
       return { method: "PUT", path: `/cloud-nodes/${idOf(s.cloudNodes, spec.a, spec.unknownId)}`, body };

@@ -5,6 +5,7 @@
 import fc from "fast-check";
 import type { Operation } from "../../src/live/index.js";
 import type { PanelSnapshot } from "../../src/model/index.js";
+import { cardFormatBody } from "./operation.js";
 
 export const PANEL_OPERATION_KINDS = [
   "createPerson",
@@ -328,7 +329,7 @@ export function resolvePanelOperation(s: PanelSnapshot, spec: PanelOperationSpec
       if (spec.mask % 2 === 0) body.offlinePolicy = spec.mask % 3;
       if (spec.mask % 4 < 2) body.killTimer = spec.defect === 1 ? 299 : 300 + spec.number;
       if (spec.mask % 8 === 3) body.timezone = spec.defect === 2 ? "Mars/Olympus" : "Europe/London";
-      if (spec.mask % 16 === 5) body.cardFormat = { id: "H10301", min_input_bits: 26, max_input_bits: spec.defect === 3 ? 8 : 26, facility_code: spec.mask % 32 < 16 ? "ENFORCED" : "NOT_ENFORCED" };
+      if (spec.mask % 16 === 5) body.cardFormat = cardFormatBody({ ...spec, mask: spec.mask >> 1 });
       if (spec.defect === 4) body.colour = "red";
       return { method: "PUT", path: "/api/config", body };
     }

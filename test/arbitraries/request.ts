@@ -253,19 +253,22 @@ function wiegandFor(
   // Mostly the node's own first format; sometimes any format the generator knows (a foreign frame).
   const all = [...formats, ...CUSTOM_FORMATS];
   const format = spec.formatPick < formats.length ? formats[spec.formatPick]! : all[spec.formatPick % all.length]!;
-  const layout = layoutOfInput(format);
+  const length = format.min_input_bits + (spec.mutationPick % (format.max_input_bits - format.min_input_bits + 1));
+  const layout = layoutOfInput(format, length);
   const fits = (c: CredentialMeta) =>
     c.number !== null &&
     c.number < 2 ** Math.min(layout.cardNumber.length, 53) &&
     (layout.facilityCode === null || (c.facilityCode !== null && c.facilityCode < 2 ** layout.facilityCode.length));
+  // A frame without a facility-code field (H10302, a raw format) under ENFORCED matches only cards
+  // without a code (semantics S17): when the spec asks for the card's own code, aim at those.
+  const codeless = layout.facilityCode === null && (("facility_code" in format ? format.facility_code : undefined) ?? "ENFORCED") === "ENFORCED" && spec.facilityCode === "own";
+  const aimed = (c: CredentialMeta) => fits(c) && (!codeless || c.facilityCode === null);
   // The aimed-at holder's fitting cards, else anyone's fitting cards, else any card.
-  const fitting = cards.filter(fits);
-  const anyFitting = meta.cards.filter(fits);
-  const card = pick(fitting.length > 0 ? fitting : anyFitting.length > 0 ? anyFitting : cards, spec.cardPick);
+  const candidates = [cards.filter(aimed), meta.cards.filter(aimed), cards.filter(fits), meta.cards.filter(fits)].find((l) => l.length > 0) ?? cards;
+  const card = pick(candidates, spec.cardPick);
   const fc = spec.facilityCode === "own" ? (card?.facilityCode ?? 0) : spec.facilityCode;
   // A number beyond 2^53−1 only fits a wide card-number field (W60).
   const cn = spec.hugeNumber && layout.cardNumber.length > 53 ? 2n ** 53n + BigInt(spec.mutationPick % 5) : BigInt(card?.number ?? spec.mutationPick % 65_536);
-  const length = format.min_input_bits + (spec.mutationPick % (format.max_input_bits - format.min_input_bits + 1));
   let bits = encodeLayout(layout, length, fc, cn, spec.fill, spec.mutation === "wrongFixed" ? spec.mutationPick : -1);
   switch (spec.mutation) {
     case "flip":

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { formatIssues, parseSnapshot } from "../../src/model/index.js";
+import { KNOWN_FORMAT_IDS } from "./cardFormat.js";
 import { buildSnapshot, snapshotSpecArb } from "./snapshot.js";
 
 const RUNS = Number(process.env.RSOP_PROPERTY_RUNS ?? 300);
@@ -33,7 +34,10 @@ describe("snapshot arbitrary", () => {
           mark(f.facility_code === "FILTER_LIST", "FILTER_LIST");
           mark(f.facility_code === "NOT_ENFORCED", "NOT_ENFORCED");
           mark(f.enforce_parity === false, "parity off");
-          mark(f.layout !== undefined, "custom layout");
+          mark(typeof f.layout === "object" && f.layout !== null, "custom layout");
+          mark(typeof f.layout === "string", "layout name");
+          mark((f.layout === undefined || f.layout === null) && !KNOWN_FORMAT_IDS.includes(f.id), "raw format");
+          mark((f.layout === undefined || f.layout === null) && !KNOWN_FORMAT_IDS.includes(f.id) && f.max_input_bits > 53, "raw format longer than 53 bits");
         }
         mark((n.ecards ?? []).some((e: number) => meta.cards.some((c) => c.number === e)), "ecard overlapping a card");
       }
@@ -67,7 +71,7 @@ describe("snapshot arbitrary", () => {
     }
     const expected = [
       "node without zone", "Lord Howe", "Santiago", "three floor relays", "more than 31 floor groups at a reader", "offlinePolicy 1", "offlinePolicy 2", "FILTER_LIST", "NOT_ENFORCED", "parity off",
-      "custom layout", "ecard overlapping a card", "overnight window", "24-hour window", "full-day window", "deny rule",
+      "custom layout", "layout name", "raw format", "raw format longer than 53 bits", "ecard overlapping a card", "overnight window", "24-hour window", "full-day window", "deny rule",
       "disabled rule", "elevator rule", "dated rule", "securedReadsOnly", "BLE", "inputTypes subset", "additional elevator reader",
       "additional reader", "shared PIN", "duress PIN", "holder dates", "pending credential", "card without facility code",
       "disabled holder",

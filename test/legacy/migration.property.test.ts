@@ -27,6 +27,24 @@ function orderPreserving(snapshot: Json, mappings: { id: string; legacyId: numbe
   return { snapshot: { ...snapshot, rules: snapshot.rules.map((x: Json) => ({ ...x, id: r(x.id) })) }, rename };
 }
 
+/** The ids of each mapped type in a migrated snapshot (card formats and credentials included). */
+function idsByType(snapshot: Json): Map<string, Set<string>> {
+  const ids = (list: Json[] | undefined) => new Set((list ?? []).map((x) => x.id as string));
+  const nodes: Json[] = snapshot.cloudNodes ?? [];
+  const holders: Json[] = snapshot.holders ?? [];
+  return new Map([
+    ["cardFormat", ids(nodes.flatMap((n) => n.cardFormat ?? []))],
+    ["connection", ids(snapshot.connections)],
+    ["credential", ids(holders.flatMap((h) => h.credentials ?? []))],
+    ["device", ids(snapshot.devices)],
+    ["floorGroup", ids(snapshot.floorGroups)],
+    ["group", ids(snapshot.groups)],
+    ["holder", ids(holders)],
+    ["partition", ids(snapshot.partitions)],
+    ["rule", ids(snapshot.rules)],
+  ]);
+}
+
 function migrate(panel: unknown) {
   const m = migratePanel(panel, { systemId: SYSTEM_ID });
   if (!m.ok) throw new Error(`migration refused:\n${formatIssues(m.issues)}\n${JSON.stringify(m.preflight)}`);
@@ -42,6 +60,9 @@ test(
         const { panel, ids } = systemToPanel(snapshot);
         const legacy = loadPanelEngineOrThrow(panel);
         const m = migrate(panel);
+        // Every mapping record names an entity of its type that the migrated snapshot holds (semantics M7).
+        const present = idsByType(m.snapshot as Json);
+        expect(m.mappings.filter((r) => !present.get(r.type)?.has(r.id))).toEqual([]);
         const migrated = loadEngineOrThrow(m.snapshot);
         const variant = orderPreserving(m.snapshot as Json, m.mappings);
         const ordered = loadEngineOrThrow(variant.snapshot);

@@ -64,7 +64,7 @@ describe("a 1.0 panel, evaluated directly", () => {
     const p = clone();
     p.persons[0].firstName = "X".repeat(36);
     p.persons[1].credentials[0].credentialNumber = p.persons[2].credentials[0].credentialNumber;
-    p.config.cardFormat.id = "NOPE37";
+    p.config.cardFormat.layout = "NOPE37";
     p.config.timezone = "Mars/Olympus";
     p.rules[0].startTime = "25:00";
     p.devices[0].connection = 77;
@@ -77,12 +77,12 @@ describe("a 1.0 panel, evaluated directly", () => {
     const q = clone();
     q.persons[0].firstName = "X".repeat(36);
     q.persons[1].credentials[0].credentialNumber = q.persons[2].credentials[0].credentialNumber;
-    q.config.cardFormat.id = "NOPE37";
+    q.config.cardFormat.layout = "NOPE37";
     q.config.timezone = "Mars/Olympus";
     q.devices[0].connection = 77;
     const s = parsePanel(q);
     expect(s.ok ? [] : s.issues.map((i) => i.path.join("."))).toEqual(
-      expect.arrayContaining(["persons.0.firstName", "persons.2.credentials.0.credentialNumber", "config.cardFormat.id", "config.timezone", "devices.0.connection"]),
+      expect.arrayContaining(["persons.0.firstName", "persons.2.credentials.0.credentialNumber", "config.cardFormat.layout", "config.timezone", "devices.0.connection"]),
     );
     // The duplicate number is reported where it repeats; the zone once, though system and node share it.
     expect(s.ok ? 0 : s.issues.filter((i) => i.path.join(".") === "config.timezone").length).toBe(1);
@@ -172,6 +172,85 @@ describe("migration", () => {
     expect(twice.ok ? [] : twice.issues.map((i) => [i.path.join("."), i.code])).toEqual([[`attributes.${panel.attributes.length - 1}.id`, "duplicateId"]]);
   });
 
+  test("every mapping record names an entity of its type in the migrated snapshot", () => {
+    const m = migratePanel(clone(), { systemId: SYSTEM_ID });
+    if (!m.ok) throw new Error("refused");
+    const snap = m.value.snapshot as unknown as Record<string, { id: string; credentials?: { id: string }[]; cardFormat?: { id: string }[] }[]>;
+    const ids: Record<string, string[]> = {
+      cardFormat: snap.cloudNodes!.flatMap((n) => (n.cardFormat ?? []).map((f) => f.id)),
+      connection: snap.connections!.map((x) => x.id),
+      credential: snap.holders!.flatMap((h) => (h.credentials ?? []).map((c) => c.id)),
+      device: snap.devices!.map((x) => x.id),
+      floorGroup: snap.floorGroups!.map((x) => x.id),
+      group: snap.groups!.map((x) => x.id),
+      holder: snap.holders!.map((x) => x.id),
+      partition: snap.partitions!.map((x) => x.id),
+      rule: snap.rules!.map((x) => x.id),
+    };
+    const missing = m.value.mappings.filter((r) => !(ids[r.type] ?? []).includes(r.id));
+    expect(missing).toEqual([]);
+    // …and each migrated entity has its record.
+    const mapped = new Set(m.value.mappings.map((r) => `${r.type}:${r.id}`));
+    expect(Object.entries(ids).flatMap(([t, list]) => list.filter((x) => !mapped.has(`${t}:${x}`)).map((x) => `${t}:${x}`))).toEqual([]);
+  });
+
+  test("M7 the card format gets its mapped UUID and a layout that decodes as before: well-known name, custom object, or raw", () => {
+    const formatOf = (cardFormat: unknown) => {
+      const p = clone();
+      p.config.cardFormat = cardFormat;
+      const m = migratePanel(p, { systemId: SYSTEM_ID });
+      if (!m.ok) throw new Error(`refused: ${JSON.stringify(m.issues)}`);
+      const node = (m.value.snapshot.cloudNodes as { cardFormat: Record<string, unknown>[] }[])[0]!;
+      expect(node.cardFormat).toHaveLength(1);
+      expect(node.cardFormat[0]!.id).toBe(migratedId(SYSTEM_ID, "cardFormat", 0));
+      expect(m.value.mappings.filter((r) => r.type === "cardFormat")).toEqual([
+        { id: migratedId(SYSTEM_ID, "cardFormat", 0), legacyId: 0, serialNumber: PANEL.serialNumber, type: "cardFormat", systemId: SYSTEM_ID },
+      ]);
+      return node.cardFormat[0]!;
+    };
+    // The example panel's H10301: the name moves to `layout`, the rest stays.
+    expect(formatOf(PANEL.config.cardFormat)).toEqual({ ...PANEL.config.cardFormat, id: migratedId(SYSTEM_ID, "cardFormat", 0), layout: "H10301" });
+    // A legacy id outside the table without a layout stays raw (no layout); the id is kept as the description.
+    expect(formatOf({ id: "NOPE37", min_input_bits: 37, max_input_bits: 37 })).toEqual({ id: migratedId(SYSTEM_ID, "cardFormat", 0), description: "NOPE37", min_input_bits: 37, max_input_bits: 37 });
+    // A custom layout object, and a layout string, are carried as they are.
+    const custom = { cardNumber: { offset: 0, length: 12 }, facilityCode: { offset: 12, length: 4 } };
+    expect(formatOf({ id: "site-16", description: "Site", min_input_bits: 16, max_input_bits: 16, layout: custom })).toEqual({
+      id: migratedId(SYSTEM_ID, "cardFormat", 0), description: "Site", min_input_bits: 16, max_input_bits: 16, layout: custom,
+    });
+    expect(formatOf({ id: "lobby", min_input_bits: 34, max_input_bits: 34, layout: "H10306" })).toMatchObject({ layout: "H10306", description: "lobby" });
+    // No card format (the default H10301) maps nothing.
+    const p = clone();
+    p.config.cardFormat = null;
+    const m = migratePanel(p, { systemId: SYSTEM_ID });
+    expect(m.ok && m.value.mappings.filter((r) => r.type === "cardFormat")).toEqual([]);
+  });
+
+  test("M7 a raw legacy format decides alike before and after migration, through the mappings", () => {
+    const p = clone();
+    p.config.cardFormat = { id: "NOPE37", min_input_bits: 30, max_input_bits: 40, facility_code: "NOT_ENFORCED" };
+    // A person's card enrolled under its whole-frame number.
+    const person = p.persons.find((x: { credentials: unknown[] }) => x.credentials.length > 0);
+    person.credentials[0].credentialNumber = 123_456_789;
+    person.credentials[0].facilityCode = null;
+    const m = migratePanel(p, { systemId: SYSTEM_ID });
+    if (!m.ok) throw new Error("refused");
+    expect(m.preflight.warnings.unknownCardFormat).toBe("NOPE37");
+    const before = loadPanelEngineOrThrow(p);
+    const after = loadEngineOrThrow(m.value.snapshot);
+    const id = new Map(m.value.mappings.map((r) => [`${r.type}:${r.legacyId}`, r.id]));
+    let allowed = 0;
+    for (const frame of [(123_456_789).toString(2).padStart(32, "0"), (123_456_789).toString(2).padStart(40, "0"), "1".repeat(31), "0".repeat(29)])
+      for (const device of p.devices as { id: number }[])
+        for (const at of ["2026-04-15T14:15:00Z", "2026-04-18T03:00:00Z"]) {
+          const d1 = before.decide({ deviceId: device.id, at, credential: { wiegand: frame } });
+          const d2 = after.decide({ deviceId: id.get(`device:${device.id}`)!, at, credential: { wiegand: frame } });
+          expect([d2.outcome, d2.reason, d2.credentialNumber, d2.facilityCode]).toEqual([d1.outcome, d1.reason, d1.credentialNumber, d1.facilityCode]);
+          expect(d2.holderId).toBe(d1.holderId === null ? null : id.get(`holder:${d1.holderId}`));
+          if (d1.outcome === "allowed") allowed++;
+        }
+    expect(allowed).toBeGreaterThan(0);
+  });
+
   test("RSOP of every person equals before and after, through the mappings (example panel)", () => {
     const m = migratePanel(clone(), { systemId: SYSTEM_ID });
     if (!m.ok) throw new Error("refused");
@@ -214,14 +293,33 @@ describe("preflight", () => {
     expect(parsePanel(p).ok).toBe(true);
   });
 
-  test("an unknown card format, duplicate partition names and a missing name are reported", () => {
+  test("M6 an unknown card-format id without a layout is a warning (frames are read raw), not an error", () => {
     const p = clone();
     p.config.cardFormat.id = "NOPE37";
+    const report = preflightPanel(p);
+    expect(report.ok).toBe(true);
+    expect(report.warnings.unknownCardFormat).toBe("NOPE37");
+    expect(report.errors).not.toHaveProperty("unknownCardFormat");
+    expect(migratePanel(p, { systemId: SYSTEM_ID }).ok).toBe(true);
+    // A well-known id, or any id with a layout, warns of nothing.
+    expect(preflightPanel(clone()).warnings.unknownCardFormat).toBeNull();
+    p.config.cardFormat.layout = "H10301";
+    expect(preflightPanel(p).warnings.unknownCardFormat).toBeNull();
+    // An unknown layout name keeps the panel from loading: an invalidPanel error at its path.
+    p.config.cardFormat.layout = "NOPE37";
+    const bad = preflightPanel(p);
+    expect(bad.ok).toBe(false);
+    expect(bad.errors.invalidPanel.map((i) => [i.code, i.path.join(".")])).toEqual([["unknownCardFormat", "config.cardFormat.layout"]]);
+    const m = migratePanel(p, { systemId: SYSTEM_ID });
+    expect(m.ok ? [] : m.issues.map((i) => i.path.join("."))).toEqual(["config.cardFormat.layout"]);
+  });
+
+  test("duplicate partition names and a missing name are reported", () => {
+    const p = clone();
     p.partitions.push({ id: 9, name: p.partitions[0].name });
     p.persons[3].lastName = "";
     const report = preflightPanel(p);
     expect(report.ok).toBe(false);
-    expect(report.errors.unknownCardFormat).toBe("NOPE37");
     expect(report.errors.duplicateNames).toEqual([{ type: "partition", name: p.partitions[0].name, legacyIds: [0, 9] }]);
     expect(report.errors.personalInfoMissing).toBe(true);
   });

@@ -1,6 +1,7 @@
 // Seed 001 §4 "Cloud nodes", "Connections", "Devices": statuses, required fields per type, the
 // seed defaults and limits, uniqueness (device names, ports), and the delete conflicts.
 import { describe, expect, test } from "vitest";
+import { encodeWiegand } from "../../src/model/index.js";
 import { AT, NOW, accept, liveOf, read, refuse, scan } from "./fixture.js";
 
 const H10301 = { id: "H10301", description: "HID H10301 standard 26-bit", min_input_bits: 26, max_input_bits: 26, facility_code: "ENFORCED", allowed_facility_codes: [], enforce_parity: true, layout: null };
@@ -44,9 +45,75 @@ describe("cloud nodes", () => {
     expect(refuse(live, node({ id: "H10301", max_input_bits: 26 }), 400).paths).toEqual(["body.cardFormat.0.min_input_bits"]);
     expect(refuse(live, node({ min_input_bits: 26, max_input_bits: 26 }), 400).paths).toEqual(["body.cardFormat.0.id"]);
     expect(refuse(live, node({ id: "H10301", min_input_bits: 26, max_input_bits: 26, facility_code: "FILTER_LIST" }), 400).paths).toEqual(["body.cardFormat.0.allowed_facility_codes"]);
-    // Today's model (semantics S4): an unknown id without a layout is refused. SPEC §5 makes it a raw format
-    // (whole frame = card number); when that model change lands, this line becomes an accepted create.
-    expect(refuse(live, node({ id: "NoSuchFormat", min_input_bits: 26, max_input_bits: 26 }), 400).paths).toEqual(["body.cardFormat.0.id"]);
+    // SPEC §5 (semantics S4): an unknown id without a layout is a raw format (whole frame = card number).
+    const raw = accept(live, node({ id: "NoSuchFormat", min_input_bits: 26, max_input_bits: 26 }), 201);
+    expect(read(live, `/cloud-nodes/${raw.id}`).body.cardFormat).toEqual([{ ...H10301, id: "NoSuchFormat", description: null }]);
+  });
+
+  /** Ann's card (1001, facility code 10) scanned as `frame` at the front door of n-main. */
+  const readAt = (live: ReturnType<typeof liveOf>, frame: string) => {
+    const d = live.engine.decide({ deviceId: "d-front", at: AT, credential: { wiegand: frame } });
+    return { outcome: d.outcome, reason: d.reason, holderId: d.holderId, facilityCode: d.facilityCode, credentialNumber: d.credentialNumber };
+  };
+  const putFormats = (cardFormat: object[]) => ({ method: "PUT" as const, path: "/cloud-nodes/n-main", body: { name: "Main Gateway", cardFormat } });
+  const ANN_IN = { outcome: "allowed", reason: "allowed", holderId: "h-ann", facilityCode: 10, credentialNumber: 1001 };
+
+  test("card formats: a layout string names a well-known layout whatever the id, and takes that layout's length", () => {
+    const live = liveOf();
+    accept(live, putFormats([{ id: "lobby-readers", min_input_bits: 34, max_input_bits: 34, layout: "H10306" }]), 204);
+    expect(read(live, "/cloud-nodes/n-main").body.cardFormat[0]).toMatchObject({ id: "lobby-readers", layout: "H10306" });
+    expect(readAt(live, encodeWiegand("H10306", { facilityCode: 10, cardNumber: 1001 }))).toEqual(ANN_IN);
+    expect(readAt(live, h10301(10, 1001)).reason).toBe("unknownCardFormat");
+    // The layout, not the id, sets the length: "H10301" as the id reads 34-bit frames here.
+    accept(live, putFormats([{ id: "H10301", min_input_bits: 34, max_input_bits: 34, layout: "H10306" }]), 204);
+    expect(readAt(live, encodeWiegand("H10306", { facilityCode: 10, cardNumber: 1001 }))).toEqual(ANN_IN);
+    expect(refuse(live, putFormats([{ id: "lobby-readers", min_input_bits: 26, max_input_bits: 26, layout: "H10306" }]), 400).paths).toEqual([
+      "body.cardFormat.0.min_input_bits",
+      "body.cardFormat.0.max_input_bits",
+    ]);
+    // The same check guards a create.
+    expect(refuse(live, { method: "POST", path: "/cloud-nodes", body: { name: "New", cardFormat: [{ id: "x", min_input_bits: 35, max_input_bits: 36, layout: "C1k35s" }] } }, 400).paths).toEqual([
+      "body.cardFormat.0.max_input_bits",
+    ]);
+  });
+
+  test("card formats: an unknown layout name is refused at body.cardFormat.0.layout, naming the known layouts", () => {
+    const live = liveOf();
+    const { paths, issues } = refuse(live, putFormats([{ id: "lobby-readers", min_input_bits: 34, max_input_bits: 34, layout: "H10036" }]), 400);
+    expect(paths).toEqual(["body.cardFormat.0.layout"]);
+    expect(issues[0]!.code).toBe("unknownCardFormat");
+    expect(issues[0]!.message).toMatch(/^"H10036" is not a well-known layout\. Known layouts: H10301, .*H10306.*; for any other frame give a layout object\.$/);
+    expect(refuse(live, { method: "POST", path: "/cloud-nodes", body: { name: "New", cardFormat: [{ id: "x", min_input_bits: 26, max_input_bits: 26, layout: 26 }] } }, 400).paths).toEqual(["body.cardFormat.0.layout"]);
+    // Nothing changed: the node still reads the standard format.
+    expect(readAt(live, h10301(10, 1001))).toEqual(ANN_IN);
+  });
+
+  test("card formats: a raw format (unknown id, no layout) reads the whole frame as the card number", () => {
+    const live = liveOf();
+    accept(live, putFormats([{ id: "site-raw", min_input_bits: 26, max_input_bits: 40, facility_code: "NOT_ENFORCED" }]), 204);
+    expect(read(live, "/cloud-nodes/n-main").body.cardFormat[0]).toMatchObject({ id: "site-raw", layout: null });
+    const raw = (n: number, bits: number) => n.toString(2).padStart(bits, "0");
+    expect(readAt(live, raw(1001, 26))).toEqual({ ...ANN_IN, facilityCode: null });
+    expect(readAt(live, raw(1001, 40))).toEqual({ ...ANN_IN, facilityCode: null });
+    // An H10301 frame of Ann's card is read whole: another number; no parity to check.
+    expect(readAt(live, h10301(10, 1001))).toMatchObject({ reason: "unknownCredential", credentialNumber: parseInt(h10301(10, 1001), 2) });
+    // ENFORCED (the default) matches a card enrolled without a facility code (semantics S17).
+    accept(live, putFormats([{ id: "site-raw", min_input_bits: 26, max_input_bits: 40 }]), 204);
+    expect(readAt(live, raw(1001, 26))).toMatchObject({ outcome: "unknown", reason: "facilityCodeMismatch" });
+    accept(live, { method: "POST", path: "/holders/h-ann/credentials", body: { types: ["card"], credentialNumber: 777_777 } }, 201);
+    expect(readAt(live, raw(777_777, 32))).toEqual({ ...ANN_IN, facilityCode: null, credentialNumber: 777_777 });
+  });
+
+  test("card formats: an old-style entry (well-known id, no layout) decodes by its id", () => {
+    const live = liveOf();
+    accept(live, putFormats([{ id: "H10306", min_input_bits: 34, max_input_bits: 34 }, { id: "H10301", min_input_bits: 26, max_input_bits: 26 }]), 204);
+    expect(read(live, "/cloud-nodes/n-main").body.cardFormat.map((f: { layout: unknown }) => f.layout)).toEqual([null, null]);
+    expect(readAt(live, encodeWiegand("H10306", { facilityCode: 10, cardNumber: 1001 }))).toEqual(ANN_IN);
+    expect(readAt(live, h10301(10, 1001))).toEqual(ANN_IN);
+    expect(refuse(live, putFormats([{ id: "H10306", min_input_bits: 26, max_input_bits: 26 }]), 400).paths).toEqual([
+      "body.cardFormat.0.min_input_bits",
+      "body.cardFormat.0.max_input_bits",
+    ]);
   });
 
   test("card formats: a custom layout object is stored and decodes raw frames at that node", () => {

@@ -7,6 +7,7 @@ import { describe, expect, test } from "vitest";
 import { createPanelLiveSystem } from "../../src/live/index.js";
 import { loadPanelEngineOrThrow } from "../../src/legacy1/panelEngine.js";
 import { AT, accept, panelLive, read, refuse, scan, smallPanel } from "./panelFixture.js";
+import { encodeWiegand } from "../../src/model/index.js";
 
 const smallIds = (list: readonly { id: number }[]): number[] => list.map((x) => x.id);
 
@@ -431,6 +432,24 @@ describe("configuration", () => {
     expect(scan(live, 1, 1001).outcome).toBe("allowed");
     accept(live, { method: "PUT", path: "/api/config", body: { timezone: "America/New_York" } }, 204);
     expect(scan(live, 1, 1001).outcome).toBe("denied");
+  });
+});
+
+describe("card format", () => {
+  test("PUT /api/config cardFormat follows SPEC §5 (semantics S4, S17): a layout name, a raw format; an unknown layout name is 400 at body.cardFormat.layout", () => {
+    const live = panelLive();
+    const wiegand = (frame: string) => {
+      const d = live.engine.decide({ deviceId: 1, at: AT, credential: { wiegand: frame } });
+      return [d.outcome, d.reason, d.facilityCode, d.credentialNumber];
+    };
+    accept(live, { method: "PUT", path: "/api/config", body: { cardFormat: { id: "lobby", min_input_bits: 34, max_input_bits: 34, layout: "H10306" } } }, 204);
+    expect(read(live, "/api/config").body.cardFormat).toMatchObject({ id: "lobby", layout: "H10306" });
+    expect(wiegand(encodeWiegand("H10306", { facilityCode: 17, cardNumber: 1001 }))).toEqual(["allowed", "allowed", 17, 1001]);
+    const refused = refuse(live, { method: "PUT", path: "/api/config", body: { cardFormat: { id: "lobby", min_input_bits: 34, max_input_bits: 34, layout: "H10036" } } }, 400);
+    expect(refused.map((i) => i.path.join("."))).toEqual(["body.cardFormat.layout"]);
+    // Raw: the whole frame is the card number, no facility code.
+    accept(live, { method: "PUT", path: "/api/config", body: { cardFormat: { id: "site-raw", min_input_bits: 26, max_input_bits: 40, facility_code: "NOT_ENFORCED" } } }, 204);
+    expect(wiegand((1001).toString(2).padStart(32, "0"))).toEqual(["allowed", "allowed", null, 1001]);
   });
 });
 

@@ -145,9 +145,13 @@ interface Layout {
  */
 const WELL_KNOWN_MARKERS: Readonly<Record<string, readonly MarkerCheck[]>> = { Kastle: [{ position: 1, value: 1 }] };
 
-/** A card-format entry's layout: its own `layout` if it has one (S4), else the well-known table. */
-function layoutOf(format: CardFormat): Layout {
-  if (format.layout !== null) {
+/**
+ * A card-format entry's layout (SPEC §5): a `layout` string names a well-known layout; a `layout`
+ * object is a custom layout (S4); without a `layout`, a well-known `id` names its layout and any other
+ * id makes the format raw (null here): the whole frame is the card number, no facility code, no parity.
+ */
+function layoutOf(format: CardFormat): Layout | null {
+  if (typeof format.layout === "object" && format.layout !== null) {
     const parity: ParityCheck[] = [];
     for (const p of format.layout.parity) {
       const covers: number[] = [];
@@ -166,15 +170,19 @@ function layoutOf(format: CardFormat): Layout {
     for (const f of format.layout.fixed ?? []) markers.push({ position: f.position, value: f.value });
     return { facilityCode: format.layout.facilityCode, cardNumber: format.layout.cardNumber, parity, markers };
   }
-  const known = KNOWN_CARD_FORMATS[format.id];
-  if (known === undefined) throw new Error(`reference: card format "${format.id}" has no layout and is not well known`);
+  let name: string;
+  if (typeof format.layout === "string") name = format.layout;
+  else if (Object.hasOwn(KNOWN_CARD_FORMATS, format.id)) name = format.id;
+  else return null;
+  if (!Object.hasOwn(KNOWN_CARD_FORMATS, name)) throw new Error(`reference: card format "${format.id}" names an unknown layout "${name}"`);
+  const known = KNOWN_CARD_FORMATS[name]!;
   const parity: ParityCheck[] = [];
   for (const p of known.parity) {
     const covers: number[] = [];
     for (const c of p.covers) if (c !== p.position) covers.push(c);
     parity.push({ position: p.position, odd: p.odd, covers });
   }
-  const markers = Object.hasOwn(WELL_KNOWN_MARKERS, format.id) ? [...WELL_KNOWN_MARKERS[format.id]!] : [];
+  const markers = Object.hasOwn(WELL_KNOWN_MARKERS, name) ? [...WELL_KNOWN_MARKERS[name]!] : [];
   return { facilityCode: known.facilityCode, cardNumber: known.cardNumber, parity, markers };
 }
 
@@ -378,7 +386,8 @@ export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decisio
       if (format === null && f.min_input_bits <= bits.length && bits.length <= f.max_input_bits) format = f;
     }
     if (format === null) return makeDecision("unknownCardFormat", known);
-    const layout = layoutOf(format);
+    // A raw format (SPEC §5): the whole frame is the card number; no facility code, no parity bits.
+    const layout = layoutOf(format) ?? { facilityCode: null, cardNumber: { offset: 0, length: bits.length }, parity: [], markers: [] };
     known.facilityCode = layout.facilityCode === null ? null : readField(bits, layout.facilityCode);
     facilityCodeOverflow = layout.facilityCode !== null && known.facilityCode === null;
     known.credentialNumber = readField(bits, layout.cardNumber);

@@ -1,7 +1,7 @@
 // One test per line of docs/semantics.md: the snapshot lines (S*) through parseSnapshot, the request
 // (R*) and evaluation (E*) lines through both deciders. Test names start with the line id.
 import { describe, expect, test } from "vitest";
-import { parseSnapshot } from "../../src/model/index.js";
+import { encodeWiegand, parseSnapshot } from "../../src/model/index.js";
 import {
   ALL_DAYS,
   type Expected,
@@ -78,6 +78,15 @@ describe("snapshot (S*)", () => {
   });
 
   test("S3 a well-known format reads exactly its length; a layout fits inside min_input_bits", () => {
+    // The layout named by a string sets the length, not the id; a raw format takes any range.
+    const one = (f: Record<string, unknown>) => pathsAndCodes(issuesOf((d) => (d.node("node-a").cardFormat = [f as never])));
+    const loads = (f: Record<string, unknown>) => parseSnapshot(rawBuilding((d) => (d.node("node-a").cardFormat = [f as never]))).ok;
+    expect(loads({ id: "lobby", layout: "H10306", min_input_bits: 34, max_input_bits: 34 })).toBe(true);
+    expect(one({ id: "H10301", layout: "H10306", min_input_bits: 26, max_input_bits: 26 })).toEqual([
+      ["cloudNodes.0.cardFormat.0.max_input_bits", "invalidRange"],
+      ["cloudNodes.0.cardFormat.0.min_input_bits", "invalidRange"],
+    ]);
+    expect(loads({ id: "site-raw", min_input_bits: 9, max_input_bits: 512 })).toBe(true);
     expect(pathsAndCodes(issuesOf((d) => (d.node("node-a").cardFormat = [{ id: "H10301", min_input_bits: 26, max_input_bits: 27 }])))).toEqual([
       ["cloudNodes.0.cardFormat.0.max_input_bits", "invalidRange"],
     ]);
@@ -100,9 +109,32 @@ describe("snapshot (S*)", () => {
     ).toEqual([["cloudNodes.0.cardFormat.0.layout.cardNumber", "outOfRange"]]);
   });
 
-  test("S4 a format with a layout uses it whatever its id; without one the id must be well known", () => {
-    expect(pathsAndCodes(issuesOf((d) => (d.node("node-a").cardFormat = [{ id: "NOT-A-FORMAT", min_input_bits: 26, max_input_bits: 26 }])))).toEqual([
-      ["cloudNodes.0.cardFormat.0.id", "unknownCardFormat"],
+  test("S4 a layout string names a well-known layout (an unknown name is refused at layout); without a layout an unknown id is raw", () => {
+    const one = (f: Record<string, unknown>) => issuesOf((d) => (d.node("node-a").cardFormat = [f as never]));
+    const loads = (f: Record<string, unknown>) => parseSnapshot(rawBuilding((d) => (d.node("node-a").cardFormat = [f as never]))).ok;
+    // An unknown id without a layout loads: it is a raw format.
+    expect(loads({ id: "NOT-A-FORMAT", min_input_bits: 26, max_input_bits: 26 })).toBe(true);
+    expect(loads({ id: "NOT-A-FORMAT", min_input_bits: 26, max_input_bits: 26, layout: null })).toBe(true);
+    // A layout name must be in the table, spelled as it spells it.
+    for (const name of ["H10301", "H10302", "H10304", "H10306", "C1k35s", "C1k48s"]) expect(one({ id: "x", layout: name, min_input_bits: 9, max_input_bits: 9 }).map((i) => i.path.at(-1))).not.toContain("layout");
+    const refused = one({ id: "x", layout: "c1k35s", min_input_bits: 35, max_input_bits: 35 });
+    expect(pathsAndCodes(refused)).toEqual([["cloudNodes.0.cardFormat.0.layout", "unknownCardFormat"]]);
+    expect(refused[0]!.message).toMatch(/^"c1k35s" is not a well-known layout \(did you mean "C1k35s"\?\)\. Known layouts: H10301, /);
+    for (const name of ["H10302", "H10304", "H10306", "C1k35s", "C1k48s"]) expect(refused[0]!.message).toContain(` ${name},`);
+    expect(pathsAndCodes(one({ id: "x", layout: 26, min_input_bits: 26, max_input_bits: 26 }))).toEqual([["cloudNodes.0.cardFormat.0.layout", "invalidType"]]);
+  });
+
+  test("S17 a raw format loads with any bit range, facility-code policy and parity setting", () => {
+    for (const f of [
+      { id: "raw", min_input_bits: 9, max_input_bits: 512, enforce_parity: true },
+      { id: "raw", min_input_bits: 64, max_input_bits: 64, enforce_parity: false },
+      { id: "raw", min_input_bits: 26, max_input_bits: 26, facility_code: "FILTER_LIST", allowed_facility_codes: [17] },
+      { id: "raw", min_input_bits: 26, max_input_bits: 26, facility_code: "NOT_ENFORCED" },
+    ])
+      expect(parseSnapshot(rawBuilding((d) => (d.node("node-a").cardFormat = [f as never]))).ok).toBe(true);
+    // The entry checks every format has still apply.
+    expect(pathsAndCodes(issuesOf((d) => (d.node("node-a").cardFormat = [{ id: "raw", min_input_bits: 26, max_input_bits: 26, facility_code: "FILTER_LIST" }])))).toEqual([
+      ["cloudNodes.0.cardFormat.0.allowed_facility_codes", "invalid"],
     ]);
   });
 
@@ -350,6 +382,61 @@ describe.each(IMPLS)("$name", (impl) => {
     });
     // The whole frame is the card number: no facility code, no parity.
     checker(impl, snap)({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: bitsOf(1001, 26) } }, aliceIn("r-staff-front", { facilityCode: null }));
+  });
+
+  test("S4 a layout string decodes by that well-known layout whatever the id; an unknown id without a layout decodes raw", () => {
+    const named = building((d) => {
+      d.node("node-a").cardFormat = [
+        { id: "lobby-readers", min_input_bits: 34, max_input_bits: 34, layout: "H10306" },
+        { id: "H10301", min_input_bits: 37, max_input_bits: 37, layout: "H10304" },
+      ];
+    });
+    let at = checker(impl, named);
+    at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: encodeWiegand("H10306", { facilityCode: 17, cardNumber: 1001 }) } }, aliceIn());
+    at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: encodeWiegand("H10304", { facilityCode: 17, cardNumber: 1001 }) } }, aliceIn());
+    // The id "H10301" does not make 26-bit frames readable: its layout says 37.
+    at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 1001) } }, { reason: "unknownCardFormat" });
+    const raw = building((d) => {
+      d.node("node-a").cardFormat = [{ id: "0b6f8a52-3d1c-4f57-9a43-2c8e1f7d6a90", min_input_bits: 26, max_input_bits: 40, facility_code: "NOT_ENFORCED" }];
+    });
+    at = checker(impl, raw);
+    // The whole frame, of any admitted length, is the card number.
+    at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: bitsOf(1001, 26) } }, aliceIn("r-staff-front", { facilityCode: null }));
+    at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: bitsOf(1001, 40) } }, aliceIn("r-staff-front", { facilityCode: null }));
+    // An H10301 frame of Alice's card is read whole: another number.
+    at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 1001) } }, { reason: "unknownCredential", credentialNumber: parseInt(h10301(17, 1001), 2) });
+  });
+
+  test("S17 a raw format: no facility code and no parity; ENFORCED matches code-less credentials, FILTER_LIST denies raw reads, long frames overflow", () => {
+    const rawNode = (f: Record<string, unknown>) =>
+      building((d) => {
+        d.node("node-a").cardFormat = [{ id: "site-raw", min_input_bits: 26, max_input_bits: 64, ...f } as never];
+        d.credential("c-bob-card").facilityCode = null;
+      });
+    const read = (n: number | bigint, length = 26, extra: Record<string, unknown> = {}) => ({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: bitsOf(n, length) }, ...extra });
+    // ENFORCED (the default): a credential without a facility code matches; one with a code does not.
+    let at = checker(impl, rawNode({}));
+    at(read(1002), { reason: "noActiveRule", ...BOB_CARD, facilityCode: null });
+    at(read(1001), { reason: "facilityCodeMismatch", credentialNumber: 1001 });
+    // No parity to fail, whatever enforce_parity says.
+    for (const enforce_parity of [true, false]) {
+      at = checker(impl, rawNode({ enforce_parity, facility_code: "NOT_ENFORCED" }));
+      at(read(1001), aliceIn("r-staff-front", { facilityCode: null }));
+      at(read(2 ** 26 - 1), { reason: "unknownCredential", credentialNumber: 2 ** 26 - 1 });
+    }
+    // FILTER_LIST: a raw read has no code, so it is never in the list; a decoded request is filtered by its own code.
+    at = checker(impl, rawNode({ facility_code: "FILTER_LIST", allowed_facility_codes: [17] }));
+    at(read(1001), { reason: "facilityCodeNotAllowed", credentialNumber: 1001 });
+    const decoded = (facilityCode: number) => ({ deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 1001, facilityCode } });
+    at(decoded(17), aliceIn());
+    at(decoded(16), { reason: "facilityCodeNotAllowed", facilityCode: 16, credentialNumber: 1001 });
+    // Above 2^53−1 nothing matches; leading zeros do not matter; the e-card check reads the same number.
+    at = checker(impl, rawNode({ facility_code: "NOT_ENFORCED" }));
+    at(read(1001, 64), aliceIn("r-staff-front", { facilityCode: null }));
+    at(read(2n ** 53n + 1001n, 64), { reason: "unknownCredential" });
+    const dead = { node: { online: false, offlineSeconds: 259_201 } };
+    at(read(4242, 30, dead), { reason: "ecard", credentialNumber: 4242 });
+    at(read(2n ** 60n + 4242n, 64, dead), { reason: "offlineEcardOnly" });
   });
 
   test("S10 an additionalReader uses the rules that name it, not its primary reader's", () => {

@@ -88,7 +88,6 @@ export function migratePanel(input: unknown, options: MigrateOptions): Result<Mi
   };
   const cloudNodeId = migratedId(systemId, "cloudNode", panel.serialNumber);
   const { input: snapshot, dropped } = panelToSystem(panel, systemId, cloudNodeId, id, false);
-  if (panel.config.cardFormat !== null) id("cardFormat", 0);
   const checked = parseSnapshot(snapshot);
   if (!checked.ok) return { ...err(checked.issues), preflight };
   const mappings = [...seen.values()]
@@ -100,8 +99,6 @@ export function migratePanel(input: unknown, options: MigrateOptions): Result<Mi
 function preflightIssues(p: Preflight): Issue[] {
   const issues: Issue[] = [...p.errors.invalidPanel];
   if (p.errors.personalInfoMissing) issues.push({ code: "personalInfoMissing", path: ["persons"], message: "Some person lacks a first or last name, which 2.0 requires." });
-  if (p.errors.unknownCardFormat !== null)
-    issues.push({ code: "unknownCardFormat", path: ["config", "cardFormat", "id"], message: `"${p.errors.unknownCardFormat}" is not a known card format; give its layout.` });
   for (const d of p.errors.invalidDevice) issues.push({ code: "invalidDevice", path: ["devices"], message: `Device ${d.id} (${d.description}): 2.0 refuses a propDelay without propAlarm.` });
   for (const n of p.errors.duplicateNames)
     issues.push({ code: "duplicateName", path: ["partitions"], message: `The ${n.type} name "${n.name}" is used by ${n.legacyIds.join(", ")}; 2.0 names are unique within a system.` });

@@ -2,7 +2,7 @@
 // preflight check (`ok`, `warnings`, `errors`). The members the service fills from live panel
 // status (software and controller versions, offline controllers) cannot be known from a snapshot
 // and stay empty; ★ members are ours.
-import { type DroppedField, type Issue, type PanelSnapshot, panelSnapshotSchema, panelToSystem, parsePanel, zodMessage } from "../../model/index.js";
+import { type DroppedField, type Issue, type PanelSnapshot, panelSnapshotSchema, panelToSystem, parsePanel, wellKnownLayout, zodMessage } from "../../model/index.js";
 
 /** A device 2.0 will not accept as it is. */
 export interface InvalidDevice {
@@ -22,6 +22,12 @@ export interface Preflight {
     integrations: string[];
     /** Data 2.0 has no place for; migration reports it and goes on. */
     droppedFields: DroppedField[];
+    /**
+     * The id of the panel's card format when it is not a well-known layout and the format has no
+     * layout: the panel reads each frame raw (the whole frame is the card number), and so will the
+     * migrated system, until a layout is given. Null otherwise.
+     */
+    unknownCardFormat: string | null;
   };
   errors: {
     integrations: string[];
@@ -31,8 +37,6 @@ export interface Preflight {
     controllerVersion: unknown[];
     legacyDevice: unknown[];
     invalidDevice: InvalidDevice[];
-    /** The panel's card format is not well known and has no layout. */
-    unknownCardFormat: string | null;
     /** Names 2.0 requires unique within a system that the panel repeats. */
     duplicateNames: { type: string; name: string; legacyIds: number[] }[];
     /** Every other problem that keeps the panel from loading, with its path. */
@@ -43,7 +47,7 @@ export interface Preflight {
 function emptyPreflight(): Preflight {
   return {
     ok: true,
-    warnings: { integrations: [], droppedFields: [] },
+    warnings: { integrations: [], droppedFields: [], unknownCardFormat: null },
     errors: {
       integrations: [],
       personalInfoMissing: false,
@@ -51,7 +55,6 @@ function emptyPreflight(): Preflight {
       controllerVersion: [],
       legacyDevice: [],
       invalidDevice: [],
-      unknownCardFormat: null,
       duplicateNames: [],
       invalidPanel: [],
     },
@@ -74,7 +77,6 @@ export function preflightPanel(input: unknown): Preflight {
     for (const issue of loaded.issues) {
       const last = issue.path[issue.path.length - 1];
       if (issue.path[0] === "persons" && (last === "firstName" || last === "lastName")) out.errors.personalInfoMissing = true;
-      else if (issue.code === "unknownCardFormat") out.errors.unknownCardFormat = String((input as { config?: { cardFormat?: { id?: unknown } } }).config?.cardFormat?.id);
       else if (issue.code === "duplicateName" && issue.path[0] === "partitions") continue; // reported as duplicateNames
       else out.errors.invalidPanel.push(issue);
     }
@@ -83,7 +85,6 @@ export function preflightPanel(input: unknown): Preflight {
   out.ok =
     !e.personalInfoMissing &&
     e.invalidDevice.length === 0 &&
-    e.unknownCardFormat === null &&
     e.duplicateNames.length === 0 &&
     e.invalidPanel.length === 0 &&
     e.integrations.length === 0;
@@ -114,4 +115,8 @@ function checkShape(panel: PanelSnapshot, out: Preflight): void {
   }
   for (const [name, legacyIds] of byName) if (legacyIds.length > 1) out.errors.duplicateNames.push({ type: "partition", name, legacyIds });
   out.warnings.droppedFields = dropped;
+  // An unknown id without a layout is a raw format (SPEC §5): not a blocker, but worth knowing.
+  const format = panel.config.cardFormat;
+  if (format !== null && (format.layout === undefined || format.layout === null) && typeof format.id === "string" && wellKnownLayout(format.id) === undefined)
+    out.warnings.unknownCardFormat = format.id;
 }
