@@ -15,6 +15,8 @@ import {
   type ParsedEntities,
   type Report,
   SCHEMA_ORDER,
+  checkHolderGroups,
+  checkHolderRefs,
   entityKey,
   parseEntity,
   rawKey,
@@ -80,6 +82,8 @@ export function scanningLookups(s: SystemSnapshot): SnapshotLookups {
 const RELATIONS_TO = new Map<Collection, number[]>();
 RELATIONS.forEach((r, k) => RELATIONS_TO.set(r.to, [...(RELATIONS_TO.get(r.to) ?? []), k]));
 
+/** The holders → groups relation (memberships). */
+const HOLDER_GROUPS = RELATIONS.findIndex((r) => r.from === "holders" && r.to === "groups");
 /** The devices → connections relation: a lockhub's check counts its referrers (Lookups.devicesOn). */
 const DEVICES_ON_CONNECTION = RELATIONS.findIndex((r) => r.from === "devices" && r.to === "connections");
 /**
@@ -241,7 +245,7 @@ class Indexes {
       const [a, b] = [r.keys(old as never), r.keys(v as never)];
       if (a.length === b.length && a.every((x, j) => x === b[j])) return;
       for (const to of a) if (to !== null && !b.includes(to)) this.#unrefer(this.referrers[k]!, to, entityKey(c, v));
-      for (const to of b) if (to !== null) this.#refer(this.referrers[k]!, to, entityKey(c, v), true);
+      for (const to of b) if (to !== null && !a.includes(to)) this.#refer(this.referrers[k]!, to, entityKey(c, v), true);
     });
   }
 
@@ -307,6 +311,7 @@ function touchedBy(
   next: SystemSnapshot,
   patches: readonly Patch[],
   schemaIssues: Map<Collection, Map<number, Issue[]>>,
+  membershipOnly: Set<number>,
 ): Touched | null {
   const indices = new Map<Collection, Set<number>>();
   /** Holders whose patches all lie in their `groups` (memberships): true; any other patch of the holder: false. */
@@ -338,10 +343,9 @@ function touchedBy(
         continue;
       }
       const old = ix.parsed[c][i];
-      const r =
-        c === "holders" && i < from && old !== undefined && groupsOnly.get(i) === true
-          ? parseGroups(old as ParsedEntities["holders"], (b[i] as Loose).groups, i)
-          : parseEntity(c, b[i], i);
+      const light = c === "holders" && i < from && old !== undefined && groupsOnly.get(i) === true;
+      const r = light ? parseGroups(old as ParsedEntities["holders"], (b[i] as Loose).groups, i) : parseEntity(c, b[i], i);
+      if (r.ok && light) membershipOnly.add(i);
       if (r.ok) changes.set(i, r.v);
       else {
         changes.set(i, null);
@@ -362,6 +366,9 @@ const groupsSchema = holderSchema.shape.groups;
  * the holder's schema reads `groups` in no refinement, so its other fields stay valid and parse the same.
  */
 function parseGroups(old: ParsedEntities["holders"], groups: unknown, i: number): { ok: true; v: ParsedEntities["holders"] } | { ok: false; issues: Issue[] } {
+  // Ids as the live routes write them (non-empty strings) parse to themselves: no schema run for
+  // the 2,000 holders of a group being deleted. Anything else (group objects, bad values) does.
+  if (Array.isArray(groups) && groups.every((g) => typeof g === "string" && g.length > 0)) return { ok: true, v: { ...old, groups: groups.slice() } };
   const r = groupsSchema.safeParse(groups, { error: zodMessage });
   return r.success ? { ok: true, v: { ...old, groups: r.data } } : { ok: false, issues: fromZodIssues(r.error.issues, ["holders", i, "groups"]) };
 }
@@ -494,6 +501,11 @@ class Overlay implements Lookups {
   }
 }
 
+/** Whether another touched holder holds one of `h`'s keys (its id, a credential's id or number). */
+function claims(claimed: ReadonlySet<string | number>, h: ParsedEntities["holders"]): boolean {
+  return claimed.has(h.id) || h.credentials.some((c) => claimed.has(c.id) || (c.credentialNumber !== null && claimed.has(c.credentialNumber)));
+}
+
 function sameContent(c: Collection, a: Entity | undefined, b: Entity | undefined): boolean {
   if (a === b) return true;
   if (a === undefined || b === undefined) return false;
@@ -542,7 +554,9 @@ export class WriteValidator {
     const ix = this.#mirror(committed, base);
 
     const schemaIssues = new Map<Collection, Map<number, Issue[]>>();
-    const touched: Touched | null = next === base ? new Map() : touchedBy(ix, base, next, patches, schemaIssues);
+    /** Holders of which only `groups` changed (valid): only their groups can have become wrong. */
+    const membershipOnly = new Set<number>();
+    const touched: Touched | null = next === base ? new Map() : touchedBy(ix, base, next, patches, schemaIssues, membershipOnly);
     if (touched === null) {
       // Not a change of elements (a top-level field, a whole list): the whole snapshot.
       const r = parseSnapshot(next);
@@ -560,8 +574,27 @@ export class WriteValidator {
       if (set === undefined) scopes.set(c, (set = new Set()));
       return set;
     };
+    /** The keys (ids, credential ids and numbers) of the other touched holders: one a membership-only holder holds too makes it checked in full. */
+    const claimed = new Set<string | number>();
+    for (const [i, v] of touched.get("holders") ?? [])
+      if (v && !membershipOnly.has(i)) {
+        claimed.add(v.id);
+        for (const cred of (v as ParsedEntities["holders"]).credentials) {
+          claimed.add(cred.id);
+          if (cred.credentialNumber !== null) claimed.add(cred.credentialNumber);
+        }
+      }
+    /** Touched elements are in scope already, except holders whose memberships alone changed. */
+    const covered = (c: Collection, at: number, via = -1): boolean =>
+      L.changes(c).has(at) && (via === HOLDER_GROUPS || !(c === "holders" && membershipOnly.has(at)));
     for (const [c, changes] of touched)
       for (const [i, v] of changes) {
+        // Same id, credentials, partition and values: no owner, referrer or count changed with it.
+        // Unless another change claims its id or a credential: then it is checked in full.
+        if (c === "holders" && membershipOnly.has(i)) {
+          if (claimed.size === 0 || !claims(claimed, v as ParsedEntities["holders"])) continue;
+          membershipOnly.delete(i);
+        }
         if (v) {
           scope(c).add(i);
           for (const j of L.baseOwnersOf(c, v)) scope(c).add(j);
@@ -571,7 +604,7 @@ export class WriteValidator {
           const r = RELATIONS[k]!;
           for (const e of [old, v]) if (e) for (const to of r.keys(e as never)) {
             const at = to === null ? undefined : ix.ids[r.to].get(to);
-            if (at !== undefined && !L.changes(r.to).has(at)) scope(r.to).add(at);
+            if (at !== undefined && !covered(r.to, at)) scope(r.to).add(at);
           }
         }
         const raw = i < next[c].length ? (next[c][i] as unknown as Loose | null) : undefined;
@@ -585,20 +618,21 @@ export class WriteValidator {
             if (typeof key === "string")
               for (const from of ix.referrers[r.via]!.get(key) ?? []) {
                 const at = ix.ids[RELATIONS[r.via]!.from].get(from);
-                if (at !== undefined && !L.changes(RELATIONS[r.via]!.from).has(at)) scope(RELATIONS[r.via]!.from).add(at);
+                if (at !== undefined && !covered(RELATIONS[r.via]!.from, at)) scope(RELATIONS[r.via]!.from).add(at);
               }
         }
         for (const id of ids) {
           const wasAt = ix.ids[c].get(id);
           const before = wasAt === undefined ? undefined : ix.parsed[c][wasAt];
           const changed = (before !== undefined) !== L.has(c, id) || (CONTENT_READ[c] !== undefined && !sameContent(c, before, L.get(c, id)));
-          if (v === null && wasAt !== undefined && !L.changes(c).has(wasAt)) scope(c).add(wasAt);
+          if (v === null && wasAt !== undefined && !covered(c, wasAt)) scope(c).add(wasAt);
           if (!changed) continue;
           for (const k of RELATIONS_TO.get(c) ?? []) {
             const r = RELATIONS[k]!;
             for (const from of ix.referrers[k]!.get(id) ?? []) {
               const at = ix.ids[r.from].get(from);
-              if (at !== undefined && !L.changes(r.from).has(at)) scope(r.from).add(at);
+              // A holder whose memberships alone changed has its groups checked anyway.
+              if (at !== undefined && !covered(r.from, at, k)) scope(r.from).add(at);
             }
           }
         }
@@ -611,7 +645,18 @@ export class WriteValidator {
     }
     const add: Report = (code, path, message) => issues.push({ code, path, message });
     const sorted = new Map<Collection, number[]>();
+    const holders = scope("holders");
+    const withMemberships = [...new Set([...holders, ...membershipOnly])].sort((x, y) => x - y);
     for (const { coll, check } of PHASES) {
+      if (check === checkHolderRefs) {
+        // In snapshot order, like every phase; a holder whose memberships alone changed runs only
+        // the part of the check that reads them (its other parts passed and read nothing that changed).
+        for (const i of withMemberships) {
+          const v = L.at("holders", i);
+          if (v !== undefined) (holders.has(i) ? checkHolderRefs : checkHolderGroups)(v as never, i, L, add);
+        }
+        continue;
+      }
       const set = scopes.get(coll);
       if (set === undefined) continue;
       let order = sorted.get(coll);

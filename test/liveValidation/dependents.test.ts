@@ -176,3 +176,36 @@ describe("batches", () => {
     expect(live.apply({ method: "POST", path: "/groups", body: { name: "Cleaners" } }).status).toBe(409);
   });
 });
+
+describe("a holder whose memberships alone changed is checked in part, unless another change claims its keys", () => {
+  const holder = (d: Draft<SystemSnapshot>, id: string) => d.holders.find((x) => x.id === id)!;
+  test("its groups are checked: an unknown group, a group named twice", () => {
+    const live = liveOf();
+    expect(patched(live, (d) => void holder(d, "h-bob").groups.push("g-nowhere"))).toEqual(["unknownReference holders.1.groups.2"]);
+    expect(patched(live, (d) => void holder(d, "h-bob").groups.push("g-staff"))).toEqual(["invalid holders.1.groups"]);
+  });
+  test("an earlier holder takes its card number, or its id, in the same change: the issue is still on it", () => {
+    const live = liveOf();
+    expect(
+      patched(live, (d) => {
+        holder(d, "h-bob").groups.push("g-empty");
+        holder(d, "h-ann").credentials[0]!.credentialNumber = 1002;
+      }),
+    ).toEqual(["duplicateCredentialNumber holders.1.credentials.0.credentialNumber"]);
+    expect(
+      patched(live, (d) => {
+        holder(d, "h-bob").groups.push("g-empty");
+        holder(d, "h-ann").id = "h-bob";
+      }),
+    ).toEqual(expect.arrayContaining(["duplicateId holders.1.id"]));
+  });
+  test("its partition goes in the same change: the partition is checked too", () => {
+    const live = liveOf();
+    const i = live.snapshot.partitions.findIndex((p) => p.id === "p-east");
+    const issues = patched(live, (d) => {
+      holder(d, "h-cy").groups.push("g-staff");
+      removeAt(d.partitions, i);
+    });
+    expect(issues).toContain("unknownReference holders.2.partition");
+  });
+});

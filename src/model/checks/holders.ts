@@ -6,11 +6,15 @@ import { checkId, ref } from "./common.js";
 import type { Check } from "./lookups.js";
 
 export const checkHolderId: Check<"holders"> = (v, i, L, add) => checkId("holders", v, i, L, add);
+/** A holder's groups exist, each named once: the part of checkHolderRefs a change of memberships alone can break. */
+export const checkHolderGroups: Check<"holders"> = (h, i, L, add) => {
+  h.groups.forEach((g, j) => ref(L, "groups", g, ["holders", i, "groups", j], "group", add));
+  if (new Set(h.groups).size !== h.groups.length) add("invalid", ["holders", i, "groups"], "Names a group twice.");
+};
 export const checkHolderRefs: Check<"holders"> = (h, i, L, add) => {
   const base = ["holders", i];
   ref(L, "partitions", h.partition, [...base, "partition"], "partition", add);
-  h.groups.forEach((g, j) => ref(L, "groups", g, [...base, "groups", j], "group", add));
-  if (new Set(h.groups).size !== h.groups.length) add("invalid", [...base, "groups"], "Names a group twice.");
+  checkHolderGroups(h, i, L, add);
   h.credentials.forEach((cred, j) => {
     const first = L.credentialIdOwner(cred.id);
     if (first.i !== i || first.j !== j) add("duplicateId", [...base, "credentials", j, "id"], `Credential id ${quote(cred.id)} is used twice.`);

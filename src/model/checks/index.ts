@@ -21,7 +21,9 @@ import { checkConnectionId, checkConnectionLocks, checkConnectionRefs } from "./
 import { checkDeviceId, checkDeviceName, checkDeviceRefs } from "./devices.js";
 import { checkFloorGroupId, checkFloorGroupName, checkFloorGroupRefs } from "./floorGroups.js";
 import { checkGroupId, checkGroupName, checkGroupRefs } from "./groups.js";
-import { checkHolderId, checkHolderRefs } from "./holders.js";
+import { checkHolderGroups, checkHolderId, checkHolderRefs } from "./holders.js";
+
+export { checkHolderGroups, checkHolderRefs };
 import { type Check, type Collection, type CredentialAt, type Lookups, type NamedCollection, type ParsedEntities, entityKey } from "./lookups.js";
 import { checkPartitionId, checkPartitionName } from "./partitions.js";
 import { checkRuleId, checkRuleRefs } from "./rules.js";
