@@ -75,12 +75,22 @@ export class ListEdits {
   apply<T extends object>(base: T, next: T, patches: Patch[], inverse: Patch[]): [T, Patch[], Patch[]] {
     if (this.#edits.length === 0) return [next, patches, inverse];
     const out = (next === base ? { ...base } : next) as Record<string, unknown[]>;
+    /** Per list: its length so far, when it only grows and was copied with its new elements already. */
+    const grown = new Map<string, number>();
     const copied = new Set<string>();
     const undo: Patch[][] = [];
     for (const e of this.#edits) {
       if (!copied.has(e.c)) {
         copied.add(e.c);
-        if (out[e.c] === (base as Record<string, unknown[]>)[e.c]) out[e.c] = out[e.c]!.slice();
+        if (out[e.c] === (base as Record<string, unknown[]>)[e.c]) {
+          // One copy: a list that only grows is copied with its new elements (a copy then a push
+          // would copy 100,000 holders twice, the push outgrowing the exact-sized copy).
+          const mine = this.#edits.filter((x) => x.c === e.c);
+          if (mine.every((x) => "value" in x)) {
+            grown.set(e.c, out[e.c]!.length);
+            out[e.c] = out[e.c]!.concat(mine.map((x) => (x as { value: unknown }).value));
+          } else out[e.c] = out[e.c]!.slice();
+        }
       }
       const list = out[e.c]!;
       if ("key" in e) {
@@ -91,9 +101,12 @@ export class ListEdits {
         continue;
       }
       if ("value" in e) {
-        patches.push({ op: "add", path: [e.c, list.length], value: e.value });
-        undo.push([{ op: "remove", path: [e.c, list.length] }]);
-        list.push(e.value);
+        const at = grown.get(e.c);
+        const index = at ?? list.length;
+        if (at === undefined) list.push(e.value);
+        else grown.set(e.c, at + 1);
+        patches.push({ op: "add", path: [e.c, index], value: e.value });
+        undo.push([{ op: "remove", path: [e.c, index] }]);
         continue;
       }
       const last = list.length - 1;
