@@ -17,8 +17,6 @@ function stats(xs: number[]): string {
 }
 function row(what: string, make: (k: number) => Operation, n: number) {
   const xs: number[] = [];
-  const P0 = (globalThis as any).__phase;
-  if (P0) P0.write = P0.validate = P0.update = 0;
   for (let k = 0; k < n; k++) {
     const op = make(k);
     const t0 = performance.now();
@@ -26,8 +24,7 @@ function row(what: string, make: (k: number) => Operation, n: number) {
     xs.push(performance.now() - t0);
     if (!res.ok) throw new Error(`${what} refused: ${JSON.stringify(res.issues.slice(0, 2))}`);
   }
-  const P = (globalThis as any).__phase;
-  process.stdout.write(`| ${what} | ${stats(xs)} |${P ? ` per op: write ${ms(P.write / n)}, validate ${ms(P.validate / n)}, update ${ms(P.update / n)}` : ""}\n`);
+  process.stdout.write(`| ${what} | ${stats(xs)} |\n`);
 }
 { // warm the validator indexes
   const t0 = performance.now();
@@ -55,12 +52,9 @@ if (want("gdel")) {
     const members = live.snapshot.holders.slice(round * 2000, round * 2000 + 2000).map((h) => h.id);
     const m = live.apply({ method: "PUT", path: `/groups/${gid}/holders`, body: { holders: members } });
     if (!m.ok) throw new Error("members refused");
-    const P0 = (globalThis as any).__phase;
-    if (P0) P0.write = P0.validate = P0.update = 0;
     const t0 = performance.now();
     const d = live.apply({ method: "DELETE", path: `/groups/${gid}` });
     xs.push(performance.now() - t0);
-    if (P0) process.stdout.write(`  delete: write ${ms(P0.write)}, validate ${ms(P0.validate)}, update ${ms(P0.update)}\n`);
     if (!d.ok) throw new Error("delete refused");
   }
   process.stdout.write(`| group delete, 2,000 members | ${stats(xs)} |\n`);
