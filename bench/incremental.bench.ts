@@ -3,9 +3,10 @@
 // it — a chain of such changes made first, then only `engine.update(next, patches)` timed along the
 // chain: neither immer nor the whole-snapshot validation that the live system also runs. Every duration is shown with its ratio to a full load of the
 // same snapshot (createEngine, warm median) measured in this process. At the end the updated engine
-// is checked against a fresh compile on a sample of requests, RSOP and who-can-access.
+// is checked against a fresh compile on a sample of requests, RSOP and who-can-access. The `apply:`
+// rows then time the same kinds of change end to end through LiveSystem.apply.
 import { type Patch, enablePatches, produceWithPatches } from "immer";
-import { type Engine, type SystemSnapshot, createEngine } from "../src/index.js";
+import { type Engine, type Operation, type SystemSnapshot, createEngine, createLiveSystem } from "../src/index.js";
 import { matchRoute } from "../src/live/routes.js";
 import { type Row, fmtMs, log, median, timeRuns } from "./benchUtil.js";
 import { type SizeName, exposedGc, fixture } from "./fixtures.js";
@@ -214,9 +215,79 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     }
     row(`${bn.toLocaleString("en-US")} holder creates in one batch`, batches, "each with a card and two groups; one update for the whole batch", "batchCreate");
 
+    const pool = f.set.requests;
+    // End to end: the same kinds of change through LiveSystem.apply (route, body checks, the
+    // transition, validation against the maintained indexes, engine update), on a live system of the
+    // original snapshot. Its indexes are built by an untimed first write.
+    {
+      const made = createLiveSystem(snap0);
+      if (!made.ok) throw new Error("the fixture does not load as a live system");
+      const live = made.value;
+      const warm = performance.now();
+      live.apply({ method: "POST", path: "/groups", body: { name: "bench-warm" } });
+      log(`  incremental ${size}: live system's first write (builds its indexes) ${fmtMs(performance.now() - warm)}`);
+      const timeApply = (count: number, op: (k: number) => Operation): number[] => {
+        exposedGc()?.();
+        const out: number[] = [];
+        for (let k = 0; k < count; k++) {
+          const o = op(k);
+          const t0 = performance.now();
+          const r = live.apply(o);
+          out.push(performance.now() - t0);
+          if (!r.ok) throw new Error(`${o.method} ${o.path} refused: ${JSON.stringify(r.issues.slice(0, 2))}`);
+        }
+        return out;
+      };
+      const doors = snap0.devices.filter((d) => d.type === "primaryReader").map((d) => d.id);
+      const ruleBody = (k: number) => ({ type: "door", groupId: groupIds[k % groupIds.length], devices: [doors[k % doors.length], doors[(k * 31 + 1) % doors.length]], startTime: "08:00:00", stopTime: "18:00:00", recurring: ["Mon", "Tue"] });
+      const pick = (k: number, step: number) => holderIds[(k * step) % holderIds.length]!;
+      const groupNotOf = (h: string, k: number) => {
+        const held = live.snapshot.holders[live.snapshot.holders.findIndex((x) => x.id === h)]!.groups;
+        return groupIds.find((id, j) => j >= (k * 31) % groupIds.length && !held.includes(id)) ?? groupIds.find((id) => !held.includes(id))!;
+      };
+      row("apply: holder create (a card, two groups)", timeApply(n, (k) => ({ method: "POST", path: "/holders", body: { firstName: "Live", lastName: `Holder${k}`, groups: [groupIds[(k * 7) % groupIds.length], groupIds[(k * 13 + 1) % groupIds.length]], credentials: [{ types: ["card"], credentialNumber: cardNumber++, facilityCode: 1 }] } })), "LiveSystem.apply end to end", "apply.holderCreate");
+      const memberships: Operation[] = [];
+      for (let k = 0; k < n; k++) memberships.push({ method: "PUT", path: `/holders/${pick(k, 6007)}/groups/${groupNotOf(pick(k, 6007), k)}` });
+      row("apply: membership add", timeApply(n, (k) => memberships[k]!), "LiveSystem.apply end to end", "apply.membershipAdd");
+      row("apply: credential add (a card)", timeApply(n, (k) => ({ method: "POST", path: `/holders/${pick(k, 7841)}/credentials`, body: { types: ["card"], credentialNumber: cardNumber++, facilityCode: 2 } })), "LiveSystem.apply end to end", "apply.credentialAdd");
+      row(
+        "apply: holder update",
+        timeApply(n, (k) => {
+          const h = live.snapshot.holders[live.snapshot.holders.findIndex((x) => x.id === pick(k, 3581))]!;
+          return { method: "PUT", path: `/holders/${h.id}`, body: { firstName: h.firstName, lastName: `${h.lastName}y`, partition: h.partition, enabled: h.enabled, activeDate: h.activeDate, expireDate: "2031-01-01T00:00:00", pin: h.pin, duressPin: h.duressPin } };
+        }),
+        "LiveSystem.apply end to end",
+        "apply.holderUpdate",
+      );
+      row("apply: rule create", timeApply(rn, (k) => ({ method: "POST", path: "/rules", body: ruleBody(k) })), "LiveSystem.apply end to end", "apply.ruleCreate");
+      row("apply: rule update", timeApply(rn, (k) => ({ method: "PUT", path: `/rules/${snap0.rules[(k * 211) % snap0.rules.length]!.id}`, body: ruleBody(k + 7) })), "LiveSystem.apply end to end", "apply.ruleUpdate");
+      const liveDeletes: number[] = [];
+      for (let k = 0; k < dn; k++) {
+        const g = live.apply({ method: "POST", path: "/groups", body: { name: `bench-live-delete-${k}` } }) as { id: string };
+        const first = (k * members) % Math.max(1, holderIds.length - members + 1);
+        live.apply({ method: "PUT", path: `/groups/${g.id}/holders`, body: { holders: holderIds.slice(first, first + members) } });
+        liveDeletes.push(...timeApply(1, () => ({ method: "DELETE", path: `/groups/${g.id}` })));
+      }
+      row(`apply: group delete (${members} members)`, liveDeletes, "LiveSystem.apply end to end", "apply.groupDelete");
+      const liveBatches: number[] = [];
+      for (let k = 0; k < (ctx.quick ? 1 : 3); k++) {
+        const ops: Operation[] = [];
+        for (let i = 0; i < bn; i++)
+          ops.push({ method: "POST", path: "/holders", body: { firstName: "LiveBatch", lastName: `Holder${i}`, groups: [groupIds[(i * 7) % groupIds.length], groupIds[(i * 13 + 1) % groupIds.length]], credentials: [{ types: ["card"], credentialNumber: cardNumber++, facilityCode: 1 }] } });
+        exposedGc()?.();
+        const t0 = performance.now();
+        const r = live.apply(ops);
+        liveBatches.push(performance.now() - t0);
+        if (!r.ok) throw new Error(`batch refused: ${JSON.stringify(r.issues.slice(0, 2))}`);
+      }
+      row(`apply: ${bn.toLocaleString("en-US")} holder creates in one batch`, liveBatches, "LiveSystem.apply([...]) end to end", "apply.batchCreate");
+      const freshLive = createEngine(live.snapshot);
+      for (let i = 0; i < pool.length && i < 5_000; i++)
+        if (JSON.stringify(live.engine.decide(pool[i])) !== JSON.stringify(freshLive.decide(pool[i]))) throw new Error("the live system's engine disagrees with a fresh compile");
+    }
+
     // The updated engine answers as a fresh compile of its snapshot.
     const fresh = createEngine(engine.snapshot);
-    const pool = f.set.requests;
     let checked = 0;
     for (let i = 0; i < pool.length && i < 20_000; i++) {
       const a = JSON.stringify(engine.decide(pool[i]));
