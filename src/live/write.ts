@@ -3,18 +3,9 @@
 // benchmarks that run a route without a live system.
 import type { Patch } from "immer";
 import type { SystemSnapshot } from "../model/index.js";
-import type { IdSource } from "./ids.js";
-import type { Created, WriteContext } from "./operations/common.js";
+import type { Created, WriteContext, WriteInput } from "./operations/common.js";
 import { ListEdits, produceSnapshot } from "./transition.js";
 import { type SnapshotLookups, scanningLookups } from "./validation.js";
-
-/** What a write handler needs besides the snapshot. */
-export interface WriteInput {
-  readonly params: Readonly<Record<string, string>>;
-  readonly body: unknown;
-  readonly newId: IdSource;
-  readonly now: () => number;
-}
 
 /** The result of a write that its handler accepted (validation of the result is the caller's). */
 export interface Transition {

@@ -7,7 +7,16 @@ import { notFound } from "../operation.js";
 
 export type Mutable = Draft<SystemSnapshot>;
 
-export interface WriteContext {
+/** What a write handler needs besides the snapshot: the route's params, the body, ids and the clock. */
+export interface WriteInput {
+  readonly params: Readonly<Record<string, string>>;
+  readonly body: unknown;
+  readonly newId: IdSource;
+  /** The clock of `created` stamps, epoch milliseconds. */
+  readonly now: () => number;
+}
+
+export interface WriteContext extends WriteInput {
   readonly draft: Mutable;
   /**
    * The snapshot the draft started from (plain and frozen): read lists here, not through the draft,
@@ -35,11 +44,6 @@ export interface WriteContext {
    * element (a change of 2,000 holders' groups makes no proxies). Not for an element the draft also changes.
    */
   readonly setField: (c: Collection, i: number, key: string, value: unknown) => void;
-  readonly params: Readonly<Record<string, string>>;
-  readonly body: unknown;
-  readonly newId: IdSource;
-  /** The clock of `created` stamps, epoch milliseconds. */
-  readonly now: () => number;
 }
 
 export interface ReadContext {
