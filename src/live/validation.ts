@@ -383,11 +383,14 @@ class Overlay implements Lookups {
   readonly #ports = new Map<string, number>();
   readonly #numbers = new Map<number, CredentialAt>();
   readonly #credentialIds = new Map<string, CredentialAt>();
+  /** Touched holders whose memberships alone changed: their keys stand in the indexes as they were. */
+  readonly #light: ReadonlySet<number>;
   static readonly #EMPTY = new Map<number, never>();
 
-  constructor(ix: Indexes, touched: Touched, raw: SystemSnapshot) {
+  constructor(ix: Indexes, touched: Touched, raw: SystemSnapshot, light: ReadonlySet<number>) {
     this.#ix = ix;
     this.#touched = touched;
+    this.#light = light;
     const first = <K, V>(m: Map<K, V>, k: K, v: V) => {
       if (!m.has(k)) m.set(k, v);
     };
@@ -408,7 +411,7 @@ class Overlay implements Lookups {
           }
           continue;
         }
-        if (v === undefined) continue;
+        if (v === undefined || (c === "holders" && light.has(i))) continue;
         first(of(this.#ids, c), entityKey(c, v), i);
         if (NAMED.has(c)) first(of(this.#names, c), (v as { name: string }).name, i);
         if (c === "devices") first(this.#ports, portKey(v as ParsedEntities["devices"]), i);
@@ -426,7 +429,11 @@ class Overlay implements Lookups {
   /** The index the indexes give for `key`, unless that element was touched; -1 when none. */
   #base(c: Collection, m: Map<string, number>, key: string): number {
     const b = m.get(key);
-    return b === undefined || this.changes(c).has(b) ? -1 : b;
+    return b === undefined || this.#replaced(c, b) ? -1 : b;
+  }
+  /** Whether the indexes' entries for the element at `i` may be stale (it was touched, other than in its memberships). */
+  #replaced(c: Collection, i: number): boolean {
+    return this.changes(c).has(i) && !(c === "holders" && this.#light.has(i));
   }
   #min(c: Collection, base: Map<string, number>, over: Map<string, number> | undefined, key: string): number {
     const b = this.#base(c, base, key);
@@ -465,7 +472,7 @@ class Overlay implements Lookups {
     return n;
   }
   #credential(base: CredentialAt | undefined, over: CredentialAt | undefined): CredentialAt {
-    const b = base === undefined || this.changes("holders").has(base.i) ? undefined : base;
+    const b = base === undefined || this.#replaced("holders", base.i) ? undefined : base;
     if (b === undefined) return over ?? NONE;
     return over !== undefined && before(over, b) ? over : b;
   }
@@ -564,7 +571,8 @@ export class WriteValidator {
       this.#ix = undefined;
       return [];
     }
-    const L = new Overlay(ix, touched, next);
+    // A copy: a holder checked in full below (its keys claimed) keeps its unchanged keys in the indexes.
+    const L = new Overlay(ix, touched, next, new Set(membershipOnly));
 
     // Which valid elements to check: the touched ones, the untouched owners of their keys, and
     // the referrers of an id whose existence (or whose content that checks read) changed.
