@@ -210,3 +210,19 @@ describe("holders' values and partitions", () => {
     expect(read(live, "/holders/h-cy").body.customFields).toEqual({ badge: "B-7", level: 3 });
   });
 });
+
+describe("holders whose values are null (stored through applyPatches)", () => {
+  test("deleting, changing and replacing definitions of their partition works: null is no values", () => {
+    const live = withFields();
+    const i = live.snapshot.holders.findIndex((h) => h.id === "h-dee");
+    expect(live.applyPatches([{ op: "replace", path: ["holders", i, "customFields"], value: null }]).ok).toBe(true);
+    expect(live.snapshot.holders[i]!.customFields).toBeNull();
+    accept(live, { method: "PUT", path: `${BASE}/level`, body: { type: "number", min: 1, max: 9 } }, 204);
+    // A field made required that Dee has no value for: 409 at Dee's values.
+    const refused = refuse(live, { method: "PUT", path: `${BASE}/level`, body: { type: "number", required: true } }, 409);
+    expect(refused.paths).toContain(`holders.${i}.customFields.level`);
+    accept(live, { method: "DELETE", path: `${BASE}/badge` }, 204);
+    accept(live, { method: "POST", path: `${BASE}/all`, body: [{ id: "desk", type: "string" }] }, 204);
+    expect(read(live, BASE).body.map((d: Json) => d.id)).toEqual(["desk"]);
+  });
+});

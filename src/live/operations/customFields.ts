@@ -30,7 +30,7 @@ function definition(b: Json, partition: string, id: unknown, prefix: (string | n
 
 /** 409 naming each holder value (or missing required value) the new definitions do not accept. */
 function refuseUnfitValues({ base }: WriteContext, partition: string, defs: readonly CustomField[]): void {
-  const owners = base.holders.flatMap((h, i) => (h.partition === partition ? [{ at: ["holders", i, "customFields"], name: `Holder "${h.id}"`, values: h.customFields }] : []));
+  const owners = base.holders.flatMap((h, i) => (h.partition === partition ? [{ at: ["holders", i, "customFields"], name: `Holder "${h.id}"`, values: h.customFields ?? null }] : []));
   const issues = definitionConflicts(owners, defs);
   if (issues.length > 0) throw new Refusal(409, issues);
 }
@@ -39,7 +39,8 @@ function refuseUnfitValues({ base }: WriteContext, partition: string, defs: read
 function dropValues({ base, draft }: WriteContext, partition: string, removed: ReadonlySet<string>): void {
   base.holders.forEach((h, i) => {
     if (h.partition !== partition) return;
-    for (const k of Object.keys(h.customFields)) if (removed.has(k)) delete draft.holders[i]!.customFields[k];
+    // A holder stored through applyPatches may carry `customFields: null` (the schema's "no values").
+    for (const k of Object.keys(h.customFields ?? {})) if (removed.has(k)) delete draft.holders[i]!.customFields[k];
   });
 }
 
