@@ -6,7 +6,7 @@
 // Order of checks: authorization (401/403) → system id (404) → route (404) and method (405, with
 // `Allow`) → body (415, 413, 400) → the live system (its status and issues). Reads answer from
 // memory at once; writes wait their turn and are answered once the store has them.
-import { Hono } from "hono";
+import type { Hono } from "hono";
 import { matchRoute } from "../../live/routes.js";
 import { matchPanelRoute } from "../../live/panel/panelRoutes.js";
 import type { OperationResult, PanelOperationResult } from "../../live/index.js";
@@ -64,10 +64,11 @@ async function writeBody(request: Request, maxBytes: number): Promise<unknown> {
 }
 
 /**
- * Creates the Hono app of `rsop serve --data` over a durable live system.
+ * Creates the Hono app of `rsop serve --data` over a durable live system. Hono is loaded here, on
+ * first use, so that the CLI's other commands never load it.
  * @throws Error when neither `authorize` nor `insecureNoAuth` is given.
  */
-export function createDataApp(options: DataAppOptions): Hono {
+export async function createDataApp(options: DataAppOptions): Promise<Hono> {
   const { durable } = options;
   if (options.authorize === undefined && options.insecureNoAuth !== true) throw new Error("createDataApp: give authorize, or insecureNoAuth");
   const authorize = options.authorize;
@@ -77,6 +78,7 @@ export function createDataApp(options: DataAppOptions): Hono {
   const target = durable.target;
   const systemId = target.kind === "system" ? target.live.snapshot.systemId : "api";
 
+  const { Hono } = await import("hono");
   const app = new Hono();
   app.onError((e, c) => {
     if (e instanceof HttpError) return errorResponse(e, indent);

@@ -92,7 +92,7 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
   }
 
   const startedAt = new Date().toISOString();
-  const app = createDataApp({
+  const app = await createDataApp({
     durable,
     ...(authorize !== undefined ? { authorize } : { insecureNoAuth: true }),
     ...(options.basePath !== undefined ? { basePath: options.basePath } : {}),
