@@ -50,7 +50,7 @@ interface Acked {
   groups: Set<string>;
 }
 
-test("SIGKILL during 16 concurrent writers: every acknowledged write survives, none in part; decisions and RSOP equal a fresh load; integrity ok", async () => {
+test("SIGKILL during 16 concurrent writers: every acknowledged write (and every write a read showed) survives, none in part; decisions and RSOP equal a fresh load; integrity ok", async () => {
   const outDir = mkdtempSync(join(ROOT, "node_modules", ".rsop-crash-test-"));
   onTestFinished(() => rmSync(outDir, { recursive: true, force: true }));
   await build({ entry: { cli: join(ROOT, "src/adapters/cli/bin.ts") }, outDir, format: ["esm"], platform: "node", target: "node20", config: false, silent: true, outExtension: () => ({ js: ".mjs" }) });
@@ -91,8 +91,21 @@ test("SIGKILL during 16 concurrent writers: every acknowledged write survives, n
       }
     }
   }
+  // Readers: a group a read has shown must have been committed (reads never see a write in progress).
+  const seen = new Set<string>();
+  async function reader(): Promise<void> {
+    while (!killed) {
+      try {
+        const r = await call("GET", "/groups?search=Crew&per_page=100");
+        for (const g of r.body as { id: string }[]) seen.add(g.id);
+      } catch (e) {
+        if (killed) return;
+        throw e;
+      }
+    }
+  }
   const killAfter = 800 + Math.floor(Math.random() * 2200);
-  const clients = Array.from({ length: CLIENTS }, (_, k) => client(k));
+  const clients = [...Array.from({ length: CLIENTS }, (_, k) => client(k)), reader(), reader()];
   await new Promise((r) => setTimeout(r, killAfter));
   const exited = new Promise((r) => child.once("exit", r));
   killed = true; // from here on, a failed request is one the kill cut off
@@ -120,6 +133,8 @@ test("SIGKILL during 16 concurrent writers: every acknowledged write survives, n
   }
   const groupIds = new Set(snapshot.groups.map((g) => g.id));
   for (const id of acked.groups) expect(groupIds.has(id), `group ${id} (${context})`).toBe(true);
+  expect(seen.size, context).toBeGreaterThan(0);
+  for (const id of seen) expect(groupIds.has(id), `group ${id} was read (${context})`).toBe(true);
   // No write in part: every holder the clients created (acknowledged or not) has its card and group.
   for (const h of snapshot.holders.filter((x) => x.firstName.startsWith("C") && x.lastName.startsWith("W"))) {
     expect(h.credentials, `${h.id} (${context})`).toHaveLength(1);

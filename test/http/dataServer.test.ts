@@ -7,6 +7,7 @@ import { PassThrough, Readable } from "node:stream";
 import { afterAll, describe, expect, test } from "vitest";
 import { serveCommand } from "../../src/adapters/cli/serveCommand.js";
 import type { RunningDataServer } from "../../src/adapters/http/startDataServer.js";
+import { openDurableSystem } from "../../src/adapters/store/durableSystem.js";
 import { openSqliteStore } from "../../src/adapters/store/sqliteStore.js";
 import { createLiveSystem } from "../../src/live/index.js";
 import { run } from "../adapters/cliHarness.js";
@@ -268,6 +269,28 @@ describe("rsop serve --data: restart, lock, import", () => {
       const again = await startData(db);
       return again.server.durable.target.live.snapshot.groups.length;
     })()));
+  });
+});
+
+describe("the durable system", () => {
+  test("writes run one at a time in order; close() finishes the queued writes, stores a snapshot and releases the database", async () => {
+    const { db } = dataDir();
+    const store = await openSqliteStore(db);
+    const durable = await openDurableSystem(store, { initial: { kind: "system", json: building() } });
+    expect(durable.startedFrom).toEqual({ how: "imported" });
+    const writes = Array.from({ length: 20 }, (_, k) => durable.write({ method: "POST", path: "/groups", body: { name: `Queue ${k}` } }));
+    writes.push(durable.write({ method: "POST", path: "/groups", body: { name: "Queue 3" } })); // refused: a duplicate name
+    const closed = durable.close();
+    await expect(durable.write({ method: "POST", path: "/groups", body: { name: "Too late" } })).rejects.toThrow("the store is closing");
+    const results = await Promise.all(writes);
+    await closed;
+    expect(results.map((r) => r.status)).toEqual([...Array(20).fill(200), 409]);
+    const stored = inspect(db);
+    expect(stored.changes.map((c) => c.operation.body.name)).toEqual(Array.from({ length: 20 }, (_, k) => `Queue ${k}`));
+    expect(stored.snapshots).toEqual([0, 20]);
+    const reopened = await openDurableSystem(await openSqliteStore(db));
+    expect(reopened.startedFrom).toEqual({ how: "loaded", seq: 20, snapshotSeq: 20, replayed: 0 });
+    await reopened.close();
   });
 });
 
