@@ -95,6 +95,44 @@ describe("rsop serve --data: routes", () => {
     expect(stored.changes.map((c) => c.seq)).toEqual(stored.changes.map((_, i) => i + 1));
   });
 
+  test("updates and replacements of every family answer 204 and are stored; reads show them", async () => {
+    const { db } = dataDir();
+    const { server, call } = await startData(db, building());
+    const puts: [string, unknown][] = [
+      ["/holders/h-bob/credentials/c-bob-phone", { types: ["token"] }],
+      ["/groups/g-empty", { name: "Guests", partition: "p-east" }],
+      ["/groups/g-staff/holders", { holders: ["h-cy"] }],
+      ["/holders/h-bob/groups", { groups: ["g-night", "g-empty"] }],
+      ["/rules/r-staff-door", { type: "door", groupId: "g-staff", devices: ["d-front"], startTime: "00:00:00", stopTime: "24:00:00", recurring: WEEK, allow: false }],
+      [
+        "/cloud-nodes/n-main/devices/d-fan",
+        { name: "Fan", type: "ioDevice", publicIcon: "fan", connection: "x-spare", port: 2, delay: 5, dwell: 50, dps: true, rex: true, autoOpenAfterFirstAllow: false, authenticationPolicy: null },
+      ],
+    ];
+    for (const [path, body] of puts) {
+      const r = await call("PUT", path, body);
+      expect(r.status, `PUT ${path}: ${JSON.stringify(r.body)}`).toBe(204);
+      expect(r.body).toBeUndefined();
+    }
+    expect((await call("POST", "/partitions/p-east/custom-fields/single", { id: "badge", type: "string" })).status).toBe(200);
+    expect((await call("PUT", "/partitions/p-east/custom-fields/badge", { id: "badge", type: "string", visibility: "readonly" })).status).toBe(204);
+    expect((await call("GET", "/partitions/p-east/custom-fields/badge")).body).toMatchObject({ id: "badge", visibility: "readonly" });
+    expect((await call("DELETE", "/partitions/p-east/custom-fields/badge")).status).toBe(204);
+    expect((await call("DELETE", "/holders/h-bob/groups/g-empty")).status).toBe(204);
+
+    expect((await call("GET", "/holders/h-bob/credentials/c-bob-phone")).body.types).toEqual(["token"]);
+    expect((await call("GET", "/groups/g-empty")).body).toMatchObject({ name: "Guests", partition: "p-east" });
+    expect((await call("GET", "/groups/g-staff/holders")).body.map((h: { id: string }) => h.id)).toEqual(["h-cy"]);
+    expect((await call("GET", "/holders/h-bob/groups")).body.map((g: { id: string }) => g.id)).toEqual(["g-night"]);
+    expect((await call("GET", "/rules/r-staff-door")).body).toMatchObject({ allow: false, devices: ["d-front"] });
+    expect((await call("GET", "/cloud-nodes/n-main/devices/d-fan")).body).toMatchObject({ connection: "x-spare", dwell: 50 });
+    expect((await call("GET", "/partitions/p-east/custom-fields/badge")).status).toBe(404);
+    const seq = server.durable.seq();
+    expect(seq).toBe(puts.length + 4);
+    await server.close();
+    expect(inspect(db).changes.map((c) => c.operation.method)).toEqual([...puts.map(() => "PUT"), "POST", "PUT", "DELETE", "DELETE"]);
+  });
+
   test("paginated lists carry X-Total-Count and Link (first, prev, next, last)", async () => {
     const { db } = dataDir();
     const { server, call } = await startData(db, building());
