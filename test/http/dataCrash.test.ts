@@ -1,8 +1,8 @@
 // Crash safety of `rsop serve --data`: the real executable in a child process, 16 clients writing at
 // once, SIGKILL at a random moment. After a restart every acknowledged write is there, no write is
 // there in part, the incrementally replayed system answers as a fresh load of its snapshot does, and
-// SQLite's integrity check passes.
-import { type ChildProcess, spawn } from "node:child_process";
+// SQLite's integrity check passes. A second process on the database is refused while the first runs.
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { build } from "tsup";
@@ -50,7 +50,7 @@ interface Acked {
   groups: Set<string>;
 }
 
-test("SIGKILL during 16 concurrent writers: every acknowledged write (and every write a read showed) survives, none in part; decisions and RSOP equal a fresh load; integrity ok", async () => {
+test("SIGKILL during 16 concurrent writers: every acknowledged write (and every write a read showed) survives, none in part; decisions and RSOP equal a fresh load; integrity ok; a second process is refused", async () => {
   const outDir = mkdtempSync(join(ROOT, "node_modules", ".rsop-crash-test-"));
   onTestFinished(() => rmSync(outDir, { recursive: true, force: true }));
   await build({ entry: { cli: join(ROOT, "src/adapters/cli/bin.ts") }, outDir, format: ["esm"], platform: "node", target: "node20", config: false, silent: true, outExtension: () => ({ js: ".mjs" }) });
@@ -59,6 +59,11 @@ test("SIGKILL during 16 concurrent writers: every acknowledged write (and every 
   // Small snapshot interval: the kill may land around a snapshot too.
   const { child, url, log } = await serveChild(cli, ["--data", db, "--system", system, "--snapshot-every", "25"]);
   expect(log()).toContain(`imported ${system} into ${db}: system ${SYSTEM_ID}`);
+
+  // A second process on the same database is refused at once.
+  const second = spawnSync(process.execPath, [cli, "serve", "--data", db, "--port", "0"], { env: { ...process.env, RSOP_TOKEN: TOKEN }, encoding: "utf8", timeout: 30_000 });
+  expect(second.stderr).toBe(`rsop: ${db} is in use by another process (another rsop serve?); only one process may serve a database at a time\n`);
+  expect(second.status).toBe(1);
 
   const acked: Acked = { holders: new Map(), deleted: new Set(), groups: new Set() };
   const call = caller(url);
