@@ -152,6 +152,19 @@ describe("rsop serve --data: routes", () => {
     expect((await call("GET", `/holders/h-ann`)).headers.get("x-total-count")).toBeNull();
   });
 
+  test("a base path prefixes every route, decisions and /healthz included", async () => {
+    const { db } = dataDir();
+    const { server } = await startData(db, building(), { basePath: "/v2" });
+    const call = caller(server.url, `/v2/${SYSTEM_ID}`);
+    expect((await call("POST", "/groups", { name: "Prefixed" })).status).toBe(200);
+    expect((await call("GET", "/groups?search=Prefixed")).body).toHaveLength(1);
+    const scan = { deviceId: "d-front", at: AT, credential: { credentialNumber: 1001, facilityCode: 10 } };
+    expect((await call("POST", "/decisions", scan)).body).toMatchObject({ outcome: "allowed", holderId: "h-ann" });
+    expect((await caller(server.url)("GET", "/groups")).status).toBe(404);
+    const health = await fetch(`${server.url}/v2/healthz`);
+    expect(await health.json()).toMatchObject({ status: "ok", systemId: SYSTEM_ID, seq: 1 });
+  });
+
   test("refusals: 400 with every issue and its path, 401, 404, 405, 409, 413, 415; nothing stored", async () => {
     const { db } = dataDir();
     const { server, call } = await startData(db, building(), { maxBodyBytes: 2048 });
