@@ -93,7 +93,6 @@ export async function serveCommand(
   if (opts.data === undefined && opts.system === undefined) throw new UsageError("give --system FILE (or --data FILE.db)");
   if (opts.data === undefined && opts.snapshotEvery !== undefined) throw new UsageError("--snapshot-every needs --data FILE.db");
   if (opts.system !== undefined && opts.panel !== undefined) throw new UsageError("give at most one of --system FILE and --panel FILE");
-  if (opts.system === "-" || opts.panel === "-") throw new UsageError("serve reads its snapshot from a file, not from stdin");
   const port = parsePort(opts.port);
   const snapshotEvery = parsePositive("--snapshot-every", opts.snapshotEvery);
   const maxBodyBytes = parseSize(opts.maxBody);
