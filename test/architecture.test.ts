@@ -39,3 +39,12 @@ test("luxon stays out of the evaluate layer's hot path", () => {
   const offenders = files(join(SRC, "evaluate")).filter((f) => /from\s+["']luxon["']/.test(readFileSync(f, "utf8")) && f.endsWith("decide.ts"));
   expect(offenders).toEqual([]);
 });
+
+test("better-sqlite3 is loaded only by the SQLite store, and only on first use (import(), never a static value import)", () => {
+  const users = files(SRC).filter((f) => /["']better-sqlite3["']/.test(readFileSync(f, "utf8")));
+  expect(users.map((f) => relative(SRC, f).split(/[\\/]/).join("/"))).toEqual(["adapters/store/sqliteStore.ts"]);
+  const text = readFileSync(users[0]!, "utf8");
+  expect(text).not.toMatch(/^\s*import\s+(?!type\b)[^;]*from\s+["']better-sqlite3["']/m);
+  expect(text).not.toMatch(/require\(\s*["']better-sqlite3["']\s*\)/);
+  expect(text).toMatch(/await import\("better-sqlite3"\)/);
+});

@@ -2,12 +2,20 @@
 import type { Command } from "commander";
 import { isBearerToken } from "../http/bearerToken.js";
 import { type RunningServer, startServer, streamLog } from "../http/startServer.js";
+import { type RunningDataServer, type StartDataServerOptions, startDataServer } from "../http/startDataServer.js";
+import { StoreError } from "../store/store.js";
 import { SnapshotError } from "../../model/index.js";
 import { CliError, type CliIo, UsageError } from "./io.js";
+import { readSnapshotFile } from "./loadSystem.js";
 
 /** Options of `rsop serve`, as commander parses them. */
 export interface ServeOptions {
-  readonly system: string;
+  readonly system?: string;
+  /** `--data FILE.db`: serve the live system kept in this SQLite database (reads and writes). */
+  readonly data?: string;
+  /** `--panel FILE.json` (with --data): import a 1.0 panel instead of a 2.0 system. */
+  readonly panel?: string;
+  readonly snapshotEvery?: string;
   readonly port: string;
   readonly host: string;
   readonly token?: string;
@@ -60,6 +68,7 @@ function parseSize(v: string | undefined): number | undefined {
 /**
  * Runs the server until a signal arrives, then closes it.
  * @param onListening - told the server once it listens (tests read its url there).
+ * @param onDataListening - the same, for a `--data` server.
  * @returns the exit code.
  */
 export async function serveCommand(
@@ -68,6 +77,7 @@ export async function serveCommand(
   env: Readonly<Record<string, string | undefined>>,
   signals: SignalSource,
   onListening?: (server: RunningServer) => void,
+  onDataListening?: (server: RunningDataServer) => void,
 ): Promise<number> {
   // Timestamped lines; a closed stderr (the log reader gone) silences the log but never stops serving.
   const log = streamLog(io.stderr);
@@ -79,7 +89,12 @@ export async function serveCommand(
   if (token !== undefined && !isBearerToken(token)) throw new CliError("the token may hold only letters, digits and -._~+/ (then = padding): clients could not send it as a Bearer token");
   if (token !== undefined && token.length < MIN_TOKEN_LENGTH && opts.allowShortToken !== true)
     throw new UsageError(`the token has ${token.length} characters; use at least ${MIN_TOKEN_LENGTH} (e.g. openssl rand -hex 24), or pass --allow-short-token`);
+  if (opts.data === undefined && opts.panel !== undefined) throw new UsageError("--panel is served only from a database: add --data FILE.db");
+  if (opts.data === undefined && opts.system === undefined) throw new UsageError("give --system FILE (or --data FILE.db)");
+  if (opts.data === undefined && opts.snapshotEvery !== undefined) throw new UsageError("--snapshot-every needs --data FILE.db");
+  if (opts.system !== undefined && opts.panel !== undefined) throw new UsageError("give at most one of --system FILE and --panel FILE");
   const port = parsePort(opts.port);
+  const snapshotEvery = parsePositive("--snapshot-every", opts.snapshotEvery);
   const maxBodyBytes = parseSize(opts.maxBody);
   const requestTimeoutMs = parsePositive("--request-timeout", opts.requestTimeout);
   const headersTimeoutMs = parsePositive("--headers-timeout", opts.headersTimeout);
@@ -87,28 +102,40 @@ export async function serveCommand(
   if (token !== undefined && token.length < MIN_TOKEN_LENGTH) log(`warning: the token has only ${token.length} characters (--allow-short-token)`);
   if (insecure && !LOOPBACK.test(opts.host)) log(`warning: serving without authentication on ${opts.host}, which other machines may reach`);
 
-  let server: RunningServer;
+  let server: RunningServer | RunningDataServer;
+  const common = {
+    port,
+    host: opts.host,
+    ...(token !== undefined ? { token } : { insecureNoAuth: true }),
+    ...(opts.basePath !== undefined && opts.basePath !== "" ? { basePath: opts.basePath } : {}),
+    ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
+    ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
+    ...(headersTimeoutMs !== undefined ? { headersTimeoutMs } : {}),
+    ...(maxConnections !== undefined ? { maxConnections } : {}),
+    log,
+  };
+  const snapshotFile = opts.system ?? opts.panel;
   try {
-    server = await startServer({
-      systemFile: opts.system,
-      port,
-      host: opts.host,
-      ...(token !== undefined ? { token } : { insecureNoAuth: true }),
-      ...(opts.basePath !== undefined && opts.basePath !== "" ? { basePath: opts.basePath } : {}),
-      ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
-      ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
-      ...(headersTimeoutMs !== undefined ? { headersTimeoutMs } : {}),
-      ...(maxConnections !== undefined ? { maxConnections } : {}),
-      log,
-    });
+    if (opts.data !== undefined) {
+      const kind = opts.panel !== undefined ? "panel" : "system";
+      const initial: StartDataServerOptions["initial"] =
+        snapshotFile === undefined ? undefined : { kind, file: snapshotFile, read: () => readSnapshotFile(snapshotFile, kind, io) };
+      const data = await startDataServer({ ...common, dataFile: opts.data, ...(initial !== undefined ? { initial } : {}), ...(snapshotEvery !== undefined ? { snapshotEvery } : {}) });
+      server = data;
+      onDataListening?.(data);
+    } else {
+      const file = await startServer({ ...common, systemFile: opts.system! });
+      server = file;
+      onListening?.(file);
+    }
   } catch (e) {
-    if (e instanceof SnapshotError) throw new CliError(`${opts.system}: ${e.issues.length} problem${e.issues.length === 1 ? "" : "s"}`, e.issues);
+    if (e instanceof SnapshotError) throw new CliError(`${snapshotFile}: ${e.issues.length} problem${e.issues.length === 1 ? "" : "s"}`, e.issues);
+    if (e instanceof StoreError) throw new CliError(e.message);
     const err = e as NodeJS.ErrnoException;
     if (err.syscall === "listen") throw new CliError(`cannot listen on ${opts.host}:${port}: ${err.code ?? err.message}`);
     if (err.code === "ERR_MODULE_NOT_FOUND") throw new CliError(`rsop serve needs the packages @hono/node-server and hono: ${err.message}`);
     throw e;
   }
-  onListening?.(server);
 
   const signal = await new Promise<string>((resolve) => {
     const onInt = () => stop("SIGINT");
@@ -133,9 +160,12 @@ export function registerServeCommand(program: Command, io: CliIo, setCode: (c: n
   program
     .command("serve")
     .description(
-      "Serve the HTTP API (RSOP, decisions, who can access) on a snapshot file; the file is watched and a valid new version is swapped in atomically. Stops on SIGINT/SIGTERM.",
+      "Serve the HTTP API (RSOP, decisions, who can access) on a snapshot file; the file is watched and a valid new version is swapped in atomically. With --data, serve every route (reads and writes) of a live system kept in a SQLite database. Stops on SIGINT/SIGTERM.",
     )
-    .requiredOption("--system <file>", "rsop-system/1 snapshot (JSON)")
+    .option("--system <file>", "rsop-system/1 snapshot (JSON); with --data, imported into an empty database")
+    .option("--data <file.db>", "serve the live system kept in this SQLite database (needs better-sqlite3); created on first start")
+    .option("--panel <file>", "with --data: import this rsop-panel/1 1.0 panel into an empty database and serve its /api routes")
+    .option("--snapshot-every <n>", "with --data: store a snapshot every n changes (start-up replays the changes after the latest); default 1000")
     .option("--port <n>", "TCP port (0: any free port)", "8080")
     .option("--host <address>", "address to listen on", "127.0.0.1")
     .option("--token <token>", "bearer token clients must send (default: $RSOP_TOKEN; prefer the variable, a command line is visible to other users)")

@@ -38,7 +38,7 @@ export function answerDeviceAccess(engine: Engine, params: URLSearchParams, devi
  * first page), `next` (not on the last) and `last`, each the request's own URL with `page` and
  * `per_page` set (its other parameters, such as `at`, kept).
  */
-export function pageHeaders(url: URL, p: DeviceAccessPage): Record<string, string> {
+export function pageHeaders(url: URL, p: Pick<DeviceAccessPage, "page" | "perPage" | "total">): Record<string, string> {
   const last = Math.max(0, Math.ceil(p.total / p.perPage) - 1);
   // The other parameters exactly as the client wrote them.
   const kept = url.search

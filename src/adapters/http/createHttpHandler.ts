@@ -13,7 +13,7 @@ import type { Engine } from "../../evaluate/index.js";
 import { answerDecisions } from "./answerDecisions.js";
 import { answerDeviceAccess, pageHeaders } from "./answerDeviceAccess.js";
 import { answerRsop } from "./answerRsop.js";
-import { bearerToken } from "./bearerToken.js";
+import { type AuthorizeAnswer, authenticate } from "./authenticate.js";
 import { HttpError, errorResponse, jsonResponse } from "./httpError.js";
 import { matchRoute, normalizeBasePath, pathSegments } from "./matchRoute.js";
 import { readJsonBody } from "./readJsonBody.js";
@@ -21,8 +21,7 @@ import { readJsonBody } from "./readJsonBody.js";
 /** A web-standard request handler: what `createHttpHandler` returns. */
 export type HttpHandler = (request: Request) => Promise<Response>;
 
-/** What `authorize` answers: allowed, an invalid token (401), or a valid token without access to this system (403). */
-export type AuthorizeAnswer = boolean | "forbidden";
+export type { AuthorizeAnswer };
 
 /** Options of createHttpHandler. */
 export interface HttpHandlerOptions {
@@ -116,19 +115,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     if (request.method !== route.method)
       throw new HttpError(405, `${request.method} is not allowed here; use ${route.method}.`, [], { allow: route.method });
 
-    if (!insecure) {
-      const header = request.headers.get("authorization");
-      const token = bearerToken(header);
-      if (token === null) {
-        const message = header === null ? "Authorization required: send Authorization: Bearer <token>." : "Malformed Authorization header: expected Bearer <token>.";
-        const challenge = header === null ? 'Bearer realm="rsop"' : 'Bearer realm="rsop", error="invalid_request"';
-        throw new HttpError(401, message, [], { "www-authenticate": challenge });
-      }
-      const answer = await authorize(token, route.systemId);
-      if (answer === "forbidden")
-        throw new HttpError(403, "This token may not query this system.", [], { "www-authenticate": 'Bearer realm="rsop", error="insufficient_scope"' });
-      if (answer !== true) throw new HttpError(401, "Invalid token.", [], { "www-authenticate": 'Bearer realm="rsop", error="invalid_token"' });
-    }
+    if (!insecure) await authenticate(request, authorize, route.systemId);
 
     // One engine for the rest of the request, even if the server swaps in another meanwhile.
     const engine = getEngine();

@@ -1,0 +1,163 @@
+// The HTTP face of `rsop serve --data`: a Hono app that passes every route of the live system
+// straight to it (the operation is the route). 2.0: every systems-interface route under
+// `/{system_id}`, plus decisions and who-can-access (answered by createHttpHandler on the live
+// engine). 1.0 (`--panel`): every per-node route under `/api`.
+//
+// Order of checks: authorization (401/403) → system id (404) → route (404) and method (405, with
+// `Allow`) → body (415, 413, 400) → the live system (its status and issues). Reads answer from
+// memory at once; writes wait their turn and are answered once the store has them.
+import type { Hono } from "hono";
+import { matchRoute } from "../../live/routes.js";
+import { matchPanelRoute } from "../../live/panel/panelRoutes.js";
+import type { OperationResult, PanelOperationResult } from "../../live/index.js";
+import { type Authorize, authenticate } from "./authenticate.js";
+import { pageHeaders } from "./answerDeviceAccess.js";
+import { createHttpHandler } from "./createHttpHandler.js";
+import { HttpError, errorResponse, jsonResponse, toHttpIssues } from "./httpError.js";
+import { normalizeBasePath } from "./matchRoute.js";
+import { readJsonBody } from "./readJsonBody.js";
+import { type DurableSystem } from "../store/durableSystem.js";
+import { StoreError } from "../store/store.js";
+
+/** Options of createDataApp. */
+export interface DataAppOptions {
+  readonly durable: DurableSystem;
+  /** Whether a bearer token may use the system; required unless insecureNoAuth. */
+  readonly authorize?: Authorize;
+  readonly insecureNoAuth?: boolean;
+  /** Prefix of every route, e.g. `/v2`; default `""`. */
+  readonly basePath?: string;
+  /** Largest accepted request body in bytes; default 1 MiB. */
+  readonly maxBodyBytes?: number;
+  /** JSON indentation of answers; default 2. */
+  readonly indent?: number;
+  /** The instant decisions use when a request gives none; default Date.now. */
+  readonly now?: () => number;
+  /** `GET /healthz` (no authentication) answers this. */
+  readonly health?: () => unknown;
+  /** Told about every unexpected error (answered 500 with a generic message). */
+  readonly onError?: (error: unknown, request: Request) => void;
+}
+
+const MIB = 1024 * 1024;
+
+/** The message of a refusal, by status; its issues say what exactly. */
+const REFUSAL: Readonly<Record<number, string>> = {
+  400: "The request is invalid.",
+  404: "Not found.",
+  405: "Method not allowed.",
+  409: "The request conflicts with the current state.",
+};
+
+/** A whole number query parameter as the live system accepted it, or the default. */
+function intParam(url: URL, key: string, dflt: number): number {
+  const raw = url.searchParams.get(key);
+  return raw === null || raw === "" || !/^\d+$/.test(raw) ? dflt : Number(raw);
+}
+
+/** The body of a write: none when the request has none, else JSON (415, 413, 400 otherwise). */
+async function writeBody(request: Request, maxBytes: number): Promise<unknown> {
+  const length = request.headers.get("content-length")?.trim();
+  const chunked = request.headers.get("transfer-encoding") !== null;
+  if (length === "0" || (length === undefined && !chunked)) return undefined;
+  return readJsonBody(request, maxBytes);
+}
+
+/**
+ * Creates the Hono app of `rsop serve --data` over a durable live system. Hono is loaded here, on
+ * first use, so that the CLI's other commands never load it.
+ * @throws Error when neither `authorize` nor `insecureNoAuth` is given.
+ */
+export async function createDataApp(options: DataAppOptions): Promise<Hono> {
+  const { durable } = options;
+  if (options.authorize === undefined && options.insecureNoAuth !== true) throw new Error("createDataApp: give authorize, or insecureNoAuth");
+  const authorize = options.authorize;
+  const basePath = normalizeBasePath(options.basePath ?? "");
+  const maxBodyBytes = options.maxBodyBytes ?? MIB;
+  const indent = options.indent ?? 2;
+  const target = durable.target;
+  const systemId = target.kind === "system" ? target.live.snapshot.systemId : "api";
+
+  const { Hono } = await import("hono");
+  const app = new Hono();
+  app.onError((e, c) => {
+    if (e instanceof HttpError) return errorResponse(e, indent);
+    if (e instanceof StoreError && /closing/.test(e.message)) return errorResponse(new HttpError(503, "The server is shutting down; try again."), indent);
+    try {
+      options.onError?.(e, c.req.raw);
+    } catch {
+      // A failing logger must not turn a 500 into a crash.
+    }
+    return errorResponse(new HttpError(500, "Internal server error."), indent);
+  });
+  app.notFound((c) => errorResponse(new HttpError(404, `No route for ${c.req.method} ${new URL(c.req.url).pathname}.`), indent));
+  const api = basePath === "" ? app : app.basePath(basePath);
+
+  if (options.health !== undefined) {
+    const health = options.health;
+    api.on(["GET", "HEAD"], "/healthz", () => jsonResponse(200, health(), indent));
+  }
+
+  /** Passes one request to the live system: `path` relative to the system (or the panel host). */
+  async function pass(request: Request, url: URL, path: string): Promise<Response> {
+    const method = request.method;
+    const match = target.kind === "system" ? matchRoute(method, path) : matchPanelRoute(method, path);
+    if (match.kind === "none") throw new HttpError(404, `No route for ${method} ${url.pathname}.`, [{ path: "path", message: `No route ${method} ${path}.` }]);
+    if (match.kind === "method")
+      throw new HttpError(405, `${method} is not allowed here; use ${match.allowed.join(", ")}.`, [], { allow: match.allowed.join(", ") });
+    const op = { method: method as "GET", path: `${path}${url.search}` };
+    let result: OperationResult | PanelOperationResult;
+    if (match.kind === "read") result = target.kind === "system" ? target.live.apply(op) : target.live.apply(op);
+    else result = await durable.write({ ...op, method: method as "POST" | "PUT" | "DELETE", body: await writeBody(request, maxBodyBytes) });
+    if (!result.ok) throw new HttpError(result.status, REFUSAL[result.status] ?? "Refused.", toHttpIssues(result.issues));
+    if ("patches" in result) {
+      if (result.status === 204) return new Response(null, { status: 204, headers: { "cache-control": "no-store" } });
+      return jsonResponse(result.status, result.id !== undefined ? { id: result.id } : {}, indent);
+    }
+    const headers =
+      result.total === undefined ? {} : pageHeaders(url, { page: intParam(url, "page", 0), perPage: Math.max(1, intParam(url, "per_page", 10)), total: result.total });
+    return jsonResponse(200, result.body, indent, headers);
+  }
+
+  if (target.kind === "system") {
+    const live = target.live;
+    // Decisions and who-can-access are answered by the read-only handler, on the live engine.
+    const engineRoutes = createHttpHandler({
+      getEngine: () => live.engine,
+      systemId,
+      ...(authorize !== undefined ? { authorize } : {}),
+      insecureNoAuth: options.insecureNoAuth === true,
+      basePath,
+      maxBodyBytes,
+      indent,
+      ...(options.now !== undefined ? { now: options.now } : {}),
+      ...(options.onError !== undefined ? { onError: options.onError } : {}),
+    });
+    api.all("/:systemId/decisions", (c) => engineRoutes(c.req.raw));
+    api.all("/:systemId/devices/:deviceId/access", (c) => engineRoutes(c.req.raw));
+    api.all("/:systemId/*", async (c) => {
+      const request = c.req.raw;
+      const url = new URL(request.url);
+      const rest = url.pathname.slice(basePath.length);
+      const slash = rest.indexOf("/", 1);
+      if (slash < 0) throw new HttpError(404, `No route for ${request.method} ${url.pathname}.`);
+      let id: string;
+      try {
+        id = decodeURIComponent(rest.slice(1, slash));
+      } catch {
+        throw new HttpError(400, "The URL path has malformed percent-encoding.");
+      }
+      if (options.insecureNoAuth !== true) await authenticate(request, authorize!, id);
+      if (id !== systemId) throw new HttpError(404, "Unknown system id.", [{ path: "system_id", message: `Unknown system id "${id}".` }]);
+      return pass(request, url, rest.slice(slash));
+    });
+  } else {
+    api.all("/api/*", async (c) => {
+      const request = c.req.raw;
+      const url = new URL(request.url);
+      if (options.insecureNoAuth !== true) await authenticate(request, authorize!, systemId);
+      return pass(request, url, url.pathname.slice(basePath.length));
+    });
+  }
+  return app;
+}

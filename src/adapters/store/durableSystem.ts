@@ -1,0 +1,135 @@
+// A live system (2.0) or live panel (1.0) kept in a Store: started from the store's latest snapshot
+// plus the changes after it, and every accepted write appended to the store before it is answered.
+// Writes run one at a time (apply → append → resolve); a write whose append fails is undone in memory
+// with its inverse patches, so memory never holds a change the store does not.
+import type { Patch } from "immer";
+import { type LiveSystem, type PanelLiveSystem, type Operation, type OperationResult, type PanelOperationResult, createLiveSystem, createPanelLiveSystem } from "../../live/index.js";
+import { type Issue, SnapshotError } from "../../model/index.js";
+import { type Store, type StoredKind, StoreError } from "./store.js";
+
+/** What `openDurableSystem` did at start-up. */
+export type StartedFrom =
+  | { readonly how: "imported" }
+  | { readonly how: "loaded"; readonly seq: number; readonly snapshotSeq: number; readonly replayed: number };
+
+/** The live system of either architecture, seen through what the server needs. */
+export type DurableLive = { readonly kind: "system"; readonly live: LiveSystem } | { readonly kind: "panel"; readonly live: PanelLiveSystem };
+
+/** Options of openDurableSystem. */
+export interface DurableSystemOptions {
+  /** The snapshot (JSON) to import when the store is empty, and its kind. */
+  readonly initial?: { readonly kind: StoredKind; readonly json: unknown };
+  /** Take a snapshot after this many changes since the last one; default 1000. */
+  readonly snapshotEvery?: number;
+  /** Clock of the stored times and of the live system; default Date.now. */
+  readonly now?: () => number;
+  /** Told about a snapshot that could not be stored (the log still has every change); default: ignored. */
+  readonly onSnapshotError?: (e: unknown) => void;
+}
+
+/** A live system whose accepted writes are durable. */
+export interface DurableSystem {
+  readonly kind: StoredKind;
+  /** The live system (reads go straight to its `apply`; writes must go through `write`). */
+  readonly target: DurableLive;
+  readonly startedFrom: StartedFrom;
+  /** The sequence number of the last stored change. */
+  seq(): number;
+  /** Applies a write and resolves once it is stored (refusals store nothing). Writes run one at a time. */
+  write(op: Operation): Promise<OperationResult | PanelOperationResult>;
+  /** Waits for writes in progress, stores a snapshot if changes came since the last, closes the store. */
+  close(): Promise<void>;
+}
+
+function createTarget(kind: StoredKind, json: unknown, now: () => number): DurableLive | readonly Issue[] {
+  if (kind === "system") {
+    const r = createLiveSystem(json, { now });
+    return r.ok ? { kind, live: r.value } : r.issues;
+  }
+  const r = createPanelLiveSystem(json, { now });
+  return r.ok ? { kind, live: r.value } : r.issues;
+}
+
+/**
+ * Opens the system a store holds (importing `initial` into an empty store).
+ * @throws SnapshotError when the snapshot to import is invalid; StoreError when the store is empty
+ *   and nothing is given to import, or its content does not replay.
+ */
+export async function openDurableSystem(store: Store, options: DurableSystemOptions = {}): Promise<DurableSystem> {
+  const now = options.now ?? Date.now;
+  const every = options.snapshotEvery ?? 1000;
+  if (!Number.isSafeInteger(every) || every < 1) throw new RangeError(`snapshotEvery must be a positive integer, got ${String(every)}`);
+  const iso = () => new Date(now()).toISOString();
+  const stored = await store.load();
+  let target: DurableLive;
+  let startedFrom: StartedFrom;
+  let seq: number;
+  if (stored === null) {
+    if (options.initial === undefined) throw new StoreError("the database is empty: give a snapshot to import (--system FILE or --panel FILE)");
+    const made = createTarget(options.initial.kind, options.initial.json, now);
+    if (!("kind" in made)) throw new SnapshotError(made);
+    target = made;
+    await store.init(made.kind, made.live.snapshot, iso());
+    startedFrom = { how: "imported" };
+    seq = 0;
+  } else {
+    const made = createTarget(stored.kind, stored.snapshot, now);
+    if (!("kind" in made)) throw new StoreError(`the stored snapshot (change ${stored.snapshotSeq}) is not valid: ${made.map((i) => i.message).join(" ")}`);
+    target = made;
+    for (const c of stored.changes) {
+      const r = target.live.applyPatches(c.patches as Patch[]);
+      if (!r.ok) throw new StoreError(`change ${c.seq} of the log does not replay: ${r.issues.map((i) => i.message).join(" ")}`);
+    }
+    seq = stored.seq;
+    startedFrom = { how: "loaded", seq, snapshotSeq: stored.snapshotSeq, replayed: stored.changes.length };
+  }
+  let snapshotSeq = stored?.snapshotSeq ?? 0;
+  let queue: Promise<unknown> = Promise.resolve();
+  let closing: Promise<void> | undefined;
+
+  async function takeSnapshot(): Promise<void> {
+    if (seq === snapshotSeq) return;
+    const at = seq;
+    try {
+      await store.snapshot(at, target.live.snapshot, iso());
+      snapshotSeq = at;
+    } catch (e) {
+      options.onSnapshotError?.(e);
+    }
+  }
+
+  async function writeNow(op: Operation): Promise<OperationResult | PanelOperationResult> {
+    const result = target.kind === "system" ? target.live.apply(op) : target.live.apply(op);
+    if (!result.ok || !("patches" in result)) return result;
+    try {
+      seq = await store.append(op, result.patches, iso());
+    } catch (e) {
+      const undone = target.live.applyPatches(result.inversePatches as Patch[]);
+      if (!undone.ok) throw new StoreError(`a write could not be stored nor undone: ${(e as Error).message}`);
+      throw e;
+    }
+    if (seq - snapshotSeq >= every) await takeSnapshot();
+    return result;
+  }
+
+  return {
+    kind: target.kind,
+    target,
+    startedFrom,
+    seq: () => seq,
+    write(op) {
+      if (closing !== undefined) return Promise.reject(new StoreError("the store is closing"));
+      const run = queue.then(() => writeNow(op));
+      queue = run.catch(() => undefined);
+      return run;
+    },
+    close() {
+      closing ??= (async () => {
+        await queue;
+        await takeSnapshot();
+        await store.close();
+      })();
+      return closing;
+    },
+  };
+}

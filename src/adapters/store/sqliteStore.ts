@@ -1,0 +1,142 @@
+// The SQLite store (better-sqlite3, loaded only when a store is opened): WAL journal,
+// synchronous=FULL (a commit is on disk before it returns), and locking_mode=EXCLUSIVE with an
+// exclusive transaction at open, so the process holds the database's lock until it closes or dies
+// and a second process (or a second connection in this one) is refused at once.
+import type { Database as SqliteDatabase } from "better-sqlite3";
+import { type StoredChange, type StoredKind, type StoredState, type Store, StoreError } from "./store.js";
+
+/** The schema version written to `meta`; a database of another version is refused. */
+const SCHEMA_VERSION = "1";
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+CREATE TABLE IF NOT EXISTS changes (seq INTEGER PRIMARY KEY, time TEXT NOT NULL, operation TEXT NOT NULL, patches TEXT NOT NULL) STRICT;
+CREATE TABLE IF NOT EXISTS snapshots (seq INTEGER PRIMARY KEY, time TEXT NOT NULL, snapshot TEXT NOT NULL) STRICT;
+`;
+
+/** Options of openSqliteStore. */
+export interface SqliteStoreOptions {
+  /** How many snapshots to keep (the newest); default 2. The change log is never pruned. */
+  readonly keepSnapshots?: number;
+}
+
+type BetterSqlite = typeof import("better-sqlite3");
+
+async function loadDriver(): Promise<BetterSqlite> {
+  try {
+    const m = (await import("better-sqlite3")) as unknown as { default?: BetterSqlite };
+    return (m.default ?? m) as BetterSqlite;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND")
+      throw new StoreError("--data needs the package better-sqlite3 (an optional peer dependency of rsop-engine): npm install better-sqlite3");
+    throw new StoreError(`better-sqlite3 could not be loaded: ${(e as Error).message}`);
+  }
+}
+
+function isBusy(e: unknown): boolean {
+  const code = (e as { code?: unknown }).code;
+  return code === "SQLITE_BUSY" || code === "SQLITE_LOCKED";
+}
+
+/**
+ * Opens (creating it if needed) a SQLite store and takes its lock.
+ * @throws StoreError when better-sqlite3 is missing, the file is in use by another process, is not
+ *   an rsop database, or cannot be opened.
+ */
+export async function openSqliteStore(file: string, options: SqliteStoreOptions = {}): Promise<Store> {
+  const Database = await loadDriver();
+  const keep = Math.max(1, options.keepSnapshots ?? 2);
+  let db: SqliteDatabase;
+  try {
+    db = new Database(file, { timeout: 0 });
+  } catch (e) {
+    throw new StoreError(`cannot open the database ${file}: ${(e as Error).message}`);
+  }
+  try {
+    db.pragma("locking_mode = EXCLUSIVE");
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = FULL");
+    // The exclusive transaction takes the lock now; locking_mode=EXCLUSIVE keeps it until close.
+    db.exec(`BEGIN EXCLUSIVE; ${SCHEMA} COMMIT;`);
+    const version = (db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string } | undefined)?.value;
+    if (version === undefined) db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(SCHEMA_VERSION);
+    else if (version !== SCHEMA_VERSION) throw new StoreError(`${file} has schema version ${version}; this rsop reads version ${SCHEMA_VERSION}`);
+  } catch (e) {
+    db.close();
+    if (e instanceof StoreError) throw e;
+    if (isBusy(e)) throw new StoreError(`${file} is in use by another process (another rsop serve?); only one process may serve a database at a time`);
+    if ((e as { code?: unknown }).code === "SQLITE_NOTADB") throw new StoreError(`${file} is not a SQLite database`);
+    throw new StoreError(`cannot use the database ${file}: ${(e as Error).message}`);
+  }
+
+  const getMeta = db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE key = ?");
+  const setMeta = db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)");
+  const insertChange = db.prepare("INSERT INTO changes (seq, time, operation, patches) VALUES (?, ?, ?, ?)");
+  const lastSeq = db.prepare<[], { seq: number | null }>("SELECT max(seq) AS seq FROM changes");
+  const insertSnapshot = db.prepare("INSERT OR REPLACE INTO snapshots (seq, time, snapshot) VALUES (?, ?, ?)");
+  const pruneSnapshots = db.prepare("DELETE FROM snapshots WHERE seq NOT IN (SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?)");
+  const latestSnapshot = db.prepare<[], { seq: number; snapshot: string }>("SELECT seq, snapshot FROM snapshots ORDER BY seq DESC LIMIT 1");
+  const changesAfter = db.prepare<[number], { seq: number; time: string; operation: string; patches: string }>(
+    "SELECT seq, time, operation, patches FROM changes WHERE seq > ? ORDER BY seq",
+  );
+
+  let seq = lastSeq.get()?.seq ?? 0;
+  let closed = false;
+  const open = () => {
+    if (closed) throw new StoreError(`the database ${file} is closed`);
+  };
+
+  const init = db.transaction((kind: StoredKind, snapshot: string, time: string) => {
+    if (getMeta.get("kind") !== undefined) throw new StoreError(`${file} already holds a system`);
+    setMeta.run("kind", kind);
+    insertSnapshot.run(0, time, snapshot);
+  });
+  const append = db.transaction((operation: string, patches: string, time: string) => {
+    insertChange.run(seq + 1, time, operation, patches);
+  });
+  const snapshot = db.transaction((at: number, text: string, time: string) => {
+    insertSnapshot.run(at, time, text);
+    pruneSnapshots.run(keep);
+  });
+
+  return {
+    async load(): Promise<StoredState | null> {
+      open();
+      const kind = getMeta.get("kind")?.value;
+      const latest = latestSnapshot.get();
+      if (kind === undefined || latest === undefined) return null;
+      if (kind !== "system" && kind !== "panel") throw new StoreError(`${file} holds an unknown kind of data ("${kind}")`);
+      const changes: StoredChange[] = changesAfter.all(latest.seq).map((r) => ({
+        seq: r.seq,
+        time: r.time,
+        operation: JSON.parse(r.operation) as unknown,
+        patches: JSON.parse(r.patches) as unknown[],
+      }));
+      // The log has no gaps: change k+1 follows change k.
+      changes.forEach((c, i) => {
+        if (c.seq !== latest.seq + i + 1) throw new StoreError(`${file}: the change log jumps from ${latest.seq + i} to ${c.seq}`);
+      });
+      return { kind, snapshotSeq: latest.seq, snapshot: JSON.parse(latest.snapshot) as unknown, changes, seq: changes.at(-1)?.seq ?? latest.seq };
+    },
+    async init(kind, snap, time) {
+      open();
+      init(kind, JSON.stringify(snap), time);
+    },
+    async append(operation, patches, time) {
+      open();
+      append(JSON.stringify(operation), JSON.stringify(patches), time);
+      seq += 1;
+      return seq;
+    },
+    async snapshot(at, snap, time) {
+      open();
+      snapshot(at, JSON.stringify(snap), time);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      db.close();
+    },
+  };
+}
