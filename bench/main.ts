@@ -9,7 +9,8 @@
 // Scenarios run in child processes grouped by what they need: decide, memory and rsop share one
 // process (started with --expose-gc for the heap measurements, building S, M and L once); compile
 // gets a process whose heap holds only the snapshots; the peers (casbin, Cedar wasm) get their own;
-// the CLI scenario spawns `node dist/cli.js`.
+// the CLI scenario spawns `node dist/cli.js`; the service scenario runs `node dist/cli.js serve --data`
+// in a child process and drives it over 127.0.0.1 from its own process (sizes M and L; S only alone).
 // A child prints its rows as JSON on stdout; progress goes to stderr.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
@@ -23,9 +24,10 @@ import type { SizeName } from "./fixtures.js";
 import { run as memory } from "./memory.bench.js";
 import { run as peers } from "./peers.bench.js";
 import { run as rsop } from "./rsop.bench.js";
+import { run as service } from "./service.bench.js";
 import type { Scenario, ScenarioContext } from "./scenario.js";
 
-const SCENARIOS: Readonly<Record<string, Scenario>> = { decide, memory, rsop, compile, incremental, peers, cli };
+const SCENARIOS: Readonly<Record<string, Scenario>> = { decide, memory, rsop, compile, incremental, peers, cli, service };
 
 interface Job {
   readonly scenarios: readonly string[];
@@ -38,6 +40,7 @@ const JOBS: readonly Job[] = [
   { scenarios: ["incremental"], nodeFlags: ["--expose-gc"] },
   { scenarios: ["peers"], nodeFlags: [] },
   { scenarios: ["cli"], nodeFlags: [] },
+  { scenarios: ["service"], nodeFlags: [] },
 ];
 
 const RESULTS_DIR = resolve("bench/results");

@@ -5,10 +5,13 @@
 //
 // Order of checks: authorization (401/403) → system id (404) → route (404) and method (405, with
 // `Allow`) → body (415, 413, 400) → the live system (its status and issues). Reads answer from
-// memory at once; writes wait their turn and are answered once the store has them.
+// memory at once; writes wait their turn and are answered once the store has them. Live hardware
+// readings (hardware lists, wireless diagnostics) answer 501: no stored system holds them.
 import type { Hono } from "hono";
 import { matchRoute } from "../../live/routes.js";
+import { reads } from "../../live/operations/reads.js";
 import { matchPanelRoute } from "../../live/panel/panelRoutes.js";
+import { panelReads } from "../../live/panel/panelReads.js";
 import type { OperationResult, PanelOperationResult } from "../../live/index.js";
 import { type Authorize, authenticate } from "./authenticate.js";
 import { pageHeaders } from "./answerDeviceAccess.js";
@@ -48,6 +51,19 @@ const REFUSAL: Readonly<Record<number, string>> = {
   405: "Method not allowed.",
   409: "The request conflicts with the current state.",
 };
+
+/**
+ * Reads whose answer is a live reading of the hardware (seed 001 "List hardware", "Wireless
+ * diagnostics"; seed 002 "Hardware", "Wireless diagnostics"), by the live system's handler. No stored
+ * snapshot holds them and this server talks to no hardware, so it answers 501 instead of the live
+ * system's empty list, which would claim the node has no hardware (docs/semantics.md H30).
+ */
+const LIVE_READINGS: ReadonlyMap<unknown, string> = new Map<unknown, string>([
+  [reads.hardware, "The hardware list of a cloud node"],
+  [reads.wirelessDiagnostics, "The wireless diagnostics of a cloud node"],
+  [panelReads.hardware, "The hardware list of this cloud node"],
+  [panelReads.wirelessDiagnostics, "The wireless diagnostics of this cloud node"],
+]);
 
 /** A whole number query parameter as the live system accepted it, or the default. */
 function intParam(url: URL, key: string, dflt: number): number {
@@ -110,6 +126,10 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
     if (match.kind === "read") result = target.kind === "system" ? target.live.apply(op) : target.live.apply(op);
     else result = await durable.write({ ...op, method: method as "POST" | "PUT" | "DELETE", body: await writeBody(request, maxBodyBytes) });
     if (!result.ok) throw new HttpError(result.status, REFUSAL[result.status] ?? "Refused.", toHttpIssues(result.issues));
+    // After the live system's own checks (an unknown cloud node stays 404).
+    const reading = match.kind === "read" ? LIVE_READINGS.get(match.handler) : undefined;
+    if (reading !== undefined)
+      throw new HttpError(501, `${reading} is read live from the hardware; this server is not connected to any hardware and the stored system does not hold it.`);
     if ("patches" in result) {
       if (result.status === 204) return new Response(null, { status: 204, headers: { "cache-control": "no-store" } });
       return jsonResponse(result.status, result.id !== undefined ? { id: result.id } : {}, indent);
