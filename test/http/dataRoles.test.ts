@@ -179,6 +179,15 @@ describe("tokens file", () => {
 });
 
 describe("roles over HTTP", () => {
+  test("RSOP_TOKEN stays an admin's even when the tokens file gives it another role", async () => {
+    const { db } = dataDir();
+    const listed = parseTokens({ [TOKEN]: { role: "reporter", partitions: ["p-east"] } });
+    if (!listed.ok) throw new Error("fixture");
+    const { call } = await startData(db, building(), { tokens: { file: "tokens.json", entries: listed.entries } });
+    expect(ids(await call("GET", "/holders"))).toEqual(["h-ann", "h-bob", "h-cy"]);
+    expect((await call("POST", "/groups", { name: "Admin's" })).status).toBe(200);
+  });
+
   test("admin (file and RSOP_TOKEN) and integrator reach everything: every partition, hardware, partitions, decisions", async () => {
     const { server, as } = await serve();
     for (const token of [ADMIN, TOKEN, INTEGRATOR]) {
@@ -376,9 +385,9 @@ describe("roles over HTTP", () => {
     await first.server.close();
     const stored = inspect(db).changes;
     const again = await startData(db, undefined, { tokens: { file: "tokens.json", entries: entries() } });
-    for (const path of ["/groups", "/holders", "/rules"]) {
-      const r = await fetch(`${again.server.url}/${SYSTEM_ID}${path}`, { method: "POST", headers: { authorization: `Bearer ${REPORTER}`, "content-type": "application/json" }, body: "{}" });
-      expect(r.status).toBe(403);
+    for (const [path, body] of [["/groups", "{}"], ["/holders", "{ not json"], ["/rules", "{}"]] as const) {
+      const r = await fetch(`${again.server.url}/${SYSTEM_ID}${path}`, { method: "POST", headers: { authorization: `Bearer ${REPORTER}`, "content-type": "application/json" }, body });
+      expect(r.status, "403 before the body is read").toBe(403);
     }
     await again.server.close();
     expect(inspect(db).changes).toEqual(stored);
