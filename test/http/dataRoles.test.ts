@@ -10,6 +10,7 @@ import { PassThrough, Readable } from "node:stream";
 import { afterAll, describe, expect, test } from "vitest";
 import { serveCommand } from "../../src/adapters/cli/serveCommand.js";
 import type { RunningDataServer } from "../../src/adapters/http/startDataServer.js";
+import { startServer } from "../../src/adapters/http/startServer.js";
 import { type TokenEntry, constantTimeEqual, grantLookup, parseTokens } from "../../src/adapters/http/tokens.js";
 import { run } from "../adapters/cliHarness.js";
 import { building } from "../live/fixture.js";
@@ -132,7 +133,6 @@ describe("tokens file", () => {
     const missing = await run(["serve", "--data", db, "--system", system, "--tokens", join(dir, "nope.json"), "--port", "0"]);
     expect(missing).toMatchObject({ code: 1, stderr: expect.stringContaining(`${join(dir, "nope.json")}: 1 problem\n  (the file): Cannot be read: ENOENT.`) });
     writeFileSync(file, JSON.stringify(TOKENS_JSON));
-    expect(await run(["serve", "--system", system, "--tokens", file])).toMatchObject({ code: 2, stderr: expect.stringContaining("--tokens FILE needs --data FILE.db") });
     expect(await run(["serve", "--data", db, "--system", system, "--tokens", file, "--insecure-no-auth"])).toMatchObject({
       code: 2,
       stderr: expect.stringContaining("--insecure-no-auth contradicts --tokens FILE"),
@@ -141,6 +141,41 @@ describe("tokens file", () => {
     const onPanel = await run(["serve", "--data", join(dir, "panel.db"), "--panel", panel, "--tokens", file, "--port", "0"]);
     expect(onPanel.code).toBe(1);
     expect(onPanel.stderr).toContain(`${file}: 3 problems\n  #3.role: A 1.0 panel is served to admin and integrator tokens only, not to a manager.`);
+  });
+
+  test("the read-only file mode takes the tokens file too: RSOP of a manager's or reporter's holders only, decisions for admins and integrators", async () => {
+    const { system } = dataDir();
+    const lines: string[] = [];
+    const server = await startServer({ systemFile: system, tokens: { file: "tokens.json", entries: entries() }, token: TOKEN, log: (l) => lines.push(l), reloadWorker: false });
+    try {
+      const get = async (token: string, path: string, body?: unknown) => {
+        const res = await fetch(`${server.url}/${SYSTEM_ID}${path}`, {
+          method: body === undefined ? "GET" : "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        });
+        return { status: res.status, text: await res.text() };
+      };
+      const scan = { deviceId: "d-front", at: AT, credential: { credentialNumber: 1001, facilityCode: 10 } };
+      for (const token of [TOKEN, ADMIN, INTEGRATOR]) {
+        expect((await get(token, "/decisions", scan)).status).toBe(200);
+        expect((await get(token, `/rsop/holders?ids=h-cy&at=${AT}`)).status).toBe(200);
+      }
+      for (const token of [EAST, REPORTER]) {
+        expect((await get(token, "/decisions", scan)).status).toBe(403);
+        expect((await get(token, "/devices/d-front/access")).status).toBe(403);
+      }
+      expect((await get(REPORTER, `/rsop/holders?ids=h-ann,h-bob&at=${AT}`)).status).toBe(200);
+      expect((await get(EAST, `/cloud-nodes/n-main/rsop/holders?ids=h-cy&at=${AT}`)).status).toBe(200);
+      const hidden = await get(REPORTER, `/rsop/holders?ids=h-ann,h-cy&at=${AT}`);
+      const none = await get(ADMIN, `/rsop/holders?ids=h-ann,zz-none&at=${AT}`);
+      expect(hidden.status).toBe(404);
+      expect(hidden.text.replace("h-cy", "zz-none")).toBe(none.text);
+      expect((await get(`${REPORTER}0`, "/rsop/holders?ids=h-ann")).status).toBe(401);
+    } finally {
+      await server.close();
+    }
+    for (const t of ALL_TOKENS) expect(lines.join("\n")).not.toContain(t);
   });
 
   test("rsop serve --tokens: the tokens work, RSOP_TOKEN stays an admin's, and no log line holds a token", async () => {

@@ -20,7 +20,7 @@ export interface ServeOptions {
   readonly port: string;
   readonly host: string;
   readonly token?: string;
-  /** `--tokens FILE` (with --data): bearer tokens with roles and partitions (semantics H17). */
+  /** `--tokens FILE`: bearer tokens with roles and partitions (semantics H17). */
   readonly tokens?: string;
   readonly insecureNoAuth?: boolean;
   readonly basePath?: string;
@@ -87,9 +87,8 @@ export async function serveCommand(
   const token = opts.token !== undefined && opts.token !== "" ? opts.token : env.RSOP_TOKEN !== undefined && env.RSOP_TOKEN !== "" ? env.RSOP_TOKEN : undefined;
   const insecure = opts.insecureNoAuth === true;
   if (opts.tokens !== undefined && insecure) throw new UsageError("--insecure-no-auth contradicts --tokens FILE");
-  if (opts.tokens !== undefined && opts.data === undefined) throw new UsageError("--tokens FILE needs --data FILE.db (the read-only file mode takes one token: --token or RSOP_TOKEN)");
   if (token === undefined && !insecure && opts.tokens === undefined)
-    throw new CliError("refusing to start without authentication: pass --token <token> or set RSOP_TOKEN (with --data, or give --tokens FILE; --insecure-no-auth for a local experiment)");
+    throw new CliError("refusing to start without authentication: pass --token <token> or set RSOP_TOKEN (or give --tokens FILE; --insecure-no-auth for a local experiment)");
   if (token !== undefined && insecure) throw new CliError("--insecure-no-auth contradicts the token given by --token or RSOP_TOKEN");
   if (token !== undefined && !isBearerToken(token)) throw new CliError("the token may hold only letters, digits and -._~+/ (then = padding): clients could not send it as a Bearer token");
   if (token !== undefined && token.length < MIN_TOKEN_LENGTH && opts.allowShortToken !== true)
@@ -124,6 +123,7 @@ export async function serveCommand(
     port,
     host: opts.host,
     ...(token !== undefined ? { token } : opts.tokens !== undefined ? {} : { insecureNoAuth: true }),
+    ...(tokens !== undefined ? { tokens } : {}),
     ...(opts.basePath !== undefined && opts.basePath !== "" ? { basePath: opts.basePath } : {}),
     ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
     ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
@@ -137,7 +137,7 @@ export async function serveCommand(
       const kind = opts.panel !== undefined ? "panel" : "system";
       const initial: StartDataServerOptions["initial"] =
         snapshotFile === undefined ? undefined : { kind, file: snapshotFile, read: () => readSnapshotFile(snapshotFile, kind, io) };
-      const data = await startDataServer({ ...common, ...(tokens !== undefined ? { tokens } : {}), dataFile: opts.data, ...(initial !== undefined ? { initial } : {}), ...(snapshotEvery !== undefined ? { snapshotEvery } : {}) });
+      const data = await startDataServer({ ...common, dataFile: opts.data, ...(initial !== undefined ? { initial } : {}), ...(snapshotEvery !== undefined ? { snapshotEvery } : {}) });
       server = data;
       onDataListening?.(data);
     } else {
@@ -192,7 +192,7 @@ export function registerServeCommand(program: Command, io: CliIo, setCode: (c: n
     .option("--port <n>", "TCP port (0: any free port)", "8080")
     .option("--host <address>", "address to listen on", "127.0.0.1")
     .option("--token <token>", "bearer token clients must send (default: $RSOP_TOKEN; prefer the variable, a command line is visible to other users)")
-    .option("--tokens <file>", 'with --data: JSON object mapping each bearer token to {"role": "admin"|"integrator"|"manager"|"reporter", "partitions": [ids]} (RSOP_TOKEN stays an admin token)')
+    .option("--tokens <file>", 'JSON object mapping each bearer token to {"role": "admin"|"integrator"|"manager"|"reporter", "partitions": [ids]} (RSOP_TOKEN stays an admin token)')
     .option("--insecure-no-auth", "serve without authentication (local experiments only)")
     .option("--base-path <path>", "prefix of every route, e.g. /v2")
     .option("--max-body <size>", "largest request body, bytes or with a unit (16MiB); default 1MiB")

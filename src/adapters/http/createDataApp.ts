@@ -12,7 +12,7 @@ import { matchPanelRoute } from "../../live/panel/panelRoutes.js";
 import type { Operation, OperationResult, PanelOperationResult } from "../../live/index.js";
 import { reads } from "../../live/operations/reads.js";
 import { type Authorize, authenticate } from "./authenticate.js";
-import { LiveRefusal, checkRsopIds, checkWrite, readInScope, scopeOf } from "./scope.js";
+import { LiveRefusal, checkRsopIds, checkWrite, engineRouteRefusal, readInScope, scopeOf } from "./scope.js";
 import { ADMIN, type Grant } from "./tokens.js";
 import { pageHeaders } from "./answerDeviceAccess.js";
 import { createHttpHandler } from "./createHttpHandler.js";
@@ -192,7 +192,7 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
     const engineRoute = async (request: Request, id: string): Promise<Response> => {
       if (grants !== undefined) {
         const grant = await identify(request, id);
-        if (grant.partitions !== null) throw new HttpError(403, `A ${grant.role} may not ask decisions or who can access a device: they name holders of every partition.`);
+        if (grant.partitions !== null) throw engineRouteRefusal(grant);
       }
       return engineRoutes(request);
     };

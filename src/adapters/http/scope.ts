@@ -8,7 +8,7 @@
 // for an id outside it, exactly as for an id that does not exist, and lists and totals count only
 // what the view holds. Writes (managers only) are checked against the view before they reach the
 // live system.
-import type { Group, Holder, SystemSnapshot } from "../../model/index.js";
+import type { Group, Holder, Issue, SystemSnapshot } from "../../model/index.js";
 import { Refusal, notFound } from "../../live/operation.js";
 import type { ReadHandler } from "../../live/routes.js";
 import { HttpError } from "./httpError.js";
@@ -177,9 +177,21 @@ export function checkWrite(grant: Grant, snapshot: SystemSnapshot, method: strin
  */
 export function checkRsopIds(scope: Scope, snapshot: SystemSnapshot, ids: string | null): void {
   if (ids === null) return;
-  const list = [...new Set(ids.split(",").map((s) => s.trim()).filter((s) => s !== ""))];
+  const issues = hiddenRsopIds(scope, snapshot, [...new Set(ids.split(",").map((s) => s.trim()).filter((s) => s !== ""))]);
+  if (issues !== null) throw new LiveRefusal(404, issues);
+}
+
+/**
+ * The engine's issues for RSOP `ids` (distinct, in order) when one of them is outside the scope: every
+ * id the token cannot see, as an unknown id at `ids.<i>`; null when the token sees each existing one.
+ */
+export function hiddenRsopIds(scope: Scope, snapshot: SystemSnapshot, ids: readonly string[]): Issue[] | null {
   const exists = new Set(snapshot.holders.map((h) => h.id));
-  if (!list.some((id) => exists.has(id) && !scope.holder(id))) return;
-  const issues = list.flatMap((id, i) => (scope.holder(id) ? [] : [{ code: "unknownId" as const, path: ["ids", i], message: `Unknown holder id "${id}".` }]));
-  throw new LiveRefusal(404, issues);
+  if (!ids.some((id) => exists.has(id) && !scope.holder(id))) return null;
+  return ids.flatMap((id, i): Issue[] => (scope.holder(id) ? [] : [{ code: "unknownId", path: ["ids", i], message: `Unknown holder id "${id}".` }]));
+}
+
+/** The 403 of decisions and who-can-access for a manager or reporter (H21). */
+export function engineRouteRefusal(grant: Grant): HttpError {
+  return new HttpError(403, `A ${grant.role} may not ask decisions or who can access a device: they name holders of every partition.`);
 }
