@@ -385,6 +385,9 @@ describe("roles over HTTP", () => {
     expect((await as(EAST, "PUT", "/groups/g-night/holders", { holders: [dee.body.id] })).status).toBe(204);
     expect(ids(await as(ADMIN, "GET", "/groups/g-night/holders")).sort()).toEqual([dee.body.id, "h-bob"].sort());
     expect(ids(await as(EAST, "GET", "/groups/g-night/holders"))).toEqual([dee.body.id]);
+    // Also when the path spells the id percent-encoded.
+    expect((await as(EAST, "PUT", "/groups/g%2Dnight/holders", { holders: [dee.body.id] })).status).toBe(204);
+    expect(ids(await as(ADMIN, "GET", "/groups/g-night/holders")).sort()).toEqual([dee.body.id, "h-bob"].sort());
     // And a holder's groups keep the ones of other partitions.
     expect((await as(EAST, "PUT", "/holders/h-cy/groups", { groups: ["g-night"] })).status).toBe(204);
     expect((await as(ADMIN, "GET", "/holders/h-cy")).body.groups.map((g: { id: string }) => g.id)).toEqual(["g-night", "g-empty"]);

@@ -118,7 +118,10 @@ function partitionList(grant: Grant): string {
 export function checkWrite(grant: Grant, snapshot: SystemSnapshot, method: string, path: string, params: Readonly<Record<string, string>>, body: unknown): unknown {
   if (grant.role === "admin" || grant.role === "integrator") return body;
   if (grant.role === "reporter") throw new HttpError(403, "This token is a reporter's: it may only read.", [{ path: "method", message: `A reporter may not ${method}.` }]);
-  const first = path.split("/")[1] ?? "";
+  // The route by its literal segments (decoded, as the route table matched them; the ids are in params).
+  const seg = path.split("/").slice(1).map(decodeURIComponent);
+  const first = seg[0] ?? "";
+  const route = (...literal: (string | null)[]) => seg.length === literal.length && literal.every((x, i) => x === null || x === seg[i]);
   if (!MANAGED.has(first))
     throw new HttpError(403, "A manager changes only holders, groups and rules.", [{ path: "path", message: `A manager may not ${method} /${first}.` }]);
   const scope = scopeOf(snapshot, grant);
@@ -128,7 +131,7 @@ export function checkWrite(grant: Grant, snapshot: SystemSnapshot, method: strin
   if (!isObject(body)) return body;
 
   // A holder or group is created in, or moved to, one of the token's partitions only.
-  const entity = (first === "holders" || first === "groups") && (method === "POST" ? path === `/${first}` : path === `/${first}/${params.holderId ?? params.groupId}`);
+  const entity = (first === "holders" || first === "groups") && (method === "POST" ? route(first) : route(first, null));
   if (entity && (method === "POST" || "partition" in body)) {
     const p = body.partition === undefined ? null : body.partition;
     if ((p === null || typeof p === "string") && !scope.partition(p))
@@ -152,18 +155,20 @@ export function checkWrite(grant: Grant, snapshot: SystemSnapshot, method: strin
   };
   const holderExists = (id: string) => snapshot.holders.some((h) => h.id === id);
   const groupExists = (id: string) => snapshot.groups.some((g) => g.id === id);
-  if (method === "POST" && path === "/holders") refs("groups", scope.group, groupExists, "group", false);
-  if (path === `/holders/${params.holderId}/groups`) refs("groups", scope.group, groupExists, "group", true);
-  if (path === `/groups/${params.groupId}/holders`) refs("holders", scope.holder, holderExists, "holder", true);
+  const holderGroups = method === "PUT" && route("holders", null, "groups");
+  const groupHolders = method === "PUT" && route("groups", null, "holders");
+  if (method === "POST" && route("holders")) refs("groups", scope.group, groupExists, "group", false);
+  if (holderGroups) refs("groups", scope.group, groupExists, "group", true);
+  if (groupHolders) refs("holders", scope.holder, holderExists, "holder", true);
   if (first === "rules" && typeof body.groupId === "string" && groupExists(body.groupId) && !scope.group(body.groupId))
     throw new LiveRefusal(400, [{ code: "unknownReference", path: ["body", "groupId"], message: missing("group", body.groupId, false) }]);
 
   // Replace lists: what the token cannot see stays as it is.
-  if (method === "PUT" && path === `/holders/${params.holderId}/groups` && Array.isArray(body.groups)) {
+  if (holderGroups && Array.isArray(body.groups)) {
     const h = snapshot.holders.find((x) => x.id === params.holderId)!;
     return { ...body, groups: [...body.groups, ...h.groups.filter((g) => !scope.group(g))] };
   }
-  if (method === "PUT" && path === `/groups/${params.groupId}/holders` && Array.isArray(body.holders)) {
+  if (groupHolders && Array.isArray(body.holders)) {
     const hidden = snapshot.holders.filter((h) => h.groups.includes(params.groupId!) && !scope.holder(h.id)).map((h) => h.id);
     return { ...body, holders: [...body.holders, ...hidden] };
   }
