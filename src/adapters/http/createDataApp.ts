@@ -13,7 +13,7 @@ import type { Operation, OperationResult, PanelOperationResult } from "../../liv
 import { reads } from "../../live/operations/reads.js";
 import { type Authorize, authenticate } from "./authenticate.js";
 import { LiveRefusal, checkRsopIds, checkWrite, engineRouteRefusal, readInScope, scopeOf } from "./scope.js";
-import { ADMIN, type Grant } from "./tokens.js";
+import { ADMIN, type Grant } from "./grant.js";
 import { pageHeaders } from "./answerDeviceAccess.js";
 import { createHttpHandler } from "./createHttpHandler.js";
 import { HttpError, errorResponse, jsonResponse, toHttpIssues } from "./httpError.js";

@@ -19,7 +19,7 @@ import { matchRoute, normalizeBasePath, pathSegments } from "./matchRoute.js";
 import { readJsonBody } from "./readJsonBody.js";
 import { parseQuery } from "./parseQuery.js";
 import { engineRouteRefusal, hiddenRsopIds, scopeOf } from "./scope.js";
-import { ADMIN, type Grant } from "./tokens.js";
+import { ADMIN, type Grant } from "./grant.js";
 
 /** A web-standard request handler: what `createHttpHandler` returns. */
 export type HttpHandler = (request: Request) => Promise<Response>;

@@ -12,7 +12,7 @@ import type { Group, Holder, Issue, SystemSnapshot } from "../../model/index.js"
 import { Refusal, notFound } from "../../live/operation.js";
 import type { ReadHandler } from "../../live/routes.js";
 import { HttpError } from "./httpError.js";
-import type { Grant } from "./tokens.js";
+import type { Grant } from "./grant.js";
 
 /** What a token may see of one snapshot. */
 export interface Scope {

@@ -4,20 +4,9 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { isBearerToken } from "./bearerToken.js";
+import { type Grant, ROLES, type Role } from "./grant.js";
 
-/** What a token may do: admin and integrator everything; manager and reporter only within their partitions, reporter reads only. */
-export type Role = "admin" | "integrator" | "manager" | "reporter";
-
-export const ROLES: readonly Role[] = ["admin", "integrator", "manager", "reporter"];
-
-/** The role of a token, and for managers and reporters the partition ids they may see (null: every partition). */
-export interface Grant {
-  readonly role: Role;
-  readonly partitions: ReadonlySet<string> | null;
-}
-
-/** The grant of `RSOP_TOKEN` / `--token`. */
-export const ADMIN: Grant = Object.freeze({ role: "admin", partitions: null });
+export { ADMIN, type Grant, ROLES, type Role } from "./grant.js";
 
 /** Shortest token the file accepts: as `rsop serve --token` (H1). */
 export const MIN_FILE_TOKEN_LENGTH = 16;
