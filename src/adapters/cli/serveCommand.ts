@@ -4,6 +4,7 @@ import { isBearerToken } from "../http/bearerToken.js";
 import { type RunningServer, startServer, streamLog } from "../http/startServer.js";
 import { type RunningDataServer, type StartDataServerOptions, startDataServer } from "../http/startDataServer.js";
 import { StoreError } from "../store/store.js";
+import { ROLES, type TokenEntry, TokensFileError, readTokensFile } from "../http/tokens.js";
 import { SnapshotError } from "../../model/index.js";
 import { CliError, type CliIo, UsageError } from "./io.js";
 import { readSnapshotFile } from "./loadSystem.js";
@@ -19,6 +20,8 @@ export interface ServeOptions {
   readonly port: string;
   readonly host: string;
   readonly token?: string;
+  /** `--tokens FILE`: bearer tokens with roles and partitions (semantics H17). */
+  readonly tokens?: string;
   readonly insecureNoAuth?: boolean;
   readonly basePath?: string;
   readonly maxBody?: string;
@@ -83,8 +86,9 @@ export async function serveCommand(
   const log = streamLog(io.stderr);
   const token = opts.token !== undefined && opts.token !== "" ? opts.token : env.RSOP_TOKEN !== undefined && env.RSOP_TOKEN !== "" ? env.RSOP_TOKEN : undefined;
   const insecure = opts.insecureNoAuth === true;
-  if (token === undefined && !insecure)
-    throw new CliError("refusing to start without authentication: pass --token <token> or set RSOP_TOKEN (or --insecure-no-auth for a local experiment)");
+  if (opts.tokens !== undefined && insecure) throw new UsageError("--insecure-no-auth contradicts --tokens FILE");
+  if (token === undefined && !insecure && opts.tokens === undefined)
+    throw new CliError("refusing to start without authentication: pass --token <token> or set RSOP_TOKEN (or give --tokens FILE; --insecure-no-auth for a local experiment)");
   if (token !== undefined && insecure) throw new CliError("--insecure-no-auth contradicts the token given by --token or RSOP_TOKEN");
   if (token !== undefined && !isBearerToken(token)) throw new CliError("the token may hold only letters, digits and -._~+/ (then = padding): clients could not send it as a Bearer token");
   if (token !== undefined && token.length < MIN_TOKEN_LENGTH && opts.allowShortToken !== true)
@@ -102,11 +106,24 @@ export async function serveCommand(
   if (token !== undefined && token.length < MIN_TOKEN_LENGTH) log(`warning: the token has only ${token.length} characters (--allow-short-token)`);
   if (insecure && !LOOPBACK.test(opts.host)) log(`warning: serving without authentication on ${opts.host}, which other machines may reach`);
 
+  let tokens: { file: string; entries: TokenEntry[] } | undefined;
+  if (opts.tokens !== undefined) {
+    try {
+      tokens = { file: opts.tokens, entries: await readTokensFile(opts.tokens) };
+    } catch (e) {
+      if (e instanceof TokensFileError) throw new CliError(tokensFileMessage(e));
+      throw e;
+    }
+    const counts = ROLES.map((r) => [r, tokens!.entries.filter((x) => x.grant.role === r).length] as const).filter(([, n]) => n > 0);
+    log(`tokens: ${tokens.entries.length} from ${opts.tokens} (${counts.map(([r, n]) => `${n} ${r}`).join(", ")})${token !== undefined ? ", and RSOP_TOKEN or --token as an admin's" : ""}`);
+  }
+
   let server: RunningServer | RunningDataServer;
   const common = {
     port,
     host: opts.host,
-    ...(token !== undefined ? { token } : { insecureNoAuth: true }),
+    ...(token !== undefined ? { token } : opts.tokens !== undefined ? {} : { insecureNoAuth: true }),
+    ...(tokens !== undefined ? { tokens } : {}),
     ...(opts.basePath !== undefined && opts.basePath !== "" ? { basePath: opts.basePath } : {}),
     ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
     ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
@@ -131,6 +148,7 @@ export async function serveCommand(
   } catch (e) {
     if (e instanceof SnapshotError) throw new CliError(`${snapshotFile}: ${e.issues.length} problem${e.issues.length === 1 ? "" : "s"}`, e.issues);
     if (e instanceof StoreError) throw new CliError(e.message);
+    if (e instanceof TokensFileError) throw new CliError(tokensFileMessage(e));
     const err = e as NodeJS.ErrnoException;
     if (err.syscall === "listen") throw new CliError(`cannot listen on ${opts.host}:${port}: ${err.code ?? err.message}`);
     if (err.code === "ERR_MODULE_NOT_FOUND") throw new CliError(`rsop serve needs the packages @hono/node-server and hono: ${err.message}`);
@@ -155,6 +173,11 @@ export async function serveCommand(
   return 0;
 }
 
+/** `FILE: N problems` and a line per problem (`  #2.role: …`); an entry is named by its place, never by its token. */
+function tokensFileMessage(e: TokensFileError): string {
+  return [e.message, ...e.issues.map((i) => `  ${i.path === "" ? "(the file)" : i.path}: ${i.message}`)].join("\n");
+}
+
 /** Registers `rsop serve`. */
 export function registerServeCommand(program: Command, io: CliIo, setCode: (c: number) => void): void {
   program
@@ -169,6 +192,7 @@ export function registerServeCommand(program: Command, io: CliIo, setCode: (c: n
     .option("--port <n>", "TCP port (0: any free port)", "8080")
     .option("--host <address>", "address to listen on", "127.0.0.1")
     .option("--token <token>", "bearer token clients must send (default: $RSOP_TOKEN; prefer the variable, a command line is visible to other users)")
+    .option("--tokens <file>", 'JSON object mapping each bearer token to {"role": "admin"|"integrator"|"manager"|"reporter", "partitions": [ids]} (RSOP_TOKEN stays an admin token)')
     .option("--insecure-no-auth", "serve without authentication (local experiments only)")
     .option("--base-path <path>", "prefix of every route, e.g. /v2")
     .option("--max-body <size>", "largest request body, bytes or with a unit (16MiB); default 1MiB")

@@ -12,8 +12,10 @@ import { matchRoute } from "../../live/routes.js";
 import { reads } from "../../live/operations/reads.js";
 import { matchPanelRoute } from "../../live/panel/panelRoutes.js";
 import { panelReads } from "../../live/panel/panelReads.js";
-import type { OperationResult, PanelOperationResult } from "../../live/index.js";
+import type { Operation, OperationResult, PanelOperationResult } from "../../live/index.js";
 import { type Authorize, authenticate } from "./authenticate.js";
+import { LiveRefusal, checkRsopIds, checkWrite, engineRouteRefusal, readInScope, scopeOf } from "./scope.js";
+import { ADMIN, type Grant } from "./grant.js";
 import { pageHeaders } from "./answerDeviceAccess.js";
 import { createHttpHandler } from "./createHttpHandler.js";
 import { HttpError, errorResponse, jsonResponse, toHttpIssues } from "./httpError.js";
@@ -27,6 +29,11 @@ export interface DataAppOptions {
   readonly durable: DurableSystem;
   /** Whether a bearer token may use the system; required unless insecureNoAuth. */
   readonly authorize?: Authorize;
+  /**
+   * The grant of a bearer token (role and partitions; null: an invalid token), instead of `authorize`.
+   * A token that `authorize` accepts is an admin's.
+   */
+  readonly grants?: (token: string) => Grant | null;
   readonly insecureNoAuth?: boolean;
   /** Prefix of every route, e.g. `/v2`; default `""`. */
   readonly basePath?: string;
@@ -86,8 +93,11 @@ async function writeBody(request: Request, maxBytes: number): Promise<unknown> {
  */
 export async function createDataApp(options: DataAppOptions): Promise<Hono> {
   const { durable } = options;
-  if (options.authorize === undefined && options.insecureNoAuth !== true) throw new Error("createDataApp: give authorize, or insecureNoAuth");
-  const authorize = options.authorize;
+  const chosen = [options.authorize !== undefined, options.grants !== undefined, options.insecureNoAuth === true].filter(Boolean).length;
+  if (chosen !== 1) throw new Error("createDataApp: give exactly one of authorize, grants and insecureNoAuth");
+  const grants = options.grants;
+  const authorize: Authorize | undefined = grants !== undefined ? (token) => grants(token) !== null : options.authorize;
+  const insecure = options.insecureNoAuth === true;
   const basePath = normalizeBasePath(options.basePath ?? "");
   const maxBodyBytes = options.maxBodyBytes ?? MIB;
   const indent = options.indent ?? 2;
@@ -98,6 +108,7 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
   const app = new Hono();
   app.onError((e, c) => {
     if (e instanceof HttpError) return errorResponse(e, indent);
+    if (e instanceof LiveRefusal) return errorResponse(new HttpError(e.status, REFUSAL[e.status] ?? "Refused.", toHttpIssues(e.issues)), indent);
     if (e instanceof StoreError && /closing/.test(e.message)) return errorResponse(new HttpError(503, "The server is shutting down; try again."), indent);
     try {
       options.onError?.(e, c.req.raw);
@@ -114,8 +125,30 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
     api.on(["GET", "HEAD"], "/healthz", () => jsonResponse(200, health(), indent));
   }
 
+  /**
+   * The grant of the request's bearer token (401 as H1 when there is none or it is invalid); every
+   * request is an admin's without authentication or with a single token.
+   */
+  async function identify(request: Request, id: string): Promise<Grant> {
+    if (insecure) return ADMIN;
+    if (grants === undefined) {
+      await authenticate(request, authorize!, id);
+      return ADMIN;
+    }
+    let grant: Grant | null = null;
+    await authenticate(
+      request,
+      (token) => {
+        grant = grants(token);
+        return grant !== null;
+      },
+      id,
+    );
+    return grant!;
+  }
+
   /** Passes one request to the live system: `path` relative to the system (or the panel host). */
-  async function pass(request: Request, url: URL, path: string): Promise<Response> {
+  async function pass(request: Request, url: URL, path: string, grant: Grant): Promise<Response> {
     const method = request.method;
     const match = target.kind === "system" ? matchRoute(method, path) : matchPanelRoute(method, path);
     if (match.kind === "none") throw new HttpError(404, `No route for ${method} ${url.pathname}.`, [{ path: "path", message: `No route ${method} ${path}.` }]);
@@ -123,8 +156,29 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
       throw new HttpError(405, `${method} is not allowed here; use ${match.allowed.join(", ")}.`, [], { allow: match.allowed.join(", ") });
     const op = { method: method as "GET", path: `${path}${url.search}` };
     let result: OperationResult | PanelOperationResult;
-    if (match.kind === "read") result = target.kind === "system" ? target.live.apply(op) : target.live.apply(op);
-    else result = await durable.write({ ...op, method: method as "POST" | "PUT" | "DELETE", body: await writeBody(request, maxBodyBytes) });
+    if (target.kind === "panel" && grant.partitions !== null) throw new HttpError(403, "A 1.0 panel is served to admin and integrator tokens only.");
+    if (match.kind === "read") {
+      if (target.kind === "panel" || grant.partitions === null) result = target.kind === "system" ? target.live.apply(op) : target.live.apply(op);
+      else {
+        // A manager or reporter reads its view of the snapshot (H19); RSOP is the engine's, for its holders only.
+        const live = target.live;
+        const scope = scopeOf(live.snapshot, grant);
+        if (match.handler === reads.rsop) {
+          checkRsopIds(scope, live.snapshot, url.searchParams.get("ids"));
+          result = live.apply(op);
+        } else result = { ok: true, status: 200, ...readInScope(match.handler as Parameters<typeof readInScope>[0], scope, { engine: live.engine, params: match.params, query: url.searchParams, now: options.now ?? Date.now }) };
+      }
+    } else {
+      // Refusals of the role and of path ids come before the body is read (H14's order), and are checked
+      // again on the write's turn, against the snapshot it applies to (prepare).
+      if (target.kind === "system" && grant.partitions !== null) checkWrite(grant, target.live.snapshot, method, path, match.params, undefined);
+      const body = await writeBody(request, maxBodyBytes);
+      const prepare =
+        target.kind === "system" && grant.partitions !== null
+          ? (o: Operation): Operation => ({ ...o, body: checkWrite(grant, target.live.snapshot, method, path, match.params, o.body) })
+          : undefined;
+      result = await durable.write({ ...op, method: method as "POST" | "PUT" | "DELETE", body }, prepare);
+    }
     if (!result.ok) throw new HttpError(result.status, REFUSAL[result.status] ?? "Refused.", toHttpIssues(result.issues));
     // After the live system's own checks (an unknown cloud node stays 404).
     const reading = match.kind === "read" ? LIVE_READINGS.get(match.handler) : undefined;
@@ -153,8 +207,16 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
       ...(options.now !== undefined ? { now: options.now } : {}),
       ...(options.onError !== undefined ? { onError: options.onError } : {}),
     });
-    api.all("/:systemId/decisions", (c) => engineRoutes(c.req.raw));
-    api.all("/:systemId/devices/:deviceId/access", (c) => engineRoutes(c.req.raw));
+    // Decisions and who-can-access name holders of every partition: admin and integrator tokens only (H21).
+    const engineRoute = async (request: Request, id: string): Promise<Response> => {
+      if (grants !== undefined) {
+        const grant = await identify(request, id);
+        if (grant.partitions !== null) throw engineRouteRefusal(grant);
+      }
+      return engineRoutes(request);
+    };
+    api.all("/:systemId/decisions", (c) => engineRoute(c.req.raw, c.req.param("systemId")));
+    api.all("/:systemId/devices/:deviceId/access", (c) => engineRoute(c.req.raw, c.req.param("systemId")));
     api.all("/:systemId/*", async (c) => {
       const request = c.req.raw;
       const url = new URL(request.url);
@@ -167,16 +229,15 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
       } catch {
         throw new HttpError(400, "The URL path has malformed percent-encoding.");
       }
-      if (options.insecureNoAuth !== true) await authenticate(request, authorize!, id);
+      const grant = await identify(request, id);
       if (id !== systemId) throw new HttpError(404, "Unknown system id.", [{ path: "system_id", message: `Unknown system id "${id}".` }]);
-      return pass(request, url, rest.slice(slash));
+      return pass(request, url, rest.slice(slash), grant);
     });
   } else {
     api.all("/api/*", async (c) => {
       const request = c.req.raw;
       const url = new URL(request.url);
-      if (options.insecureNoAuth !== true) await authenticate(request, authorize!, systemId);
-      return pass(request, url, url.pathname.slice(basePath.length));
+      return pass(request, url, url.pathname.slice(basePath.length), await identify(request, systemId));
     });
   }
   return app;

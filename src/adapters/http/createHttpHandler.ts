@@ -14,9 +14,12 @@ import { answerDecisions } from "./answerDecisions.js";
 import { answerDeviceAccess, pageHeaders } from "./answerDeviceAccess.js";
 import { answerRsop } from "./answerRsop.js";
 import { type AuthorizeAnswer, authenticate } from "./authenticate.js";
-import { HttpError, errorResponse, jsonResponse } from "./httpError.js";
+import { HttpError, errorResponse, jsonResponse, queryHttpError } from "./httpError.js";
 import { matchRoute, normalizeBasePath, pathSegments } from "./matchRoute.js";
 import { readJsonBody } from "./readJsonBody.js";
+import { parseQuery } from "./parseQuery.js";
+import { engineRouteRefusal, hiddenRsopIds, scopeOf } from "./scope.js";
+import { ADMIN, type Grant } from "./grant.js";
 
 /** A web-standard request handler: what `createHttpHandler` returns. */
 export type HttpHandler = (request: Request) => Promise<Response>;
@@ -39,6 +42,12 @@ export interface HttpHandlerOptions {
    * Default: deny everything (401), so forgetting this option never opens a server.
    */
   readonly authorize?: (token: string, systemId: string) => AuthorizeAnswer | Promise<AuthorizeAnswer>;
+  /**
+   * Instead of `authorize`: the grant of a bearer token (null: invalid, 401). A manager or reporter
+   * gets RSOP of the holders of its partitions only and no decisions or who-can-access (403);
+   * semantics H19, H21.
+   */
+  readonly grants?: (token: string) => Grant | null;
   /**
    * Serve without any authentication: no Authorization header is needed and `authorize` is never
    * called. Only for local experiments; default false.
@@ -98,7 +107,8 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
   const { getEngine } = options;
   if (typeof getEngine !== "function") throw new TypeError("createHttpHandler: getEngine must be a function");
   const basePath = normalizeBasePath(options.basePath ?? "");
-  const authorize = options.authorize ?? denyAll;
+  const grants = options.grants;
+  const authorize = grants !== undefined ? (token: string) => grants(token) !== null : (options.authorize ?? denyAll);
   const insecure = options.insecureNoAuth === true;
   const maxBodyBytes = positiveInteger("maxBodyBytes", options.maxBodyBytes, MIB);
   const maxIds = positiveInteger("maxIds", options.maxIds, 100);
@@ -115,7 +125,18 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     if (request.method !== route.method)
       throw new HttpError(405, `${request.method} is not allowed here; use ${route.method}.`, [], { allow: route.method });
 
-    if (!insecure) await authenticate(request, authorize, route.systemId);
+    let grant: Grant = ADMIN;
+    if (!insecure && grants !== undefined)
+      await authenticate(
+        request,
+        (token) => {
+          const found = grants(token);
+          if (found !== null) grant = found;
+          return found !== null;
+        },
+        route.systemId,
+      );
+    else if (!insecure) await authenticate(request, authorize, route.systemId);
 
     // One engine for the rest of the request, even if the server swaps in another meanwhile.
     const engine = getEngine();
@@ -123,6 +144,11 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     if (route.systemId !== systemId)
       throw new HttpError(404, "Unknown system id.", [{ path: "system_id", message: `Unknown system id "${route.systemId}".` }]);
 
+    if (grant.partitions !== null) {
+      if (route.name === "deviceAccess" || route.name === "decisions") throw engineRouteRefusal(grant);
+      const issues = hiddenRsopIds(scopeOf(engine.snapshot, grant), engine.snapshot, parseQuery(url.searchParams, true, maxIds, now).ids);
+      if (issues !== null) throw queryHttpError(issues, { cloudNodeId: "cloud_node_id" });
+    }
     switch (route.name) {
       case "rsopHolders":
         return jsonResponse(200, answerRsop(engine, url.searchParams, null, maxIds, now), indent);

@@ -11,6 +11,7 @@ import type { Authorize } from "./authenticate.js";
 import { createDataApp } from "./createDataApp.js";
 import { streamLog } from "./startServer.js";
 import { tokenAuthorizer } from "./tokenAuthorizer.js";
+import { ADMIN, type TokenEntry, TokensFileError, grantLookup } from "./tokens.js";
 
 /** Options of startDataServer. Exactly one of `token` and `insecureNoAuth` is required. */
 export interface StartDataServerOptions {
@@ -22,6 +23,8 @@ export interface StartDataServerOptions {
   readonly host?: string;
   readonly token?: string;
   readonly authorize?: Authorize;
+  /** The tokens of a tokens file (H17), alone or with `token` (an admin's). */
+  readonly tokens?: { readonly file: string; readonly entries: readonly TokenEntry[] };
   readonly insecureNoAuth?: boolean;
   readonly basePath?: string;
   readonly maxBodyBytes?: number;
@@ -59,9 +62,12 @@ const KIND_NAME: Readonly<Record<StoredKind, string>> = { system: "2.0 system", 
  */
 export async function startDataServer(options: StartDataServerOptions): Promise<RunningDataServer> {
   const log = options.log ?? streamLog(process.stderr);
-  const chosen = [options.token !== undefined, options.authorize !== undefined, options.insecureNoAuth === true].filter(Boolean).length;
-  if (chosen !== 1) throw new Error("give exactly one of token, authorize and insecureNoAuth");
-  const authorize = options.token !== undefined ? tokenAuthorizer(options.token) : options.authorize;
+  const chosen = [options.token !== undefined || options.tokens !== undefined, options.authorize !== undefined, options.insecureNoAuth === true].filter(Boolean).length;
+  if (chosen !== 1) throw new Error("give exactly one of token (and/or tokens), authorize and insecureNoAuth");
+  const tokens = options.tokens;
+  const grants =
+    tokens === undefined ? undefined : grantLookup([...(options.token !== undefined ? [{ token: options.token, grant: ADMIN }] : []), ...tokens.entries]);
+  const authorize = grants !== undefined ? undefined : options.token !== undefined ? tokenAuthorizer(options.token) : options.authorize;
   const t0 = performance.now();
   const store = await openSqliteStore(options.dataFile);
   let durable: DurableSystem;
@@ -91,10 +97,17 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
     throw e;
   }
 
+  if (tokens !== undefined && durable.kind === "panel") {
+    const scoped = tokens.entries.flatMap((e, i) => (e.grant.partitions !== null ? [{ path: `#${i + 1}.role`, message: `A 1.0 panel is served to admin and integrator tokens only, not to a ${e.grant.role}.` }] : []));
+    if (scoped.length > 0) {
+      await durable.close();
+      throw new TokensFileError(tokens.file, scoped);
+    }
+  }
   const startedAt = new Date().toISOString();
   const app = await createDataApp({
     durable,
-    ...(authorize !== undefined ? { authorize } : { insecureNoAuth: true }),
+    ...(grants !== undefined ? { grants } : authorize !== undefined ? { authorize } : { insecureNoAuth: true }),
     ...(options.basePath !== undefined ? { basePath: options.basePath } : {}),
     ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),
     ...(options.now !== undefined ? { now: options.now } : {}),

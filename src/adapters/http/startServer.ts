@@ -26,6 +26,7 @@ import {
   yieldToEventLoop,
 } from "./loadSnapshotFile.js";
 import { tokenAuthorizer } from "./tokenAuthorizer.js";
+import { ADMIN, type TokenEntry, grantLookup } from "./tokens.js";
 import { type SnapshotWatch, watchSnapshotFile } from "./watchSnapshotFile.js";
 
 /** Options of startServer. Exactly one of `token`, `authorize` and `insecureNoAuth` is required. */
@@ -38,6 +39,8 @@ export interface StartServerOptions {
   readonly host?: string;
   /** The one bearer token clients must send (compared in constant time). */
   readonly token?: string;
+  /** The tokens of a tokens file (semantics H17), alone or with `token` (an admin's). */
+  readonly tokens?: { readonly file: string; readonly entries: readonly TokenEntry[] };
   /** Or a custom authorizer (see createHttpHandler). */
   readonly authorize?: HttpHandlerOptions["authorize"];
   /** Or no authentication at all. */
@@ -146,10 +149,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const headersTimeout = Math.min(positive("headersTimeoutMs", options.headersTimeoutMs, 10_000), requestTimeout);
   const maxConnections = positive("maxConnections", options.maxConnections, 1000);
   const workerFile = options.reloadWorker === false ? null : (options.reloadWorker ?? defaultWorkerFile());
-  const chosen = [options.token !== undefined, options.authorize !== undefined, options.insecureNoAuth === true].filter(Boolean).length;
+  const chosen = [options.token !== undefined || options.tokens !== undefined, options.authorize !== undefined, options.insecureNoAuth === true].filter(Boolean).length;
   if (chosen === 0) throw new Error("refusing to start without authentication: give a token (or an authorize function), or insecureNoAuth");
   if (chosen > 1) throw new Error("give only one of token, authorize and insecureNoAuth");
-  const authorize = options.token !== undefined ? tokenAuthorizer(options.token) : options.authorize;
+  const grants =
+    options.tokens === undefined ? undefined : grantLookup([...(options.token !== undefined ? [{ token: options.token, grant: ADMIN }] : []), ...options.tokens.entries]);
+  const authorize = grants !== undefined ? undefined : options.token !== undefined ? tokenAuthorizer(options.token) : options.authorize;
 
   // With the worker, the first load goes through it too, so that the JSON slices of the snapshot
   // being served are known and a reload can recompile only the slices that changed.
@@ -170,7 +175,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
 
   const handler = createHttpHandler({
     getEngine: () => current,
-    ...(authorize !== undefined ? { authorize } : {}),
+    ...(grants !== undefined ? { grants } : authorize !== undefined ? { authorize } : {}),
     insecureNoAuth: options.insecureNoAuth === true,
     ...(options.basePath !== undefined ? { basePath: options.basePath } : {}),
     ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),

@@ -35,8 +35,12 @@ export interface DurableSystem {
   readonly startedFrom: StartedFrom;
   /** The sequence number of the last stored change. */
   seq(): number;
-  /** Applies a write and resolves once it is stored (refusals store nothing). Writes run one at a time. */
-  write(op: Operation): Promise<OperationResult | PanelOperationResult>;
+  /**
+   * Applies a write and resolves once it is stored (refusals store nothing). Writes run one at a time.
+   * @param prepare - run on its turn, just before the write is applied (the snapshot is then the one it
+   *   applies to): answers the operation to apply, or throws to refuse it (nothing is applied or stored).
+   */
+  write(op: Operation, prepare?: (op: Operation) => Operation): Promise<OperationResult | PanelOperationResult>;
   /** Waits for writes in progress, stores a snapshot if changes came since the last, closes the store. */
   close(): Promise<void>;
 }
@@ -98,7 +102,8 @@ export async function openDurableSystem(store: Store, options: DurableSystemOpti
     }
   }
 
-  async function writeNow(op: Operation): Promise<OperationResult | PanelOperationResult> {
+  async function writeNow(asked: Operation, prepare?: (op: Operation) => Operation): Promise<OperationResult | PanelOperationResult> {
+    const op = prepare === undefined ? asked : prepare(asked);
     const result = target.kind === "system" ? target.live.apply(op) : target.live.apply(op);
     if (!result.ok || !("patches" in result)) return result;
     try {
@@ -117,9 +122,9 @@ export async function openDurableSystem(store: Store, options: DurableSystemOpti
     target,
     startedFrom,
     seq: () => seq,
-    write(op) {
+    write(op, prepare) {
       if (closing !== undefined) return Promise.reject(new StoreError("the store is closing"));
-      const run = queue.then(() => writeNow(op));
+      const run = queue.then(() => writeNow(op, prepare));
       queue = run.catch(() => undefined);
       return run;
     },
