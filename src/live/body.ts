@@ -1,7 +1,7 @@
 // Body checks shared by the operations: zod schemas of the snapshot entities, with paths under `body`.
-import type { z } from "zod";
+import { z } from "zod";
 import { type Issue, fromZodIssues, zodMessage } from "../model/index.js";
-import { Refusal } from "./operation.js";
+import { Refusal, refuse } from "./operation.js";
 
 /** Parses `value` with an entity schema; every problem becomes a 400 issue under `body`. */
 export function parseBody<T>(schema: z.ZodType<T>, value: unknown, prefix: readonly (string | number)[] = ["body"]): T {
@@ -60,4 +60,34 @@ export function parseConnectionBody<T>(schema: z.ZodType<T>, value: unknown): T 
     if (e instanceof Refusal) throw new Refusal(e.status, e.issues.map(connectionBodyIssue));
     throw e;
   }
+}
+
+const NETWORK = z.object({
+  dhcp: z.boolean(),
+  netmask: z.string().nullable().optional(),
+  gateway: z.string().nullable().optional(),
+  dns: z.string().nullable().optional(),
+});
+
+/** The network settings configure network stores on a connection. */
+interface NetworkFields {
+  dhcp?: boolean | null;
+  netmask?: string | null;
+  gateway?: string | null;
+  dns?: string | null;
+}
+
+/**
+ * Configure network (2.0 and 1.0): only a VENDOR_A controller takes it (409 otherwise, naming the
+ * connection as `label`); `dhcp` is required, and the body's `netmask`/`gateway`/`dns` are stored
+ * (null clears one), the others kept.
+ */
+export function configureNetwork(c: NetworkFields, manufacturer: unknown, label: string, body: unknown): void {
+  if (manufacturer !== "VENDOR_A")
+    refuse(409, "conflict", ["manufacturer"], `Connection ${label} is ${manufacturer == null ? "of no known manufacturer" : `a ${String(manufacturer)} controller`}; network configuration applies to VENDOR_A controllers only.`);
+  const b = objectBody(body);
+  requireKeys(b, ["dhcp"]);
+  const parsed = parseBody(NETWORK, pick(b, ["dhcp", "netmask", "gateway", "dns"]));
+  c.dhcp = parsed.dhcp;
+  for (const k of ["netmask", "gateway", "dns"] as const) if (Object.hasOwn(b, k)) c[k] = parsed[k] ?? null;
 }

@@ -1,10 +1,9 @@
 // Cloud nodes, connections and devices (seed 001 §4), with their create/update required fields,
 // defaults, and deletes refused while something references them.
-import { z } from "zod";
 import { cloudNodeSchema, connectionSchema, defaultCardFormat, deviceSchema } from "../../model/index.js";
 import type { CloudNode, Device } from "../../model/index.js";
-import { connectionFields, objectBody, parseBody, parseConnectionBody, pick, requireKeys } from "../body.js";
-import { notFound, refuse } from "../operation.js";
+import { configureNetwork, connectionFields, objectBody, parseBody, parseConnectionBody, pick, requireKeys } from "../body.js";
+import { notFound } from "../operation.js";
 import { type Created, NO_CONTENT, type WriteContext, indexOf } from "./common.js";
 import { cloudNodeReferrers, connectionReferrers, deviceReferrers, refuseIfReferenced } from "./referrers.js";
 
@@ -87,25 +86,12 @@ export function deleteConnection(ctx: WriteContext): Created {
   return NO_CONTENT;
 }
 
-const NETWORK = z.object({
-  dhcp: z.boolean(),
-  netmask: z.string().nullable().optional(),
-  gateway: z.string().nullable().optional(),
-  dns: z.string().nullable().optional(),
-});
-
 /** Configure network: stores `dhcp`/`netmask`/`gateway`/`dns`; only VENDOR_A controllers take it. */
 export function configureConnection(ctx: WriteContext): Created {
   const { draft, params, body } = ctx;
   nodeOf(ctx, params.cloudNodeId!);
   const c = draft.connections[onNode(ctx, "connections", params.cloudNodeId!, params.connectionId!)]!;
-  if (c.manufacturer !== "VENDOR_A")
-    refuse(409, "conflict", ["manufacturer"], `Connection "${c.id}" is ${c.manufacturer == null ? "of no known manufacturer" : `a ${c.manufacturer} controller`}; network configuration applies to VENDOR_A controllers only.`);
-  const b = objectBody(body);
-  requireKeys(b, ["dhcp"]);
-  const parsed = parseBody(NETWORK, pick(b, ["dhcp", "netmask", "gateway", "dns"]));
-  c.dhcp = parsed.dhcp;
-  for (const k of ["netmask", "gateway", "dns"] as const) if (Object.hasOwn(b, k)) c[k] = parsed[k] ?? null;
+  configureNetwork(c, c.manufacturer, `"${c.id}"`, body);
   return NO_CONTENT;
 }
 

@@ -6,7 +6,7 @@
 import type { Draft } from "immer";
 import { z } from "zod";
 import { type Issue, type PanelSnapshot, credentialSchema, panelSnapshotSchema, withConnectionDefaults } from "../../model/index.js";
-import { connectionFields, objectBody, parseBody, pick, requireKeys } from "../body.js";
+import { configureNetwork, connectionFields, objectBody, parseBody, pick, requireKeys } from "../body.js";
 import { Refusal, refuse } from "../operation.js";
 import { attributeIssues, parseDefinition, valuesAgainst } from "./customFields.js";
 
@@ -305,24 +305,10 @@ export function deleteConnection(ctx: PanelWriteContext): PanelWritten {
   return NO_CONTENT;
 }
 
-const NETWORK = z.object({
-  dhcp: z.boolean(),
-  netmask: z.string().nullable().optional(),
-  gateway: z.string().nullable().optional(),
-  dns: z.string().nullable().optional(),
-});
-
 /** seed 002 "Configure network": applies only when `manufacturer` is VENDOR_A; refused (409) otherwise. */
 export function configureConnection(ctx: PanelWriteContext): PanelWritten {
   const c = ctx.draft.connections[connectionIndex(ctx)]! as Json;
-  const { manufacturer } = withConnectionDefaults(c);
-  if (manufacturer !== "VENDOR_A")
-    refuse(409, "conflict", ["manufacturer"], `Connection ${String(c.id)} is ${manufacturer == null ? "of no known manufacturer" : `a ${String(manufacturer)} controller`}; network configuration applies to VENDOR_A controllers only.`);
-  const b = objectBody(ctx.body);
-  requireKeys(b, ["dhcp"]);
-  const parsed = parseBody(NETWORK, pick(b, ["dhcp", "netmask", "gateway", "dns"]));
-  c.dhcp = parsed.dhcp;
-  for (const k of ["netmask", "gateway", "dns"] as const) if (Object.hasOwn(b, k)) c[k] = parsed[k] ?? null;
+  configureNetwork(c, withConnectionDefaults(c).manufacturer, String(c.id), ctx.body);
   return NO_CONTENT;
 }
 
