@@ -9,7 +9,7 @@ import { openSqliteStore } from "../store/sqliteStore.js";
 import { type StoredKind, StoreError } from "../store/store.js";
 import type { Authorize } from "./authenticate.js";
 import { createDataApp } from "./createDataApp.js";
-import { streamLog } from "./startServer.js";
+import { closeGracefully, streamLog } from "./startServer.js";
 import { tokenAuthorizer } from "./tokenAuthorizer.js";
 import { ADMIN, type TokenEntry, TokensFileError, grantLookup } from "./tokens.js";
 
@@ -158,15 +158,7 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
     durable,
     close() {
       closing ??= (async () => {
-        await new Promise<void>((resolveClose) => {
-          const force = setTimeout(() => server.closeAllConnections(), options.closeGraceMs ?? 5000);
-          force.unref();
-          server.close(() => {
-            clearTimeout(force);
-            resolveClose();
-          });
-          server.closeIdleConnections();
-        });
+        await closeGracefully(server, options.closeGraceMs ?? 5000);
         await durable.close();
       })();
       return closing;

@@ -108,6 +108,22 @@ export interface RunningServer {
  * when the stream's reader is gone (EPIPE on a closed stderr): from the first write error on, lines
  * are dropped. Serving matters more than logging.
  */
+/**
+ * Stops `server`: no new connections, idle ones closed at once, requests in progress given
+ * `graceMs` to finish before their connections are cut.
+ */
+export function closeGracefully(server: Server, graceMs: number): Promise<void> {
+  return new Promise<void>((resolveClose) => {
+    const force = setTimeout(() => server.closeAllConnections(), graceMs);
+    force.unref();
+    server.close(() => {
+      clearTimeout(force);
+      resolveClose();
+    });
+    server.closeIdleConnections();
+  });
+}
+
 export function streamLog(stream: NodeJS.WritableStream): (line: string) => void {
   let broken = false;
   stream.on("error", () => {
@@ -345,18 +361,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     engine: () => current,
     reload: () => enqueue(false),
     close() {
-      closing ??= new Promise<void>((resolveClose) => {
+      closing ??= (async () => {
         closed = true;
         watcher?.close();
         stopReloads.abort();
-        const force = setTimeout(() => server.closeAllConnections(), options.closeGraceMs ?? 5000);
-        force.unref();
-        server.close(() => {
-          clearTimeout(force);
-          resolveClose();
-        });
-        server.closeIdleConnections();
-      });
+        await closeGracefully(server, options.closeGraceMs ?? 5000);
+      })();
       return closing;
     },
   };
