@@ -7,7 +7,7 @@ import { Refusal, refuse } from "../operation.js";
 import { type Created, NO_CONTENT, type WriteContext, indexOf } from "./common.js";
 
 export function createGroup(ctx: WriteContext): Created {
-  const { draft, body, newId } = ctx;
+  const { body, newId } = ctx;
   const id = newId();
   ctx.append("groups", parseBody(groupSchema, { ...objectBody(body), id }));
   return { status: 200, id };
@@ -25,7 +25,7 @@ export function updateGroup(ctx: WriteContext): Created {
 }
 
 export function deleteGroup(ctx: WriteContext): Created {
-  const { draft, base, params } = ctx;
+  const { base, params } = ctx;
   const id = params.groupId!;
   const i = indexOf(ctx, "groups", id, "group");
   const users = ctx.referrers("rules", "groups", id);
@@ -92,7 +92,7 @@ export function replaceHolderGroups(ctx: WriteContext): Created {
 }
 
 export function replaceGroupHolders(ctx: WriteContext): Created {
-  const { draft, base, params, body } = ctx;
+  const { base, params, body } = ctx;
   const id = params.groupId!;
   indexOf(ctx, "groups", id, "group");
   const holders = new Set(stringList(body, "holders"));

@@ -108,7 +108,7 @@ function normalizeDevice(d: ReturnType<typeof deviceSchema.parse>): Device {
 }
 
 export function createDevice(ctx: WriteContext): Created {
-  const { draft, params, body, newId, now } = ctx;
+  const { params, body, newId, now } = ctx;
   const node = nodeOf(ctx, params.cloudNodeId!);
   const b = objectBody(body);
   requireKeys(b, DEVICE_CREATE_REQUIRED);

@@ -19,7 +19,7 @@ export function normalizeHolder(h: ReturnType<typeof holderSchema.parse>): Holde
 }
 
 export function createHolder(ctx: WriteContext): Created {
-  const { draft, body, newId } = ctx;
+  const { body, newId } = ctx;
   const b = objectBody(body);
   const id = newId();
   // Credentials given on creation follow the credential-create rules (a digital one starts Pending).

@@ -7,7 +7,7 @@ import { type Created, NO_CONTENT, type WriteContext, indexOf } from "./common.j
 import { floorGroupReferrers, partitionReferrers, refuseIfReferenced } from "./referrers.js";
 
 export function createPartition(ctx: WriteContext): Created {
-  const { draft, body, newId } = ctx;
+  const { body, newId } = ctx;
   const b = objectBody(body);
   const id = newId();
   const p = parseBody(partitionSchema, { name: b.name, users: b.users, id });
@@ -33,7 +33,7 @@ export function updatePartition(ctx: WriteContext): Created {
 }
 
 export function deletePartition(ctx: WriteContext): Created {
-  const { draft, base, params } = ctx;
+  const { base, params } = ctx;
   const i = indexOf(ctx, "partitions", params.partitionId!, "partition");
   // The default partition is where unassigned floor groups land (and users start): it stays (semantics L7).
   if (base.partitions[i]!.default)

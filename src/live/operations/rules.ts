@@ -4,7 +4,7 @@ import { objectBody, parseBody } from "../body.js";
 import { type Created, NO_CONTENT, type WriteContext, indexOf } from "./common.js";
 
 export function createRule(ctx: WriteContext): Created {
-  const { draft, body, newId } = ctx;
+  const { body, newId } = ctx;
   const id = newId();
   ctx.append("rules", parseBody(ruleSchema, { ...objectBody(body), id }));
   return { status: 201, id };
