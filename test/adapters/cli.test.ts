@@ -185,10 +185,13 @@ describe("architecture 1.0: --panel, preflight, migrate", () => {
     expect((await run(["rsop", "--panel", panelPath, "--ids", "x1"])).stderr).toContain('1.0 person ids are integers: "x1"');
   });
 
-  test("preflight: exit 0 with the report; exit 1 when something blocks", async () => {
+  test("preflight: exit 0 with the report when nothing blocks (warnings make ok false); exit 1 when something blocks", async () => {
     const ok = await run(["preflight", "--panel", panelPath]);
     expect(ok.code).toBe(0);
-    expect(JSON.parse(ok.stdout).ok).toBe(true);
+    const report = JSON.parse(ok.stdout);
+    expect(report.ok).toBe(false);
+    expect(report.extensions.warnings.droppedFields.length).toBeGreaterThan(0);
+    expect(Object.values(report.errors).every((v) => (Array.isArray(v) ? v.length === 0 : v === false || (typeof v === "object" && Object.keys(v as object).length === 0)))).toBe(true);
     const broken = structuredClone(panel);
     broken.devices[0].propDelay = 5;
     const bad = await run(["preflight", "--panel", file("broken-panel.json", broken)]);

@@ -2,7 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { migratePanel } from "../migration/migratePanel.js";
-import { preflightPanel } from "../migration/preflightPanel.js";
+import { preflightBlocks, preflightPanel } from "../migration/preflightPanel.js";
 import { CliError, type CliIo, written } from "./io.js";
 import { readSnapshotFile } from "./loadSystem.js";
 
@@ -10,12 +10,12 @@ import { readSnapshotFile } from "./loadSystem.js";
 export function registerMigrationCommands(program: Command, io: CliIo, setCode: (code: number) => void): void {
   program
     .command("preflight")
-    .description("Check a 1.0 panel for what would block (errors, exit 1) or degrade (warnings) its migration to 2.0; prints JSON.")
+    .description("Check a 1.0 panel for what would block (errors, exit 1) or degrade (warnings, exit 0) its migration to 2.0; prints seed 000's preflight JSON with ★ extensions.")
     .requiredOption("--panel <file>", "rsop-panel/1 snapshot (JSON)")
     .action(async (opts: { panel: string }) => {
       const report = preflightPanel(await readSnapshotFile(opts.panel, "panel", io));
       io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-      setCode(report.ok ? 0 : 1);
+      setCode(preflightBlocks(report) ? 1 : 0);
     });
 
   program
