@@ -9,7 +9,7 @@ import { jsonSlices } from "../../src/adapters/store/jsonSlices.js";
 import { openSqliteStore } from "../../src/adapters/store/sqliteStore.js";
 import type { Store } from "../../src/adapters/store/store.js";
 import { loadEngineOrThrow } from "../../src/evaluate/index.js";
-import type { Operation } from "../../src/live/index.js";
+import { type Operation, createLiveSystem } from "../../src/live/index.js";
 import { building } from "../live/fixture.js";
 import { dataDir, inspect } from "./dataSupport.js";
 import { removeTempDirs } from "./fixtures.js";
@@ -73,9 +73,9 @@ describe("the durable system's snapshots and replay", () => {
     expect(inspect(db).integrity).toBe("ok");
   });
 
-  test("writes go on while a snapshot is being written, and are answered before it is done; each stored snapshot holds the state of its change", async () => {
+  test("writes go on while a snapshot is being written; every stored snapshot is exactly the state after its change, also with writes queued while it starts and appends that take a turn", async () => {
     const { db } = dataDir();
-    const real = await openSqliteStore(db, { snapshotPartChars: 1024 });
+    const real = await openSqliteStore(db, { snapshotPartChars: 1024, keepSnapshots: 1000 });
     // The real store, watched: how many appends happen while a snapshot is being written.
     let writing = 0;
     let appendsDuringSnapshot = 0;
@@ -84,8 +84,11 @@ describe("the durable system's snapshots and replay", () => {
       load: () => real.load(),
       init: (...a) => real.init(...a),
       close: () => real.close(),
-      append: (...a) => {
+      // An append that takes a turn of the event loop, as one over the network (PostgreSQL) does:
+      // a snapshot may then start while a write is applied but not yet stored.
+      append: async (...a) => {
         if (writing > 0) appendsDuringSnapshot++;
+        await new Promise((resolveTurn) => setImmediate(resolveTurn));
         return real.append(...a);
       },
       snapshot: async (...a) => {
@@ -98,30 +101,88 @@ describe("the durable system's snapshots and replay", () => {
       },
     };
     const failures: unknown[] = [];
-    const durable = await openDurableSystem(store, { initial: { kind: "system", json: building() }, snapshotEvery: 10, onSnapshotError: (e) => failures.push(e) });
-    const states = new Map<number, unknown>([[0, plain(durable.target.live.snapshot)]]);
-    for (const op of writes(60)) {
-      expect((await durable.write(op)).ok).toBe(true);
-      states.set(durable.seq(), plain(durable.target.live.snapshot));
-      // As between two requests of a server: the event loop turns.
+    const durable = await openDurableSystem(store, { initial: { kind: "system", json: building() }, snapshotEvery: 7, onSnapshotError: (e) => failures.push(e) });
+    const ops = writes(150);
+    // Writes in bursts (queued behind each other, as 16 clients send them), the event loop turning between.
+    for (let i = 0; i < ops.length; i += 5) {
+      const results = await Promise.all(ops.slice(i, i + 5).map((op) => durable.write(op)));
+      expect(results.every((r) => r.ok)).toBe(true);
       await new Promise((resolveTurn) => setImmediate(resolveTurn));
     }
     expect(failures).toEqual([]);
     expect(appendsDuringSnapshot, "writes were stored while a snapshot was still being written").toBeGreaterThan(0);
     const seq = durable.seq();
+    const final = plain(durable.target.live.snapshot);
     await real.close(); // as a crash: no closing snapshot
+    // Each snapshot row equals the imported snapshot with the log's changes up to its number replayed.
     const d = new Database(db, { readonly: true });
     const rows = d.prepare("SELECT seq, snapshot FROM snapshots ORDER BY seq").all() as { seq: number; snapshot: string }[];
-    expect(rows.length).toBeGreaterThan(1);
-    for (const row of rows) {
-      const parts = (d.prepare("SELECT text FROM snapshot_parts WHERE seq = ? ORDER BY part").all(row.seq) as { text: string }[]).map((p) => p.text);
-      expect(JSON.parse(row.snapshot + parts.join("")), `the snapshot of change ${row.seq} is the state after change ${row.seq}`).toEqual(states.get(row.seq));
+    const changes = d.prepare("SELECT seq, patches FROM changes ORDER BY seq").all() as { seq: number; patches: string }[];
+    const textOf = (row: { seq: number; snapshot: string }) => row.snapshot + (d.prepare("SELECT text FROM snapshot_parts WHERE seq = ? ORDER BY part").all(row.seq) as { text: string }[]).map((p) => p.text).join("");
+    expect(rows.length).toBeGreaterThan(5);
+    const replayed = createLiveSystem(JSON.parse(textOf(rows[0]!)));
+    if (!replayed.ok) throw new Error("the imported snapshot does not load");
+    let applied = 0;
+    for (const row of rows.slice(1)) {
+      for (; applied < row.seq; applied++) expect(replayed.value.applyPatches(JSON.parse(changes[applied]!.patches)).ok).toBe(true);
+      expect(JSON.parse(textOf(row)), `the snapshot of change ${row.seq} is the state after change ${row.seq}`).toEqual(plain(replayed.value.snapshot));
     }
     d.close();
     const again = await openDurableSystem(await openSqliteStore(db));
     expect(again.startedFrom).toMatchObject({ how: "loaded", seq, snapshotSeq: rows.at(-1)!.seq });
-    expect(plain(again.target.live.snapshot)).toEqual(states.get(seq));
+    expect(plain(again.target.live.snapshot)).toEqual(final);
     await again.close();
+  });
+
+  test("a snapshot that starts while a write is applied but not yet stored holds the state of the last stored change, not the write's", async () => {
+    const { db } = dataDir();
+    const real = await openSqliteStore(db);
+    const gate = () => {
+      let open!: () => void;
+      const shut = new Promise<void>((r) => (open = r));
+      return { shut, open };
+    };
+    const snapshotGate = gate();
+    const appendGate = gate();
+    let holdAppends = false;
+    const taken: { at: number; holders: string[] }[] = [];
+    let snapshots = 0;
+    const store: Store = {
+      ...real,
+      load: () => real.load(),
+      init: (...a) => real.init(...a),
+      close: () => real.close(),
+      append: async (...a) => {
+        if (holdAppends) await appendGate.shut;
+        return real.append(...a);
+      },
+      snapshot: async (at, snap, time) => {
+        taken.push({ at, holders: (snap as { holders: { lastName: string }[] }).holders.map((h) => h.lastName) });
+        if (snapshots++ === 0) await snapshotGate.shut;
+        return real.snapshot(at, snap, time);
+      },
+    };
+    const durable = await openDurableSystem(store, { initial: { kind: "system", json: building() }, snapshotEvery: 1 });
+    // Change 1 is stored; its snapshot starts and is held.
+    await durable.write({ method: "POST", path: "/holders", body: { firstName: "A", lastName: "First" } });
+    expect(taken.map((t) => t.at)).toEqual([1]);
+    // Change 2 is stored (its snapshot waits: one is being stored); change 3 is applied, its append held.
+    await durable.write({ method: "POST", path: "/holders", body: { firstName: "B", lastName: "Second" } });
+    holdAppends = true;
+    const third = durable.write({ method: "POST", path: "/holders", body: { firstName: "C", lastName: "Third" } });
+    await new Promise((r) => setImmediate(r));
+    // The first snapshot finishes: the next one starts now, while change 3 is applied but not stored.
+    snapshotGate.open();
+    for (let i = 0; i < 20 && taken.length < 2; i++) await new Promise((r) => setImmediate(r));
+    appendGate.open();
+    await third;
+    for (let i = 0; i < 20 && taken.length < 3; i++) await new Promise((r) => setImmediate(r));
+    expect(taken.map((t) => t.at)).toEqual([1, 2, 3]);
+    for (const t of taken) {
+      expect(t.holders.includes("Second"), `the snapshot of change ${t.at}`).toBe(t.at >= 2);
+      expect(t.holders.includes("Third"), `the snapshot of change ${t.at}`).toBe(t.at >= 3);
+    }
+    await durable.close();
   });
 
   test("start-up replays hundreds of changes in batches: the state, decisions and RSOP equal those before, and a fresh load's", async () => {

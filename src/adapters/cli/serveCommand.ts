@@ -137,7 +137,17 @@ export async function serveCommand(
       const kind = opts.panel !== undefined ? "panel" : "system";
       const initial: StartDataServerOptions["initial"] =
         snapshotFile === undefined ? undefined : { kind, file: snapshotFile, read: () => readSnapshotFile(snapshotFile, kind, io) };
-      const data = await startDataServer({ ...common, dataFile: opts.data, ...(initial !== undefined ? { initial } : {}), ...(snapshotEvery !== undefined ? { snapshotEvery } : {}) });
+      // RSOP_MIGRATION_TASK_DELAY_MS: each migration task waits this long once Processing, to watch a
+      // migration step by step (a demonstration and the restart test's knob, semantics M11).
+      const delay = Number(process.env.RSOP_MIGRATION_TASK_DELAY_MS ?? "0");
+      const migrationPace = Number.isFinite(delay) && delay > 0 ? () => new Promise<void>((resolveDelay) => setTimeout(resolveDelay, Math.min(delay, 600_000))) : undefined;
+      const data = await startDataServer({
+        ...common,
+        dataFile: opts.data,
+        ...(initial !== undefined ? { initial } : {}),
+        ...(snapshotEvery !== undefined ? { snapshotEvery } : {}),
+        ...(migrationPace !== undefined ? { migrationPace } : {}),
+      });
       server = data;
       onDataListening?.(data);
     } else {

@@ -9,6 +9,8 @@ import { openSqliteStore } from "../store/sqliteStore.js";
 import { type StoredKind, StoreError } from "../store/store.js";
 import type { Authorize } from "./authenticate.js";
 import { createDataApp } from "./createDataApp.js";
+import { normalizeBasePath } from "./matchRoute.js";
+import { type MigrationFront, createMigrationFront } from "./migrationFront.js";
 import { closeGracefully, streamLog } from "./startServer.js";
 import { tokenAuthorizer } from "./tokenAuthorizer.js";
 import { ADMIN, type TokenEntry, TokensFileError, grantLookup } from "./tokens.js";
@@ -33,6 +35,8 @@ export interface StartDataServerOptions {
   readonly maxConnections?: number;
   /** Store a snapshot every this many changes; default 1000. */
   readonly snapshotEvery?: number;
+  /** Awaited before each migration task (tests watch one task at a time); default: the next turn of the event loop. */
+  readonly migrationPace?: (task: string) => Promise<void>;
   /** Milliseconds close() waits for open requests before cutting connections; default 5000. */
   readonly closeGraceMs?: number;
   readonly now?: () => number;
@@ -43,7 +47,7 @@ export interface StartDataServerOptions {
 export interface RunningDataServer {
   /** `http://host:port`. */
   readonly url: string;
-  /** The durable live system being served. */
+  /** The durable live system being served (the 2.0 system once a migration completed). */
   readonly durable: DurableSystem;
   /** Stops accepting connections, waits for open requests and writes, stores a snapshot, closes the database. */
   close(): Promise<void>;
@@ -105,20 +109,46 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
     }
   }
   const startedAt = new Date().toISOString();
-  const app = await createDataApp({
-    durable,
-    ...(grants !== undefined ? { grants } : authorize !== undefined ? { authorize } : { insecureNoAuth: true }),
-    ...(options.basePath !== undefined ? { basePath: options.basePath } : {}),
-    ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),
-    ...(options.now !== undefined ? { now: options.now } : {}),
-    health: () => ({
-      status: "ok",
-      ...(durable.target.kind === "system" ? { systemId: durable.target.live.snapshot.systemId } : {}),
-      seq: durable.seq(),
-      loadedAt: startedAt,
-    }),
-    onError: (e, request) => log(`internal error on ${request.method} ${new URL(request.url).pathname}: ${(e as Error)?.stack ?? String(e)}`),
-  });
+  const makeApp = (served: DurableSystem) =>
+    createDataApp({
+      durable: served,
+      ...(grants !== undefined ? { grants } : authorize !== undefined ? { authorize } : { insecureNoAuth: true }),
+      ...(options.basePath !== undefined ? { basePath: options.basePath } : {}),
+      ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),
+      ...(options.now !== undefined ? { now: options.now } : {}),
+      health: () => ({
+        status: "ok",
+        ...(served.target.kind === "system" ? { systemId: served.target.live.snapshot.systemId } : {}),
+        seq: served.seq(),
+        loadedAt: startedAt,
+      }),
+      onError: (e, request) => log(`internal error on ${request.method} ${new URL(request.url).pathname}: ${(e as Error)?.stack ?? String(e)}`),
+    });
+  // The migration routes (M8–M12) in front of the served system's app.
+  let front: MigrationFront;
+  try {
+    front = await createMigrationFront({
+      store,
+      durable,
+      makeApp,
+      ...(grants !== undefined ? { authorize: (token: string) => grants(token)?.partitions === null } : authorize !== undefined ? { authorize } : {}),
+      basePath: normalizeBasePath(options.basePath ?? ""),
+      maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+      indent: 2,
+      ...(options.now !== undefined ? { now: options.now } : {}),
+      ...(options.migrationPace !== undefined ? { pace: options.migrationPace } : {}),
+      log,
+      reopen: {
+        ...(options.snapshotEvery !== undefined ? { snapshotEvery: options.snapshotEvery } : {}),
+        ...(options.now !== undefined ? { now: options.now } : {}),
+        onSnapshotError: (e) => log(`storing a snapshot failed (the change log still has every change): ${(e as Error)?.message ?? String(e)}`),
+      },
+    });
+  } catch (e) {
+    await durable.close();
+    throw e;
+  }
+  const app = front;
 
   const fetch = async (request: Request): Promise<Response> => {
     const t = performance.now();
@@ -155,11 +185,14 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
   let closing: Promise<void> | undefined;
   return {
     url,
-    durable,
+    get durable() {
+      return front.current();
+    },
     close() {
       closing ??= (async () => {
         await closeGracefully(server, options.closeGraceMs ?? 5000);
-        await durable.close();
+        await front.job.running;
+        await front.current().close();
       })();
       return closing;
     },

@@ -109,13 +109,15 @@ export async function openDurableSystem(store: Store, options: DurableSystemOpti
   let closing: Promise<void> | undefined;
 
   let snapshotting: Promise<void> | undefined;
+  /** The last stored change's number and the state after it (what a snapshot stores). */
+  let committed: { seq: number; snapshot: unknown } = { seq, snapshot: target.live.snapshot };
 
   /** Stores a snapshot of the current state unless one is being stored (or this one already is). */
   function takeSnapshot(): Promise<void> {
-    if (snapshotting !== undefined || seq === snapshotSeq) return snapshotting ?? Promise.resolve();
-    // The snapshot and its sequence number, taken between two writes: they belong together.
-    const at = seq;
-    const snap = target.live.snapshot;
+    if (snapshotting !== undefined || committed.seq === snapshotSeq) return snapshotting ?? Promise.resolve();
+    // The last stored change and the state after it. Not `seq` and `target.live.snapshot` read now:
+    // this may run while a write is applied but not yet stored, and the two would not belong together.
+    const { seq: at, snapshot: snap } = committed;
     snapshotting = (async () => {
       try {
         await store.snapshot(at, snap, iso());
@@ -127,7 +129,7 @@ export async function openDurableSystem(store: Store, options: DurableSystemOpti
       }
       // Writes that came while it was being stored may already call for the next one (after a
       // failure, the next write tries again: a failing disk is not retried in a loop).
-      if (closing === undefined && snapshotSeq === at && seq - snapshotSeq >= every) void takeSnapshot();
+      if (closing === undefined && snapshotSeq === at && committed.seq - snapshotSeq >= every) void takeSnapshot();
     })();
     return snapshotting;
   }
@@ -138,6 +140,7 @@ export async function openDurableSystem(store: Store, options: DurableSystemOpti
     if (!result.ok || !("patches" in result)) return result;
     try {
       seq = await store.append(op, result.patches, iso());
+      committed = { seq, snapshot: target.live.snapshot };
     } catch (e) {
       const undone = target.live.applyPatches(result.inversePatches as Patch[]);
       if (!undone.ok) throw new StoreError(`a write could not be stored nor undone: ${(e as Error).message}`);

@@ -13,6 +13,7 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 CREATE TABLE IF NOT EXISTS changes (seq INTEGER PRIMARY KEY, time TEXT NOT NULL, operation TEXT NOT NULL, patches TEXT NOT NULL) STRICT;
 CREATE TABLE IF NOT EXISTS snapshots (seq INTEGER PRIMARY KEY, time TEXT NOT NULL, snapshot TEXT NOT NULL) STRICT;
+CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 CREATE TABLE IF NOT EXISTS snapshot_parts (seq INTEGER NOT NULL, part INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (seq, part)) STRICT;
 `;
 // A snapshot's JSON text is its \`snapshots.snapshot\` followed by its \`snapshot_parts\` in order. The
@@ -92,6 +93,10 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
   const hasSnapshot = db.prepare<[number], { seq: number }>("SELECT seq FROM snapshots WHERE seq = ?");
   const insertPart = db.prepare("INSERT OR REPLACE INTO snapshot_parts (seq, part, text) VALUES (?, ?, ?)");
   const partsOf = db.prepare<[number], { text: string }>("SELECT text FROM snapshot_parts WHERE seq = ? ORDER BY part");
+  const getValue = db.prepare<[string], { value: string }>("SELECT value FROM kv WHERE key = ?");
+  const setValue = db.prepare("INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)");
+  const deleteValue = db.prepare("DELETE FROM kv WHERE key = ?");
+  const dropOlderSnapshots = db.prepare("DELETE FROM snapshots WHERE seq < ?");
   const dropParts = db.prepare("DELETE FROM snapshot_parts WHERE seq = ?");
   const pruneParts = db.prepare("DELETE FROM snapshot_parts WHERE seq NOT IN (SELECT seq FROM snapshots)");
   // Parts of a snapshot a crash interrupted (no row): never read, removed now.
@@ -120,7 +125,31 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
     pruneParts.run();
   });
 
+  const replaceSystem = db.transaction((kind: StoredKind, text: string, operation: string, time: string) => {
+    const at = seq + 1;
+    insertChange.run(at, time, operation, "[]");
+    insertSnapshot.run(at, time, text);
+    setMeta.run("kind", kind);
+    dropOlderSnapshots.run(at);
+    pruneParts.run();
+    return at;
+  });
+
   return {
+    async getValue(key) {
+      open();
+      return getValue.get(key)?.value ?? null;
+    },
+    async setValue(key, value) {
+      open();
+      if (value === null) deleteValue.run(key);
+      else setValue.run(key, value);
+    },
+    async replaceSystem(kind, snap, operation, time) {
+      open();
+      seq = replaceSystem(kind, JSON.stringify(snap), JSON.stringify(operation), time);
+      return seq;
+    },
     async load(): Promise<StoredState | null> {
       open();
       const kind = getMeta.get("kind")?.value;

@@ -52,6 +52,20 @@ export interface Store {
   snapshot(seq: number, snapshot: unknown, time: string): Promise<void>;
   /** Releases the database (and its lock). */
   close(): Promise<void>;
+  /**
+   * A named value kept beside the system (a migration's record, its backup, its staged system), or
+   * null. Optional: a store without it serves no migration.
+   */
+  getValue?(key: string): Promise<string | null>;
+  /** Stores (null: removes) a named value; durable when it resolves. */
+  setValue?(key: string, value: string | null): Promise<void>;
+  /**
+   * Replaces the stored system with one of another kind (a completed migration: the panel becomes
+   * the 2.0 system) in one transaction: the change `operation` is logged at the next sequence number
+   * with no patches, the snapshot is stored at that number, older snapshots are removed. Resolves to
+   * that number. Optional, as getValue.
+   */
+  replaceSystem?(kind: StoredKind, snapshot: unknown, operation: unknown, time: string): Promise<number>;
 }
 
 /** A store that cannot be opened or read: the message says why, for the operator. */

@@ -1,0 +1,255 @@
+// The migration routes of `rsop serve --data` (seed 000 §4 "Migration (1.0 to 2.0)"), served at the
+// root of the same server in front of the data app: preflight, initiate, status, complete, rollback,
+// the exported panel (backupUrl), and the id mappings under the 2.0 system. While a migration runs
+// or is staged the panel is read-only (writes 409) and the staged system answers reads under
+// `/{system_id}` (writes 409); `complete` makes the 2.0 system the one this server serves and
+// stores (the 1.0 routes are gone), `rollback` deletes the staged system. Semantics M8–M12.
+import type { Hono } from "hono";
+import type { LiveSystem } from "../../live/index.js";
+import { type MigrationRecord, MigrationJob, MigrationRefusal, type MigrationStore, type StagedSystem, type StoredMigration } from "../migration/migrationJob.js";
+import { type Preflight, preflightPanel } from "../migration/preflightPanel.js";
+import { type DurableSystem, openDurableSystem } from "../store/durableSystem.js";
+import type { Store } from "../store/store.js";
+import { type Authorize, authenticate } from "./authenticate.js";
+import { HttpError, errorResponse, jsonResponse } from "./httpError.js";
+import { readJsonBody } from "./readJsonBody.js";
+
+const KEY_MIGRATION = "migration";
+const KEY_BACKUP = "migration.backup";
+const KEY_STAGED = "migration.staged";
+/** The id mappings of a completed migration, kept for `GET /{system_id}/id-mapping/{cloud_node_id}`. */
+const KEY_MAPPINGS = "migration.mappings";
+
+/** The types of mapping records a `type` filter may name (seed 000 §4). */
+const MAPPING_TYPES = ["cardFormat", "connection", "credential", "device", "floorGroup", "group", "holder", "map", "partition", "report", "rule"];
+
+/** Options of createMigrationFront. */
+export interface MigrationFrontOptions {
+  /** The store the served system is kept in; it must support getValue, setValue and replaceSystem. */
+  readonly store: Store;
+  /** The durable system served now. */
+  readonly durable: DurableSystem;
+  /** Makes the data app of a durable system (the same options as the server's). */
+  readonly makeApp: (durable: DurableSystem) => Promise<Hono>;
+  /** Whether a bearer token may use the migration routes (admin and integrator tokens); undefined with insecureNoAuth. */
+  readonly authorize?: Authorize;
+  readonly basePath: string;
+  readonly maxBodyBytes: number;
+  readonly indent: number;
+  readonly now?: () => number;
+  /** See MigrationJobOptions.pace. */
+  readonly pace?: (task: string) => Promise<void>;
+  readonly log: (line: string) => void;
+  /** Options of the durable system opened when a migration completes. */
+  readonly reopen?: Parameters<typeof openDurableSystem>[1];
+}
+
+/** The front of a `--data` server: migration routes, then the served system's app. */
+export interface MigrationFront {
+  fetch(request: Request): Promise<Response>;
+  /** The durable system served now (the 2.0 system once a migration completed). */
+  current(): DurableSystem;
+  readonly job: MigrationJob;
+}
+
+async function jsonValue<T>(store: Store, key: string): Promise<T | null> {
+  const text = await store.getValue!(key);
+  return text === null ? null : (JSON.parse(text) as T);
+}
+
+function migrationStore(store: Store): MigrationStore {
+  const put = (key: string, value: unknown) => store.setValue!(key, value === null ? null : JSON.stringify(value));
+  return {
+    saveMigration: (m) => put(KEY_MIGRATION, m),
+    saveBackup: (panel) => put(KEY_BACKUP, panel),
+    loadBackup: () => jsonValue(store, KEY_BACKUP),
+    saveStaged: (staged) => put(KEY_STAGED, staged),
+    loadStaged: () => jsonValue<StagedSystem>(store, KEY_STAGED),
+  };
+}
+
+/** The preflight's findings as issues of the one error shape (a refused initiate). */
+function preflightIssues(p: Preflight): { path: string; message: string }[] {
+  const out: { path: string; message: string }[] = [];
+  const list = (prefix: string, section: Record<string, unknown>, what: string) => {
+    for (const [member, value] of Object.entries(section)) {
+      const path = `preflight.${prefix}.${member}`;
+      if (value === true) out.push({ path, message: `${what}: ${member}.` });
+      else if (Array.isArray(value)) value.slice(0, 20).forEach((v, i) => out.push({ path: `${path}[${i}]`, message: `${what}: ${JSON.stringify(v).slice(0, 300)}` }));
+      else if (typeof value === "string") out.push({ path, message: `${what}: ${value}` });
+    }
+  };
+  list("errors", p.errors, "Blocks the migration");
+  list("extensions.errors", p.extensions.errors, "Blocks the migration");
+  list("warnings", p.warnings, "Warning");
+  list("extensions.warnings", p.extensions.warnings, "Warning");
+  return out;
+}
+
+/**
+ * The stored migration; one that says Staged while the store already serves the 2.0 system was
+ * completed by a process that stopped before it could say so (M11): it is Completed.
+ */
+async function completedIfServed(store: Store, served: DurableSystem): Promise<StoredMigration | null> {
+  const stored = await jsonValue<StoredMigration>(store, KEY_MIGRATION);
+  if (stored === null || stored.record.status !== "Staged" || served.kind !== "system") return stored;
+  const fixed: StoredMigration = { ...stored, record: { ...stored.record, status: "Completed" } };
+  await store.setValue!(KEY_MIGRATION, JSON.stringify(fixed));
+  return fixed;
+}
+
+/** What initiate answers (seed 000: id, name, legacyOuId, status, createdAt, tasks with status). */
+function initiated(r: MigrationRecord) {
+  return { id: r.id, name: r.name, legacyOuId: r.legacyOuId, status: r.status, createdAt: r.createdAt, tasks: r.tasks.map((t) => ({ type: t.type, status: t.status })) };
+}
+
+/** A read-only durable system over a staged live system: reads answer, writes are 409. */
+function stagedDurable(live: LiveSystem): DurableSystem {
+  return {
+    kind: "system",
+    target: { kind: "system", live },
+    startedFrom: { how: "imported" },
+    seq: () => 0,
+    write: () => Promise.reject(new HttpError(409, "The staged 2.0 system is read-only until its migration is completed.")),
+    close: async () => undefined,
+  };
+}
+
+/**
+ * Creates the front of a `--data` server over `options.durable`, resuming a stored migration.
+ * Hono is loaded here, on first use.
+ */
+export async function createMigrationFront(options: MigrationFrontOptions): Promise<MigrationFront> {
+  const { store, basePath, indent } = options;
+  if (store.getValue === undefined || store.setValue === undefined || store.replaceSystem === undefined) throw new Error("createMigrationFront: the store keeps no migration");
+  let current = options.durable;
+  const panelOf = () => (current.target.kind === "panel" ? current.target.live.snapshot : null);
+  const job = new MigrationJob(
+    {
+      store: migrationStore(store),
+      panel: () => panelOf(),
+      ...(options.now !== undefined ? { now: options.now } : {}),
+      ...(options.pace !== undefined ? { pace: options.pace } : {}),
+      backupPath: (panelId) => `${basePath}/api/migration/${encodeURIComponent(panelId)}/backup`,
+      onFailure: (e) => options.log(`migration failed: ${(e as Error)?.message ?? String(e)}`),
+    },
+    await completedIfServed(store, options.durable),
+  );
+  await job.resume();
+
+  /** The panel's app answers writes 409 while a migration runs or is staged (M9). */
+  const guarded = (d: DurableSystem): DurableSystem =>
+    d.kind !== "panel"
+      ? d
+      : {
+          ...d,
+          seq: () => d.seq(),
+          write: (op, prepare) =>
+            job.panelReadOnly ? Promise.reject(new HttpError(409, "The panel is read-only while it is being migrated: complete or roll back the migration first.")) : d.write(op, prepare),
+        };
+  let mainApp = await options.makeApp(guarded(current));
+  let stagedApp: { live: LiveSystem; app: Hono } | null = null;
+  const stagedAppOf = async (live: LiveSystem) => {
+    if (stagedApp?.live !== live) stagedApp = { live, app: await options.makeApp(stagedDurable(live)) };
+    return stagedApp.app;
+  };
+
+  async function allowed(request: Request): Promise<void> {
+    if (options.authorize !== undefined) await authenticate(request, options.authorize, "migration");
+  }
+
+  const { Hono } = await import("hono");
+  const front = new Hono();
+  front.onError((e) => {
+    if (e instanceof HttpError) return errorResponse(e, indent);
+    if (e instanceof MigrationRefusal) return errorResponse(new HttpError(e.status, e.message, e.preflight === undefined ? [] : preflightIssues(e.preflight)), indent);
+    options.log(`internal error in a migration route: ${(e as Error)?.stack ?? String(e)}`);
+    return errorResponse(new HttpError(500, "Internal server error."), indent);
+  });
+  const api = basePath === "" ? front : front.basePath(basePath);
+  const panelIdOf = (raw: string) => decodeURIComponent(raw);
+
+  api.get("/api/migration/:panelId/preflight-check", async (c) => {
+    await allowed(c.req.raw);
+    const panel = panelOf() as { serialNumber?: string } | null;
+    const id = panelIdOf(c.req.param("panelId"));
+    if (panel === null || panel.serialNumber !== id) throw new HttpError(404, `No panel has serial number "${id}" here.`, [{ path: "panel_id", message: `Unknown panel "${id}".` }]);
+    return jsonResponse(200, preflightPanel(panel), indent);
+  });
+  api.post("/api/migration/initiate", async (c) => {
+    await allowed(c.req.raw);
+    const body = await readJsonBody(c.req.raw, options.maxBodyBytes);
+    const issues: { path: string; message: string }[] = [];
+    if (typeof body !== "object" || body === null || Array.isArray(body)) throw new HttpError(400, "The request is invalid.", [{ path: "body", message: "Must be a JSON object." }]);
+    const b = body as Record<string, unknown>;
+    for (const k of Object.keys(b)) if (!["cloudNodeSN", "panel_id", "acceptWarnings"].includes(k)) issues.push({ path: `body.${k}`, message: "Is not a field of initiate (cloudNodeSN or panel_id, acceptWarnings)." });
+    for (const k of ["cloudNodeSN", "panel_id"]) if (k in b && (typeof b[k] !== "string" || b[k] === "")) issues.push({ path: `body.${k}`, message: "Must be the panel's serial number (a non-empty string)." });
+    if (!("cloudNodeSN" in b) && !("panel_id" in b)) issues.push({ path: "body.cloudNodeSN", message: "Is required: the serial number of the panel to migrate (cloudNodeSN, or panel_id)." });
+    if (typeof b.cloudNodeSN === "string" && typeof b.panel_id === "string" && b.cloudNodeSN !== b.panel_id) issues.push({ path: "body.panel_id", message: "Names another panel than cloudNodeSN." });
+    if ("acceptWarnings" in b && typeof b.acceptWarnings !== "boolean") issues.push({ path: "body.acceptWarnings", message: "Must be a boolean." });
+    if (issues.length > 0) throw new HttpError(400, "The request is invalid.", issues);
+    const record = await job.initiate(String(b.cloudNodeSN ?? b.panel_id), b.acceptWarnings === true);
+    options.log(`migration ${record.id} of panel ${record.legacyOuId} initiated`);
+    return jsonResponse(200, initiated(record), indent);
+  });
+  api.get("/api/migration/:panelId/backup", async (c) => {
+    await allowed(c.req.raw);
+    const r = job.status(panelIdOf(c.req.param("panelId")));
+    const backup = r.backupUrl === null ? null : await migrationStore(store).loadBackup();
+    if (backup === null) throw new HttpError(404, "The panel has not been exported yet (EXPORT_LEGACY_DATA).");
+    return jsonResponse(200, backup, indent);
+  });
+  api.get("/api/migration/:panelId", async (c) => {
+    await allowed(c.req.raw);
+    return jsonResponse(200, job.status(panelIdOf(c.req.param("panelId"))), indent);
+  });
+  api.post("/api/migration/:panelId/complete", async (c) => {
+    await allowed(c.req.raw);
+    const panelId = panelIdOf(c.req.param("panelId"));
+    await job.complete(panelId, async (staged) => {
+      const time = new Date((options.now ?? Date.now)()).toISOString();
+      await store.replaceSystem!("system", staged.snapshot, { method: "POST", path: `/api/migration/${panelId}/complete` }, time);
+      await store.setValue!(KEY_MAPPINGS, JSON.stringify({ systemId: staged.systemId, cloudNodeId: staged.cloudNodeId, mappings: staged.mappings }));
+      await store.setValue!(KEY_STAGED, null);
+      const next = await openDurableSystem(store, options.reopen);
+      mainApp = await options.makeApp(next);
+      current = next;
+      stagedApp = null;
+    });
+    options.log(`migration of panel ${panelId} completed: serving system ${job.record?.systemId ?? ""}`);
+    return new Response(null, { status: 204 });
+  });
+  api.post("/api/migration/:panelId/rollback", async (c) => {
+    await allowed(c.req.raw);
+    const panelId = panelIdOf(c.req.param("panelId"));
+    await job.rollback(panelId);
+    options.log(`migration of panel ${panelId} rolled back`);
+    return new Response(null, { status: 204 });
+  });
+  api.get("/:systemId/id-mapping/:cloudNodeId", async (c, next) => {
+    const staged = job.staged;
+    const done = staged === null ? await jsonValue<Omit<StagedSystem, "snapshot">>(store, KEY_MAPPINGS) : null;
+    const source = staged?.system ?? done;
+    if (source === null || c.req.param("systemId") !== source.systemId) return next();
+    await allowed(c.req.raw);
+    const nodeId = c.req.param("cloudNodeId");
+    if (nodeId !== source.cloudNodeId)
+      throw new HttpError(404, `No migrated cloud node has id "${nodeId}" (the id assigned during migration, not the serial number).`, [{ path: "cloud_node_id", message: `Unknown cloud node "${nodeId}".` }]);
+    const type = c.req.query("type");
+    const types = type === undefined || type === "" ? null : type.split(",").map((t) => t.trim());
+    const unknown = (types ?? []).filter((t) => !MAPPING_TYPES.includes(t));
+    if (unknown.length > 0) throw new HttpError(400, "The request is invalid.", unknown.map((t) => ({ path: "query.type", message: `Unknown type "${t.slice(0, 40)}"; the types are ${MAPPING_TYPES.join(", ")}.` })));
+    return jsonResponse(200, types === null ? source.mappings : source.mappings.filter((m) => types.includes(m.type)), indent);
+  });
+  // The staged system's reads under its id; everything else: the served system's app.
+  front.all("*", async (c) => {
+    const staged = job.staged;
+    if (staged !== null) {
+      const path = new URL(c.req.url).pathname.slice(basePath.length);
+      if (path === `/${staged.system.systemId}` || path.startsWith(`/${staged.system.systemId}/`)) return (await stagedAppOf(staged.live)).fetch(c.req.raw);
+    }
+    return mainApp.fetch(c.req.raw);
+  });
+
+  return { fetch: (request) => Promise.resolve(front.fetch(request)), current: () => current, job };
+}
