@@ -124,26 +124,32 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
       }),
       onError: (e, request) => log(`internal error on ${request.method} ${new URL(request.url).pathname}: ${(e as Error)?.stack ?? String(e)}`),
     });
-  // The migration routes (M8–M12) in front of the served system's app.
-  let front: MigrationFront;
+  // The migration routes (M8–M12) in front of the served system's app, when the store can keep a
+  // migration; otherwise the app alone.
+  let front: Pick<MigrationFront, "fetch" | "current"> & { readonly job: MigrationFront["job"] | null };
   try {
-    front = await createMigrationFront({
-      store,
-      durable,
-      makeApp,
-      ...(grants !== undefined ? { authorize: (token: string) => grants(token)?.partitions === null } : authorize !== undefined ? { authorize } : {}),
-      basePath: normalizeBasePath(options.basePath ?? ""),
-      maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
-      indent: 2,
-      ...(options.now !== undefined ? { now: options.now } : {}),
-      ...(options.migrationPace !== undefined ? { pace: options.migrationPace } : {}),
-      log,
-      reopen: {
-        ...(options.snapshotEvery !== undefined ? { snapshotEvery: options.snapshotEvery } : {}),
+    if (store.getValue === undefined || store.setValue === undefined || store.replaceSystem === undefined) {
+      const only = await makeApp(durable);
+      front = { fetch: async (request) => only.fetch(request), current: () => durable, job: null };
+    } else {
+      front = await createMigrationFront({
+        store,
+        durable,
+        makeApp,
+        ...(grants !== undefined ? { authorize: (token: string) => grants(token)?.partitions === null } : authorize !== undefined ? { authorize } : {}),
+        basePath: normalizeBasePath(options.basePath ?? ""),
+        maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+        indent: 2,
         ...(options.now !== undefined ? { now: options.now } : {}),
-        onSnapshotError: (e) => log(`storing a snapshot failed (the change log still has every change): ${(e as Error)?.message ?? String(e)}`),
-      },
-    });
+        ...(options.migrationPace !== undefined ? { pace: options.migrationPace } : {}),
+        log,
+        reopen: {
+          ...(options.snapshotEvery !== undefined ? { snapshotEvery: options.snapshotEvery } : {}),
+          ...(options.now !== undefined ? { now: options.now } : {}),
+          onSnapshotError: (e) => log(`storing a snapshot failed (the change log still has every change): ${(e as Error)?.message ?? String(e)}`),
+        },
+      });
+    }
   } catch (e) {
     await durable.close();
     throw e;
@@ -191,7 +197,7 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
     close() {
       closing ??= (async () => {
         await closeGracefully(server, options.closeGraceMs ?? 5000);
-        await front.job.running;
+        await front.job?.running;
         await front.current().close();
       })();
       return closing;
