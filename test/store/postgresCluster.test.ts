@@ -16,7 +16,7 @@ test.skipIf(!bins.ok)(`a throwaway PostgreSQL cluster starts, keeps committed ro
     await c.query("CREATE TABLE t (x int)");
     await c.query("INSERT INTO t VALUES (1)");
     await c.end();
-    cluster.restart();
+    await cluster.restart();
     const d = new pg.Client({ connectionString: url });
     await d.connect();
     expect((await d.query("SELECT x FROM t")).rows).toEqual([{ x: 1 }]);

@@ -4,7 +4,7 @@
 // or $RSOP_PG_BIN; or initdb on the PATH). initdb and postgres refuse to run as root, so as root the
 // cluster runs as the `postgres` system user (runuser), owner of the temp folder. Where no binaries
 // are found, `findPostgres()` answers why, and the tests skip with that sentence.
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
@@ -65,7 +65,7 @@ export interface PostgresCluster {
   /** A URL of another database of this cluster, created on demand (one per test keeps tests apart). */
   createDatabase(name: string): Promise<string>;
   /** Stops the server (fast shutdown: open sessions are cut, committed data stays) and starts it again on the same port. */
-  restart(): void;
+  restart(): Promise<void>;
   /** Stops the server and removes its folder. */
   stop(): void;
 }
@@ -89,6 +89,14 @@ export async function startPostgresCluster(bins: Extract<PostgresBinaries, { ok:
     if (r.status !== 0) throw new Error(`${tool} ${args.join(" ")} failed (${r.status ?? r.signal}): ${r.stderr}${r.stdout}${r.error?.message ?? ""}`);
     return r.stdout;
   };
+  const runAsync = (tool: string, args: readonly string[]) =>
+    new Promise<void>((resolveRun, reject) => {
+      const cmd = bins.runAs === null ? join(bins.bin, tool) : "runuser";
+      const full = bins.runAs === null ? args : ["-u", bins.runAs, "--", join(bins.bin, tool), ...args];
+      execFile(cmd, full, { timeout: STEP_TIMEOUT_MS, cwd: dir }, (e, stdout, stderr) =>
+        e === null ? resolveRun() : reject(new Error(`${tool} ${args.join(" ")} failed: ${e.message} ${stderr}${stdout}`)),
+      );
+    });
   let port = 0;
   const startServer = () => run("pg_ctl", ["-D", data, "-l", join(dir, "log"), "-w", "-t", "60", "start"]);
   try {
@@ -132,9 +140,10 @@ export async function startPostgresCluster(bins: Extract<PostgresBinaries, { ok:
       }
       return `postgres://rsop@127.0.0.1:${port}/${name}`;
     },
-    restart() {
-      run("pg_ctl", ["-D", data, "-m", "fast", "-w", "-t", "60", "stop"]);
-      startServer();
+    async restart() {
+      // Asynchronous, so that the clients and servers of the test process keep running meanwhile.
+      await runAsync("pg_ctl", ["-D", data, "-m", "fast", "-w", "-t", "60", "stop"]);
+      await runAsync("pg_ctl", ["-D", data, "-l", join(dir, "log"), "-w", "-t", "60", "start"]);
     },
     stop() {
       if (stopped) return;
