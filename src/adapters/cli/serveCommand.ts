@@ -193,13 +193,13 @@ export function registerServeCommand(program: Command, io: CliIo, setCode: (c: n
   program
     .command("serve")
     .description(
-      "Serve the HTTP API (RSOP, decisions, who can access) on a snapshot file; the file is watched and a valid new version is swapped in atomically. With --data, serve every route (reads and writes) of a live system kept in a SQLite database. Stops on SIGINT/SIGTERM.",
+      "Serve the HTTP API (RSOP, decisions, who can access) on a snapshot file; the file is watched and a valid new version is swapped in atomically. With --data, serve every route (reads and writes) of a live system kept in a SQLite database; with --store, the same as one of any number of replicas of a system kept in PostgreSQL. Stops on SIGINT/SIGTERM.",
     )
-    .option("--system <file>", "rsop-system/1 snapshot (JSON); with --data, imported into an empty database")
+    .option("--system <file>", "rsop-system/1 snapshot (JSON); with --data or --store, imported into an empty database")
     .option("--data <file.db>", "serve the live system kept in this SQLite database (needs better-sqlite3); created on first start")
     .option("--store <url>", "serve as one replica of the live system kept in this PostgreSQL database (postgres://…; needs pg); any number of replicas may share it")
     .option("--panel <file>", "with --data: import this rsop-panel/1 1.0 panel into an empty database and serve its /api routes")
-    .option("--snapshot-every <n>", "with --data: store a snapshot every n changes (start-up replays the changes after the latest); default 1000")
+    .option("--snapshot-every <n>", "with --data or --store: store a snapshot every n changes (start-up replays the changes after the latest); default 1000")
     .option("--port <n>", "TCP port (0: any free port)", "8080")
     .option("--host <address>", "address to listen on", "127.0.0.1")
     .option("--token <token>", "bearer token clients must send (default: $RSOP_TOKEN; prefer the variable, a command line is visible to other users)")
