@@ -257,6 +257,23 @@ describe("replicas on one database", () => {
     ]);
   });
 
+  pgTest(`writes that queue on one replica are checked in order and stored together (group commit); a write refused for one stored in the same append is refused, never both accepted (PG2)${SKIP_NOTE}`, async () => {
+    const url = await freshDatabase();
+    const a = await startReplica(url, building());
+    const bodies = Array.from({ length: 24 }, (_, k) => ({ firstName: "Batch", lastName: `${k}`, credentials: [{ types: ["card"], credentialNumber: 62_000 + (k % 12), facilityCode: 10 }] }));
+    const answers = await Promise.all(bodies.map((b) => a.call("POST", "/holders", b)));
+    for (let n = 0; n < 12; n++) {
+      const statuses = answers.filter((_, k) => k % 12 === n).map((r) => r.status);
+      expect(statuses.sort(), `card ${62_000 + n}`).toEqual([201, 409]);
+    }
+    const revisions = answers.filter((r) => r.status === 201).map((r) => Number(r.headers.get("x-rsop-revision")));
+    expect(revisions.sort((x, y) => x - y)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    const rows = await sql<{ seq: string; stored_at: Date }>(url, "SELECT seq, stored_at FROM rsop_changes ORDER BY seq");
+    expect(rows.map((r) => Number(r.seq))).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    // Rows of one transaction share its start time: fewer distinct times than rows means appends of several writes.
+    expect(new Set(rows.map((r) => r.stored_at.getTime())).size).toBeLessThan(12);
+  });
+
   pgTest(`a change appended without a notification (missed) is caught up by sequence number (the poll)${SKIP_NOTE}`, async () => {
     const url = await freshDatabase();
     const a = await startReplica(url, building(), { pollMs: 300 });

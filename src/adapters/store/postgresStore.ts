@@ -149,13 +149,17 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     }
   }
 
-  async function appendAt(seq: number, operation: unknown, patches: readonly unknown[], time: string): Promise<boolean> {
+  async function appendAt(seq: number, writes: readonly { readonly operation: unknown; readonly patches: readonly unknown[]; readonly time: string }[]): Promise<boolean> {
+    if (writes.length === 0) return true;
     try {
-      // One statement, so one transaction: the row and its notification commit together.
+      // One statement, so one transaction: the rows and the notification (of the last) commit together.
       await query(
-        `WITH added AS (INSERT INTO rsop_changes (seq, time, operation, patches) VALUES ($1, $2, $3, $4) RETURNING seq)
-         SELECT pg_notify('${CHANNEL}', seq::text) FROM added`,
-        [seq, time, JSON.stringify(operation), JSON.stringify(patches)],
+        `WITH added AS (
+           INSERT INTO rsop_changes (seq, time, operation, patches)
+           SELECT $1::bigint + n - 1, time, operation, patches FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS w(time, operation, patches, n)
+           RETURNING seq)
+         SELECT pg_notify('${CHANNEL}', max(seq)::text) FROM added`,
+        [seq, writes.map((w) => w.time), writes.map((w) => JSON.stringify(w.operation)), writes.map((w) => JSON.stringify(w.patches))],
       );
       return true;
     } catch (e) {
@@ -192,7 +196,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
       // One process's append (the Store interface): at the next free sequence number.
       for (;;) {
         const next = Number((await query<{ seq: string }>("SELECT coalesce(max(seq), 0) + 1 AS seq FROM rsop_changes"))[0]!.seq);
-        if (await appendAt(next, operation, patches, time)) return next;
+        if (await appendAt(next, [{ operation, patches, time }])) return next;
       }
     },
     appendAt,

@@ -5,7 +5,8 @@
 // loses nothing).
 //
 // A write is applied to the live system (the checks), undone at once, and appended at the next
-// sequence number; only once the log has it is it applied again and answered. So reads and decisions
+// sequence number; only once the log has it is it applied again and answered. The writes that queue
+// while one append is on its way are checked in order and stored together in the next (group commit). So reads and decisions
 // never see a write the log does not hold. If another replica appended that sequence number first
 // (optimistic concurrency), the replica catches up and applies the write again, so it is validated
 // against every change before it: two replicas never both accept conflicting writes (PG2). Writes and
@@ -67,6 +68,8 @@ export interface ReplicatedSystem extends DurableSystem {
 
 /** How many changes one catch-up query reads. */
 const BATCH = 500;
+/** The most writes stored in one append (group commit: the writes that queued while the last was stored). */
+const MAX_BATCH = 64;
 
 /**
  * Opens (importing `initial` into an empty store) and starts following the shared log.
@@ -186,35 +189,98 @@ export async function openReplicatedSystem(store: SharedStore, options: Replicat
     })();
   }
 
-  async function writeNow(asked: Operation, prepare?: (op: Operation) => Operation): Promise<OperationResult | PanelOperationResult> {
+  interface Pending {
+    readonly asked: Operation;
+    readonly prepare: ((op: Operation) => Operation) | undefined;
+    readonly resolve: (r: OperationResult | PanelOperationResult) => void;
+    readonly reject: (e: unknown) => void;
+  }
+  type Outcome = { readonly result: OperationResult | PanelOperationResult } | { readonly error: unknown };
+  const pending: Pending[] = [];
+  let flushQueued = false;
+
+  /** Takes the writes waiting (up to MAX_BATCH) and stores them in one append: group commit. */
+  async function flush(): Promise<void> {
+    flushQueued = false;
+    const batch = pending.splice(0, MAX_BATCH);
+    if (pending.length > 0) queueFlush();
+    try {
+      const outcomes = await writeBatch(batch);
+      batch.forEach((p, i) => {
+        const o = outcomes[i]!;
+        if ("result" in o) p.resolve(o.result);
+        else p.reject(o.error);
+      });
+    } catch (e) {
+      for (const p of batch) p.reject(e);
+    }
+  }
+  function queueFlush(): void {
+    if (flushQueued) return;
+    flushQueued = true;
+    void enqueue(flush);
+  }
+
+  /**
+   * Checks the writes in order (each sees the ones before it), stores the accepted ones at the next
+   * sequence numbers in one transaction, and answers each; on a lost race, all over again after
+   * catching up. Refusals are answered only once the accepted writes before them are stored, so that
+   * a refusal never rests on a write that was not.
+   */
+  async function writeBatch(batch: readonly Pending[]): Promise<Outcome[]> {
     for (let attempt = 1; ; attempt++) {
       if (failed !== undefined) throw new StoreUnavailableError(`this replica cannot write: ${failed}`);
       // Known to be behind: catch up first rather than lose the race for sure.
       if (latest > applied) await catchUpNow();
-      const op = prepare === undefined ? asked : prepare(asked);
-      const result = target.kind === "system" ? target.live.apply(op) : target.live.apply(op);
-      if (!result.ok || !("patches" in result)) return result;
-      // Undone at once: reads and decisions see the write only once the log holds it.
-      const undone = applyPatches(result.inversePatches);
-      if (!undone.ok) throw new StoreError(`a write could not be undone before storing it: ${undone.issues.map((i) => i.message).join(" ")}`);
+      const outcomes: Outcome[] = [];
+      const accepted: { readonly op: Operation; readonly result: object; readonly patches: readonly unknown[]; readonly inverse: readonly unknown[] }[] = [];
+      // Applied and undone in one synchronous stretch: no read or decision runs in between, so none
+      // sees a write the log does not hold.
+      for (const p of batch) {
+        try {
+          const op = p.prepare === undefined ? p.asked : p.prepare(p.asked);
+          const result = target.kind === "system" ? target.live.apply(op) : target.live.apply(op);
+          outcomes.push({ result });
+          if (result.ok && "patches" in result) accepted.push({ op, result, patches: result.patches, inverse: result.inversePatches });
+        } catch (error) {
+          outcomes.push({ error });
+        }
+      }
+      for (let i = accepted.length - 1; i >= 0; i--) {
+        const undone = applyPatches(accepted[i]!.inverse);
+        if (!undone.ok) {
+          fail(`a write could not be undone before storing it: ${undone.issues.map((x) => x.message).join(" ")}`);
+          throw new StoreError(`a write could not be undone before storing it`);
+        }
+      }
+      if (accepted.length === 0) return outcomes;
       const seq = applied + 1;
+      const time = iso();
       let appended: boolean;
       try {
-        appended = await store.appendAt(seq, op, result.patches, iso());
+        appended = await store.appendAt(
+          seq,
+          accepted.map((a) => ({ operation: a.op, patches: a.patches, time })),
+        );
       } catch (e) {
         // The outcome is unknown (the commit may have happened): the log decides, read at the next catch-up.
         requestCatchUp();
         throw e;
       }
       if (appended) {
-        const redone = applyPatches(result.patches);
-        if (!redone.ok) fail(`change ${seq}, just stored, does not apply: ${redone.issues.map((i) => i.message).join(" ")}`);
-        else advance(seq);
-        seqs.set(result, seq);
+        for (const [i, a] of accepted.entries()) {
+          const redone = applyPatches(a.patches);
+          if (!redone.ok) {
+            fail(`change ${seq + i}, just stored, does not apply: ${redone.issues.map((x) => x.message).join(" ")}`);
+            break;
+          }
+          advance(seq + i);
+          seqs.set(a.result, seq + i);
+        }
         maybeSnapshot();
-        return result;
+        return outcomes;
       }
-      // Another replica appended `seq` first: catch up, and the next attempt checks the write again.
+      // Another replica appended `seq` first: catch up, and the next attempt checks the writes again.
       racesLost++;
       if (attempt >= maxAttempts) throw new StoreUnavailableError(`the write lost ${attempt} races for the next change to other replicas; try again`);
       await catchUpNow();
@@ -248,7 +314,10 @@ export async function openReplicatedSystem(store: SharedStore, options: Replicat
     revision: () => applied,
     write(op, prepare) {
       if (closing !== undefined) return Promise.reject(new StoreError("the store is closing"));
-      return enqueue(() => writeNow(op, prepare));
+      return new Promise((resolve, reject) => {
+        pending.push({ asked: op, prepare, resolve, reject });
+        queueFlush();
+      });
     },
     waitFor(seq, timeoutMs) {
       if (applied >= seq) return Promise.resolve(true);

@@ -56,10 +56,11 @@ export interface Store {
  */
 export interface SharedStore extends Store {
   /**
-   * Appends one accepted write at exactly `seq`, in one transaction, and tells the other processes.
-   * Resolves true once it is durable, false (nothing written) when another process appended `seq` first.
+   * Appends accepted writes at exactly `seq`, `seq + 1`, … in one transaction, and tells the other
+   * processes. Resolves true once they are durable, false (nothing written) when another process
+   * appended one of those numbers first.
    */
-  appendAt(seq: number, operation: unknown, patches: readonly unknown[], time: string): Promise<boolean>;
+  appendAt(seq: number, writes: readonly { readonly operation: unknown; readonly patches: readonly unknown[]; readonly time: string }[]): Promise<boolean>;
   /**
    * Up to `limit` changes after `seq`, in order; null when the log no longer holds change `seq + 1`
    * (compacted: only a load from the latest snapshot can catch up).
