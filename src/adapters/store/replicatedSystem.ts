@@ -4,8 +4,9 @@
 // every reconnect by sequence number for safety (a missed notification, a reconnect or a restart
 // loses nothing).
 //
-// A write is applied to the live system (the checks), undone at once, and appended at the next
-// sequence number; only once the log has it is it applied again and answered. The writes that queue
+// A write is checked against the live system without changing it (LiveSystem.preview; a 1.0 panel:
+// applied and undone at once) and appended at the next sequence number; only once the log has it is
+// it applied and answered. The writes that queue
 // while one append is on its way are checked in order and stored together in the next (group commit). So reads and decisions
 // never see a write the log does not hold. If another replica appended that sequence number first
 // (optimistic concurrency), the replica catches up and applies the write again, so it is validated
@@ -202,7 +203,10 @@ export async function openReplicatedSystem(store: SharedStore, options: Replicat
   /** Takes the writes waiting (up to MAX_BATCH) and stores them in one append: group commit. */
   async function flush(): Promise<void> {
     flushQueued = false;
-    const batch = pending.splice(0, MAX_BATCH);
+    // A write with role checks (prepare) reads the stored snapshot: it never joins writes before it.
+    let n = 1;
+    while (n < Math.min(pending.length, MAX_BATCH) && pending[n]!.prepare === undefined) n++;
+    const batch = pending.splice(0, n);
     if (pending.length > 0) queueFlush();
     try {
       const outcomes = await writeBatch(batch);
@@ -233,24 +237,52 @@ export async function openReplicatedSystem(store: SharedStore, options: Replicat
       // Known to be behind: catch up first rather than lose the race for sure.
       if (latest > applied) await catchUpNow();
       const outcomes: Outcome[] = [];
-      const accepted: { readonly op: Operation; readonly result: object; readonly patches: readonly unknown[]; readonly inverse: readonly unknown[] }[] = [];
-      // Applied and undone in one synchronous stretch: no read or decision runs in between, so none
-      // sees a write the log does not hold.
-      for (const p of batch) {
-        try {
-          const op = p.prepare === undefined ? p.asked : p.prepare(p.asked);
-          const result = target.kind === "system" ? target.live.apply(op) : target.live.apply(op);
+      const accepted: { readonly op: Operation; readonly result: object; readonly patches: readonly unknown[] }[] = [];
+      if (target.kind === "system") {
+        // Checked without changing the live system (preview): reads and decisions never see a write the log does not hold.
+        const ops: Operation[] = [];
+        const prepared = batch.map((p): Operation | { readonly error: unknown } => {
+          try {
+            const op = p.prepare === undefined ? p.asked : p.prepare(p.asked);
+            ops.push(op);
+            return op;
+          } catch (error) {
+            return { error };
+          }
+        });
+        const results = target.live.preview(ops);
+        let k = 0;
+        for (const x of prepared) {
+          if ("error" in x) {
+            outcomes.push(x);
+            continue;
+          }
+          const result = results[k++]!;
           outcomes.push({ result });
-          if (result.ok && "patches" in result) accepted.push({ op, result, patches: result.patches, inverse: result.inversePatches });
-        } catch (error) {
-          outcomes.push({ error });
+          if (result.ok && "patches" in result) accepted.push({ op: x, result, patches: result.patches });
         }
-      }
-      for (let i = accepted.length - 1; i >= 0; i--) {
-        const undone = applyPatches(accepted[i]!.inverse);
-        if (!undone.ok) {
-          fail(`a write could not be undone before storing it: ${undone.issues.map((x) => x.message).join(" ")}`);
-          throw new StoreError(`a write could not be undone before storing it`);
+      } else {
+        // A 1.0 panel has no preview: applied and undone in one synchronous stretch (no read runs in between).
+        const inverses: (readonly unknown[])[] = [];
+        for (const p of batch) {
+          try {
+            const op = p.prepare === undefined ? p.asked : p.prepare(p.asked);
+            const result = target.live.apply(op);
+            outcomes.push({ result });
+            if (result.ok && "patches" in result) {
+              accepted.push({ op, result, patches: result.patches });
+              inverses.push(result.inversePatches);
+            }
+          } catch (error) {
+            outcomes.push({ error });
+          }
+        }
+        for (let i = inverses.length - 1; i >= 0; i--) {
+          const undone = applyPatches(inverses[i]!);
+          if (!undone.ok) {
+            fail(`a write could not be undone before storing it: ${undone.issues.map((x) => x.message).join(" ")}`);
+            throw new StoreError("a write could not be undone before storing it");
+          }
         }
       }
       if (accepted.length === 0) return outcomes;
