@@ -8,10 +8,11 @@
 // - acknowledged writes per second through the 3 replicas (holder creates with a card, each client
 //   writing to one replica in turn; every write stored in the log before its 2xx), latency p50/p99,
 //   and how many races for the next sequence number replicas lost;
-// - propagation: while those writes flow, one more client writes on a replica and at once asks each
-//   other replica for `GET /healthz` with `X-Rsop-Min-Revision` of that write; the delay from the
-//   acknowledgement to that answer is an upper bound of the time until the change is visible there
-//   (it includes one HTTP round trip), p50/p99 over every probe;
+// - propagation: one client (the probe) writes on a replica and at once asks each other replica for
+//   `GET /healthz` with `X-Rsop-Min-Revision` of that write; the delay from the acknowledgement to
+//   that answer is an upper bound of the time until the change is visible there (it includes one
+//   HTTP round trip), p50/p99 over every probe: first with the probe's writes alone, then while the
+//   writes above flow;
 // - decisions per second of one replica (batches of 100 through `POST /decisions`) with no writes
 //   anywhere, then while 8 clients write to the two other replicas.
 //
@@ -213,10 +214,8 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     log(`  scale ${size}: decisions on one replica while ${during.opsPerSec.toFixed(0)} writes/s go to the others: ${busy.opsPerSec.toFixed(0)}/s (${(busy.opsPerSec / quiet.opsPerSec).toFixed(2)}×)`);
 
     // Writes through all three, with a probe measuring propagation to the other two.
-    const until = performance.now() + writeSeconds * 1000;
-    const delays: number[] = [];
     const probeAgent = new Agent({ keepAlive: true, maxSockets: 8 });
-    const probe = async () => {
+    const probe = async (until: number, delays: number[]) => {
       for (let i = 0; performance.now() < until; i++) {
         const w = i % 3;
         const r = await call(probeAgent, replicas[w]!.url, "POST", `${sys}/holders`, create(1e9 + i));
@@ -233,7 +232,14 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
         );
       }
     };
-    const [writes] = await Promise.all([load(CLIENTS - 1, until, (i, k) => ({ url: replicas[k % 3]!.url, method: "POST", path: `${sys}/holders`, body: create(i) })), probe()]);
+    // First the probe alone (the delay of following the log itself), then under the write load.
+    const lone: number[] = [];
+    await probe(performance.now() + decideSeconds * 1000, lone);
+    const sortedLone = lone.sort((a, b) => a - b);
+    log(`  scale ${size}: propagation with the probe's writes only: p50 ${quantile(sortedLone, 0.5).toFixed(1)} ms, p99 ${quantile(sortedLone, 0.99).toFixed(1)} ms over ${lone.length} probes`);
+    const until = performance.now() + writeSeconds * 1000;
+    const delays: number[] = [];
+    const [writes] = await Promise.all([load(CLIENTS - 1, until, (i, k) => ({ url: replicas[k % 3]!.url, method: "POST", path: `${sys}/holders`, body: create(i) })), probe(until, delays)]);
     probeAgent.destroy();
     const sortedDelays = delays.sort((a, b) => a - b);
     const healths = await Promise.all(replicas.map(async (r) => JSON.parse((await call(new Agent(), r.url, "GET", "/healthz")).body) as { revision: number; racesLost: number }));
@@ -253,7 +259,15 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     rows.push({
       section: "scale",
       size,
-      name: "propagation: acknowledged on one → answered at that revision on another",
+      name: "propagation, one writer (the probe): acknowledged on one → answered at that revision on another",
+      p50Ns: quantile(sortedLone, 0.5) * 1e6,
+      p99Ns: quantile(sortedLone, 0.99) * 1e6,
+      note: `${lone.length} probes, one write at a time; includes one HTTP round trip (GET /healthz with X-Rsop-Min-Revision)`,
+    });
+    rows.push({
+      section: "scale",
+      size,
+      name: "propagation under the write load above",
       p50Ns: quantile(sortedDelays, 0.5) * 1e6,
       p99Ns: quantile(sortedDelays, 0.99) * 1e6,
       note: `${delays.length} probes while the writes above flow; includes one HTTP round trip (GET /healthz with X-Rsop-Min-Revision)`,
@@ -282,6 +296,9 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
       "scale.writesPerSec": writes.opsPerSec,
       "scale.writeP50Ms": writes.p50Ms,
       "scale.writeP99Ms": writes.p99Ms,
+      "scale.loneP50Ms": quantile(sortedLone, 0.5),
+      "scale.loneP99Ms": quantile(sortedLone, 0.99),
+      "scale.loneProbes": lone.length,
       "scale.propagationP50Ms": quantile(sortedDelays, 0.5),
       "scale.propagationP99Ms": quantile(sortedDelays, 0.99),
       "scale.propagationProbes": delays.length,
