@@ -2,6 +2,7 @@
 import { existsSync } from "node:fs";
 import pg from "pg";
 import { expect, test } from "vitest";
+import { join } from "node:path";
 import { findPostgres, startPostgresCluster } from "../support/postgresCluster.js";
 
 const bins = findPostgres();
@@ -25,4 +26,12 @@ test.skipIf(!bins.ok)(`a throwaway PostgreSQL cluster starts, keeps committed ro
     cluster.stop();
   }
   expect(existsSync(cluster.dir)).toBe(false);
+});
+
+test("without PostgreSQL binaries the helper says why, and the tests skip with that sentence in their names", () => {
+  const nowhere = findPostgres({ env: { PATH: "/nonexistent" }, debianDir: join(__dirname, "no-such-folder") });
+  expect(nowhere).toEqual({
+    ok: false,
+    why: "no PostgreSQL server binaries (initdb, pg_ctl, postgres) in /usr/lib/postgresql/*/bin, $RSOP_PG_BIN or the PATH: apt-get install postgresql (.ci/run does)",
+  });
 });

@@ -3,6 +3,7 @@
 // add: every answer's X-Rsop-Revision, read-your-writes with X-Rsop-Min-Revision across replicas,
 // conflicting writes on two replicas (one wins), catch-up without notifications, the snapshot
 // writer's election, and compaction.
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { openPostgresStore } from "../../src/adapters/store/postgresStore.js";
@@ -35,7 +36,7 @@ async function refused(server: RunningDataServer, call: Caller, status: number, 
 }
 
 describe("rsop serve --store postgres://: routes", () => {
-  pgTest(`every route family; decisions follow; the log has every accepted write; each answer carries X-Rsop-Revision${SKIP_NOTE}`, async () => {
+  pgTest(`every route family; decisions follow; the log has every accepted write; each answer carries X-Rsop-Revision (PG1, PG3)${SKIP_NOTE}`, async () => {
     const url = await freshDatabase();
     const { server, call, lines } = await startReplica(url, building());
     expect(lines.some((l) => l.startsWith(`imported building.json into ${url}: system ${SYSTEM_ID}`))).toBe(true);
@@ -84,7 +85,7 @@ describe("rsop serve --store postgres://: routes", () => {
     expect(stored.changes.map((c) => c.seq)).toEqual(stored.changes.map((_, i) => i + 1));
   });
 
-  pgTest(`refusals: 400 with every issue and its path, 401, 404, 405, 409, 413, 415; nothing stored${SKIP_NOTE}`, async () => {
+  pgTest(`refusals: 400 with every issue and its path, 401, 404, 405, 409, 413, 415; nothing stored (PG1, PG3)${SKIP_NOTE}`, async () => {
     const url = await freshDatabase();
     const { server, call } = await startReplica(url, building(), { maxBodyBytes: 2048 });
     const invalid = await refused(server, call, 400, "POST", "/holders", {});
@@ -150,7 +151,7 @@ describe("rsop serve --store postgres://: restart and import", () => {
     expect(JSON.parse(JSON.stringify(again.server.durable.target.live.snapshot))).toEqual(before);
   });
 
-  pgTest(`an empty database needs a snapshot; --system on a loaded database is ignored with a notice; --panel on a system database is refused; --data and --store exclude each other${SKIP_NOTE}`, async () => {
+  pgTest(`an empty database needs a snapshot; --system on a loaded database is ignored with a notice; --panel on a system database is refused; --data and --store exclude each other (PG4)${SKIP_NOTE}`, async () => {
     const url = await freshDatabase();
     const empty = await run(["serve", "--store", url, "--token", TOKEN, "--port", "0"]);
     expect(empty).toMatchObject({ code: 1, stderr: "rsop: the database is empty: give a snapshot to import (--system FILE or --panel FILE)\n" });
@@ -169,7 +170,7 @@ describe("rsop serve --store postgres://: restart and import", () => {
     expect(unreachable).toMatchObject({ code: 1, stderr: expect.stringContaining("rsop: cannot use the database postgres://rsop@127.0.0.1:1/nothing") });
   });
 
-  pgTest(`a password in the URL never reaches the log${SKIP_NOTE}`, async () => {
+  pgTest(`a password in the URL never reaches the log (PG1)${SKIP_NOTE}`, async () => {
     const url = (await freshDatabase()).replace("rsop@", "rsop:s3cret-pw@");
     const { lines, server } = await startReplica(url, building());
     await server.close();
@@ -179,7 +180,7 @@ describe("rsop serve --store postgres://: restart and import", () => {
 });
 
 describe("replicas on one database", () => {
-  pgTest(`read-your-writes: a write on replica A, then a read on B with X-Rsop-Min-Revision sees it${SKIP_NOTE}`, async () => {
+  pgTest(`read-your-writes: a write on replica A, then a read on B with X-Rsop-Min-Revision sees it (PG3)${SKIP_NOTE}`, async () => {
     const url = await freshDatabase();
     const a = await startReplica(url, building());
     // B polls rarely: without the header it could answer before the notification arrives.
@@ -274,7 +275,7 @@ describe("replicas on one database", () => {
     expect(new Set(rows.map((r) => r.stored_at.getTime())).size).toBeLessThan(12);
   });
 
-  pgTest(`a change appended without a notification (missed) is caught up by sequence number (the poll)${SKIP_NOTE}`, async () => {
+  pgTest(`a change appended without a notification (missed) is caught up by sequence number (the poll) (PG5)${SKIP_NOTE}`, async () => {
     const url = await freshDatabase();
     const a = await startReplica(url, building(), { pollMs: 300 });
     // Another writer's change, stored without NOTIFY: the poll finds it.
@@ -346,5 +347,34 @@ describe("replicas on one database", () => {
     const write = await b.call("POST", "/groups", { name: "Refused" });
     expect(write.status).toBe(503);
     expect(b.server.durable.seq()).toBe(6);
+  });
+});
+
+describe("rsop serve --store postgres:// --panel", () => {
+  pgTest(`1.0 routes under /api on two replicas: creates (each stored before it shows), two at once on both replicas get different ids, a refusal, restart keeps them (PG2)${SKIP_NOTE}`, async () => {
+    const url = await freshDatabase();
+    const panel = JSON.parse(readFileSync(resolve(__dirname, "../../examples/panel.json"), "utf8"));
+    const a = await startReplica(url, undefined, { initial: { kind: "panel", file: "panel.json", read: async () => panel } });
+    const b = await startReplica(url);
+    const callA = caller(a.server.url, "");
+    const callB = caller(b.server.url, "");
+    const g = await callA("POST", "/api/groups", { name: "Durable Group" });
+    expect(g.status).toBe(200);
+    expect(g.headers.get("x-rsop-revision")).toBe("1");
+    // Both replicas create at once: integer ids are the next free one, so the two creates conflict on it; both end stored, with different ids.
+    const [x, y] = await Promise.all([callA("POST", "/api/groups", { name: "From A" }), callB("POST", "/api/groups", { name: "From B" })]);
+    expect([x.status, y.status]).toEqual([200, 200]);
+    expect(x.body.id).not.toBe(y.body.id);
+    expect((await callA("POST", "/api/groups", {})).status).toBe(400);
+    const seen = await callB("GET", `/api/groups/${g.body.id}`, undefined, { "x-rsop-min-revision": "3" });
+    expect(seen.body).toMatchObject({ id: g.body.id, name: "Durable Group" });
+    await eventually("both at change 3", () => a.server.durable.seq() === 3 && b.server.durable.seq() === 3);
+    expect(JSON.parse(JSON.stringify(a.server.durable.target.live.snapshot))).toEqual(JSON.parse(JSON.stringify(b.server.durable.target.live.snapshot)));
+    await a.server.close();
+    await b.server.close();
+    const again = await startReplica(url);
+    expect(again.lines.some((l) => l.startsWith(`loaded ${url}: 1.0 panel at change 3`))).toBe(true);
+    const names = (await caller(again.server.url, "")("GET", "/api/groups?per_page=100")).body.map((x: { name: string }) => x.name);
+    expect(names).toEqual(expect.arrayContaining(["Durable Group", "From A", "From B"]));
   });
 });

@@ -67,7 +67,7 @@ interface Replica {
 }
 
 test.skipIf(!PG.ok)(
-  `soak: 3 replicas, 16 clients for 20 s, SIGKILL and restart of one replica, a PostgreSQL restart; every replica equals a fresh load, every acknowledged write is there, no conflicting writes both accepted${SKIP_NOTE}`,
+  `soak: 3 replicas, 16 clients for 20 s, SIGKILL and restart of one replica, a PostgreSQL restart; every replica equals a fresh load, every acknowledged write is there, no conflicting writes both accepted (PG2, PG4, PG7)${SKIP_NOTE}`,
   async () => {
     const outDir = mkdtempSync(join(ROOT, "node_modules", ".rsop-pg-soak-"));
     onTestFinished(() => rmSync(outDir, { recursive: true, force: true }));

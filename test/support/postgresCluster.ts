@@ -27,13 +27,16 @@ function versionsIn(dir: string): string[] {
   }
 }
 
-/** Finds initdb, pg_ctl and postgres; as root, also the user to run them as. */
-export function findPostgres(): PostgresBinaries {
-  const candidates = [
-    ...(process.env.RSOP_PG_BIN !== undefined ? [process.env.RSOP_PG_BIN] : []),
-    ...versionsIn("/usr/lib/postgresql").map((v) => `/usr/lib/postgresql/${v}/bin`),
-  ];
-  const which = spawnSync("sh", ["-c", "command -v initdb"], { encoding: "utf8" });
+/**
+ * Finds initdb, pg_ctl and postgres; as root, also the user to run them as.
+ * @param where - where to look (the tests of the skip message change it): the environment
+ *   (`RSOP_PG_BIN`, `PATH`) and the Debian folder of versions.
+ */
+export function findPostgres(where: { readonly env?: NodeJS.ProcessEnv; readonly debianDir?: string } = {}): PostgresBinaries {
+  const env = where.env ?? process.env;
+  const debian = where.debianDir ?? "/usr/lib/postgresql";
+  const candidates = [...(env.RSOP_PG_BIN !== undefined ? [env.RSOP_PG_BIN] : []), ...versionsIn(debian).map((v) => `${debian}/${v}/bin`)];
+  const which = spawnSync("/bin/sh", ["-c", "command -v initdb"], { encoding: "utf8", env });
   if (which.status === 0 && which.stdout.trim() !== "") candidates.push(join(which.stdout.trim(), ".."));
   const bin = candidates.find((d) => ["initdb", "pg_ctl", "postgres"].every((b) => existsSync(join(d, b))));
   if (bin === undefined)
