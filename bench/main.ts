@@ -5,6 +5,9 @@
 //   npm run bench -- --only decide,rsop --sizes S,M     a part (printed, not written unless --out)
 //   npm run bench -- --profile --sizes L                decide under `node --cpu-prof`, summarized
 //   npm run bench -- --markdown        also print the table as Markdown (for the README)
+//   npm run bench -- --scale           only the replicas on PostgreSQL (bench/scale.bench.ts; size M unless
+//                                      --sizes names one); writes bench/results/scale.json. Not part of the
+//                                      whole run: it needs the PostgreSQL server binaries.
 //
 // Scenarios run in child processes grouped by what they need: decide, memory and rsop share one
 // process (started with --expose-gc for the heap measurements, building S, M and L once); compile
@@ -24,10 +27,11 @@ import type { SizeName } from "./fixtures.js";
 import { run as memory } from "./memory.bench.js";
 import { run as peers } from "./peers.bench.js";
 import { run as rsop } from "./rsop.bench.js";
+import { run as scale } from "./scale.bench.js";
 import { run as service } from "./service.bench.js";
 import type { Scenario, ScenarioContext } from "./scenario.js";
 
-const SCENARIOS: Readonly<Record<string, Scenario>> = { decide, memory, rsop, compile, incremental, peers, cli, service };
+const SCENARIOS: Readonly<Record<string, Scenario>> = { decide, memory, rsop, compile, incremental, peers, cli, service, scale };
 
 interface Job {
   readonly scenarios: readonly string[];
@@ -41,7 +45,11 @@ const JOBS: readonly Job[] = [
   { scenarios: ["peers"], nodeFlags: [] },
   { scenarios: ["cli"], nodeFlags: [] },
   { scenarios: ["service"], nodeFlags: [] },
+  { scenarios: ["scale"], nodeFlags: [] },
 ];
+
+/** Scenarios that run only when named (--only or their own flag), never in the whole run. */
+const ON_REQUEST: readonly string[] = ["scale"];
 
 const RESULTS_DIR = resolve("bench/results");
 
@@ -53,10 +61,11 @@ interface Args {
   profile: boolean;
   markdown: boolean;
   out: string | null;
+  scale: boolean;
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const a: Args = { quick: false, sizes: ["S", "M", "L"], only: null, child: null, profile: false, markdown: false, out: null };
+  const a: Args = { quick: false, sizes: ["S", "M", "L"], only: null, child: null, profile: false, markdown: false, out: null, scale: false };
   let sizesGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -75,6 +84,10 @@ function parseArgs(argv: readonly string[]): Args {
     else if (arg === "--only") a.only = value().split(",").map((s) => s.trim());
     else if (arg === "--child") a.child = value().split(",");
     else if (arg === "--out") a.out = value();
+    else if (arg === "--scale") {
+      a.scale = true;
+      a.only = ["scale"];
+    }
     else throw new Error(`unknown argument ${arg} (see bench/main.ts)`);
   }
   // --quick leaves out L (its generation and validation alone take half a minute) unless asked for.
@@ -103,7 +116,7 @@ async function child(args: Args): Promise<void> {
 }
 
 function runJob(job: Job, args: Args, extraFlags: readonly string[]): ChildResult | null {
-  const scenarios = job.scenarios.filter((s) => args.only === null || args.only.includes(s));
+  const scenarios = job.scenarios.filter((s) => (args.only === null ? !ON_REQUEST.includes(s) : args.only.includes(s)));
   if (scenarios.length === 0) return null;
   const argv = [...job.nodeFlags, ...extraFlags, process.argv[1]!, "--child", scenarios.join(","), "--sizes", args.sizes.join(",")];
   if (args.quick) argv.push("--quick");
@@ -201,7 +214,7 @@ async function orchestrate(args: Args): Promise<number> {
   const seconds = (Date.now() - started) / 1000;
   // Only a whole, full-length run replaces bench/results/latest.json (the committed reference).
   const complete = args.only === null && args.sizes.length === 3 && !args.quick && !failed;
-  const command = `npm run bench${args.quick ? " -- --quick" : ""}`;
+  const command = args.scale ? `npm run bench -- --scale${args.quick ? " --quick" : ""}` : `npm run bench${args.quick ? " -- --quick" : ""}`;
   const header = [
     `rsop-engine benchmarks — ${command}`,
     `machine: ${before.cpus} CPUs (${before.cpuModel}), ${before.platform}, Node ${before.node} (V8 ${before.v8})`,
@@ -216,7 +229,7 @@ async function orchestrate(args: Args): Promise<number> {
     process.stdout.write(`\nagreement with the engine on allow/deny (S): ${Object.entries(ag).map(([k, v]) => `${k} ${(100 * v.rate).toFixed(2)}% (${v.agree}/${v.total})`).join(", ")}\n`);
   }
   if (args.markdown) process.stdout.write(`\n${renderTable(rows, true)}\n`);
-  const outPath = args.out ?? (complete ? join(RESULTS_DIR, "latest.json") : null);
+  const outPath = args.out ?? (complete ? join(RESULTS_DIR, "latest.json") : args.scale && !args.quick && !failed ? join(RESULTS_DIR, "scale.json") : null);
   if (outPath !== null) {
     mkdirSync(resolve(outPath, ".."), { recursive: true });
     const doc = {

@@ -48,3 +48,12 @@ test("better-sqlite3 is loaded only by the SQLite store, and only on first use (
   expect(text).not.toMatch(/require\(\s*["']better-sqlite3["']\s*\)/);
   expect(text).toMatch(/await import\("better-sqlite3"\)/);
 });
+
+test("pg is loaded only by the PostgreSQL store, and only on first use (import(), never a static value import)", () => {
+  const users = files(SRC).filter((f) => /["']pg["']/.test(readFileSync(f, "utf8")));
+  expect(users.map((f) => relative(SRC, f).split(/[\\/]/).join("/"))).toEqual(["adapters/store/postgresStore.ts"]);
+  const text = readFileSync(users[0]!, "utf8");
+  expect(text).not.toMatch(/^\s*import\s+(?!type\b)[^;]*from\s+["']pg["']/m);
+  expect(text).not.toMatch(/require\(\s*["']pg["']\s*\)/);
+  expect(text).toMatch(/await import\("pg"\)/);
+});

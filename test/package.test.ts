@@ -12,7 +12,7 @@ import { type InstalledPackage, installedPackage, repoRoot } from "./support/ins
 
 const building = JSON.parse(readFileSync(`${repoRoot}examples/building.json`, "utf8"));
 const scan = { deviceId: "door-ward-3", at: "2026-04-15T09:15:00-05:00", credential: { credentialNumber: 10234, facilityCode: 17 } };
-const SERVER_AND_CLI_LIBRARIES = ["commander", "cli-progress", "hono", "@hono/node-server", "better-sqlite3"];
+const SERVER_AND_CLI_LIBRARIES = ["commander", "cli-progress", "hono", "@hono/node-server", "better-sqlite3", "pg"];
 
 let installed: InstalledPackage;
 beforeAll(() => {
@@ -62,7 +62,7 @@ test("the rsop binary runs", () => {
 
 test("better-sqlite3 is an optional peer: without it, `rsop serve --data` says what to install (exit 1)", () => {
   const manifest = JSON.parse(readFileSync(join(installed.pkg, "package.json"), "utf8"));
-  expect(manifest.peerDependenciesMeta).toEqual({ "better-sqlite3": { optional: true } });
+  expect(manifest.peerDependenciesMeta).toEqual({ "better-sqlite3": { optional: true }, pg: { optional: true } });
   expect(Object.keys(manifest.dependencies)).not.toContain("better-sqlite3");
   const r = spawnSync(process.execPath, [join(installed.pkg, "dist/cli.js"), "serve", "--data", join(installed.app, "no-driver.db"), "--system", join(installed.pkg, "examples/building.json"), "--port", "0"], {
     cwd: installed.app,
@@ -71,6 +71,20 @@ test("better-sqlite3 is an optional peer: without it, `rsop serve --data` says w
     env: { ...process.env, RSOP_TOKEN: "package-test-token-0123" },
   });
   expect(r.stderr).toBe("rsop: --data needs the package better-sqlite3 (an optional peer dependency of rsop-engine): npm install better-sqlite3\n");
+  expect(r.status).toBe(1);
+});
+
+test("pg is an optional peer: without it, `rsop serve --store postgres://…` says what to install (exit 1)", () => {
+  const manifest = JSON.parse(readFileSync(join(installed.pkg, "package.json"), "utf8"));
+  expect(manifest.peerDependenciesMeta.pg).toEqual({ optional: true });
+  expect(Object.keys(manifest.dependencies)).not.toContain("pg");
+  const r = spawnSync(process.execPath, [join(installed.pkg, "dist/cli.js"), "serve", "--store", "postgres://rsop@127.0.0.1:1/nothing", "--system", join(installed.pkg, "examples/building.json"), "--port", "0"], {
+    cwd: installed.app,
+    encoding: "utf8",
+    timeout: 60_000,
+    env: { ...process.env, RSOP_TOKEN: "package-test-token-0123" },
+  });
+  expect(r.stderr).toBe("rsop: --store postgres://… needs the package pg (an optional peer dependency of rsop-engine): npm install pg\n");
   expect(r.status).toBe(1);
 });
 

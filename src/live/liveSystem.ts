@@ -176,6 +176,25 @@ export class LiveSystem {
     return this.#newId();
   };
 
+  /**
+   * Checks write operations in order without changing anything: each sees the accepted ones before
+   * it (a refused one is left out), and each result is what `apply` would answer one after the other.
+   * `applyPatches` of the accepted results' patches, in order, then makes the change (a replica
+   * stores a write before it shows it).
+   * @example
+   * live.preview([{ method: "POST", path: "/groups", body: { name: "Night" } }])[0]!.status; //=> 200
+   */
+  preview(ops: readonly Operation[]): OperationResult[] {
+    let current = this.#snapshot;
+    const results: OperationResult[] = [];
+    for (const op of ops) {
+      const step = this.#step(current, op, current !== this.#snapshot);
+      results.push(step.result);
+      if ("next" in step) current = step.next;
+    }
+    return results;
+  }
+
   #applySequence(ops: readonly Operation[]): BatchResult {
     let current = this.#snapshot;
     const results: OperationResult[] = [];

@@ -14,6 +14,8 @@ export interface ServeOptions {
   readonly system?: string;
   /** `--data FILE.db`: serve the live system kept in this SQLite database (reads and writes). */
   readonly data?: string;
+  /** `--store postgres://…`: serve as one replica of the live system kept in this PostgreSQL database. */
+  readonly store?: string;
   /** `--panel FILE.json` (with --data): import a 1.0 panel instead of a 2.0 system. */
   readonly panel?: string;
   readonly snapshotEvery?: string;
@@ -93,9 +95,12 @@ export async function serveCommand(
   if (token !== undefined && !isBearerToken(token)) throw new CliError("the token may hold only letters, digits and -._~+/ (then = padding): clients could not send it as a Bearer token");
   if (token !== undefined && token.length < MIN_TOKEN_LENGTH && opts.allowShortToken !== true)
     throw new UsageError(`the token has ${token.length} characters; use at least ${MIN_TOKEN_LENGTH} (e.g. openssl rand -hex 24), or pass --allow-short-token`);
-  if (opts.data === undefined && opts.panel !== undefined) throw new UsageError("--panel is served only from a database: add --data FILE.db");
-  if (opts.data === undefined && opts.system === undefined) throw new UsageError("give --system FILE (or --data FILE.db)");
-  if (opts.data === undefined && opts.snapshotEvery !== undefined) throw new UsageError("--snapshot-every needs --data FILE.db");
+  if (opts.data !== undefined && opts.store !== undefined) throw new UsageError("give at most one of --data FILE.db and --store postgres://…");
+  if (opts.store !== undefined && !/^postgres(ql)?:\/\//.test(opts.store)) throw new UsageError("--store takes a PostgreSQL URL: postgres://user@host:5432/database");
+  const stored = opts.data !== undefined || opts.store !== undefined;
+  if (!stored && opts.panel !== undefined) throw new UsageError("--panel is served only from a database: add --data FILE.db");
+  if (!stored && opts.system === undefined) throw new UsageError("give --system FILE (or --data FILE.db)");
+  if (!stored && opts.snapshotEvery !== undefined) throw new UsageError("--snapshot-every needs --data FILE.db");
   if (opts.system !== undefined && opts.panel !== undefined) throw new UsageError("give at most one of --system FILE and --panel FILE");
   const port = parsePort(opts.port);
   const snapshotEvery = parsePositive("--snapshot-every", opts.snapshotEvery);
@@ -133,7 +138,7 @@ export async function serveCommand(
   };
   const snapshotFile = opts.system ?? opts.panel;
   try {
-    if (opts.data !== undefined) {
+    if (stored) {
       const kind = opts.panel !== undefined ? "panel" : "system";
       const initial: StartDataServerOptions["initial"] =
         snapshotFile === undefined ? undefined : { kind, file: snapshotFile, read: () => readSnapshotFile(snapshotFile, kind, io) };
@@ -143,7 +148,7 @@ export async function serveCommand(
       const migrationPace = Number.isFinite(delay) && delay > 0 ? () => new Promise<void>((resolveDelay) => setTimeout(resolveDelay, Math.min(delay, 600_000))) : undefined;
       const data = await startDataServer({
         ...common,
-        dataFile: opts.data,
+        ...(opts.store !== undefined ? { storeUrl: opts.store } : { dataFile: opts.data! }),
         ...(initial !== undefined ? { initial } : {}),
         ...(snapshotEvery !== undefined ? { snapshotEvery } : {}),
         ...(migrationPace !== undefined ? { migrationPace } : {}),
@@ -193,12 +198,13 @@ export function registerServeCommand(program: Command, io: CliIo, setCode: (c: n
   program
     .command("serve")
     .description(
-      "Serve the HTTP API (RSOP, decisions, who can access) on a snapshot file; the file is watched and a valid new version is swapped in atomically. With --data, serve every route (reads and writes) of a live system kept in a SQLite database. Stops on SIGINT/SIGTERM.",
+      "Serve the HTTP API (RSOP, decisions, who can access) on a snapshot file; the file is watched and a valid new version is swapped in atomically. With --data, serve every route (reads and writes) of a live system kept in a SQLite database; with --store, the same as one of any number of replicas of a system kept in PostgreSQL. Stops on SIGINT/SIGTERM.",
     )
-    .option("--system <file>", "rsop-system/1 snapshot (JSON); with --data, imported into an empty database")
+    .option("--system <file>", "rsop-system/1 snapshot (JSON); with --data or --store, imported into an empty database")
     .option("--data <file.db>", "serve the live system kept in this SQLite database (needs better-sqlite3); created on first start")
+    .option("--store <url>", "serve as one replica of the live system kept in this PostgreSQL database (postgres://…; needs pg); any number of replicas may share it")
     .option("--panel <file>", "with --data: import this rsop-panel/1 1.0 panel into an empty database and serve its /api routes")
-    .option("--snapshot-every <n>", "with --data: store a snapshot every n changes (start-up replays the changes after the latest); default 1000")
+    .option("--snapshot-every <n>", "with --data or --store: store a snapshot every n changes (start-up replays the changes after the latest); default 1000")
     .option("--port <n>", "TCP port (0: any free port)", "8080")
     .option("--host <address>", "address to listen on", "127.0.0.1")
     .option("--token <token>", "bearer token clients must send (default: $RSOP_TOKEN; prefer the variable, a command line is visible to other users)")

@@ -25,7 +25,7 @@ import { HttpError, errorResponse, jsonResponse, jsonText, textResponse, toHttpI
 import { normalizeBasePath } from "./matchRoute.js";
 import { readJsonBody } from "./readJsonBody.js";
 import { type DurableSystem } from "../store/durableSystem.js";
-import { StoreError } from "../store/store.js";
+import { StoreError, StoreUnavailableError } from "../store/store.js";
 
 /** Options of createDataApp. */
 export interface DataAppOptions {
@@ -113,6 +113,9 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
     if (e instanceof HttpError) return errorResponse(e, indent);
     if (e instanceof LiveRefusal) return errorResponse(new HttpError(e.status, REFUSAL[e.status] ?? "Refused.", toHttpIssues(e.issues)), indent);
     if (e instanceof StoreError && /closing/.test(e.message)) return errorResponse(new HttpError(503, "The server is shutting down; try again."), indent);
+    // A shared store (PostgreSQL) out of reach: whether the write was stored is unknown until the log is read again (PG7).
+    if (e instanceof StoreUnavailableError)
+      return errorResponse(new HttpError(503, "The write could not be completed now (the database is unavailable or busy); it may or may not have been stored: read it back before retrying.", [], { "retry-after": "1" }), indent);
     try {
       options.onError?.(e, c.req.raw);
     } catch {

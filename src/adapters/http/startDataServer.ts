@@ -2,11 +2,15 @@
 // snapshot file on first start, loaded from the database afterwards) and served by createDataApp
 // behind Node's http server. Closing stops accepting connections, lets open requests (and the
 // writes among them) finish, stores a snapshot and closes the database.
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type DurableSystem, openDurableSystem } from "../store/durableSystem.js";
+import { openPostgresStore, redactUrl } from "../store/postgresStore.js";
+import { type ReplicatedSystem, openReplicatedSystem } from "../store/replicatedSystem.js";
 import { openSqliteStore } from "../store/sqliteStore.js";
-import { type StoredKind, StoreError } from "../store/store.js";
+import { type SharedStore, type Store, type StoredKind, StoreError } from "../store/store.js";
+import { HttpError, errorResponse } from "./httpError.js";
 import type { Authorize } from "./authenticate.js";
 import { createDataApp } from "./createDataApp.js";
 import { normalizeBasePath } from "./matchRoute.js";
@@ -15,10 +19,19 @@ import { closeGracefully, streamLog } from "./startServer.js";
 import { tokenAuthorizer } from "./tokenAuthorizer.js";
 import { ADMIN, type TokenEntry, TokensFileError, grantLookup } from "./tokens.js";
 
-/** Options of startDataServer. Exactly one of `token` and `insecureNoAuth` is required. */
+/** Options of startDataServer. Exactly one of `token` and `insecureNoAuth` is required, and one of `dataFile` and `storeUrl`. */
 export interface StartDataServerOptions {
   /** The SQLite database file (created when missing). */
-  readonly dataFile: string;
+  readonly dataFile?: string;
+  /**
+   * A PostgreSQL URL (`postgres://…`): this server is one replica of the system kept there, beside any
+   * number of others on the same database (replicatedSystem.ts).
+   */
+  readonly storeUrl?: string;
+  /** With `storeUrl`: how long a request with `X-Rsop-Min-Revision` waits for this replica to apply it before 503; default 2000 ms. */
+  readonly minRevisionWaitMs?: number;
+  /** With `storeUrl`: catch up with the log this often without notifications; default 1000 ms. */
+  readonly pollMs?: number;
   /** The snapshot to import when the database is empty: its kind and a reader of its JSON (not called otherwise). */
   readonly initial?: { readonly kind: StoredKind; readonly file: string; readonly read: () => Promise<unknown> };
   readonly port?: number;
@@ -49,8 +62,22 @@ export interface RunningDataServer {
   readonly url: string;
   /** The durable live system being served (the 2.0 system once a migration completed). */
   readonly durable: DurableSystem;
+  /** The same, as a replica, when served from PostgreSQL (`storeUrl`). */
+  readonly replica?: ReplicatedSystem;
   /** Stops accepting connections, waits for open requests and writes, stores a snapshot, closes the database. */
   close(): Promise<void>;
+}
+
+/** The response with `X-Rsop-Revision` set (a copy when its headers are immutable). */
+function withRevision(response: Response, revision: number): Response {
+  try {
+    response.headers.set("x-rsop-revision", String(revision));
+    return response;
+  } catch {
+    const copy = new Response(response.body, response);
+    copy.headers.set("x-rsop-revision", String(revision));
+    return copy;
+  }
 }
 
 function hostForUrl(address: string): string {
@@ -72,29 +99,39 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
   const grants =
     tokens === undefined ? undefined : grantLookup([...(options.token !== undefined ? [{ token: options.token, grant: ADMIN }] : []), ...tokens.entries]);
   const authorize = grants !== undefined ? undefined : options.token !== undefined ? tokenAuthorizer(options.token) : options.authorize;
+  if ((options.dataFile === undefined) === (options.storeUrl === undefined)) throw new Error("give exactly one of dataFile and storeUrl");
+  const where = options.storeUrl !== undefined ? redactUrl(options.storeUrl) : options.dataFile!;
   const t0 = performance.now();
-  const store = await openSqliteStore(options.dataFile);
+  const store: Store = options.storeUrl !== undefined ? await openPostgresStore(options.storeUrl) : await openSqliteStore(options.dataFile!);
   let durable: DurableSystem;
+  let replica: ReplicatedSystem | undefined;
   try {
     const stored = await store.load();
     const initial = options.initial;
     if (stored !== null && initial !== undefined && stored.kind !== initial.kind)
       throw new StoreError(
-        `${options.dataFile} holds a ${KIND_NAME[stored.kind]}; serve it with ${stored.kind === "panel" ? "--panel" : "--system"} FILE or with neither, not with ${initial.kind === "panel" ? "--panel" : "--system"}`,
+        `${where} holds a ${KIND_NAME[stored.kind]}; serve it with ${stored.kind === "panel" ? "--panel" : "--system"} FILE or with neither, not with ${initial.kind === "panel" ? "--panel" : "--system"}`,
       );
-    durable = await openDurableSystem(store, {
+    const opening = {
       ...(stored === null && initial !== undefined ? { initial: { kind: initial.kind, json: await initial.read() } } : {}),
       ...(options.snapshotEvery !== undefined ? { snapshotEvery: options.snapshotEvery } : {}),
       ...(options.now !== undefined ? { now: options.now } : {}),
-      onSnapshotError: (e) => log(`storing a snapshot failed (the change log still has every change): ${(e as Error)?.message ?? String(e)}`),
-    });
+    };
+    if (options.storeUrl !== undefined) {
+      replica = await openReplicatedSystem(store as SharedStore, { ...opening, ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}), onEvent: log });
+      durable = replica;
+    } else
+      durable = await openDurableSystem(store, {
+        ...opening,
+        onSnapshotError: (e) => log(`storing a snapshot failed (the change log still has every change): ${(e as Error)?.message ?? String(e)}`),
+      });
     const ms = (performance.now() - t0).toFixed(0);
     const what = durable.target.kind === "system" ? `system ${durable.target.live.snapshot.systemId}` : "1.0 panel";
     const from = durable.startedFrom;
-    if (from.how === "imported") log(`imported ${initial!.file} into ${options.dataFile}: ${what} (${ms}ms)`);
+    if (from.how === "imported") log(`imported ${initial!.file} into ${where}: ${what} (${ms}ms)`);
     else {
-      log(`loaded ${options.dataFile}: ${what} at change ${from.seq} (snapshot of change ${from.snapshotSeq}, ${from.replayed} change${from.replayed === 1 ? "" : "s"} replayed, ${ms}ms)`);
-      if (initial !== undefined) log(`${initial.file} ignored: it only seeds an empty database, and ${options.dataFile} already holds the ${KIND_NAME[durable.kind]} (change ${from.seq})`);
+      log(`loaded ${where}: ${what} at change ${from.seq} (snapshot of change ${from.snapshotSeq}, ${from.replayed} change${from.replayed === 1 ? "" : "s"} replayed, ${ms}ms)`);
+      if (initial !== undefined) log(`${initial.file} ignored: it only seeds an empty database, and ${where} already holds the ${KIND_NAME[durable.kind]} (change ${from.seq})`);
     }
   } catch (e) {
     await store.close();
@@ -109,6 +146,23 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
     }
   }
   const startedAt = new Date().toISOString();
+  // A replica answers with the revision of each answer (PG3): a read's is the revision before it ran
+  // (its answer reflects at least that), an accepted write's the sequence number the log gave it, a
+  // refused write's the revision it was checked against.
+  const written = new AsyncLocalStorage<{ seq?: number }>();
+  const answering: DurableSystem =
+    replica === undefined
+      ? durable
+      : {
+          ...replica,
+          async write(op, prepare) {
+            const result = await replica!.write(op, prepare);
+            const slot = written.getStore();
+            // Accepted: the number it got; refused: the revision it was checked against.
+            if (slot !== undefined) slot.seq = replica!.seqOf(result) ?? replica!.revision();
+            return result;
+          },
+        };
   const makeApp = (served: DurableSystem) =>
     createDataApp({
       durable: served,
@@ -121,15 +175,16 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
         ...(served.target.kind === "system" ? { systemId: served.target.live.snapshot.systemId } : {}),
         seq: served.seq(),
         loadedAt: startedAt,
+        ...(replica !== undefined ? replica.health() : {}),
       }),
       onError: (e, request) => log(`internal error on ${request.method} ${new URL(request.url).pathname}: ${(e as Error)?.stack ?? String(e)}`),
     });
   // The migration routes (M8–M12) in front of the served system's app, when the store can keep a
-  // migration; otherwise the app alone.
+  // migration (SQLite; not a PostgreSQL replica); otherwise the app alone.
   let front: Pick<MigrationFront, "fetch" | "current"> & { readonly job: MigrationFront["job"] | null };
   try {
-    if (store.getValue === undefined || store.setValue === undefined || store.replaceSystem === undefined) {
-      const only = await makeApp(durable);
+    if (replica !== undefined || store.getValue === undefined || store.setValue === undefined || store.replaceSystem === undefined) {
+      const only = await makeApp(answering);
       front = { fetch: async (request) => only.fetch(request), current: () => durable, job: null };
     } else {
       front = await createMigrationFront({
@@ -156,10 +211,30 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
   }
   const app = front;
 
+  const minRevisionWaitMs = options.minRevisionWaitMs ?? 2000;
+  /** A replica's answer: waits for X-Rsop-Min-Revision (bounded: 503 with Retry-After), sets X-Rsop-Revision. */
+  const answerAsReplica = async (request: Request, r: ReplicatedSystem): Promise<Response> => {
+    const min = request.headers.get("x-rsop-min-revision");
+    if (min !== null) {
+      const wanted = /^\s*\d{1,15}\s*$/.test(min) ? Number(min) : NaN;
+      if (!Number.isSafeInteger(wanted))
+        return withRevision(errorResponse(new HttpError(400, "X-Rsop-Min-Revision must be a whole number (a revision from X-Rsop-Revision).", [{ path: "headers.x-rsop-min-revision", message: `"${min.slice(0, 40)}" is not a whole number.` }]), 2), r.revision());
+      if (!(await r.waitFor(wanted, minRevisionWaitMs)))
+        return withRevision(
+          errorResponse(new HttpError(503, `This replica has not yet applied revision ${wanted} (it is at ${r.revision()}); try again, or ask another replica.`, [], { "retry-after": "1" }), 2),
+          r.revision(),
+        );
+    }
+    const before = r.revision();
+    const slot: { seq?: number } = {};
+    const response = await written.run(slot, () => app.fetch(request));
+    return withRevision(response, slot.seq ?? before);
+  };
+
   const fetch = async (request: Request): Promise<Response> => {
     const t = performance.now();
     const path = new URL(request.url).pathname;
-    const response = await app.fetch(request);
+    const response = replica === undefined ? await app.fetch(request) : await answerAsReplica(request, replica);
     const ms = (performance.now() - t).toFixed(1);
     log(request.signal.aborted ? `${request.method} ${path} aborted (connection closed before the answer) after ${ms}ms` : `${request.method} ${path} ${response.status} ${ms}ms`);
     return response;
@@ -186,7 +261,7 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
   const address = server.address() as AddressInfo;
   const url = `http://${hostForUrl(address.address)}:${address.port}`;
   const served = durable.target.kind === "system" ? `system ${durable.target.live.snapshot.systemId}` : "1.0 panel";
-  log(`serving ${served} from ${options.dataFile} on ${url}`);
+  log(`serving ${served} from ${where} on ${url}`);
 
   let closing: Promise<void> | undefined;
   return {
@@ -194,6 +269,7 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
     get durable() {
       return front.current();
     },
+    ...(replica !== undefined ? { replica } : {}),
     close() {
       closing ??= (async () => {
         await closeGracefully(server, options.closeGraceMs ?? 5000);

@@ -45,7 +45,8 @@ export interface DurableSystem {
   close(): Promise<void>;
 }
 
-function createTarget(kind: StoredKind, json: unknown, now: () => number): DurableLive | readonly Issue[] {
+/** The live system (2.0 or 1.0) of a snapshot, or the problems that keep it from loading. */
+export function createTarget(kind: StoredKind, json: unknown, now: () => number): DurableLive | readonly Issue[] {
   if (kind === "system") {
     const r = createLiveSystem(json, { now });
     return r.ok ? { kind, live: r.value } : r.issues;

@@ -68,7 +68,38 @@ export interface Store {
   replaceSystem?(kind: StoredKind, snapshot: unknown, operation: unknown, time: string): Promise<number>;
 }
 
+/**
+ * What a store shared by several processes adds (PostgreSQL; SQLite does not have it): appending at an
+ * expected sequence number, reading the log after a sequence number, and being told of appends. A
+ * replica (replicatedSystem.ts) keeps its live system in step with the log through it. Optional: the
+ * plain Store above is all one process needs.
+ */
+export interface SharedStore extends Store {
+  /**
+   * Appends accepted writes at exactly `seq`, `seq + 1`, … in one transaction, and tells the other
+   * processes. Resolves true once they are durable, false (nothing written) when another process
+   * appended one of those numbers first.
+   */
+  appendAt(seq: number, writes: readonly { readonly operation: unknown; readonly patches: readonly unknown[]; readonly time: string }[]): Promise<boolean>;
+  /**
+   * Up to `limit` changes after `seq`, in order; null when the log no longer holds change `seq + 1`
+   * (compacted: only a load from the latest snapshot can catch up).
+   */
+  changesAfter(seq: number, limit: number): Promise<StoredChange[] | null>;
+  /**
+   * Follows appends until the returned function is called: `onAppend(seq)` when a process appended
+   * `seq` (prompt, but may be missed), `onReconnect()` after the connection was lost and regained (a
+   * notification may have been missed meanwhile: catch up by sequence number).
+   */
+  follow(listener: { onAppend(seq: number): void; onReconnect(): void; onError(e: unknown): void }): Promise<() => Promise<void>>;
+  /** Whether this process is (or has just become) the one that stores snapshots; one process at a time. */
+  isSnapshotWriter(): Promise<boolean>;
+}
+
 /** A store that cannot be opened or read: the message says why, for the operator. */
 export class StoreError extends Error {
   override readonly name = "StoreError";
 }
+
+/** The database could not be reached for a write (answered 503): the write's outcome is unknown until the log is read again. */
+export class StoreUnavailableError extends StoreError {}

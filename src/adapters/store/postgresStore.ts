@@ -1,0 +1,290 @@
+// The PostgreSQL store of `rsop serve --store postgres://…` (the driver `pg`, loaded only when a
+// store is opened). Several processes share one database: the change log's primary key is its
+// sequence number, so an append at a sequence number another process took first fails as a whole
+// (unique violation → false) and nothing is written; every append notifies `rsop_log` in the same
+// transaction (NOTIFY is delivered at commit); snapshots are written by the one process holding a
+// session advisory lock. Tables are prefixed `rsop_`, so the database may hold other things too.
+import type { Pool, PoolClient, Client as PgClient } from "pg";
+import { type SharedStore, type StoredChange, type StoredKind, type StoredState, StoreError, StoreUnavailableError } from "./store.js";
+
+/** The schema version written to `rsop_meta`; a database of another version is refused. */
+const SCHEMA_VERSION = "1";
+/** The channel of append notifications (payload: the sequence number). */
+const CHANNEL = "rsop_log";
+/** Advisory lock keys (per database): schema creation, and the election of the snapshot writer. */
+const SCHEMA_LOCK = 0x7273_6f70_01; // "rsop" 1
+const WRITER_LOCK = 0x7273_6f70_02;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS rsop_meta (key text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE IF NOT EXISTS rsop_changes (seq bigint PRIMARY KEY, time text NOT NULL, operation text NOT NULL, patches text NOT NULL, stored_at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE IF NOT EXISTS rsop_snapshots (seq bigint PRIMARY KEY, time text NOT NULL, snapshot text NOT NULL, stored_at timestamptz NOT NULL DEFAULT now());
+`;
+
+/** Options of openPostgresStore. */
+export interface PostgresStoreOptions {
+  /** How many snapshots to keep (the newest); default 2. */
+  readonly keepSnapshots?: number;
+  /**
+   * Changes stay in the log at least this long (milliseconds), so that a replica that was down that
+   * long catches up from the log; older ones go once a kept snapshot covers them. Default one day (PG6).
+   */
+  readonly retainMs?: number;
+  /** Connections of the query pool; default 4 (the follower holds one more). */
+  readonly poolSize?: number;
+}
+
+type PgModule = typeof import("pg");
+
+async function loadDriver(): Promise<PgModule> {
+  try {
+    const m = (await import("pg")) as unknown as { default?: PgModule };
+    return (m.default ?? m) as PgModule;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND")
+      throw new StoreError("--store postgres://… needs the package pg (an optional peer dependency of rsop-engine): npm install pg");
+    throw new StoreError(`pg could not be loaded: ${(e as Error).message}`);
+  }
+}
+
+/** The URL with its password hidden, for messages and logs. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password !== "") u.password = "***";
+    return u.toString();
+  } catch {
+    return "the database";
+  }
+}
+
+/** Whether an error means the database (or the connection to it) is unavailable, not that the request is wrong. */
+function isUnavailable(e: unknown): boolean {
+  const code = (e as { code?: unknown }).code;
+  if (typeof code !== "string") return true; // socket errors, timeouts, "Connection terminated"
+  // 08: connection exception; 57P: operator intervention (shutdown, cannot connect now); 53: insufficient resources.
+  return code.startsWith("08") || code.startsWith("57P") || code.startsWith("53") || code.startsWith("E");
+}
+
+interface ChangeRow {
+  seq: string;
+  time: string;
+  operation: string;
+  patches: string;
+}
+
+function toChange(r: ChangeRow): StoredChange {
+  return { seq: Number(r.seq), time: r.time, operation: JSON.parse(r.operation) as unknown, patches: JSON.parse(r.patches) as unknown[] };
+}
+
+/**
+ * Opens a PostgreSQL store (creating its tables if needed). Any number of processes may open the same
+ * database at once.
+ * @throws StoreError when pg is missing, the database cannot be reached, or it holds another schema version.
+ */
+export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<SharedStore> {
+  const pg = await loadDriver();
+  const where = redactUrl(url);
+  const keep = Math.max(1, options.keepSnapshots ?? 2);
+  const retainMs = options.retainMs ?? 24 * 3600 * 1000;
+  const pool: Pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 4, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000 });
+  // An idle connection the server closed (a restart) is dropped by the pool; the next query opens another.
+  pool.on("error", () => undefined);
+  try {
+    const c = await pool.connect();
+    try {
+      await c.query("BEGIN");
+      await c.query("SELECT pg_advisory_xact_lock($1)", [SCHEMA_LOCK]);
+      await c.query(SCHEMA);
+      const v = await c.query<{ value: string }>("SELECT value FROM rsop_meta WHERE key = 'schema'");
+      if (v.rows.length === 0) await c.query("INSERT INTO rsop_meta (key, value) VALUES ('schema', $1)", [SCHEMA_VERSION]);
+      else if (v.rows[0]!.value !== SCHEMA_VERSION) throw new StoreError(`${where} has rsop schema version ${v.rows[0]!.value}; this rsop reads version ${SCHEMA_VERSION}`);
+      await c.query("COMMIT");
+    } catch (e) {
+      await c.query("ROLLBACK").catch(() => undefined);
+      throw e;
+    } finally {
+      c.release();
+    }
+  } catch (e) {
+    await pool.end().catch(() => undefined);
+    if (e instanceof StoreError) throw e;
+    throw new StoreError(`cannot use the database ${where}: ${(e as Error).message}`);
+  }
+
+  let closed = false;
+  const open = () => {
+    if (closed) throw new StoreError(`the database ${where} is closed`);
+  };
+  /** Runs a query; a lost database becomes StoreUnavailableError. */
+  async function query<R extends object>(sql: string, params: unknown[] = []): Promise<R[]> {
+    open();
+    try {
+      return (await pool.query<R>(sql, params)).rows;
+    } catch (e) {
+      if (isUnavailable(e)) throw new StoreUnavailableError(`the database ${where} is unavailable: ${(e as Error).message}`);
+      throw e;
+    }
+  }
+  async function transaction<T>(body: (c: PoolClient) => Promise<T>): Promise<T> {
+    open();
+    let c: PoolClient;
+    try {
+      c = await pool.connect();
+    } catch (e) {
+      throw new StoreUnavailableError(`the database ${where} is unavailable: ${(e as Error).message}`);
+    }
+    try {
+      await c.query("BEGIN");
+      const r = await body(c);
+      await c.query("COMMIT");
+      return r;
+    } catch (e) {
+      await c.query("ROLLBACK").catch(() => undefined);
+      if (!(e instanceof StoreError) && isUnavailable(e)) throw new StoreUnavailableError(`the database ${where} is unavailable: ${(e as Error).message}`);
+      throw e;
+    } finally {
+      c.release();
+    }
+  }
+
+  async function appendAt(seq: number, writes: readonly { readonly operation: unknown; readonly patches: readonly unknown[]; readonly time: string }[]): Promise<boolean> {
+    if (writes.length === 0) return true;
+    try {
+      // One statement, so one transaction: the rows and the notification (of the last) commit together.
+      await query(
+        `WITH added AS (
+           INSERT INTO rsop_changes (seq, time, operation, patches)
+           SELECT $1::bigint + n - 1, time, operation, patches FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS w(time, operation, patches, n)
+           RETURNING seq)
+         SELECT pg_notify('${CHANNEL}', max(seq)::text) FROM added`,
+        [seq, writes.map((w) => w.time), writes.map((w) => JSON.stringify(w.operation)), writes.map((w) => JSON.stringify(w.patches))],
+      );
+      return true;
+    } catch (e) {
+      if ((e as { code?: unknown }).code === "23505") return false; // another process appended seq first
+      throw e;
+    }
+  }
+
+  // The follower's own session: LISTEN, and the snapshot writer's advisory lock (held while it lives).
+  let follower: PgClient | undefined;
+  let writer = false;
+
+  return {
+    async load(): Promise<StoredState | null> {
+      const kind = (await query<{ value: string }>("SELECT value FROM rsop_meta WHERE key = 'kind'"))[0]?.value;
+      const latest = (await query<{ seq: string; snapshot: string }>("SELECT seq, snapshot FROM rsop_snapshots ORDER BY seq DESC LIMIT 1"))[0];
+      if (kind === undefined || latest === undefined) return null;
+      if (kind !== "system" && kind !== "panel") throw new StoreError(`${where} holds an unknown kind of data ("${kind}")`);
+      const snapshotSeq = Number(latest.seq);
+      const changes = (await query<ChangeRow>("SELECT seq, time, operation, patches FROM rsop_changes WHERE seq > $1 ORDER BY seq", [snapshotSeq])).map(toChange);
+      changes.forEach((c, i) => {
+        if (c.seq !== snapshotSeq + i + 1) throw new StoreError(`${where}: the change log jumps from ${snapshotSeq + i} to ${c.seq}`);
+      });
+      return { kind, snapshotSeq, snapshot: JSON.parse(latest.snapshot) as unknown, changes, seq: changes.at(-1)?.seq ?? snapshotSeq };
+    },
+    async init(kind: StoredKind, snapshot: unknown, time: string) {
+      await transaction(async (c) => {
+        const r = await c.query("INSERT INTO rsop_meta (key, value) VALUES ('kind', $1) ON CONFLICT (key) DO NOTHING RETURNING key", [kind]);
+        if (r.rowCount === 0) throw new StoreError(`${where} already holds a system`);
+        await c.query("INSERT INTO rsop_snapshots (seq, time, snapshot) VALUES (0, $1, $2)", [time, JSON.stringify(snapshot)]);
+      });
+    },
+    async append(operation, patches, time) {
+      // One process's append (the Store interface): at the next free sequence number.
+      for (;;) {
+        const next = Number((await query<{ seq: string }>("SELECT coalesce(max(seq), 0) + 1 AS seq FROM rsop_changes"))[0]!.seq);
+        if (await appendAt(next, [{ operation, patches, time }])) return next;
+      }
+    },
+    appendAt,
+    async changesAfter(seq, limit) {
+      const rows = await query<ChangeRow>("SELECT seq, time, operation, patches FROM rsop_changes WHERE seq > $1 ORDER BY seq LIMIT $2", [seq, limit]);
+      if (rows.length > 0 && Number(rows[0]!.seq) !== seq + 1) return null;
+      return rows.map(toChange);
+    },
+    async snapshot(at, snapshot, time) {
+      await transaction(async (c) => {
+        await c.query("INSERT INTO rsop_snapshots (seq, time, snapshot) VALUES ($1, $2, $3) ON CONFLICT (seq) DO NOTHING", [at, time, JSON.stringify(snapshot)]);
+        await c.query("DELETE FROM rsop_snapshots WHERE seq NOT IN (SELECT seq FROM rsop_snapshots ORDER BY seq DESC LIMIT $1)", [keep]);
+        // Compaction (PG6): a change goes once the oldest kept snapshot covers it and it is older than retainMs.
+        await c.query(
+          "DELETE FROM rsop_changes WHERE seq <= (SELECT min(seq) FROM rsop_snapshots) AND stored_at < now() - make_interval(secs => $1)",
+          [retainMs / 1000],
+        );
+      });
+    },
+    async follow(listener) {
+      open();
+      let stopped = false;
+      let delay = 100;
+      let timer: NodeJS.Timeout | undefined;
+      const connect = async (): Promise<void> => {
+        const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+        client.on("notification", (n) => {
+          if (n.channel === CHANNEL && n.payload !== undefined) listener.onAppend(Number(n.payload));
+        });
+        const lost = (e?: unknown) => {
+          if (follower !== client) return;
+          follower = undefined;
+          writer = false; // the lock went with the session
+          client.removeAllListeners("error");
+          client.on("error", () => undefined);
+          client.end().catch(() => undefined);
+          if (e !== undefined) listener.onError(e);
+          if (!stopped) timer = setTimeout(reconnect, delay);
+        };
+        client.on("error", lost);
+        client.on("end", () => lost());
+        await client.connect();
+        await client.query(`LISTEN ${CHANNEL}`);
+        follower = client;
+        delay = 100;
+      };
+      const reconnect = () => {
+        timer = undefined;
+        if (stopped) return;
+        connect().then(
+          () => listener.onReconnect(),
+          (e) => {
+            listener.onError(e);
+            delay = Math.min(delay * 2, 2000);
+            if (!stopped) timer = setTimeout(reconnect, delay);
+          },
+        );
+      };
+      try {
+        await connect();
+      } catch (e) {
+        throw new StoreError(`cannot follow the change log of ${where}: ${(e as Error).message}`);
+      }
+      return async () => {
+        stopped = true;
+        if (timer !== undefined) clearTimeout(timer);
+        const client = follower;
+        follower = undefined;
+        writer = false;
+        if (client !== undefined) await client.end().catch(() => undefined);
+      };
+    },
+    async isSnapshotWriter() {
+      const client = follower;
+      if (client === undefined) return false;
+      if (writer) return true;
+      try {
+        const r = await client.query<{ got: boolean }>("SELECT pg_try_advisory_lock($1) AS got", [WRITER_LOCK]);
+        writer = follower === client && r.rows[0]!.got;
+      } catch {
+        writer = false;
+      }
+      return writer;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await pool.end().catch(() => undefined);
+    },
+  };
+}
