@@ -1,7 +1,7 @@
 // The report body of seed 001 §4 "Holder reports" and seed 002 §4 "People reports": `reportId`,
 // `partition`, `filters`, `output`, checked whole. Every problem is reported with its JSON path and a
 // sentence (docs/semantics.md RP1–RP8); ids are checked against the snapshot the report reads.
-import type { Issue, SystemSnapshot } from "../../model/index.js";
+import { type Issue, type SystemSnapshot, panelKey } from "../../model/index.js";
 
 /** Which interface a report speaks: 2.0 holder reports (string ids) or 1.0 people reports (integer ids). */
 export type ReportFlavour = "holders" | "people";
@@ -13,7 +13,7 @@ export const FILTER_TYPES = ["firstName", "lastName", "email", "groups", "enable
 export type TextOperator = (typeof TEXT_OPERATORS)[number];
 export type FilterType = (typeof FILTER_TYPES)[number];
 
-/** A checked filter; ids are 2.0 ids (a 1.0 integer id as its decimal string). */
+/** A checked filter; ids are 2.0 ids (a 1.0 integer id as the panel engine's key of it, `panelKey`). */
 export type ReportFilter =
   | { readonly type: "firstName" | "lastName" | "email"; readonly operator: TextOperator; readonly operand: string; readonly caseSensitive: boolean }
   | { readonly type: "enabled"; readonly value: boolean }
@@ -112,7 +112,8 @@ export function parseReportBody(body: unknown, options: ParseReportOptions): { o
       add("invalidType", path, people ? `Must be a ${what} id (a whole number).` : `Must be a ${what} id (a non-empty string).`);
       return null;
     }
-    const id = String(v);
+    // A 1.0 integer id is the panel engine's key of it (zero-padded, see parsePanel).
+    const id = people ? panelKey(v as number) : (v as string);
     if (!known.has(id)) {
       add("unknownReference", path, `No ${what} has id ${JSON.stringify(v)}.`);
       return null;
