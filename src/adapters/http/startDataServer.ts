@@ -9,6 +9,7 @@ import { openSqliteStore } from "../store/sqliteStore.js";
 import { type StoredKind, StoreError } from "../store/store.js";
 import type { Authorize } from "./authenticate.js";
 import { createDataApp } from "./createDataApp.js";
+import type { ReportService } from "./reportService.js";
 import { closeGracefully, streamLog } from "./startServer.js";
 import { tokenAuthorizer } from "./tokenAuthorizer.js";
 import { ADMIN, type TokenEntry, TokensFileError, grantLookup } from "./tokens.js";
@@ -37,6 +38,8 @@ export interface StartDataServerOptions {
   readonly closeGraceMs?: number;
   readonly now?: () => number;
   readonly log?: (line: string) => void;
+  /** A generated report keeps at most this many records, then ends `finishedTruncated`; default 1,000,000. */
+  readonly maxReportEntries?: number;
 }
 
 /** A running `--data` server. */
@@ -45,7 +48,9 @@ export interface RunningDataServer {
   readonly url: string;
   /** The durable live system being served. */
   readonly durable: DurableSystem;
-  /** Stops accepting connections, waits for open requests and writes, stores a snapshot, closes the database. */
+  /** The holder (2.0) or people (1.0) reports of the system. */
+  readonly reports: ReportService;
+  /** Stops accepting connections, waits for open requests, writes and reports being generated, stores a snapshot, closes the database. */
   close(): Promise<void>;
 }
 
@@ -105,6 +110,7 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
     }
   }
   const startedAt = new Date().toISOString();
+  let reports: ReportService | undefined;
   const app = await createDataApp({
     durable,
     ...(grants !== undefined ? { grants } : authorize !== undefined ? { authorize } : { insecureNoAuth: true }),
@@ -117,6 +123,11 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
       seq: durable.seq(),
       loadedAt: startedAt,
     }),
+    ...(options.maxReportEntries !== undefined ? { maxReportEntries: options.maxReportEntries } : {}),
+    onReports: (r) => {
+      reports = r;
+    },
+    onReportError: (e) => log(`report generation failed: ${(e as Error)?.stack ?? String(e)}`),
     onError: (e, request) => log(`internal error on ${request.method} ${new URL(request.url).pathname}: ${(e as Error)?.stack ?? String(e)}`),
   });
 
@@ -156,9 +167,11 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
   return {
     url,
     durable,
+    reports: reports!,
     close() {
       closing ??= (async () => {
         await closeGracefully(server, options.closeGraceMs ?? 5000);
+        await reports!.settled();
         await durable.close();
       })();
       return closing;

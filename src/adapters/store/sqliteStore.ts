@@ -12,7 +12,10 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 CREATE TABLE IF NOT EXISTS changes (seq INTEGER PRIMARY KEY, time TEXT NOT NULL, operation TEXT NOT NULL, patches TEXT NOT NULL) STRICT;
 CREATE TABLE IF NOT EXISTS snapshots (seq INTEGER PRIMARY KEY, time TEXT NOT NULL, snapshot TEXT NOT NULL) STRICT;
+CREATE TABLE IF NOT EXISTS reports (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, info TEXT NOT NULL, records TEXT) STRICT;
 `;
+// The reports table came after schema version 1 was first written; CREATE TABLE IF NOT EXISTS adds it
+// to an older database of the same version at its next open (its other tables are unchanged).
 
 /** Options of openSqliteStore. */
 export interface SqliteStoreOptions {
@@ -81,6 +84,11 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
     "SELECT seq, time, operation, patches FROM changes WHERE seq > ? ORDER BY seq",
   );
 
+  const insertReport = db.prepare("INSERT INTO reports (id, info, records) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET info = excluded.info, records = coalesce(excluded.records, records)");
+  const allReports = db.prepare<[], { id: string; info: string }>("SELECT id, info FROM reports ORDER BY n");
+  const recordsOf = db.prepare<[string], { records: string | null }>("SELECT records FROM reports WHERE id = ?");
+  const removeReport = db.prepare("DELETE FROM reports WHERE id = ?");
+
   let seq = lastSeq.get()?.seq ?? 0;
   let closed = false;
   const open = () => {
@@ -132,6 +140,23 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
     async snapshot(at, snap, time) {
       open();
       snapshot(at, JSON.stringify(snap), time);
+    },
+    async putReport(id, info, records) {
+      open();
+      insertReport.run(id, JSON.stringify(info), records === undefined ? null : JSON.stringify(records));
+    },
+    async listReports() {
+      open();
+      return allReports.all().map((r) => ({ id: r.id, info: JSON.parse(r.info) as unknown }));
+    },
+    async reportRecords(id) {
+      open();
+      const text = recordsOf.get(id)?.records;
+      return text === undefined || text === null ? null : (JSON.parse(text) as unknown[]);
+    },
+    async deleteReport(id) {
+      open();
+      return removeReport.run(id).changes > 0;
     },
     async close() {
       if (closed) return;
