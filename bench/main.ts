@@ -23,11 +23,12 @@ import { run as incremental } from "./incremental.bench.js";
 import type { SizeName } from "./fixtures.js";
 import { run as memory } from "./memory.bench.js";
 import { run as peers } from "./peers.bench.js";
+import { run as report } from "./report.bench.js";
 import { run as rsop } from "./rsop.bench.js";
 import { run as service } from "./service.bench.js";
 import type { Scenario, ScenarioContext } from "./scenario.js";
 
-const SCENARIOS: Readonly<Record<string, Scenario>> = { decide, memory, rsop, compile, incremental, peers, cli, service };
+const SCENARIOS: Readonly<Record<string, Scenario>> = { decide, memory, rsop, compile, incremental, peers, cli, service, report };
 
 interface Job {
   readonly scenarios: readonly string[];
@@ -41,6 +42,7 @@ const JOBS: readonly Job[] = [
   { scenarios: ["peers"], nodeFlags: [] },
   { scenarios: ["cli"], nodeFlags: [] },
   { scenarios: ["service"], nodeFlags: [] },
+  { scenarios: ["report"], nodeFlags: [] },
 ];
 
 const RESULTS_DIR = resolve("bench/results");

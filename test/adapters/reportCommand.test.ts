@@ -62,6 +62,27 @@ describe("rsop report", () => {
     ]);
   });
 
+  test("--rsop streams CSV and HTML into --out, chunk by chunk; the CSV parses back to the rows", async () => {
+    const out = join(dir, "rsop.csv");
+    const r = await run(["report", "--system", system, "--rsop", "--at", "2026-04-15T14:00:00Z", "--format", "csv", "--out", out]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe(`wrote 5 rows to ${out}\n`);
+    const rows = parse(readFileSync(out, "utf8"), { columns: true }) as Record<string, string>[];
+    expect(rows.map((x) => [x.holderId, x.deviceId, x.allowed, x.activeRuleId, x.ruleName])).toEqual([
+      ["h-dan", "d-lab", "true", "r-lab", ""],
+      ["h-cat", "d-lab", "false", "", ""],
+      ["h-ann", "d-front", "true", "r-day", "Day front"],
+      ["h-bob", "d-front", "true", "r-day", "Day front"],
+      ["h-bob", "d-lab", "false", "r-night-deny", "Night lab deny"],
+    ]);
+    expect(rows[0]!.lastName).toBe("'=HYPERLINK(\"http://evil\",\"x\")");
+    const h = await run(["report", "--system", system, "--rsop", "--at", "2026-04-15T14:00:00Z", "--format", "html"]);
+    expect(h.stdout).toContain("<p>5 records.</p>");
+    expect(h.stdout).not.toContain("<script>alert");
+    const empty = await run(["report", "--system", system, "--rsop", "--at", "2026-04-15T14:00:00Z", "--filter", '{"type":"enabled","value":false}', "--device", "d-front"]);
+    expect(JSON.parse(empty.stdout)).toEqual([]);
+  });
+
   test("a refused report exits 1 with every problem and its path", async () => {
     const r = await run(["report", "--system", system, "--filter", '{"type":"firstName","operator":"equals"}', "--output", "id,nope"]);
     expect(r.code).toBe(1);

@@ -110,7 +110,7 @@ describe("2.0 holder reports", () => {
     expect(reportRows(db).map((r) => [r.id, JSON.parse(r.records!)])).toEqual([[id, records]]);
   });
 
-  test("pending at once: the metadata is stored pending before the answer, and the records are built after it", async () => {
+  test("RP9: pending at once: the metadata is stored pending before the answer, and the records are built after it", async () => {
     const db = join(tempDir(), "pending.db");
     const durable = await openDurableSystem(await openSqliteStore(db), { initial: { kind: "system", json: reportSystemInput() } });
     let reports: ReportService | undefined;
@@ -131,7 +131,7 @@ describe("2.0 holder reports", () => {
     }
   });
 
-  test("a report whose processing fails (over maxReportEntries) ends finishedTruncated with truncatedAt and the records it had", async () => {
+  test("RP9: a report whose processing fails (over maxReportEntries) ends finishedTruncated with truncatedAt and the records it had", async () => {
     const { call } = await serveSystem(reportSystemInput(), { maxReportEntries: 2 });
     expect((await call("POST", `${R}/generate`, { output: ["id"] })).status).toBe(204);
     const id = (await call("GET", `${R}/requests`)).body[0].id;
@@ -164,7 +164,7 @@ describe("2.0 holder reports", () => {
     expect((await call2("GET", `${R}/requests/${id}/view`)).body).toHaveLength(5);
   });
 
-  test("list: newest first, page and per_page, Link headers; a bad page is 400", async () => {
+  test("RP12: list: newest first, page and per_page, Link headers; a bad page is 400", async () => {
     const { call } = await serveSystem();
     for (const out of [["id"], ["lastName"], ["email"]]) expect((await call("POST", `${R}/generate`, { output: out })).status).toBe(204);
     const p0 = await call("GET", `${R}/requests?per_page=2`);
@@ -209,7 +209,7 @@ describe("2.0 holder reports", () => {
     expect(reportRows(db)).toEqual([]);
   });
 
-  test("reportId: a stored report is a template; its metadata names it", async () => {
+  test("RP12: reportId: a stored report is a template; its metadata names it", async () => {
     const { call } = await serveSystem();
     await call("POST", `${R}/generate`, { filters: [{ type: "enabled", value: false }], output: ["id"] });
     const first = (await call("GET", `${R}/requests`)).body[0].id;
@@ -269,7 +269,7 @@ describe("roles: a manager's or reporter's reports hold its partitions only (RP1
 });
 
 describe("1.0 people reports", () => {
-  test("generate, integer ids, seed 002 records; the export files zipped at /file/{links}.{type}.zip", async () => {
+  test("RP12: generate, integer ids, seed 002 records; the export files zipped at /file/{links}.{type}.zip", async () => {
     const db = join(tempDir(), "panel.db");
     const { server } = await startData(db, undefined, { initial: { kind: "panel", file: "panel.json", read: async () => smallPanel() } });
     const call = caller(server.url, "");

@@ -49,7 +49,7 @@ describe("order and records", () => {
     ]);
   });
 
-  test("output picks and orders the properties", () => {
+  test("RP8: output picks and orders the properties", () => {
     const r = holderReport(snap, { output: ["lastName", "id"], filters: [{ type: "enabled", value: false }] });
     expect(r.ok && r.value).toEqual([{ lastName: "Adams", id: "h-cat" }]);
     expect(Object.keys((r.ok && r.value[0]) || {})).toEqual(["lastName", "id"]);
@@ -83,11 +83,11 @@ describe("filters", () => {
     expect(ids({ filters: [{ type: "lastName", operator, operand, caseSensitive }] })).toEqual(expected);
   });
 
-  test("firstName: caseSensitive defaults to false", () => {
+  test("RP4: firstName: caseSensitive defaults to false", () => {
     expect(ids({ filters: [{ type: "firstName", operator: "equals", operand: "EVE" }] })).toEqual(["h-eve"]);
   });
 
-  test("email: a missing email is the empty string (equals \"\" finds holders without one, RP4)", () => {
+  test("RP4: email: a missing email is the empty string (equals \"\" finds holders without one, RP4)", () => {
     expect(ids({ filters: [{ type: "email", operator: "equals", operand: "" }] })).toEqual(["h-cat"]);
     expect(ids({ filters: [{ type: "email", operator: "contains", operand: "EXAMPLE.com" }] })).toEqual(["h-ann", "h-bob"]);
     expect(ids({ filters: [{ type: "email", operator: "does not contain", operand: "example" }] })).toEqual(["h-dan", "h-cat", "h-eve"]);
@@ -137,7 +137,7 @@ describe("refusals: every problem, with its path", () => {
   test("not an object", () => {
     expect(issues([])).toEqual([{ path: "", code: "invalidType" }]);
   });
-  test("unknown body field, unknown filter type, missing type", () => {
+  test("RP1: unknown body field, unknown filter type, missing type", () => {
     expect(issues({ filter: [], filters: [{ type: "pin" }, { operator: "equals" }] })).toEqual([
       { path: "filter", code: "unrecognizedKeys" },
       { path: "filters.0.type", code: "invalidValue" },
@@ -199,7 +199,7 @@ describe("refusals: every problem, with its path", () => {
     const templates = (id: string | number) => (id === "t-night" ? { filters: [{ type: "groups", memberOf: ["g-night"] }], output: ["id"] } : undefined);
     expect(holderReport(snap, { reportId: "t-night" }, { templates })).toEqual({ ok: true, value: [{ id: "h-cat" }, { id: "h-bob" }] });
   });
-  test("output: unknown, duplicate, empty; partition unknown", () => {
+  test("RP8: output: unknown, duplicate, empty; partition unknown", () => {
     expect(issues({ output: ["id", "ID", "id"], partition: "p-x" })).toEqual([
       { path: "partition", code: "unknownReference" },
       { path: "output.1", code: "invalidValue" },
@@ -243,7 +243,7 @@ describe("exports", () => {
   const records = all.ok ? all.value : [];
   const columns = [...HOLDER_PROPERTIES];
 
-  test("CSV: a header row of the output names, CRLF rows, and it parses back to the records (RFC 4180 quoting of commas and quotes)", () => {
+  test("RP7: CSV: a header row of the output names, CRLF rows, and it parses back to the records (RFC 4180 quoting of commas and quotes)", () => {
     const csv = toCsv(records, columns);
     expect(csv.split("\r\n")[0]).toBe(columns.join(","));
     expect(csv.endsWith("\r\n")).toBe(true);
@@ -267,7 +267,7 @@ describe("exports", () => {
     expect(JSON.parse(toJson(records))).toEqual(records);
   });
 
-  test("HTML: one standalone page whose holder text is all escaped; a sortable table; print styles", () => {
+  test("RP7: HTML: one standalone page whose holder text is all escaped; a sortable table; print styles", () => {
     const html = toHtml(records, columns, { title: "Holders <all>" });
     expect(html.startsWith("<!DOCTYPE html>")).toBe(true);
     expect(html).not.toContain("<script>alert");
@@ -283,7 +283,7 @@ describe("exports", () => {
   });
 });
 
-describe("RSOP reports", () => {
+describe("RSOP reports (RP13)", () => {
   const engine = createEngine(parseSnapshotOrThrow(reportSystemInput()));
   const at = "2026-04-15T14:00:00Z"; // Wednesday 09:00 in Chicago
 

@@ -1,11 +1,27 @@
 // `rsop report`: a holder report (2.0), a people report (1.0) or an RSOP report, as JSON records on
 // stdout, or CSV / JSON / HTML into a file.
+import { createWriteStream } from "node:fs";
 import { writeFile } from "node:fs/promises";
+import type { Writable } from "node:stream";
 import { type Command, Option } from "commander";
-import { type ExportType, HOLDER_PROPERTIES, PEOPLE_PROPERTIES, RSOP_REPORT_COLUMNS, exportReport, holderReport, peopleReport, rsopReport } from "../../live/reports/index.js";
+import {
+  type ExportType,
+  HOLDER_PROPERTIES,
+  PEOPLE_PROPERTIES,
+  RSOP_REPORT_COLUMNS,
+  csvHeader,
+  csvRows,
+  exportReport,
+  holderReport,
+  htmlEnd,
+  htmlRows,
+  htmlStart,
+  peopleReport,
+  rsopReportChunks,
+} from "../../live/reports/index.js";
 import { type Issue, parseInstant } from "../../model/index.js";
 import { jsonErrorText, parseJson } from "../jsonSyntax.js";
-import { CliError, type CliIo, UsageError } from "./io.js";
+import { CliError, type CliIo, UsageError, written } from "./io.js";
 import { loadPanelFile, loadSystemFile, systemOrPanel } from "./loadSystem.js";
 
 export const REPORT_HELP = `
@@ -76,9 +92,6 @@ export function registerReportCommand(program: Command, io: CliIo, setCode: (cod
       const filterList = filters(opts.filter);
       const output = opts.output?.split(",").map((s) => s.trim()).filter((s) => s !== "");
       if (output !== undefined && output.length === 0) throw new UsageError("--output needs at least one property name");
-      let records: Record<string, unknown>[];
-      let columns: string[];
-      let title: string;
       if (opts.rsop === true) {
         if ("panel" in target) throw new UsageError("--rsop reports are for 2.0 systems: use --system (or `rsop rsop --panel` for 1.0 persons)");
         if (opts.partition !== undefined) throw new UsageError("--partition is not used with --rsop: filter holders with --filter '{\"type\":\"partition\",\"memberOf\":[…]}'");
@@ -88,30 +101,31 @@ export function registerReportCommand(program: Command, io: CliIo, setCode: (cod
           if (Number.isNaN(parseInstant(at))) throw new UsageError("--at must be an ISO 8601 instant with Z or an offset (e.g. 2026-04-15T14:15:00Z), or epoch milliseconds");
         }
         const engine = await loadSystemFile(target.system, io);
-        const r = rsopReport(engine, { at, holders: filterList, ...(opts.device.length > 0 ? { devices: opts.device } : {}) });
-        if (!r.ok) refused(r.issues);
-        columns = output ?? [...RSOP_REPORT_COLUMNS];
-        const bad = columns.flatMap((c, i): Issue[] =>
+        const cols = output ?? [...RSOP_REPORT_COLUMNS];
+        const bad = cols.flatMap((c, i): Issue[] =>
           (RSOP_REPORT_COLUMNS as readonly string[]).includes(c) ? [] : [{ code: "invalidValue", path: ["output", i], message: `Unknown column "${c}": use ${RSOP_REPORT_COLUMNS.join(", ")}.` }],
         );
-        if (bad.length > 0) refused(bad);
-        records = r.value.map((row) => Object.fromEntries(columns.map((c) => [c, row[c as keyof typeof row]])));
-        title = `RSOP report at ${typeof at === "number" ? new Date(at).toISOString() : at}`;
-      } else {
-        if (opts.at !== undefined || opts.device.length > 0) throw new UsageError("--at and --device belong to --rsop reports");
-        let partition: string | number | undefined = opts.partition;
-        if (partition !== undefined && "panel" in target) {
-          if (!/^[0-9]+$/.test(partition)) throw new UsageError("--partition of a 1.0 panel is an integer id");
-          partition = Number(partition);
-        }
-        const body = { filters: filterList, ...(partition !== undefined ? { partition } : {}), ...(output !== undefined ? { output } : {}) };
-        const r = "panel" in target ? peopleReport(await loadPanelFile(target.panel, io), body) : holderReport((await loadSystemFile(target.system, io)).snapshot, body);
-        if (!r.ok) refused(r.issues);
-        records = r.value;
-        // The record keys (a 1.0 output's "Custom Attributes" is the record's "Custom Fields").
-        columns = records.length > 0 ? Object.keys(records[0]!) : [...("panel" in target ? PEOPLE_PROPERTIES : HOLDER_PROPERTIES)];
-        title = "panel" in target ? "People report" : "Holder report";
+        const r = rsopReportChunks(engine, { at, holders: filterList, ...(opts.device.length > 0 ? { devices: opts.device } : {}) });
+        if (!r.ok || bad.length > 0) refused([...(r.ok ? [] : r.issues), ...bad]);
+        // Every holder of a large system is tens of millions of rows: they are written a chunk at a time.
+        const title = `RSOP report at ${typeof at === "number" ? new Date(at).toISOString() : at}`;
+        await streamRows(opts, io, r.value, cols, title);
+        setCode(0);
+        return;
       }
+      if (opts.at !== undefined || opts.device.length > 0) throw new UsageError("--at and --device belong to --rsop reports");
+      let partition: string | number | undefined = opts.partition;
+      if (partition !== undefined && "panel" in target) {
+        if (!/^[0-9]+$/.test(partition)) throw new UsageError("--partition of a 1.0 panel is an integer id");
+        partition = Number(partition);
+      }
+      const body = { filters: filterList, ...(partition !== undefined ? { partition } : {}), ...(output !== undefined ? { output } : {}) };
+      const r = "panel" in target ? peopleReport(await loadPanelFile(target.panel, io), body) : holderReport((await loadSystemFile(target.system, io)).snapshot, body);
+      if (!r.ok) refused(r.issues);
+      const records = r.value;
+      // The record keys (a 1.0 output's "Custom Attributes" is the record's "Custom Fields").
+      const columns = records.length > 0 ? Object.keys(records[0]!) : [...("panel" in target ? PEOPLE_PROPERTIES : HOLDER_PROPERTIES)];
+      const title = "panel" in target ? "People report" : "Holder report";
       const text = opts.format === "json" ? `${JSON.stringify(records, null, 2)}\n` : exportReport(opts.format, records, columns, { title });
       if (opts.out === undefined) io.stdout.write(text);
       else {
@@ -124,4 +138,33 @@ export function registerReportCommand(program: Command, io: CliIo, setCode: (cod
       }
       setCode(0);
     });
+}
+
+/** Writes RSOP rows chunk by chunk to --out (or stdout) in the chosen format. */
+async function streamRows(opts: ReportOptions, io: CliIo, chunks: Iterable<readonly object[]>, columns: readonly string[], title: string): Promise<void> {
+  const sink: Writable = opts.out === undefined ? io.stdout : createWriteStream(opts.out);
+  const failed = new Promise<never>((_, reject) => sink.once("error", reject));
+  failed.catch(() => undefined);
+  const write = async (text: string): Promise<boolean> => (text === "" ? true : Promise.race([written(sink, text), failed]));
+  let count = 0;
+  try {
+    if (!(await write(opts.format === "csv" ? csvHeader(columns) : opts.format === "html" ? htmlStart(columns, { title }) : "["))) return;
+    for (const chunk of chunks) {
+      const picked = chunk.map((row) => Object.fromEntries(columns.map((c) => [c, (row as Record<string, unknown>)[c]])));
+      const text =
+        opts.format === "csv"
+          ? csvRows(picked, columns)
+          : opts.format === "html"
+            ? htmlRows(picked, columns)
+            : picked.map((x, i) => `${count + i === 0 ? "\n" : ",\n"}${JSON.stringify(x)}`).join("");
+      count += picked.length;
+      if (!(await write(text))) return;
+    }
+    await write(opts.format === "csv" ? "" : opts.format === "html" ? htmlEnd(count) : count === 0 ? "]\n" : "\n]\n");
+  } catch (e) {
+    throw new CliError(`cannot write "${opts.out ?? "stdout"}": ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+  } finally {
+    if (opts.out !== undefined) await new Promise<void>((resolve) => sink.end(() => resolve()));
+  }
+  if (opts.out !== undefined) io.stderr.write(`wrote ${count} ${count === 1 ? "row" : "rows"} to ${opts.out}\n`);
 }

@@ -27,8 +27,21 @@ function cellText(v: unknown): string {
  * break): a header row of `columns`, then one row per record; null is an empty cell.
  */
 export function toCsv(records: readonly ReportRecord[], columns: readonly string[]): string {
-  const rows = records.map((r) => columns.map((c) => cellText(r[c])));
-  return stringify([[...columns], ...rows], { record_delimiter: "\r\n" });
+  return csvHeader(columns) + csvRows(records, columns);
+}
+
+/** The header row of a CSV export (CRLF-terminated); csvRows gives the rows, so a long report can be written in chunks. */
+export function csvHeader(columns: readonly string[]): string {
+  return stringify([[...columns]], { record_delimiter: "\r\n" });
+}
+
+/** CSV rows of these records (no header), CRLF-terminated. */
+export function csvRows(records: readonly ReportRecord[], columns: readonly string[]): string {
+  if (records.length === 0) return "";
+  return stringify(
+    records.map((r) => columns.map((c) => cellText(r[c]))),
+    { record_delimiter: "\r\n" },
+  );
 }
 
 /** The records as a JSON array (one line). */
@@ -96,10 +109,13 @@ export interface HtmlOptions {
  * sort), every value escaped, readable when printed.
  */
 export function toHtml(records: readonly ReportRecord[], columns: readonly string[], options: HtmlOptions = {}): string {
+  return htmlStart(columns, options) + htmlRows(records, columns) + htmlEnd(records.length);
+}
+
+/** The start of an HTML export, up to the table's body; then htmlRows (in chunks), then htmlEnd. */
+export function htmlStart(columns: readonly string[], options: HtmlOptions = {}): string {
   const title = escapeHtml(options.title ?? "Report");
-  const cell = (v: unknown) => escapeHtml(v === null || v === undefined ? "" : String(v));
   const head = columns.map((c) => `<th scope="col"><button type="button">${escapeHtml(c)}</button></th>`).join("");
-  const body = records.map((r) => `<tr>${columns.map((c) => `<td>${cell(r[c])}</td>`).join("")}</tr>`).join("\n");
   const caption = options.caption === undefined ? "" : `<p>${escapeHtml(options.caption)}</p>\n`;
   return `<!DOCTYPE html>
 <html lang="en">
@@ -112,13 +128,25 @@ export function toHtml(records: readonly ReportRecord[], columns: readonly strin
 </head>
 <body>
 <h1>${title}</h1>
-${caption}<p>${records.length} ${records.length === 1 ? "record" : "records"}.</p>
-<table>
+${caption}<table>
 <thead><tr>${head}</tr></thead>
 <tbody>
-${body}
-</tbody>
+`;
+}
+
+/** Table rows of these records, one line each. */
+export function htmlRows(records: readonly ReportRecord[], columns: readonly string[]): string {
+  const cell = (v: unknown) => escapeHtml(v === null || v === undefined ? "" : String(v));
+  let out = "";
+  for (const r of records) out += `<tr>${columns.map((c) => `<td>${cell(r[c])}</td>`).join("")}</tr>\n`;
+  return out;
+}
+
+/** The end of an HTML export of `count` records. */
+export function htmlEnd(count: number): string {
+  return `</tbody>
 </table>
+<p>${count} ${count === 1 ? "record" : "records"}.</p>
 <script>${SORT_SCRIPT}
 </script>
 </body>

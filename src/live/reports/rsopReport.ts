@@ -46,6 +46,19 @@ const CHUNK = 2000;
  * @returns the rows, or every problem of the query with its path (`holders[0].operator`, `devices[2]`, `at`).
  */
 export function rsopReport(engine: Engine, query: RsopReportQuery): { ok: true; value: RsopReportRow[] } | { ok: false; issues: Issue[] } {
+  const chunks = rsopReportChunks(engine, query);
+  if (!chunks.ok) return chunks;
+  const rows: RsopReportRow[] = [];
+  for (const chunk of chunks.value) for (const row of chunk) rows.push(row);
+  return { ok: true, value: rows };
+}
+
+/**
+ * rsopReport a chunk at a time, for reports too long to hold at once (every holder of a large
+ * system is tens of millions of rows): the query is checked first, then each chunk of rows is made
+ * only when asked for (RSOP of 2,000 holders at a time).
+ */
+export function rsopReportChunks(engine: Engine, query: RsopReportQuery): { ok: true; value: Iterable<RsopReportRow[]> } | { ok: false; issues: Issue[] } {
   const snapshot = engine.snapshot;
   const issues: Issue[] = [];
   const parsed = parseReportBody(query.holders === undefined ? {} : { filters: query.holders }, { snapshot, flavour: "holders" });
@@ -63,56 +76,59 @@ export function rsopReport(engine: Engine, query: RsopReportQuery): { ok: true; 
     }
   }
   if (issues.length > 0 || !parsed.ok) return { ok: false, issues };
+  // The instant is checked once, up front (RSOP of no holder checks only its options).
+  try {
+    engine.rsop([], { at: query.at });
+  } catch (e) {
+    if (e instanceof QueryError) return { ok: false, issues: [...e.issues] };
+    throw e;
+  }
   const holders = selectHolders(snapshot, parsed.value, "holders");
   const ruleNames = new Map(snapshot.rules.map((r) => [r.id, r.name ?? null]));
-  const rows: RsopReportRow[] = [];
-  for (let from = 0; from < holders.length || from === 0; from += CHUNK) {
-    const chunk = holders.slice(from, from + CHUNK);
-    let result: RsopResult;
-    try {
-      result = engine.rsop(
+  const at = query.at;
+  function* chunks(): Generator<RsopReportRow[]> {
+    for (let from = 0; from < holders.length; from += CHUNK) {
+      const chunk = holders.slice(from, from + CHUNK);
+      const result: RsopResult = engine.rsop(
         chunk.map((h) => h.id),
-        { at: query.at },
+        { at },
       );
-    } catch (e) {
-      if (e instanceof QueryError) return { ok: false, issues: [...e.issues] };
-      throw e;
+      const rows: RsopReportRow[] = [];
+      result.holders.forEach((r, k) => {
+        const h = chunk[k]!;
+        for (const d of r.devices) {
+          if (wanted !== null && !wanted.has(d.id)) continue;
+          rows.push({
+            holderId: h.id,
+            firstName: h.firstName,
+            lastName: h.lastName,
+            deviceId: d.id,
+            floorGroupId: null,
+            deviceName: d.name,
+            cloudNode: d.cloudNode.name,
+            allowed: d.allowed,
+            activeRuleId: d.activeRuleId,
+            ruleName: d.activeRuleId === null ? null : (ruleNames.get(d.activeRuleId) ?? null),
+          });
+        }
+        for (const f of r.floorGroups) {
+          if (wanted !== null && !wanted.has(f.id)) continue;
+          rows.push({
+            holderId: h.id,
+            firstName: h.firstName,
+            lastName: h.lastName,
+            deviceId: null,
+            floorGroupId: f.id,
+            deviceName: f.name,
+            cloudNode: f.readerPort.cloudNode.name,
+            allowed: f.allowed,
+            activeRuleId: f.activeRuleId,
+            ruleName: f.activeRuleId === null ? null : (ruleNames.get(f.activeRuleId) ?? null),
+          });
+        }
+      });
+      yield rows;
     }
-    result.holders.forEach((r, k) => {
-      const h = chunk[k]!;
-      for (const d of r.devices) {
-        if (wanted !== null && !wanted.has(d.id)) continue;
-        rows.push({
-          holderId: h.id,
-          firstName: h.firstName,
-          lastName: h.lastName,
-          deviceId: d.id,
-          floorGroupId: null,
-          deviceName: d.name,
-          cloudNode: d.cloudNode.name,
-          allowed: d.allowed,
-          activeRuleId: d.activeRuleId,
-          ruleName: d.activeRuleId === null ? null : (ruleNames.get(d.activeRuleId) ?? null),
-        });
-      }
-      for (const f of r.floorGroups) {
-        if (wanted !== null && !wanted.has(f.id)) continue;
-        rows.push({
-          holderId: h.id,
-          firstName: h.firstName,
-          lastName: h.lastName,
-          deviceId: null,
-          floorGroupId: f.id,
-          deviceName: f.name,
-          cloudNode: f.readerPort.cloudNode.name,
-          allowed: f.allowed,
-          activeRuleId: f.activeRuleId,
-          ruleName: f.activeRuleId === null ? null : (ruleNames.get(f.activeRuleId) ?? null),
-        });
-      }
-    });
-    if (holders.length === 0) break;
   }
-  return { ok: true, value: rows };
+  return { ok: true, value: chunks() };
 }
-
