@@ -4,7 +4,7 @@
 import { stringify } from "csv-stringify/sync";
 import type { ReportRecord } from "./holderReport.js";
 
-/** The export formats of a report, as the seeds name them (`size`, export file types). */
+/** The export formats of a report (the keys of its metadata's `size`, the types of its export files). */
 export const EXPORT_TYPES = ["csv", "html", "json"] as const;
 export type ExportType = (typeof EXPORT_TYPES)[number];
 
@@ -25,17 +25,27 @@ function cellText(v: unknown): string {
 /**
  * The records as CSV (RFC 4180: CRLF line ends, fields quoted when they hold a comma, quote or line
  * break): a header row of `columns`, then one row per record; null is an empty cell.
+ * @example
+ * toCsv([{ id: "h-1", lastName: "=SUM(A1)" }], ["id", "lastName"]); //=> "id,lastName\r\nh-1,'=SUM(A1)\r\n"
  */
 export function toCsv(records: readonly ReportRecord[], columns: readonly string[]): string {
   return csvHeader(columns) + csvRows(records, columns);
 }
 
-/** The header row of a CSV export (CRLF-terminated); csvRows gives the rows, so a long report can be written in chunks. */
+/**
+ * The header row of a CSV export (CRLF-terminated); csvRows gives the rows, so a long report can be written in chunks.
+ * @example
+ * csvHeader(["id", "lastName"]); //=> "id,lastName\r\n"
+ */
 export function csvHeader(columns: readonly string[]): string {
   return stringify([[...columns]], { record_delimiter: "\r\n" });
 }
 
-/** CSV rows of these records (no header), CRLF-terminated. */
+/**
+ * CSV rows of these records (no header), CRLF-terminated.
+ * @example
+ * csvRows([{ id: "h-1", email: "a, b" }], ["id", "email"]); //=> 'h-1,"a, b"\r\n'
+ */
 export function csvRows(records: readonly ReportRecord[], columns: readonly string[]): string {
   if (records.length === 0) return "";
   return stringify(
@@ -44,7 +54,11 @@ export function csvRows(records: readonly ReportRecord[], columns: readonly stri
   );
 }
 
-/** The records as a JSON array (one line). */
+/**
+ * The records as a JSON array (one line).
+ * @example
+ * toJson([{ id: "h-1" }]); //=> '[{"id":"h-1"}]'
+ */
 export function toJson(records: readonly ReportRecord[]): string {
   return JSON.stringify(records);
 }
@@ -107,12 +121,18 @@ export interface HtmlOptions {
 /**
  * The records as one standalone HTML page: a table with a header row of `columns` (click a header to
  * sort), every value escaped, readable when printed.
+ * @example
+ * toHtml([{ firstName: "<script>" }], ["firstName"]).includes("<td>&lt;script&gt;</td>"); //=> true
  */
 export function toHtml(records: readonly ReportRecord[], columns: readonly string[], options: HtmlOptions = {}): string {
   return htmlStart(columns, options) + htmlRows(records, columns) + htmlEnd(records.length);
 }
 
-/** The start of an HTML export, up to the table's body; then htmlRows (in chunks), then htmlEnd. */
+/**
+ * The start of an HTML export, up to the table's body; then htmlRows (in chunks), then htmlEnd.
+ * @example
+ * htmlStart(["id"], { title: "Holders" }) + htmlRows(records, ["id"]) + htmlEnd(records.length);
+ */
 export function htmlStart(columns: readonly string[], options: HtmlOptions = {}): string {
   const title = escapeHtml(options.title ?? "Report");
   const head = columns.map((c) => `<th scope="col"><button type="button">${escapeHtml(c)}</button></th>`).join("");
@@ -134,7 +154,11 @@ ${caption}<table>
 `;
 }
 
-/** Table rows of these records, one line each. */
+/**
+ * Table rows of these records, one line each.
+ * @example
+ * htmlRows([{ id: "h-1" }], ["id"]); //=> "<tr><td>h-1</td></tr>\n"
+ */
 export function htmlRows(records: readonly ReportRecord[], columns: readonly string[]): string {
   const cell = (v: unknown) => escapeHtml(v === null || v === undefined ? "" : String(v));
   let out = "";
@@ -142,7 +166,11 @@ export function htmlRows(records: readonly ReportRecord[], columns: readonly str
   return out;
 }
 
-/** The end of an HTML export of `count` records. */
+/**
+ * The end of an HTML export of `count` records.
+ * @example
+ * htmlEnd(2).includes("<p>2 records.</p>"); //=> true
+ */
 export function htmlEnd(count: number): string {
   return `</tbody>
 </table>

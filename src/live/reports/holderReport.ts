@@ -9,7 +9,11 @@ import { type ReportFilter, type ReportFlavour, type ReportQuery, type TemplateL
 /** One report record: the chosen properties, in `output` order. */
 export type ReportRecord = Record<string, unknown>;
 
-/** seed 001 §8 / seed 002 §8: a preview holds at most 50 records. */
+/**
+ * A preview holds at most 50 records.
+ * @example
+ * holderReport(snapshot, {}, { limit: PREVIEW_LIMIT }); // a preview
+ */
 export const PREVIEW_LIMIT = 50;
 
 /** Options of holderReport and peopleReport. */
@@ -24,7 +28,7 @@ export interface HolderReportOptions {
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
- * Report order (SPEC §11): `lastName`, then `firstName`, then `id` — 2.0 ids in string order, 1.0
+ * Report order: `lastName`, then `firstName`, then `id` — 2.0 ids in string order, 1.0
  * ids as numbers (docs/semantics.md RP3).
  */
 export function compareHolders(flavour: ReportFlavour): (a: Holder, b: Holder) => number {
@@ -126,7 +130,7 @@ function withOffset(local: string | null, zone: string): string | null {
 }
 
 /**
- * A function that turns a selected holder into its full record (every property, seed order) of the
+ * A function that turns a selected holder into its full record (every property, in the API's order) of the
  * flavour: 2.0 camelCase keys and `YYYY-MM-DD HH:mm:ss`; 1.0 display-name keys, integer ids and ISO
  * 8601 with the node's offset.
  */
@@ -210,11 +214,14 @@ export function reportRecords(snapshot: SystemSnapshot, query: ReportQuery, flav
 }
 
 /**
- * The seed 001 holder report of a 2.0 snapshot: the records of every holder that passes all of the
+ * The holder report of a 2.0 snapshot: the records of every holder that passes all of the
  * body's filters, in report order (`lastName`, `firstName`, `id`).
  * @param snapshot - a validated snapshot (`engine.snapshot`, `live.snapshot`).
- * @param body - the seed report body: `partition`, `filters`, `output` (or `reportId`).
+ * @param body - the report body of the holder report routes: `partition`, `filters`, `output` (or `reportId`).
  * @returns the records, or every problem of the body with its path.
+ * @example
+ * holderReport(engine.snapshot, { filters: [{ type: "lastName", operator: "equals", operand: "Lee" }], output: ["id", "cards"] });
+ * //=> { ok: true, value: [{ id: "h-ann", cards: "10000, 10050" }] }
  */
 export function holderReport(snapshot: SystemSnapshot, body: unknown, options: HolderReportOptions = {}): { ok: true; value: ReportRecord[] } | { ok: false; issues: Issue[] } {
   const q = parseReportBody(body, { snapshot, flavour: "holders", ...(options.templates ? { templates: options.templates } : {}) });
@@ -223,9 +230,12 @@ export function holderReport(snapshot: SystemSnapshot, body: unknown, options: H
 }
 
 /**
- * The seed 002 people report of a 1.0 panel: display-name keys, integer ids, dates in ISO 8601 with
+ * The people report of a 1.0 panel: display-name keys, integer ids, dates in ISO 8601 with
  * the node's offset.
  * @param panel - a loaded panel engine (`loadPanelEngine`, `panelLive.engine`).
+ * @example
+ * peopleReport(loadPanelEngineOrThrow(panelJson), { output: ["id", "Last Name"] });
+ * //=> { ok: true, value: [{ id: 1, "Last Name": "Lee" }, { id: 2, "Last Name": "Roy" }] }
  */
 export function peopleReport(panel: PanelEngine, body: unknown, options: HolderReportOptions = {}): { ok: true; value: ReportRecord[] } | { ok: false; issues: Issue[] } {
   const snapshot = panel.loaded.system;

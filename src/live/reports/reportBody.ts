@@ -35,19 +35,27 @@ export interface ReportQuery {
   readonly output: readonly string[];
 }
 
-/** The seed 001 holder report record properties, in seed order. */
+/**
+ * The holder report record properties (2.0), in the API's order.
+ * @example
+ * HOLDER_PROPERTIES[0]; //=> "id"
+ */
 export const HOLDER_PROPERTIES = [
   "id", "firstName", "lastName", "email", "partition", "cards", "groups", "pin", "duressPin", "enabled", "activeDate", "expireDate",
   "bluetooth", "pendingBluetooth", "mobileApp", "pendingMobileApp", "customFields",
 ] as const;
 
-/** The seed 002 people report record properties (display names), in seed order. */
+/**
+ * The people report record properties (1.0, display names), in the API's order.
+ * @example
+ * PEOPLE_PROPERTIES[1]; //=> "First Name"
+ */
 export const PEOPLE_PROPERTIES = [
   "id", "First Name", "Last Name", "Cards", "Groups", "Email", "Enabled", "Pin", "Duress Pin", "Partition", "Active Date", "Expire Date",
   "Mobile App", "Pending Mobile App", "Bluetooth", "Pending Bluetooth", "Custom Fields",
 ] as const;
 
-/** seed 002: "In `output` lists the custom fields property is named `Custom Attributes`." */
+/** In a 1.0 `output` list the custom fields property is named `Custom Attributes`. */
 export const PEOPLE_OUTPUT_ALIAS: Readonly<Record<string, string>> = { "Custom Attributes": "Custom Fields" };
 
 /** How `parseReportBody` resolves a `reportId` (a template): the body it stands for, or undefined when unknown. */
@@ -69,7 +77,7 @@ const list = (xs: readonly string[]): string => xs.map((x) => `"${x}"`).join(", 
 const BODY_KEYS = ["reportId", "partition", "filters", "output"];
 
 /**
- * Checks a report body (seed 001 §4 / seed 002 §4) against `snapshot`.
+ * Checks a report body (holder or people report) against `snapshot`.
  * @returns the query, or every problem with its JSON path.
  */
 export function parseReportBody(body: unknown, options: ParseReportOptions): { ok: true; value: ReportQuery } | { ok: false; issues: Issue[] } {

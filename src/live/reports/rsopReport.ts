@@ -24,12 +24,16 @@ export interface RsopReportRow {
   ruleName: string | null;
 }
 
-/** The columns of an RSOP report, in order. */
+/**
+ * The columns of an RSOP report, in order.
+ * @example
+ * RSOP_REPORT_COLUMNS.length; //=> 10
+ */
 export const RSOP_REPORT_COLUMNS = ["holderId", "firstName", "lastName", "deviceId", "floorGroupId", "deviceName", "cloudNode", "allowed", "activeRuleId", "ruleName"] as const;
 
 /** What an RSOP report asks. */
 export interface RsopReportQuery {
-  /** Holder report filters (seed 001 §4) choosing the holders; default every holder. */
+  /** Holder report filters choosing the holders; default every holder. */
   readonly holders?: unknown;
   /** Only these devices and floor groups (ids); default every one the holders' rules reach. */
   readonly devices?: unknown;
@@ -44,6 +48,9 @@ const CHUNK = 2000;
  * The RSOP report of `engine` at an instant: for every holder the filters select (report order:
  * `lastName`, `firstName`, `id`), one row per device (in RSOP order), then one per floor group.
  * @returns the rows, or every problem of the query with its path (`holders[0].operator`, `devices[2]`, `at`).
+ * @example
+ * rsopReport(engine, { at: "2026-04-15T14:00:00Z", devices: ["d-front"] });
+ * //=> { ok: true, value: [{ holderId: "h-ann", deviceId: "d-front", allowed: true, activeRuleId: "r-day", … }, …] }
  */
 export function rsopReport(engine: Engine, query: RsopReportQuery): { ok: true; value: RsopReportRow[] } | { ok: false; issues: Issue[] } {
   const chunks = rsopReportChunks(engine, query);
@@ -57,6 +64,9 @@ export function rsopReport(engine: Engine, query: RsopReportQuery): { ok: true; 
  * rsopReport a chunk at a time, for reports too long to hold at once (every holder of a large
  * system is tens of millions of rows): the query is checked first, then each chunk of rows is made
  * only when asked for (RSOP of 2,000 holders at a time).
+ * @example
+ * const r = rsopReportChunks(engine, { at: Date.now() });
+ * if (r.ok) for (const rows of r.value) out.write(csvRows(rows, [...RSOP_REPORT_COLUMNS]));
  */
 export function rsopReportChunks(engine: Engine, query: RsopReportQuery): { ok: true; value: Iterable<RsopReportRow[]> } | { ok: false; issues: Issue[] } {
   const snapshot = engine.snapshot;
