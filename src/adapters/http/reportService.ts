@@ -12,7 +12,6 @@ import {
   type ReportRecord,
   exportReport,
   parseReportBody,
-  pickOutput,
   recordMaker,
   reportRecords,
   selectHolders,
@@ -194,13 +193,13 @@ export class ReportService {
     await nextTick(); // never on the request's own turn
     try {
       const holders = selectHolders(snapshot, q, flavour);
-      const make = recordMaker(snapshot, flavour);
+      const make = recordMaker(snapshot, flavour, q.output);
       for (let i = 0; i < holders.length; i++) {
         if (records.length >= max) {
           failed = true;
           break;
         }
-        records.push(pickOutput(make(holders[i]!), q.output));
+        records.push(make(holders[i]!));
         if ((i + 1) % CHUNK === 0) {
           await nextTick();
           if (!this.#infos.has(key)) return; // deleted while pending
