@@ -114,3 +114,14 @@ describe("rsop report", () => {
     expect(r.stdout).toContain('{"type":"credentials","cardNumber":{"operator":"equals","operand":10234}}');
   });
 });
+
+describe("rsop serve --max-report-entries", () => {
+  test.each([
+    [["serve", "--insecure-no-auth", "--system", "x.json", "--max-report-entries", "10"], "--max-report-entries needs --data FILE.db"],
+    [["serve", "--insecure-no-auth", "--data", "x.db", "--system", "x.json", "--max-report-entries", "0"], '--max-report-entries must be a positive integer, got "0"'],
+  ])("usage errors exit 2: %j", async (argv, message) => {
+    const r = await run(argv);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
+  });
+});

@@ -17,6 +17,7 @@ export interface ServeOptions {
   /** `--panel FILE.json` (with --data): import a 1.0 panel instead of a 2.0 system. */
   readonly panel?: string;
   readonly snapshotEvery?: string;
+  readonly maxReportEntries?: string;
   readonly port: string;
   readonly host: string;
   readonly token?: string;
@@ -99,6 +100,8 @@ export async function serveCommand(
   if (opts.system !== undefined && opts.panel !== undefined) throw new UsageError("give at most one of --system FILE and --panel FILE");
   const port = parsePort(opts.port);
   const snapshotEvery = parsePositive("--snapshot-every", opts.snapshotEvery);
+  if (opts.data === undefined && opts.maxReportEntries !== undefined) throw new UsageError("--max-report-entries needs --data FILE.db");
+  const maxReportEntries = parsePositive("--max-report-entries", opts.maxReportEntries);
   const maxBodyBytes = parseSize(opts.maxBody);
   const requestTimeoutMs = parsePositive("--request-timeout", opts.requestTimeout);
   const headersTimeoutMs = parsePositive("--headers-timeout", opts.headersTimeout);
@@ -137,7 +140,7 @@ export async function serveCommand(
       const kind = opts.panel !== undefined ? "panel" : "system";
       const initial: StartDataServerOptions["initial"] =
         snapshotFile === undefined ? undefined : { kind, file: snapshotFile, read: () => readSnapshotFile(snapshotFile, kind, io) };
-      const data = await startDataServer({ ...common, dataFile: opts.data, ...(initial !== undefined ? { initial } : {}), ...(snapshotEvery !== undefined ? { snapshotEvery } : {}) });
+      const data = await startDataServer({ ...common, dataFile: opts.data, ...(initial !== undefined ? { initial } : {}), ...(snapshotEvery !== undefined ? { snapshotEvery } : {}), ...(maxReportEntries !== undefined ? { maxReportEntries } : {}) });
       server = data;
       onDataListening?.(data);
     } else {
@@ -189,6 +192,7 @@ export function registerServeCommand(program: Command, io: CliIo, setCode: (c: n
     .option("--data <file.db>", "serve the live system kept in this SQLite database (needs better-sqlite3); created on first start")
     .option("--panel <file>", "with --data: import this rsop-panel/1 1.0 panel into an empty database and serve its /api routes")
     .option("--snapshot-every <n>", "with --data: store a snapshot every n changes (start-up replays the changes after the latest); default 1000")
+    .option("--max-report-entries <n>", "with --data: a generated report keeps at most n records, then ends finishedTruncated; default 1000000")
     .option("--port <n>", "TCP port (0: any free port)", "8080")
     .option("--host <address>", "address to listen on", "127.0.0.1")
     .option("--token <token>", "bearer token clients must send (default: $RSOP_TOKEN; prefer the variable, a command line is visible to other users)")
