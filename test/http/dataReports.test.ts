@@ -9,7 +9,7 @@ import Database from "better-sqlite3";
 import { parse } from "csv-parse/sync";
 import { afterAll, describe, expect, test } from "vitest";
 import { createDataApp } from "../../src/adapters/http/createDataApp.js";
-import type { ReportService } from "../../src/adapters/http/reportService.js";
+import { ReportService } from "../../src/adapters/http/reportService.js";
 import { parseTokens } from "../../src/adapters/http/tokens.js";
 import { openDurableSystem } from "../../src/adapters/store/durableSystem.js";
 import { openSqliteStore } from "../../src/adapters/store/sqliteStore.js";
@@ -142,7 +142,34 @@ describe("2.0 holder reports", () => {
     expect((await call("GET", `${R}/requests/${id}/view`)).body).toEqual([{ id: "h-dan" }, { id: "h-cat" }]);
   });
 
-  test("a report left pending by a stopped server ends finishedTruncated at the next start (RP11); finished reports survive restarts", async () => {
+  test("RP9: an error while the records are built ends finishedTruncated, with truncatedAt and the records made before it", async () => {
+    const db = join(tempDir(), "error.db");
+    const store = await openSqliteStore(db);
+    const errors: unknown[] = [];
+    const reports = await ReportService.open({ store, flavour: "holders", now: Date.now, indent: 0, onError: (e) => errors.push(e) });
+    const admin = { role: "admin" as const, partitions: null };
+    try {
+      const snap = parseSnapshotOrThrow(reportSystemInput());
+      // Bob's custom fields cannot be written as JSON: building his record throws (Dan, Cat and Ann come before him).
+      const unwritable = { toJSON: () => { throw new Error("unwritable custom field"); } };
+      const broken = { ...snap, holders: snap.holders.map((h) => (h.id === "h-bob" ? { ...h, customFields: unwritable } : h)) };
+      const answer = await reports.generate(broken, { output: ["id", "customFields"] }, admin, "UTC");
+      expect(answer.status).toBe(204);
+      await reports.settled();
+      const list = (await reports.list(new URL("http://127.0.0.1/r"), admin).json()) as any[];
+      expect(list.map((m) => [m.status, m.entriesCount, m.truncatedAt !== null && m.truncatedAt === m.finishedTime])).toEqual([["finishedTruncated", 3, true]]);
+      expect(await (await reports.view(String(list[0].id), admin)).json()).toEqual([
+        { id: "h-dan", customFields: "{}" },
+        { id: "h-cat", customFields: "{}" },
+        { id: "h-ann", customFields: '{"badge":"B-1"}' },
+      ]);
+      expect(errors.map((e) => (e as Error).message)).toEqual(["unwritable custom field"]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test("RP11: a report left pending by a stopped server ends finishedTruncated at the next start; finished reports survive restarts", async () => {
     const { call, server, db } = await serveSystem();
     await call("POST", `${R}/generate`, { output: ["id"] });
     const id = (await call("GET", `${R}/requests`)).body[0].id;
