@@ -3,6 +3,7 @@
 // exclusive transaction at open, so the process holds the database's lock until it closes or dies
 // and a second process (or a second connection in this one) is refused at once.
 import type { Database as SqliteDatabase } from "better-sqlite3";
+import { jsonSlices } from "./jsonSlices.js";
 import { type StoredChange, type StoredKind, type StoredState, type Store, StoreError } from "./store.js";
 
 /** The schema version written to `meta`; a database of another version is refused. */
@@ -12,8 +13,13 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 CREATE TABLE IF NOT EXISTS changes (seq INTEGER PRIMARY KEY, time TEXT NOT NULL, operation TEXT NOT NULL, patches TEXT NOT NULL) STRICT;
 CREATE TABLE IF NOT EXISTS snapshots (seq INTEGER PRIMARY KEY, time TEXT NOT NULL, snapshot TEXT NOT NULL) STRICT;
+CREATE TABLE IF NOT EXISTS snapshot_parts (seq INTEGER NOT NULL, part INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (seq, part)) STRICT;
 CREATE TABLE IF NOT EXISTS reports (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, info TEXT NOT NULL, records TEXT) STRICT;
 `;
+// A snapshot's JSON text is its \`snapshots.snapshot\` followed by its \`snapshot_parts\` in order. The
+// parts are written first, each in a transaction of its own with the event loop free in between, and
+// the \`snapshots\` row last: a snapshot exists once its row does, so parts left by a crash are ignored
+// (and removed at the next open). A database written before parts existed simply has none.
 // The reports table came after schema version 1 was first written; CREATE TABLE IF NOT EXISTS adds it
 // to an older database of the same version at its next open (its other tables are unchanged).
 
@@ -21,7 +27,12 @@ CREATE TABLE IF NOT EXISTS reports (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT
 export interface SqliteStoreOptions {
   /** How many snapshots to keep (the newest); default 2. The change log is never pruned. */
   readonly keepSnapshots?: number;
+  /** Characters of a snapshot's JSON written per transaction; default 4 MiB. */
+  readonly snapshotPartChars?: number;
 }
+
+/** Lets the event loop run (requests, writes) between two steps of a long job. */
+const turn = () => new Promise<void>((resolveTurn) => setImmediate(resolveTurn));
 
 type BetterSqlite = typeof import("better-sqlite3");
 
@@ -50,6 +61,7 @@ function isBusy(e: unknown): boolean {
 export async function openSqliteStore(file: string, options: SqliteStoreOptions = {}): Promise<Store> {
   const Database = await loadDriver();
   const keep = Math.max(1, options.keepSnapshots ?? 2);
+  const partChars = Math.max(1024, options.snapshotPartChars ?? 4 << 20);
   let db: SqliteDatabase;
   try {
     db = new Database(file, { timeout: 0 });
@@ -80,6 +92,13 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
   const insertSnapshot = db.prepare("INSERT OR REPLACE INTO snapshots (seq, time, snapshot) VALUES (?, ?, ?)");
   const pruneSnapshots = db.prepare("DELETE FROM snapshots WHERE seq NOT IN (SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?)");
   const latestSnapshot = db.prepare<[], { seq: number; snapshot: string }>("SELECT seq, snapshot FROM snapshots ORDER BY seq DESC LIMIT 1");
+  const hasSnapshot = db.prepare<[number], { seq: number }>("SELECT seq FROM snapshots WHERE seq = ?");
+  const insertPart = db.prepare("INSERT OR REPLACE INTO snapshot_parts (seq, part, text) VALUES (?, ?, ?)");
+  const partsOf = db.prepare<[number], { text: string }>("SELECT text FROM snapshot_parts WHERE seq = ? ORDER BY part");
+  const dropParts = db.prepare("DELETE FROM snapshot_parts WHERE seq = ?");
+  const pruneParts = db.prepare("DELETE FROM snapshot_parts WHERE seq NOT IN (SELECT seq FROM snapshots)");
+  // Parts of a snapshot a crash interrupted (no row): never read, removed now.
+  pruneParts.run();
   const changesAfter = db.prepare<[number], { seq: number; time: string; operation: string; patches: string }>(
     "SELECT seq, time, operation, patches FROM changes WHERE seq > ? ORDER BY seq",
   );
@@ -103,9 +122,10 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
   const append = db.transaction((operation: string, patches: string, time: string) => {
     insertChange.run(seq + 1, time, operation, patches);
   });
-  const snapshot = db.transaction((at: number, text: string, time: string) => {
+  const finishSnapshot = db.transaction((at: number, text: string, time: string) => {
     insertSnapshot.run(at, time, text);
     pruneSnapshots.run(keep);
+    pruneParts.run();
   });
 
   return {
@@ -125,7 +145,8 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
       changes.forEach((c, i) => {
         if (c.seq !== latest.seq + i + 1) throw new StoreError(`${file}: the change log jumps from ${latest.seq + i} to ${c.seq}`);
       });
-      return { kind, snapshotSeq: latest.seq, snapshot: JSON.parse(latest.snapshot) as unknown, changes, seq: changes.at(-1)?.seq ?? latest.seq };
+      const text = latest.snapshot + partsOf.all(latest.seq).map((p) => p.text).join("");
+      return { kind, snapshotSeq: latest.seq, snapshot: JSON.parse(text) as unknown, changes, seq: changes.at(-1)?.seq ?? latest.seq };
     },
     async init(kind, snap, time) {
       open();
@@ -139,7 +160,22 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
     },
     async snapshot(at, snap, time) {
       open();
-      snapshot(at, JSON.stringify(snap), time);
+      if (hasSnapshot.get(at) !== undefined) return;
+      // Parts of an earlier attempt at this snapshot that did not finish.
+      dropParts.run(at);
+      // The first slice goes in the snapshots row, written last; the others are parts 1, 2, …
+      let head: string | undefined;
+      let part = 0;
+      for (const slice of jsonSlices(snap, partChars)) {
+        if (head === undefined) head = slice;
+        else {
+          open();
+          insertPart.run(at, ++part, slice);
+        }
+        await turn();
+      }
+      open();
+      finishSnapshot(at, head!, time);
     },
     async putReport(id, info, records) {
       open();
