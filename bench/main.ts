@@ -26,12 +26,13 @@ import { run as incremental } from "./incremental.bench.js";
 import type { SizeName } from "./fixtures.js";
 import { run as memory } from "./memory.bench.js";
 import { run as peers } from "./peers.bench.js";
+import { run as report } from "./report.bench.js";
 import { run as rsop } from "./rsop.bench.js";
 import { run as scale } from "./scale.bench.js";
 import { run as service } from "./service.bench.js";
 import type { Scenario, ScenarioContext } from "./scenario.js";
 
-const SCENARIOS: Readonly<Record<string, Scenario>> = { decide, memory, rsop, compile, incremental, peers, cli, service, scale };
+const SCENARIOS: Readonly<Record<string, Scenario>> = { decide, memory, rsop, compile, incremental, peers, cli, service, scale, report };
 
 interface Job {
   readonly scenarios: readonly string[];
@@ -46,6 +47,7 @@ const JOBS: readonly Job[] = [
   { scenarios: ["cli"], nodeFlags: [] },
   { scenarios: ["service"], nodeFlags: [] },
   { scenarios: ["scale"], nodeFlags: [] },
+  { scenarios: ["report"], nodeFlags: [] },
 ];
 
 /** Scenarios that run only when named (--only or their own flag), never in the whole run. */

@@ -41,6 +41,10 @@ test("npm pack builds dist/ (prepack) and ships it with the demo data, docs/sema
       "dist/http.cjs",
       "dist/http.d.ts",
       "dist/http.d.cts",
+      "dist/reports.js",
+      "dist/reports.cjs",
+      "dist/reports.d.ts",
+      "dist/reports.d.cts",
     ]),
   );
   expect(installed.files.filter((f) => /^(src|test|bench)\//.test(f) || f.endsWith(".test.ts"))).toEqual([]);
@@ -98,6 +102,19 @@ test("ESM and CJS entries load with the same exports and decide alike", async ()
   const httpCjs = createRequire(join(installed.app, "x.cjs"))("rsop-engine/http");
   expect(Object.keys(httpEsm).sort()).toEqual(["createHttpHandler"]);
   expect(Object.keys(httpCjs).sort()).toEqual(["createHttpHandler"]);
+});
+
+test("rsop-engine/reports: ESM and CJS export the same report functions, and a report of one format's engine exports alike", async () => {
+  const esm = await import(pathToFileURL(join(installed.pkg, "dist/reports.js")).href);
+  const cjs = createRequire(join(installed.app, "x.cjs"))("rsop-engine/reports");
+  expect(Object.keys(esm).sort()).toEqual(Object.keys(cjs).sort());
+  expect(Object.keys(esm)).toEqual(expect.arrayContaining(["holderReport", "peopleReport", "rsopReport", "rsopReportChunks", "toCsv", "toHtml", "toJson"]));
+  const engine = createRequire(join(installed.app, "x.cjs"))("rsop-engine").loadEngineOrThrow(building);
+  for (const lib of [esm, cjs]) {
+    const r = lib.holderReport(engine.snapshot, { filters: [{ type: "groups", memberOf: ["grp-nurses"] }], output: ["id", "lastName"] });
+    expect(r.ok).toBe(true);
+    expect(lib.toCsv(r.value, ["id", "lastName"]).split("\r\n")[0]).toBe("id,lastName");
+  }
 });
 
 test("an error thrown by one format is an instance of the other format's class", async () => {
@@ -179,7 +196,7 @@ require(${JSON.stringify(specifier)});`;
   return readFileSync(log, "utf8").split("\n").filter((l) => l !== "");
 }
 
-for (const specifier of ["rsop-engine", "rsop-engine/http"]) {
+for (const specifier of ["rsop-engine", "rsop-engine/http", "rsop-engine/reports"]) {
   for (const format of ["esm", "cjs"] as const) {
     test(`${format === "esm" ? "import" : "require"}("${specifier}") in a fresh process loads no Node built-in and no CLI or server library`, () => {
       const loaded = loadedBy(specifier, format);
@@ -221,7 +238,7 @@ test("the package.json names its entries, license and files", () => {
   const manifest = JSON.parse(readFileSync(join(installed.pkg, "package.json"), "utf8"));
   expect(manifest.license).toBe("MIT");
   expect(manifest.scripts.prepack).toBeDefined();
-  expect(Object.keys(manifest.exports)).toEqual([".", "./http", "./package.json"]);
+  expect(Object.keys(manifest.exports)).toEqual([".", "./http", "./reports", "./package.json"]);
   expect(execFileSync(process.execPath, ["-p", "require.resolve('rsop-engine/http')"], { cwd: installed.app, encoding: "utf8" }).trim()).toBe(join(installed.pkg, "dist/http.cjs"));
 });
 

@@ -101,6 +101,9 @@ describe("a migration over HTTP (seed 000 §3, §4)", () => {
     refusal(await call("POST", "/api/migration/initiate", { panel_id: "SN-OTHER", acceptWarnings: true }), 404);
     expect(server.durable.seq()).toBe(0);
 
+    // A people report of the panel (it goes with the panel when the migration completes, M10).
+    expect((await call("POST", "/api/reports/cloudpeople/generate", { output: ["id", "Last Name"] })).status).toBe(204);
+
     // Initiate (the parameter table's key): Pending, every task Pending.
     const started = await call("POST", "/api/migration/initiate", { panel_id: SN, acceptWarnings: true });
     expect(started.status).toBe(200);
@@ -139,6 +142,10 @@ describe("a migration over HTTP (seed 000 §3, §4)", () => {
     expect(holders.status).toBe(200);
     expect(holders.body.map((h: { firstName: string }) => h.firstName).sort()).toEqual(["Ann", "Bob"]);
     expect(refusal(await call("POST", `/${systemId}/groups`, { name: "Too early" }), 409).message).toContain("read-only");
+    // Its reports: a preview answers (it stores nothing), generating is refused, none is listed.
+    expect((await call("POST", `/${systemId}/reports/holders/preview`, { output: ["firstName"] })).body).toEqual([{ firstName: "Ann" }, { firstName: "Bob" }]);
+    refusal(await call("POST", `/${systemId}/reports/holders/generate`, { output: ["firstName"] }), 409);
+    expect((await call("GET", `/${systemId}/reports/holders/requests`)).body).toEqual([]);
     const mappings = await call("GET", `/${systemId}/id-mapping/${cloudNodeId}?type=holder,group`);
     expect(mappings.status).toBe(200);
     expect(mappings.body.map((m: { type: string; legacyId: number }) => `${m.type}:${m.legacyId}`)).toEqual(["group:1", "group:2", "holder:1", "holder:2"]);
@@ -154,6 +161,7 @@ describe("a migration over HTTP (seed 000 §3, §4)", () => {
     refusal(await call("GET", "/api/groups"), 404);
     refusal(await call("POST", `/api/migration/${SN}/rollback`), 409);
     refusal(await call("POST", `/api/migration/${SN}/complete`), 409);
+    expect((await call("GET", `/${systemId}/reports/holders/requests`)).body).toEqual([]);
     const created = await call("POST", `/${systemId}/groups`, { name: "After migration" });
     expect(created.status).toBe(200);
     expect(lines.some((l) => l.includes(`migration of panel ${SN} completed`))).toBe(true);

@@ -10,6 +10,7 @@ import { demoCommand } from "./demoCommand.js";
 import { CliError, type CliIo, UsageError, isClosedStreamError, issueLines } from "./io.js";
 import { registerMigrationCommands } from "./migrationCommands.js";
 import { registerQueryCommands } from "./queryCommands.js";
+import { registerReportCommand } from "./reportCommand.js";
 import { registerServeCommand } from "./serveCommand.js";
 import { validateCommand } from "./validateCommand.js";
 
@@ -102,6 +103,7 @@ export async function runCli(argv: readonly string[], base: CliIo): Promise<numb
     code = c;
   };
   registerQueryCommands(program, io, setCode);
+  registerReportCommand(program, io, setCode);
   registerMigrationCommands(program, io, setCode);
   registerCardCommand(program, io, setCode);
   registerBenchCommand(program, io, setCode);

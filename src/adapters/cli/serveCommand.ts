@@ -19,6 +19,7 @@ export interface ServeOptions {
   /** `--panel FILE.json` (with --data): import a 1.0 panel instead of a 2.0 system. */
   readonly panel?: string;
   readonly snapshotEvery?: string;
+  readonly maxReportEntries?: string;
   readonly port: string;
   readonly host: string;
   readonly token?: string;
@@ -104,6 +105,8 @@ export async function serveCommand(
   if (opts.system !== undefined && opts.panel !== undefined) throw new UsageError("give at most one of --system FILE and --panel FILE");
   const port = parsePort(opts.port);
   const snapshotEvery = parsePositive("--snapshot-every", opts.snapshotEvery);
+  if (opts.data === undefined && opts.maxReportEntries !== undefined) throw new UsageError("--max-report-entries needs --data FILE.db");
+  const maxReportEntries = parsePositive("--max-report-entries", opts.maxReportEntries);
   const maxBodyBytes = parseSize(opts.maxBody);
   const requestTimeoutMs = parsePositive("--request-timeout", opts.requestTimeout);
   const headersTimeoutMs = parsePositive("--headers-timeout", opts.headersTimeout);
@@ -152,6 +155,7 @@ export async function serveCommand(
         ...(initial !== undefined ? { initial } : {}),
         ...(snapshotEvery !== undefined ? { snapshotEvery } : {}),
         ...(migrationPace !== undefined ? { migrationPace } : {}),
+        ...(maxReportEntries !== undefined ? { maxReportEntries } : {}),
       });
       server = data;
       onDataListening?.(data);
@@ -205,6 +209,7 @@ export function registerServeCommand(program: Command, io: CliIo, setCode: (c: n
     .option("--store <url>", "serve as one replica of the live system kept in this PostgreSQL database (postgres://…; needs pg); any number of replicas may share it")
     .option("--panel <file>", "with --data: import this rsop-panel/1 1.0 panel into an empty database and serve its /api routes")
     .option("--snapshot-every <n>", "with --data or --store: store a snapshot every n changes (start-up replays the changes after the latest); default 1000")
+    .option("--max-report-entries <n>", "with --data: a generated report keeps at most n records, then ends finishedTruncated; default 1000000")
     .option("--port <n>", "TCP port (0: any free port)", "8080")
     .option("--host <address>", "address to listen on", "127.0.0.1")
     .option("--token <token>", "bearer token clients must send (default: $RSOP_TOKEN; prefer the variable, a command line is visible to other users)")

@@ -16,6 +16,7 @@ import { panelReads } from "../../live/panel/panelReads.js";
 import { previewPersonImport } from "../../live/panel/importPreview.js";
 import { Refusal } from "../../live/operation.js";
 import type { Operation, OperationResult, PanelOperationResult } from "../../live/index.js";
+import type { SystemSnapshot } from "../../model/index.js";
 import { type Authorize, authenticate } from "./authenticate.js";
 import { LiveRefusal, checkRsopIds, checkWrite, engineRouteRefusal, readInScope, scopeOf } from "./scope.js";
 import { ADMIN, type Grant } from "./grant.js";
@@ -25,6 +26,7 @@ import { HttpError, errorResponse, jsonResponse, jsonText, textResponse, toHttpI
 import { normalizeBasePath } from "./matchRoute.js";
 import { readJsonBody } from "./readJsonBody.js";
 import { type DurableSystem } from "../store/durableSystem.js";
+import { ReportService } from "./reportService.js";
 import { StoreError, StoreUnavailableError } from "../store/store.js";
 
 /** Options of createDataApp. */
@@ -48,6 +50,12 @@ export interface DataAppOptions {
   readonly now?: () => number;
   /** `GET /healthz` (no authentication) answers this. */
   readonly health?: () => unknown;
+  /** A generated report keeps at most this many records, then ends `finishedTruncated`; default 1,000,000. */
+  readonly maxReportEntries?: number;
+  /** Told about a report whose generation failed or could not be stored (it ends `finishedTruncated`). */
+  readonly onReportError?: (error: unknown) => void;
+  /** Called with the report service once it is open (to wait for reports being generated). */
+  readonly onReports?: (reports: ReportService) => void;
   /** Told about every unexpected error (answered 500 with a generic message). */
   readonly onError?: (error: unknown, request: Request) => void;
 }
@@ -106,6 +114,61 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
   const indent = options.indent ?? 2;
   const target = durable.target;
   const systemId = target.kind === "system" ? target.live.snapshot.systemId : "api";
+
+  const reports = await ReportService.open({
+    store: durable.store,
+    flavour: target.kind === "system" ? "holders" : "people",
+    now: options.now ?? Date.now,
+    indent,
+    ...(options.maxReportEntries !== undefined ? { maxEntries: options.maxReportEntries } : {}),
+    ...(options.onReportError !== undefined ? { onError: options.onReportError } : {}),
+  });
+  options.onReports?.(reports);
+
+  /**
+   * The report routes (seed 001 `/reports/holders/…`, seed 002 `/reports/cloudpeople/…`), `sub` being
+   * the path after that prefix. Every role may ask reports; a manager's or reporter's report holds
+   * only the holders of its partitions and is seen only by tokens that see all of them (RP10).
+   */
+  async function reportRoute(request: Request, url: URL, sub: string, grant: Grant): Promise<Response> {
+    const method = request.method;
+    let seg: string[];
+    try {
+      seg = sub.split("/").slice(1).map(decodeURIComponent);
+    } catch {
+      throw new HttpError(400, "The URL path has malformed percent-encoding.");
+    }
+    const allow = (...methods: string[]) => {
+      if (!methods.includes(method)) throw new HttpError(405, `${method} is not allowed here; use ${methods.join(", ")}.`, [], { allow: methods.join(", ") });
+    };
+    const view = (): SystemSnapshot => (target.kind === "system" ? scopeOf(target.live.snapshot, grant).view : target.live.engine.loaded.system);
+    if (seg.length === 1 && (seg[0] === "preview" || seg[0] === "generate")) {
+      allow("POST");
+      const body = await writeBody(request, maxBodyBytes);
+      const snapshot = view();
+      return seg[0] === "preview" ? reports.preview(snapshot, body, grant) : reports.generate(snapshot, body, grant, snapshot.timezone);
+    }
+    if (seg[0] === "requests" && seg.length === 1) {
+      allow("GET");
+      return reports.list(url, grant);
+    }
+    if (seg[0] === "requests" && seg.length === 2 && seg[1] !== "") {
+      allow("GET", "DELETE");
+      return method === "GET" ? reports.metadata(seg[1]!, grant) : reports.delete(seg[1]!, grant);
+    }
+    if (seg[0] === "requests" && seg.length === 3 && seg[2] === "view") {
+      allow("GET");
+      return reports.view(seg[1]!, grant);
+    }
+    if (target.kind === "panel" && seg[0] === "file" && seg.length === 2) {
+      allow("GET");
+      return reports.file(seg[1]!, grant);
+    }
+    throw new HttpError(404, `No route for ${method} ${url.pathname}.`, [{ path: "path", message: `No report route ${method} ${sub}.` }]);
+  }
+  const HOLDER_REPORTS = "/reports/holders";
+  const PEOPLE_REPORTS = "/api/reports/cloudpeople";
+  const under = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
 
   const { Hono } = await import("hono");
   const app = new Hono();
@@ -237,7 +300,9 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
       }
       const grant = await identify(request, id);
       if (id !== systemId) throw new HttpError(404, "Unknown system id.", [{ path: "system_id", message: `Unknown system id "${id}".` }]);
-      return pass(request, url, rest.slice(slash), grant);
+      const path = rest.slice(slash);
+      if (under(path, HOLDER_REPORTS)) return reportRoute(request, url, path.slice(HOLDER_REPORTS.length), grant);
+      return pass(request, url, path, grant);
     });
   } else {
     const live = target.live;
@@ -263,7 +328,13 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
     api.all("/api/*", async (c) => {
       const request = c.req.raw;
       const url = new URL(request.url);
-      return pass(request, url, url.pathname.slice(basePath.length), await identify(request, systemId));
+      const path = url.pathname.slice(basePath.length);
+      const grant = await identify(request, systemId);
+      if (under(path, PEOPLE_REPORTS)) {
+        if (grant.partitions !== null) throw new HttpError(403, "A 1.0 panel is served to admin and integrator tokens only.");
+        return reportRoute(request, url, path.slice(PEOPLE_REPORTS.length), grant);
+      }
+      return pass(request, url, path, grant);
     });
   }
   return app;

@@ -103,14 +103,22 @@ function initiated(r: MigrationRecord) {
   return { id: r.id, name: r.name, legacyOuId: r.legacyOuId, status: r.status, createdAt: r.createdAt, tasks: r.tasks.map((t) => ({ type: t.type, status: t.status })) };
 }
 
-/** A read-only durable system over a staged live system: reads answer, writes are 409. */
-function stagedDurable(live: LiveSystem): DurableSystem {
+const STAGED_READ_ONLY = "The staged 2.0 system is read-only until its migration is completed.";
+
+/**
+ * A read-only durable system over a staged live system: reads answer, writes are 409, and so is
+ * generating or deleting a report (a preview, which stores nothing, answers); it has no reports yet.
+ */
+function stagedDurable(live: LiveSystem, store: Store): DurableSystem {
+  const readOnly = () => Promise.reject(new HttpError(409, STAGED_READ_ONLY));
+  const reports: Store = { ...store, listReports: async () => [], reportRecords: async () => null, putReport: readOnly, deleteReport: readOnly };
   return {
     kind: "system",
     target: { kind: "system", live },
+    store: reports,
     startedFrom: { how: "imported" },
     seq: () => 0,
-    write: () => Promise.reject(new HttpError(409, "The staged 2.0 system is read-only until its migration is completed.")),
+    write: () => Promise.reject(new HttpError(409, STAGED_READ_ONLY)),
     close: async () => undefined,
   };
 }
@@ -150,7 +158,7 @@ export async function createMigrationFront(options: MigrationFrontOptions): Prom
   let mainApp = await options.makeApp(guarded(current));
   let stagedApp: { live: LiveSystem; app: Hono } | null = null;
   const stagedAppOf = async (live: LiveSystem) => {
-    if (stagedApp?.live !== live) stagedApp = { live, app: await options.makeApp(stagedDurable(live)) };
+    if (stagedApp?.live !== live) stagedApp = { live, app: await options.makeApp(stagedDurable(live, store)) };
     return stagedApp.app;
   };
 
@@ -209,6 +217,8 @@ export async function createMigrationFront(options: MigrationFrontOptions): Prom
     await job.complete(panelId, async (staged) => {
       const time = new Date((options.now ?? Date.now)()).toISOString();
       await store.replaceSystem!("system", staged.snapshot, { method: "POST", path: `/api/migration/${panelId}/complete` }, time);
+      // The panel's people reports go with the panel (M10).
+      for (const r of await store.listReports()) await store.deleteReport(r.id);
       await store.setValue!(KEY_MAPPINGS, JSON.stringify({ systemId: staged.systemId, cloudNodeId: staged.cloudNodeId, mappings: staged.mappings }));
       await store.setValue!(KEY_STAGED, null);
       const next = await openDurableSystem(store, options.reopen);

@@ -15,6 +15,7 @@ import type { Authorize } from "./authenticate.js";
 import { createDataApp } from "./createDataApp.js";
 import { normalizeBasePath } from "./matchRoute.js";
 import { type MigrationFront, createMigrationFront } from "./migrationFront.js";
+import type { ReportService } from "./reportService.js";
 import { closeGracefully, streamLog } from "./startServer.js";
 import { tokenAuthorizer } from "./tokenAuthorizer.js";
 import { ADMIN, type TokenEntry, TokensFileError, grantLookup } from "./tokens.js";
@@ -54,6 +55,8 @@ export interface StartDataServerOptions {
   readonly closeGraceMs?: number;
   readonly now?: () => number;
   readonly log?: (line: string) => void;
+  /** A generated report keeps at most this many records, then ends `finishedTruncated`; default 1,000,000. */
+  readonly maxReportEntries?: number;
 }
 
 /** A running `--data` server. */
@@ -64,7 +67,9 @@ export interface RunningDataServer {
   readonly durable: DurableSystem;
   /** The same, as a replica, when served from PostgreSQL (`storeUrl`). */
   readonly replica?: ReplicatedSystem;
-  /** Stops accepting connections, waits for open requests and writes, stores a snapshot, closes the database. */
+  /** The holder (2.0) or people (1.0) reports of the system served. */
+  readonly reports: ReportService;
+  /** Stops accepting connections, waits for open requests, writes and reports being generated, stores a snapshot, closes the database. */
   close(): Promise<void>;
 }
 
@@ -163,6 +168,8 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
             return result;
           },
         };
+  // The report services of the apps made (the served system's, and a staged one's): close waits for each.
+  const reportServices = new Map<DurableSystem["target"], ReportService>();
   const makeApp = (served: DurableSystem) =>
     createDataApp({
       durable: served,
@@ -177,6 +184,11 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
         loadedAt: startedAt,
         ...(replica !== undefined ? replica.health() : {}),
       }),
+      ...(options.maxReportEntries !== undefined ? { maxReportEntries: options.maxReportEntries } : {}),
+      onReports: (r) => {
+        reportServices.set(served.target, r);
+      },
+      onReportError: (e) => log(`report generation failed: ${(e as Error)?.stack ?? String(e)}`),
       onError: (e, request) => log(`internal error on ${request.method} ${new URL(request.url).pathname}: ${(e as Error)?.stack ?? String(e)}`),
     });
   // The migration routes (M8–M12) in front of the served system's app, when the store can keep a
@@ -270,9 +282,13 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
       return front.current();
     },
     ...(replica !== undefined ? { replica } : {}),
+    get reports() {
+      return reportServices.get(front.current().target)!;
+    },
     close() {
       closing ??= (async () => {
         await closeGracefully(server, options.closeGraceMs ?? 5000);
+        await Promise.all([...reportServices.values()].map((r) => r.settled()));
         await front.job?.running;
         await front.current().close();
       })();

@@ -33,6 +33,8 @@ export interface DurableSystem {
   /** The live system (reads go straight to its `apply`; writes must go through `write`). */
   readonly target: DurableLive;
   readonly startedFrom: StartedFrom;
+  /** The store itself, for what is kept beside the system (reports); writes of the system go through `write`. */
+  readonly store: Store;
   /** The sequence number of the last stored change. */
   seq(): number;
   /**
@@ -156,6 +158,7 @@ export async function openDurableSystem(store: Store, options: DurableSystemOpti
     kind: target.kind,
     target,
     startedFrom,
+    store,
     seq: () => seq,
     write(op, prepare) {
       if (closing !== undefined) return Promise.reject(new StoreError("the store is closing"));

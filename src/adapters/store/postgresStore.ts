@@ -19,6 +19,7 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS rsop_meta (key text PRIMARY KEY, value text NOT NULL);
 CREATE TABLE IF NOT EXISTS rsop_changes (seq bigint PRIMARY KEY, time text NOT NULL, operation text NOT NULL, patches text NOT NULL, stored_at timestamptz NOT NULL DEFAULT now());
 CREATE TABLE IF NOT EXISTS rsop_snapshots (seq bigint PRIMARY KEY, time text NOT NULL, snapshot text NOT NULL, stored_at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE IF NOT EXISTS rsop_reports (n bigserial PRIMARY KEY, id text NOT NULL UNIQUE, info text NOT NULL, records text);
 `;
 
 /** Options of openPostgresStore. */
@@ -184,6 +185,23 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
         if (c.seq !== snapshotSeq + i + 1) throw new StoreError(`${where}: the change log jumps from ${snapshotSeq + i} to ${c.seq}`);
       });
       return { kind, snapshotSeq, snapshot: JSON.parse(latest.snapshot) as unknown, changes, seq: changes.at(-1)?.seq ?? snapshotSeq };
+    },
+    // Reports (the Store's report methods): one row each, as in SQLite; shared by every replica.
+    async putReport(id, info, records) {
+      await query(
+        "INSERT INTO rsop_reports (id, info, records) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET info = excluded.info, records = coalesce(excluded.records, rsop_reports.records)",
+        [id, JSON.stringify(info), records === undefined ? null : JSON.stringify(records)],
+      );
+    },
+    async listReports() {
+      return (await query<{ id: string; info: string }>("SELECT id, info FROM rsop_reports ORDER BY n")).map((r) => ({ id: r.id, info: JSON.parse(r.info) as unknown }));
+    },
+    async reportRecords(id) {
+      const text = (await query<{ records: string | null }>("SELECT records FROM rsop_reports WHERE id = $1", [id]))[0]?.records;
+      return text === undefined || text === null ? null : (JSON.parse(text) as unknown[]);
+    },
+    async deleteReport(id) {
+      return (await query<{ id: string }>("DELETE FROM rsop_reports WHERE id = $1 RETURNING id", [id])).length > 0;
     },
     async init(kind: StoredKind, snapshot: unknown, time: string) {
       await transaction(async (c) => {

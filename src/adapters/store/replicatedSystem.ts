@@ -341,6 +341,7 @@ export async function openReplicatedSystem(store: SharedStore, options: Replicat
   return {
     kind: target.kind,
     target,
+    store,
     startedFrom,
     seq: () => applied,
     revision: () => applied,

@@ -15,11 +15,14 @@ CREATE TABLE IF NOT EXISTS changes (seq INTEGER PRIMARY KEY, time TEXT NOT NULL,
 CREATE TABLE IF NOT EXISTS snapshots (seq INTEGER PRIMARY KEY, time TEXT NOT NULL, snapshot TEXT NOT NULL) STRICT;
 CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 CREATE TABLE IF NOT EXISTS snapshot_parts (seq INTEGER NOT NULL, part INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (seq, part)) STRICT;
+CREATE TABLE IF NOT EXISTS reports (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, info TEXT NOT NULL, records TEXT) STRICT;
 `;
 // A snapshot's JSON text is its \`snapshots.snapshot\` followed by its \`snapshot_parts\` in order. The
 // parts are written first, each in a transaction of its own with the event loop free in between, and
 // the \`snapshots\` row last: a snapshot exists once its row does, so parts left by a crash are ignored
 // (and removed at the next open). A database written before parts existed simply has none.
+// The reports table came after schema version 1 was first written; CREATE TABLE IF NOT EXISTS adds it
+// to an older database of the same version at its next open (its other tables are unchanged).
 
 /** Options of openSqliteStore. */
 export interface SqliteStoreOptions {
@@ -104,6 +107,11 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
   const changesAfter = db.prepare<[number], { seq: number; time: string; operation: string; patches: string }>(
     "SELECT seq, time, operation, patches FROM changes WHERE seq > ? ORDER BY seq",
   );
+
+  const insertReport = db.prepare("INSERT INTO reports (id, info, records) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET info = excluded.info, records = coalesce(excluded.records, records)");
+  const allReports = db.prepare<[], { id: string; info: string }>("SELECT id, info FROM reports ORDER BY n");
+  const recordsOf = db.prepare<[string], { records: string | null }>("SELECT records FROM reports WHERE id = ?");
+  const removeReport = db.prepare("DELETE FROM reports WHERE id = ?");
 
   let seq = lastSeq.get()?.seq ?? 0;
   let closed = false;
@@ -197,6 +205,23 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
       }
       open();
       finishSnapshot(at, head!, time);
+    },
+    async putReport(id, info, records) {
+      open();
+      insertReport.run(id, JSON.stringify(info), records === undefined ? null : JSON.stringify(records));
+    },
+    async listReports() {
+      open();
+      return allReports.all().map((r) => ({ id: r.id, info: JSON.parse(r.info) as unknown }));
+    },
+    async reportRecords(id) {
+      open();
+      const text = recordsOf.get(id)?.records;
+      return text === undefined || text === null ? null : (JSON.parse(text) as unknown[]);
+    },
+    async deleteReport(id) {
+      open();
+      return removeReport.run(id).changes > 0;
     },
     async close() {
       if (closed) return;

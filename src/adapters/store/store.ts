@@ -32,6 +32,16 @@ export interface StoredState {
 }
 
 /**
+ * One stored report (holder or people report of `rsop serve --data`): what the report service keeps
+ * about it (`info`: its metadata and how it was asked, JSON the store does not look into) and, once
+ * generated, its records. A store keeps reports in the order they were first put.
+ */
+export interface StoredReport {
+  readonly id: string;
+  readonly info: unknown;
+}
+
+/**
  * Durable storage of one system. Every method that writes has committed durably when its promise
  * resolves. Methods are called one at a time (the caller serializes writes), except `snapshot`: a
  * snapshot may take a while and runs beside appends (never two snapshots at once), so that storing
@@ -50,6 +60,17 @@ export interface Store {
    * promise resolves, `load` does not see it. A snapshot already stored at `seq` is kept as it is.
    */
   snapshot(seq: number, snapshot: unknown, time: string): Promise<void>;
+  /**
+   * Stores a report: inserts it, or replaces the `info` (and the records, when `records` is given) of
+   * the report with this id. Records are written once, when the report is generated.
+   */
+  putReport(id: string, info: unknown, records?: readonly unknown[]): Promise<void>;
+  /** Every stored report (without records), in the order they were first put. */
+  listReports(): Promise<StoredReport[]>;
+  /** The records of a report: null when it has none stored (pending, or unknown id). */
+  reportRecords(id: string): Promise<unknown[] | null>;
+  /** Removes a report and its records; false when no report has this id. */
+  deleteReport(id: string): Promise<boolean>;
   /** Releases the database (and its lock). */
   close(): Promise<void>;
   /**

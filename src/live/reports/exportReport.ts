@@ -1,0 +1,188 @@
+// The export files of a report (SPEC §11): CSV (RFC 4180, through csv-stringify), JSON, and one
+// standalone HTML page. Holder text is data everywhere: CSV cells that a spreadsheet would run as a
+// formula are neutralised, and every HTML character that could open markup is escaped.
+import { stringify } from "csv-stringify/sync";
+import type { ReportRecord } from "./holderReport.js";
+
+/** The export formats of a report (the keys of its metadata's `size`, the types of its export files). */
+export const EXPORT_TYPES = ["csv", "html", "json"] as const;
+export type ExportType = (typeof EXPORT_TYPES)[number];
+
+/**
+ * A cell a spreadsheet would read as a formula (OWASP "CSV injection": a leading `=`, `+`, `-`, `@`,
+ * tab or carriage return) gets a leading apostrophe, which spreadsheets show as text (RP7).
+ */
+export function neutraliseCell(value: string): string {
+  return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+}
+
+function cellText(v: unknown): string {
+  if (v === null || v === undefined) return "";
+  if (typeof v === "string") return neutraliseCell(v);
+  return String(v);
+}
+
+/**
+ * The records as CSV (RFC 4180: CRLF line ends, fields quoted when they hold a comma, quote or line
+ * break): a header row of `columns`, then one row per record; null is an empty cell.
+ * @example
+ * toCsv([{ id: "h-1", lastName: "=SUM(A1)" }], ["id", "lastName"]); //=> "id,lastName\r\nh-1,'=SUM(A1)\r\n"
+ */
+export function toCsv(records: readonly ReportRecord[], columns: readonly string[]): string {
+  return csvHeader(columns) + csvRows(records, columns);
+}
+
+/**
+ * The header row of a CSV export (CRLF-terminated); csvRows gives the rows, so a long report can be written in chunks.
+ * @example
+ * csvHeader(["id", "lastName"]); //=> "id,lastName\r\n"
+ */
+export function csvHeader(columns: readonly string[]): string {
+  return stringify([[...columns]], { record_delimiter: "\r\n" });
+}
+
+/**
+ * CSV rows of these records (no header), CRLF-terminated.
+ * @example
+ * csvRows([{ id: "h-1", email: "a, b" }], ["id", "email"]); //=> 'h-1,"a, b"\r\n'
+ */
+export function csvRows(records: readonly ReportRecord[], columns: readonly string[]): string {
+  if (records.length === 0) return "";
+  return stringify(
+    records.map((r) => columns.map((c) => cellText(r[c]))),
+    { record_delimiter: "\r\n" },
+  );
+}
+
+/**
+ * The records as a JSON array (one line).
+ * @example
+ * toJson([{ id: "h-1" }]); //=> '[{"id":"h-1"}]'
+ */
+export function toJson(records: readonly ReportRecord[]): string {
+  return JSON.stringify(records);
+}
+
+const ESCAPES: Readonly<Record<string, string>> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+
+/** Text as HTML character data or a quoted attribute value. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+}
+
+// Sorting is a fixed script: it reads cell text through textContent and never builds markup, so no
+// holder text ever reaches the parser as anything but text.
+const SORT_SCRIPT = `
+document.querySelectorAll("th button").forEach(function (b, col) {
+  b.addEventListener("click", function () {
+    var tbody = document.querySelector("tbody");
+    var rows = Array.prototype.slice.call(tbody.rows);
+    var up = b.getAttribute("data-dir") !== "asc";
+    document.querySelectorAll("th button").forEach(function (o) { o.removeAttribute("data-dir"); o.parentNode.removeAttribute("aria-sort"); });
+    b.setAttribute("data-dir", up ? "asc" : "desc");
+    b.parentNode.setAttribute("aria-sort", up ? "ascending" : "descending");
+    rows.sort(function (x, y) {
+      var a = x.cells[col].textContent, c = y.cells[col].textContent;
+      var na = Number(a), nc = Number(c);
+      var r = a !== "" && c !== "" && !isNaN(na) && !isNaN(nc) ? na - nc : a.localeCompare(c);
+      return up ? r : -r;
+    });
+    rows.forEach(function (r) { tbody.appendChild(r); });
+  });
+});`;
+
+const STYLE = `
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #111; }
+h1 { font-size: 1.3em; margin: 0 0 .3em; }
+p { margin: 0 0 1em; color: #444; }
+table { border-collapse: collapse; width: 100%; }
+th, td { border: 1px solid #bbb; padding: .25em .5em; text-align: left; vertical-align: top; word-break: break-word; }
+th { background: #eee; }
+th button { font: inherit; font-weight: bold; background: none; border: 0; padding: 0; cursor: pointer; }
+th button[data-dir="asc"]::after { content: " \\25B2"; }
+th button[data-dir="desc"]::after { content: " \\25BC"; }
+tbody tr:nth-child(even) { background: #f7f7f7; }
+@media print {
+  body { margin: 0; font-size: 10pt; }
+  th button::after { content: none !important; }
+  thead { display: table-header-group; }
+  tr { break-inside: avoid; }
+  tbody tr:nth-child(even) { background: none; }
+}`;
+
+/** Options of toHtml. */
+export interface HtmlOptions {
+  /** The page title and heading; default "Report". */
+  readonly title?: string;
+  /** One line under the heading (when it was made, with which filters). */
+  readonly caption?: string;
+}
+
+/**
+ * The records as one standalone HTML page: a table with a header row of `columns` (click a header to
+ * sort), every value escaped, readable when printed.
+ * @example
+ * toHtml([{ firstName: "<script>" }], ["firstName"]).includes("<td>&lt;script&gt;</td>"); //=> true
+ */
+export function toHtml(records: readonly ReportRecord[], columns: readonly string[], options: HtmlOptions = {}): string {
+  return htmlStart(columns, options) + htmlRows(records, columns) + htmlEnd(records.length);
+}
+
+/**
+ * The start of an HTML export, up to the table's body; then htmlRows (in chunks), then htmlEnd.
+ * @example
+ * htmlStart(["id"], { title: "Holders" }) + htmlRows(records, ["id"]) + htmlEnd(records.length);
+ */
+export function htmlStart(columns: readonly string[], options: HtmlOptions = {}): string {
+  const title = escapeHtml(options.title ?? "Report");
+  const head = columns.map((c) => `<th scope="col"><button type="button">${escapeHtml(c)}</button></th>`).join("");
+  const caption = options.caption === undefined ? "" : `<p>${escapeHtml(options.caption)}</p>\n`;
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title}</title>
+<style>${STYLE}
+</style>
+</head>
+<body>
+<h1>${title}</h1>
+${caption}<table>
+<thead><tr>${head}</tr></thead>
+<tbody>
+`;
+}
+
+/**
+ * Table rows of these records, one line each.
+ * @example
+ * htmlRows([{ id: "h-1" }], ["id"]); //=> "<tr><td>h-1</td></tr>\n"
+ */
+export function htmlRows(records: readonly ReportRecord[], columns: readonly string[]): string {
+  const cell = (v: unknown) => escapeHtml(v === null || v === undefined ? "" : String(v));
+  let out = "";
+  for (const r of records) out += `<tr>${columns.map((c) => `<td>${cell(r[c])}</td>`).join("")}</tr>\n`;
+  return out;
+}
+
+/**
+ * The end of an HTML export of `count` records.
+ * @example
+ * htmlEnd(2).includes("<p>2 records.</p>"); //=> true
+ */
+export function htmlEnd(count: number): string {
+  return `</tbody>
+</table>
+<p>${count} ${count === 1 ? "record" : "records"}.</p>
+<script>${SORT_SCRIPT}
+</script>
+</body>
+</html>
+`;
+}
+
+/** One export of the records. */
+export function exportReport(type: ExportType, records: readonly ReportRecord[], columns: readonly string[], options: HtmlOptions = {}): string {
+  return type === "csv" ? toCsv(records, columns) : type === "json" ? toJson(records) : toHtml(records, columns, options);
+}
