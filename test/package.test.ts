@@ -41,6 +41,10 @@ test("npm pack builds dist/ (prepack) and ships it with the demo data, docs/sema
       "dist/http.cjs",
       "dist/http.d.ts",
       "dist/http.d.cts",
+      "dist/webhooks.js",
+      "dist/webhooks.cjs",
+      "dist/webhooks.d.ts",
+      "dist/webhooks.d.cts",
     ]),
   );
   expect(installed.files.filter((f) => /^(src|test|bench)\//.test(f) || f.endsWith(".test.ts"))).toEqual([]);
@@ -178,6 +182,18 @@ for (const specifier of ["rsop-engine", "rsop-engine/http"]) {
       expect(libraries).toEqual([]);
     });
   }
+}
+
+for (const format of ["esm", "cjs"] as const) {
+  test(`${format === "esm" ? "import" : "require"}("rsop-engine/webhooks") loads node:crypto but no CLI or server library, and signs and verifies`, async () => {
+    const loaded = loadedBy("rsop-engine/webhooks", format);
+    expect(loaded.some((l) => l.includes("/node_modules/rsop-engine/dist/"))).toBe(true);
+    expect(loaded.filter((l) => SERVER_AND_CLI_LIBRARIES.some((lib) => l.includes(`/node_modules/${lib}/`)))).toEqual([]);
+    const lib =
+      format === "esm" ? await import(pathToFileURL(join(installed.pkg, "dist/webhooks.js")).href) : createRequire(join(installed.app, "x.cjs"))("rsop-engine/webhooks");
+    expect(Object.keys(lib).sort()).toEqual(["SIGNATURE_HEADER", "accessEvent", "changeEvents", "filterEvent", "signBody", "verifySignature"]);
+    expect(lib.verifySignature("{}", lib.signBody("{}", "k"), "k")).toBe(true);
+  });
 }
 
 test("the root and http entries use no Node-only global (Buffer, process, __dirname, require)", () => {
