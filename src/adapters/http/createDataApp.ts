@@ -13,6 +13,8 @@ import { reads } from "../../live/operations/reads.js";
 import { matchPanelRoute } from "../../live/panel/panelRoutes.js";
 import { panelReads } from "../../live/panel/panelReads.js";
 import type { Operation, OperationResult, PanelOperationResult } from "../../live/index.js";
+import type { Engine } from "../../evaluate/index.js";
+import type { Decision } from "../../model/index.js";
 import { type Authorize, authenticate } from "./authenticate.js";
 import { LiveRefusal, checkRsopIds, checkWrite, engineRouteRefusal, readInScope, scopeOf } from "./scope.js";
 import { ADMIN, type Grant } from "./grant.js";
@@ -23,6 +25,8 @@ import { normalizeBasePath } from "./matchRoute.js";
 import { readJsonBody } from "./readJsonBody.js";
 import { type DurableSystem } from "../store/durableSystem.js";
 import { StoreError } from "../store/store.js";
+import type { Webhooks } from "../events/webhookService.js";
+import { registerSubscriptionRoutes } from "./subscriptionRoutes.js";
 
 /** Options of createDataApp. */
 export interface DataAppOptions {
@@ -47,6 +51,8 @@ export interface DataAppOptions {
   readonly health?: () => unknown;
   /** Told about every unexpected error (answered 500 with a generic message). */
   readonly onError?: (error: unknown, request: Request) => void;
+  /** Webhook subscriptions: served at `/api/organizations/{id}/subscriptions` (1.0: `/api/ous/{id}/hooks`), and told every decision. */
+  readonly webhooks?: Webhooks;
 }
 
 const MIB = 1024 * 1024;
@@ -193,6 +199,10 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
     return jsonResponse(200, result.body, indent, headers);
   }
 
+  const webhooks = options.webhooks;
+  // Registered first: the catch-all routes below would take /api/… for a system id or a panel route.
+  if (webhooks !== undefined) registerSubscriptionRoutes(api, { webhooks, identify, maxBodyBytes, indent, now: options.now ?? Date.now });
+
   if (target.kind === "system") {
     const live = target.live;
     // Decisions and who-can-access are answered by the read-only handler, on the live engine.
@@ -206,6 +216,9 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
       indent,
       ...(options.now !== undefined ? { now: options.now } : {}),
       ...(options.onError !== undefined ? { onError: options.onError } : {}),
+      ...(webhooks !== undefined
+        ? { onDecided: (requests: readonly unknown[], decisions: readonly Decision[], engine: Engine) => webhooks.recordDecisions(requests, decisions, engine.snapshot) }
+        : {}),
     });
     // Decisions and who-can-access name holders of every partition: admin and integrator tokens only (H21).
     const engineRoute = async (request: Request, id: string): Promise<Response> => {

@@ -12,6 +12,7 @@ import { createDataApp } from "./createDataApp.js";
 import { closeGracefully, streamLog } from "./startServer.js";
 import { tokenAuthorizer } from "./tokenAuthorizer.js";
 import { ADMIN, type TokenEntry, TokensFileError, grantLookup } from "./tokens.js";
+import { type WebhookOptions, Webhooks } from "../events/webhookService.js";
 
 /** Options of startDataServer. Exactly one of `token` and `insecureNoAuth` is required. */
 export interface StartDataServerOptions {
@@ -37,6 +38,10 @@ export interface StartDataServerOptions {
   readonly closeGraceMs?: number;
   readonly now?: () => number;
   readonly log?: (line: string) => void;
+  /** The organization id of the subscription routes; default the system id (1.0: the panel's serial number). */
+  readonly organizationId?: string;
+  /** Webhook delivery settings (attempts, backoff, timeouts, backlog cap). */
+  readonly webhooks?: WebhookOptions;
 }
 
 /** A running `--data` server. */
@@ -45,6 +50,8 @@ export interface RunningDataServer {
   readonly url: string;
   /** The durable live system being served. */
   readonly durable: DurableSystem;
+  /** Its webhook subscriptions and dispatcher. */
+  readonly webhooks: Webhooks | undefined;
   /** Stops accepting connections, waits for open requests and writes, stores a snapshot, closes the database. */
   close(): Promise<void>;
 }
@@ -71,6 +78,8 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
   const t0 = performance.now();
   const store = await openSqliteStore(options.dataFile);
   let durable: DurableSystem;
+  // Set once the system is open; the outbox hook runs only for writes, which come later.
+  let webhooks: Webhooks | undefined;
   try {
     const stored = await store.load();
     const initial = options.initial;
@@ -83,7 +92,20 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
       ...(options.snapshotEvery !== undefined ? { snapshotEvery: options.snapshotEvery } : {}),
       ...(options.now !== undefined ? { now: options.now } : {}),
       onSnapshotError: (e) => log(`storing a snapshot failed (the change log still has every change): ${(e as Error)?.message ?? String(e)}`),
+      ...(store.webhooks !== undefined
+        ? { outbox: { forWrite: (w) => webhooks?.forWrite(w) ?? [], stored: (entries) => webhooks?.stored(entries) } }
+        : {}),
     });
+    if (store.webhooks !== undefined) {
+      const target = durable.target;
+      webhooks = await Webhooks.open(
+        store.webhooks,
+        target.kind === "system"
+          ? { generation: "2.0", organizationId: options.organizationId ?? target.live.snapshot.systemId, nodeIds: () => new Set(target.live.snapshot.cloudNodes.map((n) => n.id)) }
+          : { generation: "1.0", organizationId: options.organizationId ?? target.live.snapshot.serialNumber, nodeIds: () => new Set([target.live.snapshot.serialNumber]) },
+        { ...options.webhooks, log: options.webhooks?.log ?? log, ...(options.now !== undefined ? { now: options.now } : {}) },
+      );
+    }
     const ms = (performance.now() - t0).toFixed(0);
     const what = durable.target.kind === "system" ? `system ${durable.target.live.snapshot.systemId}` : "1.0 panel";
     const from = durable.startedFrom;
@@ -93,6 +115,7 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
       if (initial !== undefined) log(`${initial.file} ignored: it only seeds an empty database, and ${options.dataFile} already holds the ${KIND_NAME[durable.kind]} (change ${from.seq})`);
     }
   } catch (e) {
+    await webhooks?.close();
     await store.close();
     throw e;
   }
@@ -100,6 +123,7 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
   if (tokens !== undefined && durable.kind === "panel") {
     const scoped = tokens.entries.flatMap((e, i) => (e.grant.partitions !== null ? [{ path: `#${i + 1}.role`, message: `A 1.0 panel is served to admin and integrator tokens only, not to a ${e.grant.role}.` }] : []));
     if (scoped.length > 0) {
+      await webhooks?.close();
       await durable.close();
       throw new TokensFileError(tokens.file, scoped);
     }
@@ -118,6 +142,7 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
       loadedAt: startedAt,
     }),
     onError: (e, request) => log(`internal error on ${request.method} ${new URL(request.url).pathname}: ${(e as Error)?.stack ?? String(e)}`),
+    ...(webhooks !== undefined ? { webhooks } : {}),
   });
 
   const fetch = async (request: Request): Promise<Response> => {
@@ -143,6 +168,7 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
       s.once("error", reject);
     });
   } catch (e) {
+    await webhooks?.close();
     await durable.close();
     throw e;
   }
@@ -156,9 +182,12 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
   return {
     url,
     durable,
+    webhooks,
     close() {
       closing ??= (async () => {
         await closeGracefully(server, options.closeGraceMs ?? 5000);
+        // The dispatcher stops first: an attempt in flight is cut off and its event stays pending.
+        await webhooks?.close();
         await durable.close();
       })();
       return closing;

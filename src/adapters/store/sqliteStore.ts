@@ -4,6 +4,8 @@
 // and a second process (or a second connection in this one) is refused at once.
 import type { Database as SqliteDatabase } from "better-sqlite3";
 import { type StoredChange, type StoredKind, type StoredState, type Store, StoreError } from "./store.js";
+import { type SqliteLike, sqliteWebhooks } from "./sqliteWebhooks.js";
+import type { OutboxEntry } from "./webhookStore.js";
 
 /** The schema version written to `meta`; a database of another version is refused. */
 const SCHEMA_VERSION = "1";
@@ -92,8 +94,11 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
     setMeta.run("kind", kind);
     insertSnapshot.run(0, time, snapshot);
   });
-  const append = db.transaction((operation: string, patches: string, time: string) => {
+  // The webhook tables (sqliteWebhooks.ts): an outbox row commits with the change that caused it.
+  const webhooks = sqliteWebhooks(db as unknown as SqliteLike, open);
+  const append = db.transaction((operation: string, patches: string, time: string, outbox: readonly OutboxEntry[]) => {
     insertChange.run(seq + 1, time, operation, patches);
+    webhooks.insert(outbox);
   });
   const snapshot = db.transaction((at: number, text: string, time: string) => {
     insertSnapshot.run(at, time, text);
@@ -123,9 +128,9 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
       open();
       init(kind, JSON.stringify(snap), time);
     },
-    async append(operation, patches, time) {
+    async append(operation, patches, time, outbox = []) {
       open();
-      append(JSON.stringify(operation), JSON.stringify(patches), time);
+      append(JSON.stringify(operation), JSON.stringify(patches), time, outbox);
       seq += 1;
       return seq;
     },
@@ -133,6 +138,7 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
       open();
       snapshot(at, JSON.stringify(snap), time);
     },
+    webhooks: webhooks.store,
     async close() {
       if (closed) return;
       closed = true;
