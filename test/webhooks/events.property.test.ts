@@ -60,7 +60,7 @@ test("access events: every level filters what it promises, level 0 is the identi
         const keys = new Set<string>();
         walk(e, keys, new Set());
         expect(keys.has("pin")).toBe(false);
-        const typed = (r as { pin?: unknown }).pin;
+        const typed = typeof r === "object" && r !== null ? (r as { pin?: unknown }).pin : undefined;
         checkLevels(e, typeof typed === "string" ? typed : undefined);
       }
     }),

@@ -4,7 +4,8 @@
 // port.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { type IncomingHttpHeaders, type Server, createServer } from "node:https";
+import type { IncomingHttpHeaders } from "node:http";
+import { type Server, createServer } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import { join } from "node:path";
 import { tempDir } from "../http/fixtures.js";
