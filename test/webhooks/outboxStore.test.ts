@@ -29,7 +29,7 @@ test("append stores the change and its outbox rows in one transaction: when the 
   expect(rows.map((r) => r.event.id)).toEqual(["e-1", "e-3"]);
   expect(rows.map((r) => r.state)).toEqual(["pending", "pending"]);
   // delivered: the row goes, the odometer counts it; park and redeliver move a row between the states.
-  expect(await again.webhooks!.delivered("s-1", rows[0]!.seq)).toBe(1);
+  await again.webhooks!.delivered([{ subscriptionId: "s-1", seq: rows[0]!.seq }]);
   await again.webhooks!.park("s-1", rows[1]!.seq, 8, "the receiver answered HTTP 500", "t4");
   expect(await again.webhooks!.pending("s-1", 10)).toEqual([]);
   expect((await again.webhooks!.parked("s-1", 0, 10)).rows).toMatchObject([{ event: { id: "e-3" }, attempts: 8, reason: "failed", lastError: "the receiver answered HTTP 500" }]);

@@ -50,6 +50,8 @@ const PAGE = 50;
 
 interface Entry {
   sub: Subscription;
+  /** Rows delivered whose removal from the outbox is not yet committed. */
+  readonly done: Set<number>;
   /** Pending access events (for the backlog cap). */
   pendingAccess: number;
   wake: () => void;
@@ -72,6 +74,12 @@ export class Webhooks {
   readonly #subs = new Map<string, Entry>();
   readonly #agents = new Agents();
   readonly #closing = new AbortController();
+  /** Delivered rows waiting for one batched commit (see #flushDelivered). */
+  #delivered: { subscriptionId: string; seq: number }[] = [];
+  #deliveredFlush: Promise<void> | null = null;
+  /** Access events of decisions waiting for one batched commit (see recordDecisions). */
+  #decided: OutboxEntry[] = [];
+  #decidedFlush: Promise<void> | null = null;
 
   private constructor(store: WebhookStore, ctx: WebhookContext, o: WebhookOptions) {
     this.#store = store;
@@ -209,28 +217,68 @@ export class Webhooks {
   async recordDecisions(requests: readonly unknown[], decisions: readonly Decision[], snapshot: SystemSnapshot): Promise<void> {
     const wanting = [...this.#subs.values()].filter((e) => this.#live(e.sub) && e.sub.events.some((t) => t.startsWith("device.request.")));
     if (wanting.length === 0) return;
-    const out: OutboxEntry[] = [];
     const now = this.#now();
+    let added = 0;
     decisions.forEach((d, i) => {
       const subs = wanting.filter((e) => e.sub.events.includes(d.topic));
       if (subs.length === 0) return;
       const event = accessEvent(d, requests[i], snapshot, { now });
-      for (const e of subs) if (this.#matches(e.sub, event.topic, event.cloudNode?.id ?? null)) out.push({ subscriptionId: e.sub.id, kind: "access", event });
+      for (const e of subs)
+        if (this.#matches(e.sub, event.topic, event.cloudNode?.id ?? null)) {
+          this.#decided.push({ subscriptionId: e.sub.id, kind: "access", event });
+          added++;
+        }
     });
-    if (out.length === 0) return;
+    if (added === 0) return;
+    // Group commit: the decisions answered in the same turn of the event loop share one transaction
+    // (one fsync), and each answer waits for it.
+    this.#decidedFlush ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#flushDecided());
+    await this.#decidedFlush;
+  }
+
+  async #flushDecided(): Promise<void> {
+    const out = this.#decided;
+    this.#decided = [];
+    this.#decidedFlush = null;
     await this.#store.enqueue(out);
-    const time = new Date(now).toISOString();
-    for (const id of new Set(out.map((x) => x.subscriptionId))) {
+    const time = new Date(this.#now()).toISOString();
+    const counts = new Map<string, number>();
+    for (const x of out) counts.set(x.subscriptionId, (counts.get(x.subscriptionId) ?? 0) + 1);
+    for (const [id, n] of counts) {
       const e = this.#subs.get(id);
       if (e === undefined) continue;
-      e.pendingAccess += out.filter((x) => x.subscriptionId === id).length;
+      e.pendingAccess += n;
       if (e.pendingAccess > this.#cap) {
-        const parked = await this.#store.parkOldest(id, "access", this.#cap, time);
-        e.pendingAccess -= parked;
-        if (parked > 0) this.#log(`webhook ${id}: ${parked} access event${parked === 1 ? "" : "s"} parked: more than ${this.#cap} were waiting`);
+        try {
+          const parked = await this.#store.parkOldest(id, "access", this.#cap, time);
+          e.pendingAccess -= parked;
+          if (parked > 0) this.#log(`webhook ${id}: ${parked} access event${parked === 1 ? "" : "s"} parked: more than ${this.#cap} were waiting`);
+        } catch (err) {
+          // The events are stored; only the cap waits for the next decisions.
+          this.#log(`webhook ${id}: parking the oldest access events failed: ${(err as Error).message}`);
+        }
       }
       e.wake();
     }
+  }
+
+  /**
+   * Commits the removal of delivered rows in batches: one transaction for every row delivered since
+   * the last, instead of one fsync per notification. A delivery whose removal a crash forgets is
+   * sent again (at least once).
+   */
+  #flushDelivered(): Promise<void> {
+    this.#deliveredFlush ??= new Promise<void>((resolve) => setTimeout(resolve, 10)).then(async () => {
+      const rows = this.#delivered;
+      this.#delivered = [];
+      this.#deliveredFlush = null;
+      try {
+        await this.#store.delivered(rows);
+      } finally {
+        for (const r of rows) this.#subs.get(r.subscriptionId)?.done.delete(r.seq);
+      }
+    });
+    return this.#deliveredFlush;
   }
 
   /** Stops every loop (an attempt in flight is cut off and stays pending). */
@@ -242,6 +290,9 @@ export class Webhooks {
       return e.loop;
     });
     await Promise.all(loops);
+    // Deliveries made so far are committed before the store closes.
+    if (this.#delivered.length > 0 || this.#deliveredFlush !== null) await this.#flushDelivered().catch(() => undefined);
+    if (this.#decidedFlush !== null) await this.#decidedFlush.catch(() => undefined);
     this.#agents.drop();
   }
 
@@ -272,6 +323,7 @@ export class Webhooks {
     let wakeUp: (() => void) | null = null;
     const entry: Entry = {
       sub,
+      done: new Set(),
       pendingAccess,
       stopped: false,
       wake: () => {
@@ -322,7 +374,13 @@ export class Webhooks {
         await pause(1000);
         continue;
       }
-      for (const row of rows) {
+      const todo = rows.filter((r) => !e.done.has(r.seq));
+      if (todo.length === 0) {
+        // Every row of the page is delivered, its removal not yet committed.
+        await this.#flushDelivered().catch(() => pause(100));
+        continue;
+      }
+      for (const row of todo) {
         if (e.stopped || !this.#live(e.sub)) break;
         await this.#send(e, row, pause);
       }
@@ -337,8 +395,10 @@ export class Webhooks {
       const result = await deliver(sub, body, this.#agents.get(sub.id, sub.sslVerification), this.#timeout, this.#closing.signal);
       if (e.stopped) return;
       if (result.ok) {
-        const odometer = await this.#store.delivered(sub.id, row.seq);
-        e.sub = { ...e.sub, odometer };
+        e.done.add(row.seq);
+        this.#delivered.push({ subscriptionId: sub.id, seq: row.seq });
+        void this.#flushDelivered().catch((err: unknown) => this.#log(`webhook: storing deliveries failed (they will be sent again): ${(err as Error)?.message ?? String(err)}`));
+        e.sub = { ...e.sub, odometer: e.sub.odometer + 1 };
         if (row.kind === "access") e.pendingAccess = Math.max(0, e.pendingAccess - 1);
         return;
       }

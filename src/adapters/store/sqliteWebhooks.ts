@@ -70,10 +70,11 @@ export function sqliteWebhooks(db: SqliteLike, open: () => void): { store: Webho
   const pending = db.prepare("SELECT * FROM webhook_outbox WHERE subscription = ? AND state = 'pending' ORDER BY seq LIMIT ?");
   const counts = db.prepare("SELECT subscription, kind, count(*) AS n FROM webhook_outbox WHERE state = 'pending' GROUP BY subscription, kind");
   const delRow = db.prepare("DELETE FROM webhook_outbox WHERE subscription = ? AND seq = ?");
-  const bump = db.prepare("UPDATE webhook_subscriptions SET odometer = odometer + 1 WHERE id = ? RETURNING odometer");
-  const delivered = db.transaction((id: string, seq: number) => {
-    delRow.run(id, seq);
-    return (bump.get(id) as { odometer: number } | undefined)?.odometer ?? 0;
+  const bump = db.prepare("UPDATE webhook_subscriptions SET odometer = odometer + ? WHERE id = ?");
+  const delivered = db.transaction((rows: readonly { subscriptionId: string; seq: number }[]) => {
+    const counts = new Map<string, number>();
+    for (const r of rows) if (delRow.run(r.subscriptionId, r.seq).changes > 0) counts.set(r.subscriptionId, (counts.get(r.subscriptionId) ?? 0) + 1);
+    for (const [id, n] of counts) bump.run(n, id);
   });
   const park = db.prepare(
     "UPDATE webhook_outbox SET state = 'parked', attempts = ?, last_error = ?, parked_at = ?, reason = 'failed' WHERE subscription = ? AND seq = ? AND state = 'pending'",
@@ -128,9 +129,9 @@ export function sqliteWebhooks(db: SqliteLike, open: () => void): { store: Webho
       }
       return out;
     },
-    async delivered(id, seq) {
+    async delivered(rows) {
       open();
-      return delivered(id, seq);
+      if (rows.length > 0) delivered(rows);
     },
     async park(id, seq, attempts, lastError, time) {
       open();

@@ -52,8 +52,11 @@ export interface WebhookStore {
   pending(subscriptionId: string, limit: number): Promise<OutboxRow[]>;
   /** How many rows of each kind wait per subscription (pending only). */
   pendingCounts(): Promise<Map<string, { access: number; change: number }>>;
-  /** A row was delivered: removes it and adds one to the subscription's odometer; resolves to the odometer. */
-  delivered(subscriptionId: string, seq: number): Promise<number>;
+  /**
+   * Rows were delivered: removes them and adds one per row to their subscription's odometer, in one
+   * transaction (the dispatcher batches them: a delivery forgotten by a crash is sent again).
+   */
+  delivered(rows: readonly { readonly subscriptionId: string; readonly seq: number }[]): Promise<void>;
   /** Parks a pending row after its last attempt. */
   park(subscriptionId: string, seq: number, attempts: number, lastError: string, time: string): Promise<void>;
   /** Parks the oldest pending rows of `kind` beyond the newest `keep` (reason `backlog`); resolves to how many. */
