@@ -10,7 +10,8 @@
 // process (started with --expose-gc for the heap measurements, building S, M and L once); compile
 // gets a process whose heap holds only the snapshots; the peers (casbin, Cedar wasm) get their own;
 // the CLI scenario spawns `node dist/cli.js`; the service scenario runs `node dist/cli.js serve --data`
-// in a child process and drives it over 127.0.0.1 from its own process (sizes M and L; S only alone).
+// in a child process and drives it over 127.0.0.1 from its own process (sizes M and L; S only alone);
+// the webhooks scenario does the same with an HTTPS receiver in its own process (size M).
 // A child prints its rows as JSON on stdout; progress goes to stderr.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
@@ -25,9 +26,10 @@ import { run as memory } from "./memory.bench.js";
 import { run as peers } from "./peers.bench.js";
 import { run as rsop } from "./rsop.bench.js";
 import { run as service } from "./service.bench.js";
+import { run as webhooks } from "./webhooks.bench.js";
 import type { Scenario, ScenarioContext } from "./scenario.js";
 
-const SCENARIOS: Readonly<Record<string, Scenario>> = { decide, memory, rsop, compile, incremental, peers, cli, service };
+const SCENARIOS: Readonly<Record<string, Scenario>> = { decide, memory, rsop, compile, incremental, peers, cli, service, webhooks };
 
 interface Job {
   readonly scenarios: readonly string[];
@@ -41,6 +43,7 @@ const JOBS: readonly Job[] = [
   { scenarios: ["peers"], nodeFlags: [] },
   { scenarios: ["cli"], nodeFlags: [] },
   { scenarios: ["service"], nodeFlags: [] },
+  { scenarios: ["webhooks"], nodeFlags: [] },
 ];
 
 const RESULTS_DIR = resolve("bench/results");

@@ -184,3 +184,15 @@ test("expiresAt reached: the subscription becomes inactive and gets nothing more
   await new Promise((r) => setTimeout(r, 300));
   expect(receiver.all.map((r) => r.body.data.name)).toEqual(["Before expiry"]);
 });
+
+test("an inactive subscription records nothing; once active again it gets the events from then on", async () => {
+  const { api, sys, receiver } = await setup();
+  const body = subscription(receiver.url, { events: ["entity.added"], active: false });
+  const id = (await api("POST", SUBS, body)).body.id;
+  await sys("POST", "/groups", { name: "While inactive" });
+  expect((await api("PUT", `${SUBS}/${id}`, { ...body, active: true, secrecyLevel: 1 })).status).toBe(204);
+  await sys("POST", "/groups", { name: "While active" });
+  await receiver.waitFor(() => receiver.delivered.length === 1);
+  await new Promise((r) => setTimeout(r, 200));
+  expect(receiver.all.map((r) => r.body.data.name)).toEqual(["While active"]);
+});

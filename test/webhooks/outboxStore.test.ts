@@ -33,8 +33,10 @@ test("append stores the change and its outbox rows in one transaction: when the 
   await again.webhooks!.park("s-1", rows[1]!.seq, 8, "the receiver answered HTTP 500", "t4");
   expect(await again.webhooks!.pending("s-1", 10)).toEqual([]);
   expect((await again.webhooks!.parked("s-1", 0, 10)).rows).toMatchObject([{ event: { id: "e-3" }, attempts: 8, reason: "failed", lastError: "the receiver answered HTTP 500" }]);
+  await again.webhooks!.enqueue([{ subscriptionId: "s-1", kind: "access", event: event("e-4") }]);
   expect(await again.webhooks!.redeliver("s-1", null)).toBe(1);
-  expect((await again.webhooks!.pending("s-1", 10)).map((r) => r.event.id)).toEqual(["e-3"]);
+  // W11: a re-delivered event keeps its place, before the newer e-4.
+  expect((await again.webhooks!.pending("s-1", 10)).map((r) => r.event.id)).toEqual(["e-3", "e-4"]);
   expect((await again.webhooks!.subscriptions()).map((s) => [s.id, s.odometer])).toEqual([["s-1", 1]]);
   await again.close();
 });
