@@ -31,7 +31,7 @@ test("W2. A blank name, an event named twice and a Basic user with a colon are r
 });
 
 test("W3. An update keeps expiresAt and secret when it omits them, and clears them with null", () => {
-  const current = { ...BODY, active: true, sslVerification: true, secrecyLevel: 1 as const, expiresAt: "2030-01-01T00:00:00.000Z", secret: "k" };
+  const current = { ...BODY, authentication: { type: "None" as const }, active: true, sslVerification: true, secrecyLevel: 1 as const, expiresAt: "2030-01-01T00:00:00.000Z", secret: "k" };
   const update = { ...BODY, active: false, sslVerification: true, secrecyLevel: 2 };
   const kept = parseSubscriptionBody(update, "update", CTX, current);
   expect(kept.ok && [kept.value.expiresAt, kept.value.secret, kept.value.active]).toEqual(["2030-01-01T00:00:00.000Z", "k", false]);
