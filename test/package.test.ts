@@ -217,14 +217,16 @@ test("the root and http entries use no Node-only global (Buffer, process, __dirn
 test("type declarations are emitted for every entry and format", () => {
   for (const f of ["index.d.ts", "index.d.cts"]) expect(readFileSync(join(installed.pkg, "dist", f), "utf8")).toMatch(/export \{[^}]*\bloadEngine\b/);
   for (const f of ["http.d.ts", "http.d.cts"]) expect(readFileSync(join(installed.pkg, "dist", f), "utf8")).toMatch(/declare function createHttpHandler/);
+  for (const f of ["webhooks.d.ts", "webhooks.d.cts"]) expect(readFileSync(join(installed.pkg, "dist", f), "utf8")).toMatch(/declare function verifySignature/);
 });
 
 test("the package.json names its entries, license and files", () => {
   const manifest = JSON.parse(readFileSync(join(installed.pkg, "package.json"), "utf8"));
   expect(manifest.license).toBe("MIT");
   expect(manifest.scripts.prepack).toBeDefined();
-  expect(Object.keys(manifest.exports)).toEqual([".", "./http", "./package.json"]);
+  expect(Object.keys(manifest.exports)).toEqual([".", "./http", "./webhooks", "./package.json"]);
   expect(execFileSync(process.execPath, ["-p", "require.resolve('rsop-engine/http')"], { cwd: installed.app, encoding: "utf8" }).trim()).toBe(join(installed.pkg, "dist/http.cjs"));
+  expect(execFileSync(process.execPath, ["-p", "require.resolve('rsop-engine/webhooks')"], { cwd: installed.app, encoding: "utf8" }).trim()).toBe(join(installed.pkg, "dist/webhooks.cjs"));
 });
 
 // Compiles a user's program against the installed package's declarations (ESM and CJS) and returns
