@@ -184,6 +184,8 @@ export class Webhooks {
     const e = this.#subs.get(id);
     if (e === undefined) return undefined;
     const n = await this.#store.redeliver(id, eventIds);
+    // Re-delivered access events wait again and count toward the backlog cap.
+    if (n > 0) e.pendingAccess = (await this.#store.pendingCounts()).get(id)?.access ?? 0;
     e.wake();
     return n;
   }
