@@ -16,7 +16,7 @@ import { Agents, deliver } from "./deliver.js";
 import { filterEvent } from "./filterEvent.js";
 import type { Subscription, SubscriptionFields } from "./subscription.js";
 import type { Generation } from "./topics.js";
-import type { WebhookEvent } from "./types.js";
+import type { SecrecyLevel, WebhookEvent } from "./types.js";
 
 /** Delivery settings. */
 export interface WebhookOptions {
@@ -298,6 +298,20 @@ export class Webhooks {
     this.#agents.drop();
   }
 
+  /** Bodies of recent events by id and level: the loops of several subscriptions send the same event. */
+  readonly #bodies = new Map<string, string>();
+
+  #body(event: WebhookEvent, level: SecrecyLevel): string {
+    const key = `${level}:${event.id}`;
+    let body = this.#bodies.get(key);
+    if (body === undefined) {
+      body = JSON.stringify(filterEvent(event, level));
+      if (this.#bodies.size >= 4096) this.#bodies.delete(this.#bodies.keys().next().value!);
+      this.#bodies.set(key, body);
+    }
+    return body;
+  }
+
   #stored(sub: Subscription): Omit<Subscription, "odometer"> {
     const { odometer: _odometer, ...fields } = sub;
     return fields;
@@ -393,7 +407,7 @@ export class Webhooks {
   async #send(e: Entry, row: OutboxRow, pause: (ms: number) => Promise<void>): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const sub = e.sub;
-      const body = JSON.stringify(filterEvent(row.event as unknown as WebhookEvent, sub.secrecyLevel));
+      const body = this.#body(row.event as unknown as WebhookEvent, sub.secrecyLevel);
       const result = await deliver(sub, body, this.#agents.get(sub.id, sub.sslVerification), this.#timeout, this.#closing.signal);
       if (e.stopped) return;
       if (result.ok) {

@@ -56,7 +56,13 @@ export function sqliteWebhooks(db: SqliteLike, open: () => void): { store: Webho
   db.exec(WEBHOOK_SCHEMA);
   const insertRow = db.prepare("INSERT INTO webhook_outbox (subscription, kind, event_id, event) VALUES (?, ?, ?, ?)");
   const insert = (entries: readonly OutboxEntry[]) => {
-    for (const e of entries) insertRow.run(e.subscriptionId, e.kind, e.event.id, JSON.stringify(e.event));
+    // One event usually goes to several subscriptions: its JSON is written once per row but made once.
+    let last: unknown = null;
+    let text = "";
+    for (const e of entries) {
+      if (e.event !== last) [last, text] = [e.event, JSON.stringify(e.event)];
+      insertRow.run(e.subscriptionId, e.kind, e.event.id, text);
+    }
   };
   const enqueue = db.transaction((entries: readonly OutboxEntry[]) => insert(entries));
   const all = db.prepare("SELECT id, fields, odometer FROM webhook_subscriptions ORDER BY id");
