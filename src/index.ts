@@ -17,7 +17,7 @@ export { Engine, createEngine, loadEngine, loadEngineOrThrow } from "./evaluate/
 export { parsePanel, parsePanelOrThrow } from "./model/parsePanel.js";
 export { PanelEngine, loadPanelEngine, loadPanelEngineOrThrow } from "./legacy1/panelEngine.js";
 export { migratePanel, migratedId } from "./adapters/migration/migratePanel.js";
-export { preflightPanel } from "./adapters/migration/preflightPanel.js";
+export { preflightBlocks, preflightPanel, preflightWarns } from "./adapters/migration/preflightPanel.js";
 export { LiveSystem, PanelLiveSystem, createLiveSystem, createPanelLiveSystem, randomIds, seededIds } from "./live/index.js";
 
 export type { Issue, IssueCode, Result } from "./model/issue.js";
@@ -64,7 +64,7 @@ export type { PanelSnapshot, PanelSnapshotInput } from "./model/panelSchema.js";
 export type { DroppedField, MappedType } from "./model/panelToSystem.js";
 export type { PanelDecision, PanelRsopPerson, PanelRsopResult, PanelTopic } from "./legacy1/panelEngine.js";
 export type { MappingRecord, MigrateOptions, Migration } from "./adapters/migration/migratePanel.js";
-export type { InvalidDevice, Preflight } from "./adapters/migration/preflightPanel.js";
+export type { ControllerVersion, InvalidDevice, Preflight, PreflightDevice } from "./adapters/migration/preflightPanel.js";
 export type {
   BatchResult,
   IdSource,

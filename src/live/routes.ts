@@ -115,6 +115,11 @@ const TABLE: Table = [
 
 export type Match = RouteMatch<WriteHandler, ReadHandler>;
 
+/** Every route as `[method, pattern]` (`:name` parameters), in table order. */
+export function routePatterns(): [string, string][] {
+  return TABLE.map(([method, pattern]) => [method, pattern]);
+}
+
 /** Finds the route for `method` and `pathname`; the most literal pattern wins. */
 export function matchRoute(method: string, pathname: string): Match {
   return matchTable<WriteHandler, ReadHandler>(TABLE, method, pathname);

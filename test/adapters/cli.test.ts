@@ -178,6 +178,25 @@ describe("architecture 1.0: --panel, preflight, migrate", () => {
     expect((await run(["decide", "--panel", panelPath, "--system", panelPath])).stderr).toContain("exactly one of --system");
   });
 
+  test("migrate --verify compares every scan of every person at every device and every RSOP entry over a week (M3); bad options are usage errors", async () => {
+    const { smallPanel } = await import("../live/panelFixture.js");
+    const small = file("small-panel.json", smallPanel());
+    const r = await run(["migrate", "--panel", small, "--system-id", "0b6f8a52-3d1c-4f57-9a43-2c8e1f7d6a90", "--verify", "--from", "2026-04-13T00:00:00Z", "--step-hours", "6"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).mappings.length).toBeGreaterThan(0);
+    const summary = /verify: (\d+) instants over 7 days from (\S+) .*?, 2 persons, 6 devices, (\d+) scans per instant: ([\d,]+) decisions and ([\d,]+) RSOP entries compared/.exec(r.stderr);
+    expect(summary, r.stderr).not.toBeNull();
+    const [instants, , scans, decisions] = [Number(summary![1]), summary![2], Number(summary![3]), Number(summary![4]!.replace(/,/g, ""))];
+    // Ann: her card by id and by number, with her PIN, and the PIN alone; Bob: his pending phone by id — at each of 6 devices.
+    expect(scans).toBe(6 * (3 + 1 + 1));
+    expect(decisions).toBe(instants * scans);
+    expect(instants).toBeGreaterThanOrEqual(7 * 4);
+    expect(r.stderr).toContain("verify: every decision and RSOP entry is equal through the mapping records");
+    const bad = await run(["migrate", "--panel", small, "--system-id", "s", "--verify", "--step-hours", "0"]);
+    expect(bad.code).toBe(2);
+    expect((await run(["migrate", "--panel", small, "--system-id", "s", "--verify", "--from", "yesterday"])).code).toBe(2);
+  });
+
   test("rsop --panel prints the seed 002 shape; ids must be integers", async () => {
     const r = await run(["rsop", "--panel", panelPath, "--ids", "1,2", "--at", "2026-04-15T14:15:00Z"]);
     expect(r.code).toBe(0);
@@ -185,10 +204,13 @@ describe("architecture 1.0: --panel, preflight, migrate", () => {
     expect((await run(["rsop", "--panel", panelPath, "--ids", "x1"])).stderr).toContain('1.0 person ids are integers: "x1"');
   });
 
-  test("preflight: exit 0 with the report; exit 1 when something blocks", async () => {
+  test("preflight: exit 0 with the report when nothing blocks (warnings make ok false); exit 1 when something blocks", async () => {
     const ok = await run(["preflight", "--panel", panelPath]);
     expect(ok.code).toBe(0);
-    expect(JSON.parse(ok.stdout).ok).toBe(true);
+    const report = JSON.parse(ok.stdout);
+    expect(report.ok).toBe(false);
+    expect(report.extensions.warnings.droppedFields.length).toBeGreaterThan(0);
+    expect(Object.values(report.errors).every((v) => (Array.isArray(v) ? v.length === 0 : v === false || (typeof v === "object" && Object.keys(v as object).length === 0)))).toBe(true);
     const broken = structuredClone(panel);
     broken.devices[0].propDelay = 5;
     const bad = await run(["preflight", "--panel", file("broken-panel.json", broken)]);

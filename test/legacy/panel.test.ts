@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import { loadPanelEngineOrThrow } from "../../src/legacy1/panelEngine.js";
 import { migratePanel, migratedId } from "../../src/adapters/migration/migratePanel.js";
-import { preflightPanel } from "../../src/adapters/migration/preflightPanel.js";
+import { preflightBlocks, preflightPanel, preflightWarns } from "../../src/adapters/migration/preflightPanel.js";
 import { URL_NAMESPACE, uuidV5 } from "../../src/adapters/migration/uuidV5.js";
 import { loadEngineOrThrow } from "../../src/evaluate/index.js";
 import { parsePanel, parseSnapshot } from "../../src/model/index.js";
@@ -234,7 +234,7 @@ describe("migration", () => {
     person.credentials[0].facilityCode = null;
     const m = migratePanel(p, { systemId: SYSTEM_ID });
     if (!m.ok) throw new Error("refused");
-    expect(m.preflight.warnings.unknownCardFormat).toBe("NOPE37");
+    expect(m.preflight.extensions.warnings.unknownCardFormat).toBe("NOPE37");
     const before = loadPanelEngineOrThrow(p);
     const after = loadEngineOrThrow(m.value.snapshot);
     const id = new Map(m.value.mappings.map((r) => [`${r.type}:${r.legacyId}`, r.id]));
@@ -274,10 +274,29 @@ describe("migration", () => {
 });
 
 describe("preflight", () => {
-  test("the example panel passes, with warnings for what 2.0 drops", () => {
+  test("seed 000's members, letter for letter, always present; ours under extensions; the example panel warns of what 2.0 drops, so ok is false but nothing blocks", () => {
     const p = preflightPanel(clone());
-    expect(p.ok).toBe(true);
-    expect(p.warnings.droppedFields.length).toBeGreaterThan(0);
+    expect(Object.keys(p)).toEqual(["ok", "warnings", "errors", "extensions"]);
+    expect(Object.keys(p.warnings)).toEqual(["integrations"]);
+    expect(Object.keys(p.errors)).toEqual(["softwareVersion", "integrations", "personalInfoMissing", "controllerOffline", "controllerVersion", "legacyDevice", "invalidDevice"]);
+    expect(p.errors).toEqual({ softwareVersion: {}, integrations: [], personalInfoMissing: false, controllerOffline: [], controllerVersion: [], legacyDevice: [], invalidDevice: [] });
+    expect(Object.keys(p.extensions.errors)).toEqual(["duplicateNames", "invalidPanel"]);
+    expect(Object.keys(p.extensions.warnings)).toEqual(["droppedFields", "unknownCardFormat"]);
+    expect(p.extensions.warnings.droppedFields.length).toBeGreaterThan(0);
+    expect([p.ok, preflightWarns(p), preflightBlocks(p)]).toEqual([false, true, false]);
+    expect(migratePanel(clone(), { systemId: SYSTEM_ID }).ok, "warnings do not stop the one-shot migration").toBe(true);
+    // With nothing to drop and nothing raw, ok is true.
+    const clean = clone();
+    const { panel } = { panel: clean };
+    for (const list of [panel.persons, panel.groups, panel.devices]) for (const x of list) delete x.metadata;
+    for (const d of panel.devices) {
+      delete d.bootloaderVersion;
+      delete d.startupVersion;
+    }
+    delete panel.config.logPurgeDays;
+    const quiet = preflightPanel(panel);
+    expect(quiet.extensions.warnings.droppedFields).toEqual([]);
+    expect(quiet.ok).toBe(true);
   });
 
   test("a prop delay without a prop alarm is an invalid device and blocks migration", () => {
@@ -297,19 +316,19 @@ describe("preflight", () => {
     const p = clone();
     p.config.cardFormat.id = "NOPE37";
     const report = preflightPanel(p);
-    expect(report.ok).toBe(true);
-    expect(report.warnings.unknownCardFormat).toBe("NOPE37");
+    expect([report.ok, preflightBlocks(report)]).toEqual([false, false]);
+    expect(report.extensions.warnings.unknownCardFormat).toBe("NOPE37");
     expect(report.errors).not.toHaveProperty("unknownCardFormat");
     expect(migratePanel(p, { systemId: SYSTEM_ID }).ok).toBe(true);
     // A well-known id, or any id with a layout, warns of nothing.
-    expect(preflightPanel(clone()).warnings.unknownCardFormat).toBeNull();
+    expect(preflightPanel(clone()).extensions.warnings.unknownCardFormat).toBeNull();
     p.config.cardFormat.layout = "H10301";
-    expect(preflightPanel(p).warnings.unknownCardFormat).toBeNull();
+    expect(preflightPanel(p).extensions.warnings.unknownCardFormat).toBeNull();
     // An unknown layout name keeps the panel from loading: an invalidPanel error at its path.
     p.config.cardFormat.layout = "NOPE37";
     const bad = preflightPanel(p);
     expect(bad.ok).toBe(false);
-    expect(bad.errors.invalidPanel.map((i) => [i.code, i.path.join(".")])).toEqual([["unknownCardFormat", "config.cardFormat.layout"]]);
+    expect(bad.extensions.errors.invalidPanel.map((i) => [i.code, i.path.join(".")])).toEqual([["unknownCardFormat", "config.cardFormat.layout"]]);
     const m = migratePanel(p, { systemId: SYSTEM_ID });
     expect(m.ok ? [] : m.issues.map((i) => i.path.join("."))).toEqual(["config.cardFormat.layout"]);
   });
@@ -320,7 +339,7 @@ describe("preflight", () => {
     p.persons[3].lastName = "";
     const report = preflightPanel(p);
     expect(report.ok).toBe(false);
-    expect(report.errors.duplicateNames).toEqual([{ type: "partition", name: p.partitions[0].name, legacyIds: [0, 9] }]);
+    expect(report.extensions.errors.duplicateNames).toEqual([{ type: "partition", name: p.partitions[0].name, legacyIds: [0, 9] }]);
     expect(report.errors.personalInfoMissing).toBe(true);
   });
 });

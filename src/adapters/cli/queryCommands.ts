@@ -7,7 +7,7 @@ import { loadPanelFile, loadSystemFile, systemOrPanel } from "./loadSystem.js";
  * A CLI instant: digits are epoch milliseconds, anything else an ISO string; absent means now. A
  * value that is neither is a usage error (exit 2).
  */
-function instant(v: string | undefined, option = "--at"): string | number {
+export function instant(v: string | undefined, option = "--at"): string | number {
   if (v === undefined) return Date.now();
   const at = /^[0-9]+$/.test(v) ? Number(v) : v;
   if (Number.isNaN(parseInstant(at))) throw new UsageError(`${option} must be an ISO 8601 instant with Z or an offset (e.g. 2026-04-15T14:15:00Z), or epoch milliseconds`);

@@ -7,11 +7,14 @@
 // `Allow`) → body (415, 413, 400) → the live system (its status and issues). Reads answer from
 // memory at once; writes wait their turn and are answered once the store has them. Live hardware
 // readings (hardware lists, wireless diagnostics) answer 501: no stored system holds them.
+import { createHash } from "node:crypto";
 import type { Hono } from "hono";
 import { matchRoute } from "../../live/routes.js";
 import { reads } from "../../live/operations/reads.js";
 import { matchPanelRoute } from "../../live/panel/panelRoutes.js";
 import { panelReads } from "../../live/panel/panelReads.js";
+import { previewPersonImport } from "../../live/panel/importPreview.js";
+import { Refusal } from "../../live/operation.js";
 import type { Operation, OperationResult, PanelOperationResult } from "../../live/index.js";
 import type { Engine } from "../../evaluate/index.js";
 import type { Decision } from "../../model/index.js";
@@ -20,7 +23,7 @@ import { LiveRefusal, checkRsopIds, checkWrite, engineRouteRefusal, readInScope,
 import { ADMIN, type Grant } from "./grant.js";
 import { pageHeaders } from "./answerDeviceAccess.js";
 import { createHttpHandler } from "./createHttpHandler.js";
-import { HttpError, errorResponse, jsonResponse, toHttpIssues } from "./httpError.js";
+import { HttpError, errorResponse, jsonResponse, jsonText, textResponse, toHttpIssues } from "./httpError.js";
 import { normalizeBasePath } from "./matchRoute.js";
 import { readJsonBody } from "./readJsonBody.js";
 import { type DurableSystem } from "../store/durableSystem.js";
@@ -247,6 +250,26 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
       return pass(request, url, rest.slice(slash), grant);
     });
   } else {
+    const live = target.live;
+    // seed 002 "Preview import": changes nothing, so it is not an operation of the live system (LP12).
+    api.all("/api/persons/import/preview", async (c) => {
+      const request = c.req.raw;
+      const grant = await identify(request, systemId);
+      if (grant.partitions !== null) throw new HttpError(403, "A 1.0 panel is served to admin and integrator tokens only.");
+      if (request.method !== "POST") throw new HttpError(405, `${request.method} is not allowed here; use POST.`, [{ path: "method", message: "Use POST." }], { allow: "POST" });
+      const body = await readJsonBody(request, maxBodyBytes);
+      let preview;
+      try {
+        preview = previewPersonImport(live.snapshot, body);
+      } catch (e) {
+        if (e instanceof Refusal) throw new HttpError(e.status, REFUSAL[e.status] ?? "Refused.", toHttpIssues(e.issues));
+        throw e;
+      }
+      const text = jsonText(preview, indent);
+      // Want-Digest (RFC 3230) of any algorithm is answered with the SHA-256 of the body sent.
+      const digest: Record<string, string> = request.headers.get("want-digest") === null ? {} : { digest: `sha-256=${createHash("sha256").update(text).digest("base64")}` };
+      return textResponse(200, text, digest);
+    });
     api.all("/api/*", async (c) => {
       const request = c.req.raw;
       const url = new URL(request.url);

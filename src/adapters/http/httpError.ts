@@ -56,7 +56,16 @@ function baseHeaders(extra: Readonly<Record<string, string>>): Headers {
 
 /** A JSON answer; `indent` 0 is compact, otherwise pretty-printed with a final newline. */
 export function jsonResponse(status: number, body: unknown, indent: number, headers: Readonly<Record<string, string>> = {}): Response {
-  const text = indent > 0 ? `${JSON.stringify(body, null, indent)}\n` : JSON.stringify(body);
+  return textResponse(status, jsonText(body, indent), headers);
+}
+
+/** The JSON text of an answer: `indent` 0 is compact, otherwise pretty-printed with a final newline. */
+export function jsonText(body: unknown, indent: number): string {
+  return indent > 0 ? `${JSON.stringify(body, null, indent)}\n` : JSON.stringify(body);
+}
+
+/** An answer whose body is JSON text already made (jsonText), with the headers of every JSON answer. */
+export function textResponse(status: number, text: string, headers: Readonly<Record<string, string>> = {}): Response {
   return new Response(text, { status, headers: baseHeaders(headers) });
 }
 

@@ -14,7 +14,7 @@ import {
   panelToSystem,
   parseSnapshot,
 } from "../../model/index.js";
-import { type Preflight, preflightPanel } from "./preflightPanel.js";
+import { type Preflight, preflightBlocks, preflightPanel } from "./preflightPanel.js";
 import { systemNamespace, uuidV5 } from "./uuidV5.js";
 
 /**
@@ -67,7 +67,8 @@ export function migratedId(systemId: string, type: MappedType | "cloudNode", leg
 
 /**
  * Migrates a 1.0 panel to a 2.0 system snapshot with entity-mapping records (the migration API's
- * TRANSFORM_SCHEMA). Refuses a panel whose preflight check finds errors, returning them as issues.
+ * TRANSFORM_SCHEMA). Refuses a panel whose preflight check finds errors, returning them as issues;
+ * warnings (dropped fields, a raw card format) do not stop it.
  * @param input - an `rsop-panel/1` snapshot (parsed JSON).
  * @param options - `systemId`: the system the panel moves into.
  * @returns the snapshot, cloud node id, mappings and dropped fields — or the issues — plus the preflight report.
@@ -77,7 +78,7 @@ export function migratedId(systemId: string, type: MappedType | "cloudNode", leg
  */
 export function migratePanel(input: unknown, options: MigrateOptions): Result<Migration> & { preflight: Preflight } {
   const preflight = preflightPanel(input);
-  if (!preflight.ok) return { ...err(preflightIssues(preflight)), preflight };
+  if (preflightBlocks(preflight)) return { ...err(preflightIssues(preflight)), preflight };
   const panel = panelSnapshotSchema.parse(input);
   const systemId = options.systemId;
   const seen = new Map<string, { type: MappedType; legacyId: number }>();
@@ -97,10 +98,10 @@ export function migratePanel(input: unknown, options: MigrateOptions): Result<Mi
 }
 
 function preflightIssues(p: Preflight): Issue[] {
-  const issues: Issue[] = [...p.errors.invalidPanel];
+  const issues: Issue[] = [...p.extensions.errors.invalidPanel];
   if (p.errors.personalInfoMissing) issues.push({ code: "personalInfoMissing", path: ["persons"], message: "Some person lacks a first or last name, which 2.0 requires." });
   for (const d of p.errors.invalidDevice) issues.push({ code: "invalidDevice", path: ["devices"], message: `Device ${d.id} (${d.description}): 2.0 refuses a propDelay without propAlarm.` });
-  for (const n of p.errors.duplicateNames)
+  for (const n of p.extensions.errors.duplicateNames)
     issues.push({ code: "duplicateName", path: ["partitions"], message: `The ${n.type} name "${n.name}" is used by ${n.legacyIds.join(", ")}; 2.0 names are unique within a system.` });
   return issues;
 }

@@ -5,7 +5,7 @@
 import type { Patch } from "immer";
 import { type LiveSystem, type PanelLiveSystem, type Operation, type OperationResult, type PanelOperationResult, createLiveSystem, createPanelLiveSystem } from "../../live/index.js";
 import { type Issue, SnapshotError } from "../../model/index.js";
-import { type Store, type StoredKind, StoreError } from "./store.js";
+import { type Store, type StoredChange, type StoredKind, StoreError } from "./store.js";
 import type { OutboxEntry } from "./webhookStore.js";
 
 /** One accepted write, as the outbox hook sees it (before it is stored). */
@@ -74,6 +74,26 @@ function createTarget(kind: StoredKind, json: unknown, now: () => number): Durab
   return r.ok ? { kind, live: r.value } : r.issues;
 }
 
+/** Changes replayed by one applyPatches: one copy of each list and one validation per batch. */
+const REPLAY_BATCH = 100;
+
+/**
+ * Replays stored changes on `target`, a batch of changes' patches at a time; a batch that does not
+ * apply is replayed change by change, to name the change that does not.
+ * @throws StoreError naming the first change that does not replay.
+ */
+function replay(target: DurableLive, changes: readonly StoredChange[]): void {
+  const apply = (patches: Patch[]) => (target.kind === "system" ? target.live.applyPatches(patches) : target.live.applyPatches(patches));
+  for (let i = 0; i < changes.length; i += REPLAY_BATCH) {
+    const batch = changes.slice(i, i + REPLAY_BATCH);
+    if (apply(batch.flatMap((c) => c.patches as Patch[])).ok) continue;
+    for (const c of batch) {
+      const r = apply(c.patches as Patch[]);
+      if (!r.ok) throw new StoreError(`change ${c.seq} of the log does not replay: ${r.issues.map((x) => x.message).join(" ")}`);
+    }
+  }
+}
+
 /**
  * Opens the system a store holds (importing `initial` into an empty store).
  * @throws SnapshotError when the snapshot to import is invalid; StoreError when the store is empty
@@ -100,10 +120,7 @@ export async function openDurableSystem(store: Store, options: DurableSystemOpti
     const made = createTarget(stored.kind, stored.snapshot, now);
     if (!("kind" in made)) throw new StoreError(`the stored snapshot (change ${stored.snapshotSeq}) is not valid: ${made.map((i) => i.message).join(" ")}`);
     target = made;
-    for (const c of stored.changes) {
-      const r = target.live.applyPatches(c.patches as Patch[]);
-      if (!r.ok) throw new StoreError(`change ${c.seq} of the log does not replay: ${r.issues.map((i) => i.message).join(" ")}`);
-    }
+    replay(target, stored.changes);
     seq = stored.seq;
     startedFrom = { how: "loaded", seq, snapshotSeq: stored.snapshotSeq, replayed: stored.changes.length };
   }
@@ -111,15 +128,28 @@ export async function openDurableSystem(store: Store, options: DurableSystemOpti
   let queue: Promise<unknown> = Promise.resolve();
   let closing: Promise<void> | undefined;
 
-  async function takeSnapshot(): Promise<void> {
-    if (seq === snapshotSeq) return;
+  let snapshotting: Promise<void> | undefined;
+
+  /** Stores a snapshot of the current state unless one is being stored (or this one already is). */
+  function takeSnapshot(): Promise<void> {
+    if (snapshotting !== undefined || seq === snapshotSeq) return snapshotting ?? Promise.resolve();
+    // The snapshot and its sequence number, taken between two writes: they belong together.
     const at = seq;
-    try {
-      await store.snapshot(at, target.live.snapshot, iso());
-      snapshotSeq = at;
-    } catch (e) {
-      options.onSnapshotError?.(e);
-    }
+    const snap = target.live.snapshot;
+    snapshotting = (async () => {
+      try {
+        await store.snapshot(at, snap, iso());
+        snapshotSeq = at;
+      } catch (e) {
+        options.onSnapshotError?.(e);
+      } finally {
+        snapshotting = undefined;
+      }
+      // Writes that came while it was being stored may already call for the next one (after a
+      // failure, the next write tries again: a failing disk is not retried in a loop).
+      if (closing === undefined && snapshotSeq === at && seq - snapshotSeq >= every) void takeSnapshot();
+    })();
+    return snapshotting;
   }
 
   async function writeNow(asked: Operation, prepare?: (op: Operation) => Operation): Promise<OperationResult | PanelOperationResult> {
@@ -138,7 +168,8 @@ export async function openDurableSystem(store: Store, options: DurableSystemOpti
       throw e;
     }
     if (outbox.length > 0) options.outbox!.stored(outbox);
-    if (seq - snapshotSeq >= every) await takeSnapshot();
+    // In the background: the next writes do not wait for it (a snapshot of L takes about a second).
+    if (seq - snapshotSeq >= every) void takeSnapshot();
     return result;
   }
 
@@ -156,6 +187,7 @@ export async function openDurableSystem(store: Store, options: DurableSystemOpti
     close() {
       closing ??= (async () => {
         await queue;
+        await snapshotting;
         await takeSnapshot();
         await store.close();
       })();

@@ -3,6 +3,7 @@
 // exclusive transaction at open, so the process holds the database's lock until it closes or dies
 // and a second process (or a second connection in this one) is refused at once.
 import type { Database as SqliteDatabase } from "better-sqlite3";
+import { jsonSlices } from "./jsonSlices.js";
 import { type StoredChange, type StoredKind, type StoredState, type Store, StoreError } from "./store.js";
 import { type SqliteLike, sqliteWebhooks } from "./sqliteWebhooks.js";
 import type { OutboxEntry } from "./webhookStore.js";
@@ -14,13 +15,23 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 CREATE TABLE IF NOT EXISTS changes (seq INTEGER PRIMARY KEY, time TEXT NOT NULL, operation TEXT NOT NULL, patches TEXT NOT NULL) STRICT;
 CREATE TABLE IF NOT EXISTS snapshots (seq INTEGER PRIMARY KEY, time TEXT NOT NULL, snapshot TEXT NOT NULL) STRICT;
+CREATE TABLE IF NOT EXISTS snapshot_parts (seq INTEGER NOT NULL, part INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (seq, part)) STRICT;
 `;
+// A snapshot's JSON text is its \`snapshots.snapshot\` followed by its \`snapshot_parts\` in order. The
+// parts are written first, each in a transaction of its own with the event loop free in between, and
+// the \`snapshots\` row last: a snapshot exists once its row does, so parts left by a crash are ignored
+// (and removed at the next open). A database written before parts existed simply has none.
 
 /** Options of openSqliteStore. */
 export interface SqliteStoreOptions {
   /** How many snapshots to keep (the newest); default 2. The change log is never pruned. */
   readonly keepSnapshots?: number;
+  /** Characters of a snapshot's JSON written per transaction; default 4 MiB. */
+  readonly snapshotPartChars?: number;
 }
+
+/** Lets the event loop run (requests, writes) between two steps of a long job. */
+const turn = () => new Promise<void>((resolveTurn) => setImmediate(resolveTurn));
 
 type BetterSqlite = typeof import("better-sqlite3");
 
@@ -49,6 +60,7 @@ function isBusy(e: unknown): boolean {
 export async function openSqliteStore(file: string, options: SqliteStoreOptions = {}): Promise<Store> {
   const Database = await loadDriver();
   const keep = Math.max(1, options.keepSnapshots ?? 2);
+  const partChars = Math.max(1024, options.snapshotPartChars ?? 4 << 20);
   let db: SqliteDatabase;
   try {
     db = new Database(file, { timeout: 0 });
@@ -79,6 +91,13 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
   const insertSnapshot = db.prepare("INSERT OR REPLACE INTO snapshots (seq, time, snapshot) VALUES (?, ?, ?)");
   const pruneSnapshots = db.prepare("DELETE FROM snapshots WHERE seq NOT IN (SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?)");
   const latestSnapshot = db.prepare<[], { seq: number; snapshot: string }>("SELECT seq, snapshot FROM snapshots ORDER BY seq DESC LIMIT 1");
+  const hasSnapshot = db.prepare<[number], { seq: number }>("SELECT seq FROM snapshots WHERE seq = ?");
+  const insertPart = db.prepare("INSERT OR REPLACE INTO snapshot_parts (seq, part, text) VALUES (?, ?, ?)");
+  const partsOf = db.prepare<[number], { text: string }>("SELECT text FROM snapshot_parts WHERE seq = ? ORDER BY part");
+  const dropParts = db.prepare("DELETE FROM snapshot_parts WHERE seq = ?");
+  const pruneParts = db.prepare("DELETE FROM snapshot_parts WHERE seq NOT IN (SELECT seq FROM snapshots)");
+  // Parts of a snapshot a crash interrupted (no row): never read, removed now.
+  pruneParts.run();
   const changesAfter = db.prepare<[number], { seq: number; time: string; operation: string; patches: string }>(
     "SELECT seq, time, operation, patches FROM changes WHERE seq > ? ORDER BY seq",
   );
@@ -100,9 +119,10 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
     insertChange.run(seq + 1, time, operation, patches);
     webhooks.insert(outbox);
   });
-  const snapshot = db.transaction((at: number, text: string, time: string) => {
+  const finishSnapshot = db.transaction((at: number, text: string, time: string) => {
     insertSnapshot.run(at, time, text);
     pruneSnapshots.run(keep);
+    pruneParts.run();
   });
 
   return {
@@ -122,7 +142,8 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
       changes.forEach((c, i) => {
         if (c.seq !== latest.seq + i + 1) throw new StoreError(`${file}: the change log jumps from ${latest.seq + i} to ${c.seq}`);
       });
-      return { kind, snapshotSeq: latest.seq, snapshot: JSON.parse(latest.snapshot) as unknown, changes, seq: changes.at(-1)?.seq ?? latest.seq };
+      const text = latest.snapshot + partsOf.all(latest.seq).map((p) => p.text).join("");
+      return { kind, snapshotSeq: latest.seq, snapshot: JSON.parse(text) as unknown, changes, seq: changes.at(-1)?.seq ?? latest.seq };
     },
     async init(kind, snap, time) {
       open();
@@ -136,7 +157,22 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
     },
     async snapshot(at, snap, time) {
       open();
-      snapshot(at, JSON.stringify(snap), time);
+      if (hasSnapshot.get(at) !== undefined) return;
+      // Parts of an earlier attempt at this snapshot that did not finish.
+      dropParts.run(at);
+      // The first slice goes in the snapshots row, written last; the others are parts 1, 2, …
+      let head: string | undefined;
+      let part = 0;
+      for (const slice of jsonSlices(snap, partChars)) {
+        if (head === undefined) head = slice;
+        else {
+          open();
+          insertPart.run(at, ++part, slice);
+        }
+        await turn();
+      }
+      open();
+      finishSnapshot(at, head!, time);
     },
     webhooks: webhooks.store,
     async close() {

@@ -35,7 +35,9 @@ export interface StoredState {
 
 /**
  * Durable storage of one system. Every method that writes has committed durably when its promise
- * resolves. Methods are called one at a time (the caller serializes writes).
+ * resolves. Methods are called one at a time (the caller serializes writes), except `snapshot`: a
+ * snapshot may take a while and runs beside appends (never two snapshots at once), so that storing
+ * one never holds up the writes after it.
  */
 export interface Store {
   /** The stored state, or null for an empty store. */
@@ -47,7 +49,11 @@ export interface Store {
    * webhook events the write caused, stored in the same transaction (stores with `webhooks` only).
    */
   append(operation: unknown, patches: readonly unknown[], time: string, outbox?: readonly OutboxEntry[]): Promise<number>;
-  /** Stores the snapshot as of sequence number `seq` (start-up then replays only the log after it). */
+  /**
+   * Stores the snapshot as of sequence number `seq` (start-up then replays only the log after it).
+   * The snapshot is immutable, so it may be serialized in steps while appends go on; until the
+   * promise resolves, `load` does not see it. A snapshot already stored at `seq` is kept as it is.
+   */
   snapshot(seq: number, snapshot: unknown, time: string): Promise<void>;
   /** Webhook subscriptions and their outbox (webhookStore.ts); absent when this store does not keep them (SQLite does). */
   readonly webhooks?: WebhookStore;

@@ -69,6 +69,11 @@ const TABLE: RouteTable<PanelWriteHandler, PanelReadHandler> = [
 
 export type PanelMatch = RouteMatch<PanelWriteHandler, PanelReadHandler>;
 
+/** Every route as `[method, pattern]` (`:name` parameters), in table order. */
+export function panelRoutePatterns(): [string, string][] {
+  return TABLE.map(([method, pattern]) => [method, pattern]);
+}
+
 /** Finds the 1.0 route for `method` and `pathname`; the most literal pattern wins (`…/attributes/all`). */
 export function matchPanelRoute(method: string, pathname: string): PanelMatch {
   return matchTable<PanelWriteHandler, PanelReadHandler>(TABLE, method, pathname);
