@@ -161,3 +161,12 @@ test("1.0 (--panel): /api/ous/{serial number}/hooks with door and panel events, 
   expect(await refusal(api, { ...body, events: ["ou.created", "door.request.allowed"] }, "POST", hooks)).toEqual(["body.events"]);
   expect(await refusal(api, { ...body, events: ["device.request.allowed"] }, "POST", hooks)).toEqual(["body.events[0]"]);
 });
+
+test("W10: with --base-path the subscription routes are below it, like every route", async () => {
+  const { db } = dataDir();
+  const { server: s } = await startData(db, building(), { basePath: "/v2" });
+  const api = caller(s.url, "/v2");
+  expect((await api("POST", BASE, VALID)).status).toBe(201);
+  expect((await api("GET", BASE)).body).toHaveLength(1);
+  expect((await caller(s.url, "")("GET", BASE)).status).toBe(404);
+});
