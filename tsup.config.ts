@@ -8,9 +8,9 @@ const notice = "/*! rsop-engine (MIT); includes @noble/hashes (MIT, (c) 2022 Pau
 
 export default defineConfig([
   {
-    // The library entries (`rsop-engine/reports` is for Node: csv-stringify uses Buffer). Splitting (both formats) puts the code they share in one chunk, so an
+    // The library entries (reports is for Node: csv-stringify uses Buffer; webhooks loads node:crypto; the other two no Node built-in). Splitting (both formats) puts the code they share in one chunk, so an
     // engine from `rsop-engine` and a handler from `rsop-engine/http` use the same classes.
-    entry: { index: "src/index.ts", http: "src/http.ts", reports: "src/reports.ts" },
+    entry: { index: "src/index.ts", http: "src/http.ts", reports: "src/reports.ts", webhooks: "src/webhooks.ts" },
     format: ["esm", "cjs"],
     splitting: true,
     dts: true,

@@ -13,7 +13,8 @@
 // process (started with --expose-gc for the heap measurements, building S, M and L once); compile
 // gets a process whose heap holds only the snapshots; the peers (casbin, Cedar wasm) get their own;
 // the CLI scenario spawns `node dist/cli.js`; the service scenario runs `node dist/cli.js serve --data`
-// in a child process and drives it over 127.0.0.1 from its own process (sizes M and L; S only alone).
+// in a child process and drives it over 127.0.0.1 from its own process (sizes M and L; S only alone);
+// the webhooks scenario does the same with an HTTPS receiver in its own process (size M).
 // A child prints its rows as JSON on stdout; progress goes to stderr.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
@@ -30,9 +31,10 @@ import { run as report } from "./report.bench.js";
 import { run as rsop } from "./rsop.bench.js";
 import { run as scale } from "./scale.bench.js";
 import { run as service } from "./service.bench.js";
+import { run as webhooks } from "./webhooks.bench.js";
 import type { Scenario, ScenarioContext } from "./scenario.js";
 
-const SCENARIOS: Readonly<Record<string, Scenario>> = { decide, memory, rsop, compile, incremental, peers, cli, service, scale, report };
+const SCENARIOS: Readonly<Record<string, Scenario>> = { decide, memory, rsop, compile, incremental, peers, cli, service, scale, report, webhooks };
 
 interface Job {
   readonly scenarios: readonly string[];
@@ -48,6 +50,7 @@ const JOBS: readonly Job[] = [
   { scenarios: ["service"], nodeFlags: [] },
   { scenarios: ["scale"], nodeFlags: [] },
   { scenarios: ["report"], nodeFlags: [] },
+  { scenarios: ["webhooks"], nodeFlags: [] },
 ];
 
 /** Scenarios that run only when named (--only or their own flag), never in the whole run. */

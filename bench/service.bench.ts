@@ -30,7 +30,7 @@ const BATCH = 100;
 /** Changes after the latest snapshot in the replay measurement. */
 const REPLAY = 999;
 
-interface Server {
+export interface Server {
   readonly child: ChildProcess;
   readonly url: URL;
   /** Milliseconds from spawn to the "serving … on URL" line. */
@@ -42,7 +42,7 @@ interface Server {
 const running = new Set<ChildProcess>();
 
 /** Starts `rsop serve --data db …` and resolves once it listens. Its log is read and dropped. */
-function serve(db: string, extra: readonly string[]): Promise<Server> {
+export function serve(db: string, extra: readonly string[]): Promise<Server> {
   const t0 = performance.now();
   const child = spawn(process.execPath, [CLI, "serve", "--data", db, "--port", "0", "--insecure-no-auth", ...extra], { stdio: ["ignore", "ignore", "pipe"] });
   running.add(child);
@@ -69,7 +69,7 @@ function serve(db: string, extra: readonly string[]): Promise<Server> {
 }
 
 /** Stops a server: SIGTERM (finishes writes, stores a snapshot) or SIGKILL (leaves the log as it is). */
-function stop(s: Server, signal: "SIGTERM" | "SIGKILL"): Promise<void> {
+export function stop(s: Server, signal: "SIGTERM" | "SIGKILL"): Promise<void> {
   if (s.child.exitCode !== null || s.child.signalCode !== null) return Promise.resolve();
   return new Promise((done) => {
     s.child.once("exit", () => done());
@@ -90,7 +90,7 @@ interface Reply {
 }
 
 /** One HTTP request over a keep-alive agent. */
-function call(agent: Agent, url: URL, method: string, path: string, body?: string): Promise<Reply> {
+export function call(agent: Agent, url: URL, method: string, path: string, body?: string): Promise<Reply> {
   return new Promise((resolveReply, reject) => {
     const headers: Record<string, string | number> = {};
     // No body: Content-Length 0 (without it Node would send an empty chunked body, which is not JSON).
@@ -107,7 +107,7 @@ function call(agent: Agent, url: URL, method: string, path: string, body?: strin
   });
 }
 
-interface LoadResult {
+export interface LoadResult {
   /** Operations acknowledged (2xx) per second of wall time. */
   readonly opsPerSec: number;
   readonly count: number;
@@ -127,7 +127,7 @@ function quantile(sorted: readonly number[], q: number): number {
  * passed or `limit` requests were sent. Every answer must be 2xx (anything else throws: a benchmark
  * that counts refusals would measure the wrong thing).
  */
-async function load(url: URL, seconds: number, limit: number, next: (i: number) => { method: string; path: string; body?: string }, perRequest = 1): Promise<LoadResult> {
+export async function load(url: URL, seconds: number, limit: number, next: (i: number) => { method: string; path: string; body?: string }, perRequest = 1): Promise<LoadResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
   const latencies: number[] = [];
   const bodies: string[] = [];

@@ -5,7 +5,7 @@ import { expect, test } from "vitest";
 import { installedPackage } from "./support/installedPackage.js";
 
 // Every export of a public entry carries a doc comment; every value export also an @example.
-test.each(["index.ts", "http.ts", "reports.ts"])("every export of src/%s is documented, values with an @example", (name) => {
+test.each(["index.ts", "http.ts", "reports.ts", "webhooks.ts"])("every export of src/%s is documented, values with an @example", (name) => {
   const entry = resolve(__dirname, "../src", name);
   const program = ts.createProgram([entry], { module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, target: ts.ScriptTarget.ES2022, strict: true });
   const checker = program.getTypeChecker();

@@ -45,6 +45,10 @@ test("npm pack builds dist/ (prepack) and ships it with the demo data, docs/sema
       "dist/reports.cjs",
       "dist/reports.d.ts",
       "dist/reports.d.cts",
+      "dist/webhooks.js",
+      "dist/webhooks.cjs",
+      "dist/webhooks.d.ts",
+      "dist/webhooks.d.cts",
     ]),
   );
   expect(installed.files.filter((f) => /^(src|test|bench)\//.test(f) || f.endsWith(".test.ts"))).toEqual([]);
@@ -211,6 +215,18 @@ for (const specifier of ["rsop-engine", "rsop-engine/http", "rsop-engine/reports
   }
 }
 
+for (const format of ["esm", "cjs"] as const) {
+  test(`${format === "esm" ? "import" : "require"}("rsop-engine/webhooks") loads node:crypto but no CLI or server library, and signs and verifies`, async () => {
+    const loaded = loadedBy("rsop-engine/webhooks", format);
+    expect(loaded.some((l) => l.includes("/node_modules/rsop-engine/dist/"))).toBe(true);
+    expect(loaded.filter((l) => SERVER_AND_CLI_LIBRARIES.some((lib) => l.includes(`/node_modules/${lib}/`)))).toEqual([]);
+    const lib =
+      format === "esm" ? await import(pathToFileURL(join(installed.pkg, "dist/webhooks.js")).href) : createRequire(join(installed.app, "x.cjs"))("rsop-engine/webhooks");
+    expect(Object.keys(lib).sort()).toEqual(["SIGNATURE_HEADER", "accessEvent", "changeEvents", "filterEvent", "signBody", "verifySignature"]);
+    expect(lib.verifySignature("{}", lib.signBody("{}", "k"), "k")).toBe(true);
+  });
+}
+
 test("the root and http entries use no Node-only global (Buffer, process, __dirname, require)", () => {
   // The entry files and the chunks they import, both formats.
   const seen = new Set<string>();
@@ -232,14 +248,16 @@ test("the root and http entries use no Node-only global (Buffer, process, __dirn
 test("type declarations are emitted for every entry and format", () => {
   for (const f of ["index.d.ts", "index.d.cts"]) expect(readFileSync(join(installed.pkg, "dist", f), "utf8")).toMatch(/export \{[^}]*\bloadEngine\b/);
   for (const f of ["http.d.ts", "http.d.cts"]) expect(readFileSync(join(installed.pkg, "dist", f), "utf8")).toMatch(/declare function createHttpHandler/);
+  for (const f of ["webhooks.d.ts", "webhooks.d.cts"]) expect(readFileSync(join(installed.pkg, "dist", f), "utf8")).toMatch(/declare function verifySignature/);
 });
 
 test("the package.json names its entries, license and files", () => {
   const manifest = JSON.parse(readFileSync(join(installed.pkg, "package.json"), "utf8"));
   expect(manifest.license).toBe("MIT");
   expect(manifest.scripts.prepack).toBeDefined();
-  expect(Object.keys(manifest.exports)).toEqual([".", "./http", "./reports", "./package.json"]);
+  expect(Object.keys(manifest.exports)).toEqual([".", "./http", "./reports", "./webhooks", "./package.json"]);
   expect(execFileSync(process.execPath, ["-p", "require.resolve('rsop-engine/http')"], { cwd: installed.app, encoding: "utf8" }).trim()).toBe(join(installed.pkg, "dist/http.cjs"));
+  expect(execFileSync(process.execPath, ["-p", "require.resolve('rsop-engine/webhooks')"], { cwd: installed.app, encoding: "utf8" }).trim()).toBe(join(installed.pkg, "dist/webhooks.cjs"));
 });
 
 // Compiles a user's program against the installed package's declarations (ESM and CJS) and returns

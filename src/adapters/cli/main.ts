@@ -13,6 +13,7 @@ import { registerQueryCommands } from "./queryCommands.js";
 import { registerReportCommand } from "./reportCommand.js";
 import { registerServeCommand } from "./serveCommand.js";
 import { validateCommand } from "./validateCommand.js";
+import { registerWebhookCommand } from "./webhookCommand.js";
 
 const VERSION = "0.1.0";
 
@@ -108,6 +109,7 @@ export async function runCli(argv: readonly string[], base: CliIo): Promise<numb
   registerCardCommand(program, io, setCode);
   registerBenchCommand(program, io, setCode);
   registerServeCommand(program, io, setCode);
+  registerWebhookCommand(program, io, setCode);
 
   const code0 = await (async () => {
     try {

@@ -32,6 +32,11 @@ export interface ServeOptions {
   readonly headersTimeout?: string;
   readonly maxConnections?: string;
   readonly allowShortToken?: boolean;
+  readonly organizationId?: string;
+  readonly webhookAttempts?: string;
+  readonly webhookBackoff?: string;
+  readonly webhookTimeout?: string;
+  readonly webhookBacklog?: string;
 }
 
 /** Shortest token `serve` accepts without --allow-short-token: 16 characters, guessable tokens are not secrets. */
@@ -111,6 +116,19 @@ export async function serveCommand(
   const requestTimeoutMs = parsePositive("--request-timeout", opts.requestTimeout);
   const headersTimeoutMs = parsePositive("--headers-timeout", opts.headersTimeout);
   const maxConnections = parsePositive("--max-connections", opts.maxConnections);
+  const webhookFlags = [opts.organizationId, opts.webhookAttempts, opts.webhookBackoff, opts.webhookTimeout, opts.webhookBacklog];
+  if (opts.data === undefined && webhookFlags.some((f) => f !== undefined)) throw new UsageError("--organization-id and --webhook-* need --data FILE.db");
+  if (opts.organizationId === "") throw new UsageError("--organization-id must not be empty");
+  const attempts = parsePositive("--webhook-attempts", opts.webhookAttempts);
+  const backoffMs = parsePositive("--webhook-backoff", opts.webhookBackoff);
+  const timeoutMs = parsePositive("--webhook-timeout", opts.webhookTimeout);
+  const maxPendingAccess = parsePositive("--webhook-backlog", opts.webhookBacklog);
+  const webhooks = {
+    ...(attempts !== undefined ? { attempts } : {}),
+    ...(backoffMs !== undefined ? { backoffMs } : {}),
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(maxPendingAccess !== undefined ? { maxPendingAccess } : {}),
+  };
   if (token !== undefined && token.length < MIN_TOKEN_LENGTH) log(`warning: the token has only ${token.length} characters (--allow-short-token)`);
   if (insecure && !LOOPBACK.test(opts.host)) log(`warning: serving without authentication on ${opts.host}, which other machines may reach`);
 
@@ -156,6 +174,8 @@ export async function serveCommand(
         ...(snapshotEvery !== undefined ? { snapshotEvery } : {}),
         ...(migrationPace !== undefined ? { migrationPace } : {}),
         ...(maxReportEntries !== undefined ? { maxReportEntries } : {}),
+        ...(opts.organizationId !== undefined ? { organizationId: opts.organizationId } : {}),
+        webhooks,
       });
       server = data;
       onDataListening?.(data);
@@ -221,6 +241,11 @@ export function registerServeCommand(program: Command, io: CliIo, setCode: (c: n
     .option("--headers-timeout <ms>", "time a client has to send the request headers; default 10000")
     .option("--max-connections <n>", "most connections open at once; default 1000")
     .option("--allow-short-token", `accept a token shorter than ${MIN_TOKEN_LENGTH} characters (with a warning)`)
+    .option("--organization-id <id>", "with --data: the organization id of the webhook subscription routes; default the system id (1.0: the panel's serial number)")
+    .option("--webhook-attempts <n>", "with --data: attempts per webhook event before it is parked; default 8")
+    .option("--webhook-backoff <ms>", "with --data: delay after a failed webhook attempt, doubled after each further one (with jitter, at most 5 minutes); default 1000")
+    .option("--webhook-timeout <ms>", "with --data: time limit of one webhook attempt; default 10000")
+    .option("--webhook-backlog <n>", "with --data: most access events waiting per subscription; the oldest beyond it are parked; default 10000")
     .action(async (opts: ServeOptions) => {
       setCode(await serveCommand(opts, io, process.env, process));
     });

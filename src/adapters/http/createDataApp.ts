@@ -16,7 +16,8 @@ import { panelReads } from "../../live/panel/panelReads.js";
 import { previewPersonImport } from "../../live/panel/importPreview.js";
 import { Refusal } from "../../live/operation.js";
 import type { Operation, OperationResult, PanelOperationResult } from "../../live/index.js";
-import type { SystemSnapshot } from "../../model/index.js";
+import type { Engine } from "../../evaluate/index.js";
+import type { Decision, SystemSnapshot } from "../../model/index.js";
 import { type Authorize, authenticate } from "./authenticate.js";
 import { LiveRefusal, checkRsopIds, checkWrite, engineRouteRefusal, readInScope, scopeOf } from "./scope.js";
 import { ADMIN, type Grant } from "./grant.js";
@@ -28,6 +29,8 @@ import { readJsonBody } from "./readJsonBody.js";
 import { type DurableSystem } from "../store/durableSystem.js";
 import { ReportService } from "./reportService.js";
 import { StoreError, StoreUnavailableError } from "../store/store.js";
+import type { Webhooks } from "../events/webhookService.js";
+import { registerSubscriptionRoutes } from "./subscriptionRoutes.js";
 
 /** Options of createDataApp. */
 export interface DataAppOptions {
@@ -58,6 +61,8 @@ export interface DataAppOptions {
   readonly onReports?: (reports: ReportService) => void;
   /** Told about every unexpected error (answered 500 with a generic message). */
   readonly onError?: (error: unknown, request: Request) => void;
+  /** Webhook subscriptions: served at `/api/organizations/{id}/subscriptions` (1.0: `/api/ous/{id}/hooks`), and told every decision. */
+  readonly webhooks?: Webhooks;
 }
 
 const MIB = 1024 * 1024;
@@ -262,6 +267,10 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
     return jsonResponse(200, result.body, indent, headers);
   }
 
+  const webhooks = options.webhooks;
+  // Registered first: the catch-all routes below would take /api/… for a system id or a panel route.
+  if (webhooks !== undefined) registerSubscriptionRoutes(api, { webhooks, identify, maxBodyBytes, indent, now: options.now ?? Date.now });
+
   if (target.kind === "system") {
     const live = target.live;
     // Decisions and who-can-access are answered by the read-only handler, on the live engine.
@@ -275,6 +284,9 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
       indent,
       ...(options.now !== undefined ? { now: options.now } : {}),
       ...(options.onError !== undefined ? { onError: options.onError } : {}),
+      ...(webhooks !== undefined
+        ? { onDecided: (requests: readonly unknown[], decisions: readonly Decision[], engine: Engine) => webhooks.recordDecisions(requests, decisions, engine.snapshot) }
+        : {}),
     });
     // Decisions and who-can-access name holders of every partition: admin and integrator tokens only (H21).
     const engineRoute = async (request: Request, id: string): Promise<Response> => {

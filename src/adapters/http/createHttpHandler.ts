@@ -10,6 +10,7 @@
 // The system id is compared only after `authorize` accepted the token for it, so a caller learns
 // nothing about which systems exist here unless allowed to ask about them.
 import type { Engine } from "../../evaluate/index.js";
+import type { Decision } from "../../model/index.js";
 import { answerDecisions } from "./answerDecisions.js";
 import { answerDeviceAccess, pageHeaders } from "./answerDeviceAccess.js";
 import { answerRsop } from "./answerRsop.js";
@@ -65,6 +66,11 @@ export interface HttpHandlerOptions {
   readonly now?: () => number;
   /** Told about every unexpected error (answered 500 with a generic message); default: ignored. */
   readonly onError?: (error: unknown, request: Request) => void;
+  /**
+   * Told the requests and decisions of every answered `POST /decisions`, before the answer is sent
+   * (the answer waits for its promise; a rejection answers 500). The service stores access events here.
+   */
+  readonly onDecided?: (requests: readonly unknown[], decisions: readonly Decision[], engine: Engine) => void | Promise<void>;
 }
 
 const MIB = 1024 * 1024;
@@ -162,7 +168,9 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
         const keys = [...new Set(url.searchParams.keys())];
         if (keys.length > 0) throw new HttpError(400, "Invalid query parameters.", keys.map((k) => ({ path: k, message: "Unknown query parameter; this route takes none." })));
         const body = await readJsonBody(request, maxBodyBytes);
-        return jsonResponse(200, answerDecisions(engine, body), indent);
+        const answer = answerDecisions(engine, body);
+        if (options.onDecided !== undefined) await options.onDecided(Array.isArray(body) ? body : [body], Array.isArray(answer) ? answer : [answer], engine);
+        return jsonResponse(200, answer, indent);
       }
     }
   }

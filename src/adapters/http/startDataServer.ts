@@ -19,6 +19,7 @@ import type { ReportService } from "./reportService.js";
 import { closeGracefully, streamLog } from "./startServer.js";
 import { tokenAuthorizer } from "./tokenAuthorizer.js";
 import { ADMIN, type TokenEntry, TokensFileError, grantLookup } from "./tokens.js";
+import { type WebhookOptions, Webhooks } from "../events/webhookService.js";
 
 /** Options of startDataServer. Exactly one of `token` and `insecureNoAuth` is required, and one of `dataFile` and `storeUrl`. */
 export interface StartDataServerOptions {
@@ -57,6 +58,10 @@ export interface StartDataServerOptions {
   readonly log?: (line: string) => void;
   /** A generated report keeps at most this many records, then ends `finishedTruncated`; default 1,000,000. */
   readonly maxReportEntries?: number;
+  /** The organization id of the subscription routes; default the system id (1.0: the panel's serial number). */
+  readonly organizationId?: string;
+  /** Webhook delivery settings (attempts, backoff, timeouts, backlog cap). */
+  readonly webhooks?: WebhookOptions;
 }
 
 /** A running `--data` server. */
@@ -69,6 +74,8 @@ export interface RunningDataServer {
   readonly replica?: ReplicatedSystem;
   /** The holder (2.0) or people (1.0) reports of the system served. */
   readonly reports: ReportService;
+  /** Its webhook subscriptions and dispatcher (SQLite only). */
+  readonly webhooks: Webhooks | undefined;
   /** Stops accepting connections, waits for open requests, writes and reports being generated, stores a snapshot, closes the database. */
   close(): Promise<void>;
 }
@@ -110,6 +117,8 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
   const store: Store = options.storeUrl !== undefined ? await openPostgresStore(options.storeUrl) : await openSqliteStore(options.dataFile!);
   let durable: DurableSystem;
   let replica: ReplicatedSystem | undefined;
+  // Set once the system is open; the outbox hook runs only for writes, which come later.
+  let webhooks: Webhooks | undefined;
   try {
     const stored = await store.load();
     const initial = options.initial;
@@ -129,7 +138,20 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
       durable = await openDurableSystem(store, {
         ...opening,
         onSnapshotError: (e) => log(`storing a snapshot failed (the change log still has every change): ${(e as Error)?.message ?? String(e)}`),
+        ...(store.webhooks !== undefined
+          ? { outbox: { forWrite: (w) => webhooks?.forWrite(w) ?? [], stored: (entries) => webhooks?.stored(entries) } }
+          : {}),
       });
+    if (store.webhooks !== undefined) {
+      const target = durable.target;
+      webhooks = await Webhooks.open(
+        store.webhooks,
+        target.kind === "system"
+          ? { generation: "2.0", organizationId: options.organizationId ?? target.live.snapshot.systemId, nodeIds: () => new Set(target.live.snapshot.cloudNodes.map((n) => n.id)) }
+          : { generation: "1.0", organizationId: options.organizationId ?? target.live.snapshot.serialNumber, nodeIds: () => new Set([target.live.snapshot.serialNumber]) },
+        { ...options.webhooks, log: options.webhooks?.log ?? log, ...(options.now !== undefined ? { now: options.now } : {}) },
+      );
+    }
     const ms = (performance.now() - t0).toFixed(0);
     const what = durable.target.kind === "system" ? `system ${durable.target.live.snapshot.systemId}` : "1.0 panel";
     const from = durable.startedFrom;
@@ -139,6 +161,7 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
       if (initial !== undefined) log(`${initial.file} ignored: it only seeds an empty database, and ${where} already holds the ${KIND_NAME[durable.kind]} (change ${from.seq})`);
     }
   } catch (e) {
+    await webhooks?.close();
     await store.close();
     throw e;
   }
@@ -146,6 +169,7 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
   if (tokens !== undefined && durable.kind === "panel") {
     const scoped = tokens.entries.flatMap((e, i) => (e.grant.partitions !== null ? [{ path: `#${i + 1}.role`, message: `A 1.0 panel is served to admin and integrator tokens only, not to a ${e.grant.role}.` }] : []));
     if (scoped.length > 0) {
+      await webhooks?.close();
       await durable.close();
       throw new TokensFileError(tokens.file, scoped);
     }
@@ -190,6 +214,8 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
       },
       onReportError: (e) => log(`report generation failed: ${(e as Error)?.stack ?? String(e)}`),
       onError: (e, request) => log(`internal error on ${request.method} ${new URL(request.url).pathname}: ${(e as Error)?.stack ?? String(e)}`),
+      // Subscriptions and events belong to the system opened at start (a migrated one gets them at the next start).
+      ...(webhooks !== undefined && served.target === durable.target ? { webhooks } : {}),
     });
   // The migration routes (M8–M12) in front of the served system's app, when the store can keep a
   // migration (SQLite; not a PostgreSQL replica); otherwise the app alone.
@@ -266,6 +292,7 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
       s.once("error", reject);
     });
   } catch (e) {
+    await webhooks?.close();
     await durable.close();
     throw e;
   }
@@ -282,12 +309,15 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
       return front.current();
     },
     ...(replica !== undefined ? { replica } : {}),
+    webhooks,
     get reports() {
       return reportServices.get(front.current().target)!;
     },
     close() {
       closing ??= (async () => {
         await closeGracefully(server, options.closeGraceMs ?? 5000);
+        // The dispatcher stops first: an attempt in flight is cut off and its event stays pending.
+        await webhooks?.close();
         await Promise.all([...reportServices.values()].map((r) => r.settled()));
         await front.job?.running;
         await front.current().close();

@@ -6,6 +6,18 @@ import type { Patch } from "immer";
 import { type LiveSystem, type PanelLiveSystem, type Operation, type OperationResult, type PanelOperationResult, createLiveSystem, createPanelLiveSystem } from "../../live/index.js";
 import { type Issue, SnapshotError } from "../../model/index.js";
 import { type Store, type StoredChange, type StoredKind, StoreError } from "./store.js";
+import type { OutboxEntry } from "./webhookStore.js";
+
+/** One accepted write, as the outbox hook sees it (before it is stored). */
+export interface AcceptedWrite {
+  readonly operation: Operation;
+  /** The snapshot before and after the write. */
+  readonly before: unknown;
+  readonly after: unknown;
+  readonly patches: readonly Patch[];
+  /** When it was accepted (ISO 8601, UTC): the time stored with it. */
+  readonly time: string;
+}
 
 /** What `openDurableSystem` did at start-up. */
 export type StartedFrom =
@@ -25,6 +37,14 @@ export interface DurableSystemOptions {
   readonly now?: () => number;
   /** Told about a snapshot that could not be stored (the log still has every change); default: ignored. */
   readonly onSnapshotError?: (e: unknown) => void;
+  /**
+   * The webhook events of an accepted write, stored in the same transaction as the write (the
+   * store's `append`); `stored` is told once they are durable. Default: none.
+   */
+  readonly outbox?: {
+    readonly forWrite: (write: AcceptedWrite) => readonly OutboxEntry[];
+    readonly stored: (entries: readonly OutboxEntry[]) => void;
+  };
 }
 
 /** A live system whose accepted writes are durable. */
@@ -139,16 +159,21 @@ export async function openDurableSystem(store: Store, options: DurableSystemOpti
 
   async function writeNow(asked: Operation, prepare?: (op: Operation) => Operation): Promise<OperationResult | PanelOperationResult> {
     const op = prepare === undefined ? asked : prepare(asked);
+    const before = target.live.snapshot;
     const result = target.kind === "system" ? target.live.apply(op) : target.live.apply(op);
     if (!result.ok || !("patches" in result)) return result;
+    const time = iso();
+    let outbox: readonly OutboxEntry[] = [];
     try {
-      seq = await store.append(op, result.patches, iso());
+      outbox = options.outbox?.forWrite({ operation: op, before, after: target.live.snapshot, patches: result.patches as Patch[], time }) ?? [];
+      seq = await store.append(op, result.patches, time, ...(outbox.length > 0 ? [outbox] : []));
       committed = { seq, snapshot: target.live.snapshot };
     } catch (e) {
       const undone = target.live.applyPatches(result.inversePatches as Patch[]);
       if (!undone.ok) throw new StoreError(`a write could not be stored nor undone: ${(e as Error).message}`);
       throw e;
     }
+    if (outbox.length > 0) options.outbox!.stored(outbox);
     // In the background: the next writes do not wait for it (a snapshot of L takes about a second).
     if (seq - snapshotSeq >= every) void takeSnapshot();
     return result;

@@ -5,6 +5,8 @@
 import type { Database as SqliteDatabase } from "better-sqlite3";
 import { jsonSlices } from "./jsonSlices.js";
 import { type StoredChange, type StoredKind, type StoredState, type Store, StoreError } from "./store.js";
+import { type SqliteLike, sqliteWebhooks } from "./sqliteWebhooks.js";
+import type { OutboxEntry } from "./webhookStore.js";
 
 /** The schema version written to `meta`; a database of another version is refused. */
 const SCHEMA_VERSION = "1";
@@ -124,8 +126,11 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
     setMeta.run("kind", kind);
     insertSnapshot.run(0, time, snapshot);
   });
-  const append = db.transaction((operation: string, patches: string, time: string) => {
+  // The webhook tables (sqliteWebhooks.ts): an outbox row commits with the change that caused it.
+  const webhooks = sqliteWebhooks(db as unknown as SqliteLike, open);
+  const append = db.transaction((operation: string, patches: string, time: string, outbox: readonly OutboxEntry[]) => {
     insertChange.run(seq + 1, time, operation, patches);
+    webhooks.insert(outbox);
   });
   const finishSnapshot = db.transaction((at: number, text: string, time: string) => {
     insertSnapshot.run(at, time, text);
@@ -181,9 +186,9 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
       open();
       init(kind, JSON.stringify(snap), time);
     },
-    async append(operation, patches, time) {
+    async append(operation, patches, time, outbox = []) {
       open();
-      append(JSON.stringify(operation), JSON.stringify(patches), time);
+      append(JSON.stringify(operation), JSON.stringify(patches), time, outbox);
       seq += 1;
       return seq;
     },
@@ -223,6 +228,7 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
       open();
       return removeReport.run(id).changes > 0;
     },
+    webhooks: webhooks.store,
     async close() {
       if (closed) return;
       closed = true;

@@ -3,6 +3,8 @@
 // replays those changes' patches. SQLite implements it (sqliteStore.ts); nothing below the adapters
 // layer knows it exists.
 
+import type { OutboxEntry, WebhookStore } from "./webhookStore.js";
+
 /** What a store holds: an architecture 2.0 system or a 1.0 panel. */
 export type StoredKind = "system" | "panel";
 
@@ -52,8 +54,11 @@ export interface Store {
   load(): Promise<StoredState | null>;
   /** Imports the first snapshot into an empty store (sequence number 0). */
   init(kind: StoredKind, snapshot: unknown, time: string): Promise<void>;
-  /** Appends one accepted write; resolves to its sequence number once it is durable. */
-  append(operation: unknown, patches: readonly unknown[], time: string): Promise<number>;
+  /**
+   * Appends one accepted write; resolves to its sequence number once it is durable. `outbox`: the
+   * webhook events the write caused, stored in the same transaction (stores with `webhooks` only).
+   */
+  append(operation: unknown, patches: readonly unknown[], time: string, outbox?: readonly OutboxEntry[]): Promise<number>;
   /**
    * Stores the snapshot as of sequence number `seq` (start-up then replays only the log after it).
    * The snapshot is immutable, so it may be serialized in steps while appends go on; until the
@@ -71,6 +76,8 @@ export interface Store {
   reportRecords(id: string): Promise<unknown[] | null>;
   /** Removes a report and its records; false when no report has this id. */
   deleteReport(id: string): Promise<boolean>;
+  /** Webhook subscriptions and their outbox (webhookStore.ts); absent when this store does not keep them (SQLite does). */
+  readonly webhooks?: WebhookStore;
   /** Releases the database (and its lock). */
   close(): Promise<void>;
   /**

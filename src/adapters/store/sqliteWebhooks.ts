@@ -1,0 +1,161 @@
+// The webhook tables of the SQLite store (webhookStore.ts): subscriptions and the outbox. They live
+// in the store's database, so an outbox row and the change that caused it commit in one transaction.
+import type { OutboxEntry, OutboxRow, WebhookStore } from "./webhookStore.js";
+
+/** What this file needs of a better-sqlite3 database (the driver itself is loaded by sqliteStore.ts). */
+interface Statement {
+  run(...params: unknown[]): { changes: number };
+  get(...params: unknown[]): unknown;
+  all(...params: unknown[]): unknown[];
+}
+export interface SqliteLike {
+  exec(sql: string): unknown;
+  prepare(sql: string): Statement;
+  transaction<F extends (...args: never[]) => unknown>(fn: F): F;
+}
+
+export const WEBHOOK_SCHEMA = `
+CREATE TABLE IF NOT EXISTS webhook_subscriptions (id TEXT PRIMARY KEY, fields TEXT NOT NULL, odometer INTEGER NOT NULL DEFAULT 0) STRICT;
+CREATE TABLE IF NOT EXISTS webhook_outbox (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, subscription TEXT NOT NULL, kind TEXT NOT NULL, event_id TEXT NOT NULL, event TEXT NOT NULL,
+  state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT, parked_at TEXT, reason TEXT) STRICT;
+CREATE INDEX IF NOT EXISTS webhook_outbox_queue ON webhook_outbox (subscription, state, kind, seq);
+`;
+
+interface Row {
+  seq: number;
+  subscription: string;
+  kind: string;
+  event: string;
+  state: string;
+  attempts: number;
+  last_error: string | null;
+  parked_at: string | null;
+  reason: string | null;
+}
+
+function toRow(r: Row): OutboxRow {
+  return {
+    seq: r.seq,
+    subscriptionId: r.subscription,
+    kind: r.kind as OutboxRow["kind"],
+    event: JSON.parse(r.event) as OutboxRow["event"],
+    state: r.state as OutboxRow["state"],
+    attempts: r.attempts,
+    lastError: r.last_error,
+    parkedAt: r.parked_at,
+    reason: r.reason as OutboxRow["reason"],
+  };
+}
+
+/**
+ * The webhook tables of an open database (created if missing): the WebhookStore, and `insert`, which
+ * adds outbox rows inside the caller's transaction (the store's `append`).
+ */
+export function sqliteWebhooks(db: SqliteLike, open: () => void): { store: WebhookStore; insert: (entries: readonly OutboxEntry[]) => void } {
+  db.exec(WEBHOOK_SCHEMA);
+  const insertRow = db.prepare("INSERT INTO webhook_outbox (subscription, kind, event_id, event) VALUES (?, ?, ?, ?)");
+  const insert = (entries: readonly OutboxEntry[]) => {
+    // One event usually goes to several subscriptions: its JSON is written once per row but made once.
+    let last: unknown = null;
+    let text = "";
+    for (const e of entries) {
+      if (e.event !== last) [last, text] = [e.event, JSON.stringify(e.event)];
+      insertRow.run(e.subscriptionId, e.kind, e.event.id, text);
+    }
+  };
+  const enqueue = db.transaction((entries: readonly OutboxEntry[]) => insert(entries));
+  const all = db.prepare("SELECT id, fields, odometer FROM webhook_subscriptions ORDER BY id");
+  const put = db.prepare("INSERT INTO webhook_subscriptions (id, fields) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET fields = excluded.fields");
+  const delSub = db.prepare("DELETE FROM webhook_subscriptions WHERE id = ?");
+  const delRows = db.prepare("DELETE FROM webhook_outbox WHERE subscription = ?");
+  const remove = db.transaction((id: string) => {
+    delRows.run(id);
+    delSub.run(id);
+  });
+  const pending = db.prepare("SELECT * FROM webhook_outbox WHERE subscription = ? AND state = 'pending' ORDER BY seq LIMIT ?");
+  const counts = db.prepare("SELECT subscription, kind, count(*) AS n FROM webhook_outbox WHERE state = 'pending' GROUP BY subscription, kind");
+  const delRow = db.prepare("DELETE FROM webhook_outbox WHERE subscription = ? AND seq = ?");
+  const bump = db.prepare("UPDATE webhook_subscriptions SET odometer = odometer + ? WHERE id = ?");
+  const delivered = db.transaction((rows: readonly { subscriptionId: string; seq: number }[]) => {
+    const counts = new Map<string, number>();
+    for (const r of rows) if (delRow.run(r.subscriptionId, r.seq).changes > 0) counts.set(r.subscriptionId, (counts.get(r.subscriptionId) ?? 0) + 1);
+    for (const [id, n] of counts) bump.run(n, id);
+  });
+  const park = db.prepare(
+    "UPDATE webhook_outbox SET state = 'parked', attempts = ?, last_error = ?, parked_at = ?, reason = 'failed' WHERE subscription = ? AND seq = ? AND state = 'pending'",
+  );
+  const parkOldest = db.prepare(
+    `UPDATE webhook_outbox SET state = 'parked', last_error = 'the backlog of this subscription was full', parked_at = ?, reason = 'backlog'
+     WHERE seq IN (SELECT seq FROM webhook_outbox WHERE subscription = ? AND state = 'pending' AND kind = ? ORDER BY seq DESC LIMIT -1 OFFSET ?)`,
+  );
+  const parkedPage = db.prepare("SELECT * FROM webhook_outbox WHERE subscription = ? AND state = 'parked' ORDER BY seq LIMIT ? OFFSET ?");
+  const parkedCount = db.prepare("SELECT count(*) AS n FROM webhook_outbox WHERE subscription = ? AND state = 'parked'");
+  const redeliverAll = db.prepare(
+    "UPDATE webhook_outbox SET state = 'pending', attempts = 0, parked_at = NULL, reason = NULL WHERE subscription = ? AND state = 'parked'",
+  );
+  const redeliverOne = db.prepare(
+    "UPDATE webhook_outbox SET state = 'pending', attempts = 0, parked_at = NULL, reason = NULL WHERE subscription = ? AND state = 'parked' AND event_id = ?",
+  );
+  const redeliver = db.transaction((id: string, ids: readonly string[] | null) => {
+    if (ids === null) return redeliverAll.run(id).changes;
+    let n = 0;
+    for (const e of new Set(ids)) n += redeliverOne.run(id, e).changes;
+    return n;
+  });
+
+  const store: WebhookStore = {
+    async subscriptions() {
+      open();
+      return (all.all() as { id: string; fields: string; odometer: number }[]).map((r) => ({ id: r.id, fields: JSON.parse(r.fields) as unknown, odometer: r.odometer }));
+    },
+    async putSubscription(id, fields) {
+      open();
+      put.run(id, JSON.stringify(fields));
+    },
+    async deleteSubscription(id) {
+      open();
+      remove(id);
+    },
+    async enqueue(entries) {
+      open();
+      if (entries.length > 0) enqueue(entries);
+    },
+    async pending(id, limit) {
+      open();
+      return (pending.all(id, limit) as Row[]).map(toRow);
+    },
+    async pendingCounts() {
+      open();
+      const out = new Map<string, { access: number; change: number }>();
+      for (const r of counts.all() as { subscription: string; kind: "access" | "change"; n: number }[]) {
+        const c = out.get(r.subscription) ?? { access: 0, change: 0 };
+        c[r.kind] = r.n;
+        out.set(r.subscription, c);
+      }
+      return out;
+    },
+    async delivered(rows) {
+      open();
+      if (rows.length > 0) delivered(rows);
+    },
+    async park(id, seq, attempts, lastError, time) {
+      open();
+      park.run(attempts, lastError, time, id, seq);
+    },
+    async parkOldest(id, kind, keep, time) {
+      open();
+      return parkOldest.run(time, id, kind, keep).changes;
+    },
+    async parked(id, offset, limit) {
+      open();
+      const rows = (parkedPage.all(id, limit, offset) as Row[]).map(toRow);
+      return { rows, total: (parkedCount.get(id) as { n: number }).n };
+    },
+    async redeliver(id, ids) {
+      open();
+      return redeliver(id, ids);
+    },
+  };
+  return { store, insert };
+}

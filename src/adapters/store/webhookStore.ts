@@ -1,0 +1,68 @@
+// What a store keeps for webhooks: the subscriptions, and the outbox of events waiting for delivery
+// (one row per event and subscription, in the order they were stored), some of them parked after
+// their last attempt. A store that keeps them offers `Store.webhooks` and stores the outbox rows an
+// `append` is given in the same transaction as the change itself, so an acknowledged write always
+// has its events. Implemented for SQLite (sqliteWebhooks.ts); a PostgreSQL store implements the same
+// methods on its own tables (the dispatcher runs on one replica at a time).
+
+/** An event to deliver to one subscription. */
+export interface OutboxEntry {
+  readonly subscriptionId: string;
+  /** `access` events (from decisions) may be parked when a subscription's backlog is too long; `change` events never are. */
+  readonly kind: "access" | "change";
+  /** The event (JSON, unfiltered: the secrecy filter is applied when it is sent). */
+  readonly event: { readonly id: string; readonly topic: string; readonly occurredAt: string };
+}
+
+/** An outbox row: its entry, its place in the order, and where it stands. */
+export interface OutboxRow extends OutboxEntry {
+  /** Its position in the outbox: rows of one subscription are sent in this order. */
+  readonly seq: number;
+  readonly state: "pending" | "parked";
+  /** Attempts made before it was parked (0 while pending). */
+  readonly attempts: number;
+  /** Why the last attempt failed, or why it was parked. */
+  readonly lastError: string | null;
+  readonly parkedAt: string | null;
+  /** `failed`: every attempt failed; `backlog`: parked unsent because the backlog was too long. */
+  readonly reason: "failed" | "backlog" | null;
+}
+
+/** A stored subscription: its fields (JSON) and how many notifications it delivered. */
+export interface StoredSubscription {
+  readonly id: string;
+  readonly fields: unknown;
+  readonly odometer: number;
+}
+
+/**
+ * Durable webhook state. Every method has committed when its promise resolves; the caller runs
+ * them one at a time, like the Store's own methods.
+ */
+export interface WebhookStore {
+  /** Every subscription. */
+  subscriptions(): Promise<StoredSubscription[]>;
+  /** Creates or replaces a subscription's fields (its odometer is kept). */
+  putSubscription(id: string, fields: unknown): Promise<void>;
+  /** Deletes a subscription and every outbox row of it. */
+  deleteSubscription(id: string): Promise<void>;
+  /** Stores events that no change caused (access events of decisions), in one transaction. */
+  enqueue(entries: readonly OutboxEntry[]): Promise<void>;
+  /** The oldest pending rows of a subscription, at most `limit`. */
+  pending(subscriptionId: string, limit: number): Promise<OutboxRow[]>;
+  /** How many rows of each kind wait per subscription (pending only). */
+  pendingCounts(): Promise<Map<string, { access: number; change: number }>>;
+  /**
+   * Rows were delivered: removes them and adds one per row to their subscription's odometer, in one
+   * transaction (the dispatcher batches them: a delivery forgotten by a crash is sent again).
+   */
+  delivered(rows: readonly { readonly subscriptionId: string; readonly seq: number }[]): Promise<void>;
+  /** Parks a pending row after its last attempt. */
+  park(subscriptionId: string, seq: number, attempts: number, lastError: string, time: string): Promise<void>;
+  /** Parks the oldest pending rows of `kind` beyond the newest `keep` (reason `backlog`); resolves to how many. */
+  parkOldest(subscriptionId: string, kind: OutboxEntry["kind"], keep: number, time: string): Promise<number>;
+  /** A page of a subscription's parked rows, oldest first, and their total. */
+  parked(subscriptionId: string, offset: number, limit: number): Promise<{ rows: OutboxRow[]; total: number }>;
+  /** Makes parked rows pending again (all of the subscription's, or those with these event ids); resolves to how many. */
+  redeliver(subscriptionId: string, eventIds: readonly string[] | null): Promise<number>;
+}

@@ -1,0 +1,19 @@
+/**
+ * rsop-engine/webhooks: events and their signatures, for an embedder with its own transport and for
+ * receivers. A decision becomes an access event (`accessEvent`), an accepted write becomes
+ * `entity.added|modified|removed` events (`changeEvents`), a subscription's secrecy level filters
+ * each on a copy (`filterEvent`), and `signBody` / `verifySignature` make and check the
+ * `X-SERVICE-SIGNATURE` header (HMAC-SHA1, constant-time comparison).
+ *
+ * Unlike the root entry it loads `node:crypto` (for the HMAC); it loads no server library.
+ * @packageDocumentation
+ */
+export { accessEvent } from "./adapters/events/accessEvent.js";
+export { changeEvents } from "./adapters/events/changeEvents.js";
+export { filterEvent } from "./adapters/events/filterEvent.js";
+export { SIGNATURE_HEADER, signBody, verifySignature } from "./adapters/events/signature.js";
+
+export type { AccessEventOptions } from "./adapters/events/accessEvent.js";
+export type { ChangeInput, PatchLike } from "./adapters/events/changeEvents.js";
+export type { AccessEvent, ChangeEvent, EntityType, SecrecyLevel, WebhookEvent } from "./adapters/events/types.js";
+export type { AccessTopic, ChangeTopic } from "./adapters/events/topics.js";
