@@ -147,6 +147,8 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
       if (!methods.includes(method)) throw new HttpError(405, `${method} is not allowed here; use ${methods.join(", ")}.`, [], { allow: methods.join(", ") });
     };
     const view = (): SystemSnapshot => (target.kind === "system" ? scopeOf(target.live.snapshot, grant).view : target.live.engine.loaded.system);
+    // The store is the truth: replicas on one database share their reports (RP14).
+    if (seg[0] !== "preview") await reports.refresh();
     if (seg.length === 1 && (seg[0] === "preview" || seg[0] === "generate")) {
       allow("POST");
       const body = await writeBody(request, maxBodyBytes);

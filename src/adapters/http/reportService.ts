@@ -108,6 +108,24 @@ export class ReportService {
     return service;
   }
 
+  /**
+   * Reads the reports the store holds again: ones another process (a replica on the same database)
+   * made or finished appear, ones it deleted go; a report this process is still building keeps its
+   * own state.
+   */
+  async refresh(): Promise<void> {
+    const stored = await this.#opts.store.listReports();
+    const ids = new Set<string>();
+    for (const r of stored) {
+      ids.add(r.id);
+      const info = r.info as ReportInfo;
+      const mine = this.#infos.get(r.id);
+      if (mine === undefined || mine.metadata.status !== "pending" || info.metadata.status !== "pending") this.#infos.set(r.id, info);
+      if (typeof info.metadata.id === "number") this.#nextInt = Math.max(this.#nextInt, info.metadata.id + 1);
+    }
+    for (const id of [...this.#infos.keys()]) if (!ids.has(id) && this.#infos.get(id)!.metadata.status !== "pending") this.#infos.delete(id);
+  }
+
   /** Waits for every report being generated. */
   async settled(): Promise<void> {
     while (this.#running.size > 0) await Promise.all([...this.#running]);
