@@ -182,9 +182,9 @@ export class LiveSystem {
    * `applyPatches` of the accepted results' patches, in order, then makes the change (a replica
    * stores a write before it shows it).
    * @example
-   * live.preview([{ method: "POST", path: "/groups", body: { name: "Night" } }])[0]!.status; //=> 200
+   * live.check([{ method: "POST", path: "/groups", body: { name: "Night" } }])[0]!.status; //=> 200
    */
-  preview(ops: readonly Operation[]): OperationResult[] {
+  check(ops: readonly Operation[]): OperationResult[] {
     let current = this.#snapshot;
     const results: OperationResult[] = [];
     for (const op of ops) {

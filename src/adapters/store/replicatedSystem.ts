@@ -4,7 +4,7 @@
 // every reconnect by sequence number for safety (a missed notification, a reconnect or a restart
 // loses nothing).
 //
-// A write is checked against the live system without changing it (LiveSystem.preview; a 1.0 panel:
+// A write is checked against the live system without changing it (LiveSystem.check; a 1.0 panel:
 // applied and undone at once) and appended at the next sequence number; only once the log has it is
 // it applied and answered. The writes that queue
 // while one append is on its way are checked in order and stored together in the next (group commit). So reads and decisions
@@ -250,7 +250,7 @@ export async function openReplicatedSystem(store: SharedStore, options: Replicat
             return { error };
           }
         });
-        const results = target.live.preview(ops);
+        const results = target.live.check(ops);
         let k = 0;
         for (const x of prepared) {
           if ("error" in x) {

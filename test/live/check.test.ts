@@ -1,4 +1,4 @@
-// LiveSystem.preview: the answers `apply` would give one after the other, without any change; the
+// LiveSystem.check: the answers `apply` would give one after the other, without any change; the
 // accepted results' patches, applied in order, then give exactly what `apply` would have.
 import type { Patch } from "immer";
 import { expect, test } from "vitest";
@@ -21,7 +21,7 @@ function live() {
   return r.value;
 }
 
-test("preview answers as apply one after the other, changes nothing, and its patches replay to apply's snapshot", () => {
+test("check answers as apply one after the other, changes nothing, and its patches replay to apply's snapshot", () => {
   const applied = live();
   const expected = OPS.map((op) => applied.apply(op));
   expect(expected.map((r) => r.status)).toEqual([200, 201, 409, 409, 204, 204]);
@@ -29,7 +29,7 @@ test("preview answers as apply one after the other, changes nothing, and its pat
   const previewed = live();
   const before = previewed.snapshot;
   const engine = previewed.engine;
-  const results = previewed.preview(OPS);
+  const results = previewed.check(OPS);
   expect(results).toEqual(expected);
   expect(previewed.snapshot).toBe(before);
   expect(previewed.engine).toBe(engine);
