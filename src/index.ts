@@ -59,6 +59,7 @@ export type {
 export type { AtOptions, RsopOptions, RsopResult, RsopHolder, RsopRule, RsopDevice, RsopFloorGroup, RsopNodeRef } from "./evaluate/rsop.js";
 export type { WhoResult, AccessEntry } from "./evaluate/who.js";
 export type { AccessWindowsResult, AccessInterval, PeriodOptions } from "./evaluate/accessWindows.js";
+export type { Explanation, TraceRule, TraceStep, TraceStepName } from "./evaluate/explain.js";
 export type { LoadedPanel } from "./model/parsePanel.js";
 export type { PanelSnapshot, PanelSnapshotInput } from "./model/panelSchema.js";
 export type { DroppedField, MappedType } from "./model/panelToSystem.js";

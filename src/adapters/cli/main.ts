@@ -7,6 +7,7 @@ import { registerBenchCommand } from "./benchCommand.js";
 import { registerCardCommand } from "./cardCommand.js";
 import { DECIDE_HELP, type DecideFormat, decideCommand } from "./decideCommand.js";
 import { demoCommand } from "./demoCommand.js";
+import { registerExplainCommand } from "./explainCommand.js";
 import { CliError, type CliIo, UsageError, isClosedStreamError, issueLines } from "./io.js";
 import { registerMigrationCommands } from "./migrationCommands.js";
 import { registerQueryCommands } from "./queryCommands.js";
@@ -101,6 +102,7 @@ export async function runCli(argv: readonly string[], base: CliIo): Promise<numb
   const setCode = (c: number) => {
     code = c;
   };
+  registerExplainCommand(program, io, setCode);
   registerQueryCommands(program, io, setCode);
   registerMigrationCommands(program, io, setCode);
   registerCardCommand(program, io, setCode);

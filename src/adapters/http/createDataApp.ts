@@ -219,6 +219,7 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
       return engineRoutes(request);
     };
     api.all("/:systemId/decisions", (c) => engineRoute(c.req.raw, c.req.param("systemId")));
+    api.all("/:systemId/decisions/explain", (c) => engineRoute(c.req.raw, c.req.param("systemId")));
     api.all("/:systemId/devices/:deviceId/access", (c) => engineRoute(c.req.raw, c.req.param("systemId")));
     api.all("/:systemId/*", async (c) => {
       const request = c.req.raw;
