@@ -35,7 +35,7 @@ export function renderPictureSvg(p: WeeklyPicture, id = "picture", titles = true
     out.push(`<text x="${x}" y="14" font-weight="600">${esc(day ? `${day.weekday} ${day.date}` : "")}</text>`);
     if (dst) {
       const r = p.rows.find((row) => row.days[d]?.dst === true)!.days[d]!;
-      out.push(`<text class="dst" x="${x}" y="27" fill="#b35c00" font-weight="600">DST: ${r.hours} h (${esc(r.offsetStart)} → ${esc(r.offsetEnd)})</text>`);
+      out.push(`<text class="dst" x="${x}" y="27" fill="#b35c00" font-weight="600" font-size="9">DST: ${r.hours} h (${esc(r.offsetStart)}→${esc(r.offsetEnd)})</text>`);
       out.push(`<rect class="dst-day" x="${x - 2}" y="31" width="${DAY_W + 4}" height="${Math.max(1, p.rows.length) * ROW_H + 8}" fill="none" stroke="#b35c00" stroke-dasharray="3 2"/>`);
     }
     for (const hr of [0, 6, 12, 18]) out.push(`<text x="${x + hr * CELL_W}" y="${HEAD_H - 4}" fill="#666" font-size="9">${hr}</text>`);
@@ -90,17 +90,9 @@ export function renderPicturePage(p: WeeklyPicture): string {
 /** How many holders the diff page draws before/after pictures for (the table lists every change). */
 const PICTURED_HOLDERS = 8;
 
-/** The standalone HTML page of a diff: the changes, and before/after pictures of the holders they touch (rows that changed). */
+/** The standalone HTML page of a diff: before/after pictures of the holders it touches (the rows that changed), then a table of every change. */
 export function renderDiffPage(diff: AccessDiff, before: Engine, after: Engine): string {
   const parts: string[] = [`<h1>Access changes from ${esc(diff.from)} to ${esc(diff.to)}</h1>`, `<p>${diff.changes.length} change${diff.changes.length === 1 ? "" : "s"}.</p>`];
-  if (diff.changes.length > 0) {
-    parts.push("<table><tr><th>Holder</th><th>Door or floor group</th><th>Gained</th><th>Lost</th><th>Rules before</th><th>Rules after</th></tr>");
-    for (const c of diff.changes)
-      parts.push(
-        `<tr><td>${esc(c.holderId)}</td><td>${esc(c.deviceId ?? `floor group ${c.floorGroupId}`)}</td><td class="gained">${c.gained.map((s) => `${esc(s.start)} → ${esc(s.end)}`).join("<br>")}</td><td class="lost">${c.lost.map((s) => `${esc(s.start)} → ${esc(s.end)}`).join("<br>")}</td><td>${esc(c.rulesBefore.join(", "))}</td><td>${esc(c.rulesAfter.join(", "))}</td></tr>`,
-      );
-    parts.push("</table>");
-  }
   const all = [...new Set(diff.changes.map((c) => c.holderId))];
   const holders = all.slice(0, PICTURED_HOLDERS);
   if (all.length > holders.length) parts.push(`<p>Pictures of the first ${holders.length} of ${all.length} holders (the table lists every change).</p>`);
@@ -119,5 +111,14 @@ export function renderDiffPage(diff: AccessDiff, before: Engine, after: Engine):
       parts.push(`<h3>${side}</h3>`, renderPictureSvg({ ...p, rows: p.rows.filter((r) => changed.has(r.id)) }, `${side}-${i}`, false));
     }
   });
+  if (diff.changes.length > 0) {
+    parts.push("<h2>Every change</h2>");
+    parts.push("<table><tr><th>Holder</th><th>Door or floor group</th><th>Gained</th><th>Lost</th><th>Rules before</th><th>Rules after</th></tr>");
+    for (const c of diff.changes)
+      parts.push(
+        `<tr><td>${esc(c.holderId)}</td><td>${esc(c.deviceId ?? `floor group ${c.floorGroupId}`)}</td><td class="gained">${c.gained.map((s) => `${esc(s.start)} → ${esc(s.end)}`).join("<br>")}</td><td class="lost">${c.lost.map((s) => `${esc(s.start)} → ${esc(s.end)}`).join("<br>")}</td><td>${esc(c.rulesBefore.join(", "))}</td><td>${esc(c.rulesAfter.join(", "))}</td></tr>`,
+      );
+    parts.push("</table>");
+  }
   return page(`Access changes from ${diff.from} to ${diff.to}`, parts.join("\n"));
 }
