@@ -19,6 +19,7 @@ import { type BatchResult, type Row, fmtNs, fmtOps, log, machine, renderTable } 
 import { run as cli } from "./cli.bench.js";
 import { run as compile } from "./compile.bench.js";
 import { run as decide } from "./decide.bench.js";
+import { run as diff } from "./diff.bench.js";
 import { run as incremental } from "./incremental.bench.js";
 import type { SizeName } from "./fixtures.js";
 import { run as memory } from "./memory.bench.js";
@@ -27,7 +28,7 @@ import { run as rsop } from "./rsop.bench.js";
 import { run as service } from "./service.bench.js";
 import type { Scenario, ScenarioContext } from "./scenario.js";
 
-const SCENARIOS: Readonly<Record<string, Scenario>> = { decide, memory, rsop, compile, incremental, peers, cli, service };
+const SCENARIOS: Readonly<Record<string, Scenario>> = { decide, memory, rsop, compile, incremental, diff, peers, cli, service };
 
 interface Job {
   readonly scenarios: readonly string[];
@@ -38,6 +39,7 @@ const JOBS: readonly Job[] = [
   { scenarios: ["decide", "memory", "rsop"], nodeFlags: ["--expose-gc"] },
   { scenarios: ["compile"], nodeFlags: [] },
   { scenarios: ["incremental"], nodeFlags: ["--expose-gc"] },
+  { scenarios: ["diff"], nodeFlags: [] },
   { scenarios: ["peers"], nodeFlags: [] },
   { scenarios: ["cli"], nodeFlags: [] },
   { scenarios: ["service"], nodeFlags: [] },

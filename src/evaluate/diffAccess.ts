@@ -295,8 +295,10 @@ function byId(a: string, b: string): number {
  * @returns `{ from, to, changes }`, changes sorted by holder id, then door or floor group id.
  * @throws QueryError for a bad instant or period.
  * @example
- * diffAccess(engineBefore, engineAfter, { from: "2026-04-13T00:00:00Z", to: "2026-04-20T00:00:00Z" }).changes[0];
- * //=> { holderId: "holder-0001", deviceId: "door-ward-3", gained: [], lost: [{ start: "2026-04-13T11:30:00.000Z", end: "2026-04-13T12:00:00.000Z" }], rulesBefore: ["rule-nurses-day-weekdays"], rulesAfter: [] }
+ * // after: the example building with rule-nurses-day-weekdays closing at 18:00 instead of 19:30
+ * diffAccess(engine, after, { from: "2026-04-13T05:00:00Z", to: "2026-04-20T05:00:00Z" }).changes.find((c) => c.deviceId === "door-ward-3");
+ * //=> { holderId: "holder-0001", deviceId: "door-ward-3", gained: [], lost: [{ start: "2026-04-13T23:00:00.000Z", end: "2026-04-14T00:30:00.000Z" }, …],
+ * //     rulesBefore: ["rule-nurses-day-weekdays"], rulesAfter: [] }
  */
 export function diffAccess(before: Engine, after: Engine, options: DiffOptions): AccessDiff {
   const { from, to } = period(options);

@@ -115,7 +115,7 @@ function rowOf(sys: CompiledSystem, h: CompiledHolder, dev: CompiledDevice, k: n
  * @returns the picture's rows, each with its days and 7 × 24 cells.
  * @throws QueryError for an unknown id or a bad `weekOf`.
  * @example
- * weeklyPicture(engine, { holderId: "holder-0001", weekOf: "2026-04-15" }).rows[0].cells[2][9]; //=> 1 (Wednesday 09:00–10:00 allowed throughout)
+ * weeklyPicture(engine, { holderId: "holder-0001", weekOf: "2026-04-15" }).rows[0].cells[2][9]; //=> 1 (Wednesday 09:00–10:00, allowed throughout)
  */
 export function weeklyPicture(engine: Engine, options: PictureOptions): WeeklyPicture {
   const sys = engine.compiled_;

@@ -95,7 +95,7 @@ export class LiveSystem {
    * Nothing changes: the snapshot and engine stay as they are, and the ids the operations' creates
    * drew are the ones the next creates get, so applying the same operations next gives the same ids.
    * @example
-   * live.preview([{ method: "DELETE", path: "/rules/rule-nurses-day-weekdays" }]).diff.changes.length; //=> 12
+   * live.preview([{ method: "DELETE", path: "/rules/rule-nurses-day-weekdays" }], { from: "2026-04-13T05:00:00Z" }).diff.changes.length; //=> 760 (76 nurses × 10 doors)
    * @throws QueryError for a bad `from` or `to` (the operations are checked first: a refused one is answered, not thrown).
    */
   preview(ops: Operation | readonly Operation[], options: Partial<DiffOptions> = {}): PreviewResult {
