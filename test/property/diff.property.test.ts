@@ -82,6 +82,25 @@ function checkDiff(a: Engine, b: Engine, diff: AccessDiff, p: { from: number; to
     for (const [s, e] of ms(c.gained)) for (const at of [s, Math.floor((s + e) / 2), e - 1]) expect([reaches(a, at), reaches(b, at)]).toEqual([false, true]);
     for (const [s, e] of ms(c.lost)) for (const at of [s, Math.floor((s + e) / 2), e - 1]) expect([reaches(a, at), reaches(b, at)]).toEqual([true, false]);
   }
+  // And at instants through the period, for every holder × floor group: reached after and not
+  // before exactly inside gained time, the reverse exactly inside lost time (a pair the diff missed
+  // shows up here as time it should have listed).
+  const floorGroups = [...new Set([...a.snapshot.floorGroups, ...b.snapshot.floorGroups].map((f) => f.id))];
+  const reachers = (e: Engine, fg: string, at: number) =>
+    e.snapshot.floorGroups.some((f) => f.id === fg) ? new Set(e.whoCanAccessFloorGroup(fg, { at }).holders.map((x) => x.holderId)) : new Set<string>();
+  for (const fg of floorGroups)
+    for (let at = p.from + 17 * 60_000; at < p.to; at += 3 * 3_600_000) {
+      const ra = reachers(a, fg, at);
+      const rb = reachers(b, fg, at);
+      for (const h of holders) {
+        const c = diff.changes.find((x) => x.holderId === h && x.floorGroupId === fg);
+        const inside = (spans: Spans) => spans.some(([s, e]) => s <= at && at < e);
+        expect([ra.has(h) && !rb.has(h), !ra.has(h) && rb.has(h)], `${h} at floor group ${fg}, ${new Date(at).toISOString()}`).toEqual([
+          c !== undefined && inside(ms(c.lost)),
+          c !== undefined && inside(ms(c.gained)),
+        ]);
+      }
+    }
   if (changed === 0) expect(diff.changes).toEqual([]);
   return changed;
 }
