@@ -6,7 +6,8 @@ import { type Engine, diffAccess, loadEngineOrThrow, weeklyPicture } from "../..
 import { createLiveSystem, seededIds } from "../../src/live/index.js";
 import { QueryError } from "../../src/model/index.js";
 import { renderPictureSvg } from "../../src/adapters/cli/picturePage.js";
-import { dataDir, startData } from "../http/dataSupport.js";
+import { SYSTEM_ID, dataDir, startData } from "../http/dataSupport.js";
+import { parseTokens } from "../../src/adapters/http/tokens.js";
 import { BUILDING_FILE, BUILDING_JSON, building, removeTempDirs } from "../http/fixtures.js";
 import { building as liveBuilding } from "../live/fixture.js";
 import { run, tempFiles } from "./cliHarness.js";
@@ -119,6 +120,37 @@ describe("live.preview", () => {
     expect(malformed.body.error.issues.map((i: { path: string }) => i.path).sort()).toEqual(["extra", "operations", "to"]);
   }, 60_000);
 });
+
+test("X1, X8: preview and explain answer admin and integrator tokens; a manager's or reporter's is 403", async () => {
+  const tokens = parseTokens({
+    "admin-token-aaaaaaaaaaaa": { role: "admin" },
+    "integrator-token-bbbbbbbbbbbb": { role: "integrator" },
+    "manager-token-cccccccccccc": { role: "manager", partitions: ["p-default"] },
+    "reporter-token-dddddddddddd": { role: "reporter", partitions: ["p-default"] },
+  });
+  if (!tokens.ok) throw new Error(JSON.stringify(tokens.issues));
+  const { db } = dataDir();
+  const { server } = await startData(db, liveBuilding(), { tokens: { file: "tokens.json", entries: tokens.entries } });
+  const post = async (token: string, path: string, body: unknown) =>
+    (
+      await fetch(`${server.url}/${SYSTEM_ID}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(20_000),
+      })
+    ).status;
+  const preview = { operations: [{ method: "DELETE", path: "/rules/no-such-rule" }] };
+  const scan = { deviceId: "d-fan", at: "2026-04-15T12:00:00Z", pin: "0000" };
+  for (const t of ["admin-token-aaaaaaaaaaaa", "integrator-token-bbbbbbbbbbbb"]) {
+    expect(await post(t, "/preview", preview)).toBe(404); // reached the live system: the rule is unknown
+    expect(await post(t, "/decisions/explain", scan)).toBe(200);
+  }
+  for (const t of ["manager-token-cccccccccccc", "reporter-token-dddddddddddd"]) {
+    expect(await post(t, "/preview", preview)).toBe(403);
+    expect(await post(t, "/decisions/explain", scan)).toBe(403);
+  }
+}, 60_000);
 
 describe("weeklyPicture", () => {
   test("X7: Monday to Sunday in the node's local time; a spring-forward day has 23 hours and a null skipped hour; a fall-back hour counts twice", () => {
