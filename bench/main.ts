@@ -23,6 +23,7 @@ import { type BatchResult, type Row, fmtNs, fmtOps, log, machine, renderTable } 
 import { run as cli } from "./cli.bench.js";
 import { run as compile } from "./compile.bench.js";
 import { run as decide } from "./decide.bench.js";
+import { run as diff } from "./diff.bench.js";
 import { run as incremental } from "./incremental.bench.js";
 import type { SizeName } from "./fixtures.js";
 import { run as memory } from "./memory.bench.js";
@@ -34,7 +35,7 @@ import { run as service } from "./service.bench.js";
 import { run as webhooks } from "./webhooks.bench.js";
 import type { Scenario, ScenarioContext } from "./scenario.js";
 
-const SCENARIOS: Readonly<Record<string, Scenario>> = { decide, memory, rsop, compile, incremental, peers, cli, service, scale, report, webhooks };
+const SCENARIOS: Readonly<Record<string, Scenario>> = { decide, memory, rsop, compile, incremental, diff, peers, cli, service, scale, report, webhooks };
 
 interface Job {
   readonly scenarios: readonly string[];
@@ -45,6 +46,7 @@ const JOBS: readonly Job[] = [
   { scenarios: ["decide", "memory", "rsop"], nodeFlags: ["--expose-gc"] },
   { scenarios: ["compile"], nodeFlags: [] },
   { scenarios: ["incremental"], nodeFlags: ["--expose-gc"] },
+  { scenarios: ["diff"], nodeFlags: [] },
   { scenarios: ["peers"], nodeFlags: [] },
   { scenarios: ["cli"], nodeFlags: [] },
   { scenarios: ["service"], nodeFlags: [] },

@@ -14,6 +14,8 @@ export { REASONS, outcomeOf } from "./model/decision.js";
 export { KNOWN_CARD_FORMATS } from "./model/cardFormats.js";
 export { decodeWiegand, encodeWiegand, resolveCardFormat } from "./model/wiegandCodec.js";
 export { Engine, createEngine, loadEngine, loadEngineOrThrow } from "./evaluate/engine.js";
+export { diffAccess } from "./evaluate/diffAccess.js";
+export { weeklyPicture } from "./evaluate/weeklyPicture.js";
 export { parsePanel, parsePanelOrThrow } from "./model/parsePanel.js";
 export { PanelEngine, loadPanelEngine, loadPanelEngineOrThrow } from "./legacy1/panelEngine.js";
 export { migratePanel, migratedId } from "./adapters/migration/migratePanel.js";
@@ -59,6 +61,9 @@ export type {
 export type { AtOptions, RsopOptions, RsopResult, RsopHolder, RsopRule, RsopDevice, RsopFloorGroup, RsopNodeRef } from "./evaluate/rsop.js";
 export type { WhoResult, AccessEntry } from "./evaluate/who.js";
 export type { AccessWindowsResult, AccessInterval, PeriodOptions } from "./evaluate/accessWindows.js";
+export type { Explanation, TraceRule, TraceStep, TraceStepName } from "./evaluate/explain.js";
+export type { AccessChange, AccessDiff, DiffOptions, TimeSpan } from "./evaluate/diffAccess.js";
+export type { PictureDay, PictureOptions, PictureRow, PictureSubject, WeeklyPicture } from "./evaluate/weeklyPicture.js";
 export type { LoadedPanel } from "./model/parsePanel.js";
 export type { PanelSnapshot, PanelSnapshotInput } from "./model/panelSchema.js";
 export type { DroppedField, MappedType } from "./model/panelToSystem.js";
@@ -77,6 +82,7 @@ export type {
   PanelOperationResult,
   PanelReadResult,
   PanelWriteResult,
+  PreviewResult,
   ReadResult,
   RefusedResult,
   WriteResult,

@@ -34,9 +34,9 @@ const NO_FLOORS: readonly string[] = Object.freeze([]);
 export const NONE = 0x7fffffff;
 
 export const MODE_NORMAL = 0;
-const MODE_ECARD = 1;
-const MODE_24X7 = 2;
-const MODE_ANY = 3;
+export const MODE_ECARD = 1;
+export const MODE_24X7 = 2;
+export const MODE_ANY = 3;
 
 const KIND_NONE = 0;
 const KIND_WIEGAND = 1;
@@ -104,12 +104,35 @@ function firstFormat(formats: readonly CompiledFormat[], length: number): Compil
 }
 
 /**
+ * What decide looked at, told as it goes (explain.ts builds the trace from it). decide calls a sink
+ * only when one is given, with values it already holds: without one, each call site costs one
+ * `undefined` test and nothing else (no allocation, no closure, no string; bench/decide.bench.ts).
+ */
+export interface DecideTrace {
+  /** Step 1: the device found for the request's id (undefined: unknown). */
+  device_(device: CompiledDevice | undefined): void;
+  /** Step 2: the format chosen (null: none fits), the decoded fields (-1 none, -2 overflow) and the parity/marker check. */
+  read_(format: CompiledFormat | null, fc: number, cn: number, parityOk: boolean): void;
+  /** Step 3: the fallback mode (MODE_*). */
+  mode_(mode: number): void;
+  /** Step 4, card reads: the card table slot of the decoded number (-1: none). */
+  card_(slot: number): void;
+  /** Step 4: the holder identified (index into `holders_`). */
+  holder_(h: number): void;
+  /** Step 5: the instant and its local wall time (local epoch ms) the windows and holder dates are read at. */
+  time_(at: number, local: number): void;
+  /** Steps 6–7: the rule evaluation decide ran, with its arguments and outcome. */
+  rules_(device: CompiledDevice, groupFrom: number, groupTo: number, factor: number, mode: number, day: number, tod: number, outcome: RuleOutcome): void;
+}
+
+/**
  * Decides one scan against a compiled system (SPEC §3).
  * @param sys - from compileSnapshot.
  * @param request - any value; a malformed one is `denied/badRequest`.
  * @param out - optional decision object to fill instead of allocating one.
+ * @param trace - optional sink told what each step looked at (explain); absent on the hot path.
  */
-export function decide(sys: CompiledSystem, request: unknown, out?: Decision): Decision {
+export function decide(sys: CompiledSystem, request: unknown, out?: Decision, trace?: DecideTrace): Decision {
   const d = out ?? newDecision();
   const r = REQUEST;
   if (!checkRequest(request, null, r)) return fill(d, "denied", "badRequest", null, null, null, false, NO_FLOORS, -1, -1);
@@ -117,6 +140,7 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision): D
 
   // 1. Device.
   const device = sys.deviceIndex_.get(r.deviceId as string);
+  if (trace !== undefined) trace.device_(device);
   if (device === undefined) return fill(d, "denied", "unknownDevice", null, null, null, false, NO_FLOORS, -1, -1);
   const input = inputBit(r.input as string | undefined);
   if ((device.inputMask_ & input) === 0) return fill(d, "denied", "inputTypeNotAllowed", null, null, null, false, NO_FLOORS, -1, -1);
@@ -132,16 +156,21 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision): D
       kind = KIND_WIEGAND;
       const length = (r.wiegand as string).length;
       format = firstFormat(node.formats_, length);
-      if (format === null) return fill(d, "unknown", "unknownCardFormat", null, null, null, false, NO_FLOORS, -1, -1);
+      if (format === null) {
+        if (trace !== undefined) trace.read_(null, -1, -1, true);
+        return fill(d, "unknown", "unknownCardFormat", null, null, null, false, NO_FLOORS, -1, -1);
+      }
       decodeInto(format, r.bits_, length, SCRATCH);
       fc = SCRATCH.fc_;
       cn = SCRATCH.cn_;
+      if (trace !== undefined) trace.read_(format, fc, cn, SCRATCH.parityOk_);
       if (format.enforceParity_ && !SCRATCH.parityOk_) return fill(d, "denied", "parityError", null, null, null, false, NO_FLOORS, fc, cn);
     } else if (r.credentialNumber !== undefined) {
       kind = KIND_NUMBER;
       format = node.formats_[0]!;
       cn = r.credentialNumber as number;
       fc = r.facilityCode === undefined || r.facilityCode === null ? -1 : (r.facilityCode as number);
+      if (trace !== undefined) trace.read_(format, fc, cn, true);
     } else kind = KIND_MOBILE;
     if (format !== null && format.fcPolicy_ === FC_POLICY.FILTER_LIST && (fc < 0 || !format.allowedFc_.has(fc)))
       return fill(d, "denied", "facilityCodeNotAllowed", null, null, null, false, NO_FLOORS, fc, cn);
@@ -154,6 +183,7 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision): D
     if (r.timeKnown !== false) mode = (r.offlineSeconds as number) <= node.killTimer_ ? MODE_NORMAL : MODE_ECARD;
     else mode = node.offlinePolicy_ === 0 ? MODE_ECARD : node.offlinePolicy_ === 1 ? MODE_24X7 : MODE_ANY;
   }
+  if (trace !== undefined) trace.mode_(mode);
   if (mode !== MODE_NORMAL) {
     if (isCard && cn >= 0 && node.ecards_.has(cn)) return fill(d, "allowed", "ecard", null, null, null, false, device.ecardFloors_, fc, cn);
     if (mode === MODE_ECARD) return fill(d, "denied", "offlineEcardOnly", null, null, null, false, NO_FLOORS, fc, cn);
@@ -167,11 +197,13 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision): D
   let pending = false;
   if (isCard) {
     const c = cn < 0 ? -1 : findCard(sys, cn);
+    if (trace !== undefined) trace.card_(c);
     if (c < 0) return fill(d, "unknown", "unknownCredential", null, null, null, false, NO_FLOORS, fc, cn);
     const table = sys.cardTable_;
     if ((format as CompiledFormat).fcPolicy_ === FC_POLICY.ENFORCED && table[c + 1] !== fc)
       return fill(d, "unknown", "facilityCodeMismatch", null, null, null, false, NO_FLOORS, fc, cn);
     h = table[c + 2]! | 0;
+    if (trace !== undefined) trace.holder_(h);
     const ids = table[c + 3]! | 0;
     credentialId = sys.cardIds_[ids]!;
     holderId = sys.cardIds_[ids + 1]!;
@@ -180,6 +212,7 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision): D
     const c = sys.digitalById_.get(r.credentialId as string);
     if (c === undefined || (c.types_ & bit) === 0) return fill(d, "unknown", "unknownCredential", null, null, null, false, NO_FLOORS, -1, -1);
     h = c.holder_;
+    if (trace !== undefined) trace.holder_(h);
     credentialId = c.id;
     pending = c.pending_;
     if (!pending && bit === 2 && !device.ble_) {
@@ -191,6 +224,7 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision): D
     if (owner === undefined) return fill(d, "unknown", "unknownPin", null, null, null, false, NO_FLOORS, -1, -1);
     if (owner === AMBIGUOUS) return fill(d, "denied", "ambiguousPin", null, null, null, false, NO_FLOORS, -1, -1);
     h = owner;
+    if (trace !== undefined) trace.holder_(h);
   }
   if (holderId === null) holderId = sys.holders_[h]!.id;
   const duress = pin !== null && sys.holders_[h]!.duressPin_ === pin;
@@ -217,6 +251,7 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision): D
       else hi = mid - 1;
     }
     const local = at + node.zone_.offsets_[lo]!;
+    if (trace !== undefined) trace.time_(at, local);
     if (local < hd[hb + H_FROM]!) return fill(d, "denied", "holderNotYetActive", holderId, credentialId, null, duress, NO_FLOORS, fc, cn);
     if (local >= hd[hb + H_TO]!) return fill(d, "denied", "holderExpired", holderId, credentialId, null, duress, NO_FLOORS, fc, cn);
     day = Math.floor(local / MS_PER_DAY);
@@ -228,6 +263,7 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision): D
   // Factor combinations as in policyMask: card 1, PIN 2, card + PIN 4. PIN alone is always correct.
   const factor = kind !== KIND_NONE ? (pinOk ? 4 : 1) : 2;
   evaluateRules(sys, device, hd[hb + H_GROUP_FROM]! | 0, groupsAndEnabled >> 1, factor, mode, day, tod, RULES);
+  if (trace !== undefined) trace.rules_(device, hd[hb + H_GROUP_FROM]! | 0, groupsAndEnabled >> 1, factor, mode, day, tod, RULES);
   const ids = sys.ruleIds_;
   if (RULES.minDeny_ !== NONE) return fill(d, "denied", "deniedByRule", holderId, credentialId, ids[RULES.minDeny_]!, duress, NO_FLOORS, fc, cn);
   if (RULES.minAllow_ === NONE)

@@ -3,6 +3,7 @@ import { type CompiledSystem, type PatchLike, compileSnapshot, updateCompiled } 
 import { type Decision, type Result, SnapshotError, type SystemSnapshot, err, ok, parseSnapshot } from "../model/index.js";
 import { type AccessWindowsResult, type PeriodOptions, accessWindows } from "./accessWindows.js";
 import { decide } from "./decide.js";
+import { type Explanation, explain } from "./explain.js";
 import { type AtOptions, type RsopOptions, type RsopResult, computeRsop } from "./rsop.js";
 import { type WhoResult, whoCanAccess, whoCanAccessFloorGroup } from "./who.js";
 
@@ -49,6 +50,21 @@ export class Engine {
    */
   decide(request: unknown, out?: Decision): Decision {
     return decide(this.compiled_, request, out);
+  }
+
+  /**
+   * Decides one scan exactly as decide does and tells why: the steps of the evaluation that ran
+   * (request, device, read with the format and decoded fields, fallback mode, credential and holder,
+   * the local wall time with its UTC offset, every candidate rule with its window verdict, the
+   * authentication policy), ending in the decision. Never throws. Slower than decide: use it to
+   * answer a person, not a reader.
+   * @param request - an AccessRequest, or anything (checked).
+   * @returns `{ decision, trace }`; `decision` equals what decide returns, field for field.
+   * @example
+   * engine.explain({ deviceId: "no-such-door", at: "2026-11-21T14:03:00Z", pin: "1234" }).trace.map((s) => s.step); //=> ["request", "device", "decision"]
+   */
+  explain(request: unknown): Explanation {
+    return explain(this.compiled_, request);
   }
 
   /**

@@ -5,3 +5,8 @@ export type { AtOptions, RsopOptions, RsopResult, RsopHolder, RsopRule, RsopDevi
 export type { WhoResult, AccessEntry } from "./who.js";
 export type { AccessWindowsResult, AccessInterval, PeriodOptions } from "./accessWindows.js";
 export { MAX_WINDOW_SPAN_DAYS } from "./accessWindows.js";
+export type { Explanation, TraceRule, TraceStep, TraceStepName } from "./explain.js";
+export { diffAccess } from "./diffAccess.js";
+export type { AccessChange, AccessDiff, DiffOptions, TimeSpan } from "./diffAccess.js";
+export { weeklyPicture } from "./weeklyPicture.js";
+export type { PictureDay, PictureOptions, PictureRow, PictureSubject, WeeklyPicture } from "./weeklyPicture.js";

@@ -10,10 +10,12 @@ import { createPartition } from "./operations/partitions.js";
 import { createRule } from "./operations/rules.js";
 import type { WriteHandler } from "./routes.js";
 
+const WEEK_MS = 7 * 24 * 60 * 60 * 1000;
+
 /** Creates whose handlers only append one element and read nothing of the snapshot. */
 const APPEND_ONLY: ReadonlySet<WriteHandler> = new Set([createHolder, createGroup, createRule, createPartition]);
-import { type Engine, createEngine } from "../evaluate/index.js";
-import { type Result, type SystemSnapshot, err, ok, parseSnapshot } from "../model/index.js";
+import { type AccessDiff, type DiffOptions, type Engine, createEngine, diffAccess } from "../evaluate/index.js";
+import { type Result, type SystemSnapshot, err, ok, parseInstant, parseSnapshot } from "../model/index.js";
 import { type IdSource, randomIds } from "./ids.js";
 import { type Operation, type OperationResult, Refusal, type RefusedResult, type WriteResult, refused, refusedWrite } from "./operation.js";
 import { routeOperation } from "./routeTable.js";
@@ -28,6 +30,11 @@ export interface LiveSystemOptions {
   /** The clock for `created` stamps of new cloud nodes and devices, and the default RSOP instant (default Date.now). */
   readonly now?: () => number;
 }
+
+/** The answer to a preview: every operation's result and the access diff they would make, else the first refusal. */
+export type PreviewResult =
+  | { readonly ok: true; readonly status: 200; readonly results: readonly OperationResult[]; readonly diff: AccessDiff }
+  | (RefusedResult & { readonly index: number });
 
 /** The answer to a batch: every operation's result when all were accepted, else the first refusal. */
 export type BatchResult =
@@ -79,6 +86,45 @@ export class LiveSystem {
     const step = this.#step(this.#snapshot, input as Operation);
     if ("next" in step) this.#commit(step.next, step.result.patches);
     return step.result;
+  }
+
+  /**
+   * What operations would change in who can get in, without applying them: the operations run as
+   * a batch would (all or nothing) on a copy, and the answer is diffAccess of the current system
+   * against that copy over the period (default: the coming week from the live system's clock).
+   * Nothing changes: the snapshot and engine stay as they are, and the ids the operations' creates
+   * drew are the ones the next creates get, so applying the same operations next gives the same ids.
+   * @example
+   * live.preview([{ method: "DELETE", path: "/rules/rule-nurses-day-weekdays" }], { from: "2026-04-13T05:00:00Z" }).diff.changes.length; //=> 760 (76 nurses × 10 doors)
+   * @throws QueryError for a bad `from` or `to` (the operations are checked first: a refused one is answered, not thrown).
+   */
+  preview(ops: Operation | readonly Operation[], options: Partial<DiffOptions> = {}): PreviewResult {
+    const list: readonly Operation[] = Array.isArray(ops) ? (ops as readonly Operation[]) : [ops as Operation];
+    const now = this.#now();
+    const from = options.from ?? now;
+    const period: DiffOptions = { from, to: options.to ?? parseInstant(from) + WEEK_MS };
+    const drawn: string[] = [];
+    const newId = (): string => {
+      const id = this.#drawId();
+      drawn.push(id);
+      return id;
+    };
+    try {
+      let current = this.#snapshot;
+      const results: OperationResult[] = [];
+      for (let i = 0; i < list.length; i++) {
+        const step = this.#step(current, list[i]!, current !== this.#snapshot, newId);
+        if (!step.result.ok) return { ...step.result, index: i };
+        results.push(step.result);
+        if ("next" in step) current = step.next;
+      }
+      const after = current === this.#snapshot ? this.#engine : createEngine(current);
+      return { ok: true, status: 200, results, diff: diffAccess(this.#engine, after, period) };
+    } finally {
+      // The ids drawn go to the next creates, as if never drawn.
+      this.#replayIds = [...drawn, ...this.#replayIds.slice(this.#replayAt)];
+      this.#replayAt = 0;
+    }
   }
 
   /** Replays patches made elsewhere (replication, or undo with a result's `inversePatches`). */
@@ -212,7 +258,7 @@ export class LiveSystem {
     return { ok: true, status: 200, results };
   }
 
-  #step(base: SystemSnapshot, op: Operation, staleEngine = false): { result: OperationResult } | { result: WriteResult; next: SystemSnapshot } {
+  #step(base: SystemSnapshot, op: Operation, staleEngine = false, newId: IdSource = this.#drawId): { result: OperationResult } | { result: WriteResult; next: SystemSnapshot } {
     const routed = routeOperation(op, matchRoute, "route");
     if ("refused" in routed) return { result: routed.refused };
     const { route, query } = routed;
@@ -223,7 +269,7 @@ export class LiveSystem {
         return { result: { ok: true, status: 200, ...answer } };
       }
       const lookups = this.#validator.lookups(this.#snapshot, base);
-      const { next, patches, inversePatches, created } = runWrite(base, route.handler, { params: route.params, body: op.body, newId: this.#drawId, now: this.#now }, lookups);
+      const { next, patches, inversePatches, created } = runWrite(base, route.handler, { params: route.params, body: op.body, newId, now: this.#now }, lookups);
       const issues = this.#validator.validate(this.#snapshot, base, next, patches);
       if (issues.length > 0) {
         const target = created.id ?? Object.values(route.params).at(-1);

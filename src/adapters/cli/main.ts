@@ -7,6 +7,9 @@ import { registerBenchCommand } from "./benchCommand.js";
 import { registerCardCommand } from "./cardCommand.js";
 import { DECIDE_HELP, type DecideFormat, decideCommand } from "./decideCommand.js";
 import { demoCommand } from "./demoCommand.js";
+import { registerDiffCommand } from "./diffCommand.js";
+import { registerExplainCommand } from "./explainCommand.js";
+import { registerPictureCommand } from "./pictureCommand.js";
 import { CliError, type CliIo, UsageError, isClosedStreamError, issueLines } from "./io.js";
 import { registerMigrationCommands } from "./migrationCommands.js";
 import { registerQueryCommands } from "./queryCommands.js";
@@ -103,6 +106,9 @@ export async function runCli(argv: readonly string[], base: CliIo): Promise<numb
   const setCode = (c: number) => {
     code = c;
   };
+  registerExplainCommand(program, io, setCode);
+  registerDiffCommand(program, io, setCode);
+  registerPictureCommand(program, io, setCode);
   registerQueryCommands(program, io, setCode);
   registerReportCommand(program, io, setCode);
   registerMigrationCommands(program, io, setCode);

@@ -1,5 +1,5 @@
 // POST /{system_id}/decisions: one access request or an array of them → one decision or an array.
-import { type Engine, newDecision } from "../../evaluate/index.js";
+import { type Engine, type Explanation, newDecision } from "../../evaluate/index.js";
 import { type Decision, requestIssues } from "../../model/index.js";
 import { HttpError, type HttpIssue, MAX_ISSUES, toHttpIssues } from "./httpError.js";
 
@@ -46,4 +46,17 @@ export function answerDecisions(engine: Engine, body: unknown): Decision | Decis
     ? `Invalid access requests. ${malformed} of ${body.length} requests are malformed; the first ${issues.length} problems are listed.`
     : "Invalid access requests.";
   throw new HttpError(400, message, issues);
+}
+
+/**
+ * POST /{system_id}/decisions/explain: one access request → `{ decision, trace }` (engine.explain).
+ * A trace answers one person's question, so the body is one request, not an array (docs/semantics.md X1).
+ * @throws HttpError 400 listing the problems of a malformed request, or for an array.
+ */
+export function answerExplain(engine: Engine, body: unknown): Explanation {
+  if (Array.isArray(body))
+    throw new HttpError(400, "Invalid access request.", [{ path: "", message: "Explain takes one access request (an object), not an array; send each request on its own." }]);
+  const found = requestIssues(body);
+  if (found.length > 0) throw new HttpError(400, "Invalid access request.", toHttpIssues(found));
+  return engine.explain(body);
 }

@@ -23,6 +23,7 @@ import { LiveRefusal, checkRsopIds, checkWrite, engineRouteRefusal, readInScope,
 import { ADMIN, type Grant } from "./grant.js";
 import { pageHeaders } from "./answerDeviceAccess.js";
 import { createHttpHandler } from "./createHttpHandler.js";
+import { answerPreview } from "./answerPreview.js";
 import { HttpError, errorResponse, jsonResponse, jsonText, textResponse, toHttpIssues } from "./httpError.js";
 import { normalizeBasePath } from "./matchRoute.js";
 import { readJsonBody } from "./readJsonBody.js";
@@ -299,6 +300,16 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
       return engineRoutes(request);
     };
     api.all("/:systemId/decisions", (c) => engineRoute(c.req.raw, c.req.param("systemId")));
+    api.all("/:systemId/decisions/explain", (c) => engineRoute(c.req.raw, c.req.param("systemId")));
+    // Preview names the access of holders of every partition: admin and integrator tokens only, as decisions (X8).
+    api.post("/:systemId/preview", async (c) => {
+      const request = c.req.raw;
+      const id = c.req.param("systemId");
+      const grant = await identify(request, id);
+      if (grant.partitions !== null) throw engineRouteRefusal(grant);
+      if (id !== systemId) throw new HttpError(404, "Unknown system id.", [{ path: "system_id", message: `Unknown system id "${id}".` }]);
+      return jsonResponse(200, answerPreview(live, await readJsonBody(request, maxBodyBytes)), indent);
+    });
     api.all("/:systemId/devices/:deviceId/access", (c) => engineRoute(c.req.raw, c.req.param("systemId")));
     api.all("/:systemId/*", async (c) => {
       const request = c.req.raw;

@@ -11,7 +11,7 @@
 // nothing about which systems exist here unless allowed to ask about them.
 import type { Engine } from "../../evaluate/index.js";
 import type { Decision } from "../../model/index.js";
-import { answerDecisions } from "./answerDecisions.js";
+import { answerDecisions, answerExplain } from "./answerDecisions.js";
 import { answerDeviceAccess, pageHeaders } from "./answerDeviceAccess.js";
 import { answerRsop } from "./answerRsop.js";
 import { type AuthorizeAnswer, authenticate } from "./authenticate.js";
@@ -90,7 +90,8 @@ function denyAll(): boolean {
  * `basePath`, `GET /{system_id}/rsop/holders?ids=a,b[&at=…]`,
  * `GET /{system_id}/cloud-nodes/{cloud_node_id}/rsop/holders?ids=…[&at=…]` (the RSOP
  * result, exactly as `engine.rsop` returns it), `POST /{system_id}/decisions` (one access request or
- * an array → one decision or an array) and `GET /{system_id}/devices/{device_id}/access[?at=…]`
+ * an array → one decision or an array), `POST /{system_id}/decisions/explain` (one access request →
+ * `{ decision, trace }`, as `engine.explain` returns it) and `GET /{system_id}/devices/{device_id}/access[?at=…]`
  * (`engine.whoCanAccess`, paged by `page` from 0 and `per_page` up to 100, default 10, with
  * `X-Total-Count` and `Link` headers). Every request needs `Authorization: Bearer <token>` accepted by
  * `authorize` (401 without one or when refused, 403 when `authorize` answers "forbidden"). Errors are JSON
@@ -151,7 +152,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
       throw new HttpError(404, "Unknown system id.", [{ path: "system_id", message: `Unknown system id "${route.systemId}".` }]);
 
     if (grant.partitions !== null) {
-      if (route.name === "deviceAccess" || route.name === "decisions") throw engineRouteRefusal(grant);
+      if (route.name === "deviceAccess" || route.name === "decisions" || route.name === "explain") throw engineRouteRefusal(grant);
       const issues = hiddenRsopIds(scopeOf(engine.snapshot, grant), engine.snapshot, parseQuery(url.searchParams, true, maxIds, now).ids);
       if (issues !== null) throw queryHttpError(issues, { cloudNodeId: "cloud_node_id" });
     }
@@ -171,6 +172,12 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
         const answer = answerDecisions(engine, body);
         if (options.onDecided !== undefined) await options.onDecided(Array.isArray(body) ? body : [body], Array.isArray(answer) ? answer : [answer], engine);
         return jsonResponse(200, answer, indent);
+      }
+      case "explain": {
+        const keys = [...new Set(url.searchParams.keys())];
+        if (keys.length > 0) throw new HttpError(400, "Invalid query parameters.", keys.map((k) => ({ path: k, message: "Unknown query parameter; this route takes none." })));
+        const body = await readJsonBody(request, maxBodyBytes);
+        return jsonResponse(200, answerExplain(engine, body), indent);
       }
     }
   }

@@ -3,7 +3,7 @@
 // before any credential is looked at, and without revealing anything about the system's data.
 
 /** The routes the handler serves. */
-export type RouteName = "rsopHolders" | "nodeRsopHolders" | "decisions" | "deviceAccess";
+export type RouteName = "rsopHolders" | "nodeRsopHolders" | "decisions" | "explain" | "deviceAccess";
 
 /** A matched route with its decoded path parameters. */
 export interface RouteMatch {
@@ -26,6 +26,7 @@ const ROUTES: readonly RouteSpec[] = [
   { name: "rsopHolders", method: "GET", segments: ["rsop", "holders"] },
   { name: "nodeRsopHolders", method: "GET", segments: ["cloud-nodes", "*", "rsop", "holders"] },
   { name: "decisions", method: "POST", segments: ["decisions"] },
+  { name: "explain", method: "POST", segments: ["decisions", "explain"] },
   { name: "deviceAccess", method: "GET", segments: ["devices", "*", "access"] },
 ];
 

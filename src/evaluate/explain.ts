@@ -1,0 +1,406 @@
+// Why a scan was decided: decide run with a trace sink (DecideTrace), and the values it reported
+// turned into one step per SPEC §3 step that ran. Nothing here decides: the decision is decide's,
+// and each step only describes what decide looked at (rules: every candidate with its verdict).
+import {
+  type CompiledDevice,
+  type CompiledFormat,
+  type CompiledSystem,
+  FC_POLICY,
+  RF_24X7,
+  RF_ALLOW,
+  RULE_STRIDE,
+  R_FLAGS,
+  R_POLICY,
+  findSlot,
+  ruleOpen,
+  weekdayOf,
+} from "../compile/index.js";
+import { type Decision, type Reason, requestIssues } from "../model/index.js";
+import { type DecideTrace, MODE_24X7, MODE_ECARD, MODE_NORMAL, NONE, type RuleOutcome, decide } from "./decide.js";
+import { isoInstant, isoLocal, isoOffset } from "./formatInstant.js";
+
+/** The evaluation step a trace entry describes, in evaluation order, then the decision itself. */
+export type TraceStepName = "request" | "device" | "read" | "fallback" | "credential" | "holder" | "rules" | "policy" | "decision";
+
+/** One rule considered for the holder at the device (rules and authentication policy steps). */
+export interface TraceRule {
+  ruleId: string;
+  name: string | null;
+  groupId: string;
+  allow: boolean;
+  /** The window as written: `startTime`–`stopTime` on `recurring`, with its date bounds. */
+  window: string;
+  /** Whether the window contains the local time; null when time is not looked at (offline, time unknown). */
+  open: boolean | null;
+  /** Whether it is a 24x7 allow rule (every local time of the week). */
+  is24x7: boolean;
+  /** Applicable: an allow rule that passes the window (and, offline with policy 1, is 24x7), or an open deny rule. */
+  applicable: boolean;
+  /** Allow rules: the rule's policy combined with the device's (the more restrictive applies), and whether it accepts the factors presented. */
+  effectivePolicy: string | null;
+  acceptsFactors: boolean | null;
+}
+
+/**
+ * One step of a trace: `step` names it, `summary` says in a sentence what it found, `details` holds
+ * what it looked at, and `decided` is the reason when this step decided (the last step before
+ * `decision`), else null.
+ */
+export interface TraceStep {
+  step: TraceStepName;
+  summary: string;
+  decided: Reason | null;
+  details: Record<string, unknown>;
+}
+
+/** What explain returns: exactly decide's decision, and the steps that led to it. */
+export interface Explanation {
+  decision: Decision;
+  trace: TraceStep[];
+}
+
+const STEP_OF_REASON: Readonly<Record<Reason, TraceStepName>> = {
+  badRequest: "request",
+  unknownDevice: "device",
+  inputTypeNotAllowed: "device",
+  unknownCardFormat: "read",
+  parityError: "read",
+  facilityCodeNotAllowed: "read",
+  ecard: "fallback",
+  offlineEcardOnly: "fallback",
+  unknownCredential: "credential",
+  facilityCodeMismatch: "credential",
+  unknownPin: "credential",
+  ambiguousPin: "credential",
+  credentialPending: "credential",
+  bleNotSupported: "credential",
+  insecureRead: "credential",
+  holderDisabled: "holder",
+  holderNotYetActive: "holder",
+  holderExpired: "holder",
+  noActiveRule: "rules",
+  deniedByRule: "rules",
+  offlineNot24x7: "rules",
+  allowed: "policy",
+  offline24x7: "policy",
+  offlineAnySchedule: "policy",
+  wrongPin: "policy",
+  pinRequired: "policy",
+  cardRequired: "policy",
+};
+
+const MODE_NAMES = ["normal", "ecardOnly", "offline24x7", "offlineAnySchedule"] as const;
+const FC_POLICY_NAMES = ["ENFORCED", "FILTER_LIST", "NOT_ENFORCED"] as const;
+const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"] as const;
+
+/** What decide reported, kept as it came (the sink allocates; decide without one does not). */
+class Recorder implements DecideTrace {
+  device_v: CompiledDevice | undefined = undefined;
+  sawDevice = false;
+  read: { format: CompiledFormat | null; fc: number; cn: number; parityOk: boolean } | null = null;
+  mode = -1;
+  card = -2;
+  holder = -1;
+  at = Number.NaN;
+  local = Number.NaN;
+  rules: { groupFrom: number; groupTo: number; factor: number; mode: number; day: number; tod: number; minDeny: number; minAllow: number; minAccepted: number } | null = null;
+
+  device_(device: CompiledDevice | undefined): void {
+    this.sawDevice = true;
+    this.device_v = device;
+  }
+  read_(format: CompiledFormat | null, fc: number, cn: number, parityOk: boolean): void {
+    this.read = { format, fc, cn, parityOk };
+  }
+  mode_(mode: number): void {
+    this.mode = mode;
+  }
+  card_(slot: number): void {
+    this.card = slot;
+  }
+  holder_(h: number): void {
+    this.holder = h;
+  }
+  time_(at: number, local: number): void {
+    this.at = at;
+    this.local = local;
+  }
+  rules_(_device: CompiledDevice, groupFrom: number, groupTo: number, factor: number, mode: number, day: number, tod: number, o: RuleOutcome): void {
+    this.rules = { groupFrom, groupTo, factor, mode, day, tod, minDeny: o.minDeny_, minAllow: o.minAllow_, minAccepted: o.minAccepted_ };
+  }
+}
+
+function field(v: number): number | null {
+  return v < 0 ? null : v;
+}
+
+function factorName(factor: number): string {
+  return factor === 1 ? "card" : factor === 2 ? "PIN" : "card + PIN";
+}
+
+/** The name of a policy mask (SPEC §6 table; the intersection of two is one of them). */
+function policyName(mask: number): string {
+  switch (mask & 7) {
+    case 7:
+      return "cardOrPin";
+    case 5:
+      return "cardOnly";
+    case 6:
+      return "pinOnly";
+    case 4:
+      return "cardAndPin";
+    default:
+      return "none";
+  }
+}
+
+function describeWindow(rule: { startTime: string; stopTime: string; recurring: readonly string[]; startDate?: string | null; endDate?: string | null }): string {
+  const days = rule.recurring.length === 7 ? "every day" : rule.recurring.length === 0 ? "no day" : rule.recurring.join(",");
+  const dates = rule.startDate || rule.endDate ? ` (${rule.startDate ?? "…"} to ${rule.endDate ?? "…"})` : "";
+  return `${rule.startTime}–${rule.stopTime} ${days}${dates}`;
+}
+
+/** Reads a request field without letting a hostile value throw out of explain. */
+function peek(request: unknown, key: string): unknown {
+  try {
+    return request !== null && typeof request === "object" ? (request as Record<string, unknown>)[key] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Decides `request` exactly as decide does, with a trace of SPEC §3: what each step that ran looked
+ * at and found, ending in the decision. Never throws.
+ */
+export function explain(sys: CompiledSystem, request: unknown): Explanation {
+  const rec = new Recorder();
+  const decision = decide(sys, request, undefined, rec);
+  const trace: TraceStep[] = [];
+  const decidedAt = STEP_OF_REASON[decision.reason];
+  const push = (step: TraceStepName, summary: string, details: Record<string, unknown>): void => {
+    trace.push({ step, summary, decided: step === decidedAt ? decision.reason : null, details });
+  };
+  try {
+    build(sys, request, rec, decision, push);
+  } catch {
+    // A trace is an aid: a request hostile enough to break its description still gets its decision.
+  }
+  trace.push({
+    step: "decision",
+    summary: `${decision.outcome}/${decision.reason}${decision.activeRuleId !== null ? ` by rule ${decision.activeRuleId}` : ""}`,
+    decided: decision.reason,
+    details: { ...decision, floors: [...decision.floors] },
+  });
+  return { decision, trace };
+}
+
+function build(
+  sys: CompiledSystem,
+  request: unknown,
+  rec: Recorder,
+  decision: Decision,
+  push: (step: TraceStepName, summary: string, details: Record<string, unknown>) => void,
+): void {
+  // The request.
+  if (decision.reason === "badRequest") {
+    const issues = requestIssues(request).map((i) => ({ path: i.path.join("."), message: i.message }));
+    push("request", `The request is malformed (${issues.length} problem${issues.length === 1 ? "" : "s"}).`, { issues });
+    return;
+  }
+  const at = peek(request, "at");
+  const credential = peek(request, "credential") as Record<string, unknown> | null | undefined;
+  const pin = peek(request, "pin");
+  const input = (peek(request, "input") as string | undefined) ?? "wiegand";
+  const nodeState = peek(request, "node") as Record<string, unknown> | null | undefined;
+  const kind =
+    credential === undefined || credential === null
+      ? "pin"
+      : credential.wiegand !== undefined
+        ? "wiegand"
+        : credential.credentialNumber !== undefined
+          ? "credentialNumber"
+          : "mobile";
+  push("request", `Well-formed: ${kind === "pin" ? "a PIN alone" : kind === "wiegand" ? "a Wiegand frame" : kind === "mobile" ? "a mobile credential" : "a decoded card number"}${kind !== "pin" && pin !== undefined ? " and a PIN" : ""} over ${input}.`, {
+    at,
+    credential: kind,
+    input,
+    pinGiven: pin !== undefined,
+  });
+
+  // 1. Device.
+  const device = rec.device_v;
+  if (device === undefined) {
+    push("device", `No device has id ${JSON.stringify(peek(request, "deviceId"))}.`, { deviceId: peek(request, "deviceId") });
+    return;
+  }
+  const d = sys.snapshot.devices[device.index_]!;
+  const node = device.node_;
+  const nodeSnap = sys.snapshot.cloudNodes.find((n) => n.id === node.id);
+  const zone = (nodeSnap as { timezone?: string } | undefined)?.timezone ?? sys.snapshot.timezone;
+  const inputAllowed = decision.reason !== "inputTypeNotAllowed";
+  push(
+    "device",
+    `${d.name} (${d.type}) on cloud node ${node.id}; input ${input} ${inputAllowed ? "is accepted" : `is not among its input types (${(d.inputTypes ?? []).join(", ")})`}.`,
+    { deviceId: d.id, name: d.name, type: d.type, cloudNodeId: node.id, timezone: zone, inputTypes: d.inputTypes ?? null, inputAllowed },
+  );
+  if (!inputAllowed) return;
+
+  // 2. Read.
+  const read = rec.read;
+  if (kind === "wiegand") {
+    const bits = String(credential!.wiegand);
+    if (read === null || read.format === null) {
+      push("read", `No card format of the node reads ${bits.length} bits.`, { bits: bits.length, formats: node.formats_.map((f) => ({ id: f.id, minBits: f.min_, maxBits: f.max_ })) });
+      return;
+    }
+    const f = read.format;
+    const fcOk = decision.reason !== "facilityCodeNotAllowed";
+    push(
+      "read",
+      `Format ${f.id} (${f.min_}…${f.max_} bits) decodes ${bits.length} bits: facility code ${field(read.fc) ?? "none"}, card number ${field(read.cn) ?? "none"}; parity ${read.parityOk ? "ok" : f.enforceParity_ ? "fails (enforced)" : "fails (not enforced)"}; facility-code policy ${FC_POLICY_NAMES[f.fcPolicy_]}${f.fcPolicy_ === FC_POLICY.FILTER_LIST ? (fcOk ? ", code allowed" : ", code not in the list") : ""}.`,
+      {
+        bits: bits.length,
+        format: f.id,
+        facilityCode: field(read.fc),
+        credentialNumber: field(read.cn),
+        parityOk: read.parityOk,
+        enforceParity: f.enforceParity_,
+        facilityCodePolicy: FC_POLICY_NAMES[f.fcPolicy_],
+        ...(f.fcPolicy_ === FC_POLICY.FILTER_LIST ? { allowedFacilityCodes: [...f.allowedFc_].sort((a, b) => a - b) } : {}),
+      },
+    );
+  } else if (kind === "credentialNumber" && read !== null && read.format !== null) {
+    const f = read.format;
+    push(
+      "read",
+      `Already decoded: facility code ${field(read.fc) ?? "none"}, card number ${read.cn}; facility-code policy ${FC_POLICY_NAMES[f.fcPolicy_]} of the node's first format ${f.id}.`,
+      { format: f.id, facilityCode: field(read.fc), credentialNumber: field(read.cn), facilityCodePolicy: FC_POLICY_NAMES[f.fcPolicy_] },
+    );
+  } else push("read", kind === "mobile" ? "A mobile credential: nothing to decode." : "A PIN alone: nothing to decode.", {});
+  if (STEP_OF_REASON[decision.reason] === "read") return;
+
+  // 3. Fallback modes.
+  const mode = rec.mode;
+  const online = nodeState === undefined || nodeState === null || nodeState.online !== false;
+  push(
+    "fallback",
+    online
+      ? "The node is online: no fallback."
+      : `The node is offline (${nodeState!.timeKnown === false ? "time unknown" : `${String(nodeState!.offlineSeconds)} s, kill timer ${node.killTimer_} s`}, offline policy ${node.offlinePolicy_}): mode ${MODE_NAMES[mode]}${mode !== MODE_NORMAL ? `; ${decision.reason === "ecard" ? "the card is an e-card" : "not an e-card"}` : ""}.`,
+    { online, mode: MODE_NAMES[mode], killTimer: node.killTimer_, offlinePolicy: node.offlinePolicy_, ...(online ? {} : { offlineSeconds: nodeState!.offlineSeconds ?? null, timeKnown: nodeState!.timeKnown !== false }) },
+  );
+  if (STEP_OF_REASON[decision.reason] === "fallback" || mode === MODE_ECARD) return;
+
+  // 4. Credential.
+  if (rec.holder < 0) {
+    const slot = rec.card;
+    const summary =
+      decision.reason === "facilityCodeMismatch"
+        ? `Credential ${sys.cardIds_[sys.cardTable_[slot + 3]! | 0]} has number ${read?.cn} but facility code ${field(sys.cardTable_[slot + 1]!) ?? "none"}, not ${field(read?.fc ?? -1) ?? "none"} (ENFORCED).`
+        : decision.reason === "unknownPin"
+          ? "No holder has this PIN."
+          : decision.reason === "ambiguousPin"
+            ? "More than one holder has this PIN."
+            : kind === "mobile"
+              ? `No ${String(credential!.mobile)} credential has id ${JSON.stringify(credential!.credentialId)}.`
+              : `No card credential has number ${field(read?.cn ?? -1) ?? "(none)"}.`;
+    push("credential", summary, {});
+    return;
+  }
+  const holder = sys.holders_[rec.holder]!;
+  const pinStr = typeof pin === "string" ? pin : null;
+  const pinOk = pinStr !== null && (pinStr === holder.pin_ || pinStr === holder.duressPin_);
+  const how = kind === "pin" ? "PIN" : kind === "mobile" ? `${String(credential!.mobile)} credential` : "card";
+  push(
+    "credential",
+    `${how === "PIN" ? "The PIN" : `The ${how} ${decision.credentialId}`} belongs to holder ${holder.id} (${holder.holder_.firstName} ${holder.holder_.lastName})${pinStr !== null && kind !== "pin" ? `; the PIN ${pinOk ? "is correct" : "matches neither of the holder's PINs"}` : ""}${decision.duress ? "; it is the duress PIN" : ""}${STEP_OF_REASON[decision.reason] === "credential" ? ` — ${decision.reason}` : ""}.`,
+    { holderId: holder.id, credentialId: decision.credentialId, by: how, pinCorrect: pinStr === null ? null : pinOk, duress: decision.duress, secureReadsOnly: device.secured_, bleSupported: device.ble_ },
+  );
+  if (STEP_OF_REASON[decision.reason] === "credential") return;
+
+  // 5. Holder.
+  const hs = holder.holder_;
+  const timeKnown = !Number.isNaN(rec.local);
+  const offset = rec.local - rec.at;
+  const localIso = timeKnown ? isoLocal(rec.local - offset, offset) : null;
+  push(
+    "holder",
+    `${hs.enabled ? "Enabled" : "Disabled"}; valid from ${hs.activeDate ?? "always"} until ${hs.expireDate ?? "never"}${timeKnown ? `; local time at the node ${localIso} (${zone})` : "; time not looked at (offline, time unknown)"}${STEP_OF_REASON[decision.reason] === "holder" ? ` — ${decision.reason}` : ""}.`,
+    {
+      holderId: holder.id,
+      enabled: hs.enabled,
+      activeDate: hs.activeDate ?? null,
+      expireDate: hs.expireDate ?? null,
+      localTime: localIso,
+      utc: timeKnown ? isoInstant(rec.local - offset) : null,
+      timezone: zone,
+      utcOffset: timeKnown ? isoOffset(offset) : null,
+    },
+  );
+  if (STEP_OF_REASON[decision.reason] === "holder" || rec.rules === null) return;
+
+  // 6. Rules: every rule of the holder's groups that reaches the device, with its verdict.
+  const r = rec.rules;
+  const candidates = candidateRules(sys, device, r.groupFrom, r.groupTo, r.factor, r.mode, r.day, r.tod);
+  const applicable = candidates.filter((c) => c.applicable);
+  push(
+    "rules",
+    candidates.length === 0
+      ? "No rule of the holder's groups reaches this device."
+      : `${candidates.length} rule${candidates.length === 1 ? "" : "s"} of the holder's groups reach${candidates.length === 1 ? "es" : ""} this device; ${applicable.length} applicable${r.minDeny !== NONE ? `; deny rule ${sys.ruleIds_[r.minDeny]} decides` : r.minAllow === NONE ? "; no allow rule applies" : ""}.`,
+    { localWeekday: WEEKDAYS[weekdayOf(r.day)], mode: MODE_NAMES[r.mode], candidates },
+  );
+  if (STEP_OF_REASON[decision.reason] === "rules") return;
+
+  // 7–8. Authentication policy, floors.
+  const policySummary =
+    r.minAccepted !== NONE
+      ? `Factors presented: ${factorName(r.factor)}. Rule ${sys.ruleIds_[r.minAccepted]} (smallest id accepting them) allows${device.elevator_ ? `; floors ${decision.floors.join(", ")}` : ""}.`
+      : `Factors presented: ${factorName(r.factor)}. No applicable allow rule accepts them; rule ${sys.ruleIds_[r.minAllow]} (smallest id) gives ${decision.reason}.`;
+  push("policy", policySummary, {
+    factors: factorName(r.factor),
+    devicePolicy: d.authenticationPolicy ?? null,
+    acceptingRuleId: r.minAccepted === NONE ? null : sys.ruleIds_[r.minAccepted],
+    floors: [...decision.floors],
+  });
+}
+
+/** The rules of groups `holderGroups_[groupFrom … groupTo - 1]` that reach the device, as decide's evaluateRules walks them. */
+function candidateRules(sys: CompiledSystem, device: CompiledDevice, groupFrom: number, groupTo: number, factor: number, mode: number, day: number, tod: number): TraceRule[] {
+  const out: TraceRule[] = [];
+  const data = sys.ruleData_;
+  const wd = weekdayOf(day);
+  const seen = new Set<number>();
+  for (let gi = groupFrom; gi < groupTo; gi++) {
+    const slot = findSlot(device, sys.holderGroups_[gi]!);
+    if (slot < 0) continue;
+    for (let k = device.slotPairs_[slot]!; k < device.slotPairs_[slot + 1]!; k += 2) {
+      const rank = device.pairs_[k]!;
+      if (seen.has(rank)) continue;
+      seen.add(rank);
+      const base = rank * RULE_STRIDE;
+      const flags = data[base + R_FLAGS]!;
+      const allow = (flags & RF_ALLOW) !== 0;
+      const is24x7 = allow && (flags & RF_24X7) !== 0;
+      const open = mode === MODE_NORMAL ? ruleOpen(data, base, day, wd, tod) : null;
+      const applicable = (open ?? true) && (!allow || mode !== MODE_24X7 || is24x7);
+      const mask = data[base + R_POLICY]! & device.policy_;
+      const rule = sys.rules_[rank]!.rule_;
+      out.push({
+        ruleId: rule.id,
+        name: rule.name ?? null,
+        groupId: rule.groupId,
+        allow,
+        window: describeWindow(rule),
+        open,
+        is24x7,
+        applicable,
+        effectivePolicy: allow ? policyName(mask) : null,
+        acceptsFactors: allow ? (mask & factor) !== 0 : null,
+      });
+    }
+  }
+  out.sort((a, b) => (a.ruleId < b.ruleId ? -1 : a.ruleId > b.ruleId ? 1 : 0));
+  return out;
+}
