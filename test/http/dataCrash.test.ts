@@ -2,44 +2,18 @@
 // once, SIGKILL at a random moment. After a restart every acknowledged write is there, no write is
 // there in part, the incrementally replayed system answers as a fresh load of its snapshot does, and
 // SQLite's integrity check passes. A second process on the database is refused while the first runs.
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { build } from "tsup";
-import { afterAll, expect, onTestFinished, test } from "vitest";
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { afterAll, expect, test } from "vitest";
+import { buildCli, serveChild } from "../support/cliChild.js";
 import { loadEngineOrThrow } from "../../src/evaluate/index.js";
 import { SYSTEM_ID, caller, dataDir, inspect, startData } from "./dataSupport.js";
 import { TOKEN, removeTempDirs } from "./fixtures.js";
 
 afterAll(removeTempDirs);
 
-const ROOT = resolve(__dirname, "../..");
 const AT = "2026-04-15T12:00:00Z";
 const CLIENTS = 16;
-
-/** Starts the built CLI on the database; resolves with its url once it listens. */
-function serveChild(cli: string, args: readonly string[]): Promise<{ child: ChildProcess; url: string; log: () => string }> {
-  const child = spawn(process.execPath, [cli, "serve", ...args, "--port", "0"], { env: { ...process.env, RSOP_TOKEN: TOKEN }, stdio: ["ignore", "ignore", "pipe"] });
-  onTestFinished(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  });
-  let text = "";
-  return new Promise((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start in 30 s: ${text}`)), 30_000);
-    child.stderr!.on("data", (b: Buffer) => {
-      text += b.toString("utf8");
-      const m = / on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(text);
-      if (m !== null) {
-        clearTimeout(timer);
-        resolveUrl({ child, url: m[1]!, log: () => text });
-      }
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited (${code}) before listening: ${text}`));
-    });
-  });
-}
 
 interface Acked {
   /** Holders whose create (with its card and group) was answered 201. */
@@ -56,13 +30,10 @@ interface Acked {
 }
 
 test("SIGKILL during 16 concurrent writers: every acknowledged write (and every write a read showed) survives, none in part; decisions and RSOP equal a fresh load; integrity ok; a second process is refused", async () => {
-  const outDir = mkdtempSync(join(ROOT, "node_modules", ".rsop-crash-test-"));
-  onTestFinished(() => rmSync(outDir, { recursive: true, force: true }));
-  await build({ entry: { cli: join(ROOT, "src/adapters/cli/bin.ts") }, outDir, format: ["esm"], platform: "node", target: "node20", config: false, silent: true, outExtension: () => ({ js: ".mjs" }) });
-  const cli = join(outDir, "cli.mjs");
+  const cli = await buildCli("crash-test");
   const { db, system } = dataDir();
   // Small snapshot interval: the kill may land around a snapshot too.
-  const { child, url, log } = await serveChild(cli, ["--data", db, "--system", system, "--snapshot-every", "25"]);
+  const { child, url, log } = await serveChild(cli, ["--data", db, "--system", system, "--snapshot-every", "25", "--port", "0"]);
   expect(log()).toContain(`imported ${system} into ${db}: system ${SYSTEM_ID}`);
 
   // A second process on the same database is refused at once.

@@ -3,11 +3,10 @@
 // both systems read-only while staged, complete (the 2.0 system is served, the 1.0 routes are gone)
 // or roll back after each task (the panel is writable again), a failing task, the id mappings, and
 // restarts: in-process after a completed migration, and SIGKILL of `rsop serve` in the middle of one.
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { build } from "tsup";
-import { afterAll, describe, expect, onTestFinished, test } from "vitest";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, test } from "vitest";
+import { buildCli, serveChild } from "../support/cliChild.js";
 import { MIGRATION_TASKS } from "../../src/adapters/migration/migrationJob.js";
 import type { RunningDataServer } from "../../src/adapters/http/startDataServer.js";
 import { smallPanel } from "../live/panelFixture.js";
@@ -17,7 +16,6 @@ import { TOKEN, removeTempDirs, tempDir } from "./fixtures.js";
 afterAll(removeTempDirs);
 
 const SN = "SN-TEST-1";
-const ROOT = resolve(__dirname, "../..");
 type Call = (method: string, path: string, body?: unknown) => Promise<Answer>;
 
 function callerOf(url: string): Call {
@@ -261,40 +259,14 @@ describe("a migration over HTTP (seed 000 §3, §4)", () => {
 });
 
 describe("a restart in the middle of a migration", () => {
-  function serveChild(cli: string, args: readonly string[], env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-    const child = spawn(process.execPath, [cli, "serve", ...args, "--port", "0"], { env: { ...process.env, RSOP_TOKEN: TOKEN, ...env }, stdio: ["ignore", "ignore", "pipe"] });
-    onTestFinished(() => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    });
-    let text = "";
-    return new Promise((resolveUrl, reject) => {
-      const timer = setTimeout(() => reject(new Error(`serve did not start in 30 s: ${text}`)), 30_000);
-      child.stderr!.on("data", (b: Buffer) => {
-        text += b.toString("utf8");
-        const m = / on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(text);
-        if (m !== null) {
-          clearTimeout(timer);
-          resolveUrl({ child, url: m[1]! });
-        }
-      });
-      child.once("exit", (code) => {
-        clearTimeout(timer);
-        reject(new Error(`serve exited (${code}) before listening: ${text}`));
-      });
-    });
-  }
-
   test("`rsop serve` killed with SIGKILL while a task is Processing: the restart resumes from that task and stages the system", async () => {
-    const outDir = mkdtempSync(join(ROOT, "node_modules", ".rsop-migration-test-"));
-    onTestFinished(() => rmSync(outDir, { recursive: true, force: true }));
-    await build({ entry: { cli: join(ROOT, "src/adapters/cli/bin.ts") }, outDir, format: ["esm"], platform: "node", target: "node20", config: false, silent: true, outExtension: () => ({ js: ".mjs" }) });
-    const cli = join(outDir, "cli.mjs");
+    const cli = await buildCli("migration-test");
     const dir = tempDir();
     const panelFile = join(dir, "panel.json");
     writeFileSync(panelFile, JSON.stringify(smallPanel()));
     const db = join(dir, "data.db");
     // Each task waits 400 ms once Processing: the kill lands in the middle of one.
-    const first = await serveChild(cli, ["--data", db, "--panel", panelFile], { RSOP_MIGRATION_TASK_DELAY_MS: "400" });
+    const first = await serveChild(cli, ["--data", db, "--panel", panelFile, "--port", "0"], { RSOP_MIGRATION_TASK_DELAY_MS: "400" });
     const call = callerOf(first.url);
     expect((await call("POST", "/api/migration/initiate", { cloudNodeSN: SN, acceptWarnings: true })).status).toBe(200);
     let s = (await call("GET", `/api/migration/${SN}`)).body;
@@ -304,7 +276,7 @@ describe("a restart in the middle of a migration", () => {
     first.child.kill("SIGKILL");
     await exited;
 
-    const second = await serveChild(cli, ["--data", db], {});
+    const second = await serveChild(cli, ["--data", db, "--port", "0"]);
     const call2 = callerOf(second.url);
     let after = (await call2("GET", `/api/migration/${SN}`)).body;
     expect(after.tasks.slice(0, cut).every((t: { status: string }) => t.status === "Completed")).toBe(true);

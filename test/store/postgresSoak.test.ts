@@ -6,57 +6,28 @@
 // deep-equals a fresh load of the database's, every acknowledged write is there, and no two
 // conflicting writes (the same card number, from a small pool every client draws from) were both
 // accepted.
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Patch } from "immer";
-import { build } from "tsup";
-import { afterAll, expect, onTestFinished, test } from "vitest";
+import { afterAll, expect, test } from "vitest";
+import { buildCli, serveChild } from "../support/cliChild.js";
 import type { RunningDataServer } from "../../src/adapters/http/startDataServer.js";
 import { openPostgresStore } from "../../src/adapters/store/postgresStore.js";
 import { createLiveSystem } from "../../src/live/index.js";
 import { type Caller, caller } from "../http/dataSupport.js";
-import { TOKEN, removeTempDirs, tempDir } from "../http/fixtures.js";
+import { removeTempDirs, tempDir } from "../http/fixtures.js";
 import { building } from "../live/fixture.js";
 import { PG, SKIP_NOTE, eventually, freshDatabase, inspectPg, startReplica, useCluster } from "./pgSupport.js";
 
 afterAll(removeTempDirs);
 const cluster = useCluster();
 
-const ROOT = resolve(__dirname, "../..");
 const AT = "2026-04-15T12:00:00Z";
 const CLIENTS = 16;
 const SOAK_MS = 20_000;
 /** Card numbers every client draws from at random: creates with them conflict across replicas. */
 const POOL = 150;
 const POOL_BASE = 800_000;
-
-/** Starts the built CLI as a replica; resolves with its url once it listens. */
-function replicaChild(cli: string, url: string, system: string): Promise<{ child: ChildProcess; url: string; log: () => string }> {
-  const child = spawn(process.execPath, [cli, "serve", "--store", url, "--system", system, "--snapshot-every", "50", "--port", "0"], {
-    env: { ...process.env, RSOP_TOKEN: TOKEN },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  onTestFinished(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  });
-  let text = "";
-  return new Promise((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start in 60 s: ${text}`)), 60_000);
-    child.stderr!.on("data", (b: Buffer) => {
-      text += b.toString("utf8");
-      const m = / on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(text);
-      if (m !== null) {
-        clearTimeout(timer);
-        resolveUrl({ child, url: m[1]!, log: () => text });
-      }
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited (${code}) before listening: ${text}`));
-    });
-  });
-}
 
 interface Replica {
   name: string;
@@ -69,10 +40,7 @@ interface Replica {
 test.skipIf(!PG.ok)(
   `soak: 3 replicas, 16 clients for 20 s, SIGKILL and restart of one replica, a PostgreSQL restart; every replica equals a fresh load, every acknowledged write is there, no conflicting writes both accepted (PG2, PG4, PG7)${SKIP_NOTE}`,
   async () => {
-    const outDir = mkdtempSync(join(ROOT, "node_modules", ".rsop-pg-soak-"));
-    onTestFinished(() => rmSync(outDir, { recursive: true, force: true }));
-    await build({ entry: { cli: join(ROOT, "src/adapters/cli/bin.ts") }, outDir, format: ["esm"], platform: "node", target: "node20", config: false, silent: true, outExtension: () => ({ js: ".mjs" }) });
-    const cli = join(outDir, "cli.mjs");
+    const cli = await buildCli("pg-soak");
     const system = join(tempDir(), "building.json");
     writeFileSync(system, JSON.stringify(building()));
     const url = await freshDatabase();
@@ -81,7 +49,7 @@ test.skipIf(!PG.ok)(
     const [a, b, c] = await Promise.all([
       startReplica(url, building(), { snapshotEvery: 50 }),
       startReplica(url, building(), { snapshotEvery: 50 }),
-      replicaChild(cli, url, system),
+      serveChild(cli, ["--store", url, "--system", system, "--snapshot-every", "50", "--port", "0"], {}, 60_000),
     ]);
     const imports = [a.lines, b.lines, [c.log()]].filter((ls) => ls.some((l) => l.includes("imported building.json") || l.includes(`imported ${system}`))).length;
     expect(imports).toBe(1);

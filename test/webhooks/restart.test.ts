@@ -3,49 +3,19 @@
 // receiver comes back and the server restarts on the same database. Every acknowledged write's
 // event and every acknowledged decision's event arrives, each client's in the order it was
 // acknowledged, none twice.
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { build } from "tsup";
 import { afterAll, expect, onTestFinished, test } from "vitest";
+import { buildCli, serveChild } from "../support/cliChild.js";
 import { caller, dataDir } from "../http/dataSupport.js";
-import { TOKEN, removeTempDirs } from "../http/fixtures.js";
+import { removeTempDirs } from "../http/fixtures.js";
 import { Receiver, selfSignedCertificate } from "./receiver.js";
 
 afterAll(removeTempDirs);
 
-const ROOT = resolve(__dirname, "../..");
 const CLIENTS = 4;
 const FLAGS = ["--webhook-backoff", "50", "--webhook-attempts", "1000000", "--port", "0"];
 
-function serveChild(cli: string, args: readonly string[]): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [cli, "serve", ...args], { env: { ...process.env, RSOP_TOKEN: TOKEN }, stdio: ["ignore", "ignore", "pipe"] });
-  onTestFinished(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  });
-  let text = "";
-  return new Promise((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start in 30 s: ${text}`)), 30_000);
-    child.stderr!.on("data", (b: Buffer) => {
-      text += b.toString("utf8");
-      const m = / on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(text);
-      if (m !== null) {
-        clearTimeout(timer);
-        resolveUrl({ child, url: m[1]! });
-      }
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited (${code}) before listening: ${text}`));
-    });
-  });
-}
-
 test("SIGKILL while the subscriber is down: after a restart, every acknowledged write and decision reaches it, in each client's order, none twice", async () => {
-  const outDir = mkdtempSync(join(ROOT, "node_modules", ".rsop-webhook-restart-"));
-  onTestFinished(() => rmSync(outDir, { recursive: true, force: true }));
-  await build({ entry: { cli: join(ROOT, "src/adapters/cli/bin.ts") }, outDir, format: ["esm"], platform: "node", target: "node20", config: false, silent: true, outExtension: () => ({ js: ".mjs" }) });
-  const cli = join(outDir, "cli.mjs");
+  const cli = await buildCli("webhook-restart");
   const { db, system } = dataDir();
   const receiver = await Receiver.start(selfSignedCertificate());
   onTestFinished(() => receiver.stop());
