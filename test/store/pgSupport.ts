@@ -54,6 +54,8 @@ export async function startReplica(
 /** Runs one query on `url` in a connection of its own. */
 export async function sql<R extends object = Record<string, unknown>>(url: string, text: string, params: unknown[] = []): Promise<R[]> {
   const c = new pg.Client({ connectionString: url });
+  // A server restart during the query ends it with an error event as well as the query's rejection.
+  c.on("error", () => undefined);
   await c.connect();
   try {
     return (await c.query<R>(text, params)).rows;

@@ -136,6 +136,13 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     } catch (e) {
       throw new StoreUnavailableError(`the database ${where} is unavailable: ${(e as Error).message}`);
     }
+    // A connection the server ends while it is checked out (a restart) says so by an error event,
+    // which nobody else listens to then: noted here, and the connection is not given back to the pool.
+    let broken: Error | undefined;
+    const onError = (e: Error) => {
+      broken = e;
+    };
+    c.on("error", onError);
     try {
       await c.query("BEGIN");
       const r = await body(c);
@@ -146,7 +153,8 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
       if (!(e instanceof StoreError) && isUnavailable(e)) throw new StoreUnavailableError(`the database ${where} is unavailable: ${(e as Error).message}`);
       throw e;
     } finally {
-      c.release();
+      c.off("error", onError);
+      c.release(broken);
     }
   }
 
