@@ -10,7 +10,7 @@ import { buildCli, serveChild } from "../support/cliChild.js";
 import { MIGRATION_TASKS } from "../../src/adapters/migration/migrationJob.js";
 import type { RunningDataServer } from "../../src/adapters/http/startDataServer.js";
 import { smallPanel } from "../live/panelFixture.js";
-import { type Answer, dataDir, inspect, startData } from "./dataSupport.js";
+import { type Answer, dataDir, expectError, inspect, startData } from "./dataSupport.js";
 import { TOKEN, removeTempDirs, tempDir } from "./fixtures.js";
 
 afterAll(removeTempDirs);
@@ -71,8 +71,9 @@ async function rollbackAtGate(call: Call, g: ReturnType<typeof gates>): Promise<
   return answer;
 }
 
+/** A refusal in the one error shape (expectError); answers its message and issues. */
 const refusal = (r: Answer, status: number) => {
-  expect(r.status, JSON.stringify(r.body)).toBe(status);
+  expectError(r, status, "a migration request");
   expect(Object.keys(r.body.error).sort()).toEqual(["issues", "message", "status"]);
   return r.body.error as { message: string; issues: { path: string; message: string }[] };
 };

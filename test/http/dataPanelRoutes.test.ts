@@ -10,7 +10,7 @@ import type { RunningDataServer } from "../../src/adapters/http/startDataServer.
 import { parseTokens } from "../../src/adapters/http/tokens.js";
 import { panelRoutePatterns } from "../../src/live/panel/panelRoutes.js";
 import { smallPanel } from "../live/panelFixture.js";
-import { type Answer, dataDir, inspect, startData } from "./dataSupport.js";
+import { type Answer, type Maker, dataDir, expectError, inspect, makerOf, startData, unchanged } from "./dataSupport.js";
 import { removeTempDirs } from "./fixtures.js";
 
 afterAll(removeTempDirs);
@@ -24,10 +24,6 @@ const A = "/api/partitions/:partitionId/attributes";
 interface Request {
   readonly path: string;
   readonly body?: unknown;
-}
-interface Maker {
-  ok(method: string, path: string, body?: unknown): Promise<any>;
-  n(): number;
 }
 interface Case {
   readonly route: string;
@@ -145,34 +141,7 @@ async function serve(): Promise<{ db: string; server: RunningDataServer; send: S
     if (method !== "GET" && !path.endsWith("/import/preview") && res.status < 300) acknowledged.push(`${method} ${path.split("?")[0]}`);
     return { status: res.status, headers: res.headers, body: text === "" ? undefined : JSON.parse(text), text };
   };
-  let counter = 0;
-  const maker: Maker = {
-    n: () => ++counter,
-    async ok(method, path, body) {
-      const r = await send(TOKENS.admin, method, path, body);
-      if (r.status >= 300) throw new Error(`setup ${method} ${path} answered ${r.status}: ${JSON.stringify(r.body)}`);
-      return r.body;
-    },
-  };
-  return { db, server, send, maker, acknowledged };
-}
-
-function expectError(r: Answer, status: number, what: string): { path: string; message: string }[] {
-  expect(r.status, `${what}: ${JSON.stringify(r.body)}`).toBe(status);
-  expect(Object.keys(r.body)).toEqual(["error"]);
-  expect(r.body.error.status).toBe(status);
-  expect(r.body.error.message.length).toBeGreaterThan(0);
-  for (const i of r.body.error.issues) expect(i.message.length, `${what}: every issue says what is wrong`).toBeGreaterThan(0);
-  return r.body.error.issues;
-}
-
-async function unchanged(server: RunningDataServer, run: () => Promise<Answer & { text: string }>, what: string): Promise<Answer & { text: string }> {
-  const seq = server.durable.seq();
-  const before = server.durable.target.live.snapshot;
-  const r = await run();
-  expect(server.durable.seq(), `${what}: nothing stored`).toBe(seq);
-  expect(server.durable.target.live.snapshot, `${what}: nothing changed`).toBe(before);
-  return r;
+  return { db, server, send, maker: makerOf((method, path, body) => send(TOKENS.admin, method, path, body)), acknowledged };
 }
 
 describe("every route of the per-node host, for each role (issue 14)", () => {

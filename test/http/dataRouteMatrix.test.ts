@@ -12,7 +12,7 @@ import { afterAll, describe, expect, test } from "vitest";
 import type { RunningDataServer } from "../../src/adapters/http/startDataServer.js";
 import { parseTokens } from "../../src/adapters/http/tokens.js";
 import { building } from "../live/fixture.js";
-import { type Answer, SYSTEM_ID, dataDir, inspect, startData } from "./dataSupport.js";
+import { type Answer, type Maker, SYSTEM_ID, dataDir, expectError, inspect, makerOf, startData, unchanged } from "./dataSupport.js";
 import { TOKEN, removeTempDirs } from "./fixtures.js";
 
 afterAll(removeTempDirs);
@@ -39,14 +39,6 @@ type Send = (token: string | null, method: string, path: string, body?: unknown)
 interface Request {
   readonly path: string;
   readonly body?: unknown;
-}
-
-/** What an admin's calls make for a case: fresh targets, named by unique names. */
-interface Maker {
-  /** An admin's call that must succeed; answers the body. */
-  ok(method: string, path: string, body?: unknown): Promise<any>;
-  /** A unique suffix. */
-  n(): number;
 }
 
 type Expect = number | "ok";
@@ -210,41 +202,12 @@ async function serve(): Promise<Served & { db: string }> {
     if (method !== "GET" && path !== "/decisions" && res.status < 300) acknowledged.push(`${method} ${path.split("?")[0]}`);
     return { status: res.status, headers: res.headers, body: text === "" ? undefined : JSON.parse(text) };
   };
-  let counter = 0;
-  const maker: Maker = {
-    n: () => ++counter,
-    async ok(method, path, body) {
-      const r = await send(TOKENS.admin, method, path, body);
-      if (r.status >= 300) throw new Error(`setup ${method} ${path} answered ${r.status}: ${JSON.stringify(r.body)}`);
-      return r.body;
-    },
-  };
-  return { db, server, send, maker, acknowledged };
+  return { db, server, send, maker: makerOf((method, path, body) => send(TOKENS.admin, method, path, body)), acknowledged };
 }
 
-/** The one error shape, with every issue's path and sentence. */
-function expectError(r: Answer, status: number, what: string): { path: string; message: string }[] {
-  expect(r.status, `${what}: ${JSON.stringify(r.body)}`).toBe(status);
-  expect(r.headers.get("content-type")).toMatch(/^application\/json/);
-  expect(Object.keys(r.body)).toEqual(["error"]);
-  expect(r.body.error.status).toBe(status);
-  expect(typeof r.body.error.message).toBe("string");
-  expect(r.body.error.message.length).toBeGreaterThan(0);
-  for (const i of r.body.error.issues) {
-    expect(typeof i.path).toBe("string");
-    expect(i.message.length, `${what}: every issue says what is wrong`).toBeGreaterThan(0);
-  }
-  return r.body.error.issues;
-}
-
-/** Sends a request that must change nothing: the sequence and the very snapshot object stay. */
-async function unchanged(s: Served, token: string | null, method: string, req: Request): Promise<Answer> {
-  const seq = s.server.durable.seq();
-  const before = s.server.durable.target.live.snapshot;
-  const r = await s.send(token, method, req.path, req.body);
-  expect(s.server.durable.seq(), `${method} ${req.path}: nothing stored`).toBe(seq);
-  expect(s.server.durable.target.live.snapshot, `${method} ${req.path}: nothing changed`).toBe(before);
-  return r;
+/** Sends a request that must change nothing (unchanged). */
+function sendUnchanged(s: Served, token: string | null, method: string, req: Request): Promise<Answer> {
+  return unchanged(s.server, () => s.send(token, method, req.path, req.body), `${method} ${req.path}`);
 }
 
 /** A successful answer of a case: status, body shape, headers. */
@@ -284,7 +247,7 @@ describe("every route of the systems host, for each role (issue 14)", () => {
   test.each(CASES.map((c) => [c.route, c] as const))("%s", async (_, c) => {
     const s = await serve();
     // No token: 401 before anything else, nothing stored.
-    const anonymous = await unchanged(s, null, c.method, await c.make(s.maker));
+    const anonymous = await sendUnchanged(s, null, c.method, await c.make(s.maker));
     expectError(anonymous, 401, `${c.route} without a token`);
     expect(anonymous.headers.get("www-authenticate")).toBe('Bearer realm="rsop"');
 
@@ -299,7 +262,7 @@ describe("every route of the systems host, for each role (issue 14)", () => {
         const writes = c.method !== "GET" && c.route !== "POST /decisions";
         expect(s.server.durable.seq(), `${what}: ${writes ? "stored once" : "a read stores nothing"}`).toBe(writes ? seq + 1 : seq);
       } else {
-        const r = await unchanged(s, TOKENS[role], c.method, req);
+        const r = await sendUnchanged(s, TOKENS[role], c.method, req);
         expectError(r, expected, what);
       }
     }
@@ -307,18 +270,18 @@ describe("every route of the systems host, for each role (issue 14)", () => {
     // Outside the manager's and reporter's partitions: the answer of an id that does not exist.
     if (c.outside !== undefined) {
       const body = c.method === "GET" ? undefined : ((await c.make(s.maker)).body ?? undefined);
-      const asAdmin = await unchanged(s, TOKENS.admin, "GET", { path: c.outside.replace(/\/groups\/g-(staff|empty)$/, "") });
+      const asAdmin = await sendUnchanged(s, TOKENS.admin, "GET", { path: c.outside.replace(/\/groups\/g-(staff|empty)$/, "") });
       expect(asAdmin.status, `${c.outside} exists for an admin`).toBe(200);
       for (const role of ["manager", "reporter"] as const) {
         const expected = c.method === "GET" || role === "manager" ? 404 : 403;
-        expectError(await unchanged(s, TOKENS[role], c.method, { path: c.outside, body }), expected, `${c.route} outside the ${role}'s partitions`);
+        expectError(await sendUnchanged(s, TOKENS[role], c.method, { path: c.outside, body }), expected, `${c.route} outside the ${role}'s partitions`);
       }
     }
 
     // Bad input: refused with the issue's path, nothing stored.
     if (c.bad !== undefined) {
       const bad = await c.bad(s.maker);
-      const issues = expectError(await unchanged(s, TOKENS.admin, c.method, bad), bad.status, `${c.route} with bad input`);
+      const issues = expectError(await sendUnchanged(s, TOKENS.admin, c.method, bad), bad.status, `${c.route} with bad input`);
       expect(issues.map((i) => i.path), `${c.route} with bad input`).toContain(bad.issue);
     } else expect(c.method, `${c.route}: every write route has a bad input`).toBe("GET");
 

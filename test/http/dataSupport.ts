@@ -3,7 +3,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { onTestFinished } from "vitest";
+import { expect, onTestFinished } from "vitest";
 import { type RunningDataServer, type StartDataServerOptions, startDataServer } from "../../src/adapters/http/startDataServer.js";
 import { building } from "../live/fixture.js";
 import { TOKEN, tempDir } from "./fixtures.js";
@@ -72,4 +72,50 @@ export function inspect(db: string): { changes: { seq: number; operation: any }[
   } finally {
     d.close();
   }
+}
+
+/** The one error shape (status, message, every issue's path and sentence), as JSON; answers the issues. */
+export function expectError(r: Answer, status: number, what: string): { path: string; message: string }[] {
+  expect(r.status, `${what}: ${JSON.stringify(r.body)}`).toBe(status);
+  expect(r.headers.get("content-type")).toMatch(/^application\/json/);
+  expect(Object.keys(r.body)).toEqual(["error"]);
+  expect(r.body.error.status).toBe(status);
+  expect(typeof r.body.error.message).toBe("string");
+  expect(r.body.error.message.length).toBeGreaterThan(0);
+  for (const i of r.body.error.issues) {
+    expect(typeof i.path).toBe("string");
+    expect(i.message.length, `${what}: every issue says what is wrong`).toBeGreaterThan(0);
+  }
+  return r.body.error.issues;
+}
+
+/** Runs a request that must change nothing: the change log's sequence and the very snapshot object stay. */
+export async function unchanged<A>(server: RunningDataServer, run: () => Promise<A>, what: string): Promise<A> {
+  const seq = server.durable.seq();
+  const before = server.durable.target.live.snapshot;
+  const r = await run();
+  expect(server.durable.seq(), `${what}: nothing stored`).toBe(seq);
+  expect(server.durable.target.live.snapshot, `${what}: nothing changed`).toBe(before);
+  return r;
+}
+
+/** An admin's calls that make fresh targets for a route-matrix case. */
+export interface Maker {
+  /** An admin's call that must succeed; answers the body. */
+  ok(method: string, path: string, body?: unknown): Promise<any>;
+  /** A unique number (for names, ports, card numbers). */
+  n(): number;
+}
+
+/** A Maker over `send` with the admin's token. */
+export function makerOf(send: (method: string, path: string, body?: unknown) => Promise<Answer>): Maker {
+  let counter = 0;
+  return {
+    n: () => ++counter,
+    async ok(method, path, body) {
+      const r = await send(method, path, body);
+      if (r.status >= 300) throw new Error(`setup ${method} ${path} answered ${r.status}: ${JSON.stringify(r.body)}`);
+      return r.body;
+    },
+  };
 }
