@@ -42,6 +42,21 @@ export interface AccessWindowsResult {
 }
 
 /** Computes the allowed intervals. Throws QueryError on unknown ids, bad instants or too long a period. */
+/**
+ * The instants in [from, to) where a holder's access to a device can change, in order: `from`, the
+ * zone's offset transitions, and the instants of the local wall times `local` (a holder's activation
+ * and expiry) and of each `edges` time of day (ms after local midnight: rule starts and stops) on every
+ * local day of the period.
+ */
+export function candidateInstants(zone: Parameters<typeof offsetAt>[0], local: number[], edges: ReadonlySet<number>, from: number, to: number): number[] {
+  const firstDay = Math.floor((from + offsetAt(zone, from)) / MS_PER_DAY) - 1;
+  const lastDay = Math.floor((to + offsetAt(zone, to)) / MS_PER_DAY) + 1;
+  for (let day = firstDay; day <= lastDay; day++) for (const e of edges) local.push(day * MS_PER_DAY + e);
+  const cands: number[] = [from, ...transitionsBetween(zone, from, to)];
+  for (const l of local) if (Number.isFinite(l)) localCandidates(zone, l, cands);
+  return [...new Set(cands.filter((t) => t >= from && t < to))].sort((a, b) => a - b);
+}
+
 export function accessWindows(sys: import("../compile/index.js").CompiledSystem, holderId: string, deviceId: string, options: PeriodOptions): AccessWindowsResult {
   const issues: Issue[] = [];
   const from = queryInstant(options.from, "from", issues);
@@ -74,12 +89,7 @@ export function accessWindows(sys: import("../compile/index.js").CompiledSystem,
       edges.add(sys.ruleData_[base + R_STOP]! % MS_PER_DAY);
     }
   }
-  const firstDay = Math.floor((from + offsetAt(zone, from)) / MS_PER_DAY) - 1;
-  const lastDay = Math.floor((to + offsetAt(zone, to)) / MS_PER_DAY) + 1;
-  for (let day = firstDay; day <= lastDay; day++) for (const e of edges) local.push(day * MS_PER_DAY + e);
-  const cands: number[] = [from, ...transitionsBetween(zone, from, to)];
-  for (const l of local) if (Number.isFinite(l)) localCandidates(zone, l, cands);
-  const points = [...new Set(cands.filter((t) => t >= from && t < to))].sort((a, b) => a - b);
+  const points = candidateInstants(zone, local, edges, from, to);
 
   const outcome = newRuleOutcome();
   const windows: AccessInterval[] = [];

@@ -12,12 +12,9 @@ import {
   R_START,
   R_STOP,
   findSlot,
-  localCandidates,
-  offsetAt,
-  transitionsBetween,
 } from "../compile/index.js";
 import { type Issue, MS_PER_DAY, QueryError, type Rule, type SystemSnapshot } from "../model/index.js";
-import { MAX_WINDOW_SPAN_DAYS } from "./accessWindows.js";
+import { MAX_WINDOW_SPAN_DAYS, candidateInstants } from "./accessWindows.js";
 import { NONE, newRuleOutcome } from "./decide.js";
 import type { Engine } from "./engine.js";
 import { isoInstant } from "./formatInstant.js";
@@ -102,12 +99,7 @@ export function accessRuns(sys: CompiledSystem, h: CompiledHolder, dev: Compiled
   const runs: Run[] = [];
   // No rule of the holder's groups reaches the device: never allowed, no rule decides.
   if (!reached) return runs;
-  const firstDay = Math.floor((from + offsetAt(zone, from)) / MS_PER_DAY) - 1;
-  const lastDay = Math.floor((to + offsetAt(zone, to)) / MS_PER_DAY) + 1;
-  for (let day = firstDay; day <= lastDay; day++) for (const e of edges) local.push(day * MS_PER_DAY + e);
-  const cands: number[] = [from, ...transitionsBetween(zone, from, to)];
-  for (const l of local) if (Number.isFinite(l)) localCandidates(zone, l, cands);
-  const points = [...new Set(cands.filter((t) => t >= from && t < to))].sort((a, b) => a - b);
+  const points = candidateInstants(zone, local, edges, from, to);
   const outcome = newRuleOutcome();
   for (const t of points) {
     const a = scanAccess(sys, dev, h, t, outcome);
