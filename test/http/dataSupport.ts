@@ -19,14 +19,22 @@ export function dataDir(): { dir: string; db: string; system: string } {
 }
 
 /** Starts a `--data` server (closed after the test); `initial` is imported into an empty database. */
-export async function startData(
-  db: string,
+export function startData(db: string, initial?: unknown, extra: Partial<StartDataServerOptions> = {}): Promise<{ server: RunningDataServer; lines: string[]; call: Caller }> {
+  return startStored({ dataFile: db }, initial, extra);
+}
+
+/**
+ * Starts a server on a SQLite file (`dataFile`) or a PostgreSQL database (`storeUrl`), with TOKEN and
+ * its log kept (closed after the test); `initial` (a 2.0 system) is imported into an empty store.
+ */
+export async function startStored(
+  where: { readonly dataFile: string } | { readonly storeUrl: string },
   initial?: unknown,
   extra: Partial<StartDataServerOptions> = {},
 ): Promise<{ server: RunningDataServer; lines: string[]; call: Caller }> {
   const lines: string[] = [];
   const server = await startDataServer({
-    dataFile: db,
+    ...where,
     ...(initial !== undefined ? { initial: { kind: "system", file: "building.json", read: async () => initial } } : {}),
     token: TOKEN,
     log: (l) => lines.push(l),

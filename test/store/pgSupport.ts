@@ -2,10 +2,9 @@
 // PostgreSQL server, test/support/postgresCluster.ts), one fresh database per test, replicas started
 // in-process (closed after the test), and a look into the database's tables.
 import pg from "pg";
-import { afterAll, beforeAll, onTestFinished } from "vitest";
-import { type RunningDataServer, type StartDataServerOptions, startDataServer } from "../../src/adapters/http/startDataServer.js";
-import { type Caller, caller } from "../http/dataSupport.js";
-import { TOKEN } from "../http/fixtures.js";
+import { afterAll, beforeAll } from "vitest";
+import type { RunningDataServer, StartDataServerOptions } from "../../src/adapters/http/startDataServer.js";
+import { type Caller, startStored } from "../http/dataSupport.js";
 import { type PostgresCluster, findPostgres, startPostgresCluster } from "../support/postgresCluster.js";
 
 export const PG = findPostgres();
@@ -34,21 +33,8 @@ export async function freshDatabase(): Promise<string> {
 }
 
 /** Starts a replica on `url` (closed after the test); `initial` is imported into an empty database. */
-export async function startReplica(
-  url: string,
-  initial?: unknown,
-  extra: Partial<StartDataServerOptions> = {},
-): Promise<{ server: RunningDataServer; lines: string[]; call: Caller }> {
-  const lines: string[] = [];
-  const server = await startDataServer({
-    storeUrl: url,
-    ...(initial !== undefined ? { initial: { kind: "system", file: "building.json", read: async () => initial } } : {}),
-    token: TOKEN,
-    log: (l) => lines.push(l),
-    ...extra,
-  });
-  onTestFinished(() => server.close());
-  return { server, lines, call: caller(server.url) };
+export function startReplica(url: string, initial?: unknown, extra: Partial<StartDataServerOptions> = {}): Promise<{ server: RunningDataServer; lines: string[]; call: Caller }> {
+  return startStored({ storeUrl: url }, initial, extra);
 }
 
 /** Runs one query on `url` in a connection of its own. */
