@@ -17,13 +17,14 @@
 //   anywhere, then while 8 clients write to the two other replicas.
 //
 // Every process started is stopped and the cluster removed at the end, also on failure.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { Agent, request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { findPostgres, startPostgresCluster } from "../test/support/postgresCluster.js";
 import { type Row, fmtOps, log } from "./benchUtil.js";
+import { killRunning, serveCli } from "./service.bench.js";
 import { type SizeName, fixture } from "./fixtures.js";
 import type { ScenarioContext } from "./scenario.js";
 
@@ -36,30 +37,10 @@ interface Replica {
   readonly url: URL;
 }
 
-const running = new Set<ChildProcess>();
 
+/** Starts a replica, `rsop serve --store URL …`, and resolves once it listens. */
 function serve(store: string, extra: readonly string[]): Promise<Replica> {
-  const child = spawn(process.execPath, [CLI, "serve", "--store", store, "--port", "0", "--insecure-no-auth", ...extra], { stdio: ["ignore", "ignore", "pipe"] });
-  running.add(child);
-  child.once("exit", () => running.delete(child));
-  let text = "";
-  let listening = false;
-  return new Promise((resolveServer, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start in 180 s: ${text.slice(0, 2000)}`)), 180_000);
-    child.stderr!.on("data", (b: Buffer) => {
-      if (listening) return;
-      text += b.toString("utf8");
-      const m = / on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(text);
-      if (m === null) return;
-      listening = true;
-      clearTimeout(timer);
-      resolveServer({ child, url: new URL(m[1]!) });
-    });
-    child.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      if (!listening) reject(new Error(`serve exited (${code ?? signal}) before listening: ${text.slice(0, 2000)}`));
-    });
-  });
+  return serveCli(["--store", store], extra);
 }
 
 interface Reply {
@@ -310,7 +291,7 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     });
     log(`  scale: decide ${fmtOps(quiet.opsPerSec)} quiet`);
   } finally {
-    await Promise.all([...running].map((child) => new Promise<void>((done) => (child.exitCode !== null || child.signalCode !== null ? done() : (child.once("exit", () => done()), child.kill("SIGKILL"))))));
+    await killRunning();
     cluster.stop();
     rmSync(dir, { recursive: true, force: true });
   }

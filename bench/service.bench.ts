@@ -43,8 +43,16 @@ const running = new Set<ChildProcess>();
 
 /** Starts `rsop serve --data db …` and resolves once it listens. Its log is read and dropped. */
 export function serve(db: string, extra: readonly string[]): Promise<Server> {
+  return serveCli(["--data", db], extra);
+}
+
+/**
+ * Starts `rsop serve` on a store (`--data FILE` or `--store URL`) without authentication, on a free
+ * port, and resolves once it listens; killRunning stops every server it started.
+ */
+export function serveCli(store: readonly string[], extra: readonly string[]): Promise<Server> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [CLI, "serve", "--data", db, "--port", "0", "--insecure-no-auth", ...extra], { stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, [CLI, "serve", ...store, "--port", "0", "--insecure-no-auth", ...extra], { stdio: ["ignore", "ignore", "pipe"] });
   running.add(child);
   child.once("exit", () => running.delete(child));
   let text = "";
@@ -66,6 +74,11 @@ export function serve(db: string, extra: readonly string[]): Promise<Server> {
       if (!listening) reject(new Error(`serve exited (${code ?? signal}) before listening: ${text.slice(0, 2000)}`));
     });
   });
+}
+
+/** Kills (SIGKILL) every server serveCli started that still runs, and waits for each to exit. */
+export async function killRunning(): Promise<void> {
+  await Promise.all([...running].map((child) => new Promise<void>((done) => (child.exitCode !== null || child.signalCode !== null ? done() : (child.once("exit", () => done()), child.kill("SIGKILL"))))));
 }
 
 /** Stops a server: SIGTERM (finishes writes, stores a snapshot) or SIGKILL (leaves the log as it is). */
@@ -314,7 +327,7 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
       }
     }
   } finally {
-    await Promise.all([...running].map((child) => new Promise<void>((done) => (child.exitCode !== null || child.signalCode !== null ? done() : (child.once("exit", () => done()), child.kill("SIGKILL"))))));
+    await killRunning();
     rmSync(dir, { recursive: true, force: true });
   }
   return rows;
