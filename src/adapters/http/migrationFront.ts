@@ -132,9 +132,10 @@ export async function createMigrationFront(options: MigrationFrontOptions): Prom
   if (store.getValue === undefined || store.setValue === undefined || store.replaceSystem === undefined) throw new Error("createMigrationFront: the store keeps no migration");
   let current = options.durable;
   const panelOf = () => (current.target.kind === "panel" ? current.target.live.snapshot : null);
+  const kept = migrationStore(store);
   const job = new MigrationJob(
     {
-      store: migrationStore(store),
+      store: kept,
       panel: () => panelOf(),
       ...(options.now !== undefined ? { now: options.now } : {}),
       ...(options.pace !== undefined ? { pace: options.pace } : {}),
@@ -203,7 +204,7 @@ export async function createMigrationFront(options: MigrationFrontOptions): Prom
   api.get("/api/migration/:panelId/backup", async (c) => {
     await allowed(c.req.raw);
     const r = job.status(panelIdOf(c.req.param("panelId")));
-    const backup = r.backupUrl === null ? null : await migrationStore(store).loadBackup();
+    const backup = r.backupUrl === null ? null : await kept.loadBackup();
     if (backup === null) throw new HttpError(404, "The panel has not been exported yet (EXPORT_LEGACY_DATA).");
     return jsonResponse(200, backup, indent);
   });

@@ -138,7 +138,7 @@ export async function openDurableSystem(store: Store, options: DurableSystemOpti
   /** Stores a snapshot of the current state unless one is being stored (or this one already is). */
   function takeSnapshot(): Promise<void> {
     if (snapshotting !== undefined || committed.seq === snapshotSeq) return snapshotting ?? Promise.resolve();
-    // The last stored change and the state after it. Not `seq` and `target.live.snapshot` read now:
+    // The last stored change and the state after it, as recorded when it was stored; not the live state read now:
     // this may run while a write is applied but not yet stored, and the two would not belong together.
     const { seq: at, snapshot: snap } = committed;
     snapshotting = (async () => {
@@ -166,8 +166,7 @@ export async function openDurableSystem(store: Store, options: DurableSystemOpti
     let outbox: readonly OutboxEntry[] = [];
     try {
       outbox = options.outbox?.forWrite({ operation: op, before, after: target.live.snapshot, patches: result.patches as Patch[], time }) ?? [];
-      seq = await store.append(op, result.patches, time, ...(outbox.length > 0 ? [outbox] : []));
-      committed = { seq, snapshot: target.live.snapshot };
+      committed = { seq: await store.append(op, result.patches, time, ...(outbox.length > 0 ? [outbox] : [])), snapshot: target.live.snapshot };
     } catch (e) {
       const undone = target.live.applyPatches(result.inversePatches as Patch[]);
       if (!undone.ok) throw new StoreError(`a write could not be stored nor undone: ${(e as Error).message}`);
@@ -175,7 +174,7 @@ export async function openDurableSystem(store: Store, options: DurableSystemOpti
     }
     if (outbox.length > 0) options.outbox!.stored(outbox);
     // In the background: the next writes do not wait for it (a snapshot of L takes about a second).
-    if (seq - snapshotSeq >= every) void takeSnapshot();
+    if (committed.seq - snapshotSeq >= every) void takeSnapshot();
     return result;
   }
 
@@ -184,7 +183,7 @@ export async function openDurableSystem(store: Store, options: DurableSystemOpti
     target,
     startedFrom,
     store,
-    seq: () => seq,
+    seq: () => committed.seq,
     write(op, prepare) {
       if (closing !== undefined) return Promise.reject(new StoreError("the store is closing"));
       const run = queue.then(() => writeNow(op, prepare));
