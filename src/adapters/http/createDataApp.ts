@@ -182,7 +182,8 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
   const app = new Hono();
   app.onError((e, c) => {
     if (e instanceof HttpError) return errorResponse(e, indent);
-    if (e instanceof LiveRefusal) return errorResponse(new HttpError(e.status, REFUSAL[e.status] ?? "Refused.", toHttpIssues(e.issues)), indent);
+    // A refusal of the live system's own checks, raised directly (Refusal) or on the token's view (LiveRefusal).
+    if (e instanceof LiveRefusal || e instanceof Refusal) return errorResponse(new HttpError(e.status, REFUSAL[e.status] ?? "Refused.", toHttpIssues(e.issues)), indent);
     if (e instanceof StoreError && /closing/.test(e.message)) return errorResponse(new HttpError(503, "The server is shutting down; try again."), indent);
     // A shared store (PostgreSQL) out of reach: whether the write was stored is unknown until the log is read again (PG7).
     if (e instanceof StoreUnavailableError)
@@ -338,14 +339,7 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
       if (grant.partitions !== null) throw new HttpError(403, "A 1.0 panel is served to admin and integrator tokens only.");
       if (request.method !== "POST") throw new HttpError(405, `${request.method} is not allowed here; use POST.`, [{ path: "method", message: "Use POST." }], { allow: "POST" });
       const body = await readJsonBody(request, maxBodyBytes);
-      let preview;
-      try {
-        preview = previewPersonImport(live.snapshot, body);
-      } catch (e) {
-        if (e instanceof Refusal) throw new HttpError(e.status, REFUSAL[e.status] ?? "Refused.", toHttpIssues(e.issues));
-        throw e;
-      }
-      const text = jsonText(preview, indent);
+      const text = jsonText(previewPersonImport(live.snapshot, body), indent);
       // Want-Digest (RFC 3230) of any algorithm is answered with the SHA-256 of the body sent.
       const digest: Record<string, string> = request.headers.get("want-digest") === null ? {} : { digest: `sha-256=${createHash("sha256").update(text).digest("base64")}` };
       return textResponse(200, text, digest);
