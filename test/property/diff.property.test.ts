@@ -10,6 +10,14 @@ import { type Operation, createLiveSystem, seededIds } from "../../src/live/inde
 import { type OperationSpec, operationSpecArb, resolveOperation, snapshotAndRequestsArb } from "../arbitraries/index.js";
 
 const NUM_RUNS = process.env.RSOP_PROPERTY_RUNS === undefined ? 60 : Math.max(60, Math.ceil(Number(process.env.RSOP_PROPERTY_RUNS) / 10));
+/**
+ * The suite's run uses a fixed seed: with 60 runs, the counts asserted below (changes that change
+ * access, previews whose operations are accepted) can fall short by chance, as a random seed once
+ * showed (12 accepted for "more than 12"). Hunts (RSOP_PROPERTY_RUNS) draw a fresh seed;
+ * RSOP_PROPERTY_SEED=N replays one.
+ */
+const SEED = process.env.RSOP_PROPERTY_SEED !== undefined ? Number(process.env.RSOP_PROPERTY_SEED) : process.env.RSOP_PROPERTY_RUNS === undefined ? 1 : undefined;
+const RUNS = { numRuns: NUM_RUNS, ...(SEED !== undefined ? { seed: SEED } : {}) };
 const TIMEOUT = 120_000 + NUM_RUNS * 200;
 const DAY = 86_400_000;
 
@@ -121,7 +129,7 @@ test("diffAccess(A, B) is empty iff every pair's allowed time is equal; A's allo
       // Against itself: nothing.
       expect(diffAccess(b, b, p).changes).toEqual([]);
     }),
-    { numRuns: NUM_RUNS },
+    RUNS,
   );
   // The generated changes do change access, in a good share of runs.
   expect(nonEmpty).toBeGreaterThan(NUM_RUNS / 10);
@@ -150,7 +158,7 @@ test("preview(ops) equals the diff of the snapshot before and after apply(ops), 
       expect(preview.results).toEqual(applied.results);
       expect(preview.diff).toEqual(diffAccess(createEngine(snapshot), createEngine(live.snapshot), p));
     }),
-    { numRuns: NUM_RUNS },
+    RUNS,
   );
   expect(accepted).toBeGreaterThan(NUM_RUNS / 5);
 }, TIMEOUT);
