@@ -1,6 +1,7 @@
 // The live layer: a system that changes through seed routes, above evaluate and below the adapters.
 export { LiveSystem, createLiveSystem } from "./liveSystem.js";
 export type { BatchResult, LiveSystemOptions, PreviewResult } from "./liveSystem.js";
+export { applySnapshotPatches } from "./transition.js";
 export { randomIds, seededIds } from "./ids.js";
 export type { IdSource } from "./ids.js";
 export type { Method, Operation, OperationResult, ReadResult, RefusedResult, WriteResult } from "./operation.js";

@@ -31,10 +31,10 @@ test("rsop webhook verify: exit 2 without a secret or a signature", async () => 
   expect((await run(["webhook", "verify", "--secret", "s3cret"], BODY)).code).toBe(2);
 });
 
-test("rsop serve: --organization-id and --webhook-* need --data; a --webhook-* value must be a positive integer (exit 2)", async () => {
+test("rsop serve: --organization-id and --webhook-* need --data or --store; a --webhook-* value must be a positive integer (exit 2)", async () => {
   const noData = await run(["serve", "--system", "examples/building.json", "--insecure-no-auth", "--webhook-attempts", "3"]);
   expect(noData.code).toBe(2);
-  expect(noData.stderr).toContain("--organization-id and --webhook-* need --data FILE.db");
+  expect(noData.stderr).toContain("--organization-id and --webhook-* need --data FILE.db or --store postgres://…");
   const zero = await run(["serve", "--data", "never-created.db", "--insecure-no-auth", "--webhook-backoff", "0"]);
   expect(zero.code).toBe(2);
   expect(zero.stderr).toContain('--webhook-backoff must be a positive integer, got "0"');

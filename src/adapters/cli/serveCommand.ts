@@ -117,7 +117,8 @@ export async function serveCommand(
   const headersTimeoutMs = parsePositive("--headers-timeout", opts.headersTimeout);
   const maxConnections = parsePositive("--max-connections", opts.maxConnections);
   const webhookFlags = [opts.organizationId, opts.webhookAttempts, opts.webhookBackoff, opts.webhookTimeout, opts.webhookBacklog];
-  if (opts.data === undefined && webhookFlags.some((f) => f !== undefined)) throw new UsageError("--organization-id and --webhook-* need --data FILE.db");
+  if (opts.data === undefined && opts.store === undefined && webhookFlags.some((f) => f !== undefined))
+    throw new UsageError("--organization-id and --webhook-* need --data FILE.db or --store postgres://…");
   if (opts.organizationId === "") throw new UsageError("--organization-id must not be empty");
   const attempts = parsePositive("--webhook-attempts", opts.webhookAttempts);
   const backoffMs = parsePositive("--webhook-backoff", opts.webhookBackoff);
@@ -241,11 +242,11 @@ export function registerServeCommand(program: Command, io: CliIo, setCode: (c: n
     .option("--headers-timeout <ms>", "time a client has to send the request headers; default 10000")
     .option("--max-connections <n>", "most connections open at once; default 1000")
     .option("--allow-short-token", `accept a token shorter than ${MIN_TOKEN_LENGTH} characters (with a warning)`)
-    .option("--organization-id <id>", "with --data: the organization id of the webhook subscription routes; default the system id (1.0: the panel's serial number)")
-    .option("--webhook-attempts <n>", "with --data: attempts per webhook event before it is parked; default 8")
-    .option("--webhook-backoff <ms>", "with --data: delay after a failed webhook attempt, doubled after each further one (with jitter, at most 5 minutes); default 1000")
-    .option("--webhook-timeout <ms>", "with --data: time limit of one webhook attempt; default 10000")
-    .option("--webhook-backlog <n>", "with --data: most access events waiting per subscription; the oldest beyond it are parked; default 10000")
+    .option("--organization-id <id>", "with --data or --store: the organization id of the webhook subscription routes; default the system id (1.0: the panel's serial number)")
+    .option("--webhook-attempts <n>", "with --data or --store: attempts per webhook event before it is parked; default 8")
+    .option("--webhook-backoff <ms>", "with --data or --store: delay after a failed webhook attempt, doubled after each further one (with jitter, at most 5 minutes); default 1000")
+    .option("--webhook-timeout <ms>", "with --data or --store: time limit of one webhook attempt; default 10000")
+    .option("--webhook-backlog <n>", "with --data or --store: most access events waiting per subscription; the oldest beyond it are parked; default 10000")
     .action(async (opts: ServeOptions) => {
       setCode(await serveCommand(opts, io, process.env, process));
     });

@@ -7,6 +7,11 @@
 // request; delivery happens in the loops. The outbox is on disk, so a slow subscriber costs no
 // memory (a loop holds one page of rows); its backlog of access events is capped, the oldest beyond
 // the cap parked with reason `backlog` (docs/semantics.md W8).
+//
+// On a store shared by several replicas (PostgreSQL) every replica keeps the subscriptions in memory,
+// re-read when any replica changes them (a notification) and before each subscription route, and
+// stores the events of its own writes and decisions; only the replica elected dispatcher runs the
+// loops' deliveries (W15–W18).
 import type { Decision, SystemSnapshot } from "../../model/index.js";
 import type { AcceptedWrite } from "../store/durableSystem.js";
 import type { OutboxEntry, OutboxRow, WebhookStore } from "../store/webhookStore.js";
@@ -47,6 +52,8 @@ export interface WebhookContext {
 }
 
 const PAGE = 50;
+/** How often a replica of a shared store tries to become the dispatcher, and re-reads the waiting counts (ms). */
+const CLAIM_MS = 1000;
 
 interface Entry {
   sub: Subscription;
@@ -80,6 +87,12 @@ export class Webhooks {
   /** Access events of decisions waiting for one batched commit (see recordDecisions). */
   #decided: OutboxEntry[] = [];
   #decidedFlush: Promise<void> | null = null;
+  /** Whether this process sends: always with a store of its own; on a shared store, while elected. */
+  #dispatching: boolean;
+  /** Subscription changes and re-reads, one at a time (a re-read never undoes a change made meanwhile). */
+  #serial: Promise<unknown> = Promise.resolve();
+  #claimTimer: NodeJS.Timeout | undefined;
+  #stopWatching: (() => Promise<void>) | undefined;
 
   private constructor(store: WebhookStore, ctx: WebhookContext, o: WebhookOptions) {
     this.#store = store;
@@ -92,17 +105,95 @@ export class Webhooks {
     this.#now = o.now ?? Date.now;
     this.#random = o.random ?? Math.random;
     this.#log = o.log ?? (() => undefined);
+    this.#dispatching = store.shared === undefined;
   }
 
   /** Loads the subscriptions of a store and starts their dispatcher loops. */
   static async open(store: WebhookStore, ctx: WebhookContext, options: WebhookOptions = {}): Promise<Webhooks> {
     const w = new Webhooks(store, ctx, options);
-    const counts = await store.pendingCounts();
-    for (const s of await store.subscriptions()) {
-      const sub = { ...(s.fields as Omit<Subscription, "odometer">), odometer: s.odometer };
-      w.#start(sub, counts.get(s.id)?.access ?? 0);
+    const shared = store.shared;
+    if (shared !== undefined) {
+      w.#stopWatching = await shared.watch((what) => {
+        if (what === "subscriptions") void w.refresh().catch((e: unknown) => w.#log(`webhooks: re-reading the subscriptions failed: ${(e as Error)?.message ?? String(e)}`));
+        else if (w.#dispatching) for (const e of w.#subs.values()) e.wake();
+      });
+    }
+    await w.#sync(true);
+    if (shared !== undefined) {
+      const claim = async () => {
+        const was = w.#dispatching;
+        w.#dispatching = await shared.claimDispatcher();
+        if (w.#dispatching && !was) {
+          w.#log("webhooks: this replica dispatches the events now");
+          await w.#sync(true);
+          for (const e of w.#subs.values()) e.wake();
+        } else if (!w.#dispatching && was) w.#log("webhooks: this replica no longer dispatches (the connection holding the election was lost)");
+        else if (!w.#dispatching) await w.#sync(true);
+      };
+      await claim();
+      const tick = () => {
+        w.#claimTimer = setTimeout(() => {
+          claim()
+            .catch((e: unknown) => w.#log(`webhooks: the dispatcher election failed: ${(e as Error)?.message ?? String(e)}`))
+            .finally(() => {
+              if (!w.#closing.signal.aborted) tick();
+            });
+        }, CLAIM_MS);
+        w.#claimTimer.unref();
+      };
+      tick();
     }
     return w;
+  }
+
+  /** Whether this process delivers the events (on a shared store, only the elected replica does). */
+  get dispatching(): boolean {
+    return this.#dispatching;
+  }
+
+  /**
+   * Re-reads the subscriptions from a shared store, so that one created, changed or deleted through
+   * another replica is served here too (the subscription routes call it first); nothing otherwise.
+   */
+  refresh(): Promise<void> {
+    return this.#store.shared === undefined ? Promise.resolve() : this.#sync(false);
+  }
+
+  /** Runs subscription changes and re-reads one at a time. */
+  #exclusive<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.#serial.then(task);
+    this.#serial = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Makes the loops match the stored subscriptions (and, with `counts`, the waiting access events). */
+  #sync(counts: boolean): Promise<void> {
+    return this.#exclusive(async () => {
+      if (this.#closing.signal.aborted) return;
+      const waiting = counts ? await this.#store.pendingCounts() : undefined;
+      const stored = await this.#store.subscriptions();
+      const seen = new Set<string>();
+      for (const s of stored) {
+        seen.add(s.id);
+        const fields = s.fields as Omit<Subscription, "odometer">;
+        const e = this.#subs.get(s.id);
+        if (e === undefined) this.#start({ ...fields, odometer: s.odometer }, waiting?.get(s.id)?.access ?? 0);
+        else {
+          // The odometer only grows: the dispatcher's own count may be ahead of its batched commit.
+          e.sub = { ...fields, odometer: Math.max(e.sub.odometer, s.odometer) };
+          if (waiting !== undefined) e.pendingAccess = waiting.get(s.id)?.access ?? 0;
+          e.wake();
+        }
+      }
+      for (const [id, e] of this.#subs) if (!seen.has(id)) this.#stop(id, e);
+    });
+  }
+
+  #stop(id: string, e: Entry): void {
+    this.#subs.delete(id);
+    e.stopped = true;
+    e.wake();
+    this.#agents.drop(id);
   }
 
   get generation(): Generation {
@@ -128,35 +219,38 @@ export class Webhooks {
   }
 
   /** Creates a subscription; resolves to its id once it is stored. */
-  async create(fields: SubscriptionFields): Promise<string> {
-    const id = crypto.randomUUID();
-    const sub: Subscription = { id, ...fields, userId: null, odometer: 0 };
-    await this.#store.putSubscription(id, this.#stored(sub));
-    this.#start(sub, 0);
-    return id;
+  create(fields: SubscriptionFields): Promise<string> {
+    return this.#exclusive(async () => {
+      const id = crypto.randomUUID();
+      const sub: Subscription = { id, ...fields, userId: null, odometer: 0 };
+      await this.#store.putSubscription(id, this.#stored(sub));
+      this.#start(sub, 0);
+      return id;
+    });
   }
 
   /** Replaces a subscription's fields; false when there is none with this id. */
-  async update(id: string, fields: SubscriptionFields): Promise<boolean> {
-    const e = this.#subs.get(id);
-    if (e === undefined) return false;
-    const sub: Subscription = { ...e.sub, ...fields };
-    await this.#store.putSubscription(id, this.#stored(sub));
-    e.sub = sub;
-    e.wake();
-    return true;
+  update(id: string, fields: SubscriptionFields): Promise<boolean> {
+    return this.#exclusive(async () => {
+      const e = this.#subs.get(id);
+      if (e === undefined) return false;
+      const sub: Subscription = { ...e.sub, ...fields };
+      await this.#store.putSubscription(id, this.#stored(sub));
+      e.sub = sub;
+      e.wake();
+      return true;
+    });
   }
 
   /** Deletes a subscription and its undelivered events; false when there is none with this id. */
-  async remove(id: string): Promise<boolean> {
-    const e = this.#subs.get(id);
-    if (e === undefined) return false;
-    await this.#store.deleteSubscription(id);
-    this.#subs.delete(id);
-    e.stopped = true;
-    e.wake();
-    this.#agents.drop(id);
-    return true;
+  remove(id: string): Promise<boolean> {
+    return this.#exclusive(async () => {
+      const e = this.#subs.get(id);
+      if (e === undefined) return false;
+      await this.#store.deleteSubscription(id);
+      this.#stop(id, e);
+      return true;
+    });
   }
 
   /** A page of a subscription's parked events (each as the subscription may see it), or undefined for an unknown id. */
@@ -286,6 +380,8 @@ export class Webhooks {
   /** Stops every loop (an attempt in flight is cut off and stays pending). */
   async close(): Promise<void> {
     this.#closing.abort();
+    if (this.#claimTimer !== undefined) clearTimeout(this.#claimTimer);
+    await this.#serial;
     const loops = [...this.#subs.values()].map((e) => {
       e.stopped = true;
       e.wake();
@@ -295,6 +391,8 @@ export class Webhooks {
     // Deliveries made so far are committed before the store closes.
     if (this.#delivered.length > 0 || this.#deliveredFlush !== null) await this.#flushDelivered().catch(() => undefined);
     if (this.#decidedFlush !== null) await this.#decidedFlush.catch(() => undefined);
+    // Ends the watching session, and with it this replica's claim to dispatch.
+    await this.#stopWatching?.();
     this.#agents.drop();
   }
 
@@ -367,6 +465,11 @@ export class Webhooks {
 
   async #run(e: Entry, pause: (ms: number) => Promise<void>): Promise<void> {
     while (!e.stopped) {
+      if (!this.#dispatching) {
+        // Another replica dispatches (shared store); the election wakes this loop when it is this one.
+        await pause(CLAIM_MS);
+        continue;
+      }
       if (this.#expired(e.sub)) {
         // expiresAt reached: the subscription becomes inactive, for good (until an update reactivates it).
         const sub = { ...e.sub, active: false };
@@ -397,7 +500,7 @@ export class Webhooks {
         continue;
       }
       for (const row of todo) {
-        if (e.stopped || !this.#live(e.sub)) break;
+        if (e.stopped || !this.#live(e.sub) || !this.#dispatching) break;
         await this.#send(e, row, pause);
       }
     }
@@ -410,6 +513,8 @@ export class Webhooks {
       const body = this.#body(row.event as unknown as WebhookEvent, sub.secrecyLevel);
       const result = await deliver(sub, body, this.#agents.get(sub.id, sub.sslVerification), this.#timeout, this.#closing.signal);
       if (e.stopped) return;
+      // Elected no longer (shared store): the row stays as it is for the next dispatcher.
+      if (!result.ok && !this.#dispatching) return;
       if (result.ok) {
         e.done.add(row.seq);
         this.#delivered.push({ subscriptionId: sub.id, seq: row.seq });
@@ -429,8 +534,8 @@ export class Webhooks {
       // failed together are not retried together.
       const until = performance.now() + delay / 2 + this.#random() * (delay / 2);
       // New events wake the loop; only the time (or a stop) ends a backoff.
-      while (!e.stopped && performance.now() < until) await pause(until - performance.now());
-      if (e.stopped) return;
+      while (!e.stopped && this.#dispatching && performance.now() < until) await pause(until - performance.now());
+      if (e.stopped || !this.#dispatching) return;
     }
   }
 }

@@ -5,7 +5,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type DurableSystem, openDurableSystem } from "../store/durableSystem.js";
+import { type DurableSystem, type DurableSystemOptions, openDurableSystem } from "../store/durableSystem.js";
 import { openPostgresStore, redactUrl } from "../store/postgresStore.js";
 import { type ReplicatedSystem, openReplicatedSystem } from "../store/replicatedSystem.js";
 import { openSqliteStore } from "../store/sqliteStore.js";
@@ -74,7 +74,7 @@ export interface RunningDataServer {
   readonly replica?: ReplicatedSystem;
   /** The holder (2.0) or people (1.0) reports of the system served. */
   readonly reports: ReportService;
-  /** Its webhook subscriptions and dispatcher (SQLite only). */
+  /** Its webhook subscriptions and dispatcher (on PostgreSQL, one replica dispatches at a time). */
   readonly webhooks: Webhooks | undefined;
   /** Stops accepting connections, waits for open requests, writes and reports being generated, stores a snapshot, closes the database. */
   close(): Promise<void>;
@@ -126,21 +126,27 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
       throw new StoreError(
         `${where} holds a ${KIND_NAME[stored.kind]}; serve it with ${stored.kind === "panel" ? "--panel" : "--system"} FILE or with neither, not with ${initial.kind === "panel" ? "--panel" : "--system"}`,
       );
+    // The webhook events of each accepted write go into the store in the write's transaction.
+    const outbox: Pick<DurableSystemOptions, "outbox"> =
+      store.webhooks !== undefined ? { outbox: { forWrite: (w) => webhooks?.forWrite(w) ?? [], stored: (entries) => webhooks?.stored(entries) } } : {};
     const opening = {
       ...(stored === null && initial !== undefined ? { initial: { kind: initial.kind, json: await initial.read() } } : {}),
       ...(options.snapshotEvery !== undefined ? { snapshotEvery: options.snapshotEvery } : {}),
       ...(options.now !== undefined ? { now: options.now } : {}),
     };
     if (options.storeUrl !== undefined) {
-      replica = await openReplicatedSystem(store as SharedStore, { ...opening, ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}), onEvent: log });
+      replica = await openReplicatedSystem(store as SharedStore, {
+        ...opening,
+        ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
+        onEvent: log,
+        ...outbox,
+      });
       durable = replica;
     } else
       durable = await openDurableSystem(store, {
         ...opening,
         onSnapshotError: (e) => log(`storing a snapshot failed (the change log still has every change): ${(e as Error)?.message ?? String(e)}`),
-        ...(store.webhooks !== undefined
-          ? { outbox: { forWrite: (w) => webhooks?.forWrite(w) ?? [], stored: (entries) => webhooks?.stored(entries) } }
-          : {}),
+        ...outbox,
       });
     if (store.webhooks !== undefined) {
       const target = durable.target;
@@ -207,6 +213,8 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
         seq: served.seq(),
         loadedAt: startedAt,
         ...(replica !== undefined ? replica.health() : {}),
+        // Which replica delivers the webhook events (W16).
+        ...(replica !== undefined && webhooks !== undefined ? { webhookDispatcher: webhooks.dispatching } : {}),
       }),
       ...(options.maxReportEntries !== undefined ? { maxReportEntries: options.maxReportEntries } : {}),
       onReports: (r) => {

@@ -47,6 +47,8 @@ export function registerSubscriptionRoutes(app: Hono, ctx: SubscriptionRouteCont
     if (grant.partitions !== null) throw new HttpError(403, `A ${grant.role} may not manage webhook subscriptions: their events name holders of every partition.`);
     if (org !== webhooks.organizationId)
       throw new HttpError(404, "Unknown organization id.", [{ path: "organization_id", message: `Unknown organization id "${org}".` }]);
+    // Shared by several replicas (PostgreSQL): what another replica changed is read first (W15).
+    await webhooks.refresh();
   }
 
   function unknown(id: string): HttpError {

@@ -5,7 +5,9 @@
 // transaction (NOTIFY is delivered at commit); snapshots are written by the one process holding a
 // session advisory lock. Tables are prefixed `rsop_`, so the database may hold other things too.
 import type { Pool, PoolClient, Client as PgClient } from "pg";
+import { PG_WEBHOOK_SCHEMA, postgresWebhooks } from "./postgresWebhooks.js";
 import { type SharedStore, type StoredChange, type StoredKind, type StoredState, StoreError, StoreUnavailableError } from "./store.js";
+import type { OutboxEntry } from "./webhookStore.js";
 
 /** The schema version written to `rsop_meta`; a database of another version is refused. */
 const SCHEMA_VERSION = "1";
@@ -20,7 +22,7 @@ CREATE TABLE IF NOT EXISTS rsop_meta (key text PRIMARY KEY, value text NOT NULL)
 CREATE TABLE IF NOT EXISTS rsop_changes (seq bigint PRIMARY KEY, time text NOT NULL, operation text NOT NULL, patches text NOT NULL, stored_at timestamptz NOT NULL DEFAULT now());
 CREATE TABLE IF NOT EXISTS rsop_snapshots (seq bigint PRIMARY KEY, time text NOT NULL, snapshot text NOT NULL, stored_at timestamptz NOT NULL DEFAULT now());
 CREATE TABLE IF NOT EXISTS rsop_reports (n bigserial PRIMARY KEY, id text NOT NULL UNIQUE, info text NOT NULL, records text);
-`;
+${PG_WEBHOOK_SCHEMA}`;
 
 /** Options of openPostgresStore. */
 export interface PostgresStoreOptions {
@@ -158,18 +160,29 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     }
   }
 
-  async function appendAt(seq: number, writes: readonly { readonly operation: unknown; readonly patches: readonly unknown[]; readonly time: string }[]): Promise<boolean> {
+  const webhooks = postgresWebhooks({ newClient: () => new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 }), query, transaction, open });
+
+  async function appendAt(
+    seq: number,
+    writes: readonly { readonly operation: unknown; readonly patches: readonly unknown[]; readonly time: string }[],
+    outbox: readonly OutboxEntry[] = [],
+  ): Promise<boolean> {
     if (writes.length === 0) return true;
+    // One statement: the rows and the notification (of the last) commit together; with outbox rows,
+    // they join the same transaction.
+    const text = `WITH added AS (
+         INSERT INTO rsop_changes (seq, time, operation, patches)
+         SELECT $1::bigint + n - 1, time, operation, patches FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS w(time, operation, patches, n)
+         RETURNING seq)
+       SELECT pg_notify('${CHANNEL}', max(seq)::text) FROM added`;
+    const params = [seq, writes.map((w) => w.time), writes.map((w) => JSON.stringify(w.operation)), writes.map((w) => JSON.stringify(w.patches))];
     try {
-      // One statement, so one transaction: the rows and the notification (of the last) commit together.
-      await query(
-        `WITH added AS (
-           INSERT INTO rsop_changes (seq, time, operation, patches)
-           SELECT $1::bigint + n - 1, time, operation, patches FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS w(time, operation, patches, n)
-           RETURNING seq)
-         SELECT pg_notify('${CHANNEL}', max(seq)::text) FROM added`,
-        [seq, writes.map((w) => w.time), writes.map((w) => JSON.stringify(w.operation)), writes.map((w) => JSON.stringify(w.patches))],
-      );
+      if (outbox.length === 0) await query(text, params);
+      else
+        await transaction(async (c) => {
+          await c.query(text, params);
+          await webhooks.insert(c, outbox);
+        });
       return true;
     } catch (e) {
       if ((e as { code?: unknown }).code === "23505") return false; // another process appended seq first
@@ -218,11 +231,11 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
         await c.query("INSERT INTO rsop_snapshots (seq, time, snapshot) VALUES (0, $1, $2)", [time, JSON.stringify(snapshot)]);
       });
     },
-    async append(operation, patches, time) {
+    async append(operation, patches, time, outbox) {
       // One process's append (the Store interface): at the next free sequence number.
       for (;;) {
         const next = Number((await query<{ seq: string }>("SELECT coalesce(max(seq), 0) + 1 AS seq FROM rsop_changes"))[0]!.seq);
-        if (await appendAt(next, [{ operation, patches, time }])) return next;
+        if (await appendAt(next, [{ operation, patches, time }], outbox)) return next;
       }
     },
     appendAt,
@@ -307,9 +320,11 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
       }
       return writer;
     },
+    webhooks: webhooks.store,
     async close() {
       if (closed) return;
       closed = true;
+      await webhooks.close();
       await pool.end().catch(() => undefined);
     },
   };

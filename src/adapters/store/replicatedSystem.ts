@@ -13,10 +13,11 @@
 // against every change before it: two replicas never both accept conflicting writes (PG2). Writes and
 // catch-ups of one replica run one at a time, in one queue.
 import type { Patch } from "immer";
-import type { Operation, OperationResult, PanelOperationResult } from "../../live/index.js";
+import { type Operation, type OperationResult, type PanelOperationResult, applySnapshotPatches } from "../../live/index.js";
 import { SnapshotError } from "../../model/index.js";
-import { type DurableLive, type DurableSystem, type StartedFrom, createTarget } from "./durableSystem.js";
+import { type DurableLive, type DurableSystem, type DurableSystemOptions, type StartedFrom, createTarget } from "./durableSystem.js";
 import { type SharedStore, type StoredKind, StoreError, StoreUnavailableError } from "./store.js";
+import type { OutboxEntry } from "./webhookStore.js";
 
 /** Options of openReplicatedSystem. */
 export interface ReplicatedSystemOptions {
@@ -31,6 +32,8 @@ export interface ReplicatedSystemOptions {
   readonly now?: () => number;
   /** Told about a snapshot that could not be stored, a lost connection, a failed catch-up. */
   readonly onEvent?: (message: string) => void;
+  /** The webhook events of accepted writes, stored in the transaction of their append (as openDurableSystem's). */
+  readonly outbox?: DurableSystemOptions["outbox"];
 }
 
 /** What a replica reports about its freshness (`GET /healthz`). */
@@ -237,7 +240,7 @@ export async function openReplicatedSystem(store: SharedStore, options: Replicat
       // Known to be behind: catch up first rather than lose the race for sure.
       if (latest > applied) await catchUpNow();
       const outcomes: Outcome[] = [];
-      const accepted: { readonly op: Operation; readonly result: object; readonly patches: readonly unknown[] }[] = [];
+      const accepted: { readonly op: Operation; readonly result: object; readonly patches: readonly unknown[]; readonly before: () => unknown; readonly after: () => unknown }[] = [];
       if (target.kind === "system") {
         // Checked without changing the live system (preview): reads and decisions never see a write the log does not hold.
         const ops: Operation[] = [];
@@ -251,6 +254,16 @@ export async function openReplicatedSystem(store: SharedStore, options: Replicat
           }
         });
         const results = target.live.check(ops);
+        // The snapshots before and after each accepted write, made only when the outbox hook reads them
+        // (the live system is not changed by check: each after is the one before with its patches).
+        let previous: () => unknown = ((s) => () => s)(target.live.snapshot);
+        const chain = (patches: readonly unknown[]) => {
+          const before = previous;
+          let made: { readonly value: unknown } | undefined;
+          const after = () => (made ??= { value: applySnapshotPatches(before() as object, patches as Patch[]) }).value;
+          previous = after;
+          return { before, after };
+        };
         let k = 0;
         for (const x of prepared) {
           if ("error" in x) {
@@ -259,7 +272,7 @@ export async function openReplicatedSystem(store: SharedStore, options: Replicat
           }
           const result = results[k++]!;
           outcomes.push({ result });
-          if (result.ok && "patches" in result) accepted.push({ op: x, result, patches: result.patches });
+          if (result.ok && "patches" in result) accepted.push({ op: x, result, patches: result.patches, ...chain(result.patches) });
         }
       } else {
         // A 1.0 panel has no preview: applied and undone in one synchronous stretch (no read runs in between).
@@ -267,10 +280,12 @@ export async function openReplicatedSystem(store: SharedStore, options: Replicat
         for (const p of batch) {
           try {
             const op = p.prepare === undefined ? p.asked : p.prepare(p.asked);
+            const before = target.live.snapshot;
             const result = target.live.apply(op);
             outcomes.push({ result });
             if (result.ok && "patches" in result) {
-              accepted.push({ op, result, patches: result.patches });
+              const after = target.live.snapshot;
+              accepted.push({ op, result, patches: result.patches, before: () => before, after: () => after });
               inverses.push(result.inversePatches);
             }
           } catch (error) {
@@ -288,11 +303,28 @@ export async function openReplicatedSystem(store: SharedStore, options: Replicat
       if (accepted.length === 0) return outcomes;
       const seq = applied + 1;
       const time = iso();
+      const outbox: OutboxEntry[] = [];
+      if (options.outbox !== undefined)
+        for (const a of accepted)
+          outbox.push(
+            ...options.outbox.forWrite({
+              operation: a.op,
+              get before() {
+                return a.before();
+              },
+              get after() {
+                return a.after();
+              },
+              patches: a.patches as Patch[],
+              time,
+            }),
+          );
       let appended: boolean;
       try {
         appended = await store.appendAt(
           seq,
           accepted.map((a) => ({ operation: a.op, patches: a.patches, time })),
+          ...(outbox.length > 0 ? [outbox] : []),
         );
       } catch (e) {
         // The outcome is unknown (the commit may have happened): the log decides, read at the next catch-up.
@@ -309,6 +341,7 @@ export async function openReplicatedSystem(store: SharedStore, options: Replicat
           advance(seq + i);
           seqs.set(a.result, seq + i);
         }
+        if (outbox.length > 0) options.outbox!.stored(outbox);
         maybeSnapshot();
         return outcomes;
       }

@@ -76,7 +76,7 @@ export interface Store {
   reportRecords(id: string): Promise<unknown[] | null>;
   /** Removes a report and its records; false when no report has this id. */
   deleteReport(id: string): Promise<boolean>;
-  /** Webhook subscriptions and their outbox (webhookStore.ts); absent when this store does not keep them (SQLite does). */
+  /** Webhook subscriptions and their outbox (webhookStore.ts); absent when this store does not keep them (SQLite and PostgreSQL do). */
   readonly webhooks?: WebhookStore;
   /** Releases the database (and its lock). */
   close(): Promise<void>;
@@ -106,9 +106,14 @@ export interface SharedStore extends Store {
   /**
    * Appends accepted writes at exactly `seq`, `seq + 1`, … in one transaction, and tells the other
    * processes. Resolves true once they are durable, false (nothing written) when another process
-   * appended one of those numbers first.
+   * appended one of those numbers first. `outbox`: the webhook events of these writes, stored in the
+   * same transaction.
    */
-  appendAt(seq: number, writes: readonly { readonly operation: unknown; readonly patches: readonly unknown[]; readonly time: string }[]): Promise<boolean>;
+  appendAt(
+    seq: number,
+    writes: readonly { readonly operation: unknown; readonly patches: readonly unknown[]; readonly time: string }[],
+    outbox?: readonly OutboxEntry[],
+  ): Promise<boolean>;
   /**
    * Up to `limit` changes after `seq`, in order; null when the log no longer holds change `seq + 1`
    * (compacted: only a load from the latest snapshot can catch up).

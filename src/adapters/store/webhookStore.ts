@@ -2,8 +2,9 @@
 // (one row per event and subscription, in the order they were stored), some of them parked after
 // their last attempt. A store that keeps them offers `Store.webhooks` and stores the outbox rows an
 // `append` is given in the same transaction as the change itself, so an acknowledged write always
-// has its events. Implemented for SQLite (sqliteWebhooks.ts); a PostgreSQL store implements the same
-// methods on its own tables (the dispatcher runs on one replica at a time).
+// has its events. Implemented for SQLite (sqliteWebhooks.ts) and PostgreSQL (postgresWebhooks.ts,
+// shared by every replica of the database: `shared` elects the one dispatcher and tells of the other
+// replicas' changes).
 
 /** An event to deliver to one subscription. */
 export interface OutboxEntry {
@@ -35,11 +36,29 @@ export interface StoredSubscription {
   readonly odometer: number;
 }
 
+/** What a webhook store shared by several processes adds (PostgreSQL). */
+export interface SharedWebhooks {
+  /**
+   * Tries to become the one process that dispatches, or checks that this one still is (a lock held by
+   * the watching session of `watch`, released when it ends); false while another process is, or
+   * before `watch` has connected.
+   */
+  claimDispatcher(): Promise<boolean>;
+  /**
+   * Calls `onChange` when any process changed the subscriptions (`subscriptions`) or stored events or
+   * made parked ones pending (`outbox`), and after a lost connection came back (both: a notification
+   * may have been missed), until the returned function is called.
+   */
+  watch(onChange: (what: "subscriptions" | "outbox") => void): Promise<() => Promise<void>>;
+}
+
 /**
  * Durable webhook state. Every method has committed when its promise resolves; the caller runs
  * them one at a time, like the Store's own methods.
  */
 export interface WebhookStore {
+  /** Present when other processes share this state: then one of them dispatches at a time. */
+  readonly shared?: SharedWebhooks;
   /** Every subscription. */
   subscriptions(): Promise<StoredSubscription[]>;
   /** Creates or replaces a subscription's fields (its odometer is kept). */

@@ -1,0 +1,264 @@
+// The webhook tables of the PostgreSQL store (webhookStore.ts): subscriptions and the outbox, shared
+// by every replica of the database. An outbox row commits in the transaction of the change that
+// caused it (postgresStore.ts `appendAt`); every change to the subscriptions or the outbox notifies
+// `rsop_webhooks` in its own transaction, so the other replicas re-read the subscriptions and the
+// dispatcher wakes. One replica dispatches at a time: the one holding a session advisory lock on its
+// listening connection (the lock goes with the session when the replica dies or loses it).
+import type { OutboxEntry, OutboxRow, SharedWebhooks, WebhookStore } from "./webhookStore.js";
+
+/** The channel of webhook notifications (payload: `subscriptions` or `outbox`). */
+const CHANNEL = "rsop_webhooks";
+/** The advisory lock of the dispatcher election (per database). */
+const DISPATCH_LOCK = 0x7273_6f70_03;
+
+export const PG_WEBHOOK_SCHEMA = `
+CREATE TABLE IF NOT EXISTS rsop_webhook_subscriptions (id text PRIMARY KEY, fields text NOT NULL, odometer bigint NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS rsop_webhook_outbox (
+  seq bigserial PRIMARY KEY, subscription text NOT NULL, kind text NOT NULL, event_id text NOT NULL, event text NOT NULL,
+  state text NOT NULL DEFAULT 'pending', attempts integer NOT NULL DEFAULT 0, last_error text, parked_at text, reason text);
+CREATE INDEX IF NOT EXISTS rsop_webhook_outbox_queue ON rsop_webhook_outbox (subscription, state, kind, seq);
+`;
+
+interface Row {
+  seq: string;
+  subscription: string;
+  kind: string;
+  event: string;
+  state: string;
+  attempts: number;
+  last_error: string | null;
+  parked_at: string | null;
+  reason: string | null;
+}
+
+function toRow(r: Row): OutboxRow {
+  return {
+    seq: Number(r.seq),
+    subscriptionId: r.subscription,
+    kind: r.kind as OutboxRow["kind"],
+    event: JSON.parse(r.event) as OutboxRow["event"],
+    state: r.state as OutboxRow["state"],
+    attempts: r.attempts,
+    lastError: r.last_error,
+    parkedAt: r.parked_at,
+    reason: r.reason as OutboxRow["reason"],
+  };
+}
+
+/** The insert of outbox rows (in order: `seq` follows the array) and the notification, as one statement. */
+const INSERT = `WITH added AS (
+  INSERT INTO rsop_webhook_outbox (subscription, kind, event_id, event)
+  SELECT s, k, i, e FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS x(s, k, i, e, n) ORDER BY n
+  RETURNING 1)
+SELECT pg_notify('${CHANNEL}', 'outbox') FROM (SELECT 1 FROM added LIMIT 1) AS any_added`;
+
+function insertParams(entries: readonly OutboxEntry[]): unknown[] {
+  // One event usually goes to several subscriptions: its JSON is made once.
+  let last: unknown = null;
+  let text = "";
+  const events: string[] = [];
+  for (const e of entries) {
+    if (e.event !== last) [last, text] = [e.event, JSON.stringify(e.event)];
+    events.push(text);
+  }
+  return [entries.map((e) => e.subscriptionId), entries.map((e) => e.kind), entries.map((e) => e.event.id), events];
+}
+
+/** What this file needs of a connection of the driver (pg, loaded by postgresStore.ts). */
+export interface Queryable {
+  query<R extends object>(sql: string, params?: unknown[]): Promise<{ rows: R[] }>;
+}
+
+/** A connection of its own, for LISTEN and the election lock (a `pg.Client`). */
+export interface ListeningClient extends Queryable {
+  connect(): Promise<unknown>;
+  end(): Promise<unknown>;
+  on(event: "notification", listener: (n: { channel: string; payload?: string | undefined }) => void): unknown;
+  on(event: "error" | "end", listener: () => void): unknown;
+  removeAllListeners(event: "error"): unknown;
+}
+
+/** What postgresWebhooks needs of the store that opens it. */
+export interface PgWebhookDeps {
+  /** A new, unconnected client of the database. */
+  readonly newClient: () => ListeningClient;
+  /** A query on the pool; a lost database becomes StoreUnavailableError. */
+  readonly query: <R extends object>(sql: string, params?: unknown[]) => Promise<R[]>;
+  /** A transaction on a pool connection. */
+  readonly transaction: <T>(body: (c: Queryable) => Promise<T>) => Promise<T>;
+  /** Throws when the store is closed. */
+  readonly open: () => void;
+}
+
+/**
+ * The webhook store of a PostgreSQL database (its tables are created by the store's schema), and
+ * `insert`, which adds outbox rows inside the caller's transaction (the store's `appendAt`).
+ */
+export function postgresWebhooks(deps: PgWebhookDeps): { store: WebhookStore; insert: (c: Queryable, entries: readonly OutboxEntry[]) => Promise<void>; close: () => Promise<void> } {
+  const { query, transaction } = deps;
+  const notify = (c: Queryable, what: "subscriptions" | "outbox") => c.query(`SELECT pg_notify('${CHANNEL}', $1)`, [what]);
+
+  // The listening session of this process, and whether it holds the dispatcher lock.
+  let listener: ListeningClient | undefined;
+  let dispatcher = false;
+  let stopWatching: (() => Promise<void>) | undefined;
+
+  const shared: SharedWebhooks = {
+    async claimDispatcher() {
+      const client = listener;
+      if (client === undefined) return false;
+      if (dispatcher) return true;
+      try {
+        const r = await client.query<{ got: boolean }>("SELECT pg_try_advisory_lock($1) AS got", [DISPATCH_LOCK]);
+        dispatcher = listener === client && r.rows[0]!.got;
+      } catch {
+        dispatcher = false;
+      }
+      return dispatcher;
+    },
+    async watch(onChange) {
+      deps.open();
+      let stopped = false;
+      let delay = 100;
+      let timer: NodeJS.Timeout | undefined;
+      const connect = async (): Promise<void> => {
+        const client = deps.newClient();
+        client.on("notification", (n) => {
+          if (n.channel === CHANNEL && (n.payload === "subscriptions" || n.payload === "outbox")) onChange(n.payload);
+        });
+        const lost = () => {
+          if (listener !== client) return;
+          listener = undefined;
+          dispatcher = false; // the lock went with the session
+          client.removeAllListeners("error");
+          client.on("error", () => undefined);
+          client.end().catch(() => undefined);
+          if (!stopped) timer = setTimeout(reconnect, delay);
+        };
+        client.on("error", lost);
+        client.on("end", lost);
+        await client.connect();
+        await client.query(`LISTEN ${CHANNEL}`);
+        listener = client;
+        delay = 100;
+      };
+      const reconnect = () => {
+        timer = undefined;
+        if (stopped) return;
+        connect().then(
+          () => {
+            // A notification may have been missed while the session was down.
+            onChange("subscriptions");
+            onChange("outbox");
+          },
+          () => {
+            delay = Math.min(delay * 2, 2000);
+            if (!stopped) timer = setTimeout(reconnect, delay);
+          },
+        );
+      };
+      await connect();
+      const stop = async () => {
+        stopped = true;
+        if (timer !== undefined) clearTimeout(timer);
+        const client = listener;
+        listener = undefined;
+        dispatcher = false;
+        if (client !== undefined) await client.end().catch(() => undefined);
+      };
+      stopWatching = stop;
+      return stop;
+    },
+  };
+
+  const store: WebhookStore = {
+    shared,
+    async subscriptions() {
+      const rows = await query<{ id: string; fields: string; odometer: string }>("SELECT id, fields, odometer FROM rsop_webhook_subscriptions ORDER BY id");
+      return rows.map((r) => ({ id: r.id, fields: JSON.parse(r.fields) as unknown, odometer: Number(r.odometer) }));
+    },
+    async putSubscription(id, fields) {
+      await transaction(async (c) => {
+        await c.query("INSERT INTO rsop_webhook_subscriptions (id, fields) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET fields = excluded.fields", [id, JSON.stringify(fields)]);
+        await notify(c, "subscriptions");
+      });
+    },
+    async deleteSubscription(id) {
+      await transaction(async (c) => {
+        await c.query("DELETE FROM rsop_webhook_outbox WHERE subscription = $1", [id]);
+        await c.query("DELETE FROM rsop_webhook_subscriptions WHERE id = $1", [id]);
+        await notify(c, "subscriptions");
+      });
+    },
+    async enqueue(entries) {
+      if (entries.length > 0) await query(INSERT, insertParams(entries));
+    },
+    async pending(id, limit) {
+      return (await query<Row>("SELECT * FROM rsop_webhook_outbox WHERE subscription = $1 AND state = 'pending' ORDER BY seq LIMIT $2", [id, limit])).map(toRow);
+    },
+    async pendingCounts() {
+      const out = new Map<string, { access: number; change: number }>();
+      for (const r of await query<{ subscription: string; kind: "access" | "change"; n: string }>(
+        "SELECT subscription, kind, count(*) AS n FROM rsop_webhook_outbox WHERE state = 'pending' GROUP BY subscription, kind",
+      )) {
+        const c = out.get(r.subscription) ?? { access: 0, change: 0 };
+        c[r.kind] = Number(r.n);
+        out.set(r.subscription, c);
+      }
+      return out;
+    },
+    async delivered(rows) {
+      if (rows.length === 0) return;
+      // One statement: the rows go and their subscriptions' odometers count them, together.
+      await query(
+        `WITH gone AS (
+           DELETE FROM rsop_webhook_outbox o USING unnest($1::text[], $2::bigint[]) AS d(sub, seq)
+           WHERE o.subscription = d.sub AND o.seq = d.seq RETURNING o.subscription),
+         n AS (SELECT subscription, count(*) AS c FROM gone GROUP BY subscription)
+         UPDATE rsop_webhook_subscriptions s SET odometer = s.odometer + n.c FROM n WHERE s.id = n.subscription`,
+        [rows.map((r) => r.subscriptionId), rows.map((r) => r.seq)],
+      );
+    },
+    async park(id, seq, attempts, lastError, time) {
+      await query(
+        "UPDATE rsop_webhook_outbox SET state = 'parked', attempts = $1, last_error = $2, parked_at = $3, reason = 'failed' WHERE subscription = $4 AND seq = $5 AND state = 'pending'",
+        [attempts, lastError, time, id, seq],
+      );
+    },
+    async parkOldest(id, kind, keep, time) {
+      const rows = await query(
+        `UPDATE rsop_webhook_outbox SET state = 'parked', last_error = 'the backlog of this subscription was full', parked_at = $1, reason = 'backlog'
+         WHERE seq IN (SELECT seq FROM rsop_webhook_outbox WHERE subscription = $2 AND state = 'pending' AND kind = $3 ORDER BY seq DESC OFFSET $4)
+         RETURNING 1`,
+        [time, id, kind, keep],
+      );
+      return rows.length;
+    },
+    async parked(id, offset, limit) {
+      const rows = (await query<Row>("SELECT * FROM rsop_webhook_outbox WHERE subscription = $1 AND state = 'parked' ORDER BY seq LIMIT $2 OFFSET $3", [id, limit, offset])).map(toRow);
+      const total = Number((await query<{ n: string }>("SELECT count(*) AS n FROM rsop_webhook_outbox WHERE subscription = $1 AND state = 'parked'", [id]))[0]!.n);
+      return { rows, total };
+    },
+    async redeliver(id, ids) {
+      // The dispatcher may run in another process: the notification wakes it.
+      const r = await query<{ n: string }>(
+        `WITH again AS (
+           UPDATE rsop_webhook_outbox SET state = 'pending', attempts = 0, parked_at = NULL, reason = NULL
+           WHERE subscription = $1 AND state = 'parked' AND ($2::text[] IS NULL OR event_id = ANY($2::text[])) RETURNING 1)
+         SELECT (SELECT count(*) FROM again) AS n, pg_notify('${CHANNEL}', 'outbox')`,
+        [id, ids === null ? null : [...new Set(ids)]],
+      );
+      return Number(r[0]!.n);
+    },
+  };
+
+  return {
+    store,
+    async insert(c, entries) {
+      if (entries.length > 0) await c.query(INSERT, insertParams(entries));
+    },
+    async close() {
+      await stopWatching?.();
+    },
+  };
+}
