@@ -42,6 +42,10 @@ export interface MigrationFrontOptions {
   readonly log: (line: string) => void;
   /** Options of the durable system opened when a migration completes. */
   readonly reopen?: Parameters<typeof openDurableSystem>[1];
+  /** The panel's integrations a migration does not carry over (its webhook subscriptions): preflight warnings. */
+  readonly integrations?: () => readonly string[];
+  /** Told of the system a completed migration serves, before its app is made (the server opens its webhooks). */
+  readonly onCompleted?: (next: DurableSystem) => Promise<void>;
 }
 
 /** The front of a `--data` server: migration routes, then the served system's app. */
@@ -137,6 +141,7 @@ export async function createMigrationFront(options: MigrationFrontOptions): Prom
     {
       store: kept,
       panel: () => panelOf(),
+      ...(options.integrations !== undefined ? { integrations: options.integrations } : {}),
       ...(options.now !== undefined ? { now: options.now } : {}),
       ...(options.pace !== undefined ? { pace: options.pace } : {}),
       backupPath: (panelId) => `${basePath}/api/migration/${encodeURIComponent(panelId)}/backup`,
@@ -183,7 +188,7 @@ export async function createMigrationFront(options: MigrationFrontOptions): Prom
     const panel = panelOf() as { serialNumber?: string } | null;
     const id = panelIdOf(c.req.param("panelId"));
     if (panel === null || panel.serialNumber !== id) throw new HttpError(404, `No panel has serial number "${id}" here.`, [{ path: "panel_id", message: `Unknown panel "${id}".` }]);
-    return jsonResponse(200, preflightPanel(panel), indent);
+    return jsonResponse(200, preflightPanel(panel, options.integrations?.() ?? []), indent);
   });
   api.post("/api/migration/initiate", async (c) => {
     await allowed(c.req.raw);
@@ -223,6 +228,7 @@ export async function createMigrationFront(options: MigrationFrontOptions): Prom
       await store.setValue!(KEY_MAPPINGS, JSON.stringify({ systemId: staged.systemId, cloudNodeId: staged.cloudNodeId, mappings: staged.mappings }));
       await store.setValue!(KEY_STAGED, null);
       const next = await openDurableSystem(store, options.reopen);
+      await options.onCompleted?.(next);
       mainApp = await options.makeApp(next);
       current = next;
       stagedApp = null;

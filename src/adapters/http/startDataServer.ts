@@ -117,8 +117,24 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
   const store: Store = options.storeUrl !== undefined ? await openPostgresStore(options.storeUrl) : await openSqliteStore(options.dataFile!);
   let durable: DurableSystem;
   let replica: ReplicatedSystem | undefined;
-  // Set once the system is open; the outbox hook runs only for writes, which come later.
+  // Set once the system is open; the outbox hook runs only for writes, which come later. A completed
+  // migration replaces it with the new system's (W19).
   let webhooks: Webhooks | undefined;
+  /** The system whose app serves the subscription routes and records access events. */
+  let webhooksTarget: DurableSystem["target"] | undefined;
+  const openWebhooks = async (target: DurableSystem["target"]): Promise<void> => {
+    webhooks = await Webhooks.open(
+      store.webhooks!,
+      target.kind === "system"
+        ? { generation: "2.0", organizationId: options.organizationId ?? target.live.snapshot.systemId, nodeIds: () => new Set(target.live.snapshot.cloudNodes.map((n) => n.id)) }
+        : { generation: "1.0", organizationId: options.organizationId ?? target.live.snapshot.serialNumber, nodeIds: () => new Set([target.live.snapshot.serialNumber]) },
+      { ...options.webhooks, log: options.webhooks?.log ?? log, ...(options.now !== undefined ? { now: options.now } : {}) },
+    );
+    webhooksTarget = target;
+  };
+  // The webhook events of each accepted write go into the store in the write's transaction.
+  const outbox: Pick<DurableSystemOptions, "outbox"> =
+    store.webhooks !== undefined ? { outbox: { forWrite: (w) => webhooks?.forWrite(w) ?? [], stored: (entries) => webhooks?.stored(entries) } } : {};
   try {
     const stored = await store.load();
     const initial = options.initial;
@@ -126,9 +142,6 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
       throw new StoreError(
         `${where} holds a ${KIND_NAME[stored.kind]}; serve it with ${stored.kind === "panel" ? "--panel" : "--system"} FILE or with neither, not with ${initial.kind === "panel" ? "--panel" : "--system"}`,
       );
-    // The webhook events of each accepted write go into the store in the write's transaction.
-    const outbox: Pick<DurableSystemOptions, "outbox"> =
-      store.webhooks !== undefined ? { outbox: { forWrite: (w) => webhooks?.forWrite(w) ?? [], stored: (entries) => webhooks?.stored(entries) } } : {};
     const opening = {
       ...(stored === null && initial !== undefined ? { initial: { kind: initial.kind, json: await initial.read() } } : {}),
       ...(options.snapshotEvery !== undefined ? { snapshotEvery: options.snapshotEvery } : {}),
@@ -148,16 +161,7 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
         onSnapshotError: (e) => log(`storing a snapshot failed (the change log still has every change): ${(e as Error)?.message ?? String(e)}`),
         ...outbox,
       });
-    if (store.webhooks !== undefined) {
-      const target = durable.target;
-      webhooks = await Webhooks.open(
-        store.webhooks,
-        target.kind === "system"
-          ? { generation: "2.0", organizationId: options.organizationId ?? target.live.snapshot.systemId, nodeIds: () => new Set(target.live.snapshot.cloudNodes.map((n) => n.id)) }
-          : { generation: "1.0", organizationId: options.organizationId ?? target.live.snapshot.serialNumber, nodeIds: () => new Set([target.live.snapshot.serialNumber]) },
-        { ...options.webhooks, log: options.webhooks?.log ?? log, ...(options.now !== undefined ? { now: options.now } : {}) },
-      );
-    }
+    if (store.webhooks !== undefined) await openWebhooks(durable.target);
     const ms = (performance.now() - t0).toFixed(0);
     const what = durable.target.kind === "system" ? `system ${durable.target.live.snapshot.systemId}` : "1.0 panel";
     const from = durable.startedFrom;
@@ -222,8 +226,8 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
       },
       onReportError: (e) => log(`report generation failed: ${(e as Error)?.stack ?? String(e)}`),
       onError: (e, request) => log(`internal error on ${request.method} ${new URL(request.url).pathname}: ${(e as Error)?.stack ?? String(e)}`),
-      // Subscriptions and events belong to the system opened at start (a migrated one gets them at the next start).
-      ...(webhooks !== undefined && served.target === durable.target ? { webhooks } : {}),
+      // Subscriptions and events belong to the served system (not to a staged one).
+      ...(webhooks !== undefined && served.target === webhooksTarget ? { webhooks } : {}),
     });
   // The migration routes (M8–M12) in front of the served system's app, when the store can keep a
   // migration (SQLite; not a PostgreSQL replica); otherwise the app alone.
@@ -244,7 +248,19 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
         ...(options.now !== undefined ? { now: options.now } : {}),
         ...(options.migrationPace !== undefined ? { pace: options.migrationPace } : {}),
         log,
+        ...(store.webhooks !== undefined
+          ? {
+              // The panel's hooks end with it (W19): the preflight warns of each, and the migrated system starts with none.
+              integrations: () =>
+                webhooks?.list().map((h) => `Webhook "${h.name}" (${h.id}) is not migrated: the panel's hooks end with it; subscribe again on the 2.0 system.`) ?? [],
+              onCompleted: async (next: DurableSystem) => {
+                await webhooks?.close();
+                await openWebhooks(next.target);
+              },
+            }
+          : {}),
         reopen: {
+          ...outbox,
           ...(options.snapshotEvery !== undefined ? { snapshotEvery: options.snapshotEvery } : {}),
           ...(options.now !== undefined ? { now: options.now } : {}),
           onSnapshotError: (e) => log(`storing a snapshot failed (the change log still has every change): ${(e as Error)?.message ?? String(e)}`),
@@ -317,7 +333,9 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
       return front.current();
     },
     ...(replica !== undefined ? { replica } : {}),
-    webhooks,
+    get webhooks() {
+      return webhooks;
+    },
     get reports() {
       return reportServices.get(front.current().target)!;
     },

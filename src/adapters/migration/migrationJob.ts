@@ -87,6 +87,8 @@ export interface MigrationJobOptions {
   readonly store: MigrationStore;
   /** The panel's current snapshot (read when the migration starts; read-only from then on). */
   readonly panel: () => unknown;
+  /** The panel's integrations the migration does not carry over (preflight warnings); default none. */
+  readonly integrations?: () => readonly string[];
   /** Clock of the stored times; default Date.now. */
   readonly now?: () => number;
   /** Awaited once a task is Processing, before its work (to watch a migration one task at a time); a rejection fails the task. */
@@ -159,7 +161,7 @@ export class MigrationJob {
     const status = this.#record?.status;
     if (status === "Completed") throw new MigrationRefusal(409, "This panel has been migrated already (the migration is Completed).");
     if (this.panelReadOnly) throw new MigrationRefusal(409, `A migration of this panel is ${status}: complete or roll it back first.`);
-    const preflight = preflightPanel(panel);
+    const preflight = preflightPanel(panel, this.#o.integrations?.() ?? []);
     if (preflightBlocks(preflight)) throw new MigrationRefusal(409, "The preflight check has errors: the migration cannot start.", preflight);
     if (preflightWarns(preflight) && !acceptWarnings)
       throw new MigrationRefusal(409, "The preflight check has warnings: start the migration with acceptWarnings: true to accept them.", preflight);

@@ -124,13 +124,16 @@ export function preflightWarns(p: Preflight): boolean {
 /**
  * Checks a 1.0 panel for what would block (errors) or degrade (warnings) its migration to 2.0.
  * @param input - an `rsop-panel/1` snapshot (parsed JSON).
+ * @param integrations - what of the panel's integrations the migration does not carry over (one
+ *   sentence each; the server names its webhook subscriptions): warnings.
  * @returns the report; `ok` is true when nothing blocks and nothing warns.
  * @example
  * const p = preflightPanel(JSON.parse(readFileSync("examples/panel.json", "utf8")));
  * [p.ok, p.extensions.warnings.droppedFields.length > 0]; //=> [false, true]
  */
-export function preflightPanel(input: unknown): Preflight {
+export function preflightPanel(input: unknown, integrations: readonly string[] = []): Preflight {
   const out = emptyPreflight();
+  out.warnings.integrations.push(...integrations);
   const shape = panelSnapshotSchema.safeParse(input, { error: zodMessage });
   if (shape.success) checkShape(shape.data, out);
   const loaded = parsePanel(input);

@@ -145,6 +145,8 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
     setMeta.run("kind", kind);
     dropOlderSnapshots.run(at);
     pruneParts.run();
+    // The old system's webhook subscriptions and their events go with it (W19).
+    webhooks.clear();
     return at;
   });
 

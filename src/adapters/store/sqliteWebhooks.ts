@@ -52,7 +52,7 @@ function toRow(r: Row): OutboxRow {
  * The webhook tables of an open database (created if missing): the WebhookStore, and `insert`, which
  * adds outbox rows inside the caller's transaction (the store's `append`).
  */
-export function sqliteWebhooks(db: SqliteLike, open: () => void): { store: WebhookStore; insert: (entries: readonly OutboxEntry[]) => void } {
+export function sqliteWebhooks(db: SqliteLike, open: () => void): { store: WebhookStore; insert: (entries: readonly OutboxEntry[]) => void; clear: () => void } {
   db.exec(WEBHOOK_SCHEMA);
   const insertRow = db.prepare("INSERT INTO webhook_outbox (subscription, kind, event_id, event) VALUES (?, ?, ?, ?)");
   const insert = (entries: readonly OutboxEntry[]) => {
@@ -157,5 +157,12 @@ export function sqliteWebhooks(db: SqliteLike, open: () => void): { store: Webho
       return redeliver(id, ids);
     },
   };
-  return { store, insert };
+  const clearRows = db.prepare("DELETE FROM webhook_outbox");
+  const clearSubs = db.prepare("DELETE FROM webhook_subscriptions");
+  /** Every subscription and outbox row goes (inside the caller's transaction). */
+  const clear = () => {
+    clearRows.run();
+    clearSubs.run();
+  };
+  return { store, insert, clear };
 }

@@ -90,8 +90,9 @@ export interface Store {
   /**
    * Replaces the stored system with one of another kind (a completed migration: the panel becomes
    * the 2.0 system) in one transaction: the change `operation` is logged at the next sequence number
-   * with no patches, the snapshot is stored at that number, older snapshots are removed. Resolves to
-   * that number. Optional, as getValue.
+   * with no patches, the snapshot is stored at that number, older snapshots are removed, and so are
+   * the webhook subscriptions and their outbox (they belonged to the old system). Resolves to that
+   * number. Optional, as getValue.
    */
   replaceSystem?(kind: StoredKind, snapshot: unknown, operation: unknown, time: string): Promise<number>;
 }
