@@ -4,7 +4,8 @@
 // (unique violation → false) and nothing is written; every append notifies `rsop_log` in the same
 // transaction (NOTIFY is delivered at commit); snapshots are written by the one process holding a
 // session advisory lock. Tables are prefixed `rsop_`, so the database may hold other things too.
-import type { Pool, PoolClient, Client as PgClient } from "pg";
+import type { Pool, PoolClient } from "pg";
+import { type Listening, listen } from "./pgListen.js";
 import { PG_WEBHOOK_SCHEMA, postgresWebhooks } from "./postgresWebhooks.js";
 import { type SharedStore, type StoredChange, type StoredKind, type StoredState, StoreError, StoreUnavailableError } from "./store.js";
 import type { OutboxEntry } from "./webhookStore.js";
@@ -160,7 +161,9 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     }
   }
 
-  const webhooks = postgresWebhooks({ newClient: () => new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 }), query, transaction, open });
+  /** A session of its own (the follower's, the webhooks' watcher's). */
+  const newClient = () => new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  const webhooks = postgresWebhooks({ newClient, query, transaction, open });
 
   async function appendAt(
     seq: number,
@@ -191,8 +194,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   }
 
   // The follower's own session: LISTEN, and the snapshot writer's advisory lock (held while it lives).
-  let follower: PgClient | undefined;
-  let writer = false;
+  let follower: Listening | undefined;
 
   return {
     async load(): Promise<StoredState | null> {
@@ -257,69 +259,26 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     },
     async follow(listener) {
       open();
-      let stopped = false;
-      let delay = 100;
-      let timer: NodeJS.Timeout | undefined;
-      const connect = async (): Promise<void> => {
-        const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
-        client.on("notification", (n) => {
-          if (n.channel === CHANNEL && n.payload !== undefined) listener.onAppend(Number(n.payload));
-        });
-        const lost = (e?: unknown) => {
-          if (follower !== client) return;
-          follower = undefined;
-          writer = false; // the lock went with the session
-          client.removeAllListeners("error");
-          client.on("error", () => undefined);
-          client.end().catch(() => undefined);
-          if (e !== undefined) listener.onError(e);
-          if (!stopped) timer = setTimeout(reconnect, delay);
-        };
-        client.on("error", lost);
-        client.on("end", () => lost());
-        await client.connect();
-        await client.query(`LISTEN ${CHANNEL}`);
-        follower = client;
-        delay = 100;
-      };
-      const reconnect = () => {
-        timer = undefined;
-        if (stopped) return;
-        connect().then(
-          () => listener.onReconnect(),
-          (e) => {
-            listener.onError(e);
-            delay = Math.min(delay * 2, 2000);
-            if (!stopped) timer = setTimeout(reconnect, delay);
-          },
-        );
-      };
+      let following: Listening;
       try {
-        await connect();
+        following = await listen(newClient, CHANNEL, {
+          notification(payload) {
+            if (payload !== undefined) listener.onAppend(Number(payload));
+          },
+          lost(e) {
+            if (e !== undefined) listener.onError(e);
+          },
+          reconnected: () => listener.onReconnect(),
+          reconnectFailed: (e) => listener.onError(e),
+        });
       } catch (e) {
         throw new StoreError(`cannot follow the change log of ${where}: ${(e as Error).message}`);
       }
-      return async () => {
-        stopped = true;
-        if (timer !== undefined) clearTimeout(timer);
-        const client = follower;
-        follower = undefined;
-        writer = false;
-        if (client !== undefined) await client.end().catch(() => undefined);
-      };
+      follower = following;
+      return () => following.stop();
     },
-    async isSnapshotWriter() {
-      const client = follower;
-      if (client === undefined) return false;
-      if (writer) return true;
-      try {
-        const r = await client.query<{ got: boolean }>("SELECT pg_try_advisory_lock($1) AS got", [WRITER_LOCK]);
-        writer = follower === client && r.rows[0]!.got;
-      } catch {
-        writer = false;
-      }
-      return writer;
-    },
+    // The snapshot writer's election: an advisory lock held by the follower's session.
+    isSnapshotWriter: async () => (await follower?.lock(WRITER_LOCK)) ?? false,
     webhooks: webhooks.store,
     async close() {
       if (closed) return;

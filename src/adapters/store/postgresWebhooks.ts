@@ -4,7 +4,8 @@
 // `rsop_webhooks` in its own transaction, so the other replicas re-read the subscriptions and the
 // dispatcher wakes. One replica dispatches at a time: the one holding a session advisory lock on its
 // listening connection (the lock goes with the session when the replica dies or loses it).
-import type { OutboxEntry, OutboxRow, SharedWebhooks, WebhookStore } from "./webhookStore.js";
+import { type ListeningClient, type Listening, type Queryable, listen } from "./pgListen.js";
+import { type OutboxEntry, type OutboxRecord as Row, type SharedWebhooks, type WebhookStore, toOutboxRow as toRow } from "./webhookStore.js";
 
 /** The channel of webhook notifications (payload: `subscriptions` or `outbox`). */
 const CHANNEL = "rsop_webhooks";
@@ -19,31 +20,6 @@ CREATE TABLE IF NOT EXISTS rsop_webhook_outbox (
 CREATE INDEX IF NOT EXISTS rsop_webhook_outbox_queue ON rsop_webhook_outbox (subscription, state, kind, seq);
 `;
 
-interface Row {
-  seq: string;
-  subscription: string;
-  kind: string;
-  event: string;
-  state: string;
-  attempts: number;
-  last_error: string | null;
-  parked_at: string | null;
-  reason: string | null;
-}
-
-function toRow(r: Row): OutboxRow {
-  return {
-    seq: Number(r.seq),
-    subscriptionId: r.subscription,
-    kind: r.kind as OutboxRow["kind"],
-    event: JSON.parse(r.event) as OutboxRow["event"],
-    state: r.state as OutboxRow["state"],
-    attempts: r.attempts,
-    lastError: r.last_error,
-    parkedAt: r.parked_at,
-    reason: r.reason as OutboxRow["reason"],
-  };
-}
 
 /** The insert of outbox rows (in order: `seq` follows the array) and the notification, as one statement. */
 const INSERT = `WITH added AS (
@@ -62,20 +38,6 @@ function insertParams(entries: readonly OutboxEntry[]): unknown[] {
     events.push(text);
   }
   return [entries.map((e) => e.subscriptionId), entries.map((e) => e.kind), entries.map((e) => e.event.id), events];
-}
-
-/** What this file needs of a connection of the driver (pg, loaded by postgresStore.ts). */
-export interface Queryable {
-  query<R extends object>(sql: string, params?: unknown[]): Promise<{ rows: R[] }>;
-}
-
-/** A connection of its own, for LISTEN and the election lock (a `pg.Client`). */
-export interface ListeningClient extends Queryable {
-  connect(): Promise<unknown>;
-  end(): Promise<unknown>;
-  on(event: "notification", listener: (n: { channel: string; payload?: string | undefined }) => void): unknown;
-  on(event: "error" | "end", listener: () => void): unknown;
-  removeAllListeners(event: "error"): unknown;
 }
 
 /** What postgresWebhooks needs of the store that opens it. */
@@ -99,75 +61,26 @@ export function postgresWebhooks(deps: PgWebhookDeps): { store: WebhookStore; in
   const notify = (c: Queryable, what: "subscriptions" | "outbox") => c.query(`SELECT pg_notify('${CHANNEL}', $1)`, [what]);
 
   // The listening session of this process, and whether it holds the dispatcher lock.
-  let listener: ListeningClient | undefined;
-  let dispatcher = false;
-  let stopWatching: (() => Promise<void>) | undefined;
+  let session: Listening | undefined;
 
   const shared: SharedWebhooks = {
-    async claimDispatcher() {
-      const client = listener;
-      if (client === undefined) return false;
-      if (dispatcher) return true;
-      try {
-        const r = await client.query<{ got: boolean }>("SELECT pg_try_advisory_lock($1) AS got", [DISPATCH_LOCK]);
-        dispatcher = listener === client && r.rows[0]!.got;
-      } catch {
-        dispatcher = false;
-      }
-      return dispatcher;
-    },
+    claimDispatcher: async () => (await session?.lock(DISPATCH_LOCK)) ?? false,
     async watch(onChange) {
       deps.open();
-      let stopped = false;
-      let delay = 100;
-      let timer: NodeJS.Timeout | undefined;
-      const connect = async (): Promise<void> => {
-        const client = deps.newClient();
-        client.on("notification", (n) => {
-          if (n.channel === CHANNEL && (n.payload === "subscriptions" || n.payload === "outbox")) onChange(n.payload);
-        });
-        const lost = () => {
-          if (listener !== client) return;
-          listener = undefined;
-          dispatcher = false; // the lock went with the session
-          client.removeAllListeners("error");
-          client.on("error", () => undefined);
-          client.end().catch(() => undefined);
-          if (!stopped) timer = setTimeout(reconnect, delay);
-        };
-        client.on("error", lost);
-        client.on("end", lost);
-        await client.connect();
-        await client.query(`LISTEN ${CHANNEL}`);
-        listener = client;
-        delay = 100;
-      };
-      const reconnect = () => {
-        timer = undefined;
-        if (stopped) return;
-        connect().then(
-          () => {
-            // A notification may have been missed while the session was down.
-            onChange("subscriptions");
-            onChange("outbox");
-          },
-          () => {
-            delay = Math.min(delay * 2, 2000);
-            if (!stopped) timer = setTimeout(reconnect, delay);
-          },
-        );
-      };
-      await connect();
-      const stop = async () => {
-        stopped = true;
-        if (timer !== undefined) clearTimeout(timer);
-        const client = listener;
-        listener = undefined;
-        dispatcher = false;
-        if (client !== undefined) await client.end().catch(() => undefined);
-      };
-      stopWatching = stop;
-      return stop;
+      const watching = await listen(deps.newClient, CHANNEL, {
+        notification(payload) {
+          if (payload === "subscriptions" || payload === "outbox") onChange(payload);
+        },
+        lost: () => undefined, // the lock went with the session
+        reconnected() {
+          // A notification may have been missed while the session was down.
+          onChange("subscriptions");
+          onChange("outbox");
+        },
+        reconnectFailed: () => undefined,
+      });
+      session = watching;
+      return () => watching.stop();
     },
   };
 
@@ -258,7 +171,7 @@ export function postgresWebhooks(deps: PgWebhookDeps): { store: WebhookStore; in
       if (entries.length > 0) await c.query(INSERT, insertParams(entries));
     },
     async close() {
-      await stopWatching?.();
+      await session?.stop();
     },
   };
 }

@@ -1,6 +1,6 @@
 // The webhook tables of the SQLite store (webhookStore.ts): subscriptions and the outbox. They live
 // in the store's database, so an outbox row and the change that caused it commit in one transaction.
-import type { OutboxEntry, OutboxRow, WebhookStore } from "./webhookStore.js";
+import { type OutboxEntry, type OutboxRecord as Row, type WebhookStore, toOutboxRow as toRow } from "./webhookStore.js";
 
 /** What this file needs of a better-sqlite3 database (the driver itself is loaded by sqliteStore.ts). */
 interface Statement {
@@ -22,31 +22,6 @@ CREATE TABLE IF NOT EXISTS webhook_outbox (
 CREATE INDEX IF NOT EXISTS webhook_outbox_queue ON webhook_outbox (subscription, state, kind, seq);
 `;
 
-interface Row {
-  seq: number;
-  subscription: string;
-  kind: string;
-  event: string;
-  state: string;
-  attempts: number;
-  last_error: string | null;
-  parked_at: string | null;
-  reason: string | null;
-}
-
-function toRow(r: Row): OutboxRow {
-  return {
-    seq: r.seq,
-    subscriptionId: r.subscription,
-    kind: r.kind as OutboxRow["kind"],
-    event: JSON.parse(r.event) as OutboxRow["event"],
-    state: r.state as OutboxRow["state"],
-    attempts: r.attempts,
-    lastError: r.last_error,
-    parkedAt: r.parked_at,
-    reason: r.reason as OutboxRow["reason"],
-  };
-}
 
 /**
  * The webhook tables of an open database (created if missing): the WebhookStore, and `insert`, which

@@ -29,6 +29,34 @@ export interface OutboxRow extends OutboxEntry {
   readonly reason: "failed" | "backlog" | null;
 }
 
+/** An outbox row as both stores' tables hold it (PostgreSQL answers a bigint as a string). */
+export interface OutboxRecord {
+  seq: number | string;
+  subscription: string;
+  kind: string;
+  event: string;
+  state: string;
+  attempts: number;
+  last_error: string | null;
+  parked_at: string | null;
+  reason: string | null;
+}
+
+/** The OutboxRow of a table row. */
+export function toOutboxRow(r: OutboxRecord): OutboxRow {
+  return {
+    seq: Number(r.seq),
+    subscriptionId: r.subscription,
+    kind: r.kind as OutboxRow["kind"],
+    event: JSON.parse(r.event) as OutboxRow["event"],
+    state: r.state as OutboxRow["state"],
+    attempts: r.attempts,
+    lastError: r.last_error,
+    parkedAt: r.parked_at,
+    reason: r.reason as OutboxRow["reason"],
+  };
+}
+
 /** A stored subscription: its fields (JSON) and how many notifications it delivered. */
 export interface StoredSubscription {
   readonly id: string;
