@@ -81,20 +81,40 @@ export function createTarget(kind: StoredKind, json: unknown, now: () => number)
 const REPLAY_BATCH = 100;
 
 /**
- * Replays stored changes on `target`, a batch of changes' patches at a time; a batch that does not
- * apply is replayed change by change, to name the change that does not.
- * @throws StoreError naming the first change that does not replay.
+ * Applies stored changes to `target` in order, a batch of changes' patches at a time (one copy of
+ * each list and one validation per batch, where one change at a time pays them for each); a batch
+ * that does not apply is applied change by change, to find the change that does not. `applied` is
+ * told the last change applied after each step.
+ * @returns the first change that does not apply and why (every change before it is applied), or null.
  */
-function replay(target: DurableLive, changes: readonly StoredChange[]): void {
+export function applyChanges(
+  target: DurableLive,
+  changes: readonly StoredChange[],
+  applied: (seq: number) => void = () => undefined,
+): { readonly seq: number; readonly issues: readonly Issue[] } | null {
   const apply = (patches: Patch[]) => (target.kind === "system" ? target.live.applyPatches(patches) : target.live.applyPatches(patches));
   for (let i = 0; i < changes.length; i += REPLAY_BATCH) {
     const batch = changes.slice(i, i + REPLAY_BATCH);
-    if (apply(batch.flatMap((c) => c.patches as Patch[])).ok) continue;
+    if (batch.length > 1 && apply(batch.flatMap((c) => c.patches as Patch[])).ok) {
+      applied(batch.at(-1)!.seq);
+      continue;
+    }
     for (const c of batch) {
       const r = apply(c.patches as Patch[]);
-      if (!r.ok) throw new StoreError(`change ${c.seq} of the log does not replay: ${r.issues.map((x) => x.message).join(" ")}`);
+      if (!r.ok) return { seq: c.seq, issues: r.issues };
+      applied(c.seq);
     }
   }
+  return null;
+}
+
+/**
+ * Replays stored changes on `target` (applyChanges).
+ * @throws StoreError naming the first change that does not replay.
+ */
+function replay(target: DurableLive, changes: readonly StoredChange[]): void {
+  const bad = applyChanges(target, changes);
+  if (bad !== null) throw new StoreError(`change ${bad.seq} of the log does not replay: ${bad.issues.map((x) => x.message).join(" ")}`);
 }
 
 /**
