@@ -2,7 +2,7 @@ import { createReadStream } from "node:fs";
 import { access } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { newDecision } from "../../evaluate/index.js";
-import { type Issue, formatPath, requestIssues } from "../../model/index.js";
+import { type Decision, type Issue, formatPath, requestIssues } from "../../model/index.js";
 import { jsonErrorText, parseJson } from "../jsonSyntax.js";
 import { CliError, type CliIo, UsageError } from "./io.js";
 import { loadPanelFile, loadSystemFile, systemOrPanel } from "./loadSystem.js";
@@ -44,6 +44,37 @@ Exit codes: 0 every request answered; 1 some line refused (its error line is on 
 const LOOKAHEAD_CHARS = 1 << 20;
 /** Per-line problems echoed to stderr; stdout has them all. */
 const STDERR_LINES = 100;
+/** Most strings whose JSON the decision lines keep (ids of the snapshot: bounded by it anyway). */
+const MAX_QUOTED = 1 << 20;
+
+/**
+ * The answer line of a 2.0 decision, `{"line":N,…}` with the decision's fields in its own order:
+ * what `JSON.stringify` gives, without walking the object generically. Strings are ids of the
+ * snapshot and a few names, so their JSON is made once and kept.
+ */
+export function decisionLine(): (line: number, d: Decision) => string {
+  const quoted = new Map<string, string>();
+  const q = (s: string | null): string => {
+    if (s === null) return "null";
+    let j = quoted.get(s);
+    if (j === undefined) {
+      j = JSON.stringify(s);
+      if (quoted.size < MAX_QUOTED) quoted.set(s, j);
+    }
+    return j;
+  };
+  const num = (n: number | null) => (n === null || !Number.isFinite(n) ? "null" : String(n));
+  return (line, d) => {
+    let floors = "[";
+    for (let i = 0; i < d.floors.length; i++) floors += (i === 0 ? "" : ",") + q(d.floors[i]!);
+    return (
+      // outcome, topic and reason are names of fixed sets (letters, digits, dots): nothing to escape.
+      `{"line":${line},"outcome":"${d.outcome}","topic":"${d.topic}","reason":"${d.reason}","holderId":${q(d.holderId)},` +
+      `"credentialId":${q(d.credentialId)},"activeRuleId":${q(d.activeRuleId)},"duress":${d.duress ? "true" : "false"},"floors":${floors}],` +
+      `"facilityCode":${num(d.facilityCode)},"credentialNumber":${num(d.credentialNumber)}}`
+    );
+  };
+}
 
 /**
  * `rsop decide`: requests from a file or stdin, answered one JSON line each in input order, in one
@@ -57,16 +88,23 @@ export async function decideCommand(opts: DecideOptions, io: CliIo): Promise<num
   if ((opts.system === "-" || opts.panel === "-") && requestPath === "-")
     throw new UsageError("stdin can hold the snapshot or the requests, not both: give the requests with --request FILE");
   const decision = newDecision(); // reused: each decision is serialized before the next one
-  let decideOne: (req: unknown) => unknown;
+  /** The answer line of a request: a decision's, or null when the request is not well formed. */
+  let answerLine: (req: unknown, line: number) => string | null;
   let check: (req: unknown) => Issue[];
   if ("system" in target) {
     const engine = await loadSystemFile(target.system, io);
-    decideOne = (req) => engine.decide(req, decision);
+    const toLine = decisionLine();
+    // decide checks the request itself (a malformed one is denied/badRequest, by the same check as
+    // requestIssues), so the issues are listed only for the requests it refuses.
+    answerLine = (req, line) => {
+      const d = engine.decide(req, decision);
+      return d.reason === "badRequest" ? null : toLine(line, d);
+    };
     check = requestIssues;
   } else {
     const panel = await loadPanelFile(target.panel, io);
-    decideOne = (req) => panel.decide(req);
     check = (req) => panel.requestIssues(req);
+    answerLine = (req, line) => (check(req).length > 0 ? null : `{"line":${line},${JSON.stringify(panel.decide(req)).slice(1)}`);
   }
   if (requestPath !== "-") {
     try {
@@ -118,10 +156,9 @@ export async function decideCommand(opts: DecideOptions, io: CliIo): Promise<num
   };
   const answerValue = (req: unknown, line: number) => {
     answered++;
-    const issues = check(req);
-    if (issues.length > 0) return refuse(line, "invalid request", issues);
-    // The decision is an object: its JSON starts with "{" and has at least one key.
-    emit(`{"line":${line},${JSON.stringify(decideOne(req)).slice(1)}`);
+    const text = answerLine(req, line);
+    if (text === null) return refuse(line, "invalid request", check(req));
+    emit(text);
   };
   const answerText = (text: string, line: number, document: boolean) => {
     const r = parseJson(text);
