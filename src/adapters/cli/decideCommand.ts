@@ -1,10 +1,12 @@
 import { createReadStream } from "node:fs";
 import { access } from "node:fs/promises";
 import { createInterface } from "node:readline";
-import { newDecision } from "../../evaluate/index.js";
+import { type Engine, newDecision } from "../../evaluate/index.js";
+import type { PanelEngine } from "../../legacy1/panelEngine.js";
 import { type Decision, type Issue, formatPath, requestIssues } from "../../model/index.js";
 import { jsonErrorText, parseJson } from "../jsonSyntax.js";
 import { CliError, type CliIo, UsageError } from "./io.js";
+import { DecidePool, defaultDecideWorker } from "./decidePool.js";
 import { loadPanelFile, loadSystemFile, systemOrPanel } from "./loadSystem.js";
 
 export type DecideFormat = "auto" | "jsonl" | "json";
@@ -16,6 +18,10 @@ export interface DecideOptions {
   /** A file, or `-` (the default) for stdin. */
   readonly request?: string;
   readonly format?: DecideFormat;
+  /** Worker threads answering JSON Lines (order kept); default 1: this thread answers. */
+  readonly workers?: string;
+  /** The built worker script (dist/decide-worker.js); default: the one next to this module. */
+  readonly workerFile?: string;
 }
 
 /** The `--help` text of `rsop decide` on input and output: the contract the code below keeps. */
@@ -34,6 +40,9 @@ Output: one JSON line per non-blank input line, in input order, each starting wi
     {"line":N,"error":{"message":…,"issues":[{"path","message"}]}}  a line that is not a valid request
   Blank lines are skipped (no output line): match answers to requests by "line". A JSON syntax error
   gives the column (and line, in a document), never the input's text.
+
+--workers N: JSON Lines answered on N worker threads (each loads the snapshot); the output is the
+  same, in input order.
 
 Exit codes: 0 every request answered; 1 some line refused (its error line is on stdout, and the first
   100 on stderr) or the snapshot refused; 2 usage error; 70 internal error. A closed stdout ends the
@@ -87,12 +96,55 @@ export async function decideCommand(opts: DecideOptions, io: CliIo): Promise<num
   const requestPath = opts.request ?? "-";
   if ((opts.system === "-" || opts.panel === "-") && requestPath === "-")
     throw new UsageError("stdin can hold the snapshot or the requests, not both: give the requests with --request FILE");
-  const decision = newDecision(); // reused: each decision is serialized before the next one
+  const workers = parseWorkers(opts.workers);
+  if (workers > 1 && (opts.system === "-" || opts.panel === "-")) throw new UsageError("--workers needs the snapshot in a file (each worker reads it)");
+  const workerFile = workers > 1 ? (opts.workerFile ?? defaultDecideWorker()) : null;
+  if (workers > 1 && workerFile === null) throw new CliError("--workers needs the built CLI (npm run build): its decide-worker.js was not found next to it");
+  // The workers load the snapshot while this thread does (this one reports its problems, and answers
+  // a JSON document); each answers whole chunks of lines.
+  const pool = workerFile !== null ? DecidePool.start(workers, workerFile, "system" in target ? { kind: "system", path: target.system } : { kind: "panel", path: target.panel }) : null;
+  let answerer: Answerer;
+  try {
+    answerer = "system" in target ? lineAnswerer({ kind: "system", engine: await loadSystemFile(target.system, io) }) : lineAnswerer({ kind: "panel", panel: await loadPanelFile(target.panel, io) });
+  } catch (e) {
+    await pool?.close();
+    throw e;
+  }
+  try {
+    return await answerLines(answerer, pool, format, requestPath, io);
+  } finally {
+    await pool?.close();
+  }
+}
+
+/** `--workers N`: 1 to 64 (default 1). */
+function parseWorkers(raw: string | undefined): number {
+  if (raw === undefined) return 1;
+  const n = /^\d{1,2}$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
+  if (!(n >= 1 && n <= 64)) throw new UsageError(`--workers must be a whole number from 1 to 64, got "${raw}"`);
+  return n;
+}
+
+/** The answer to one input: its output line, and when it is refused, why (echoed to stderr). */
+export interface LineAnswer {
+  readonly text: string;
+  readonly refused: { readonly message: string; readonly issues: readonly { readonly path: string; readonly message: string }[] } | null;
+}
+
+/** Answers requests: as a parsed value, or as JSON text (a line, or a whole document). */
+export interface Answerer {
+  value(req: unknown, line: number): LineAnswer;
+  text(text: string, line: number, document: boolean): LineAnswer;
+}
+
+/** The answerer of a loaded snapshot (this thread's, and each worker's). */
+export function lineAnswerer(target: { readonly kind: "system"; readonly engine: Engine } | { readonly kind: "panel"; readonly panel: PanelEngine }): Answerer {
   /** The answer line of a request: a decision's, or null when the request is not well formed. */
   let answerLine: (req: unknown, line: number) => string | null;
   let check: (req: unknown) => Issue[];
-  if ("system" in target) {
-    const engine = await loadSystemFile(target.system, io);
+  if (target.kind === "system") {
+    const { engine } = target;
+    const decision = newDecision(); // reused: each decision is serialized before the next one
     const toLine = decisionLine();
     // decide checks the request itself (a malformed one is denied/badRequest, by the same check as
     // requestIssues), so the issues are listed only for the requests it refuses.
@@ -102,10 +154,31 @@ export async function decideCommand(opts: DecideOptions, io: CliIo): Promise<num
     };
     check = requestIssues;
   } else {
-    const panel = await loadPanelFile(target.panel, io);
+    const { panel } = target;
     check = (req) => panel.requestIssues(req);
+    // The decision is an object: its JSON starts with "{" and has at least one key.
     answerLine = (req, line) => (check(req).length > 0 ? null : `{"line":${line},${JSON.stringify(panel.decide(req)).slice(1)}`);
   }
+  const refuse = (line: number, message: string, issues: readonly Issue[]): LineAnswer => {
+    const list = issues.map((i) => ({ path: formatPath(i.path), message: i.message }));
+    return { text: JSON.stringify({ line, error: { message, issues: list } }), refused: { message, issues: list } };
+  };
+  const value = (req: unknown, line: number): LineAnswer => {
+    const text = answerLine(req, line);
+    return text === null ? refuse(line, "invalid request", check(req)) : { text, refused: null };
+  };
+  return {
+    value,
+    text(text, line, document) {
+      const r = parseJson(text);
+      if (r.ok) return value(r.value, line);
+      return refuse(line, `invalid JSON at ${document ? jsonErrorText(r) : `column ${r.column}: ${r.message}`}`, []);
+    },
+  };
+}
+
+/** Reads the requests and writes the answers (see DECIDE_HELP); with a pool, its workers answer the JSON Lines. */
+async function answerLines(answerer: Answerer, pool: DecidePool | null, format: DecideFormat, requestPath: string, io: CliIo): Promise<number> {
   if (requestPath !== "-") {
     try {
       await access(requestPath);
@@ -117,10 +190,17 @@ export async function decideCommand(opts: DecideOptions, io: CliIo): Promise<num
   const lines = createInterface({ input, crlfDelay: Infinity });
 
   // Output: lines gathered while input lines arrive in one burst, written once per turn of the
-  // event loop; reading pauses while stdout is full.
+  // event loop; reading pauses while stdout is full or the workers have enough to do.
   let pending: string[] = [];
   let scheduled = false;
   let full = false;
+  let paused = false;
+  const pace = () => {
+    const wait = full || (pool?.busy() ?? false);
+    if (wait && !paused) lines.pause();
+    else if (!wait && paused) lines.resume();
+    paused = wait;
+  };
   const flush = () => {
     scheduled = false;
     if (pending.length === 0 || io.stdout.destroyed) return;
@@ -128,10 +208,10 @@ export async function decideCommand(opts: DecideOptions, io: CliIo): Promise<num
     pending = [];
     if (!io.stdout.write(chunk) && !full) {
       full = true;
-      lines.pause();
+      pace();
       io.stdout.once("drain", () => {
         full = false;
-        lines.resume();
+        pace();
       });
     }
   };
@@ -145,27 +225,33 @@ export async function decideCommand(opts: DecideOptions, io: CliIo): Promise<num
 
   let bad = 0;
   let answered = 0;
-  const refuse = (line: number, message: string, issues: readonly Issue[]) => {
+  const refused = (line: number, why: NonNullable<LineAnswer["refused"]>) => {
     bad++;
-    const list = issues.map((i) => ({ path: formatPath(i.path), message: i.message }));
-    emit(JSON.stringify({ line, error: { message, issues: list } }));
     if (bad <= STDERR_LINES) {
-      if (list.length === 0) io.stderr.write(`line ${line}: ${message}\n`);
-      for (const i of list) io.stderr.write(`line ${line}: ${i.path}: ${i.message}\n`);
+      if (why.issues.length === 0) io.stderr.write(`line ${line}: ${why.message}\n`);
+      for (const i of why.issues) io.stderr.write(`line ${line}: ${i.path}: ${i.message}\n`);
     }
   };
-  const answerValue = (req: unknown, line: number) => {
+  const answer = (a: LineAnswer, line: number) => {
     answered++;
-    const text = answerLine(req, line);
-    if (text === null) return refuse(line, "invalid request", check(req));
-    emit(text);
+    emit(a.text);
+    if (a.refused !== null) refused(line, a.refused);
   };
+  const answerValue = (req: unknown, line: number) => answer(answerer.value(req, line), line);
+  /** A JSON Lines request: answered here, or by a worker (in order: the pool hands answers back in input order). */
   const answerText = (text: string, line: number, document: boolean) => {
-    const r = parseJson(text);
-    if (r.ok) return answerValue(r.value, line);
-    answered++;
-    refuse(line, `invalid JSON at ${document ? jsonErrorText(r) : `column ${r.column}: ${r.message}`}`, []);
+    if (pool !== null && !document) {
+      pool.add(line, text);
+      pace();
+    } else answer(answerer.text(text, line, document), line);
   };
+  pool?.onFailure(() => lines.close());
+  pool?.onAnswers((chunk) => {
+    answered += chunk.count;
+    if (chunk.text !== "") emit(chunk.text);
+    for (const r of chunk.refused) refused(r.line, r);
+    pace();
+  });
   const isBlank = (s: string) => /^\s*$/.test(s);
 
   // Input: the mode (see DECIDE_HELP), and in auto mode the lines held back while undecided.
@@ -196,7 +282,8 @@ export async function decideCommand(opts: DecideOptions, io: CliIo): Promise<num
       const r = parseJson(line);
       if (r.ok) {
         mode = "jsonl";
-        answerValue(r.value, lineNo);
+        if (pool !== null) answerText(line, lineNo, false);
+        else answerValue(r.value, lineNo);
       } else {
         held = [line];
         heldFrom = lineNo;
@@ -234,6 +321,11 @@ export async function decideCommand(opts: DecideOptions, io: CliIo): Promise<num
     const r = parseJson(text);
     if (r.ok) answerValue(r.value, heldFrom);
     else replay();
+  }
+  if (pool !== null) {
+    // The last chunk goes out; the answers of every chunk are in before the end.
+    pool.end();
+    await pool.drained();
   }
   flush();
   if (full && !io.closed?.aborted)

@@ -75,8 +75,9 @@ export async function runCli(argv: readonly string[], base: CliIo): Promise<numb
     .option("--panel <file>", "rsop-panel/1 architecture 1.0 panel (JSON), instead of --system: 1.0 ids and door.request.* topics")
     .option("--request <file>", "request file (JSON Lines, or one JSON request); - or absent: stdin")
     .addOption(new Option("--format <format>", "input format (see below)").choices(["auto", "jsonl", "json"]).default("auto"))
+    .option("--workers <n>", "answer JSON Lines on n worker threads (1 to 64; answers stay in input order); default 1")
     .addHelpText("after", DECIDE_HELP)
-    .action(async (opts: { system?: string; panel?: string; request?: string; format: DecideFormat }) => {
+    .action(async (opts: { system?: string; panel?: string; request?: string; format: DecideFormat; workers?: string }) => {
       code = await decideCommand(opts, io);
     });
 

@@ -1,0 +1,143 @@
+// `rsop decide --workers N`: worker threads (decideWorker.ts, built as dist/decide-worker.js) each
+// load the snapshot and answer chunks of JSON Lines; this thread reads, hands chunks out in turn and
+// writes the answers back in input order. At most two chunks per worker are out at a time (the
+// reader pauses beyond that), so memory does not grow with the input.
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import { CliError } from "./io.js";
+
+/** Lines per chunk: large enough that a message costs little per line, small enough to keep order cheap. */
+const CHUNK = 2048;
+
+/** What a worker is given to load. */
+export interface DecideWorkerData {
+  readonly kind: "system" | "panel";
+  readonly path: string;
+}
+
+/** A chunk of requests: their line numbers and texts. */
+export interface DecideChunk {
+  readonly seq: number;
+  readonly lines: readonly number[];
+  readonly texts: readonly string[];
+}
+
+/** The answers of a chunk: the output lines (joined with "\n"), how many, and the refused ones for stderr. */
+export interface ChunkAnswers {
+  readonly seq: number;
+  readonly text: string;
+  readonly count: number;
+  readonly refused: readonly { readonly line: number; readonly message: string; readonly issues: readonly { readonly path: string; readonly message: string }[] }[];
+}
+
+/** What a worker posts: a chunk's answers, or why it cannot answer. */
+export type DecideWorkerMessage = ChunkAnswers | { readonly error: string };
+
+/** The worker script next to this module once built (dist/decide-worker.js), or null (running from source). */
+export function defaultDecideWorker(): string | null {
+  const file = fileURLToPath(new URL("./decide-worker.js", import.meta.url));
+  return existsSync(file) ? file : null;
+}
+
+/** Worker threads answering chunks of lines, and the answers put back in order. */
+export class DecidePool {
+  readonly #workers: Worker[];
+  #lines: number[] = [];
+  #texts: string[] = [];
+  #nextSeq = 0;
+  /** The next chunk whose answers go out. */
+  #nextOut = 0;
+  readonly #early = new Map<number, ChunkAnswers>();
+  #onAnswers: (a: ChunkAnswers) => void = () => undefined;
+  #failure: Error | null = null;
+  #waiting: { resolve: () => void; reject: (e: Error) => void } | null = null;
+  #onFailure: () => void = () => undefined;
+
+  private constructor(workers: Worker[]) {
+    this.#workers = workers;
+    for (const w of workers) {
+      w.on("message", (m: DecideWorkerMessage) => ("error" in m ? this.#fail(new CliError(m.error)) : this.#answered(m)));
+      w.on("error", (e) => this.#fail(new CliError(`a decide worker failed: ${e.message}`)));
+      w.on("exit", (code) => {
+        if (code !== 0) this.#fail(new CliError(`a decide worker stopped (exit code ${code})`));
+      });
+    }
+  }
+
+  /** Starts `n` workers, each loading the snapshot. */
+  static start(n: number, workerFile: string, data: DecideWorkerData): DecidePool {
+    return new DecidePool(Array.from({ length: n }, () => new Worker(workerFile, { workerData: data })));
+  }
+
+  /** Where the answers go, chunk by chunk, in input order. */
+  onAnswers(f: (a: ChunkAnswers) => void): void {
+    this.#onAnswers = f;
+  }
+
+  /** Told once when a worker fails (the reader then stops: drained() says why). */
+  onFailure(f: () => void): void {
+    this.#onFailure = f;
+  }
+
+  /** Adds a request line (its number and text); a full chunk is handed out. */
+  add(line: number, text: string): void {
+    this.#lines.push(line);
+    this.#texts.push(text);
+    if (this.#lines.length >= CHUNK) this.#send();
+  }
+
+  /** Hands out the last, partial chunk. */
+  end(): void {
+    if (this.#lines.length > 0) this.#send();
+  }
+
+  /** Whether enough chunks are out for the reader to wait. */
+  busy(): boolean {
+    return this.#nextSeq - this.#nextOut >= 2 * this.#workers.length;
+  }
+
+  /** Resolves once every chunk handed out is answered (and passed on); rejects when a worker failed. */
+  drained(): Promise<void> {
+    if (this.#failure !== null) return Promise.reject(this.#failure);
+    if (this.#nextOut === this.#nextSeq) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.#waiting = { resolve, reject };
+    });
+  }
+
+  /** Stops the workers. */
+  async close(): Promise<void> {
+    await Promise.all(this.#workers.map((w) => w.terminate()));
+  }
+
+  #send(): void {
+    const chunk: DecideChunk = { seq: this.#nextSeq++, lines: this.#lines, texts: this.#texts };
+    this.#lines = [];
+    this.#texts = [];
+    this.#workers[chunk.seq % this.#workers.length]!.postMessage(chunk);
+  }
+
+  #answered(a: ChunkAnswers): void {
+    this.#early.set(a.seq, a);
+    for (let next = this.#early.get(this.#nextOut); next !== undefined; next = this.#early.get(this.#nextOut)) {
+      this.#early.delete(this.#nextOut);
+      this.#nextOut++;
+      this.#onAnswers(next);
+    }
+    if (this.#nextOut === this.#nextSeq && this.#waiting !== null) {
+      const w = this.#waiting;
+      this.#waiting = null;
+      w.resolve();
+    }
+  }
+
+  #fail(e: Error): void {
+    if (this.#failure !== null) return;
+    this.#failure = e;
+    const w = this.#waiting;
+    this.#waiting = null;
+    w?.reject(e);
+    this.#onFailure();
+  }
+}

@@ -1,0 +1,36 @@
+// A worker thread of `rsop decide --workers N` (decidePool.ts): loads the snapshot, then answers
+// each chunk of request lines it is given, as the command's own thread would (lineAnswerer).
+import { parentPort, workerData } from "node:worker_threads";
+import { type Answerer, lineAnswerer } from "./decideCommand.js";
+import type { ChunkAnswers, DecideChunk, DecideWorkerData, DecideWorkerMessage } from "./decidePool.js";
+import type { CliIo } from "./io.js";
+import { loadPanelFile, loadSystemFile } from "./loadSystem.js";
+
+const data = workerData as DecideWorkerData;
+const port = parentPort!;
+// The snapshot is a file (never stdin, which the command's thread reads); nothing is printed here.
+const io = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr } as CliIo;
+let answerer: Answerer | null = null;
+try {
+  answerer =
+    data.kind === "system" ? lineAnswerer({ kind: "system", engine: await loadSystemFile(data.path, io) }) : lineAnswerer({ kind: "panel", panel: await loadPanelFile(data.path, io) });
+} catch (e) {
+  // Said once; with no listener the worker then ends by itself.
+  port.postMessage({ error: `a decide worker could not load ${data.path}: ${(e as Error).message}` } satisfies DecideWorkerMessage);
+}
+if (answerer !== null) listen(answerer);
+
+/** Answers each chunk of lines it is given. */
+function listen(answerer: Answerer): void {
+  port.on("message", (chunk: DecideChunk) => {
+    const out: string[] = [];
+    const refused: ChunkAnswers["refused"][number][] = [];
+    for (let k = 0; k < chunk.lines.length; k++) {
+      const line = chunk.lines[k]!;
+      const a = answerer.text(chunk.texts[k]!, line, false);
+      out.push(a.text);
+      if (a.refused !== null) refused.push({ line, ...a.refused });
+    }
+    port.postMessage({ seq: chunk.seq, text: out.join("\n"), count: out.length, refused } satisfies DecideWorkerMessage);
+  });
+}
