@@ -8,6 +8,7 @@
  * @packageDocumentation
  */
 export { parseSnapshot, parseSnapshotOrThrow } from "./model/parseSnapshot.js";
+export type { ParseSnapshotOptions } from "./model/parseSnapshot.js";
 export { QueryError, SnapshotError, formatIssues, formatPath } from "./model/issue.js";
 export { requestIssues } from "./model/request.js";
 export { REASONS, outcomeOf } from "./model/decision.js";

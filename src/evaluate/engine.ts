@@ -1,6 +1,7 @@
 // The engine: one compiled snapshot and the questions asked of it.
 import { type CompiledSystem, type PatchLike, compileSnapshot, updateCompiled } from "../compile/index.js";
 import { type Decision, type Result, SnapshotError, type SystemSnapshot, err, ok, parseSnapshot } from "../model/index.js";
+import type { ParseSnapshotOptions } from "../model/parseSnapshot.js";
 import { type AccessWindowsResult, type PeriodOptions, accessWindows } from "./accessWindows.js";
 import { decide } from "./decide.js";
 import { type Explanation, explain } from "./explain.js";
@@ -140,13 +141,14 @@ export function createEngine(snapshot: SystemSnapshot): Engine {
 /**
  * Validates raw snapshot JSON and compiles it; every problem is returned at once.
  * @param input - parsed JSON of any shape.
+ * @param options - as parseSnapshot's (`plainJson`: the input is what `JSON.parse` just made).
  * @returns the engine, or every problem with its JSON path.
  * @example
  * const r = loadEngine(json);
  * if (!r.ok) console.error(formatIssues(r.issues)); else r.value.decide(request);
  */
-export function loadEngine(input: unknown): Result<Engine> {
-  const parsed = parseSnapshot(input);
+export function loadEngine(input: unknown, options: ParseSnapshotOptions = {}): Result<Engine> {
+  const parsed = parseSnapshot(input, options);
   return parsed.ok ? ok(new Engine(parsed.value)) : err(parsed.issues);
 }
 

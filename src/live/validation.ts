@@ -566,7 +566,8 @@ export class WriteValidator {
     const touched: Touched | null = next === base ? new Map() : touchedBy(ix, base, next, patches, schemaIssues, membershipOnly);
     if (touched === null) {
       // Not a change of elements (a top-level field, a whole list): the whole snapshot.
-      const r = parseSnapshot(next);
+      // `next` is this system's own immutable snapshot: plain data, read as it is.
+      const r = parseSnapshot(next, { plainJson: true });
       if (!r.ok) return r.issues;
       this.#ix = undefined;
       return [];

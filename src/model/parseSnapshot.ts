@@ -120,21 +120,33 @@ function parseEach<C extends Collection>(issues: Issue[], coll: C, raw: readonly
   return { items, broken };
 }
 
+/** Options of parseSnapshot. */
+export interface ParseSnapshotOptions {
+  /**
+   * The input is what `JSON.parse` made (plain objects and arrays, no getters or Proxies, nothing
+   * shared or cyclic) and nothing changes it during the call: it is read as it is, without the
+   * defensive copy that guards against those (a fifth of the time at 100,000 holders). Default false.
+   */
+  readonly plainJson?: boolean;
+}
+
 /**
  * Validates and normalizes an `rsop-system/1` snapshot. Each entity is checked on its
  * own, then every reference and uniqueness rule across entities, so one call reports every problem.
- * Never throws: the input is read once into a plain copy first, and a value that cannot be read (a
- * throwing getter or Proxy trap, a revoked Proxy) is an `unreadable` issue at its path.
+ * Never throws: the input is read once into a plain copy first (unless `options.plainJson`), and a
+ * value that cannot be read (a throwing getter or Proxy trap, a revoked Proxy) is an `unreadable`
+ * issue at its path.
  * @param input - parsed JSON of any shape.
+ * @param options - `plainJson`: skip the defensive copy of input that `JSON.parse` just made.
  * @returns every problem with its JSON path, or the snapshot with the documented defaults applied.
  * @example
  * const r = parseSnapshot({ format: "rsop-system/1", systemId: "s1", timezone: "Mars/Olympus" });
  * r.ok; //=> false
  * r.ok ? [] : r.issues.map((i) => formatPath(i.path)); //=> ["timezone"]
  */
-export function parseSnapshot(input: unknown): Result<SystemSnapshot> {
+export function parseSnapshot(input: unknown, options: ParseSnapshotOptions = {}): Result<SystemSnapshot> {
   const unreadable: Issue[] = [];
-  const data = plainCopy(input, unreadable);
+  const data = options.plainJson === true ? input : plainCopy(input, unreadable);
   if (unreadable.length > 0) return err(unreadable);
   const head = headerSchema.safeParse(data, { error: zodMessage });
   if (!head.success) return err(fromZodIssues(head.error.issues));

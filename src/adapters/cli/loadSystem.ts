@@ -27,7 +27,7 @@ export async function readSnapshotFile(path: string, kind: "system" | "panel", i
 
 /** Reads, validates and compiles a system snapshot file, or fails with every problem listed. */
 export async function loadSystemFile(path: string, io: CliIo): Promise<Engine> {
-  const r = loadEngine(await readSnapshotFile(path, "system", io));
+  const r = loadEngine(await readSnapshotFile(path, "system", io), { plainJson: true });
   return r.ok ? r.value : refused(path, r.issues);
 }
 

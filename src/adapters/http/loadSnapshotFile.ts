@@ -33,7 +33,7 @@ export async function readSnapshotFile(path: string): Promise<ReadSnapshot> {
   } catch (e) {
     return { ok: false, issues: [{ code: "invalidJson", path: [], message: `Not valid JSON: ${(e as Error).message}` }] };
   }
-  const parsed = parseSnapshot(json);
+  const parsed = parseSnapshot(json, { plainJson: true });
   if (!parsed.ok) return { ok: false, issues: parsed.issues };
   return { ok: true, snapshot: parsed.value, sha256: createHash("sha256").update(bytes).digest("hex") };
 }
