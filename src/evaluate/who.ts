@@ -1,7 +1,27 @@
-// "Who can open this door now?": every holder a scan would admit (scanAccess), found through the
-// groups whose rules reach the device, so the cost grows with those groups' members only.
-import type { CompiledDevice, CompiledSystem } from "../compile/index.js";
-import { type Issue, QueryError } from "../model/index.js";
+// "Who can open this door now?": every holder a scan would admit (scanAccess). One pass per door:
+// first what the rules of each group reaching the device come to at that instant (a few ints per
+// group), then the members of the groups with an open allow rule and no open deny rule, each holder
+// combining the entries of its own groups. Allowed holders are marked by their position in id order
+// (holderOrder), so the result comes out sorted without comparing strings (docs/semantics.md WA1–WA3).
+import {
+  type CompiledDevice,
+  type CompiledSystem,
+  HOLDER_STRIDE,
+  H_FROM,
+  H_GROUP_FROM,
+  H_GROUP_TO_ENABLED,
+  H_TO,
+  RF_ALLOW,
+  RULE_STRIDE,
+  R_FLAGS,
+  R_POLICY,
+  floorsFor,
+  holderOrder,
+  offsetAt,
+  ruleOpen,
+  weekdayOf,
+} from "../compile/index.js";
+import { type Issue, MS_PER_DAY, QueryError } from "../model/index.js";
 import { NONE, floorsOf, newRuleOutcome } from "./decide.js";
 import { isoInstant } from "./formatInstant.js";
 import { type AtOptions, queryInstant } from "./rsop.js";
@@ -25,6 +45,224 @@ export interface WhoResult {
   holders: AccessEntry[];
 }
 
+/** Card alone, then card + PIN: the factor combinations of policyMask. */
+const CARD = 1;
+const CARD_AND_PIN = 4;
+
+/**
+ * Per compiled system, the buffers of one pass, reused from call to call: per group index what its
+ * rules at the device come to (valid where `gStamp` equals the pass's stamp), per position in id
+ * order a bit for "allowed", the deciding rank and the floor-group mask.
+ */
+interface Scratch {
+  stamp: number;
+  gStamp: Int32Array;
+  gDeny: Int32Array;
+  gAllow: Int32Array;
+  /** Smallest accepting allow rank for card alone [g * 2] and card + PIN [g * 2 + 1]. */
+  gAccepted: Int32Array;
+  /** Floor-group masks of the accepting rules, same layout. */
+  gMask: Int32Array;
+  /** Floor-group queries: smallest accepting allow rank reaching floor group k, same layout. */
+  gReach: Int32Array;
+  /** Slots of the groups whose members the pass visits. */
+  live: Int32Array;
+  bits: Int32Array;
+  rankAt: Int32Array;
+  maskAt: Int32Array;
+}
+
+const SCRATCH = new WeakMap<CompiledSystem, Scratch>();
+
+function scratchFor(sys: CompiledSystem, positions: number, slots: number): Scratch {
+  let s = SCRATCH.get(sys);
+  if (s === undefined) {
+    const none = new Int32Array(0);
+    s = { stamp: 0, gStamp: none, gDeny: none, gAllow: none, gAccepted: none, gMask: none, gReach: none, live: none, bits: none, rankAt: none, maskAt: none };
+    SCRATCH.set(sys, s);
+  }
+  const groups = sys.groups_.length;
+  if (s.gStamp.length < groups || s.stamp >= 0x3fffffff) {
+    const n = Math.max(groups, s.gStamp.length * 2, 16);
+    s.stamp = 0;
+    s.gStamp = new Int32Array(n);
+    s.gDeny = new Int32Array(n);
+    s.gAllow = new Int32Array(n);
+    s.gAccepted = new Int32Array(n * 2);
+    s.gMask = new Int32Array(n * 2);
+    s.gReach = new Int32Array(n * 2);
+  }
+  if (s.live.length < slots) s.live = new Int32Array(Math.max(slots, s.live.length * 2));
+  if (s.rankAt.length < positions) {
+    const n = Math.max(positions, s.rankAt.length * 2, 32);
+    s.bits = new Int32Array((n >> 5) + 1);
+    s.rankAt = new Int32Array(n);
+    s.maskAt = new Int32Array(n);
+  }
+  return s;
+}
+
+/**
+ * One pass over the holders who could scan at `device` at `at`: marks, by position in id order, every
+ * holder whose scan is allowed (and, with `k` ≥ 0, reaches local floor group `k` of the reader), with
+ * the deciding rank (for `k`, the smallest accepting rule reaching it) and the floor-group mask.
+ * The device has at most 31 floor groups (not `wide_`). Returns the range of bitmap words touched.
+ */
+function markAllowed(sys: CompiledSystem, device: CompiledDevice, at: number, k: number, s: Scratch, position: Int32Array): [number, number] {
+  const local = at + offsetAt(device.node_.zone_, at);
+  const day = Math.floor(local / MS_PER_DAY);
+  const tod = local - day * MS_PER_DAY;
+  const wd = weekdayOf(day);
+  const stamp = ++s.stamp;
+  const { gStamp, gDeny, gAllow, gAccepted, gMask, gReach, live } = s;
+  const data = sys.ruleData_;
+  const slotGroup = device.slotGroup_;
+  const slotPairs = device.slotPairs_;
+  const pairs = device.pairs_;
+  const policy = device.policy_;
+  const elevator = device.elevator_;
+
+  // What each group's rules here come to at this instant (evaluateRules, per group).
+  let nLive = 0;
+  for (let slot = 0; slot < slotGroup.length; slot++) {
+    let deny = NONE;
+    let allow = NONE;
+    let acc1 = NONE;
+    let acc4 = NONE;
+    let m1 = 0;
+    let m4 = 0;
+    let r1 = NONE;
+    let r4 = NONE;
+    const end = slotPairs[slot + 1]!;
+    for (let i = slotPairs[slot]!; i < end; i += 2) {
+      const rank = pairs[i]!;
+      const base = rank * RULE_STRIDE;
+      if (!ruleOpen(data, base, day, wd, tod)) continue;
+      if ((data[base + R_FLAGS]! & RF_ALLOW) === 0) {
+        if (rank < deny) deny = rank;
+        continue;
+      }
+      if (rank < allow) allow = rank;
+      const accepts = data[base + R_POLICY]! & policy;
+      const ref = elevator ? pairs[i + 1]! : 0;
+      const reaches = k >= 0 && ((ref >> k) & 1) === 1;
+      if ((accepts & CARD) !== 0) {
+        if (rank < acc1) acc1 = rank;
+        m1 |= ref;
+        if (reaches && rank < r1) r1 = rank;
+      }
+      if ((accepts & CARD_AND_PIN) !== 0) {
+        if (rank < acc4) acc4 = rank;
+        m4 |= ref;
+        if (reaches && rank < r4) r4 = rank;
+      }
+    }
+    // A group with no open rule here changes no member's outcome: it stays out of the table.
+    if (deny === NONE && allow === NONE) continue;
+    const g = slotGroup[slot]!;
+    gStamp[g] = stamp;
+    gDeny[g] = deny;
+    gAllow[g] = allow;
+    gAccepted[g * 2] = acc1;
+    gAccepted[g * 2 + 1] = acc4;
+    gMask[g * 2] = m1;
+    gMask[g * 2 + 1] = m4;
+    gReach[g * 2] = r1;
+    gReach[g * 2 + 1] = r4;
+    // Members of a group with an open deny rule are all denied; no allow rule, none is allowed through it.
+    if (deny === NONE) live[nLive++] = slot;
+  }
+
+  // The members of those groups, each once: a holder in several of them is taken at the first
+  // (smallest group index), with the entries of all its groups here.
+  const hd = sys.holderData_;
+  const holderGroups = sys.holderGroups_;
+  const { bits, rankAt, maskAt } = s;
+  let lowWord = bits.length;
+  let highWord = -1;
+  for (let j = 0; j < nLive; j++) {
+    const g = slotGroup[live[j]!]!;
+    const members = sys.holdersOfGroup_[g]!;
+    for (let m = 0; m < members.length; m++) {
+      const h = members[m]!;
+      const hb = h * HOLDER_STRIDE;
+      const groupsAndEnabled = hd[hb + H_GROUP_TO_ENABLED]! | 0;
+      if ((groupsAndEnabled & 1) === 0 || local < hd[hb + H_FROM]! || local >= hd[hb + H_TO]!) continue;
+      const from = hd[hb + H_GROUP_FROM]! | 0;
+      const to = groupsAndEnabled >> 1;
+      let acc1 = gAccepted[g * 2]!;
+      let acc4 = gAccepted[g * 2 + 1]!;
+      let m1 = gMask[g * 2]!;
+      let m4 = gMask[g * 2 + 1]!;
+      let r1 = gReach[g * 2]!;
+      let r4 = gReach[g * 2 + 1]!;
+      if (to - from > 1) {
+        let skip = false;
+        for (let gi = from; gi < to; gi++) {
+          const g2 = holderGroups[gi]!;
+          if (g2 === g || gStamp[g2] !== stamp) continue;
+          // An open deny rule in another group denies; a smaller live group took this holder already.
+          if (gDeny[g2] !== NONE || g2 < g) {
+            skip = true;
+            break;
+          }
+          if (gAccepted[g2 * 2]! < acc1) acc1 = gAccepted[g2 * 2]!;
+          if (gAccepted[g2 * 2 + 1]! < acc4) acc4 = gAccepted[g2 * 2 + 1]!;
+          m1 |= gMask[g2 * 2]!;
+          m4 |= gMask[g2 * 2 + 1]!;
+          if (gReach[g2 * 2]! < r1) r1 = gReach[g2 * 2]!;
+          if (gReach[g2 * 2 + 1]! < r4) r4 = gReach[g2 * 2 + 1]!;
+        }
+        if (skip) continue;
+      }
+      // Card alone; if no rule accepts it, card + PIN for a holder who has a PIN (scanAccess).
+      let rank = acc1;
+      let mask = m1;
+      let reach = r1;
+      if (rank === NONE) {
+        const holder = sys.holders_[h]!;
+        if ((holder.pin_ ?? holder.duressPin_) === null) continue;
+        rank = acc4;
+        mask = m4;
+        reach = r4;
+        if (rank === NONE) continue;
+      }
+      if (k >= 0) {
+        if (((mask >> k) & 1) === 0 || reach === NONE) continue;
+        rank = reach;
+      }
+      const p = position[h]!;
+      const w = p >> 5;
+      bits[w]! |= 1 << (p & 31);
+      rankAt[p] = rank;
+      maskAt[p] = mask;
+      if (w < lowWord) lowWord = w;
+      if (w > highWord) highWord = w;
+    }
+  }
+  return [lowWord, highWord];
+}
+
+/** Reads the marked positions back in id order (clearing the bitmap) into entries. */
+function entries(sys: CompiledSystem, s: Scratch, ids: readonly string[], words: [number, number], floors: (mask: number) => readonly string[]): AccessEntry[] {
+  const out: AccessEntry[] = [];
+  const { bits, rankAt, maskAt } = s;
+  const ruleIds = sys.ruleIds_;
+  for (let w = words[0]; w <= words[1]; w++) {
+    let b = bits[w]!;
+    if (b === 0) continue;
+    bits[w] = 0;
+    while (b !== 0) {
+      const low = b & -b;
+      const p = (w << 5) + (31 - Math.clz32(low));
+      b ^= low;
+      out.push({ holderId: ids[p]!, activeRuleId: ruleIds[rankAt[p]!]!, floors: floors(maskAt[p]!) });
+    }
+  }
+  return out;
+}
+
+/** The holders of the groups whose rules reach the device, once each (the one-holder-at-a-time path). */
 function candidates(sys: CompiledSystem, device: CompiledDevice): number[] {
   const seen = new Set<number>();
   for (let slot = 0; slot < device.slotGroup_.length; slot++) for (const h of sys.holdersOfGroup_[device.slotGroup_[slot]!]!) seen.add(h);
@@ -44,14 +282,24 @@ export function whoCanAccess(sys: CompiledSystem, deviceId: string, options: AtO
   if (issues.length > 0) throw new QueryError(issues);
   const dev = device!;
   const outcome = newRuleOutcome();
-  const holders: AccessEntry[] = [];
-  for (const h of candidates(sys, dev)) {
-    const holder = sys.holders_[h]!;
-    const access = scanAccess(sys, dev, holder, at, outcome);
-    if (!access.allowed) continue;
-    holders.push({ holderId: holder.id, activeRuleId: sys.rules_[access.rank]!.id, floors: floorsOf(dev, outcome) });
+  let holders: AccessEntry[];
+  if (!dev.wide_) {
+    const order = holderOrder(sys);
+    const s = scratchFor(sys, order.byId_.length, dev.slotGroup_.length);
+    const words = markAllowed(sys, dev, at, -1, s, order.position_);
+    const none = floorsOf(dev, outcome);
+    holders = entries(sys, s, order.ids_, words, dev.elevator_ ? (mask) => floorsFor(dev, mask) : () => none);
+  } else {
+    // More than 31 floor groups at one reader (rare): one holder at a time, floors as sets.
+    holders = [];
+    for (const h of candidates(sys, dev)) {
+      const holder = sys.holders_[h]!;
+      const access = scanAccess(sys, dev, holder, at, outcome);
+      if (!access.allowed) continue;
+      holders.push({ holderId: holder.id, activeRuleId: sys.rules_[access.rank]!.id, floors: floorsOf(dev, outcome) });
+    }
+    holders.sort(byHolderId);
   }
-  holders.sort(byHolderId);
   return { date: isoInstant(at), deviceId: dev.id, floorGroupId: null, holders };
 }
 
@@ -65,16 +313,24 @@ export function whoCanAccessFloorGroup(sys: CompiledSystem, floorGroupId: string
   const fg = sys.snapshot.floorGroups[index!]!;
   const reader = sys.deviceIndex_.get(fg.readerPort)!;
   const k = reader.floorGroups_.indexOf(fg.id);
-  const outcome = newRuleOutcome();
-  const holders: AccessEntry[] = [];
-  for (const h of candidates(sys, reader)) {
-    const holder = sys.holders_[h]!;
-    const access = scanAccess(sys, reader, holder, at, outcome);
-    if (!access.allowed || !reachesFloorGroup(reader, outcome, k)) continue;
-    const rank = minRankReaching(sys, reader, holder, access.factor, access.local, k);
-    if (rank === NONE) continue;
-    holders.push({ holderId: holder.id, activeRuleId: sys.rules_[rank]!.id, floors: fg.floors });
+  let holders: AccessEntry[];
+  if (!reader.wide_) {
+    const order = holderOrder(sys);
+    const s = scratchFor(sys, order.byId_.length, reader.slotGroup_.length);
+    const words = markAllowed(sys, reader, at, k, s, order.position_);
+    holders = entries(sys, s, order.ids_, words, () => fg.floors);
+  } else {
+    const outcome = newRuleOutcome();
+    holders = [];
+    for (const h of candidates(sys, reader)) {
+      const holder = sys.holders_[h]!;
+      const access = scanAccess(sys, reader, holder, at, outcome);
+      if (!access.allowed || !reachesFloorGroup(reader, outcome, k)) continue;
+      const rank = minRankReaching(sys, reader, holder, access.factor, access.local, k);
+      if (rank === NONE) continue;
+      holders.push({ holderId: holder.id, activeRuleId: sys.rules_[rank]!.id, floors: fg.floors });
+    }
+    holders.sort(byHolderId);
   }
-  holders.sort(byHolderId);
   return { date: isoInstant(at), deviceId: null, floorGroupId: fg.id, holders };
 }
