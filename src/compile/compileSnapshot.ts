@@ -15,7 +15,7 @@ import {
 } from "../model/index.js";
 import { type CompiledFormat, compileCardFormat } from "./compileCardFormat.js";
 import { RULE_STRIDE, compileWindowInto } from "./compileWindow.js";
-import { type HolderOrder, newHolderOrder, noteHolderAdded, noteHolderRemoved } from "./holderOrder.js";
+import { type HolderOrder, newHolderOrder, noteHolderAdded, noteHolderRemoved, noteHolderWritten } from "./holderOrder.js";
 import { policyMask } from "./policyMask.js";
 import { type ZoneTable, buildZoneTable } from "./zoneTable.js";
 
@@ -626,6 +626,7 @@ function writeHolder(sys: CompiledSystem, h: Holder, i: number, from: number, to
   };
   sys.holders_[i] = holder;
   sys.holderIndex_.set(h.id, holder);
+  noteHolderWritten(sys.holderOrder_);
   const data = sys.holderData_;
   const base = i * HOLDER_STRIDE;
   data[base + H_GROUP_TO_ENABLED] = to * 2 + (holder.enabled_ ? 1 : 0);

@@ -1,9 +1,25 @@
 // Holders in id order, for queries that list holders sorted by id (who can access): each holder
-// index gets its position in id order, so that a query marks positions in a bitmap and reads them
-// back in order instead of sorting strings. Built on first use, not at compile time (a fresh engine
-// pays nothing until it is asked); the incremental path only notes which holder indexes were added
-// or removed (addHolder, removeHolder), and the next use splices those in.
+// gets its position in id order, so that a query collects positions and reads them back sorted
+// instead of comparing strings; and, per group, one record per enabled member (position, dates, its
+// other groups), so that a pass over the groups reaching a door reads memory in order instead of
+// jumping to each holder's record. Built on first use, not at compile time (a fresh engine pays
+// nothing until it is asked); the incremental path only notes what changed (addHolder, removeHolder,
+// writeHolder), and the next use splices added holders into the order and rebuilds the member
+// records (O(holders + memberships)).
 import type { CompiledSystem } from "./compileSnapshot.js";
+
+/**
+ * Float64 slots per member record in `members_[g]`: the holder's position in id order times two,
+ * plus one when it has a PIN or duress PIN; its activeFrom and expiresAt (local epoch ms, ±Infinity when unbounded), and its other groups: NO_OTHER
+ * when it has none, the other group's index when it has one more, else `-2 - offset` with the count
+ * and the group indexes at `extra_[offset …]`.
+ */
+export const M_STRIDE = 4;
+export const M_POSITION = 0;
+export const M_FROM = 1;
+export const M_TO = 2;
+export const M_OTHER = 3;
+export const NO_OTHER = -1;
 
 export interface HolderOrder {
   /** False until first use (and after a change too large to splice): the next use sorts every holder. */
@@ -11,49 +27,102 @@ export interface HolderOrder {
   /** Live holder indexes in id order, and their ids side by side (`ids_[p]` is the id of `byId_[p]`). */
   byId_: Int32Array;
   ids_: string[];
-  /** Per holder index: its position in `byId_` (meaningful only for live holders once built). */
-  position_: Int32Array;
-  /** Holder indexes added since the last build (may repeat, may have been removed again). */
+  /** Holder indexes added since the order was built (may repeat, may have been removed again). */
   added_: number[];
-  /** Holders removed since the last build. */
+  /** Holders removed since the order was built. */
   removed_: number;
+  /** A holder was added, changed or removed since `members_` was built. */
+  stale_: boolean;
+  /** Per group index: its enabled members' records (M_STRIDE), by ascending position; undefined for a group newer than the build. */
+  members_: Float64Array[];
+  /** Group lists of holders with three or more groups: count, then the group indexes. */
+  extra_: Int32Array;
 }
 
 export function newHolderOrder(): HolderOrder {
-  return { built_: false, byId_: new Int32Array(0), ids_: [], position_: new Int32Array(0), added_: [], removed_: 0 };
+  return { built_: false, byId_: new Int32Array(0), ids_: [], added_: [], removed_: 0, stale_: true, members_: [], extra_: new Int32Array(0) };
 }
 
 /** addHolder's note: index `i` now holds a new holder. */
 export function noteHolderAdded(order: HolderOrder, i: number): void {
   if (order.built_) order.added_.push(i);
+  order.stale_ = true;
 }
 
 /** removeHolder's note: a holder left (its index is free, or will be reused through addHolder). */
 export function noteHolderRemoved(order: HolderOrder): void {
   if (order.built_) order.removed_++;
+  order.stale_ = true;
+}
+
+/** writeHolder's note: a holder's record (groups, dates, enabled) was written. */
+export function noteHolderWritten(order: HolderOrder): void {
+  order.stale_ = true;
 }
 
 function compareIds(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** The system's holder order, brought up to date with every holder change since its last use. */
+/** The system's holder order and member records, brought up to date with every holder change since their last use. */
 export function holderOrder(sys: CompiledSystem): HolderOrder {
   const order = sys.holderOrder_;
-  if (order.built_ && order.added_.length === 0 && order.removed_ === 0) return order;
-  const live = sys.holderIndex_.size;
-  if (!order.built_ || order.added_.length * 8 > live) buildAll(sys, order);
-  else splice(sys, order);
+  if (!order.stale_) return order;
+  if (!order.built_ || order.added_.length * 8 > sys.holderIndex_.size) buildAll(sys, order);
+  else if (order.added_.length > 0 || order.removed_ > 0) splice(sys, order);
+  buildMembers(sys, order);
+  order.stale_ = false;
   return order;
 }
 
-function finish(sys: CompiledSystem, order: HolderOrder, byId: Int32Array, ids: string[]): void {
-  const capacity = sys.holders_.length;
-  const position = order.position_.length >= capacity ? order.position_ : new Int32Array(Math.max(capacity, order.position_.length * 2));
-  for (let p = 0; p < byId.length; p++) position[byId[p]!] = p;
+/** Each group's member records, from the order and the holder records. */
+function buildMembers(sys: CompiledSystem, order: HolderOrder): void {
+  const byId = order.byId_;
+  const n = byId.length;
+  const groups = sys.holderGroups_;
+  const counts = new Int32Array(sys.groups_.length);
+  let extra = 0;
+  for (let p = 0; p < n; p++) {
+    const h = sys.holders_[byId[p]!]!;
+    if (!h.enabled_) continue;
+    const count = h.groupTo_ - h.groupFrom_;
+    if (count > 2) extra += 1 + count;
+    for (let gi = h.groupFrom_; gi < h.groupTo_; gi++) counts[groups[gi]!]!++;
+  }
+  const members: Float64Array[] = new Array(counts.length);
+  for (let g = 0; g < counts.length; g++) members[g] = new Float64Array(counts[g]! * M_STRIDE);
+  const extraGroups = new Int32Array(extra);
+  counts.fill(0);
+  extra = 0;
+  // Positions ascending, so each list comes out sorted.
+  for (let p = 0; p < n; p++) {
+    const h = sys.holders_[byId[p]!]!;
+    if (!h.enabled_) continue;
+    const from = h.groupFrom_;
+    const count = h.groupTo_ - from;
+    let others = NO_OTHER;
+    if (count > 2) {
+      others = -2 - extra;
+      extraGroups[extra++] = count;
+      for (let gi = from; gi < h.groupTo_; gi++) extraGroups[extra++] = groups[gi]!;
+    }
+    for (let gi = from; gi < h.groupTo_; gi++) {
+      const g = groups[gi]!;
+      const list = members[g]!;
+      const base = counts[g]!++ * M_STRIDE;
+      list[base + M_POSITION] = p * 2 + ((h.pin_ ?? h.duressPin_) === null ? 0 : 1);
+      list[base + M_FROM] = h.activeFrom_;
+      list[base + M_TO] = h.expiresAt_;
+      list[base + M_OTHER] = count === 2 ? groups[gi === from ? from + 1 : from]! : others;
+    }
+  }
+  order.members_ = members;
+  order.extra_ = extraGroups;
+}
+
+function finish(order: HolderOrder, byId: Int32Array, ids: string[]): void {
   order.byId_ = byId;
   order.ids_ = ids;
-  order.position_ = position;
   order.added_ = [];
   order.removed_ = 0;
   order.built_ = true;
@@ -66,10 +135,10 @@ function buildAll(sys: CompiledSystem, order: HolderOrder): void {
   ids.sort();
   const byId = new Int32Array(ids.length);
   for (let p = 0; p < ids.length; p++) byId[p] = sys.holderIndex_.get(ids[p]!)!.index_;
-  finish(sys, order, byId, ids);
+  finish(order, byId, ids);
 }
 
-/** Drops removed and re-used indexes from the order and inserts the added holders (binary search each). */
+/** Drops removed and reused indexes from the order and inserts the added holders (a binary search each). */
 function splice(sys: CompiledSystem, order: HolderOrder): void {
   const holders = sys.holders_;
   const added = new Set<number>();
@@ -79,10 +148,11 @@ function splice(sys: CompiledSystem, order: HolderOrder): void {
   const old = order.byId_;
   for (let p = 0; p < old.length; p++) {
     const i = old[p]!;
+    const id = order.ids_[p]!;
     // Still the same holder at this index: it was neither removed nor its index reused.
-    if (!added.has(i) && holders[i] !== undefined && holders[i]!.id === order.ids_[p] && sys.holderIndex_.get(order.ids_[p]!) === holders[i]) {
+    if (!added.has(i) && holders[i] !== undefined && holders[i]!.id === id && sys.holderIndex_.get(id) === holders[i]) {
       keptIdx.push(i);
-      keptIds.push(order.ids_[p]!);
+      keptIds.push(id);
     }
   }
   const adds = [...added].map((i) => holders[i]!.id).sort(compareIds);
@@ -110,5 +180,5 @@ function splice(sys: CompiledSystem, order: HolderOrder): void {
     byId[at] = keptIdx[from]!;
     ids[at] = keptIds[from]!;
   }
-  finish(sys, order, byId, ids);
+  finish(order, byId, ids);
 }

@@ -1,16 +1,18 @@
 // "Who can open this door now?": every holder a scan would admit (scanAccess). One pass per door:
 // first what the rules of each group reaching the device come to at that instant (a few ints per
 // group), then the members of the groups with an open allow rule and no open deny rule, each holder
-// combining the entries of its own groups. Allowed holders are marked by their position in id order
-// (holderOrder), so the result comes out sorted without comparing strings (docs/semantics.md WA1–WA3).
+// combining the entries of its own groups. Allowed holders are collected with their position in id
+// order (holderOrder), so the result is sorted by numbers, not strings (docs/semantics.md WA1–WA3).
 import {
   type CompiledDevice,
   type CompiledSystem,
-  HOLDER_STRIDE,
-  H_FROM,
-  H_GROUP_FROM,
-  H_GROUP_TO_ENABLED,
-  H_TO,
+  type HolderOrder,
+  M_FROM,
+  M_OTHER,
+  M_POSITION,
+  M_STRIDE,
+  M_TO,
+  NO_OTHER,
   RF_ALLOW,
   RULE_STRIDE,
   R_FLAGS,
@@ -51,8 +53,7 @@ const CARD_AND_PIN = 4;
 
 /**
  * Per compiled system, the buffers of one pass, reused from call to call: per group index what its
- * rules at the device come to (valid where `gStamp` equals the pass's stamp), per position in id
- * order a bit for "allowed", the deciding rank and the floor-group mask.
+ * rules at the device come to (valid where `gStamp` equals the pass's stamp), and the hits.
  */
 interface Scratch {
   stamp: number;
@@ -67,18 +68,23 @@ interface Scratch {
   gReach: Int32Array;
   /** Slots of the groups whose members the pass visits. */
   live: Int32Array;
-  bits: Int32Array;
-  rankAt: Int32Array;
-  maskAt: Int32Array;
+  /** The allowed holders of a pass: positions in id order, deciding ranks and floor-group masks. */
+  hitPosition: Int32Array;
+  hitRank: Int32Array;
+  hitMask: Int32Array;
+  /** Radix sort buffers (sortHits). */
+  sorted: Int32Array;
+  sortTemp: Int32Array;
+  counts: Int32Array;
 }
 
 const SCRATCH = new WeakMap<CompiledSystem, Scratch>();
 
-function scratchFor(sys: CompiledSystem, positions: number, slots: number): Scratch {
+function scratchFor(sys: CompiledSystem, slots: number): Scratch {
   let s = SCRATCH.get(sys);
   if (s === undefined) {
     const none = new Int32Array(0);
-    s = { stamp: 0, gStamp: none, gDeny: none, gAllow: none, gAccepted: none, gMask: none, gReach: none, live: none, bits: none, rankAt: none, maskAt: none };
+    s = { stamp: 0, gStamp: none, gDeny: none, gAllow: none, gAccepted: none, gMask: none, gReach: none, live: none, hitPosition: none, hitRank: none, hitMask: none, sorted: none, sortTemp: none, counts: new Int32Array(RADIX) };
     SCRATCH.set(sys, s);
   }
   const groups = sys.groups_.length;
@@ -93,22 +99,16 @@ function scratchFor(sys: CompiledSystem, positions: number, slots: number): Scra
     s.gReach = new Int32Array(n * 2);
   }
   if (s.live.length < slots) s.live = new Int32Array(Math.max(slots, s.live.length * 2));
-  if (s.rankAt.length < positions) {
-    const n = Math.max(positions, s.rankAt.length * 2, 32);
-    s.bits = new Int32Array((n >> 5) + 1);
-    s.rankAt = new Int32Array(n);
-    s.maskAt = new Int32Array(n);
-  }
   return s;
 }
 
 /**
- * One pass over the holders who could scan at `device` at `at`: marks, by position in id order, every
- * holder whose scan is allowed (and, with `k` ≥ 0, reaches local floor group `k` of the reader), with
- * the deciding rank (for `k`, the smallest accepting rule reaching it) and the floor-group mask.
- * The device has at most 31 floor groups (not `wide_`). Returns the range of bitmap words touched.
+ * One pass over the holders who could scan at `device` at `at`: collects every holder whose scan is
+ * allowed (and, with `k` ≥ 0, reaches local floor group `k` of the reader), with its position in id
+ * order, the deciding rank (for `k`, the smallest accepting rule reaching it) and the floor-group mask.
+ * The device has at most 31 floor groups (not `wide_`). Returns the number of hits in the scratch's hit lists.
  */
-function markAllowed(sys: CompiledSystem, device: CompiledDevice, at: number, k: number, s: Scratch, position: Int32Array): [number, number] {
+function markAllowed(sys: CompiledSystem, device: CompiledDevice, at: number, k: number, s: Scratch, order: HolderOrder): number {
   const local = at + offsetAt(device.node_.zone_, at);
   const day = Math.floor(local / MS_PER_DAY);
   const tod = local - day * MS_PER_DAY;
@@ -174,32 +174,35 @@ function markAllowed(sys: CompiledSystem, device: CompiledDevice, at: number, k:
   }
 
   // The members of those groups, each once: a holder in several of them is taken at the first
-  // (smallest group index), with the entries of all its groups here.
-  const hd = sys.holderData_;
-  const holderGroups = sys.holderGroups_;
-  const { bits, rankAt, maskAt } = s;
-  let lowWord = bits.length;
-  let highWord = -1;
+  // (smallest group index), with the entries of all its groups here. Each group's member records
+  // (holderOrder) are read in order; an allowed holder is appended to the hit lists.
+  const extra = order.extra_;
+  let n = 0;
   for (let j = 0; j < nLive; j++) {
     const g = slotGroup[live[j]!]!;
-    const members = sys.holdersOfGroup_[g]!;
-    for (let m = 0; m < members.length; m++) {
-      const h = members[m]!;
-      const hb = h * HOLDER_STRIDE;
-      const groupsAndEnabled = hd[hb + H_GROUP_TO_ENABLED]! | 0;
-      if ((groupsAndEnabled & 1) === 0 || local < hd[hb + H_FROM]! || local >= hd[hb + H_TO]!) continue;
-      const from = hd[hb + H_GROUP_FROM]! | 0;
-      const to = groupsAndEnabled >> 1;
+    const records = order.members_[g];
+    if (records === undefined) continue;
+    for (let base = 0; base < records.length; base += M_STRIDE) {
+      if (local < records[base + M_FROM]! || local >= records[base + M_TO]!) continue;
       let acc1 = gAccepted[g * 2]!;
       let acc4 = gAccepted[g * 2 + 1]!;
       let m1 = gMask[g * 2]!;
       let m4 = gMask[g * 2 + 1]!;
       let r1 = gReach[g * 2]!;
       let r4 = gReach[g * 2 + 1]!;
-      if (to - from > 1) {
+      const other = records[base + M_OTHER]!;
+      if (other !== NO_OTHER) {
+        // One other group inline, or several in `extra`.
+        let gi = 0;
+        let end = 1;
+        if (other < 0) {
+          gi = -2 - other;
+          end = gi + 1 + extra[gi]!;
+          gi++;
+        }
         let skip = false;
-        for (let gi = from; gi < to; gi++) {
-          const g2 = holderGroups[gi]!;
+        for (; gi < end; gi++) {
+          const g2 = other >= 0 ? other : extra[gi]!;
           if (g2 === g || gStamp[g2] !== stamp) continue;
           // An open deny rule in another group denies; a smaller live group took this holder already.
           if (gDeny[g2] !== NONE || g2 < g) {
@@ -215,13 +218,13 @@ function markAllowed(sys: CompiledSystem, device: CompiledDevice, at: number, k:
         }
         if (skip) continue;
       }
+      const positionAndPin = records[base + M_POSITION]!;
       // Card alone; if no rule accepts it, card + PIN for a holder who has a PIN (scanAccess).
       let rank = acc1;
       let mask = m1;
       let reach = r1;
       if (rank === NONE) {
-        const holder = sys.holders_[h]!;
-        if ((holder.pin_ ?? holder.duressPin_) === null) continue;
+        if (positionAndPin % 2 === 0) continue;
         rank = acc4;
         mask = m4;
         reach = r4;
@@ -231,34 +234,80 @@ function markAllowed(sys: CompiledSystem, device: CompiledDevice, at: number, k:
         if (((mask >> k) & 1) === 0 || reach === NONE) continue;
         rank = reach;
       }
-      const p = position[h]!;
-      const w = p >> 5;
-      bits[w]! |= 1 << (p & 31);
-      rankAt[p] = rank;
-      maskAt[p] = mask;
-      if (w < lowWord) lowWord = w;
-      if (w > highWord) highWord = w;
+      if (n === s.hitRank.length) growHits(s);
+      s.hitPosition[n] = positionAndPin >> 1;
+      s.hitRank[n] = rank;
+      s.hitMask[n] = mask;
+      n++;
     }
   }
-  return [lowWord, highWord];
+  return n;
 }
 
-/** Reads the marked positions back in id order (clearing the bitmap) into entries. */
-function entries(sys: CompiledSystem, s: Scratch, ids: readonly string[], words: [number, number], floors: (mask: number) => readonly string[]): AccessEntry[] {
-  const out: AccessEntry[] = [];
-  const { bits, rankAt, maskAt } = s;
-  const ruleIds = sys.ruleIds_;
-  for (let w = words[0]; w <= words[1]; w++) {
-    let b = bits[w]!;
-    if (b === 0) continue;
-    bits[w] = 0;
-    while (b !== 0) {
-      const low = b & -b;
-      const p = (w << 5) + (31 - Math.clz32(low));
-      b ^= low;
-      out.push({ holderId: ids[p]!, activeRuleId: ruleIds[rankAt[p]!]!, floors: floors(maskAt[p]!) });
+function growHits(s: Scratch): void {
+  const n = Math.max(64, s.hitRank.length * 2);
+  const grow = (a: Int32Array) => {
+    const b = new Int32Array(n);
+    b.set(a);
+    return b;
+  };
+  s.hitPosition = grow(s.hitPosition);
+  s.hitRank = grow(s.hitRank);
+  s.hitMask = grow(s.hitMask);
+  s.sorted = new Int32Array(n);
+  s.sortTemp = new Int32Array(n);
+}
+
+const RADIX_BITS = 9;
+const RADIX = 1 << RADIX_BITS;
+
+/**
+ * The hit indexes 0 … n - 1 ordered by position (a least-significant-digit radix sort, RADIX_BITS
+ * at a time: a typed array's own sort is several times slower at these sizes). Returns the array
+ * holding them.
+ */
+function sortHits(s: Scratch, n: number, positions: number): Int32Array {
+  const pos = s.hitPosition;
+  let from = s.sorted;
+  let to = s.sortTemp;
+  for (let i = 0; i < n; i++) from[i] = i;
+  const counts = s.counts;
+  for (let shift = 0; shift < 31 && (shift === 0 || positions >> shift > 0); shift += RADIX_BITS) {
+    counts.fill(0);
+    for (let i = 0; i < n; i++) counts[(pos[from[i]!]! >> shift) & (RADIX - 1)]!++;
+    let sum = 0;
+    for (let d = 0; d < RADIX; d++) {
+      const c = counts[d]!;
+      counts[d] = sum;
+      sum += c;
     }
+    for (let i = 0; i < n; i++) {
+      const hit = from[i]!;
+      to[counts[(pos[hit]! >> shift) & (RADIX - 1)]!++] = hit;
+    }
+    const t = from;
+    from = to;
+    to = t;
   }
+  return from;
+}
+
+/** The `n` hits of markAllowed as entries, in holder id order (a holder listed twice in a group once). */
+function entries(sys: CompiledSystem, s: Scratch, order: HolderOrder, n: number, floors: (mask: number) => readonly string[]): AccessEntry[] {
+  const sorted = sortHits(s, n, order.byId_.length);
+  const out: AccessEntry[] = new Array(n);
+  const ids = order.ids_;
+  const ruleIds = sys.ruleIds_;
+  let count = 0;
+  let last = -1;
+  for (let i = 0; i < n; i++) {
+    const hit = sorted[i]!;
+    const p = s.hitPosition[hit]!;
+    if (p === last) continue;
+    last = p;
+    out[count++] = { holderId: ids[p]!, activeRuleId: ruleIds[s.hitRank[hit]!]!, floors: floors(s.hitMask[hit]!) };
+  }
+  out.length = count;
   return out;
 }
 
@@ -285,10 +334,10 @@ export function whoCanAccess(sys: CompiledSystem, deviceId: string, options: AtO
   let holders: AccessEntry[];
   if (!dev.wide_) {
     const order = holderOrder(sys);
-    const s = scratchFor(sys, order.byId_.length, dev.slotGroup_.length);
-    const words = markAllowed(sys, dev, at, -1, s, order.position_);
+    const s = scratchFor(sys, dev.slotGroup_.length);
+    const n = markAllowed(sys, dev, at, -1, s, order);
     const none = floorsOf(dev, outcome);
-    holders = entries(sys, s, order.ids_, words, dev.elevator_ ? (mask) => floorsFor(dev, mask) : () => none);
+    holders = entries(sys, s, order, n, dev.elevator_ ? (mask) => floorsFor(dev, mask) : () => none);
   } else {
     // More than 31 floor groups at one reader (rare): one holder at a time, floors as sets.
     holders = [];
@@ -316,9 +365,9 @@ export function whoCanAccessFloorGroup(sys: CompiledSystem, floorGroupId: string
   let holders: AccessEntry[];
   if (!reader.wide_) {
     const order = holderOrder(sys);
-    const s = scratchFor(sys, order.byId_.length, reader.slotGroup_.length);
-    const words = markAllowed(sys, reader, at, k, s, order.position_);
-    holders = entries(sys, s, order.ids_, words, () => fg.floors);
+    const s = scratchFor(sys, reader.slotGroup_.length);
+    const n = markAllowed(sys, reader, at, k, s, order);
+    holders = entries(sys, s, order, n, () => fg.floors);
   } else {
     const outcome = newRuleOutcome();
     holders = [];
