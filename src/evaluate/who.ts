@@ -68,23 +68,23 @@ interface Scratch {
   gReach: Int32Array;
   /** Slots of the groups whose members the pass visits. */
   live: Int32Array;
-  /** The allowed holders of a pass: positions in id order, deciding ranks and floor-group masks. */
-  hitPosition: Int32Array;
+  /** The allowed holders of a pass: deciding ranks and floor-group masks, by hit number. */
   hitRank: Int32Array;
   hitMask: Int32Array;
-  /** Radix sort buffers (sortHits). */
-  sorted: Int32Array;
-  sortTemp: Int32Array;
-  counts: Int32Array;
+  /** Per position in id order: a bit for "allowed" (bitmap words `lowWord … highWord` used), and its hit number. */
+  bits: Int32Array;
+  hitAt: Int32Array;
+  lowWord: number;
+  highWord: number;
 }
 
 const SCRATCH = new WeakMap<CompiledSystem, Scratch>();
 
-function scratchFor(sys: CompiledSystem, slots: number): Scratch {
+function scratchFor(sys: CompiledSystem, slots: number, positions: number): Scratch {
   let s = SCRATCH.get(sys);
   if (s === undefined) {
     const none = new Int32Array(0);
-    s = { stamp: 0, gStamp: none, gDeny: none, gAllow: none, gAccepted: none, gMask: none, gReach: none, live: none, hitPosition: none, hitRank: none, hitMask: none, sorted: none, sortTemp: none, counts: new Int32Array(RADIX) };
+    s = { stamp: 0, gStamp: none, gDeny: none, gAllow: none, gAccepted: none, gMask: none, gReach: none, live: none, hitRank: none, hitMask: none, bits: none, hitAt: none, lowWord: 0, highWord: -1 };
     SCRATCH.set(sys, s);
   }
   const groups = sys.groups_.length;
@@ -99,6 +99,11 @@ function scratchFor(sys: CompiledSystem, slots: number): Scratch {
     s.gReach = new Int32Array(n * 2);
   }
   if (s.live.length < slots) s.live = new Int32Array(Math.max(slots, s.live.length * 2));
+  if (s.hitAt.length < positions) {
+    const n = Math.max(positions, s.hitAt.length * 2, 32);
+    s.hitAt = new Int32Array(n);
+    s.bits = new Int32Array((n >> 5) + 1);
+  }
   return s;
 }
 
@@ -173,10 +178,15 @@ function markAllowed(sys: CompiledSystem, device: CompiledDevice, at: number, k:
     if (deny === NONE) live[nLive++] = slot;
   }
 
+  if (k < 0 && !elevator) return collectAtDoor(s, order, slotGroup, nLive, local, stamp);
+
   // The members of those groups, each once: a holder in several of them is taken at the first
   // (smallest group index), with the entries of all its groups here. Each group's member records
   // (holderOrder) are read in order; an allowed holder is appended to the hit lists.
   const extra = order.extra_;
+  const { bits, hitAt } = s;
+  let lowWord = bits.length;
+  let highWord = -1;
   let n = 0;
   for (let j = 0; j < nLive; j++) {
     const g = slotGroup[live[j]!]!;
@@ -235,12 +245,82 @@ function markAllowed(sys: CompiledSystem, device: CompiledDevice, at: number, k:
         rank = reach;
       }
       if (n === s.hitRank.length) growHits(s);
-      s.hitPosition[n] = positionAndPin >> 1;
       s.hitRank[n] = rank;
       s.hitMask[n] = mask;
-      n++;
+      const p = positionAndPin >> 1;
+      const w = p >> 5;
+      bits[w]! |= 1 << (p & 31);
+      hitAt[p] = n++;
+      if (w < lowWord) lowWord = w;
+      if (w > highWord) highWord = w;
     }
   }
+  s.lowWord = lowWord;
+  s.highWord = highWord;
+  return n;
+}
+
+/**
+ * markAllowed's second half at a door (no floors, no floor group asked): the same walk over the
+ * live groups' member records, reading only the accepting ranks.
+ */
+function collectAtDoor(s: Scratch, order: HolderOrder, slotGroup: Int32Array, nLive: number, local: number, stamp: number): number {
+  const { gStamp, gDeny, gAccepted, live, bits, hitAt } = s;
+  const extra = order.extra_;
+  let lowWord = bits.length;
+  let highWord = -1;
+  let n = 0;
+  for (let j = 0; j < nLive; j++) {
+    const g = slotGroup[live[j]!]!;
+    const records = order.members_[g];
+    if (records === undefined) continue;
+    const ownAcc1 = gAccepted[g * 2]!;
+    const ownAcc4 = gAccepted[g * 2 + 1]!;
+    for (let base = 0; base < records.length; base += M_STRIDE) {
+      if (local < records[base + M_FROM]! || local >= records[base + M_TO]!) continue;
+      let acc1 = ownAcc1;
+      let acc4 = ownAcc4;
+      const other = records[base + M_OTHER]!;
+      if (other !== NO_OTHER) {
+        let gi = 0;
+        let end = 1;
+        if (other < 0) {
+          gi = -2 - other;
+          end = gi + 1 + extra[gi]!;
+          gi++;
+        }
+        let skip = false;
+        for (; gi < end; gi++) {
+          const g2 = other >= 0 ? other : extra[gi]!;
+          if (g2 === g || gStamp[g2] !== stamp) continue;
+          if (gDeny[g2] !== NONE || g2 < g) {
+            skip = true;
+            break;
+          }
+          if (gAccepted[g2 * 2]! < acc1) acc1 = gAccepted[g2 * 2]!;
+          if (gAccepted[g2 * 2 + 1]! < acc4) acc4 = gAccepted[g2 * 2 + 1]!;
+        }
+        if (skip) continue;
+      }
+      const positionAndPin = records[base + M_POSITION]!;
+      let rank = acc1;
+      if (rank === NONE) {
+        if (positionAndPin % 2 === 0) continue;
+        rank = acc4;
+        if (rank === NONE) continue;
+      }
+      if (n === s.hitRank.length) growHits(s);
+      s.hitRank[n] = rank;
+      const p = positionAndPin >> 1;
+      const w = p >> 5;
+      bits[w]! |= 1 << (p & 31);
+      hitAt[p] = n++;
+      if (w < lowWord) lowWord = w;
+      if (w > highWord) highWord = w;
+    }
+  }
+  s.lowWord = lowWord;
+  s.highWord = highWord;
   return n;
 }
 
@@ -251,63 +331,35 @@ function growHits(s: Scratch): void {
     b.set(a);
     return b;
   };
-  s.hitPosition = grow(s.hitPosition);
   s.hitRank = grow(s.hitRank);
   s.hitMask = grow(s.hitMask);
-  s.sorted = new Int32Array(n);
-  s.sortTemp = new Int32Array(n);
 }
-
-const RADIX_BITS = 9;
-const RADIX = 1 << RADIX_BITS;
 
 /**
- * The hit indexes 0 … n - 1 ordered by position (a least-significant-digit radix sort, RADIX_BITS
- * at a time: a typed array's own sort is several times slower at these sizes). Returns the array
- * holding them.
+ * The hits of markAllowed as entries, in holder id order: the bitmap's set bits read word by word
+ * (and cleared), each position's hit from `hitAt` (a holder listed twice in a group comes out once).
  */
-function sortHits(s: Scratch, n: number, positions: number): Int32Array {
-  const pos = s.hitPosition;
-  let from = s.sorted;
-  let to = s.sortTemp;
-  for (let i = 0; i < n; i++) from[i] = i;
-  const counts = s.counts;
-  for (let shift = 0; shift < 31 && (shift === 0 || positions >> shift > 0); shift += RADIX_BITS) {
-    counts.fill(0);
-    for (let i = 0; i < n; i++) counts[(pos[from[i]!]! >> shift) & (RADIX - 1)]!++;
-    let sum = 0;
-    for (let d = 0; d < RADIX; d++) {
-      const c = counts[d]!;
-      counts[d] = sum;
-      sum += c;
-    }
-    for (let i = 0; i < n; i++) {
-      const hit = from[i]!;
-      to[counts[(pos[hit]! >> shift) & (RADIX - 1)]!++] = hit;
-    }
-    const t = from;
-    from = to;
-    to = t;
-  }
-  return from;
-}
-
-/** The `n` hits of markAllowed as entries, in holder id order (a holder listed twice in a group once). */
 function entries(sys: CompiledSystem, s: Scratch, order: HolderOrder, n: number, floors: (mask: number) => readonly string[]): AccessEntry[] {
-  const sorted = sortHits(s, n, order.byId_.length);
+  if (n === 0) return [];
+  // Sized once: n is the number of hits, one per holder unless a holder is listed twice in a group.
   const out: AccessEntry[] = new Array(n);
+  let count = 0;
   const ids = order.ids_;
   const ruleIds = sys.ruleIds_;
-  let count = 0;
-  let last = -1;
-  for (let i = 0; i < n; i++) {
-    const hit = sorted[i]!;
-    const p = s.hitPosition[hit]!;
-    if (p === last) continue;
-    last = p;
-    out[count++] = { holderId: ids[p]!, activeRuleId: ruleIds[s.hitRank[hit]!]!, floors: floors(s.hitMask[hit]!) };
+  const { bits, hitAt, hitRank, hitMask } = s;
+  for (let w = s.lowWord; w <= s.highWord; w++) {
+    let b = bits[w]!;
+    if (b === 0) continue;
+    bits[w] = 0;
+    while (b !== 0) {
+      const low = b & -b;
+      b ^= low;
+      const p = (w << 5) + (31 - Math.clz32(low));
+      const hit = hitAt[p]!;
+      out[count++] = { holderId: ids[p]!, activeRuleId: ruleIds[hitRank[hit]!]!, floors: floors(hitMask[hit]!) };
+    }
   }
-  out.length = count;
+  if (count < n) out.length = count;
   return out;
 }
 
@@ -334,7 +386,7 @@ export function whoCanAccess(sys: CompiledSystem, deviceId: string, options: AtO
   let holders: AccessEntry[];
   if (!dev.wide_) {
     const order = holderOrder(sys);
-    const s = scratchFor(sys, dev.slotGroup_.length);
+    const s = scratchFor(sys, dev.slotGroup_.length, order.byId_.length);
     const n = markAllowed(sys, dev, at, -1, s, order);
     const none = floorsOf(dev, outcome);
     holders = entries(sys, s, order, n, dev.elevator_ ? (mask) => floorsFor(dev, mask) : () => none);
@@ -365,7 +417,7 @@ export function whoCanAccessFloorGroup(sys: CompiledSystem, floorGroupId: string
   let holders: AccessEntry[];
   if (!reader.wide_) {
     const order = holderOrder(sys);
-    const s = scratchFor(sys, reader.slotGroup_.length);
+    const s = scratchFor(sys, reader.slotGroup_.length, order.byId_.length);
     const n = markAllowed(sys, reader, at, k, s, order);
     holders = entries(sys, s, order, n, () => fg.floors);
   } else {
