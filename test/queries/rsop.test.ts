@@ -1,6 +1,9 @@
+import { enablePatches, produceWithPatches } from "immer";
 import { describe, expect, test } from "vitest";
 import { type Engine, loadEngineOrThrow } from "../../src/evaluate/index.js";
-import { QueryError } from "../../src/model/index.js";
+import { QueryError, type SystemSnapshot } from "../../src/model/index.js";
+
+enablePatches();
 
 const WEEK = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 // Two nodes: Chicago (UTC−6 in winter) and Tokyo (UTC+9); system zone Chicago.
@@ -169,6 +172,56 @@ describe("who can access", () => {
     expect(engine.whoCanAccessFloorGroup("fg-1", { at }).holders.map((h) => h.holderId)).toEqual(["h-ann", "h-bob"]);
     expect(engine.whoCanAccessFloorGroup("fg-2", { at }).holders).toEqual([]);
     expect(() => engine.whoCanAccess("nope", { at })).toThrow(QueryError);
+  });
+});
+
+describe("RSOP and who can access across calls and changes (docs/semantics.md WA1–WA6)", () => {
+  test("display fields changed in place (no recompile) show in the next RSOP: device and node records follow the snapshot's objects", () => {
+    const e = loadEngineOrThrow(system);
+    const before = e.rsop(["h-ann"], { at: CHICAGO_MORNING });
+    expect(before.holders[0]!.devices[0]!.name).toBe("Chicago lab");
+    const [next, patches] = produceWithPatches(e.snapshot, (d: SystemSnapshot) => {
+      d.devices[0]!.name = "Chicago lab (renamed)";
+      d.devices[5]!.name = "Tokyo floor 2 (renamed)";
+      d.cloudNodes[0]!.name = "Chicago HQ";
+    });
+    const compiled = e.compiled_;
+    e.update(next, patches);
+    expect(e.compiled_).toBe(compiled); // the incremental path, not a recompile
+    const after = e.rsop(["h-ann"], { at: CHICAGO_MORNING });
+    expect(after).toStrictEqual(loadEngineOrThrow(next).rsop(["h-ann"], { at: CHICAGO_MORNING }));
+    expect(after.holders[0]!.devices[0]).toMatchObject({ name: "Chicago lab (renamed)", cloudNode: { name: "Chicago HQ" } });
+    expect(after.holders[0]!.floorGroups.find((fg) => fg.id === "fg-2")!.floors).toEqual([{ id: "d-tyo-f2", name: "Tokyo floor 2 (renamed)", type: "floorRelay" }]);
+  });
+
+  test("a result belongs to its caller: changing one changes neither the engine nor the next result", () => {
+    const e = loadEngineOrThrow(system);
+    const first = e.rsop(["h-ann", "h-bob"], { at: CHICAGO_MORNING });
+    const expected = structuredClone(first);
+    first.holders[0]!.devices[0]!.name = "scribbled";
+    first.holders[0]!.devices[0]!.cloudNode.name = "scribbled";
+    first.holders[0]!.rules[0]!.recurring.push("Sun");
+    first.holders[0]!.floorGroups[0]!.floors[0]!.name = "scribbled";
+    expect(e.rsop(["h-ann", "h-bob"], { at: CHICAGO_MORNING })).toStrictEqual(expected);
+    const who = e.whoCanAccess("d-chi-lab", { at: CHICAGO_MORNING });
+    who.holders[0]!.holderId = "scribbled";
+    expect(e.whoCanAccess("d-chi-lab", { at: CHICAGO_MORNING }).holders.map((h) => h.holderId)).toEqual(["h-ann", "h-bob"]);
+  });
+
+  test("holders added, renamed into another place in id order and removed: who can access stays sorted by id", () => {
+    const e = loadEngineOrThrow(system);
+    const at = CHICAGO_MORNING;
+    expect(e.whoCanAccess("d-chi-lab", { at }).holders.map((h) => h.holderId)).toEqual(["h-ann", "h-bob"]);
+    const holder = (id: string, groups: string[]) => ({ ...e.snapshot.holders[0]!, id, groups, credentials: [], pin: null, duressPin: null });
+    const [next, patches] = produceWithPatches(e.snapshot, (d: SystemSnapshot) => {
+      const holders = d.holders as unknown as unknown[];
+      holders.push(holder("h-aaa", ["g-staff"]), holder("h-zed", ["g-contractors", "g-staff"]), holder("h-bb", ["g-staff"]));
+      holders.splice(0, 1); // h-ann leaves
+    });
+    e.update(next, patches);
+    expect(e.whoCanAccess("d-chi-lab", { at }).holders.map((h) => h.holderId)).toEqual(["h-aaa", "h-bb", "h-bob", "h-zed"]);
+    expect(e.whoCanAccess("d-chi-server", { at }).holders.map((h) => h.holderId)).toEqual(["h-aaa", "h-bb"]); // h-zed is a contractor: denied
+    expect(e.whoCanAccess("d-chi-lab", { at })).toStrictEqual(loadEngineOrThrow(next).whoCanAccess("d-chi-lab", { at }));
   });
 });
 
