@@ -145,6 +145,23 @@ interface RsopScratch {
   readonly indexById: Int32Array;
   /** One holder's reached devices, as positions in id order. */
   byIdOrder: Int32Array;
+  /** Per floor group (position in `snapshot.floorGroups`): its reader's device index, its index k there, its floors' device indexes, its rank in id order; and the positions by rank. */
+  readonly fgReader: Int32Array;
+  readonly fgK: Int32Array;
+  readonly fgFloors: readonly Int32Array[];
+  readonly fgIdRank: Int32Array;
+  readonly fgById: Int32Array;
+  /** One holder's floor groups (stamps by position, found ranks). */
+  readonly fgStamp: Int32Array;
+  readonly fgFound: Int32Array;
+  /** Per reader device index, for one holder: its scan's outcome (valid where readerStamp is the holder's stamp). */
+  readonly readerStamp: Int32Array;
+  readonly readerAllowed: Uint8Array;
+  readonly readerFactor: Int32Array;
+  readonly readerMask: Int32Array;
+  readonly readerLocal: Float64Array;
+  /** The floor groups reached at the last scanned reader with more than 31 of them. */
+  lastWide: Set<number> | null;
   /** Per node index, at the instant of a call: local time, day, weekday and time of day. */
   readonly nodeLocal: Float64Array;
   readonly nodeDay: Int32Array;
@@ -178,6 +195,15 @@ function rsopScratch(sys: CompiledSystem): RsopScratch {
       nodeDay: new Int32Array(sys.nodes_.length),
       nodeWd: new Int32Array(sys.nodes_.length),
       nodeTod: new Int32Array(sys.nodes_.length),
+      ...floorGroupTables(sys),
+      fgStamp: new Int32Array(sys.snapshot.floorGroups.length),
+      fgFound: new Int32Array(sys.snapshot.floorGroups.length),
+      readerStamp: new Int32Array(n),
+      readerAllowed: new Uint8Array(n),
+      readerFactor: new Int32Array(n),
+      readerMask: new Int32Array(n),
+      readerLocal: new Float64Array(n),
+      lastWide: null,
     };
     RSOP_SCRATCH.set(sys, s);
   }
@@ -192,6 +218,26 @@ function rsopScratch(sys: CompiledSystem): RsopScratch {
 }
 
 /** The record of the device at `index` (position in `snapshot.devices`), checked against the current snapshot once per snapshot. */
+/** Floor groups, readers and floors are fixed for a compiled system's life (changing them recompiles). */
+function floorGroupTables(sys: CompiledSystem) {
+  const fgs = sys.snapshot.floorGroups;
+  const fgReader = new Int32Array(fgs.length);
+  const fgK = new Int32Array(fgs.length);
+  const fgFloors: Int32Array[] = [];
+  fgs.forEach((fg, i) => {
+    const at = sys.floorGroupAt_.get(fg.id)!;
+    fgReader[i] = at.reader;
+    fgK[i] = at.k;
+    fgFloors.push(Int32Array.from(fg.floors, (f) => sys.deviceIndex_.get(f)!.index_));
+  });
+  const byId = fgs.map((_, i) => i).sort((a, b) => (fgs[a]!.id < fgs[b]!.id ? -1 : fgs[a]!.id > fgs[b]!.id ? 1 : 0));
+  const fgIdRank = new Int32Array(fgs.length);
+  byId.forEach((position, rank) => {
+    fgIdRank[position] = rank;
+  });
+  return { fgReader, fgK, fgFloors, fgIdRank, fgById: Int32Array.from(byId) };
+}
+
 function deviceRecord(sys: CompiledSystem, s: RsopScratch, index: number): DeviceRecord {
   const known = s.deviceRecords[index];
   const snap = sys.snapshot;
@@ -321,7 +367,10 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
     // order, so the first applicable rule of each kind a device meets is its smallest (evaluateRules
     // per device, over the holder's rules instead of the device's run).
     const { deviceNode, devicePolicy, stamp: seen, deny, allow, accepted1, accepted4 } = s;
-    const floorGroupIds = new Set<string>();
+    // Floor groups of the holder's elevator rules, as ranks in floor-group id order.
+    const fgStamp = s.fgStamp;
+    const fgFound = s.fgFound;
+    let fgCount = 0;
     const order = s.idOrderBits;
     const idOrder = sys.deviceIdOrder_;
     let reachedCount = 0;
@@ -365,8 +414,10 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
       }
       const r = sys.rules_[rank]!.rule_;
       for (const fg of r.floorGroups) {
-        const reader = sys.floorGroupAt_.get(fg)!.reader;
-        if (scopeIndex < 0 || deviceNode[reader] === scopeIndex) floorGroupIds.add(fg);
+        const position = sys.floorGroupIndex_.get(fg)!;
+        if (fgStamp[position] === stamp) continue;
+        fgStamp[position] = stamp;
+        if (scopeIndex < 0 || deviceNode[s.fgReader[position]!] === scopeIndex) fgFound[fgCount++] = s.fgIdRank[position]!;
       }
     }
     // The reached devices in id order: their positions' bits, read back word by word (and cleared).
@@ -426,26 +477,51 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
         activeRuleId: rank === NONE ? null : sys.ruleIds_[rank]!,
       };
     }
-    const floorGroups = [...floorGroupIds].sort().map((fgId): RsopFloorGroup => {
-      const fg = snap.floorGroups[sys.floorGroupIndex_.get(fgId)!]!;
-      const reader = sys.deviceIndex_.get(fg.readerPort)!;
-      const readerDevice = deviceRecord(sys, s, reader.index_);
-      const access = scanAccess(sys, reader, holder, at, outcome);
-      const k = reader.floorGroups_.indexOf(fgId);
-      const allowed = access.allowed && reachesFloorGroup(reader, outcome, k);
-      const rank = allowed ? minRankReaching(sys, reader, holder, access.factor, access.local, k) : NONE;
-      return {
+    // Floor groups in id order; one scan per reader (its outcome kept for the reader's other floor groups).
+    for (let i = 1; i < fgCount; i++) {
+      const v = fgFound[i]!;
+      let j = i - 1;
+      while (j >= 0 && fgFound[j]! > v) {
+        fgFound[j + 1] = fgFound[j]!;
+        j--;
+      }
+      fgFound[j + 1] = v;
+    }
+    const floorGroups: RsopFloorGroup[] = new Array(fgCount);
+    for (let i = 0; i < fgCount; i++) {
+      const position = s.fgById[fgFound[i]!]!;
+      const fg = snap.floorGroups[position]!;
+      const readerIndex = s.fgReader[position]!;
+      const reader = sys.devices_[readerIndex]!;
+      const readerDevice = deviceRecord(sys, s, readerIndex);
+      if (reader.wide_ || s.readerStamp[readerIndex] !== stamp) {
+        const access = scanAccess(sys, reader, holder, at, outcome);
+        s.readerStamp[readerIndex] = stamp;
+        s.readerAllowed[readerIndex] = access.allowed ? 1 : 0;
+        s.readerFactor[readerIndex] = access.factor;
+        s.readerLocal[readerIndex] = access.local;
+        s.readerMask[readerIndex] = outcome.mask_;
+        s.lastWide = reader.wide_ ? outcome.wideHits_ : null;
+      }
+      const k = s.fgK[position]!;
+      const reaches = reader.wide_ ? s.lastWide !== null && s.lastWide.has(k) : ((s.readerMask[readerIndex]! >> k) & 1) === 1;
+      const allowed = s.readerAllowed[readerIndex] === 1 && reaches;
+      const rank = allowed ? minRankReaching(sys, reader, holder, s.readerFactor[readerIndex]!, s.readerLocal[readerIndex]!, k) : NONE;
+      const floorIndexes = s.fgFloors[position]!;
+      const floors: { id: string; name: string; type: string }[] = new Array(floorIndexes.length);
+      for (let f = 0; f < floorIndexes.length; f++) {
+        const dev = deviceRecord(sys, s, floorIndexes[f]!);
+        floors[f] = { id: dev.id, name: dev.name, type: dev.type };
+      }
+      floorGroups[i] = {
         id: fg.id,
         name: fg.name,
-        readerPort: { id: readerDevice.id, name: readerDevice.name, cloudNode: nodeRef(reader.node_.index_) },
-        floors: fg.floors.map((f) => {
-          const dev = deviceRecord(sys, s, sys.deviceIndex_.get(f)!.index_);
-          return { id: dev.id, name: dev.name, type: dev.type };
-        }),
+        readerPort: { id: readerDevice.id, name: readerDevice.name, cloudNode: nodeRef(deviceNode[readerIndex]!) },
+        floors,
         allowed,
-        activeRuleId: rank === NONE ? null : sys.rules_[rank]!.id,
+        activeRuleId: rank === NONE ? null : sys.ruleIds_[rank]!,
       };
-    });
+    }
     return {
       id: h.id,
       enabled: h.enabled,
