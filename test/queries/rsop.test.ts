@@ -176,7 +176,7 @@ describe("who can access", () => {
 });
 
 describe("RSOP and who can access across calls and changes (docs/semantics.md WA1–WA6)", () => {
-  test("display fields changed in place (no recompile) show in the next RSOP: device and node records follow the snapshot's objects", () => {
+  test("WA5. display fields changed through Engine.update (no recompile) show in the next RSOP: device and node records follow the snapshot's objects", () => {
     const e = loadEngineOrThrow(system);
     const before = e.rsop(["h-ann"], { at: CHICAGO_MORNING });
     expect(before.holders[0]!.devices[0]!.name).toBe("Chicago lab");
@@ -194,7 +194,7 @@ describe("RSOP and who can access across calls and changes (docs/semantics.md WA
     expect(after.holders[0]!.floorGroups.find((fg) => fg.id === "fg-2")!.floors).toEqual([{ id: "d-tyo-f2", name: "Tokyo floor 2 (renamed)", type: "floorRelay" }]);
   });
 
-  test("a result belongs to its caller: changing one changes neither the engine nor the next result", () => {
+  test("WA5. a result belongs to its caller: changing one changes neither the engine nor the next result", () => {
     const e = loadEngineOrThrow(system);
     const first = e.rsop(["h-ann", "h-bob"], { at: CHICAGO_MORNING });
     const expected = structuredClone(first);
@@ -208,7 +208,32 @@ describe("RSOP and who can access across calls and changes (docs/semantics.md WA
     expect(e.whoCanAccess("d-chi-lab", { at: CHICAGO_MORNING }).holders.map((h) => h.holderId)).toEqual(["h-ann", "h-bob"]);
   });
 
-  test("holders added, renamed into another place in id order and removed: who can access stays sorted by id", () => {
+  test("WA1. one pass per door: a deny in any of a holder's groups, card + PIN only with a PIN, dates, several groups", () => {
+    const holder = (id: string, groups: string[], extra: object = {}) => ({ id, firstName: id, lastName: "X", groups, credentials: [], ...extra });
+    const e = loadEngineOrThrow({
+      ...system,
+      groups: [...system.groups, { id: "g-pin", name: "PIN people" }, { id: "g-late", name: "Late" }],
+      holders: [
+        holder("h-a", ["g-staff", "g-contractors"]), // the contractors' deny at the server room wins
+        holder("h-b", ["g-pin"], { pin: "1234" }), // card + PIN rule, has a PIN
+        holder("h-c", ["g-pin"]), // card + PIN rule, no PIN
+        holder("h-d", ["g-staff"], { expireDate: "2026-01-14T09:59:59" }), // expired at 10:00 Chicago
+        holder("h-e", ["g-staff"], { activeDate: "2026-01-14T10:00:01" }), // not yet active
+        holder("h-f", ["g-pin", "g-staff"], { pin: "1234" }), // card alone through g-staff: that rule
+        holder("h-h", ["g-late", "g-staff"]), // a group with no open rule changes nothing
+      ],
+      rules: [
+        ...system.rules,
+        { id: "r-pin", type: "door", groupId: "g-pin", devices: ["d-chi-server"], startTime: "00:00:00", stopTime: "24:00:00", recurring: WEEK, authenticationPolicy: "cardAndPin" },
+        { id: "r-late", type: "door", groupId: "g-late", devices: ["d-chi-server"], startTime: "20:00:00", stopTime: "21:00:00", recurring: WEEK, allow: false },
+      ],
+    });
+    const who = (deviceId: string) => e.whoCanAccess(deviceId, { at: CHICAGO_MORNING }).holders.map((h) => `${h.holderId}:${h.activeRuleId}`);
+    expect(who("d-chi-server")).toEqual(["h-b:r-pin", "h-f:r-staff-day", "h-h:r-staff-day"]);
+    expect(who("d-chi-lab")).toEqual(["h-a:r-staff-day", "h-f:r-staff-day", "h-h:r-staff-day"]);
+  });
+
+  test("WA2–WA3. holders added between others in id order and removed: who can access stays sorted by id", () => {
     const e = loadEngineOrThrow(system);
     const at = CHICAGO_MORNING;
     expect(e.whoCanAccess("d-chi-lab", { at }).holders.map((h) => h.holderId)).toEqual(["h-ann", "h-bob"]);
