@@ -626,7 +626,7 @@ function writeHolder(sys: CompiledSystem, h: Holder, i: number, from: number, to
   };
   sys.holders_[i] = holder;
   sys.holderIndex_.set(h.id, holder);
-  noteHolderWritten(sys.holderOrder_);
+  noteHolderWritten(sys.holderOrder_, i);
   const data = sys.holderData_;
   const base = i * HOLDER_STRIDE;
   data[base + H_GROUP_TO_ENABLED] = to * 2 + (holder.enabled_ ? 1 : 0);

@@ -248,6 +248,25 @@ describe("RSOP and who can access across calls and changes (docs/semantics.md WA
     expect(e.whoCanAccess("d-chi-server", { at }).holders.map((h) => h.holderId)).toEqual(["h-aaa", "h-bb"]); // h-zed is a contractor: denied
     expect(e.whoCanAccess("d-chi-lab", { at })).toStrictEqual(loadEngineOrThrow(next).whoCanAccess("d-chi-lab", { at }));
   });
+  test("WA3. holders changed after a query (groups, dates, PINs): their records are rewritten in place and answers equal a fresh load", () => {
+    const e = loadEngineOrThrow(system);
+    const at = CHICAGO_MORNING;
+    expect(e.whoCanAccess("d-chi-server", { at }).holders.map((h) => h.holderId)).toEqual(["h-ann"]);
+    const [next, patches] = produceWithPatches(e.snapshot, (d: SystemSnapshot) => {
+      (d.groups as unknown as unknown[]).push({ id: "g-extra", name: "Extra" });
+      // Three groups, the one with the deny rule last: the deny still wins at the server room.
+      (d.holders[0] as { groups: string[] }).groups = ["g-extra", "g-staff", "g-contractors"];
+      // Bob leaves the contractors: the server room opens for him.
+      (d.holders[1] as { groups: string[] }).groups = ["g-staff"];
+    });
+    const compiled = e.compiled_;
+    e.update(next, patches);
+    expect(e.compiled_).toBe(compiled);
+    const fresh = loadEngineOrThrow(next);
+    for (const device of ["d-chi-server", "d-chi-lab", "d-tyo-lift"]) expect(e.whoCanAccess(device, { at })).toStrictEqual(fresh.whoCanAccess(device, { at }));
+    expect(e.whoCanAccess("d-chi-server", { at }).holders.map((h) => h.holderId)).toEqual(["h-bob"]);
+    expect(e.whoCanAccess("d-chi-lab", { at }).holders.map((h) => h.holderId)).toEqual(["h-ann", "h-bob"]);
+  });
 });
 
 describe("access windows", () => {
