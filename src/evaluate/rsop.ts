@@ -123,7 +123,7 @@ interface RuleRecord {
 /**
  * Per compiled system, what RSOP reuses from call to call: device and rule records, per device its
  * node index and policy (fixed for the compiled system's life: a device change recompiles), and the
- * per-device accumulators of one holder (valid where `stamp` equals the holder's stamp).
+ * per-device accumulators of one holder (valid where their stamp equals the holder's stamp).
  */
 interface RsopScratch {
   readonly deviceRecords: (DeviceRecord | undefined)[];
@@ -133,11 +133,8 @@ interface RsopScratch {
   /** 1 where the device is the reader of a floor group (rules reach it through floor groups too). */
   readonly deviceReader: Uint8Array;
   counter: number;
-  readonly stamp: Int32Array;
-  readonly deny: Int32Array;
-  readonly allow: Int32Array;
-  readonly accepted1: Int32Array;
-  readonly accepted4: Int32Array;
+  /** Per device index, D_STRIDE ints side by side (one cache line serves a device): the holder's stamp and its minimums. */
+  readonly acc: Int32Array;
   ruleStamp: Int32Array;
   /** A bit per position in device id order: the devices one holder's rules reach (cleared after use). */
   readonly idOrderBits: Int32Array;
@@ -171,6 +168,14 @@ interface RsopScratch {
 
 const RSOP_SCRATCH = new WeakMap<CompiledSystem, RsopScratch>();
 
+/** Slots per device in `acc`: stamp, smallest open deny, open allow, allow accepting card alone, accepting card + PIN. */
+const D_STRIDE = 8;
+const D_STAMP = 0;
+const D_DENY = 1;
+const D_ALLOW = 2;
+const D_CARD = 3;
+const D_CARD_PIN = 4;
+
 function rsopScratch(sys: CompiledSystem): RsopScratch {
   let s = RSOP_SCRATCH.get(sys);
   if (s === undefined) {
@@ -182,11 +187,7 @@ function rsopScratch(sys: CompiledSystem): RsopScratch {
       devicePolicy: Int32Array.from(sys.devices_, (d) => d.policy_),
       deviceReader: Uint8Array.from(sys.devices_, (d) => (d.floorGroups_.length > 0 ? 1 : 0)),
       counter: 0,
-      stamp: new Int32Array(n),
-      deny: new Int32Array(n),
-      allow: new Int32Array(n),
-      accepted1: new Int32Array(n),
-      accepted4: new Int32Array(n),
+      acc: new Int32Array(n * D_STRIDE),
       ruleStamp: new Int32Array(0),
       idOrderBits: new Int32Array((n >> 5) + 1),
       indexById: Int32Array.from(sys.devicesById_, (d) => d.index_),
@@ -211,7 +212,7 @@ function rsopScratch(sys: CompiledSystem): RsopScratch {
   if (s.ruleStamp.length < sys.rules_.length) s.ruleStamp = new Int32Array(Math.max(sys.rules_.length, s.ruleStamp.length * 2));
   if (s.counter >= 0x3fffffff) {
     s.counter = 0;
-    s.stamp.fill(0);
+    s.acc.fill(0);
     s.ruleStamp.fill(0);
   }
   return s;
@@ -366,7 +367,7 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
     // Devices of the holder's door rules, once each, listed in id order. The rules come in rank
     // order, so the first applicable rule of each kind a device meets is its smallest (evaluateRules
     // per device, over the holder's rules instead of the device's run).
-    const { deviceNode, devicePolicy, stamp: seen, deny, allow, accepted1, accepted4 } = s;
+    const { deviceNode, devicePolicy, acc } = s;
     // Floor groups of the holder's elevator rules, as ranks in floor-group id order.
     const fgStamp = s.fgStamp;
     const fgFound = s.fgFound;
@@ -386,12 +387,13 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
       for (let j = 0; j < devices.length; j++) {
         const d = devices[j]!;
         const n = deviceNode[d]!;
-        if (seen[d] !== stamp) {
-          seen[d] = stamp;
-          deny[d] = NONE;
-          allow[d] = NONE;
-          accepted1[d] = NONE;
-          accepted4[d] = NONE;
+        const a = d * D_STRIDE;
+        if (acc[a + D_STAMP] !== stamp) {
+          acc[a + D_STAMP] = stamp;
+          acc[a + D_DENY] = NONE;
+          acc[a + D_ALLOW] = NONE;
+          acc[a + D_CARD] = NONE;
+          acc[a + D_CARD_PIN] = NONE;
           if (scopeIndex < 0 || n === scopeIndex) {
             const position = idOrder[d]!;
             order[position >> 5]! |= 1 << (position & 31);
@@ -404,13 +406,13 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
         }
         if (!open) continue;
         if (!isAllow) {
-          if (deny[d] === NONE) deny[d] = rank;
+          if (acc[a + D_DENY] === NONE) acc[a + D_DENY] = rank;
           continue;
         }
-        if (allow[d] === NONE) allow[d] = rank;
+        if (acc[a + D_ALLOW] === NONE) acc[a + D_ALLOW] = rank;
         const accepts = policy & devicePolicy[d]!;
-        if ((accepts & CARD) !== 0 && accepted1[d] === NONE) accepted1[d] = rank;
-        if ((accepts & CARD_AND_PIN) !== 0 && accepted4[d] === NONE) accepted4[d] = rank;
+        if ((accepts & CARD) !== 0 && acc[a + D_CARD] === NONE) acc[a + D_CARD] = rank;
+        if ((accepts & CARD_AND_PIN) !== 0 && acc[a + D_CARD_PIN] === NONE) acc[a + D_CARD_PIN] = rank;
       }
       const r = sys.rules_[rank]!.rule_;
       for (const fg of r.floorGroups) {
@@ -452,15 +454,16 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
         // scanAccess's steps on the accumulated minimums.
         const local = nodeLocal[deviceNode[d]!]!;
         if (enabled && local >= from && local < to) {
-          if (deny[d] !== NONE) rank = deny[d]!;
-          else if (allow[d] !== NONE) {
-            if (accepted1[d] !== NONE) {
+          const a = d * D_STRIDE;
+          if (acc[a + D_DENY] !== NONE) rank = acc[a + D_DENY]!;
+          else if (acc[a + D_ALLOW] !== NONE) {
+            if (acc[a + D_CARD] !== NONE) {
               allowed = true;
-              rank = accepted1[d]!;
-            } else if (!hasPin) rank = allow[d]!;
+              rank = acc[a + D_CARD]!;
+            } else if (!hasPin) rank = acc[a + D_ALLOW]!;
             else {
               allowed = true;
-              rank = accepted4[d]!;
+              rank = acc[a + D_CARD_PIN]!;
             }
           }
         }
