@@ -59,7 +59,6 @@ interface Scratch {
   stamp: number;
   gStamp: Int32Array;
   gDeny: Int32Array;
-  gAllow: Int32Array;
   /** Smallest accepting allow rank for card alone [g * 2] and card + PIN [g * 2 + 1]. */
   gAccepted: Int32Array;
   /** Floor-group masks of the accepting rules, same layout. */
@@ -84,7 +83,7 @@ function scratchFor(sys: CompiledSystem, slots: number, positions: number): Scra
   let s = SCRATCH.get(sys);
   if (s === undefined) {
     const none = new Int32Array(0);
-    s = { stamp: 0, gStamp: none, gDeny: none, gAllow: none, gAccepted: none, gMask: none, gReach: none, live: none, hitRank: none, hitMask: none, bits: none, hitAt: none, lowWord: 0, highWord: -1 };
+    s = { stamp: 0, gStamp: none, gDeny: none, gAccepted: none, gMask: none, gReach: none, live: none, hitRank: none, hitMask: none, bits: none, hitAt: none, lowWord: 0, highWord: -1 };
     SCRATCH.set(sys, s);
   }
   const groups = sys.groups_.length;
@@ -93,7 +92,6 @@ function scratchFor(sys: CompiledSystem, slots: number, positions: number): Scra
     s.stamp = 0;
     s.gStamp = new Int32Array(n);
     s.gDeny = new Int32Array(n);
-    s.gAllow = new Int32Array(n);
     s.gAccepted = new Int32Array(n * 2);
     s.gMask = new Int32Array(n * 2);
     s.gReach = new Int32Array(n * 2);
@@ -119,7 +117,7 @@ function markAllowed(sys: CompiledSystem, device: CompiledDevice, at: number, k:
   const tod = local - day * MS_PER_DAY;
   const wd = weekdayOf(day);
   const stamp = ++s.stamp;
-  const { gStamp, gDeny, gAllow, gAccepted, gMask, gReach, live } = s;
+  const { gStamp, gDeny, gAccepted, gMask, gReach, live } = s;
   const data = sys.ruleData_;
   const slotGroup = device.slotGroup_;
   const slotPairs = device.slotPairs_;
@@ -167,7 +165,6 @@ function markAllowed(sys: CompiledSystem, device: CompiledDevice, at: number, k:
     const g = slotGroup[slot]!;
     gStamp[g] = stamp;
     gDeny[g] = deny;
-    gAllow[g] = allow;
     gAccepted[g * 2] = acc1;
     gAccepted[g * 2 + 1] = acc4;
     gMask[g * 2] = m1;
