@@ -71,7 +71,16 @@ export function newHolderOrder(): HolderOrder {
 
 /** addHolder's note: index `i` now holds a new holder. */
 export function noteHolderAdded(order: HolderOrder, i: number): void {
-  if (order.built_) order.added_.push(i);
+  if (order.built_) {
+    order.added_.push(i);
+    // Past an eighth of the holders the next use sorts them all again: nothing more to remember.
+    if (order.added_.length > (order.byId_.length >> 3) + 1) {
+      order.built_ = false;
+      order.added_ = [];
+      order.removed_ = 0;
+      order.changed_ = [];
+    }
+  }
   order.stale_ = true;
 }
 
@@ -83,8 +92,14 @@ export function noteHolderRemoved(order: HolderOrder): void {
 
 /** writeHolder's note: holder `i`'s record (groups, dates, enabled, PINs) was written. */
 export function noteHolderWritten(order: HolderOrder, i: number): void {
-  if (order.built_) order.changed_.push(i);
+  // Beyond what patchMembers would take, the next use rebuilds the records: the list stops growing.
+  if (order.built_ && order.changed_.length <= patchLimit(order)) order.changed_.push(i);
   order.stale_ = true;
+}
+
+/** At most this many changed holders are patched (about 25 µs each at L, against 30 ms for a rebuild). */
+function patchLimit(order: HolderOrder): number {
+  return Math.max(64, order.byId_.length >> 7);
 }
 
 function compareIds(a: string, b: string): number {
@@ -96,8 +111,7 @@ export function holderOrder(sys: CompiledSystem): HolderOrder {
   const order = sys.holderOrder_;
   if (!order.stale_) return order;
   const onlyChanged = order.built_ && order.added_.length === 0 && order.removed_ === 0;
-  // About 25 µs a holder at L against 30 ms for a rebuild: patch up to one holder in 128.
-  if (onlyChanged && order.changed_.length <= Math.max(64, order.byId_.length >> 7)) patchMembers(sys, order);
+  if (onlyChanged && order.changed_.length <= patchLimit(order)) patchMembers(sys, order);
   else {
     if (!order.built_ || order.added_.length * 8 > sys.holderIndex_.size) buildAll(sys, order);
     else if (order.added_.length > 0 || order.removed_ > 0) splice(sys, order);
