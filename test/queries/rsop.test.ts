@@ -248,6 +248,33 @@ describe("RSOP and who can access across calls and changes (docs/semantics.md WA
     expect(e.whoCanAccess("d-chi-server", { at }).holders.map((h) => h.holderId)).toEqual(["h-aaa", "h-bb"]); // h-zed is a contractor: denied
     expect(e.whoCanAccess("d-chi-lab", { at })).toStrictEqual(loadEngineOrThrow(next).whoCanAccess("d-chi-lab", { at }));
   });
+  test("WA3. holders added one by one and several at once, and removed, after a query: the order is patched or sorted again, as a fresh load", () => {
+    const e = loadEngineOrThrow(system);
+    const at = CHICAGO_MORNING;
+    const ids = () => e.whoCanAccess("d-chi-lab", { at }).holders.map((h) => h.holderId);
+    expect(ids()).toEqual(["h-ann", "h-bob"]);
+    const add = (...newIds: string[]) => {
+      const [next, patches] = produceWithPatches(e.snapshot, (d: SystemSnapshot) => {
+        for (const id of newIds) (d.holders as unknown as unknown[]).push({ ...d.holders[0]!, id, groups: ["g-staff"], credentials: [], pin: null, duressPin: null });
+      });
+      const compiled = e.compiled_;
+      e.update(next, patches);
+      expect(e.compiled_).toBe(compiled); // the incremental path
+      expect(e.whoCanAccess("d-chi-lab", { at })).toStrictEqual(loadEngineOrThrow(next).whoCanAccess("d-chi-lab", { at }));
+    };
+    add("h-aa");
+    expect(ids()).toEqual(["h-aa", "h-ann", "h-bob"]);
+    add("h-c", "h-b", "h-a", "h-bz", "h-an"); // more than an eighth of the holders: sorted again
+    expect(ids()).toEqual(["h-a", "h-aa", "h-an", "h-ann", "h-b", "h-bob", "h-bz", "h-c"]);
+    add("h-bo");
+    expect(ids()).toEqual(["h-a", "h-aa", "h-an", "h-ann", "h-b", "h-bo", "h-bob", "h-bz", "h-c"]);
+    const [next, patches] = produceWithPatches(e.snapshot, (d: SystemSnapshot) => {
+      (d.holders as unknown as unknown[]).pop();
+    });
+    e.update(next, patches);
+    expect(ids()).toEqual(["h-a", "h-aa", "h-an", "h-ann", "h-b", "h-bob", "h-bz", "h-c"]);
+  });
+
   test("WA3. holders changed after a query (groups, dates, PINs): their records are rewritten in place and answers equal a fresh load", () => {
     const e = loadEngineOrThrow(system);
     const at = CHICAGO_MORNING;
