@@ -15,6 +15,7 @@ import {
 } from "../model/index.js";
 import { type CompiledFormat, compileCardFormat } from "./compileCardFormat.js";
 import { RULE_STRIDE, compileWindowInto } from "./compileWindow.js";
+import { type HolderOrder, newHolderOrder, noteHolderAdded, noteHolderRemoved, noteHolderWritten } from "./holderOrder.js";
 import { policyMask } from "./policyMask.js";
 import { type ZoneTable, buildZoneTable } from "./zoneTable.js";
 
@@ -178,6 +179,8 @@ export interface CompiledSystem {
   readonly floorGroupIndex_: ReadonlyMap<string, number>;
   /** Floor group id → its reader's device index and its local index k there. */
   readonly floorGroupAt_: ReadonlyMap<string, { readonly reader: number; readonly k: number }>;
+  /** Holders in id order, built on first use (holderOrder); addHolder and removeHolder note changes. */
+  readonly holderOrder_: HolderOrder;
 }
 
 function compareIds(a: string, b: string): number {
@@ -344,6 +347,7 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
     nodesOfRule_: [],
     floorGroupIndex_: new Map(snapshot.floorGroups.map((fg, i) => [fg.id, i])),
     floorGroupAt_: floorGroupAt,
+    holderOrder_: newHolderOrder(),
   };
 
   // Rules in id order: ranks, records, and what each reaches; then every device's run.
@@ -622,6 +626,7 @@ function writeHolder(sys: CompiledSystem, h: Holder, i: number, from: number, to
   };
   sys.holders_[i] = holder;
   sys.holderIndex_.set(h.id, holder);
+  noteHolderWritten(sys.holderOrder_, i);
   const data = sys.holderData_;
   const base = i * HOLDER_STRIDE;
   data[base + H_GROUP_TO_ENABLED] = to * 2 + (holder.enabled_ ? 1 : 0);
@@ -654,6 +659,7 @@ export function addHolder(sys: CompiledSystem, h: Holder): CompiledHolder {
   const holder = writeHolder(sys, h, i, from, sys.holderGroupsEnd_);
   addCredentials(sys, i, h.id, h.credentials);
   addPins(sys, h, i);
+  noteHolderAdded(sys.holderOrder_, i);
   return holder;
 }
 
@@ -672,6 +678,7 @@ export function removeHolder(sys: CompiledSystem, holder: CompiledHolder): void 
   data[base + H_GROUP_TO_ENABLED] = 0;
   data[base + H_GROUP_FROM] = 0;
   sys.freeHolders_.push(i);
+  noteHolderRemoved(sys.holderOrder_);
 }
 
 /**

@@ -2,6 +2,7 @@
 export * from "./compileSnapshot.js";
 export * from "./compileCardFormat.js";
 export * from "./compileWindow.js";
+export * from "./holderOrder.js";
 export * from "./policyMask.js";
 export * from "./zoneTable.js";
 export * from "./updateCompiled.js";

@@ -1,9 +1,9 @@
 // Resultant set of policy (SPEC §7): per holder, the rules of its groups and every door and floor
 // group they reach, each with what decide would answer for a scan at that instant (scanAccess).
 // The cost of one holder grows with the rules that reach it, not with the size of the system.
-import { type CompiledSystem, offsetAt, windowContains } from "../compile/index.js";
-import { type Issue, MAX_INSTANT, MIN_INSTANT, QueryError, parseInstant } from "../model/index.js";
-import type { AuthenticationPolicy, Weekday } from "../model/index.js";
+import { type CompiledSystem, RF_ALLOW, RULE_STRIDE, R_FLAGS, R_POLICY, offsetAt, ruleOpen, weekdayOf, windowContains } from "../compile/index.js";
+import { type Issue, MAX_INSTANT, MIN_INSTANT, MS_PER_DAY, QueryError, parseInstant } from "../model/index.js";
+import type { AuthenticationPolicy, Device, Rule, SystemSnapshot, Weekday } from "../model/index.js";
 import { NONE, newRuleOutcome } from "./decide.js";
 import { isoInstant } from "./formatInstant.js";
 import { minRankReaching, reachesFloorGroup, scanAccess } from "./scanAccess.js";
@@ -91,19 +91,206 @@ export function queryInstant(at: unknown, path: string, issues: Issue[]): number
   return t;
 }
 
-/** A cloud node reference maker for one result: every device of a node shares one object there. */
-function nodeRefs(sys: CompiledSystem): (nodeId: string) => RsopNodeRef {
-  const made = new Map<string, RsopNodeRef>();
-  return (nodeId) => {
-    let ref = made.get(nodeId);
+/**
+ * A device's fields as RSOP lists them, read once from the snapshot's device object and kept while
+ * that object is the snapshot's (a live change to a display field gives the device a new object).
+ */
+interface DeviceRecord {
+  readonly src: Device;
+  /** The last snapshot `src` was found in (the check is made once per snapshot). */
+  checked: SystemSnapshot;
+  readonly id: string;
+  readonly name: string;
+  readonly created: string | null;
+  readonly type: string;
+  readonly publicIcon: string | null;
+  readonly readerType: string;
+}
+
+/** A rule's fields as RSOP lists them, kept while `src` is the rule's snapshot object. */
+interface RuleRecord {
+  readonly src: Rule;
+  readonly type: "door" | "elevator";
+  readonly id: string;
+  readonly startTime: string;
+  readonly stopTime: string;
+  readonly recurring: readonly Weekday[];
+  readonly allow: boolean;
+  readonly authenticationPolicy: AuthenticationPolicy | null;
+  readonly groupId: string;
+}
+
+/**
+ * Per compiled system, what RSOP reuses from call to call: device and rule records, per device its
+ * node index and policy (fixed for the compiled system's life: a device change recompiles), and the
+ * per-device accumulators of one holder (valid where their stamp equals the holder's stamp).
+ */
+interface RsopScratch {
+  readonly deviceRecords: (DeviceRecord | undefined)[];
+  ruleRecords: (RuleRecord | undefined)[];
+  readonly deviceNode: Int32Array;
+  readonly devicePolicy: Int32Array;
+  /** 1 where the device is the reader of a floor group (rules reach it through floor groups too). */
+  readonly deviceReader: Uint8Array;
+  counter: number;
+  /** Per device index, D_STRIDE ints side by side (one cache line serves a device): the holder's stamp and its minimums. */
+  readonly acc: Int32Array;
+  ruleStamp: Int32Array;
+  /** A bit per position in device id order: the devices one holder's rules reach (cleared after use). */
+  readonly idOrderBits: Int32Array;
+  /** Per position in device id order: the device's index. */
+  readonly indexById: Int32Array;
+  /** One holder's reached devices, as positions in id order. */
+  byIdOrder: Int32Array;
+  /** Per floor group (position in `snapshot.floorGroups`): its reader's device index, its index k there, its floors' device indexes, its rank in id order; and the positions by rank. */
+  readonly fgReader: Int32Array;
+  readonly fgK: Int32Array;
+  readonly fgFloors: readonly Int32Array[];
+  readonly fgIdRank: Int32Array;
+  readonly fgById: Int32Array;
+  /** One holder's floor groups (stamps by position, found ranks). */
+  readonly fgStamp: Int32Array;
+  readonly fgFound: Int32Array;
+  /** Per reader device index, for one holder: its scan's outcome (valid where readerStamp is the holder's stamp). */
+  readonly readerStamp: Int32Array;
+  readonly readerAllowed: Uint8Array;
+  readonly readerFactor: Int32Array;
+  readonly readerMask: Int32Array;
+  readonly readerLocal: Float64Array;
+  /** The floor groups reached at the last scanned reader with more than 31 of them. */
+  lastWide: Set<number> | null;
+  /** Per node index, at the instant of a call: local time, day, weekday and time of day. */
+  readonly nodeLocal: Float64Array;
+  readonly nodeDay: Int32Array;
+  readonly nodeWd: Int32Array;
+  readonly nodeTod: Int32Array;
+}
+
+const RSOP_SCRATCH = new WeakMap<CompiledSystem, RsopScratch>();
+
+/** Slots per device in `acc`: stamp, smallest open deny, open allow, allow accepting card alone, accepting card + PIN. */
+const D_STRIDE = 8;
+const D_STAMP = 0;
+const D_DENY = 1;
+const D_ALLOW = 2;
+const D_CARD = 3;
+const D_CARD_PIN = 4;
+
+function rsopScratch(sys: CompiledSystem): RsopScratch {
+  let s = RSOP_SCRATCH.get(sys);
+  if (s === undefined) {
+    const n = sys.devices_.length;
+    s = {
+      deviceRecords: new Array(n),
+      ruleRecords: [],
+      deviceNode: Int32Array.from(sys.devices_, (d) => d.node_.index_),
+      devicePolicy: Int32Array.from(sys.devices_, (d) => d.policy_),
+      deviceReader: Uint8Array.from(sys.devices_, (d) => (d.floorGroups_.length > 0 ? 1 : 0)),
+      counter: 0,
+      acc: new Int32Array(n * D_STRIDE),
+      ruleStamp: new Int32Array(0),
+      idOrderBits: new Int32Array((n >> 5) + 1),
+      indexById: Int32Array.from(sys.devicesById_, (d) => d.index_),
+      byIdOrder: new Int32Array(0),
+      nodeLocal: new Float64Array(sys.nodes_.length),
+      nodeDay: new Int32Array(sys.nodes_.length),
+      nodeWd: new Int32Array(sys.nodes_.length),
+      nodeTod: new Int32Array(sys.nodes_.length),
+      ...floorGroupTables(sys),
+      fgStamp: new Int32Array(sys.snapshot.floorGroups.length),
+      fgFound: new Int32Array(sys.snapshot.floorGroups.length),
+      readerStamp: new Int32Array(n),
+      readerAllowed: new Uint8Array(n),
+      readerFactor: new Int32Array(n),
+      readerMask: new Int32Array(n),
+      readerLocal: new Float64Array(n),
+      lastWide: null,
+    };
+    RSOP_SCRATCH.set(sys, s);
+  }
+  // A new array holds no stamp: the counter goes on (the device stamps still hold earlier ones).
+  if (s.ruleStamp.length < sys.rules_.length) s.ruleStamp = new Int32Array(Math.max(sys.rules_.length, s.ruleStamp.length * 2));
+  if (s.counter >= 0x3fffffff) {
+    s.counter = 0;
+    s.acc.fill(0);
+    s.ruleStamp.fill(0);
+  }
+  return s;
+}
+
+/** The record of the device at `index` (position in `snapshot.devices`), checked against the current snapshot once per snapshot. */
+/** Floor groups, readers and floors are fixed for a compiled system's life (changing them recompiles). */
+function floorGroupTables(sys: CompiledSystem) {
+  const fgs = sys.snapshot.floorGroups;
+  const fgReader = new Int32Array(fgs.length);
+  const fgK = new Int32Array(fgs.length);
+  const fgFloors: Int32Array[] = [];
+  fgs.forEach((fg, i) => {
+    const at = sys.floorGroupAt_.get(fg.id)!;
+    fgReader[i] = at.reader;
+    fgK[i] = at.k;
+    fgFloors.push(Int32Array.from(fg.floors, (f) => sys.deviceIndex_.get(f)!.index_));
+  });
+  const byId = fgs.map((_, i) => i).sort((a, b) => (fgs[a]!.id < fgs[b]!.id ? -1 : fgs[a]!.id > fgs[b]!.id ? 1 : 0));
+  const fgIdRank = new Int32Array(fgs.length);
+  byId.forEach((position, rank) => {
+    fgIdRank[position] = rank;
+  });
+  return { fgReader, fgK, fgFloors, fgIdRank, fgById: Int32Array.from(byId) };
+}
+
+function deviceRecord(sys: CompiledSystem, s: RsopScratch, index: number): DeviceRecord {
+  const known = s.deviceRecords[index];
+  const snap = sys.snapshot;
+  if (known !== undefined) {
+    if (known.checked === snap) return known;
+    if (known.src === snap.devices[index]) {
+      known.checked = snap;
+      return known;
+    }
+  }
+  const d = snap.devices[index]!;
+  const made: DeviceRecord = { src: d, checked: snap, id: d.id, name: d.name, created: d.created, type: d.type, publicIcon: d.publicIcon, readerType: d.readerType };
+  s.deviceRecords[index] = made;
+  return made;
+}
+
+function ruleRecord(sys: CompiledSystem, s: RsopScratch, rank: number): RuleRecord {
+  const r = sys.rules_[rank]!.rule_;
+  const known = s.ruleRecords[rank];
+  if (known !== undefined && known.src === r) return known;
+  const made: RuleRecord = {
+    src: r,
+    type: r.type,
+    id: r.id,
+    startTime: r.startTime,
+    stopTime: r.stopTime,
+    recurring: r.recurring,
+    allow: r.allow,
+    authenticationPolicy: r.authenticationPolicy,
+    groupId: r.groupId,
+  };
+  s.ruleRecords[rank] = made;
+  return made;
+}
+
+/** Per call: a cloud node's reference, one object per node shared by every entry of the result. */
+function nodeRefs(sys: CompiledSystem): (index: number) => RsopNodeRef {
+  const made: (RsopNodeRef | undefined)[] = new Array(sys.nodes_.length);
+  return (index) => {
+    let ref = made[index];
     if (ref === undefined) {
-      const n = sys.snapshot.cloudNodes[sys.nodeIndex_.get(nodeId)!.index_]!;
+      const n = sys.snapshot.cloudNodes[index]!;
       ref = { id: n.id, serialNumber: n.serialNumber, name: n.name };
-      made.set(nodeId, ref);
+      made[index] = ref;
     }
     return ref;
   };
 }
+
+/** Card alone, then card + PIN: the factor combinations of policyMask. */
+const CARD = 1;
+const CARD_AND_PIN = 4;
 
 /** Computes RSOP (SPEC §7). Throws QueryError naming every unknown id or bad option. */
 export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], options: RsopOptions): RsopResult {
@@ -112,7 +299,9 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
   const scope = options.cloudNodeId;
   const scopeNode = scope === undefined ? undefined : sys.nodeIndex_.get(scope);
   if (scope !== undefined && scopeNode === undefined) issues.push({ code: "unknownId", path: ["cloudNodeId"], message: `Unknown cloud node id "${scope}".` });
-  holderIds.forEach((id, i) => {
+  // A plain copy: the loop below runs no caller code, so the buffers reused across calls stay this call's.
+  const ids = Array.from(holderIds);
+  ids.forEach((id, i) => {
     if (!sys.holderIndex_.has(id)) issues.push({ code: "unknownId", path: ["ids", i], message: `Unknown holder id "${id}".` });
   });
   if (issues.length > 0) throw new QueryError(issues);
@@ -121,83 +310,221 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
   const activeZone = scopeNode === undefined ? sys.systemZone_ : scopeNode.zone_;
   const activeLocal = at + offsetAt(activeZone, at);
   const outcome = newRuleOutcome();
-  const inScope = (nodeId: string) => scope === undefined || nodeId === scope;
+  const scopeIndex = scopeNode === undefined ? -1 : scopeNode.index_;
   const nodeRef = nodeRefs(sys);
+  const s = rsopScratch(sys);
+  const data = sys.ruleData_;
+  // The local day, weekday and time of day at each node, for the windows of the rules of its devices.
+  const nodeCount = sys.nodes_.length;
+  const { nodeLocal, nodeDay, nodeWd, nodeTod } = s;
+  for (let n = 0; n < nodeCount; n++) {
+    const local = at + offsetAt(sys.nodes_[n]!.zone_, at);
+    const day = Math.floor(local / MS_PER_DAY);
+    nodeLocal[n] = local;
+    nodeDay[n] = day;
+    nodeWd[n] = weekdayOf(day);
+    nodeTod[n] = local - day * MS_PER_DAY;
+  }
 
-  const holders = holderIds.map(function rsopOfHolder(id): RsopHolder {
+  const holders = ids.map(function rsopOfHolder(id): RsopHolder {
     const holder = sys.holderIndex_.get(id)!;
     const h = holder.holder_;
-    const ranks = new Set<number>();
-    for (const g of sys.holderGroups_.subarray(holder.groupFrom_, holder.groupTo_)) for (const rank of sys.rulesOfGroup_[g]!) if (scope === undefined || sys.nodesOfRule_[rank]!.has(scope)) ranks.add(rank);
-    const sorted = [...ranks].sort((a, b) => a - b);
-    const rules = sorted.map((rank): RsopRule => {
-      const r = sys.rules_[rank]!.rule_;
-      return {
+    const stamp = ++s.counter;
+    const ruleStamp = s.ruleStamp;
+    const sorted: number[] = [];
+    for (let gi = holder.groupFrom_; gi < holder.groupTo_; gi++)
+      for (const rank of sys.rulesOfGroup_[sys.holderGroups_[gi]!]!) {
+        if (ruleStamp[rank] === stamp || (scope !== undefined && !sys.nodesOfRule_[rank]!.has(scope))) continue;
+        ruleStamp[rank] = stamp;
+        sorted.push(rank);
+      }
+    // Insertion sort: a holder has tens of rules, and this beats a sort with a comparator there.
+    for (let i = 1; i < sorted.length; i++) {
+      const v = sorted[i]!;
+      let j = i - 1;
+      while (j >= 0 && sorted[j]! > v) {
+        sorted[j + 1] = sorted[j]!;
+        j--;
+      }
+      sorted[j + 1] = v;
+    }
+    const rules: RsopRule[] = new Array(sorted.length);
+    for (let i = 0; i < sorted.length; i++) {
+      const rank = sorted[i]!;
+      const r = ruleRecord(sys, s, rank);
+      rules[i] = {
         type: r.type,
         id: r.id,
         startTime: r.startTime,
         stopTime: r.stopTime,
-        recurring: [...r.recurring],
+        recurring: r.recurring.slice(),
         allow: r.allow,
         authenticationPolicy: r.authenticationPolicy,
         groupId: r.groupId,
-        active: windowContains(sys.ruleData_, rank, activeLocal),
+        active: windowContains(data, rank, activeLocal),
       };
-    });
-    // Devices of the holder's door rules, once each (a mark per device), listed in id order.
-    const seen = new Uint8Array(sys.devices_.length);
-    const reached: number[] = [];
-    const floorGroupIds = new Set<string>();
-    for (const rank of sorted) {
-      for (const d of sys.ruleDevices_[rank]!) {
-        if (seen[d] === 1) continue;
-        seen[d] = 1;
-        if (inScope(sys.devices_[d]!.node_.id)) reached.push(sys.deviceIdOrder_[d]!);
+    }
+    // Devices of the holder's door rules, once each, listed in id order. The rules come in rank
+    // order, so the first applicable rule of each kind a device meets is its smallest (evaluateRules
+    // per device, over the holder's rules instead of the device's run).
+    const { deviceNode, devicePolicy, acc } = s;
+    // Floor groups of the holder's elevator rules, as ranks in floor-group id order.
+    const fgStamp = s.fgStamp;
+    const fgFound = s.fgFound;
+    let fgCount = 0;
+    const order = s.idOrderBits;
+    const idOrder = sys.deviceIdOrder_;
+    let reachedCount = 0;
+    for (let i = 0; i < sorted.length; i++) {
+      const rank = sorted[i]!;
+      const base = rank * RULE_STRIDE;
+      const isAllow = (data[base + R_FLAGS]! & RF_ALLOW) !== 0;
+      const policy = data[base + R_POLICY]!;
+      const devices = sys.ruleDevices_[rank]!;
+      // A rule's devices mostly share one node: its window is read once per run of them.
+      let openAt = -1;
+      let open = false;
+      for (let j = 0; j < devices.length; j++) {
+        const d = devices[j]!;
+        const n = deviceNode[d]!;
+        const a = d * D_STRIDE;
+        if (acc[a + D_STAMP] !== stamp) {
+          acc[a + D_STAMP] = stamp;
+          acc[a + D_DENY] = NONE;
+          acc[a + D_ALLOW] = NONE;
+          acc[a + D_CARD] = NONE;
+          acc[a + D_CARD_PIN] = NONE;
+          if (scopeIndex < 0 || n === scopeIndex) {
+            const position = idOrder[d]!;
+            order[position >> 5]! |= 1 << (position & 31);
+            reachedCount++;
+          }
+        }
+        if (n !== openAt) {
+          openAt = n;
+          open = ruleOpen(data, base, nodeDay[n]!, nodeWd[n]!, nodeTod[n]!);
+        }
+        if (!open) continue;
+        if (!isAllow) {
+          if (acc[a + D_DENY] === NONE) acc[a + D_DENY] = rank;
+          continue;
+        }
+        if (acc[a + D_ALLOW] === NONE) acc[a + D_ALLOW] = rank;
+        const accepts = policy & devicePolicy[d]!;
+        if ((accepts & CARD) !== 0 && acc[a + D_CARD] === NONE) acc[a + D_CARD] = rank;
+        if ((accepts & CARD_AND_PIN) !== 0 && acc[a + D_CARD_PIN] === NONE) acc[a + D_CARD_PIN] = rank;
       }
       const r = sys.rules_[rank]!.rule_;
       for (const fg of r.floorGroups) {
-        const reader = snap.floorGroups[sys.floorGroupIndex_.get(fg)!]!.readerPort;
-        if (inScope(sys.deviceIndex_.get(reader)!.node_.id)) floorGroupIds.add(fg);
+        const position = sys.floorGroupIndex_.get(fg)!;
+        if (fgStamp[position] === stamp) continue;
+        fgStamp[position] = stamp;
+        if (scopeIndex < 0 || deviceNode[s.fgReader[position]!] === scopeIndex) fgFound[fgCount++] = s.fgIdRank[position]!;
       }
     }
-    const byIdOrder = new Int32Array(reached).sort();
-    const devices: RsopDevice[] = new Array(byIdOrder.length);
-    for (let i = 0; i < byIdOrder.length; i++) {
-      const device = sys.devicesById_[byIdOrder[i]!]!;
-      const d = snap.devices[device.index_]!;
-      const access = scanAccess(sys, device, holder, at, outcome);
+    // The reached devices in id order: their positions' bits, read back word by word (and cleared).
+    if (s.byIdOrder.length < reachedCount) s.byIdOrder = new Int32Array(sys.devices_.length);
+    const byIdOrder = s.byIdOrder;
+    for (let w = 0, k = 0; k < reachedCount; w++) {
+      let b = order[w]!;
+      if (b === 0) continue;
+      order[w] = 0;
+      while (b !== 0) {
+        const low = b & -b;
+        b ^= low;
+        byIdOrder[k++] = (w << 5) + (31 - Math.clz32(low));
+      }
+    }
+    const hasPin = (holder.pin_ ?? holder.duressPin_) !== null;
+    const enabled = holder.enabled_;
+    const from = holder.activeFrom_;
+    const to = holder.expiresAt_;
+    const devices: RsopDevice[] = new Array(reachedCount);
+    for (let i = 0; i < reachedCount; i++) {
+      const d = s.indexById[byIdOrder[i]!]!;
+      const rec = deviceRecord(sys, s, d);
+      let allowed = false;
+      let rank = NONE;
+      if (s.deviceReader[d] === 1) {
+        // Elevator rules reach a floor group's reader too: its own run decides (rare for door rules).
+        const access = scanAccess(sys, sys.devices_[d]!, holder, at, outcome);
+        allowed = access.allowed;
+        rank = access.rank;
+      } else {
+        // scanAccess's steps on the accumulated minimums.
+        const local = nodeLocal[deviceNode[d]!]!;
+        if (enabled && local >= from && local < to) {
+          const a = d * D_STRIDE;
+          if (acc[a + D_DENY] !== NONE) rank = acc[a + D_DENY]!;
+          else if (acc[a + D_ALLOW] !== NONE) {
+            if (acc[a + D_CARD] !== NONE) {
+              allowed = true;
+              rank = acc[a + D_CARD]!;
+            } else if (!hasPin) rank = acc[a + D_ALLOW]!;
+            else {
+              allowed = true;
+              rank = acc[a + D_CARD_PIN]!;
+            }
+          }
+        }
+      }
       devices[i] = {
-        id: d.id,
-        name: d.name,
-        created: d.created,
-        type: d.type,
-        publicIcon: d.publicIcon,
-        readerType: d.readerType,
-        cloudNode: nodeRef(d.cloudNode),
-        allowed: access.allowed,
-        activeRuleId: access.rank === NONE ? null : sys.ruleIds_[access.rank]!,
+        id: rec.id,
+        name: rec.name,
+        created: rec.created,
+        type: rec.type,
+        publicIcon: rec.publicIcon,
+        readerType: rec.readerType,
+        cloudNode: nodeRef(deviceNode[d]!),
+        allowed,
+        activeRuleId: rank === NONE ? null : sys.ruleIds_[rank]!,
       };
     }
-    const floorGroups = [...floorGroupIds].sort().map((fgId): RsopFloorGroup => {
-      const fg = snap.floorGroups[sys.floorGroupIndex_.get(fgId)!]!;
-      const reader = sys.deviceIndex_.get(fg.readerPort)!;
-      const readerDevice = snap.devices[reader.index_]!;
-      const access = scanAccess(sys, reader, holder, at, outcome);
-      const k = reader.floorGroups_.indexOf(fgId);
-      const allowed = access.allowed && reachesFloorGroup(reader, outcome, k);
-      const rank = allowed ? minRankReaching(sys, reader, holder, access.factor, access.local, k) : NONE;
-      return {
+    // Floor groups in id order; one scan per reader (its outcome kept for the reader's other floor groups).
+    for (let i = 1; i < fgCount; i++) {
+      const v = fgFound[i]!;
+      let j = i - 1;
+      while (j >= 0 && fgFound[j]! > v) {
+        fgFound[j + 1] = fgFound[j]!;
+        j--;
+      }
+      fgFound[j + 1] = v;
+    }
+    const floorGroups: RsopFloorGroup[] = new Array(fgCount);
+    for (let i = 0; i < fgCount; i++) {
+      const position = s.fgById[fgFound[i]!]!;
+      const fg = snap.floorGroups[position]!;
+      const readerIndex = s.fgReader[position]!;
+      const reader = sys.devices_[readerIndex]!;
+      const readerDevice = deviceRecord(sys, s, readerIndex);
+      if (reader.wide_ || s.readerStamp[readerIndex] !== stamp) {
+        const access = scanAccess(sys, reader, holder, at, outcome);
+        s.readerStamp[readerIndex] = stamp;
+        s.readerAllowed[readerIndex] = access.allowed ? 1 : 0;
+        s.readerFactor[readerIndex] = access.factor;
+        s.readerLocal[readerIndex] = access.local;
+        s.readerMask[readerIndex] = outcome.mask_;
+        s.lastWide = reader.wide_ ? outcome.wideHits_ : null;
+      }
+      const k = s.fgK[position]!;
+      const reaches = reader.wide_ ? s.lastWide !== null && s.lastWide.has(k) : ((s.readerMask[readerIndex]! >> k) & 1) === 1;
+      const allowed = s.readerAllowed[readerIndex] === 1 && reaches;
+      const rank = allowed ? minRankReaching(sys, reader, holder, s.readerFactor[readerIndex]!, s.readerLocal[readerIndex]!, k) : NONE;
+      const floorIndexes = s.fgFloors[position]!;
+      const floors: { id: string; name: string; type: string }[] = new Array(floorIndexes.length);
+      for (let f = 0; f < floorIndexes.length; f++) {
+        const dev = deviceRecord(sys, s, floorIndexes[f]!);
+        floors[f] = { id: dev.id, name: dev.name, type: dev.type };
+      }
+      floorGroups[i] = {
         id: fg.id,
         name: fg.name,
-        readerPort: { id: readerDevice.id, name: readerDevice.name, cloudNode: nodeRef(readerDevice.cloudNode) },
-        floors: fg.floors.map((f) => {
-          const dev = snap.devices[sys.deviceIndex_.get(f)!.index_]!;
-          return { id: dev.id, name: dev.name, type: dev.type };
-        }),
+        readerPort: { id: readerDevice.id, name: readerDevice.name, cloudNode: nodeRef(deviceNode[readerIndex]!) },
+        floors,
         allowed,
-        activeRuleId: rank === NONE ? null : sys.rules_[rank]!.id,
+        activeRuleId: rank === NONE ? null : sys.ruleIds_[rank]!,
       };
-    });
+    }
     return {
       id: h.id,
       enabled: h.enabled,

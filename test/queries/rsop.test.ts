@@ -1,6 +1,9 @@
+import { enablePatches, produceWithPatches } from "immer";
 import { describe, expect, test } from "vitest";
 import { type Engine, loadEngineOrThrow } from "../../src/evaluate/index.js";
-import { QueryError } from "../../src/model/index.js";
+import { QueryError, type SystemSnapshot } from "../../src/model/index.js";
+
+enablePatches();
 
 const WEEK = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 // Two nodes: Chicago (UTC−6 in winter) and Tokyo (UTC+9); system zone Chicago.
@@ -169,6 +172,127 @@ describe("who can access", () => {
     expect(engine.whoCanAccessFloorGroup("fg-1", { at }).holders.map((h) => h.holderId)).toEqual(["h-ann", "h-bob"]);
     expect(engine.whoCanAccessFloorGroup("fg-2", { at }).holders).toEqual([]);
     expect(() => engine.whoCanAccess("nope", { at })).toThrow(QueryError);
+  });
+});
+
+describe("RSOP and who can access across calls and changes (docs/semantics.md WA1–WA6)", () => {
+  test("WA5. display fields changed through Engine.update (no recompile) show in the next RSOP: device and node records follow the snapshot's objects", () => {
+    const e = loadEngineOrThrow(system);
+    const before = e.rsop(["h-ann"], { at: CHICAGO_MORNING });
+    expect(before.holders[0]!.devices[0]!.name).toBe("Chicago lab");
+    const [next, patches] = produceWithPatches(e.snapshot, (d: SystemSnapshot) => {
+      d.devices[0]!.name = "Chicago lab (renamed)";
+      d.devices[5]!.name = "Tokyo floor 2 (renamed)";
+      d.cloudNodes[0]!.name = "Chicago HQ";
+    });
+    const compiled = e.compiled_;
+    e.update(next, patches);
+    expect(e.compiled_).toBe(compiled); // the incremental path, not a recompile
+    const after = e.rsop(["h-ann"], { at: CHICAGO_MORNING });
+    expect(after).toStrictEqual(loadEngineOrThrow(next).rsop(["h-ann"], { at: CHICAGO_MORNING }));
+    expect(after.holders[0]!.devices[0]).toMatchObject({ name: "Chicago lab (renamed)", cloudNode: { name: "Chicago HQ" } });
+    expect(after.holders[0]!.floorGroups.find((fg) => fg.id === "fg-2")!.floors).toEqual([{ id: "d-tyo-f2", name: "Tokyo floor 2 (renamed)", type: "floorRelay" }]);
+  });
+
+  test("WA5. a result belongs to its caller: changing one changes neither the engine nor the next result", () => {
+    const e = loadEngineOrThrow(system);
+    const first = e.rsop(["h-ann", "h-bob"], { at: CHICAGO_MORNING });
+    const expected = structuredClone(first);
+    first.holders[0]!.devices[0]!.name = "scribbled";
+    first.holders[0]!.devices[0]!.cloudNode.name = "scribbled";
+    first.holders[0]!.rules[0]!.recurring.push("Sun");
+    first.holders[0]!.floorGroups[0]!.floors[0]!.name = "scribbled";
+    expect(e.rsop(["h-ann", "h-bob"], { at: CHICAGO_MORNING })).toStrictEqual(expected);
+    const who = e.whoCanAccess("d-chi-lab", { at: CHICAGO_MORNING });
+    who.holders[0]!.holderId = "scribbled";
+    expect(e.whoCanAccess("d-chi-lab", { at: CHICAGO_MORNING }).holders.map((h) => h.holderId)).toEqual(["h-ann", "h-bob"]);
+  });
+
+  test("WA1. one pass per door: a deny in any of a holder's groups, card + PIN only with a PIN, dates, several groups", () => {
+    const holder = (id: string, groups: string[], extra: object = {}) => ({ id, firstName: id, lastName: "X", groups, credentials: [], ...extra });
+    const e = loadEngineOrThrow({
+      ...system,
+      groups: [...system.groups, { id: "g-pin", name: "PIN people" }, { id: "g-late", name: "Late" }],
+      holders: [
+        holder("h-a", ["g-staff", "g-contractors"]), // the contractors' deny at the server room wins
+        holder("h-b", ["g-pin"], { pin: "1234" }), // card + PIN rule, has a PIN
+        holder("h-c", ["g-pin"]), // card + PIN rule, no PIN
+        holder("h-d", ["g-staff"], { expireDate: "2026-01-14T09:59:59" }), // expired at 10:00 Chicago
+        holder("h-e", ["g-staff"], { activeDate: "2026-01-14T10:00:01" }), // not yet active
+        holder("h-f", ["g-pin", "g-staff"], { pin: "1234" }), // card alone through g-staff: that rule
+        holder("h-h", ["g-late", "g-staff"]), // a group with no open rule changes nothing
+      ],
+      rules: [
+        ...system.rules,
+        { id: "r-pin", type: "door", groupId: "g-pin", devices: ["d-chi-server"], startTime: "00:00:00", stopTime: "24:00:00", recurring: WEEK, authenticationPolicy: "cardAndPin" },
+        { id: "r-late", type: "door", groupId: "g-late", devices: ["d-chi-server"], startTime: "20:00:00", stopTime: "21:00:00", recurring: WEEK, allow: false },
+      ],
+    });
+    const who = (deviceId: string) => e.whoCanAccess(deviceId, { at: CHICAGO_MORNING }).holders.map((h) => `${h.holderId}:${h.activeRuleId}`);
+    expect(who("d-chi-server")).toEqual(["h-b:r-pin", "h-f:r-staff-day", "h-h:r-staff-day"]);
+    expect(who("d-chi-lab")).toEqual(["h-a:r-staff-day", "h-f:r-staff-day", "h-h:r-staff-day"]);
+  });
+
+  test("WA2–WA3. holders added between others in id order and removed: who can access stays sorted by id", () => {
+    const e = loadEngineOrThrow(system);
+    const at = CHICAGO_MORNING;
+    expect(e.whoCanAccess("d-chi-lab", { at }).holders.map((h) => h.holderId)).toEqual(["h-ann", "h-bob"]);
+    const holder = (id: string, groups: string[]) => ({ ...e.snapshot.holders[0]!, id, groups, credentials: [], pin: null, duressPin: null });
+    const [next, patches] = produceWithPatches(e.snapshot, (d: SystemSnapshot) => {
+      const holders = d.holders as unknown as unknown[];
+      holders.push(holder("h-aaa", ["g-staff"]), holder("h-zed", ["g-contractors", "g-staff"]), holder("h-bb", ["g-staff"]));
+      holders.splice(0, 1); // h-ann leaves
+    });
+    e.update(next, patches);
+    expect(e.whoCanAccess("d-chi-lab", { at }).holders.map((h) => h.holderId)).toEqual(["h-aaa", "h-bb", "h-bob", "h-zed"]);
+    expect(e.whoCanAccess("d-chi-server", { at }).holders.map((h) => h.holderId)).toEqual(["h-aaa", "h-bb"]); // h-zed is a contractor: denied
+    expect(e.whoCanAccess("d-chi-lab", { at })).toStrictEqual(loadEngineOrThrow(next).whoCanAccess("d-chi-lab", { at }));
+  });
+  test("WA3. holders added one by one and several at once, and removed, after a query: the order is patched or sorted again, as a fresh load", () => {
+    const e = loadEngineOrThrow(system);
+    const at = CHICAGO_MORNING;
+    const ids = () => e.whoCanAccess("d-chi-lab", { at }).holders.map((h) => h.holderId);
+    expect(ids()).toEqual(["h-ann", "h-bob"]);
+    const add = (...newIds: string[]) => {
+      const [next, patches] = produceWithPatches(e.snapshot, (d: SystemSnapshot) => {
+        for (const id of newIds) (d.holders as unknown as unknown[]).push({ ...d.holders[0]!, id, groups: ["g-staff"], credentials: [], pin: null, duressPin: null });
+      });
+      const compiled = e.compiled_;
+      e.update(next, patches);
+      expect(e.compiled_).toBe(compiled); // the incremental path
+      expect(e.whoCanAccess("d-chi-lab", { at })).toStrictEqual(loadEngineOrThrow(next).whoCanAccess("d-chi-lab", { at }));
+    };
+    add("h-aa");
+    expect(ids()).toEqual(["h-aa", "h-ann", "h-bob"]);
+    add("h-c", "h-b", "h-a", "h-bz", "h-an"); // more than an eighth of the holders: sorted again
+    expect(ids()).toEqual(["h-a", "h-aa", "h-an", "h-ann", "h-b", "h-bob", "h-bz", "h-c"]);
+    add("h-bo");
+    expect(ids()).toEqual(["h-a", "h-aa", "h-an", "h-ann", "h-b", "h-bo", "h-bob", "h-bz", "h-c"]);
+    const [next, patches] = produceWithPatches(e.snapshot, (d: SystemSnapshot) => {
+      (d.holders as unknown as unknown[]).pop();
+    });
+    e.update(next, patches);
+    expect(ids()).toEqual(["h-a", "h-aa", "h-an", "h-ann", "h-b", "h-bob", "h-bz", "h-c"]);
+  });
+
+  test("WA3. holders changed after a query (groups, dates, PINs): their records are rewritten in place and answers equal a fresh load", () => {
+    const e = loadEngineOrThrow(system);
+    const at = CHICAGO_MORNING;
+    expect(e.whoCanAccess("d-chi-server", { at }).holders.map((h) => h.holderId)).toEqual(["h-ann"]);
+    const [next, patches] = produceWithPatches(e.snapshot, (d: SystemSnapshot) => {
+      (d.groups as unknown as unknown[]).push({ id: "g-extra", name: "Extra" });
+      // Three groups, the one with the deny rule last: the deny still wins at the server room.
+      (d.holders[0] as { groups: string[] }).groups = ["g-extra", "g-staff", "g-contractors"];
+      // Bob leaves the contractors: the server room opens for him.
+      (d.holders[1] as { groups: string[] }).groups = ["g-staff"];
+    });
+    const compiled = e.compiled_;
+    e.update(next, patches);
+    expect(e.compiled_).toBe(compiled);
+    const fresh = loadEngineOrThrow(next);
+    for (const device of ["d-chi-server", "d-chi-lab", "d-tyo-lift"]) expect(e.whoCanAccess(device, { at })).toStrictEqual(fresh.whoCanAccess(device, { at }));
+    expect(e.whoCanAccess("d-chi-server", { at }).holders.map((h) => h.holderId)).toEqual(["h-bob"]);
+    expect(e.whoCanAccess("d-chi-lab", { at }).holders.map((h) => h.holderId)).toEqual(["h-ann", "h-bob"]);
   });
 });
 
