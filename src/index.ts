@@ -10,10 +10,11 @@
 export { parseSnapshot, parseSnapshotOrThrow } from "./model/parseSnapshot.js";
 export { QueryError, SnapshotError, formatIssues, formatPath } from "./model/issue.js";
 export { requestIssues } from "./model/request.js";
-export { REASONS, outcomeOf } from "./model/decision.js";
+export { OUTCOME_CODES, REASONS, outcomeOf } from "./model/decision.js";
 export { KNOWN_CARD_FORMATS } from "./model/cardFormats.js";
 export { decodeWiegand, encodeWiegand, resolveCardFormat } from "./model/wiegandCodec.js";
 export { Engine, createEngine, loadEngine, loadEngineOrThrow } from "./evaluate/engine.js";
+export { ReaderHandle } from "./evaluate/reader.js";
 export { diffAccess } from "./evaluate/diffAccess.js";
 export { weeklyPicture } from "./evaluate/weeklyPicture.js";
 export { parsePanel, parsePanelOrThrow } from "./model/parsePanel.js";
@@ -60,6 +61,7 @@ export type {
 } from "./model/types.js";
 export type { AtOptions, RsopOptions, RsopResult, RsopHolder, RsopRule, RsopDevice, RsopFloorGroup, RsopNodeRef } from "./evaluate/rsop.js";
 export type { WhoResult, AccessEntry } from "./evaluate/who.js";
+export type { BatchColumns, BatchOut, ReaderOptions } from "./evaluate/reader.js";
 export type { AccessWindowsResult, AccessInterval, PeriodOptions } from "./evaluate/accessWindows.js";
 export type { Explanation, TraceRule, TraceStep, TraceStepName } from "./evaluate/explain.js";
 export type { AccessChange, AccessDiff, DiffOptions, TimeSpan } from "./evaluate/diffAccess.js";
