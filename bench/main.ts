@@ -24,6 +24,7 @@ import { run as cli } from "./cli.bench.js";
 import { run as compile } from "./compile.bench.js";
 import { run as decide } from "./decide.bench.js";
 import { run as diff } from "./diff.bench.js";
+import { run as handles } from "./handles.bench.js";
 import { run as incremental } from "./incremental.bench.js";
 import type { SizeName } from "./fixtures.js";
 import { run as memory } from "./memory.bench.js";
@@ -35,7 +36,7 @@ import { run as service } from "./service.bench.js";
 import { run as webhooks } from "./webhooks.bench.js";
 import type { Scenario, ScenarioContext } from "./scenario.js";
 
-const SCENARIOS: Readonly<Record<string, Scenario>> = { decide, memory, rsop, compile, incremental, diff, peers, cli, service, scale, report, webhooks };
+const SCENARIOS: Readonly<Record<string, Scenario>> = { decide, memory, rsop, handles, compile, incremental, diff, peers, cli, service, scale, report, webhooks };
 
 interface Job {
   readonly scenarios: readonly string[];
@@ -44,6 +45,7 @@ interface Job {
 
 const JOBS: readonly Job[] = [
   { scenarios: ["decide", "memory", "rsop"], nodeFlags: ["--expose-gc"] },
+  { scenarios: ["handles"], nodeFlags: ["--expose-gc"] },
   { scenarios: ["compile"], nodeFlags: [] },
   { scenarios: ["incremental"], nodeFlags: ["--expose-gc"] },
   { scenarios: ["diff"], nodeFlags: [] },

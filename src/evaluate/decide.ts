@@ -253,9 +253,18 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision, tr
   }
   const offline = !r.hasNode || r.online !== false ? ONLINE : r.timeKnown === false ? OFFLINE_NO_CLOCK : (r.offlineSeconds as number);
   const pin = r.pin === undefined ? null : (r.pin as string | null);
-  const code = decideCore(sys, device, inputBit(r.input as string | undefined), kind, r.bits_, length, cn, fc, mobileBit, credentialId, pin, offline, r.instant_[0]!, trace);
+  NUMBERS[ARG_AT] = r.instant_[0]!;
+  const code = decideCore(sys, device, inputBit(r.input as string | undefined), kind, r.bits_, length, cn, fc, mobileBit, credentialId, pin, offline, trace);
   return fillDecision(sys, d, device, code);
 }
+
+/**
+ * decideCore's numeric arguments, written by its caller just before the call: a double passed as an
+ * argument to a function V8 does not inline is boxed (an allocation per decision), a typed array
+ * slot is not. `at`: the instant (epoch ms, a safe integer in range).
+ */
+export const NUMBERS = new Float64Array(1);
+export const ARG_AT = 0;
 
 /** `offline` of decideCore: the node is online; offline without a clock (else: seconds offline, ≥ 0). */
 export const ONLINE = -1;
@@ -268,7 +277,7 @@ export const OFFLINE_NO_CLOCK = -2;
  * @param input - the channel's INPUT_BIT.
  * @param kind - KIND_NONE (PIN only), KIND_WIEGAND (`bits[0 … length - 1]`), KIND_NUMBER (`cn`, `fc` -1 for none) or KIND_MOBILE (`mobileBit` 2 touch / 4 token, `credentialId`).
  * @param offline - ONLINE, OFFLINE_NO_CLOCK or the seconds the node has been offline.
- * @param at - the instant, epoch ms (a safe integer in range).
+ * The instant is NUMBERS[ARG_AT].
  */
 export function decideCore(
   sys: CompiledSystem,
@@ -283,11 +292,11 @@ export function decideCore(
   credentialId: string | null,
   pin: string | null,
   offline: number,
-  at: number,
   trace: DecideTrace | undefined,
 ): number {
   if ((device.inputMask_ & input) === 0) return exitEmpty(C_INPUT_NOT_ALLOWED);
   const node = device.node_;
+  const at = NUMBERS[ARG_AT]!;
 
   // 2. Read.
   let format: CompiledFormat | null = null;

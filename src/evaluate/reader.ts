@@ -14,6 +14,8 @@ import {
   KIND_NUMBER,
   KIND_WIEGAND,
   OUTCOME_OF_REASON,
+  ARG_AT,
+  NUMBERS,
   ONLINE,
   RESULT,
   decideCore,
@@ -36,9 +38,10 @@ export interface ReaderOptions {
 
 const NO_BITS = new Uint8Array(0);
 
-/** A request's `at` as epoch ms: a safe integer from 1970 to 2100 (checkRequest's rule). */
-function isInstant(at: unknown): boolean {
-  return typeof at === "number" && Number.isSafeInteger(at) && at >= MIN_INSTANT && at < MAX_INSTANT;
+/** The instant a handle method parked in NUMBERS is a request's `at` in epoch ms: a safe integer from 1970 to 2100 (checkRequest's rule). */
+function instantSet(): boolean {
+  const at = NUMBERS[ARG_AT]!;
+  return Number.isSafeInteger(at) && at >= MIN_INSTANT && at < MAX_INSTANT;
 }
 
 function isCount(v: unknown): boolean {
@@ -120,10 +123,10 @@ export class ReaderHandle {
   }
 
   /** decideCore for this reader, after the arguments were found well formed. */
-  private run_(sys: CompiledSystem, d: Decision, kind: number, bits: Uint8Array, cn: number, fc: number, mobileBit: number, credentialId: string | null, pin: string | null, at: number): Decision {
+  private run_(sys: CompiledSystem, d: Decision, kind: number, bits: Uint8Array, cn: number, fc: number, mobileBit: number, credentialId: string | null, pin: string | null): Decision {
     const device = this.device_;
     if (device === null) return fillDecision(sys, d, null, exitEmpty(C_UNKNOWN_DEVICE));
-    return fillDecision(sys, d, device, decideCore(sys, device, this.input_, kind, bits, bits.length, cn, fc, mobileBit, credentialId, pin, ONLINE, at, undefined));
+    return fillDecision(sys, d, device, decideCore(sys, device, this.input_, kind, bits, bits.length, cn, fc, mobileBit, credentialId, pin, ONLINE, undefined));
   }
 
   /**
@@ -137,10 +140,10 @@ export class ReaderHandle {
    * door.card(1001, null, Date.now()).reason; //=> e.g. "allowed"
    */
   card(cardNumber: number, facilityCode: number | null, atMs: number, out?: Decision): Decision {
-    const d = out ?? newDecision();
-    const sys = this.current_();
-    if (this.input_ === 0 || !isCount(cardNumber) || !isFacility(facilityCode) || !isInstant(atMs)) return fillDecision(sys, d, null, exitEmpty(C_BAD_REQUEST));
-    return this.run_(sys, d, KIND_NUMBER, NO_BITS, cardNumber, facilityCode === null || facilityCode === undefined ? -1 : facilityCode, 0, null, null, atMs);
+    // Each method only parks the instant in NUMBERS and calls on: small enough for V8 to inline it
+    // where it is called, so that the double is stored, not boxed into an argument.
+    NUMBERS[ARG_AT] = typeof atMs === "number" ? atMs : Number.NaN;
+    return this.card_(cardNumber, facilityCode, null, out);
   }
 
   /**
@@ -154,10 +157,8 @@ export class ReaderHandle {
    * door.wiegand(Uint8Array.from("00000001000000000000000010", (c) => +c), Date.now()).facilityCode; //=> 2
    */
   wiegand(bits: Uint8Array, atMs: number, out?: Decision): Decision {
-    const d = out ?? newDecision();
-    const sys = this.current_();
-    if (this.input_ === 0 || !isFrame(bits) || !isInstant(atMs)) return fillDecision(sys, d, null, exitEmpty(C_BAD_REQUEST));
-    return this.run_(sys, d, KIND_WIEGAND, bits, -1, -1, 0, null, null, atMs);
+    NUMBERS[ARG_AT] = typeof atMs === "number" ? atMs : Number.NaN;
+    return this.wiegand_(bits, out);
   }
 
   /**
@@ -170,14 +171,13 @@ export class ReaderHandle {
    * door.pin("4711", Date.now()).reason; //=> e.g. "unknownPin"
    */
   pin(pin: string, atMs: number, out?: Decision): Decision {
-    const d = out ?? newDecision();
-    const sys = this.current_();
-    if (this.input_ === 0 || !isDigits(pin) || !isInstant(atMs)) return fillDecision(sys, d, null, exitEmpty(C_BAD_REQUEST));
-    return this.run_(sys, d, KIND_NONE, NO_BITS, -1, -1, 0, null, pin, atMs);
+    NUMBERS[ARG_AT] = typeof atMs === "number" ? atMs : Number.NaN;
+    return this.pin_(pin, out);
   }
 
   /**
-   * A card read as a number and a PIN: `{ credential: { credentialNumber, facilityCode }, pin }`.
+   * A card read as a number and a PIN: `{ credential: { credentialNumber, facilityCode }, pin }`
+   * (a null PIN is no PIN, as in a request).
    * @param cardNumber - the credential number (a non-negative safe integer).
    * @param facilityCode - the facility code, or null.
    * @param pin - the digits entered.
@@ -188,11 +188,8 @@ export class ReaderHandle {
    * door.cardAndPin(1001, 42, "4711", Date.now()).duress; //=> false
    */
   cardAndPin(cardNumber: number, facilityCode: number | null, pin: string, atMs: number, out?: Decision): Decision {
-    const d = out ?? newDecision();
-    const sys = this.current_();
-    if (this.input_ === 0 || !isCount(cardNumber) || !isFacility(facilityCode) || !isDigits(pin) || !isInstant(atMs))
-      return fillDecision(sys, d, null, exitEmpty(C_BAD_REQUEST));
-    return this.run_(sys, d, KIND_NUMBER, NO_BITS, cardNumber, facilityCode === null || facilityCode === undefined ? -1 : facilityCode, 0, null, pin, atMs);
+    NUMBERS[ARG_AT] = typeof atMs === "number" ? atMs : Number.NaN;
+    return this.card_(cardNumber, facilityCode, pin, out);
   }
 
   /**
@@ -206,11 +203,38 @@ export class ReaderHandle {
    * door.mobile("token", "cred-0001-m", Date.now()).credentialId; //=> "cred-0001-m" (when it is known)
    */
   mobile(kind: "touch" | "token", credentialId: string, atMs: number, out?: Decision): Decision {
+    NUMBERS[ARG_AT] = typeof atMs === "number" ? atMs : Number.NaN;
+    return this.mobile_(kind, credentialId, out);
+  }
+
+  private card_(cardNumber: number, facilityCode: number | null, pin: string | null, out: Decision | undefined): Decision {
     const d = out ?? newDecision();
     const sys = this.current_();
-    if (this.input_ === 0 || (kind !== "touch" && kind !== "token") || typeof credentialId !== "string" || credentialId.length === 0 || !isInstant(atMs))
+    if (this.input_ === 0 || !isCount(cardNumber) || !isFacility(facilityCode) || !(pin === null || pin === undefined || isDigits(pin)) || !instantSet())
       return fillDecision(sys, d, null, exitEmpty(C_BAD_REQUEST));
-    return this.run_(sys, d, KIND_MOBILE, NO_BITS, -1, -1, kind === "touch" ? 2 : 4, credentialId, null, atMs);
+    return this.run_(sys, d, KIND_NUMBER, NO_BITS, cardNumber, facilityCode === null || facilityCode === undefined ? -1 : facilityCode, 0, null, pin === undefined ? null : pin);
+  }
+
+  private wiegand_(bits: Uint8Array, out: Decision | undefined): Decision {
+    const d = out ?? newDecision();
+    const sys = this.current_();
+    if (this.input_ === 0 || !isFrame(bits) || !instantSet()) return fillDecision(sys, d, null, exitEmpty(C_BAD_REQUEST));
+    return this.run_(sys, d, KIND_WIEGAND, bits, -1, -1, 0, null, null);
+  }
+
+  private pin_(pin: string, out: Decision | undefined): Decision {
+    const d = out ?? newDecision();
+    const sys = this.current_();
+    if (this.input_ === 0 || !isDigits(pin) || !instantSet()) return fillDecision(sys, d, null, exitEmpty(C_BAD_REQUEST));
+    return this.run_(sys, d, KIND_NONE, NO_BITS, -1, -1, 0, null, pin);
+  }
+
+  private mobile_(kind: "touch" | "token", credentialId: string, out: Decision | undefined): Decision {
+    const d = out ?? newDecision();
+    const sys = this.current_();
+    if (this.input_ === 0 || (kind !== "touch" && kind !== "token") || typeof credentialId !== "string" || credentialId.length === 0 || !instantSet())
+      return fillDecision(sys, d, null, exitEmpty(C_BAD_REQUEST));
+    return this.run_(sys, d, KIND_MOBILE, NO_BITS, -1, -1, kind === "touch" ? 2 : 4, credentialId, null);
   }
 }
 
@@ -327,13 +351,17 @@ function batchRow(
   const cn = card[i]!;
   const fc = facility[i]!;
   const at = atMs[i]!;
+  // The instant reaches decideCore through NUMBERS (a double argument would be boxed).
   const channel = input === null ? 0 : input[i]!;
   let code: number;
   if (!(Number.isSafeInteger(cn) && cn >= 0) || !(fc === -1 || (Number.isSafeInteger(fc) && fc >= 0)) || !(Number.isSafeInteger(at) && at >= MIN_INSTANT && at < MAX_INSTANT) || channel > 2)
     code = exitEmpty(C_BAD_REQUEST);
   else {
     const k = device[i]!;
-    code = k < devices.length ? decideCore(sys, devices[k]!, 1 << channel, KIND_NUMBER, NO_BITS, 0, cn, fc, 0, null, null, ONLINE, at, undefined) : exitEmpty(C_UNKNOWN_DEVICE);
+    if (k < devices.length) {
+      NUMBERS[ARG_AT] = at;
+      code = decideCore(sys, devices[k]!, 1 << channel, KIND_NUMBER, NO_BITS, 0, cn, fc, 0, null, null, ONLINE, undefined);
+    } else code = exitEmpty(C_UNKNOWN_DEVICE);
   }
   outcome[i] = OUTCOME_OF_REASON[code]!;
   reason[i] = code;
