@@ -4,7 +4,7 @@
 // that every answer is the one decide gives (test/property/reader.property.test.ts). Hot path: no
 // luxon/Intl, no string building, no closures, no allocation beyond the decision (none with `out`,
 // none per row in a batch). docs/semantics.md, "Reader handles and batches" (RH1–RH8).
-import type { CompiledDevice, CompiledSystem } from "../compile/index.js";
+import { CARD_STRIDE, type CompiledDevice, type CompiledSystem, HOLDER_STRIDE, H_GROUP_FROM, cardHash, findCard } from "../compile/index.js";
 import { type Decision, type InputType, MAX_FRAME_BITS, MAX_INSTANT, MIN_INSTANT } from "../model/index.js";
 import {
   C_BAD_REQUEST,
@@ -280,11 +280,15 @@ export interface BatchOut {
 
 /** Batches at least this long, and with at least one row per device on average, are decided grouped by device. */
 const GROUP_MIN_ROWS = 256;
+/** Rows whose memory is fetched ahead together (prefetchRows) before they are decided one by one. */
+const WINDOW = 16;
 
 // Scratch of the grouping (a counting sort by device), reused across batches: no user code runs
 // while a batch is decided (its columns are checked to be typed arrays), so one set is enough.
 let ORDER = new Uint32Array(0);
 let STARTS = new Uint32Array(0);
+/** Where prefetchRows puts what it read, so that no load is dropped as dead code. */
+const TOUCHED = new Float64Array(1);
 
 function column<T>(value: unknown, type: abstract new (...args: never[]) => T, name: string, rows: number): T {
   if (!(value instanceof (type as unknown as typeof Uint8Array)) || !ArrayBuffer.isView(value)) throw new TypeError(`decideBatch: ${name} must be a ${type.name}`);
@@ -295,8 +299,9 @@ function column<T>(value: unknown, type: abstract new (...args: never[]) => T, n
 /**
  * Decides a batch of card scans (BatchColumns) into `out` (BatchOut): for each row, the outcome,
  * reason and deciding rule decide gives for the row's request. Rows are decided grouped by device
- * (consecutive reads of one device's rule runs stay in cache); outputs are in row order. Allocates
- * nothing per row.
+ * (consecutive reads of one device's rule runs stay in cache), a window at a time whose card slots
+ * and holder records are read first, in tight loops whose cache misses overlap; outputs are in row
+ * order. Allocates nothing per row.
  * @throws TypeError / RangeError when a column is not the typed array it must be or is too short.
  */
 export function decideBatch(sys: CompiledSystem, columns: BatchColumns, out: BatchOut): void {
@@ -312,26 +317,53 @@ export function decideBatch(sys: CompiledSystem, columns: BatchColumns, out: Bat
   const rule = column(out.rule, Int32Array, "rule", rows);
   const devices = sys.devices_;
   const count = devices.length;
-  if (rows < GROUP_MIN_ROWS || rows < count) {
-    for (let i = 0; i < rows; i++) batchRow(sys, devices, device, card, facility, atMs, input, outcome, reason, rule, i);
-    return;
-  }
-  // Counting sort of the row numbers by device (indexes no device has share the last bucket).
-  if (STARTS.length < count + 2) STARTS = new Uint32Array(count + 2);
   if (ORDER.length < rows) ORDER = new Uint32Array(Math.max(rows, ORDER.length * 2));
-  const starts = STARTS;
   const order = ORDER;
-  starts.fill(0, 0, count + 2);
-  for (let i = 0; i < rows; i++) {
-    const k = device[i]!;
-    starts[(k < count ? k : count) + 1]!++;
+  if (rows < GROUP_MIN_ROWS || rows < count) {
+    for (let i = 0; i < rows; i++) order[i] = i;
+  } else {
+    // Counting sort of the row numbers by device (indexes no device has share the last bucket).
+    if (STARTS.length < count + 2) STARTS = new Uint32Array(count + 2);
+    const starts = STARTS;
+    starts.fill(0, 0, count + 2);
+    for (let i = 0; i < rows; i++) {
+      const k = device[i]!;
+      starts[(k < count ? k : count) + 1]!++;
+    }
+    for (let k = 1; k <= count + 1; k++) starts[k] = starts[k]! + starts[k - 1]!;
+    for (let i = 0; i < rows; i++) {
+      const k = device[i]!;
+      order[starts[k < count ? k : count]!++] = i;
+    }
   }
-  for (let k = 1; k <= count + 1; k++) starts[k] = starts[k]! + starts[k - 1]!;
-  for (let i = 0; i < rows; i++) {
-    const k = device[i]!;
-    order[starts[k < count ? k : count]!++] = i;
+  for (let from = 0; from < rows; from += WINDOW) {
+    const to = from + WINDOW < rows ? from + WINDOW : rows;
+    prefetchRows(sys, card, order, from, to);
+    for (let j = from; j < to; j++) batchRow(sys, devices, device, card, facility, atMs, input, outcome, reason, rule, order[j]!);
   }
-  for (let j = 0; j < rows; j++) batchRow(sys, devices, device, card, facility, atMs, input, outcome, reason, rule, order[j]!);
+}
+
+/**
+ * Reads, for rows `order[from … to - 1]`, the first card-table slot of each card number, then each
+ * holder's record: two short loops of independent loads, so the CPU has a
+ * window's cache misses in flight at once instead of one at a time inside decideCore.
+ */
+function prefetchRows(sys: CompiledSystem, card: Float64Array, order: Uint32Array, from: number, to: number): void {
+  const table = sys.cardTable_;
+  const mask = sys.cardMask_;
+  let acc = 0;
+  for (let j = from; j < to; j++) {
+    const cn = card[order[j]!]!;
+    if (cn >= 0 && cn <= Number.MAX_SAFE_INTEGER) acc += table[(cardHash(cn) & mask) * CARD_STRIDE]!;
+  }
+  const hd = sys.holderData_;
+  for (let j = from; j < to; j++) {
+    const cn = card[order[j]!]!;
+    if (!(cn >= 0 && cn <= Number.MAX_SAFE_INTEGER)) continue;
+    const c = findCard(sys, cn);
+    if (c >= 0) acc += hd[(table[c + 2]! | 0) * HOLDER_STRIDE + H_GROUP_FROM]!;
+  }
+  TOUCHED[0] = acc;
 }
 
 /** Row i of a batch: checked as checkRequest checks its request, then decided by decideCore. */

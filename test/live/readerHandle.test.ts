@@ -6,7 +6,7 @@ import { AT, accept, liveOf } from "./fixture.js";
 
 const at = Date.parse(AT);
 
-test("a handle taken before changes follows them: incremental, a full recompile, its device deleted", () => {
+test("RH4 RH8 a handle taken before changes follows them: incremental, a full recompile, its device deleted; indexes move", () => {
   const live = liveOf();
   const front = live.engine.reader("d-front")!;
   const fan = live.engine.reader("d-fan")!;
@@ -44,7 +44,7 @@ test("a handle taken before changes follows them: incremental, a full recompile,
   expect([live.engine.outcomeCodes[out.outcome[1]!], live.engine.reasonCodes[out.reason[1]!], out.rule[1]]).toEqual(["denied", "unknownDevice", -1]);
 });
 
-test("decideBatch refuses columns of the wrong type or too short, before writing anything", () => {
+test("RH5 decideBatch refuses columns of the wrong type or too short, before writing anything", () => {
   const engine = liveOf().engine;
   const out = { outcome: new Uint8Array(2).fill(9), reason: new Uint8Array(2).fill(9), rule: new Int32Array(2).fill(9) };
   const good = { device: Uint32Array.of(0, 0), card: Float64Array.of(1, 2), facility: Float64Array.of(-1, -1), atMs: Float64Array.of(at, at) };

@@ -219,7 +219,7 @@ function cardRows(engine: Engine, s: SystemSnapshot, rows: readonly Row[], pick:
 }
 
 describe("reader handles and batches (differential against decide)", () => {
-  test("a handle's methods equal decide on every field, into a fresh or a stale out", () => {
+  test("RH1 a handle's methods equal decide on every field, into a fresh or a stale out", () => {
     let checked = 0;
     const seen = new Map<string, number>();
     fc.assert(
@@ -239,7 +239,7 @@ describe("reader handles and batches (differential against decide)", () => {
     }
   }, TIMEOUT);
 
-  test("handle arguments no request can be well formed with are badRequest, as decide says for the equivalent request", () => {
+  test("RH2 RH3 handle arguments that make the equivalent request malformed are badRequest, as decide says", () => {
     const odd = fc.constantFrom<unknown>(Number.NaN, Infinity, -Infinity, -1, 1.5, 2 ** 53, -0, "12", null, undefined, 4_102_444_800_000, 4_102_444_799_999, 0);
     fc.assert(
       fc.property(snapshotAndRequestsArb({ maxRequests: 3 }), odd, odd, odd, fc.nat(), ({ snapshot: input, requests }, a, b, c, pick) => {
@@ -271,7 +271,7 @@ describe("reader handles and batches (differential against decide)", () => {
     );
   }, TIMEOUT);
 
-  test("decideBatch writes decide's outcome, reason and rule for every row, in row order (short and grouped batches)", () => {
+  test("RH5 RH6 RH7 decideBatch writes decide's outcome, reason and rule for every row, in row order (short and grouped batches)", () => {
     let grouped = 0;
     fc.assert(
       fc.property(snapshotAndRequestsArb({ maxRequests: 16 }), fc.nat(), fc.boolean(), ({ snapshot: input, requests }, pick, withInput) => {
@@ -296,7 +296,7 @@ describe("reader handles and batches (differential against decide)", () => {
     expect(grouped).toBeGreaterThan(0);
   }, TIMEOUT);
 
-  test("a handle taken before a live system's changes answers as the live engine after each of them", () => {
+  test("RH4 a handle taken before a live system's changes answers as the live engine after each of them", () => {
     let compared = 0;
     let recompiles = 0;
     const stepArb = fc.array(operationSpecArb, { minLength: 1, maxLength: 3 });
