@@ -27,7 +27,7 @@ import {
   unionFloors,
   weekdayOf,
 } from "../compile/index.js";
-import { type Decision, MS_PER_DAY, OUTCOME_CODES, REASONS, type Reason, RequestFields, type Topic, checkRequest, outcomeOf } from "../model/index.js";
+import { type Decision, MS_PER_DAY, OUTCOME_CODES, type Outcome, REASONS, type Reason, RequestFields, type Topic, checkRequest, outcomeOf } from "../model/index.js";
 
 /** The shared empty `floors` of every non-elevator decision. */
 const NO_FLOORS: readonly string[] = Object.freeze([]);
@@ -70,6 +70,9 @@ export function newDecision(): Decision {
 /** The outcome of each reason code (index into REASONS): 0 allowed, 1 denied, 2 unknown (OUTCOME_CODES). */
 export const OUTCOME_OF_REASON: Uint8Array = Uint8Array.from(REASONS, (r) => OUTCOME_CODES.indexOf(outcomeOf(r)));
 const TOPICS: readonly Topic[] = ["device.request.allowed", "device.request.denied", "device.request.unknown"];
+/** Per reason code: its outcome and topic strings (one lookup each when a decision is filled). */
+const OUTCOME_OF_CODE: readonly Outcome[] = REASONS.map((r) => outcomeOf(r));
+const TOPIC_OF_CODE: readonly Topic[] = REASONS.map((r) => TOPICS[OUTCOME_CODES.indexOf(outcomeOf(r))]!);
 
 function reasonCode(reason: Reason): number {
   const i = REASONS.indexOf(reason);
@@ -111,70 +114,47 @@ const FLOORS_NONE = 0;
 const FLOORS_ECARD = 1;
 const FLOORS_RULES = 2;
 
+/** The deciding rule's rank at decideCore's last exit (-1: none): what a batch writes. */
+export const LAST_RULE = new Int32Array(1);
+
 /**
- * What decideCore found besides the reason code, as indexes (no string is read on the way: a batch
- * never needs them). One in module scope (RESULT), written by each exit of decideCore and read
- * right after it returns, before any code of a caller's can run.
+ * An exit of decideCore: fills `d` (when there is one: decide and reader handles; a batch passes
+ * null and reads only the code and LAST_RULE), returns `code`. `h` the holder index, `card` the base
+ * index into `cardIds_` of a card credential, `cred` a mobile credential, `rule` a rank (-1 none for
+ * each), `floors` FLOORS_*, `fc` and `cn` the numbers read (-1 none).
  */
-class CoreResult {
-  /** Holder index, -1 none. */
-  h_ = -1;
-  /** Card credential: base index into `cardIds_` (credential id, then holder id), -1 none. */
-  card_ = -1;
-  /** Mobile credential, null none. */
-  cred_: CompiledCredential | null = null;
-  /** Rank of the deciding rule, -1 none. */
-  rule_ = -1;
-  duress_ = false;
-  floors_ = FLOORS_NONE;
-  /** Decoded or given facility code and credential number, -1 none. */
-  fc_ = -1;
-  cn_ = -1;
-}
-
-export const RESULT = new CoreResult();
-
-/** Records an exit of decideCore in RESULT; returns `code`. */
-function exit(code: number, h: number, card: number, cred: CompiledCredential | null, rule: number, duress: boolean, floors: number, fc: number, cn: number): number {
-  const r = RESULT;
-  r.h_ = h;
-  r.card_ = card;
-  r.cred_ = cred;
-  r.rule_ = rule;
-  r.duress_ = duress;
-  r.floors_ = floors;
-  r.fc_ = fc;
-  r.cn_ = cn;
+function exit(
+  d: Decision | null,
+  sys: CompiledSystem,
+  device: CompiledDevice | null,
+  code: number,
+  h: number,
+  card: number,
+  cred: CompiledCredential | null,
+  rule: number,
+  duress: boolean,
+  floors: number,
+  fc: number,
+  cn: number,
+): number {
+  LAST_RULE[0] = rule;
+  if (d === null) return code;
+  d.outcome = OUTCOME_OF_CODE[code]!;
+  d.topic = TOPIC_OF_CODE[code]!;
+  d.reason = REASONS[code]!;
+  d.holderId = h < 0 ? null : card >= 0 ? sys.cardIds_[card + 1]! : sys.holders_[h]!.id;
+  d.credentialId = card >= 0 ? sys.cardIds_[card]! : cred !== null ? cred.id : null;
+  d.activeRuleId = rule < 0 ? null : sys.ruleIds_[rule]!;
+  d.duress = duress;
+  d.floors = floors === FLOORS_NONE || device === null ? NO_FLOORS : floors === FLOORS_ECARD ? device.ecardFloors_ : floorsOf(device, RULES);
+  d.facilityCode = fc < 0 ? null : fc;
+  d.credentialNumber = cn < 0 ? null : cn;
   return code;
 }
 
-/** An exit before any credential was read: every field empty. */
-export function exitEmpty(code: number): number {
-  return exit(code, -1, -1, null, -1, false, FLOORS_NONE, -1, -1);
-}
-
-/**
- * Fills `d` from a reason code and RESULT (as decideCore or exitEmpty left it) for `device` (null
- * when no device was found): the strings are read here, once per decision.
- */
-export function fillDecision(sys: CompiledSystem, d: Decision, device: CompiledDevice | null, code: number): Decision {
-  const r = RESULT;
-  const o = OUTCOME_OF_REASON[code]!;
-  d.outcome = OUTCOME_CODES[o]!;
-  d.topic = TOPICS[o]!;
-  d.reason = REASONS[code]!;
-  const h = r.h_;
-  const card = r.card_;
-  const cred = r.cred_;
-  d.holderId = h < 0 ? null : card >= 0 ? sys.cardIds_[card + 1]! : sys.holders_[h]!.id;
-  d.credentialId = card >= 0 ? sys.cardIds_[card]! : cred !== null ? cred.id : null;
-  d.activeRuleId = r.rule_ < 0 ? null : sys.ruleIds_[r.rule_]!;
-  d.duress = r.duress_;
-  const floors = r.floors_;
-  d.floors = floors === FLOORS_NONE || device === null ? NO_FLOORS : floors === FLOORS_ECARD ? device.ecardFloors_ : floorsOf(device, RULES);
-  d.facilityCode = r.fc_ < 0 ? null : r.fc_;
-  d.credentialNumber = r.cn_ < 0 ? null : r.cn_;
-  return d;
+/** An exit before any credential was read (every field empty); returns `code`. */
+export function exitEmpty(d: Decision | null, sys: CompiledSystem, code: number): number {
+  return exit(d, sys, null, code, -1, -1, null, -1, false, FLOORS_NONE, -1, -1);
 }
 
 /** The input channel bit of an `input` value (INPUT_BIT; absent: wiegand). */
@@ -223,12 +203,18 @@ export interface DecideTrace {
 export function decide(sys: CompiledSystem, request: unknown, out?: Decision, trace?: DecideTrace): Decision {
   const d = out ?? newDecision();
   const r = REQUEST;
-  if (!checkRequest(request, null, r)) return fillDecision(sys, d, null, exitEmpty(C_BAD_REQUEST));
+  if (!checkRequest(request, null, r)) {
+    exitEmpty(d, sys, C_BAD_REQUEST);
+    return d;
+  }
 
   // 1. Device.
   const device = sys.deviceIndex_.get(r.deviceId as string);
   if (trace !== undefined) trace.device_(device);
-  if (device === undefined) return fillDecision(sys, d, null, exitEmpty(C_UNKNOWN_DEVICE));
+  if (device === undefined) {
+    exitEmpty(d, sys, C_UNKNOWN_DEVICE);
+    return d;
+  }
 
   // The request's fields as decideCore takes them.
   let kind = KIND_NONE;
@@ -254,8 +240,8 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision, tr
   const offline = !r.hasNode || r.online !== false ? ONLINE : r.timeKnown === false ? OFFLINE_NO_CLOCK : (r.offlineSeconds as number);
   const pin = r.pin === undefined ? null : (r.pin as string | null);
   NUMBERS[ARG_AT] = r.instant_[0]!;
-  const code = decideCore(sys, device, inputBit(r.input as string | undefined), kind, r.bits_, length, cn, fc, mobileBit, credentialId, pin, offline, trace);
-  return fillDecision(sys, d, device, code);
+  decideCore(d, sys, device, inputBit(r.input as string | undefined), kind, r.bits_, length, cn, fc, mobileBit, credentialId, pin, offline, trace);
+  return d;
 }
 
 /**
@@ -272,14 +258,15 @@ export const OFFLINE_NO_CLOCK = -2;
 
 /**
  * SPEC §3 from step 1's input check on, for a well-formed request already resolved to its device:
- * what decide, reader handles and batches share. Writes what it found to RESULT and returns the
- * reason code (index into REASONS). No string is built or read, nothing allocated.
+ * what decide, reader handles and batches share. Fills `d` (null: a batch, which reads only the
+ * returned reason code, an index into REASONS, and LAST_RULE). No string is built, nothing allocated.
  * @param input - the channel's INPUT_BIT.
  * @param kind - KIND_NONE (PIN only), KIND_WIEGAND (`bits[0 … length - 1]`), KIND_NUMBER (`cn`, `fc` -1 for none) or KIND_MOBILE (`mobileBit` 2 touch / 4 token, `credentialId`).
  * @param offline - ONLINE, OFFLINE_NO_CLOCK or the seconds the node has been offline.
  * The instant is NUMBERS[ARG_AT].
  */
 export function decideCore(
+  d: Decision | null,
   sys: CompiledSystem,
   device: CompiledDevice,
   input: number,
@@ -294,7 +281,7 @@ export function decideCore(
   offline: number,
   trace: DecideTrace | undefined,
 ): number {
-  if ((device.inputMask_ & input) === 0) return exitEmpty(C_INPUT_NOT_ALLOWED);
+  if ((device.inputMask_ & input) === 0) return exitEmpty(d, sys, C_INPUT_NOT_ALLOWED);
   const node = device.node_;
   const at = NUMBERS[ARG_AT]!;
 
@@ -304,19 +291,19 @@ export function decideCore(
     format = firstFormat(node.formats_, length);
     if (format === null) {
       if (trace !== undefined) trace.read_(null, -1, -1, true);
-      return exitEmpty(C_UNKNOWN_CARD_FORMAT);
+      return exitEmpty(d, sys, C_UNKNOWN_CARD_FORMAT);
     }
     decodeInto(format, bits, length, SCRATCH);
     fc = SCRATCH.fc_;
     cn = SCRATCH.cn_;
     if (trace !== undefined) trace.read_(format, fc, cn, SCRATCH.parityOk_);
-    if (format.enforceParity_ && !SCRATCH.parityOk_) return exit(C_PARITY, -1, -1, null, -1, false, FLOORS_NONE, fc, cn);
+    if (format.enforceParity_ && !SCRATCH.parityOk_) return exit(d, sys, device, C_PARITY, -1, -1, null, -1, false, FLOORS_NONE, fc, cn);
   } else if (kind === KIND_NUMBER) {
     format = node.formats_[0]!;
     if (trace !== undefined) trace.read_(format, fc, cn, true);
   }
   if (format !== null && format.fcPolicy_ === FC_POLICY.FILTER_LIST && (fc < 0 || !format.allowedFc_.has(fc)))
-    return exit(C_FC_NOT_ALLOWED, -1, -1, null, -1, false, FLOORS_NONE, fc, cn);
+    return exit(d, sys, device, C_FC_NOT_ALLOWED, -1, -1, null, -1, false, FLOORS_NONE, fc, cn);
   const isCard = kind === KIND_WIEGAND || kind === KIND_NUMBER;
 
   // 3. Fallback modes.
@@ -327,8 +314,8 @@ export function decideCore(
   }
   if (trace !== undefined) trace.mode_(mode);
   if (mode !== MODE_NORMAL) {
-    if (isCard && cn >= 0 && node.ecards_.has(cn)) return exit(C_ECARD, -1, -1, null, -1, false, FLOORS_ECARD, fc, cn);
-    if (mode === MODE_ECARD) return exit(C_OFFLINE_ECARD_ONLY, -1, -1, null, -1, false, FLOORS_NONE, fc, cn);
+    if (isCard && cn >= 0 && node.ecards_.has(cn)) return exit(d, sys, device, C_ECARD, -1, -1, null, -1, false, FLOORS_ECARD, fc, cn);
+    if (mode === MODE_ECARD) return exit(d, sys, device, C_OFFLINE_ECARD_ONLY, -1, -1, null, -1, false, FLOORS_NONE, fc, cn);
   }
 
   // 4. Credential. The holder is an index; its hot fields are one record of `holderData_`.
@@ -339,38 +326,38 @@ export function decideCore(
   if (isCard) {
     const c = cn < 0 ? -1 : findCard(sys, cn);
     if (trace !== undefined) trace.card_(c);
-    if (c < 0) return exit(C_UNKNOWN_CREDENTIAL, -1, -1, null, -1, false, FLOORS_NONE, fc, cn);
+    if (c < 0) return exit(d, sys, device, C_UNKNOWN_CREDENTIAL, -1, -1, null, -1, false, FLOORS_NONE, fc, cn);
     const table = sys.cardTable_;
     if ((format as CompiledFormat).fcPolicy_ === FC_POLICY.ENFORCED && table[c + 1] !== fc)
-      return exit(C_FC_MISMATCH, -1, -1, null, -1, false, FLOORS_NONE, fc, cn);
+      return exit(d, sys, device, C_FC_MISMATCH, -1, -1, null, -1, false, FLOORS_NONE, fc, cn);
     h = table[c + 2]! | 0;
     if (trace !== undefined) trace.holder_(h);
     card = table[c + 3]! | 0;
   } else if (kind === KIND_MOBILE) {
     const c = sys.digitalById_.get(credentialId as string);
-    if (c === undefined || (c.types_ & mobileBit) === 0) return exitEmpty(C_UNKNOWN_CREDENTIAL);
+    if (c === undefined || (c.types_ & mobileBit) === 0) return exitEmpty(d, sys, C_UNKNOWN_CREDENTIAL);
     h = c.holder_;
     if (trace !== undefined) trace.holder_(h);
     cred = c;
     pending = c.pending_;
     if (!pending && mobileBit === 2 && !device.ble_)
-      return exit(C_BLE, h, -1, c, -1, pin !== null && sys.holders_[h]!.duressPin_ === pin, FLOORS_NONE, -1, -1);
+      return exit(d, sys, device, C_BLE, h, -1, c, -1, pin !== null && sys.holders_[h]!.duressPin_ === pin, FLOORS_NONE, -1, -1);
   } else {
     const owner = sys.pinOwner_.get(pin as string);
-    if (owner === undefined) return exitEmpty(C_UNKNOWN_PIN);
-    if (owner === AMBIGUOUS) return exitEmpty(C_AMBIGUOUS_PIN);
+    if (owner === undefined) return exitEmpty(d, sys, C_UNKNOWN_PIN);
+    if (owner === AMBIGUOUS) return exitEmpty(d, sys, C_AMBIGUOUS_PIN);
     h = owner;
     if (trace !== undefined) trace.holder_(h);
   }
   const duress = pin !== null && sys.holders_[h]!.duressPin_ === pin;
-  if (pending) return exit(C_PENDING, h, card, cred, -1, duress, FLOORS_NONE, -1, -1);
-  if (device.secured_ && kind !== KIND_MOBILE && input !== 4) return exit(C_INSECURE, h, card, cred, -1, duress, FLOORS_NONE, fc, cn);
+  if (pending) return exit(d, sys, device, C_PENDING, h, card, cred, -1, duress, FLOORS_NONE, -1, -1);
+  if (device.secured_ && kind !== KIND_MOBILE && input !== 4) return exit(d, sys, device, C_INSECURE, h, card, cred, -1, duress, FLOORS_NONE, fc, cn);
 
   // 5. Holder.
   const hd = sys.holderData_;
   const hb = h * HOLDER_STRIDE;
   const groupsAndEnabled = hd[hb + H_GROUP_TO_ENABLED]! | 0;
-  if ((groupsAndEnabled & 1) === 0) return exit(C_DISABLED, h, card, cred, -1, duress, FLOORS_NONE, fc, cn);
+  if ((groupsAndEnabled & 1) === 0) return exit(d, sys, device, C_DISABLED, h, card, cred, -1, duress, FLOORS_NONE, fc, cn);
   // Local day and time of day as small integers (ms of day < 2^27): no double leaves this function.
   let day = 0;
   let tod = 0;
@@ -386,8 +373,8 @@ export function decideCore(
     }
     const local = at + node.zone_.offsets_[lo]!;
     if (trace !== undefined) trace.time_(at, local);
-    if (local < hd[hb + H_FROM]!) return exit(C_NOT_YET, h, card, cred, -1, duress, FLOORS_NONE, fc, cn);
-    if (local >= hd[hb + H_TO]!) return exit(C_EXPIRED, h, card, cred, -1, duress, FLOORS_NONE, fc, cn);
+    if (local < hd[hb + H_FROM]!) return exit(d, sys, device, C_NOT_YET, h, card, cred, -1, duress, FLOORS_NONE, fc, cn);
+    if (local >= hd[hb + H_TO]!) return exit(d, sys, device, C_EXPIRED, h, card, cred, -1, duress, FLOORS_NONE, fc, cn);
     day = Math.floor(local / MS_PER_DAY);
     tod = local - day * MS_PER_DAY;
   }
@@ -398,15 +385,15 @@ export function decideCore(
   const factor = kind !== KIND_NONE ? (pinOk ? 4 : 1) : 2;
   evaluateRules(sys, device, hd[hb + H_GROUP_FROM]! | 0, groupsAndEnabled >> 1, factor, mode, day, tod, RULES);
   if (trace !== undefined) trace.rules_(device, hd[hb + H_GROUP_FROM]! | 0, groupsAndEnabled >> 1, factor, mode, day, tod, RULES);
-  if (RULES.minDeny_ !== NONE) return exit(C_DENIED_BY_RULE, h, card, cred, RULES.minDeny_, duress, FLOORS_NONE, fc, cn);
-  if (RULES.minAllow_ === NONE) return exit(mode === MODE_24X7 ? C_OFFLINE_NOT_24X7 : C_NO_RULE, h, card, cred, -1, duress, FLOORS_NONE, fc, cn);
+  if (RULES.minDeny_ !== NONE) return exit(d, sys, device, C_DENIED_BY_RULE, h, card, cred, RULES.minDeny_, duress, FLOORS_NONE, fc, cn);
+  if (RULES.minAllow_ === NONE) return exit(d, sys, device, mode === MODE_24X7 ? C_OFFLINE_NOT_24X7 : C_NO_RULE, h, card, cred, -1, duress, FLOORS_NONE, fc, cn);
   if (RULES.minAccepted_ !== NONE) {
     const code = mode === MODE_NORMAL ? C_ALLOWED : mode === MODE_24X7 ? C_OFFLINE_24X7 : C_OFFLINE_ANY;
-    return exit(code, h, card, cred, RULES.minAccepted_, duress, FLOORS_RULES, fc, cn);
+    return exit(d, sys, device, code, h, card, cred, RULES.minAccepted_, duress, FLOORS_RULES, fc, cn);
   }
   // E11: the reason comes from the smallest-id applicable allow rule.
   const code = pin !== null && !pinOk ? C_WRONG_PIN : kind !== KIND_NONE ? C_PIN_REQUIRED : C_CARD_REQUIRED;
-  return exit(code, h, card, cred, RULES.minAllow_, duress, FLOORS_NONE, fc, cn);
+  return exit(d, sys, device, code, h, card, cred, RULES.minAllow_, duress, FLOORS_NONE, fc, cn);
 }
 
 /** What the rules applicable to one holder at one device come to (SPEC §3 steps 6–7). */

@@ -17,10 +17,9 @@ import {
   ARG_AT,
   NUMBERS,
   ONLINE,
-  RESULT,
+  LAST_RULE,
   decideCore,
   exitEmpty,
-  fillDecision,
   inputBit,
   newDecision,
 } from "./decide.js";
@@ -69,6 +68,12 @@ function isFrame(bits: unknown): boolean {
   if (n < 9 || n > MAX_FRAME_BITS) return false;
   for (let i = 0; i < n; i++) if (bits[i]! > 1) return false;
   return true;
+}
+
+/** A malformed scan: `denied/badRequest` in `d`. */
+function refuse(d: Decision, sys: CompiledSystem): Decision {
+  exitEmpty(d, sys, C_BAD_REQUEST);
+  return d;
 }
 
 /** The INPUT_BIT of a handle's `input` option; 0 when it is not one (every scan is then badRequest, RH3). */
@@ -125,8 +130,9 @@ export class ReaderHandle {
   /** decideCore for this reader, after the arguments were found well formed. */
   private run_(sys: CompiledSystem, d: Decision, kind: number, bits: Uint8Array, cn: number, fc: number, mobileBit: number, credentialId: string | null, pin: string | null): Decision {
     const device = this.device_;
-    if (device === null) return fillDecision(sys, d, null, exitEmpty(C_UNKNOWN_DEVICE));
-    return fillDecision(sys, d, device, decideCore(sys, device, this.input_, kind, bits, bits.length, cn, fc, mobileBit, credentialId, pin, ONLINE, undefined));
+    if (device === null) exitEmpty(d, sys, C_UNKNOWN_DEVICE);
+    else decideCore(d, sys, device, this.input_, kind, bits, bits.length, cn, fc, mobileBit, credentialId, pin, ONLINE, undefined);
+    return d;
   }
 
   /**
@@ -211,21 +217,21 @@ export class ReaderHandle {
     const d = out ?? newDecision();
     const sys = this.current_();
     if (this.input_ === 0 || !isCount(cardNumber) || !isFacility(facilityCode) || !(pin === null || pin === undefined || isDigits(pin)) || !instantSet())
-      return fillDecision(sys, d, null, exitEmpty(C_BAD_REQUEST));
+      return refuse(d, sys);
     return this.run_(sys, d, KIND_NUMBER, NO_BITS, cardNumber, facilityCode === null || facilityCode === undefined ? -1 : facilityCode, 0, null, pin === undefined ? null : pin);
   }
 
   private wiegand_(bits: Uint8Array, out: Decision | undefined): Decision {
     const d = out ?? newDecision();
     const sys = this.current_();
-    if (this.input_ === 0 || !isFrame(bits) || !instantSet()) return fillDecision(sys, d, null, exitEmpty(C_BAD_REQUEST));
+    if (this.input_ === 0 || !isFrame(bits) || !instantSet()) return refuse(d, sys);
     return this.run_(sys, d, KIND_WIEGAND, bits, -1, -1, 0, null, null);
   }
 
   private pin_(pin: string, out: Decision | undefined): Decision {
     const d = out ?? newDecision();
     const sys = this.current_();
-    if (this.input_ === 0 || !isDigits(pin) || !instantSet()) return fillDecision(sys, d, null, exitEmpty(C_BAD_REQUEST));
+    if (this.input_ === 0 || !isDigits(pin) || !instantSet()) return refuse(d, sys);
     return this.run_(sys, d, KIND_NONE, NO_BITS, -1, -1, 0, null, pin);
   }
 
@@ -233,7 +239,7 @@ export class ReaderHandle {
     const d = out ?? newDecision();
     const sys = this.current_();
     if (this.input_ === 0 || (kind !== "touch" && kind !== "token") || typeof credentialId !== "string" || credentialId.length === 0 || !instantSet())
-      return fillDecision(sys, d, null, exitEmpty(C_BAD_REQUEST));
+      return refuse(d, sys);
     return this.run_(sys, d, KIND_MOBILE, NO_BITS, -1, -1, kind === "touch" ? 2 : 4, credentialId, null);
   }
 }
@@ -387,15 +393,15 @@ function batchRow(
   const channel = input === null ? 0 : input[i]!;
   let code: number;
   if (!(Number.isSafeInteger(cn) && cn >= 0) || !(fc === -1 || (Number.isSafeInteger(fc) && fc >= 0)) || !(Number.isSafeInteger(at) && at >= MIN_INSTANT && at < MAX_INSTANT) || channel > 2)
-    code = exitEmpty(C_BAD_REQUEST);
+    code = exitEmpty(null, sys, C_BAD_REQUEST);
   else {
     const k = device[i]!;
     if (k < devices.length) {
       NUMBERS[ARG_AT] = at;
-      code = decideCore(sys, devices[k]!, 1 << channel, KIND_NUMBER, NO_BITS, 0, cn, fc, 0, null, null, ONLINE, undefined);
-    } else code = exitEmpty(C_UNKNOWN_DEVICE);
+      code = decideCore(null, sys, devices[k]!, 1 << channel, KIND_NUMBER, NO_BITS, 0, cn, fc, 0, null, null, ONLINE, undefined);
+    } else code = exitEmpty(null, sys, C_UNKNOWN_DEVICE);
   }
   outcome[i] = OUTCOME_OF_REASON[code]!;
   reason[i] = code;
-  rule[i] = RESULT.rule_;
+  rule[i] = LAST_RULE[0]!;
 }
