@@ -119,18 +119,16 @@ export const LAST_RULE = new Int32Array(1);
 
 /**
  * An exit of decideCore: fills `d` (when there is one: decide and reader handles; a batch passes
- * null and reads only the code and LAST_RULE), returns `code`. `h` the holder index, `card` the base
- * index into `cardIds_` of a card credential, `cred` a mobile credential, `rule` a rank (-1 none for
- * each), `floors` FLOORS_*, `fc` and `cn` the numbers read (-1 none).
+ * null and reads only the code and LAST_RULE), returns `code`. `rule` a rank (-1 none), `floors`
+ * FLOORS_*, `fc` and `cn` the numbers read (-1 none).
  */
 function exit(
   d: Decision | null,
   sys: CompiledSystem,
   device: CompiledDevice | null,
   code: number,
-  h: number,
-  card: number,
-  cred: CompiledCredential | null,
+  holderId: string | null,
+  credentialId: string | null,
   rule: number,
   duress: boolean,
   floors: number,
@@ -142,8 +140,8 @@ function exit(
   d.outcome = OUTCOME_OF_CODE[code]!;
   d.topic = TOPIC_OF_CODE[code]!;
   d.reason = REASONS[code]!;
-  d.holderId = h < 0 ? null : card >= 0 ? sys.cardIds_[card + 1]! : sys.holders_[h]!.id;
-  d.credentialId = card >= 0 ? sys.cardIds_[card]! : cred !== null ? cred.id : null;
+  d.holderId = holderId;
+  d.credentialId = credentialId;
   d.activeRuleId = rule < 0 ? null : sys.ruleIds_[rule]!;
   d.duress = duress;
   d.floors = floors === FLOORS_NONE || device === null ? NO_FLOORS : floors === FLOORS_ECARD ? device.ecardFloors_ : floorsOf(device, RULES);
@@ -154,7 +152,7 @@ function exit(
 
 /** An exit before any credential was read (every field empty); returns `code`. */
 export function exitEmpty(d: Decision | null, sys: CompiledSystem, code: number): number {
-  return exit(d, sys, null, code, -1, -1, null, -1, false, FLOORS_NONE, -1, -1);
+  return exit(d, sys, null, code, null, null, -1, false, FLOORS_NONE, -1, -1);
 }
 
 /** The input channel bit of an `input` value (INPUT_BIT; absent: wiegand). */
@@ -276,7 +274,7 @@ export function decideCore(
   cn: number,
   fc: number,
   mobileBit: number,
-  credentialId: string | null,
+  mobileId: string | null,
   pin: string | null,
   offline: number,
   trace: DecideTrace | undefined,
@@ -297,13 +295,13 @@ export function decideCore(
     fc = SCRATCH.fc_;
     cn = SCRATCH.cn_;
     if (trace !== undefined) trace.read_(format, fc, cn, SCRATCH.parityOk_);
-    if (format.enforceParity_ && !SCRATCH.parityOk_) return exit(d, sys, device, C_PARITY, -1, -1, null, -1, false, FLOORS_NONE, fc, cn);
+    if (format.enforceParity_ && !SCRATCH.parityOk_) return exit(d, sys, device, C_PARITY, null, null, -1, false, FLOORS_NONE, fc, cn);
   } else if (kind === KIND_NUMBER) {
     format = node.formats_[0]!;
     if (trace !== undefined) trace.read_(format, fc, cn, true);
   }
   if (format !== null && format.fcPolicy_ === FC_POLICY.FILTER_LIST && (fc < 0 || !format.allowedFc_.has(fc)))
-    return exit(d, sys, device, C_FC_NOT_ALLOWED, -1, -1, null, -1, false, FLOORS_NONE, fc, cn);
+    return exit(d, sys, device, C_FC_NOT_ALLOWED, null, null, -1, false, FLOORS_NONE, fc, cn);
   const isCard = kind === KIND_WIEGAND || kind === KIND_NUMBER;
 
   // 3. Fallback modes.
@@ -314,34 +312,40 @@ export function decideCore(
   }
   if (trace !== undefined) trace.mode_(mode);
   if (mode !== MODE_NORMAL) {
-    if (isCard && cn >= 0 && node.ecards_.has(cn)) return exit(d, sys, device, C_ECARD, -1, -1, null, -1, false, FLOORS_ECARD, fc, cn);
-    if (mode === MODE_ECARD) return exit(d, sys, device, C_OFFLINE_ECARD_ONLY, -1, -1, null, -1, false, FLOORS_NONE, fc, cn);
+    if (isCard && cn >= 0 && node.ecards_.has(cn)) return exit(d, sys, device, C_ECARD, null, null, -1, false, FLOORS_ECARD, fc, cn);
+    if (mode === MODE_ECARD) return exit(d, sys, device, C_OFFLINE_ECARD_ONLY, null, null, -1, false, FLOORS_NONE, fc, cn);
   }
 
   // 4. Credential. The holder is an index; its hot fields are one record of `holderData_`.
   let h: number;
-  let card = -1;
-  let cred: CompiledCredential | null = null;
+  // The ids are read as soon as the holder is known (only when a decision is filled): their cache
+  // misses then overlap with the holder's and the rules'.
+  let holderId: string | null = null;
+  let credentialId: string | null = null;
   let pending = false;
   if (isCard) {
     const c = cn < 0 ? -1 : findCard(sys, cn);
     if (trace !== undefined) trace.card_(c);
-    if (c < 0) return exit(d, sys, device, C_UNKNOWN_CREDENTIAL, -1, -1, null, -1, false, FLOORS_NONE, fc, cn);
+    if (c < 0) return exit(d, sys, device, C_UNKNOWN_CREDENTIAL, null, null, -1, false, FLOORS_NONE, fc, cn);
     const table = sys.cardTable_;
     if ((format as CompiledFormat).fcPolicy_ === FC_POLICY.ENFORCED && table[c + 1] !== fc)
-      return exit(d, sys, device, C_FC_MISMATCH, -1, -1, null, -1, false, FLOORS_NONE, fc, cn);
+      return exit(d, sys, device, C_FC_MISMATCH, null, null, -1, false, FLOORS_NONE, fc, cn);
     h = table[c + 2]! | 0;
     if (trace !== undefined) trace.holder_(h);
-    card = table[c + 3]! | 0;
+    if (d !== null) {
+      const ids = table[c + 3]! | 0;
+      credentialId = sys.cardIds_[ids]!;
+      holderId = sys.cardIds_[ids + 1]!;
+    }
   } else if (kind === KIND_MOBILE) {
-    const c = sys.digitalById_.get(credentialId as string);
+    const c = sys.digitalById_.get(mobileId as string);
     if (c === undefined || (c.types_ & mobileBit) === 0) return exitEmpty(d, sys, C_UNKNOWN_CREDENTIAL);
     h = c.holder_;
     if (trace !== undefined) trace.holder_(h);
-    cred = c;
+    credentialId = c.id;
     pending = c.pending_;
     if (!pending && mobileBit === 2 && !device.ble_)
-      return exit(d, sys, device, C_BLE, h, -1, c, -1, pin !== null && sys.holders_[h]!.duressPin_ === pin, FLOORS_NONE, -1, -1);
+      return exit(d, sys, device, C_BLE, sys.holders_[h]!.id, c.id, -1, pin !== null && sys.holders_[h]!.duressPin_ === pin, FLOORS_NONE, -1, -1);
   } else {
     const owner = sys.pinOwner_.get(pin as string);
     if (owner === undefined) return exitEmpty(d, sys, C_UNKNOWN_PIN);
@@ -349,15 +353,16 @@ export function decideCore(
     h = owner;
     if (trace !== undefined) trace.holder_(h);
   }
+  if (d !== null && holderId === null) holderId = sys.holders_[h]!.id;
   const duress = pin !== null && sys.holders_[h]!.duressPin_ === pin;
-  if (pending) return exit(d, sys, device, C_PENDING, h, card, cred, -1, duress, FLOORS_NONE, -1, -1);
-  if (device.secured_ && kind !== KIND_MOBILE && input !== 4) return exit(d, sys, device, C_INSECURE, h, card, cred, -1, duress, FLOORS_NONE, fc, cn);
+  if (pending) return exit(d, sys, device, C_PENDING, holderId, credentialId, -1, duress, FLOORS_NONE, -1, -1);
+  if (device.secured_ && kind !== KIND_MOBILE && input !== 4) return exit(d, sys, device, C_INSECURE, holderId, credentialId, -1, duress, FLOORS_NONE, fc, cn);
 
   // 5. Holder.
   const hd = sys.holderData_;
   const hb = h * HOLDER_STRIDE;
   const groupsAndEnabled = hd[hb + H_GROUP_TO_ENABLED]! | 0;
-  if ((groupsAndEnabled & 1) === 0) return exit(d, sys, device, C_DISABLED, h, card, cred, -1, duress, FLOORS_NONE, fc, cn);
+  if ((groupsAndEnabled & 1) === 0) return exit(d, sys, device, C_DISABLED, holderId, credentialId, -1, duress, FLOORS_NONE, fc, cn);
   // Local day and time of day as small integers (ms of day < 2^27): no double leaves this function.
   let day = 0;
   let tod = 0;
@@ -373,8 +378,8 @@ export function decideCore(
     }
     const local = at + node.zone_.offsets_[lo]!;
     if (trace !== undefined) trace.time_(at, local);
-    if (local < hd[hb + H_FROM]!) return exit(d, sys, device, C_NOT_YET, h, card, cred, -1, duress, FLOORS_NONE, fc, cn);
-    if (local >= hd[hb + H_TO]!) return exit(d, sys, device, C_EXPIRED, h, card, cred, -1, duress, FLOORS_NONE, fc, cn);
+    if (local < hd[hb + H_FROM]!) return exit(d, sys, device, C_NOT_YET, holderId, credentialId, -1, duress, FLOORS_NONE, fc, cn);
+    if (local >= hd[hb + H_TO]!) return exit(d, sys, device, C_EXPIRED, holderId, credentialId, -1, duress, FLOORS_NONE, fc, cn);
     day = Math.floor(local / MS_PER_DAY);
     tod = local - day * MS_PER_DAY;
   }
@@ -385,15 +390,15 @@ export function decideCore(
   const factor = kind !== KIND_NONE ? (pinOk ? 4 : 1) : 2;
   evaluateRules(sys, device, hd[hb + H_GROUP_FROM]! | 0, groupsAndEnabled >> 1, factor, mode, day, tod, RULES);
   if (trace !== undefined) trace.rules_(device, hd[hb + H_GROUP_FROM]! | 0, groupsAndEnabled >> 1, factor, mode, day, tod, RULES);
-  if (RULES.minDeny_ !== NONE) return exit(d, sys, device, C_DENIED_BY_RULE, h, card, cred, RULES.minDeny_, duress, FLOORS_NONE, fc, cn);
-  if (RULES.minAllow_ === NONE) return exit(d, sys, device, mode === MODE_24X7 ? C_OFFLINE_NOT_24X7 : C_NO_RULE, h, card, cred, -1, duress, FLOORS_NONE, fc, cn);
+  if (RULES.minDeny_ !== NONE) return exit(d, sys, device, C_DENIED_BY_RULE, holderId, credentialId, RULES.minDeny_, duress, FLOORS_NONE, fc, cn);
+  if (RULES.minAllow_ === NONE) return exit(d, sys, device, mode === MODE_24X7 ? C_OFFLINE_NOT_24X7 : C_NO_RULE, holderId, credentialId, -1, duress, FLOORS_NONE, fc, cn);
   if (RULES.minAccepted_ !== NONE) {
     const code = mode === MODE_NORMAL ? C_ALLOWED : mode === MODE_24X7 ? C_OFFLINE_24X7 : C_OFFLINE_ANY;
-    return exit(d, sys, device, code, h, card, cred, RULES.minAccepted_, duress, FLOORS_RULES, fc, cn);
+    return exit(d, sys, device, code, holderId, credentialId, RULES.minAccepted_, duress, FLOORS_RULES, fc, cn);
   }
   // E11: the reason comes from the smallest-id applicable allow rule.
   const code = pin !== null && !pinOk ? C_WRONG_PIN : kind !== KIND_NONE ? C_PIN_REQUIRED : C_CARD_REQUIRED;
-  return exit(d, sys, device, code, h, card, cred, RULES.minAllow_, duress, FLOORS_NONE, fc, cn);
+  return exit(d, sys, device, code, holderId, credentialId, RULES.minAllow_, duress, FLOORS_NONE, fc, cn);
 }
 
 /** What the rules applicable to one holder at one device come to (SPEC §3 steps 6–7). */
