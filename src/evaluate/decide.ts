@@ -1,9 +1,10 @@
 // The hot path: one scan → one decision, SPEC §3 step by step. No luxon/Intl, no string building,
 // no closures and no allocation beyond the decision object (none when the caller passes `out`):
-// every table it reads was built by compileSnapshot. `decide` never throws.
+// every table it reads was built by compileSnapshot. `decide` never throws. decide parses and
+// checks the request and finds the device; decideCore, from the input check on, is shared with
+// reader handles and columnar batches (reader.ts), so that all three walk the rules the same way.
 import {
   AMBIGUOUS,
-  type CompiledCredential,
   type CompiledDevice,
   type CompiledFormat,
   type CompiledSystem,

@@ -76,7 +76,7 @@ function refuse(d: Decision, sys: CompiledSystem): Decision {
   return d;
 }
 
-/** The INPUT_BIT of a handle's `input` option; 0 when it is not one (every scan is then badRequest, RH3). */
+/** The INPUT_BIT of a handle's `input` option; 0 when it is not one (every scan is then badRequest, RH2). */
 function optionInput(options: ReaderOptions | undefined): number {
   const input = options === undefined || options === null ? undefined : (options.input as unknown);
   if (input === undefined || input === "wiegand" || input === "unencryptedOsdp" || input === "encryptedOsdp") return inputBit(input);
