@@ -10,7 +10,8 @@
 //                                      whole run: it needs the PostgreSQL server binaries.
 //
 // Scenarios run in child processes grouped by what they need: decide, memory and rsop share one
-// process (started with --expose-gc for the heap measurements, building S, M and L once); compile
+// process (started with --expose-gc for the heap measurements, building S, M and L once); handles
+// (reader handles and batches, bench/handles.bench.ts) gets its own, also with --expose-gc; compile
 // gets a process whose heap holds only the snapshots; the peers (casbin, Cedar wasm) get their own;
 // the CLI scenario spawns `node dist/cli.js`; the service scenario runs `node dist/cli.js serve --data`
 // in a child process and drives it over 127.0.0.1 from its own process (sizes M and L; S only alone);
