@@ -35,7 +35,7 @@ export interface ReaderOptions {
   readonly input?: InputType;
 }
 
-const NO_BITS = new Uint8Array(0);
+const NO_BITS: Uint8Array = new Uint8Array(0);
 
 /** The instant a handle method parked in NUMBERS is a request's `at` in epoch ms: a safe integer from 1970 to 2100 (checkRequest's rule). */
 function instantSet(): boolean {
@@ -127,14 +127,6 @@ export class ReaderHandle {
     return sys;
   }
 
-  /** decideCore for this reader, after the arguments were found well formed. */
-  private run_(sys: CompiledSystem, d: Decision, kind: number, bits: Uint8Array, cn: number, fc: number, mobileBit: number, credentialId: string | null, pin: string | null): Decision {
-    const device = this.device_;
-    if (device === null) exitEmpty(d, sys, C_UNKNOWN_DEVICE);
-    else decideCore(d, sys, device, this.input_, kind, bits, bits.length, cn, fc, mobileBit, credentialId, pin, ONLINE, undefined);
-    return d;
-  }
-
   /**
    * A card read as a number: `{ credential: { credentialNumber, facilityCode } }`.
    * @param cardNumber - the credential number (a non-negative safe integer).
@@ -149,7 +141,7 @@ export class ReaderHandle {
     // Each method only parks the instant in NUMBERS and calls on: small enough for V8 to inline it
     // where it is called, so that the double is stored, not boxed into an argument.
     NUMBERS[ARG_AT] = typeof atMs === "number" ? atMs : Number.NaN;
-    return this.card_(cardNumber, facilityCode, null, out);
+    return this.scan_(KIND_NUMBER, cardNumber, facilityCode, null, null, null, null, out);
   }
 
   /**
@@ -164,7 +156,7 @@ export class ReaderHandle {
    */
   wiegand(bits: Uint8Array, atMs: number, out?: Decision): Decision {
     NUMBERS[ARG_AT] = typeof atMs === "number" ? atMs : Number.NaN;
-    return this.wiegand_(bits, out);
+    return this.scan_(KIND_WIEGAND, null, null, bits, null, null, null, out);
   }
 
   /**
@@ -178,7 +170,7 @@ export class ReaderHandle {
    */
   pin(pin: string, atMs: number, out?: Decision): Decision {
     NUMBERS[ARG_AT] = typeof atMs === "number" ? atMs : Number.NaN;
-    return this.pin_(pin, out);
+    return this.scan_(KIND_NONE, null, null, null, pin, null, null, out);
   }
 
   /**
@@ -195,7 +187,7 @@ export class ReaderHandle {
    */
   cardAndPin(cardNumber: number, facilityCode: number | null, pin: string, atMs: number, out?: Decision): Decision {
     NUMBERS[ARG_AT] = typeof atMs === "number" ? atMs : Number.NaN;
-    return this.card_(cardNumber, facilityCode, pin, out);
+    return this.scan_(KIND_NUMBER, cardNumber, facilityCode, null, pin, null, null, out);
   }
 
   /**
@@ -210,37 +202,53 @@ export class ReaderHandle {
    */
   mobile(kind: "touch" | "token", credentialId: string, atMs: number, out?: Decision): Decision {
     NUMBERS[ARG_AT] = typeof atMs === "number" ? atMs : Number.NaN;
-    return this.mobile_(kind, credentialId, out);
+    return this.scan_(KIND_MOBILE, null, null, null, null, kind, credentialId, out);
   }
 
-  private card_(cardNumber: number, facilityCode: number | null, pin: string | null, out: Decision | undefined): Decision {
+  /**
+   * Every method's scan, after the method parked the instant in NUMBERS: the arguments of `kind`
+   * checked as checkRequest checks the equivalent request, then decideCore. One function for all
+   * five (too large for V8 to inline), so that the methods themselves stay small enough to be inlined
+   * where they are called.
+   */
+  private scan_(kind: number, cardNumber: unknown, facilityCode: unknown, bits: unknown, pin: unknown, mobile: unknown, credentialId: unknown, out: Decision | undefined): Decision {
     const d = out ?? newDecision();
     const sys = this.current_();
-    if (this.input_ === 0 || !isCount(cardNumber) || !isFacility(facilityCode) || !(pin === null || pin === undefined || isDigits(pin)) || !instantSet())
-      return refuse(d, sys);
-    return this.run_(sys, d, KIND_NUMBER, NO_BITS, cardNumber, facilityCode === null || facilityCode === undefined ? -1 : facilityCode, 0, null, pin === undefined ? null : pin);
-  }
-
-  private wiegand_(bits: Uint8Array, out: Decision | undefined): Decision {
-    const d = out ?? newDecision();
-    const sys = this.current_();
-    if (this.input_ === 0 || !isFrame(bits) || !instantSet()) return refuse(d, sys);
-    return this.run_(sys, d, KIND_WIEGAND, bits, -1, -1, 0, null, null);
-  }
-
-  private pin_(pin: string, out: Decision | undefined): Decision {
-    const d = out ?? newDecision();
-    const sys = this.current_();
-    if (this.input_ === 0 || !isDigits(pin) || !instantSet()) return refuse(d, sys);
-    return this.run_(sys, d, KIND_NONE, NO_BITS, -1, -1, 0, null, pin);
-  }
-
-  private mobile_(kind: "touch" | "token", credentialId: string, out: Decision | undefined): Decision {
-    const d = out ?? newDecision();
-    const sys = this.current_();
-    if (this.input_ === 0 || (kind !== "touch" && kind !== "token") || typeof credentialId !== "string" || credentialId.length === 0 || !instantSet())
-      return refuse(d, sys);
-    return this.run_(sys, d, KIND_MOBILE, NO_BITS, -1, -1, kind === "touch" ? 2 : 4, credentialId, null);
+    let ok = this.input_ !== 0 && instantSet();
+    let cn = -1;
+    let fc = -1;
+    let frame: Uint8Array = NO_BITS;
+    let digits: string | null = null;
+    let mobileBit = 0;
+    let id: string | null = null;
+    if (ok) {
+      if (kind === KIND_NUMBER) {
+        // cardAndPin with a null PIN is a card scan, as a request's `pin: null` is no PIN.
+        ok = isCount(cardNumber) && isFacility(facilityCode) && (pin === null || pin === undefined || isDigits(pin));
+        if (ok) {
+          cn = cardNumber as number;
+          fc = facilityCode === null || facilityCode === undefined ? -1 : (facilityCode as number);
+          digits = pin === null || pin === undefined ? null : (pin as string);
+        }
+      } else if (kind === KIND_WIEGAND) {
+        ok = isFrame(bits);
+        if (ok) frame = bits as Uint8Array;
+      } else if (kind === KIND_NONE) {
+        ok = isDigits(pin);
+        if (ok) digits = pin as string;
+      } else {
+        ok = (mobile === "touch" || mobile === "token") && typeof credentialId === "string" && credentialId.length > 0;
+        if (ok) {
+          mobileBit = mobile === "touch" ? 2 : 4;
+          id = credentialId as string;
+        }
+      }
+    }
+    if (!ok) return refuse(d, sys);
+    const device = this.device_;
+    if (device === null) exitEmpty(d, sys, C_UNKNOWN_DEVICE);
+    else decideCore(d, sys, device, this.input_, kind, frame, frame.length, cn, fc, mobileBit, id, digits, ONLINE, undefined);
+    return d;
   }
 }
 
