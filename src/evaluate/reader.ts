@@ -37,12 +37,6 @@ export interface ReaderOptions {
 
 const NO_BITS: Uint8Array = new Uint8Array(0);
 
-/** The instant a handle method parked in NUMBERS is a request's `at` in epoch ms: a safe integer from 1970 to 2100 (checkRequest's rule). */
-function instantSet(): boolean {
-  const at = NUMBERS[ARG_AT]!;
-  return Number.isSafeInteger(at) && at >= MIN_INSTANT && at < MAX_INSTANT;
-}
-
 function isCount(v: unknown): boolean {
   return typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
 }
@@ -212,9 +206,12 @@ export class ReaderHandle {
    * where they are called.
    */
   private scan_(kind: number, cardNumber: unknown, facilityCode: unknown, bits: unknown, pin: unknown, mobile: unknown, credentialId: unknown, out: Decision | undefined): Decision {
+    // The instant first, into a local: a check below could run a caller's code (a redefined
+    // typed-array getter, say) that scans again and overwrites NUMBERS; it is put back last.
+    const at = NUMBERS[ARG_AT]!;
     const d = out ?? newDecision();
     const sys = this.current_();
-    let ok = this.input_ !== 0 && instantSet();
+    let ok = this.input_ !== 0 && Number.isSafeInteger(at) && at >= MIN_INSTANT && at < MAX_INSTANT;
     let cn = -1;
     let fc = -1;
     let frame: Uint8Array = NO_BITS;
@@ -247,7 +244,10 @@ export class ReaderHandle {
     if (!ok) return refuse(d, sys);
     const device = this.device_;
     if (device === null) exitEmpty(d, sys, C_UNKNOWN_DEVICE);
-    else decideCore(d, sys, device, this.input_, kind, frame, frame.length, cn, fc, mobileBit, id, digits, ONLINE, undefined);
+    else {
+      NUMBERS[ARG_AT] = at;
+      decideCore(d, sys, device, this.input_, kind, frame, frame.length, cn, fc, mobileBit, id, digits, ONLINE, undefined);
+    }
     return d;
   }
 }
