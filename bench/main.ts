@@ -10,7 +10,8 @@
 //                                      whole run: it needs the PostgreSQL server binaries.
 //
 // Scenarios run in child processes grouped by what they need: decide, memory and rsop share one
-// process (started with --expose-gc for the heap measurements, building S, M and L once); compile
+// process (started with --expose-gc for the heap measurements, building S, M and L once); handles
+// (reader handles and batches, bench/handles.bench.ts) gets its own, also with --expose-gc; compile
 // gets a process whose heap holds only the snapshots; the peers (casbin, Cedar wasm) get their own;
 // the CLI scenario spawns `node dist/cli.js`; the service scenario runs `node dist/cli.js serve --data`
 // in a child process and drives it over 127.0.0.1 from its own process (sizes M and L; S only alone);
@@ -24,6 +25,7 @@ import { run as cli } from "./cli.bench.js";
 import { run as compile } from "./compile.bench.js";
 import { run as decide } from "./decide.bench.js";
 import { run as diff } from "./diff.bench.js";
+import { run as handles } from "./handles.bench.js";
 import { run as incremental } from "./incremental.bench.js";
 import type { SizeName } from "./fixtures.js";
 import { run as memory } from "./memory.bench.js";
@@ -35,7 +37,7 @@ import { run as service } from "./service.bench.js";
 import { run as webhooks } from "./webhooks.bench.js";
 import type { Scenario, ScenarioContext } from "./scenario.js";
 
-const SCENARIOS: Readonly<Record<string, Scenario>> = { decide, memory, rsop, compile, incremental, diff, peers, cli, service, scale, report, webhooks };
+const SCENARIOS: Readonly<Record<string, Scenario>> = { decide, memory, rsop, handles, compile, incremental, diff, peers, cli, service, scale, report, webhooks };
 
 interface Job {
   readonly scenarios: readonly string[];
@@ -44,6 +46,7 @@ interface Job {
 
 const JOBS: readonly Job[] = [
   { scenarios: ["decide", "memory", "rsop"], nodeFlags: ["--expose-gc"] },
+  { scenarios: ["handles"], nodeFlags: ["--expose-gc"] },
   { scenarios: ["compile"], nodeFlags: [] },
   { scenarios: ["incremental"], nodeFlags: ["--expose-gc"] },
   { scenarios: ["diff"], nodeFlags: [] },

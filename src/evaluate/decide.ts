@@ -1,6 +1,8 @@
 // The hot path: one scan → one decision, SPEC §3 step by step. No luxon/Intl, no string building,
 // no closures and no allocation beyond the decision object (none when the caller passes `out`):
-// every table it reads was built by compileSnapshot. `decide` never throws.
+// every table it reads was built by compileSnapshot. `decide` never throws. decide parses and
+// checks the request and finds the device; decideCore, from the input check on, is shared with
+// reader handles and columnar batches (reader.ts), so that all three walk the rules the same way.
 import {
   AMBIGUOUS,
   type CompiledDevice,
@@ -26,7 +28,7 @@ import {
   unionFloors,
   weekdayOf,
 } from "../compile/index.js";
-import { type Decision, MS_PER_DAY, type Outcome, type Reason, RequestFields, checkRequest } from "../model/index.js";
+import { type Decision, MS_PER_DAY, OUTCOME_CODES, type Outcome, REASONS, type Reason, RequestFields, type Topic, checkRequest, outcomeOf } from "../model/index.js";
 
 /** The shared empty `floors` of every non-elevator decision. */
 const NO_FLOORS: readonly string[] = Object.freeze([]);
@@ -38,10 +40,11 @@ export const MODE_ECARD = 1;
 export const MODE_24X7 = 2;
 export const MODE_ANY = 3;
 
-const KIND_NONE = 0;
-const KIND_WIEGAND = 1;
-const KIND_NUMBER = 2;
-const KIND_MOBILE = 3;
+/** The credential a request presents (decideCore's `kind`). */
+export const KIND_NONE = 0;
+export const KIND_WIEGAND = 1;
+export const KIND_NUMBER = 2;
+export const KIND_MOBILE = 3;
 
 // Module-level scratch, written only after checkRequest has read every field of the request (each
 // once, into REQUEST): from then on decide runs no code of the caller's, so a getter that calls
@@ -65,32 +68,96 @@ export function newDecision(): Decision {
   };
 }
 
-function fill(
-  d: Decision,
-  outcome: Outcome,
-  reason: Reason,
-  holderId: string | null,
-  credentialId: string | null,
-  activeRuleId: string | null,
-  duress: boolean,
-  floors: readonly string[],
-  fc: number,
-  cn: number,
-): Decision {
-  d.outcome = outcome;
-  d.topic = outcome === "allowed" ? "device.request.allowed" : outcome === "denied" ? "device.request.denied" : "device.request.unknown";
-  d.reason = reason;
-  d.holderId = holderId;
-  d.credentialId = credentialId;
-  d.activeRuleId = activeRuleId;
-  d.duress = duress;
-  d.floors = floors;
-  d.facilityCode = fc < 0 ? null : fc;
-  d.credentialNumber = cn < 0 ? null : cn;
-  return d;
+/** The outcome of each reason code (index into REASONS): 0 allowed, 1 denied, 2 unknown (OUTCOME_CODES). */
+export const OUTCOME_OF_REASON: Uint8Array = Uint8Array.from(REASONS, (r) => OUTCOME_CODES.indexOf(outcomeOf(r)));
+const TOPICS: readonly Topic[] = ["device.request.allowed", "device.request.denied", "device.request.unknown"];
+/** Per reason code: its outcome and topic strings (one lookup each when a decision is filled). */
+const OUTCOME_OF_CODE: readonly Outcome[] = REASONS.map((r) => outcomeOf(r));
+const TOPIC_OF_CODE: readonly Topic[] = REASONS.map((r) => TOPICS[OUTCOME_CODES.indexOf(outcomeOf(r))]!);
+
+function reasonCode(reason: Reason): number {
+  const i = REASONS.indexOf(reason);
+  if (i < 0) throw new Error(`no reason code ${reason}`);
+  return i;
 }
 
-function inputBit(input: string | undefined): number {
+// Reason codes: positions in REASONS (what decideBatch writes).
+export const C_ALLOWED = reasonCode("allowed");
+const C_ECARD = reasonCode("ecard");
+const C_OFFLINE_24X7 = reasonCode("offline24x7");
+const C_OFFLINE_ANY = reasonCode("offlineAnySchedule");
+const C_UNKNOWN_CARD_FORMAT = reasonCode("unknownCardFormat");
+const C_UNKNOWN_CREDENTIAL = reasonCode("unknownCredential");
+const C_FC_MISMATCH = reasonCode("facilityCodeMismatch");
+const C_UNKNOWN_PIN = reasonCode("unknownPin");
+export const C_BAD_REQUEST = reasonCode("badRequest");
+export const C_UNKNOWN_DEVICE = reasonCode("unknownDevice");
+const C_INPUT_NOT_ALLOWED = reasonCode("inputTypeNotAllowed");
+const C_PARITY = reasonCode("parityError");
+const C_FC_NOT_ALLOWED = reasonCode("facilityCodeNotAllowed");
+const C_OFFLINE_ECARD_ONLY = reasonCode("offlineEcardOnly");
+const C_OFFLINE_NOT_24X7 = reasonCode("offlineNot24x7");
+const C_PENDING = reasonCode("credentialPending");
+const C_BLE = reasonCode("bleNotSupported");
+const C_INSECURE = reasonCode("insecureRead");
+const C_AMBIGUOUS_PIN = reasonCode("ambiguousPin");
+const C_DISABLED = reasonCode("holderDisabled");
+const C_NOT_YET = reasonCode("holderNotYetActive");
+const C_EXPIRED = reasonCode("holderExpired");
+const C_NO_RULE = reasonCode("noActiveRule");
+const C_DENIED_BY_RULE = reasonCode("deniedByRule");
+const C_WRONG_PIN = reasonCode("wrongPin");
+const C_PIN_REQUIRED = reasonCode("pinRequired");
+const C_CARD_REQUIRED = reasonCode("cardRequired");
+
+/** `floors_` of a CoreResult: none, the device's e-card floors, or those of the accepting rules (RULES). */
+const FLOORS_NONE = 0;
+const FLOORS_ECARD = 1;
+const FLOORS_RULES = 2;
+
+/** The deciding rule's rank at decideCore's last exit (-1: none): what a batch writes. */
+export const LAST_RULE = new Int32Array(1);
+
+/**
+ * An exit of decideCore: fills `d` (when there is one: decide and reader handles; a batch passes
+ * null and reads only the code and LAST_RULE), returns `code`. `rule` a rank (-1 none), `floors`
+ * FLOORS_*, `fc` and `cn` the numbers read (-1 none).
+ */
+function exit(
+  d: Decision | null,
+  sys: CompiledSystem,
+  device: CompiledDevice | null,
+  code: number,
+  holderId: string | null,
+  credentialId: string | null,
+  rule: number,
+  duress: boolean,
+  floors: number,
+  fc: number,
+  cn: number,
+): number {
+  LAST_RULE[0] = rule;
+  if (d === null) return code;
+  d.outcome = OUTCOME_OF_CODE[code]!;
+  d.topic = TOPIC_OF_CODE[code]!;
+  d.reason = REASONS[code]!;
+  d.holderId = holderId;
+  d.credentialId = credentialId;
+  d.activeRuleId = rule < 0 ? null : sys.ruleIds_[rule]!;
+  d.duress = duress;
+  d.floors = floors === FLOORS_NONE || device === null ? NO_FLOORS : floors === FLOORS_ECARD ? device.ecardFloors_ : floorsOf(device, RULES);
+  d.facilityCode = fc < 0 ? null : fc;
+  d.credentialNumber = cn < 0 ? null : cn;
+  return code;
+}
+
+/** An exit before any credential was read (every field empty); returns `code`. */
+export function exitEmpty(d: Decision | null, sys: CompiledSystem, code: number): number {
+  return exit(d, sys, null, code, null, null, -1, false, FLOORS_NONE, -1, -1);
+}
+
+/** The input channel bit of an `input` value (INPUT_BIT; absent: wiegand). */
+export function inputBit(input: string | undefined): number {
   if (input === undefined || input === "wiegand") return 1;
   return input === "unencryptedOsdp" ? 2 : 4;
 }
@@ -135,108 +202,168 @@ export interface DecideTrace {
 export function decide(sys: CompiledSystem, request: unknown, out?: Decision, trace?: DecideTrace): Decision {
   const d = out ?? newDecision();
   const r = REQUEST;
-  if (!checkRequest(request, null, r)) return fill(d, "denied", "badRequest", null, null, null, false, NO_FLOORS, -1, -1);
-  const at = r.instant_[0]!;
+  if (!checkRequest(request, null, r)) {
+    exitEmpty(d, sys, C_BAD_REQUEST);
+    return d;
+  }
 
   // 1. Device.
   const device = sys.deviceIndex_.get(r.deviceId as string);
   if (trace !== undefined) trace.device_(device);
-  if (device === undefined) return fill(d, "denied", "unknownDevice", null, null, null, false, NO_FLOORS, -1, -1);
-  const input = inputBit(r.input as string | undefined);
-  if ((device.inputMask_ & input) === 0) return fill(d, "denied", "inputTypeNotAllowed", null, null, null, false, NO_FLOORS, -1, -1);
-  const node = device.node_;
+  if (device === undefined) {
+    exitEmpty(d, sys, C_UNKNOWN_DEVICE);
+    return d;
+  }
 
-  // 2. Read.
+  // The request's fields as decideCore takes them.
   let kind = KIND_NONE;
-  let fc = -1;
+  let length = 0;
   let cn = -1;
-  let format: CompiledFormat | null = null;
+  let fc = -1;
+  let mobileBit = 0;
+  let credentialId: string | null = null;
   if (r.hasCredential) {
     if (r.wiegand !== undefined) {
       kind = KIND_WIEGAND;
-      const length = (r.wiegand as string).length;
-      format = firstFormat(node.formats_, length);
-      if (format === null) {
-        if (trace !== undefined) trace.read_(null, -1, -1, true);
-        return fill(d, "unknown", "unknownCardFormat", null, null, null, false, NO_FLOORS, -1, -1);
-      }
-      decodeInto(format, r.bits_, length, SCRATCH);
-      fc = SCRATCH.fc_;
-      cn = SCRATCH.cn_;
-      if (trace !== undefined) trace.read_(format, fc, cn, SCRATCH.parityOk_);
-      if (format.enforceParity_ && !SCRATCH.parityOk_) return fill(d, "denied", "parityError", null, null, null, false, NO_FLOORS, fc, cn);
+      length = (r.wiegand as string).length;
     } else if (r.credentialNumber !== undefined) {
       kind = KIND_NUMBER;
-      format = node.formats_[0]!;
       cn = r.credentialNumber as number;
       fc = r.facilityCode === undefined || r.facilityCode === null ? -1 : (r.facilityCode as number);
-      if (trace !== undefined) trace.read_(format, fc, cn, true);
-    } else kind = KIND_MOBILE;
-    if (format !== null && format.fcPolicy_ === FC_POLICY.FILTER_LIST && (fc < 0 || !format.allowedFc_.has(fc)))
-      return fill(d, "denied", "facilityCodeNotAllowed", null, null, null, false, NO_FLOORS, fc, cn);
+    } else {
+      kind = KIND_MOBILE;
+      mobileBit = r.mobile === "touch" ? 2 : 4;
+      credentialId = r.credentialId as string;
+    }
   }
+  const offline = !r.hasNode || r.online !== false ? ONLINE : r.timeKnown === false ? OFFLINE_NO_CLOCK : (r.offlineSeconds as number);
+  const pin = r.pin === undefined ? null : (r.pin as string | null);
+  NUMBERS[ARG_AT] = r.instant_[0]!;
+  decideCore(d, sys, device, inputBit(r.input as string | undefined), kind, r.bits_, length, cn, fc, mobileBit, credentialId, pin, offline, trace);
+  return d;
+}
+
+/**
+ * decideCore's numeric arguments, written by its caller just before the call: a double passed as an
+ * argument to a function V8 does not inline is boxed (an allocation per decision), a typed array
+ * slot is not. `at`: the instant (epoch ms, a safe integer in range).
+ */
+export const NUMBERS = new Float64Array(1);
+export const ARG_AT = 0;
+
+/** `offline` of decideCore: the node is online; offline without a clock (else: seconds offline, ≥ 0). */
+export const ONLINE = -1;
+export const OFFLINE_NO_CLOCK = -2;
+
+/**
+ * SPEC §3 from step 1's input check on, for a well-formed request already resolved to its device:
+ * what decide, reader handles and batches share. Fills `d` (null: a batch, which reads only the
+ * returned reason code, an index into REASONS, and LAST_RULE). No string is built, nothing allocated.
+ * @param input - the channel's INPUT_BIT.
+ * @param kind - KIND_NONE (PIN only), KIND_WIEGAND (`bits[0 … length - 1]`), KIND_NUMBER (`cn`, `fc` -1 for none) or KIND_MOBILE (`mobileBit` 2 touch / 4 token, `credentialId`).
+ * @param offline - ONLINE, OFFLINE_NO_CLOCK or the seconds the node has been offline.
+ * The instant is NUMBERS[ARG_AT].
+ */
+export function decideCore(
+  d: Decision | null,
+  sys: CompiledSystem,
+  device: CompiledDevice,
+  input: number,
+  kind: number,
+  bits: Uint8Array,
+  length: number,
+  cn: number,
+  fc: number,
+  mobileBit: number,
+  mobileId: string | null,
+  pin: string | null,
+  offline: number,
+  trace: DecideTrace | undefined,
+): number {
+  if ((device.inputMask_ & input) === 0) return exitEmpty(d, sys, C_INPUT_NOT_ALLOWED);
+  const node = device.node_;
+  const at = NUMBERS[ARG_AT]!;
+
+  // 2. Read.
+  let format: CompiledFormat | null = null;
+  if (kind === KIND_WIEGAND) {
+    format = firstFormat(node.formats_, length);
+    if (format === null) {
+      if (trace !== undefined) trace.read_(null, -1, -1, true);
+      return exitEmpty(d, sys, C_UNKNOWN_CARD_FORMAT);
+    }
+    decodeInto(format, bits, length, SCRATCH);
+    fc = SCRATCH.fc_;
+    cn = SCRATCH.cn_;
+    if (trace !== undefined) trace.read_(format, fc, cn, SCRATCH.parityOk_);
+    if (format.enforceParity_ && !SCRATCH.parityOk_) return exit(d, sys, device, C_PARITY, null, null, -1, false, FLOORS_NONE, fc, cn);
+  } else if (kind === KIND_NUMBER) {
+    format = node.formats_[0]!;
+    if (trace !== undefined) trace.read_(format, fc, cn, true);
+  }
+  if (format !== null && format.fcPolicy_ === FC_POLICY.FILTER_LIST && (fc < 0 || !format.allowedFc_.has(fc)))
+    return exit(d, sys, device, C_FC_NOT_ALLOWED, null, null, -1, false, FLOORS_NONE, fc, cn);
   const isCard = kind === KIND_WIEGAND || kind === KIND_NUMBER;
 
   // 3. Fallback modes.
   let mode = MODE_NORMAL;
-  if (r.hasNode && r.online === false) {
-    if (r.timeKnown !== false) mode = (r.offlineSeconds as number) <= node.killTimer_ ? MODE_NORMAL : MODE_ECARD;
+  if (offline !== ONLINE) {
+    if (offline !== OFFLINE_NO_CLOCK) mode = offline <= node.killTimer_ ? MODE_NORMAL : MODE_ECARD;
     else mode = node.offlinePolicy_ === 0 ? MODE_ECARD : node.offlinePolicy_ === 1 ? MODE_24X7 : MODE_ANY;
   }
   if (trace !== undefined) trace.mode_(mode);
   if (mode !== MODE_NORMAL) {
-    if (isCard && cn >= 0 && node.ecards_.has(cn)) return fill(d, "allowed", "ecard", null, null, null, false, device.ecardFloors_, fc, cn);
-    if (mode === MODE_ECARD) return fill(d, "denied", "offlineEcardOnly", null, null, null, false, NO_FLOORS, fc, cn);
+    if (isCard && cn >= 0 && node.ecards_.has(cn)) return exit(d, sys, device, C_ECARD, null, null, -1, false, FLOORS_ECARD, fc, cn);
+    if (mode === MODE_ECARD) return exit(d, sys, device, C_OFFLINE_ECARD_ONLY, null, null, -1, false, FLOORS_NONE, fc, cn);
   }
 
   // 4. Credential. The holder is an index; its hot fields are one record of `holderData_`.
-  const pin = r.pin === undefined ? null : (r.pin as string | null);
   let h: number;
-  let credentialId: string | null = null;
+  // The ids are read as soon as the holder is known (only when a decision is filled): their cache
+  // misses then overlap with the holder's and the rules'.
   let holderId: string | null = null;
+  let credentialId: string | null = null;
   let pending = false;
   if (isCard) {
     const c = cn < 0 ? -1 : findCard(sys, cn);
     if (trace !== undefined) trace.card_(c);
-    if (c < 0) return fill(d, "unknown", "unknownCredential", null, null, null, false, NO_FLOORS, fc, cn);
+    if (c < 0) return exit(d, sys, device, C_UNKNOWN_CREDENTIAL, null, null, -1, false, FLOORS_NONE, fc, cn);
     const table = sys.cardTable_;
     if ((format as CompiledFormat).fcPolicy_ === FC_POLICY.ENFORCED && table[c + 1] !== fc)
-      return fill(d, "unknown", "facilityCodeMismatch", null, null, null, false, NO_FLOORS, fc, cn);
+      return exit(d, sys, device, C_FC_MISMATCH, null, null, -1, false, FLOORS_NONE, fc, cn);
     h = table[c + 2]! | 0;
     if (trace !== undefined) trace.holder_(h);
-    const ids = table[c + 3]! | 0;
-    credentialId = sys.cardIds_[ids]!;
-    holderId = sys.cardIds_[ids + 1]!;
+    if (d !== null) {
+      const ids = table[c + 3]! | 0;
+      credentialId = sys.cardIds_[ids]!;
+      holderId = sys.cardIds_[ids + 1]!;
+    }
   } else if (kind === KIND_MOBILE) {
-    const bit = r.mobile === "touch" ? 2 : 4;
-    const c = sys.digitalById_.get(r.credentialId as string);
-    if (c === undefined || (c.types_ & bit) === 0) return fill(d, "unknown", "unknownCredential", null, null, null, false, NO_FLOORS, -1, -1);
+    const c = sys.digitalById_.get(mobileId as string);
+    if (c === undefined || (c.types_ & mobileBit) === 0) return exitEmpty(d, sys, C_UNKNOWN_CREDENTIAL);
     h = c.holder_;
     if (trace !== undefined) trace.holder_(h);
     credentialId = c.id;
     pending = c.pending_;
-    if (!pending && bit === 2 && !device.ble_) {
-      const holder = sys.holders_[h]!;
-      return fill(d, "denied", "bleNotSupported", holder.id, credentialId, null, pin !== null && holder.duressPin_ === pin, NO_FLOORS, -1, -1);
-    }
+    if (!pending && mobileBit === 2 && !device.ble_)
+      return exit(d, sys, device, C_BLE, sys.holders_[h]!.id, c.id, -1, pin !== null && sys.holders_[h]!.duressPin_ === pin, FLOORS_NONE, -1, -1);
   } else {
     const owner = sys.pinOwner_.get(pin as string);
-    if (owner === undefined) return fill(d, "unknown", "unknownPin", null, null, null, false, NO_FLOORS, -1, -1);
-    if (owner === AMBIGUOUS) return fill(d, "denied", "ambiguousPin", null, null, null, false, NO_FLOORS, -1, -1);
+    if (owner === undefined) return exitEmpty(d, sys, C_UNKNOWN_PIN);
+    if (owner === AMBIGUOUS) return exitEmpty(d, sys, C_AMBIGUOUS_PIN);
     h = owner;
     if (trace !== undefined) trace.holder_(h);
   }
-  if (holderId === null) holderId = sys.holders_[h]!.id;
+  if (d !== null && holderId === null) holderId = sys.holders_[h]!.id;
   const duress = pin !== null && sys.holders_[h]!.duressPin_ === pin;
-  if (pending) return fill(d, "denied", "credentialPending", holderId, credentialId, null, duress, NO_FLOORS, -1, -1);
-  if (device.secured_ && kind !== KIND_MOBILE && input !== 4)
-    return fill(d, "denied", "insecureRead", holderId, credentialId, null, duress, NO_FLOORS, fc, cn);
+  if (pending) return exit(d, sys, device, C_PENDING, holderId, credentialId, -1, duress, FLOORS_NONE, -1, -1);
+  if (device.secured_ && kind !== KIND_MOBILE && input !== 4) return exit(d, sys, device, C_INSECURE, holderId, credentialId, -1, duress, FLOORS_NONE, fc, cn);
 
   // 5. Holder.
   const hd = sys.holderData_;
   const hb = h * HOLDER_STRIDE;
   const groupsAndEnabled = hd[hb + H_GROUP_TO_ENABLED]! | 0;
-  if ((groupsAndEnabled & 1) === 0) return fill(d, "denied", "holderDisabled", holderId, credentialId, null, duress, NO_FLOORS, fc, cn);
+  if ((groupsAndEnabled & 1) === 0) return exit(d, sys, device, C_DISABLED, holderId, credentialId, -1, duress, FLOORS_NONE, fc, cn);
   // Local day and time of day as small integers (ms of day < 2^27): no double leaves this function.
   let day = 0;
   let tod = 0;
@@ -252,8 +379,8 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision, tr
     }
     const local = at + node.zone_.offsets_[lo]!;
     if (trace !== undefined) trace.time_(at, local);
-    if (local < hd[hb + H_FROM]!) return fill(d, "denied", "holderNotYetActive", holderId, credentialId, null, duress, NO_FLOORS, fc, cn);
-    if (local >= hd[hb + H_TO]!) return fill(d, "denied", "holderExpired", holderId, credentialId, null, duress, NO_FLOORS, fc, cn);
+    if (local < hd[hb + H_FROM]!) return exit(d, sys, device, C_NOT_YET, holderId, credentialId, -1, duress, FLOORS_NONE, fc, cn);
+    if (local >= hd[hb + H_TO]!) return exit(d, sys, device, C_EXPIRED, holderId, credentialId, -1, duress, FLOORS_NONE, fc, cn);
     day = Math.floor(local / MS_PER_DAY);
     tod = local - day * MS_PER_DAY;
   }
@@ -264,17 +391,15 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision, tr
   const factor = kind !== KIND_NONE ? (pinOk ? 4 : 1) : 2;
   evaluateRules(sys, device, hd[hb + H_GROUP_FROM]! | 0, groupsAndEnabled >> 1, factor, mode, day, tod, RULES);
   if (trace !== undefined) trace.rules_(device, hd[hb + H_GROUP_FROM]! | 0, groupsAndEnabled >> 1, factor, mode, day, tod, RULES);
-  const ids = sys.ruleIds_;
-  if (RULES.minDeny_ !== NONE) return fill(d, "denied", "deniedByRule", holderId, credentialId, ids[RULES.minDeny_]!, duress, NO_FLOORS, fc, cn);
-  if (RULES.minAllow_ === NONE)
-    return fill(d, "denied", mode === MODE_24X7 ? "offlineNot24x7" : "noActiveRule", holderId, credentialId, null, duress, NO_FLOORS, fc, cn);
+  if (RULES.minDeny_ !== NONE) return exit(d, sys, device, C_DENIED_BY_RULE, holderId, credentialId, RULES.minDeny_, duress, FLOORS_NONE, fc, cn);
+  if (RULES.minAllow_ === NONE) return exit(d, sys, device, mode === MODE_24X7 ? C_OFFLINE_NOT_24X7 : C_NO_RULE, holderId, credentialId, -1, duress, FLOORS_NONE, fc, cn);
   if (RULES.minAccepted_ !== NONE) {
-    const reason: Reason = mode === MODE_NORMAL ? "allowed" : mode === MODE_24X7 ? "offline24x7" : "offlineAnySchedule";
-    return fill(d, "allowed", reason, holderId, credentialId, ids[RULES.minAccepted_]!, duress, floorsOf(device, RULES), fc, cn);
+    const code = mode === MODE_NORMAL ? C_ALLOWED : mode === MODE_24X7 ? C_OFFLINE_24X7 : C_OFFLINE_ANY;
+    return exit(d, sys, device, code, holderId, credentialId, RULES.minAccepted_, duress, FLOORS_RULES, fc, cn);
   }
   // E11: the reason comes from the smallest-id applicable allow rule.
-  const reason: Reason = pin !== null && !pinOk ? "wrongPin" : kind !== KIND_NONE ? "pinRequired" : "cardRequired";
-  return fill(d, "denied", reason, holderId, credentialId, ids[RULES.minAllow_]!, duress, NO_FLOORS, fc, cn);
+  const code = pin !== null && !pinOk ? C_WRONG_PIN : kind !== KIND_NONE ? C_PIN_REQUIRED : C_CARD_REQUIRED;
+  return exit(d, sys, device, code, holderId, credentialId, RULES.minAllow_, duress, FLOORS_NONE, fc, cn);
 }
 
 /** What the rules applicable to one holder at one device come to (SPEC §3 steps 6–7). */

@@ -1,10 +1,11 @@
 // The engine: one compiled snapshot and the questions asked of it.
 import { type CompiledSystem, type PatchLike, compileSnapshot, updateCompiled } from "../compile/index.js";
-import { type Decision, type Result, SnapshotError, type SystemSnapshot, err, ok, parseSnapshot } from "../model/index.js";
+import { type Decision, OUTCOME_CODES, type Outcome, REASONS, type Reason, type Result, SnapshotError, type SystemSnapshot, err, ok, parseSnapshot } from "../model/index.js";
 import type { ParseSnapshotOptions } from "../model/parseSnapshot.js";
 import { type AccessWindowsResult, type PeriodOptions, accessWindows } from "./accessWindows.js";
 import { decide } from "./decide.js";
 import { type Explanation, explain } from "./explain.js";
+import { type BatchColumns, type BatchOut, type ReaderHandle, type ReaderOptions, decideBatch, readerHandle } from "./reader.js";
 import { type AtOptions, type RsopOptions, type RsopResult, computeRsop } from "./rsop.js";
 import { type WhoResult, whoCanAccess, whoCanAccessFloorGroup } from "./who.js";
 
@@ -51,6 +52,84 @@ export class Engine {
    */
   decide(request: unknown, out?: Decision): Decision {
     return decide(this.compiled_, request, out);
+  }
+
+  /**
+   * A handle deciding the scans of one reader without request objects: `card`, `wiegand`, `pin`,
+   * `cardAndPin` and `mobile` take the scan's fields and the instant in epoch ms, and give exactly
+   * the decision decide gives for the equivalent request (docs/semantics.md RH1–RH5). The handle
+   * stays valid when this engine is updated (a live system's writes): it follows the changes.
+   * @param deviceId - a device id.
+   * @param options - `input`: the channel the reader's scans come in on (default `wiegand`).
+   * @returns the handle, or null when no device has this id.
+   * @example
+   * const door = engine.reader("door-ward-3");
+   * door?.card(1001, 42, Date.parse("2026-04-15T14:15:00Z")).outcome; //=> "allowed" | "denied" | "unknown"
+   */
+  reader(deviceId: string, options?: ReaderOptions): ReaderHandle | null {
+    return readerHandle(this, deviceId, options);
+  }
+
+  /**
+   * Decides a batch of card scans given as columns of typed arrays, writing each row's outcome
+   * code, reason code and deciding rule index into `out`'s columns in row order; no object per
+   * decision. Each row decides as decide does for its request (docs/semantics.md RH6–RH8): map
+   * device ids with deviceIndex, and codes back with outcomeCodes, reasonCodes and ruleId.
+   * @param columns - device indexes, card numbers, facility codes (-1: none), instants (epoch ms), optionally input channels and a length.
+   * @param out - outcome (Uint8Array), reason (Uint8Array) and rule (Int32Array, -1: none) columns, at least as long.
+   * @throws TypeError or RangeError when a column is not of its typed array type or too short (nothing is written then).
+   * @example
+   * const n = 2;
+   * const columns = { device: Uint32Array.of(engine.deviceIndex("door-ward-3"), 0), card: Float64Array.of(1001, 7), facility: Float64Array.of(42, -1), atMs: Float64Array.of(Date.parse("2026-04-15T14:15:00Z"), 0) };
+   * const out = { outcome: new Uint8Array(n), reason: new Uint8Array(n), rule: new Int32Array(n) };
+   * engine.decideBatch(columns, out);
+   * engine.reasonCodes[out.reason[0]]; //=> e.g. "allowed"
+   */
+  decideBatch(columns: BatchColumns, out: BatchOut): void {
+    decideBatch(this.compiled_, columns, out);
+  }
+
+  /**
+   * A device's index for decideBatch's `device` column: its position in `snapshot.devices`. It
+   * changes only when devices are added or removed (or reordered) by an update.
+   * @param deviceId - a device id.
+   * @returns the index, or -1 when no device has this id.
+   * @example
+   * engine.deviceIndex(engine.snapshot.devices[0].id); //=> 0
+   */
+  deviceIndex(deviceId: string): number {
+    const d = typeof deviceId === "string" ? this.compiled_.deviceIndex_.get(deviceId) : undefined;
+    return d === undefined ? -1 : d.index_;
+  }
+
+  /**
+   * The id of the rule at a rule index of decideBatch's `rule` column (rules in id order). Indexes
+   * move when rules are added or removed: read them against the engine that wrote them, before it is updated.
+   * @param index - a rule index.
+   * @returns the rule id, or null for -1 or an index no rule has.
+   * @example
+   * engine.ruleId(out.rule[0]); //=> e.g. "rule-ward-day" (null when no rule decided)
+   */
+  ruleId(index: number): string | null {
+    return Number.isInteger(index) && index >= 0 && index < this.compiled_.ruleIds_.length ? this.compiled_.ruleIds_[index]! : null;
+  }
+
+  /**
+   * decideBatch's reason codes: code i is `reasonCodes[i]` (the same list as REASONS).
+   * @example
+   * engine.reasonCodes[out.reason[0]]; //=> e.g. "noActiveRule"
+   */
+  get reasonCodes(): readonly Reason[] {
+    return REASONS;
+  }
+
+  /**
+   * decideBatch's outcome codes: 0 `allowed`, 1 `denied`, 2 `unknown` (OUTCOME_CODES).
+   * @example
+   * engine.outcomeCodes[out.outcome[0]]; //=> e.g. "denied"
+   */
+  get outcomeCodes(): readonly Outcome[] {
+    return OUTCOME_CODES;
   }
 
   /**

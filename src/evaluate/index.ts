@@ -1,6 +1,8 @@
 // What the adapters may use of the evaluate layer.
 export { Engine, createEngine, loadEngine, loadEngineOrThrow } from "./engine.js";
 export { decide, newDecision } from "./decide.js";
+export { ReaderHandle } from "./reader.js";
+export type { BatchColumns, BatchOut, ReaderOptions } from "./reader.js";
 export type { AtOptions, RsopOptions, RsopResult, RsopHolder, RsopRule, RsopDevice, RsopFloorGroup, RsopNodeRef } from "./rsop.js";
 export type { WhoResult, AccessEntry } from "./who.js";
 export type { AccessWindowsResult, AccessInterval, PeriodOptions } from "./accessWindows.js";

@@ -5,6 +5,13 @@ export type Outcome = "allowed" | "denied" | "unknown";
 /** The event topic of a decision, one per outcome. */
 export type Topic = "device.request.allowed" | "device.request.denied" | "device.request.unknown";
 
+/**
+ * Every outcome, in the order of its code in decideBatch's `outcome` column (0 allowed, 1 denied, 2 unknown).
+ * @example
+ * OUTCOME_CODES[1]; //=> "denied"
+ */
+export const OUTCOME_CODES: readonly Outcome[] = ["allowed", "denied", "unknown"];
+
 /** Reasons of an `allowed` decision. */
 export type AllowedReason = "allowed" | "ecard" | "offline24x7" | "offlineAnySchedule";
 /** Reasons of an `unknown` decision: the credential could not be tied to a holder. */
