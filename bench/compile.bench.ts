@@ -1,7 +1,8 @@
 // Scenario: load time of a snapshot — validation (parseSnapshot, zod) and compilation (createEngine) —
 // first in the process (compiling also builds the zone tables of zones not seen before) and warm
-// (median of several runs).
-import { createEngine, parseSnapshot } from "../src/index.js";
+// (median of several runs); and the whole load of a file's text as the CLI and the server do it:
+// JSON.parse, parseSnapshot with `plainJson` (no defensive copy of what JSON.parse just made), createEngine.
+import { createEngine, loadEngine, parseSnapshot } from "../src/index.js";
 import { type Row, fmtMs, log, median, timeRuns } from "./benchUtil.js";
 import { type SizeName, fixture } from "./fixtures.js";
 import type { ScenarioContext } from "./scenario.js";
@@ -23,6 +24,9 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
 
     const parse = timeRuns(parseRuns, () => JSON.parse(f.json) as unknown, (input) => {
       if (!parseSnapshot(input).ok) throw new Error("invalid");
+    });
+    const load = timeRuns(parseRuns, () => f.json, (text) => {
+      if (!loadEngine(JSON.parse(text), { plainJson: true }).ok) throw new Error("invalid");
     });
     const snapshot = f.engine.snapshot;
     const compile = timeRuns(compileRuns, () => snapshot, (s) => createEngine(s));
@@ -51,7 +55,15 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     });
     ctx.facts[`compile.${size}.firstMs`] = f.compileMs;
     ctx.facts[`compile.${size}.warmMs`] = m;
+    rows.push({
+      section: "compile",
+      size,
+      name: "load: JSON.parse + parseSnapshot (plainJson) + createEngine",
+      value: fmtMs(median(load)),
+      note: `median of ${parseRuns}; what rsop decide and rsop serve pay for a file's text`,
+    });
     ctx.facts[`parse.${size}.ms`] = median(parse);
+    ctx.facts[`load.${size}.ms`] = median(load);
   }
   return rows;
 }

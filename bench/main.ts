@@ -178,6 +178,29 @@ function targets(facts: Record<string, unknown>): Target[] {
     const what = `${num(`rsop.L.${key}.rules`)} rules → ${num(`rsop.L.${key}.devices`)} devices`;
     out.push({ target: `L RSOP of one holder with ~50 rules over 5k devices ≤ 50 µs (${key === "narrow" ? "single-door rules" : "area rules"})`, measured: `${fmtNs(ns)} (${what})`, met: ns <= 50_000 });
   }
+  // Issue 19's targets.
+  const rate = (k: string) => batch(k)?.opsPerSec;
+  const handle = rate("handles.L.reader");
+  const whole = rate("handles.L.batch");
+  if (handle !== undefined) out.push({ target: "L reader handle ≥ 3,000,000 decisions/s", measured: fmtOps(handle), met: handle >= 3e6 });
+  if (whole !== undefined) out.push({ target: "L columnar batch ≥ 5,000,000 decisions/s", measured: fmtOps(whole), met: whole >= 5e6 });
+  for (const [k, what] of [["handles.L.handleBytes", "reader handle"], ["handles.L.batchBytes", "columnar batch"]] as const) {
+    const b = num(k);
+    if (b !== undefined) out.push({ target: `L ${what}: 0 B allocated per decision`, measured: `${b.toFixed(2)} B/decision`, met: b < 1 });
+  }
+  const peer = num("handles.peer.ratio");
+  if (peer !== undefined) out.push({ target: "peer world: reader handle ≥ 2× the plain Map + loop evaluator", measured: `${peer.toFixed(2)}×`, met: peer >= 2 });
+  const cliRatio = num("cli.ratioToBare");
+  if (cliRatio !== undefined) out.push({ target: "M rsop decide per line ≥ 0.5× the bare JSON Lines loop", measured: `${cliRatio.toFixed(2)}×`, met: cliRatio >= 0.5 });
+  const wide = num("rsop.L.wide.ns");
+  if (wide !== undefined) out.push({ target: "L RSOP of one holder whose rules reach 414 devices ≤ 20 µs", measured: fmtNs(wide), met: wide <= 20_000 });
+  for (const [k, label, limit] of [["who.L.busiest.ns", "busiest door", 1e6], ["who.L.median.ns", "median door", 2e5]] as const) {
+    const ns = num(k);
+    if (ns !== undefined) out.push({ target: `L whoCanAccess, ${label} ≤ ${fmtNs(limit)}`, measured: fmtNs(ns), met: ns <= limit });
+  }
+  const loadMs = num("load.L.ms");
+  if (loadMs !== undefined) out.push({ target: "L load (JSON.parse + validation + compile) ≤ 1 s", measured: `${loadMs.toFixed(0)} ms`, met: loadMs <= 1000 });
+  if (heapTotal !== undefined) out.push({ target: "L retained heap ≤ 1,000 B/holder with the snapshot kept", measured: `${heapTotal.toFixed(0)} B/holder`, met: heapTotal <= 1000 });
   const e = num("peers.engineOps");
   const plain = num("peers.plainOps");
   const naive = num("peers.naiveOps");

@@ -86,6 +86,7 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
       };
       const r = await timeBatches(`who ${size} ${label}`, who, 1, timing);
       rows.push(batchRow("who", size, `whoCanAccess(${label})`, r, `${groupsAt.get(deviceId)} groups reach it; ${found} holders allowed at the first instant`));
+      ctx.facts[`who.${size}.${label === "busiest door" ? "busiest" : "median"}.ns`] = r.meanNs;
     }
   }
   return rows;
