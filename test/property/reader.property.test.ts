@@ -82,7 +82,8 @@ function named(method: string, scan: Scan): Scan {
 }
 
 function scanOf(r: unknown): Scan | null {
-  if (!isObject(r) || typeof r.deviceId !== "string") return null;
+  // A row names its device by index: a request with an empty device id (malformed, badRequest) has no row.
+  if (!isObject(r) || typeof r.deviceId !== "string" || r.deviceId === "") return null;
   const node = r.node;
   if (node !== undefined && node !== null && !(isObject(node) && node.online === true)) return null;
   if (typeof r.at !== "number" && typeof r.at !== "string") return null;
@@ -152,7 +153,8 @@ interface Row {
 const INPUT_CODE: Record<string, number> = { wiegand: 0, unencryptedOsdp: 1, encryptedOsdp: 2 };
 
 function rowOf(engine: Engine, r: unknown): Row | null {
-  if (!isObject(r) || typeof r.deviceId !== "string") return null;
+  // A row names its device by index: a request with an empty device id (malformed, badRequest) has no row.
+  if (!isObject(r) || typeof r.deviceId !== "string" || r.deviceId === "") return null;
   const node = r.node;
   if (node !== undefined && node !== null && !(isObject(node) && node.online === true)) return null;
   if (r.pin !== undefined && r.pin !== null) return null;
