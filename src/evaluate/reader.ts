@@ -5,7 +5,7 @@
 // luxon/Intl, no string building, no closures, no allocation beyond the decision (none with `out`,
 // none per row in a batch). docs/semantics.md, "Reader handles and batches" (RH1–RH8).
 import { CARD_STRIDE, type CompiledDevice, type CompiledSystem, HOLDER_STRIDE, H_GROUP_FROM, cardHash, findCard } from "../compile/index.js";
-import { type Decision, type InputType, MAX_FRAME_BITS, MAX_INSTANT, MIN_INSTANT } from "../model/index.js";
+import { type Decision, type InputType, MAX_FRAME_BITS, MAX_INSTANT, MIN_INSTANT, isCount, isDigits } from "../model/index.js";
 import {
   C_BAD_REQUEST,
   C_UNKNOWN_DEVICE,
@@ -37,22 +37,9 @@ export interface ReaderOptions {
 
 const NO_BITS: Uint8Array = new Uint8Array(0);
 
-function isCount(v: unknown): boolean {
-  return typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
-}
-
 /** A facility code argument: null or undefined for none, else a count. */
 function isFacility(v: unknown): boolean {
   return v === null || v === undefined || isCount(v);
-}
-
-function isDigits(s: unknown): boolean {
-  if (typeof s !== "string" || s.length === 0) return false;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 48 || c > 57) return false;
-  }
-  return true;
 }
 
 /** A Wiegand frame as a request's `wiegand` string is, one element per character: 9 to 512 of 0 and 1. */

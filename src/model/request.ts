@@ -181,7 +181,8 @@ function readFields(req: unknown, f: RequestFields): number {
   return READ_OK;
 }
 
-function isDigits(s: unknown): boolean {
+/** A non-empty string of ASCII digits (a PIN); the reader handles check theirs with it too. */
+export function isDigits(s: unknown): boolean {
   if (typeof s !== "string" || s.length === 0) return false;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
@@ -208,7 +209,8 @@ function report(sink: Issue[] | null, path: (string | number)[], message: string
   return true;
 }
 
-function isCount(v: unknown): boolean {
+/** A non-negative safe integer (a card number, a facility code, a count). */
+export function isCount(v: unknown): boolean {
   return typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
 }
 
