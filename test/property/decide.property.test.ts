@@ -4,50 +4,10 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { type Engine, createEngine } from "../../src/evaluate/index.js";
-import { type Decision, type SystemSnapshot, formatIssues, outcomeOf, parseSnapshot } from "../../src/model/index.js";
+import { type Decision, outcomeOf } from "../../src/model/index.js";
 import { addNoopRule, noopRuleSpecArb, snapshotAndRequestsArb } from "../arbitraries/index.js";
 import { decideNaive } from "../reference/decideNaive.js";
-
-const NUM_RUNS = Number(process.env.RSOP_PROPERTY_RUNS ?? 300);
-/** A run costs a few milliseconds; long hunts (RSOP_PROPERTY_RUNS=100000) get the time they need. */
-const TIMEOUT = 60_000 + NUM_RUNS * 20;
-/**
- * Replays a reported failure: fast-check prints `{ seed, path }`; run with RSOP_PROPERTY_SEED=<seed>
- * RSOP_PROPERTY_PATH=<path> to get the same shrunk counterexample again.
- */
-const REPLAY =
-  process.env.RSOP_PROPERTY_SEED === undefined
-    ? {}
-    : { seed: Number(process.env.RSOP_PROPERTY_SEED), ...(process.env.RSOP_PROPERTY_PATH ? { path: process.env.RSOP_PROPERTY_PATH } : {}) };
-
-const FIELDS = ["outcome", "topic", "reason", "holderId", "credentialId", "activeRuleId", "duress", "floors", "facilityCode", "credentialNumber"] as const;
-
-/** A plain copy, so internal classes, frozen or reused arrays never decide the comparison. */
-function plain(d: Decision): Decision {
-  return { ...d, floors: [...d.floors] };
-}
-
-/** A filled-in decision, as a caller reusing one object would pass it. */
-function staleDecision(): Decision {
-  return {
-    outcome: "allowed",
-    topic: "device.request.allowed",
-    reason: "ecard",
-    holderId: "stale-holder",
-    credentialId: "stale-credential",
-    activeRuleId: "stale-rule",
-    duress: true,
-    floors: ["stale-floor"],
-    facilityCode: 999,
-    credentialNumber: 999,
-  };
-}
-
-function parseOrFail(input: unknown): SystemSnapshot {
-  const r = parseSnapshot(input);
-  if (!r.ok) throw new Error(`generated snapshot refused:\n${formatIssues(r.issues)}\n${JSON.stringify(input)}`);
-  return r.value;
-}
+import { FIELDS, NUM_RUNS, REPLAY, TIMEOUT, parseOrFail, plain, staleDecision } from "./support.js";
 
 function show(v: unknown): string {
   return JSON.stringify(v);

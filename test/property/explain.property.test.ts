@@ -4,27 +4,8 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { createEngine } from "../../src/evaluate/index.js";
-import { type Decision, type SystemSnapshot, formatIssues, parseSnapshot } from "../../src/model/index.js";
 import { snapshotAndRequestsArb } from "../arbitraries/index.js";
-
-const NUM_RUNS = Number(process.env.RSOP_PROPERTY_RUNS ?? 300);
-const TIMEOUT = 60_000 + NUM_RUNS * 20;
-const REPLAY =
-  process.env.RSOP_PROPERTY_SEED === undefined
-    ? {}
-    : { seed: Number(process.env.RSOP_PROPERTY_SEED), ...(process.env.RSOP_PROPERTY_PATH ? { path: process.env.RSOP_PROPERTY_PATH } : {}) };
-
-const FIELDS = ["outcome", "topic", "reason", "holderId", "credentialId", "activeRuleId", "duress", "floors", "facilityCode", "credentialNumber"] as const;
-
-function parseOrFail(input: unknown): SystemSnapshot {
-  const r = parseSnapshot(input);
-  if (!r.ok) throw new Error(`generated snapshot refused:\n${formatIssues(r.issues)}\n${JSON.stringify(input)}`);
-  return r.value;
-}
-
-function plain(d: Decision): Decision {
-  return { ...d, floors: [...d.floors] };
-}
+import { FIELDS, NUM_RUNS, REPLAY, TIMEOUT, parseOrFail, plain } from "./support.js";
 
 describe("explain", () => {
   test("explain's decision equals decide's on every field, and its trace ends in it", () => {

@@ -9,44 +9,12 @@ import { describe, expect, test } from "vitest";
 import { type Engine, createEngine } from "../../src/evaluate/index.js";
 import type { ReaderHandle } from "../../src/evaluate/reader.js";
 import { type Operation, createLiveSystem, seededIds } from "../../src/live/index.js";
-import { type Decision, OUTCOME_CODES, REASONS, type SystemSnapshot, formatIssues, parseInstant, parseSnapshot, requestIssues } from "../../src/model/index.js";
+import { type Decision, OUTCOME_CODES, REASONS, type SystemSnapshot, parseInstant, requestIssues } from "../../src/model/index.js";
 import { type OperationSpec, operationSpecArb, resolveOperation, snapshotAndRequestsArb } from "../arbitraries/index.js";
+import { FIELDS, NUM_RUNS, REPLAY, TIMEOUT, parseOrFail, plain, staleDecision } from "./support.js";
 
-const NUM_RUNS = Number(process.env.RSOP_PROPERTY_RUNS ?? 300);
-const TIMEOUT = 60_000 + NUM_RUNS * 20;
 /** The live-system property replays operations (about 20 ms a run): a quarter of the runs, at least 30. */
 const LIVE_RUNS = Math.max(30, Math.ceil(NUM_RUNS / 4));
-const REPLAY =
-  process.env.RSOP_PROPERTY_SEED === undefined
-    ? {}
-    : { seed: Number(process.env.RSOP_PROPERTY_SEED), ...(process.env.RSOP_PROPERTY_PATH ? { path: process.env.RSOP_PROPERTY_PATH } : {}) };
-
-const FIELDS = ["outcome", "topic", "reason", "holderId", "credentialId", "activeRuleId", "duress", "floors", "facilityCode", "credentialNumber"] as const;
-
-function parseOrFail(input: unknown): SystemSnapshot {
-  const r = parseSnapshot(input);
-  if (!r.ok) throw new Error(`generated snapshot refused:\n${formatIssues(r.issues)}\n${JSON.stringify(input)}`);
-  return r.value;
-}
-
-function plain(d: Decision): Record<string, unknown> {
-  return { ...d, floors: [...d.floors] };
-}
-
-function staleDecision(): Decision {
-  return {
-    outcome: "allowed",
-    topic: "device.request.allowed",
-    reason: "ecard",
-    holderId: "stale-holder",
-    credentialId: "stale-credential",
-    activeRuleId: "stale-rule",
-    duress: true,
-    floors: ["stale-floor"],
-    facilityCode: 999,
-    credentialNumber: 999,
-  };
-}
 
 function assertSame(what: string, request: unknown, actual: Decision, expected: Decision): void {
   const a = plain(actual);
