@@ -18,6 +18,15 @@ beforeAll(() => {
 
 const FAST = { backoffMs: 20, maxBackoffMs: 200, attempts: 100, timeoutMs: 5000 };
 
+/** Initiates the migration of panel `sn` (warnings accepted) and waits until it is Staged; answers its status. */
+async function stage(api: ReturnType<typeof caller>, sn: string): Promise<any> {
+  expect((await api("POST", "/api/migration/initiate", { cloudNodeSN: sn, acceptWarnings: true })).status).toBe(200);
+  let status = (await api("GET", `/api/migration/${sn}`)).body;
+  for (let i = 0; status.status !== "Staged" && i < 500; i++) status = (await new Promise((r) => setTimeout(r, 20)), (await api("GET", `/api/migration/${sn}`)).body);
+  expect(status.status).toBe("Staged");
+  return status;
+}
+
 test("W19: the preflight warns of each panel hook; after complete they are gone, and the 2.0 system's subscriptions deliver at once and after a restart", async () => {
   const receiver = await Receiver.start(tls);
   onTestFinished(() => receiver.stop());
@@ -36,10 +45,7 @@ test("W19: the preflight warns of each panel hook; after complete they are gone,
   expect(refused.status).toBe(409);
   expect(refused.body.error.issues).toContainEqual({ path: "preflight.warnings.integrations[0]", message: expect.stringContaining("Panel sync") });
 
-  expect((await api("POST", "/api/migration/initiate", { cloudNodeSN: SN, acceptWarnings: true })).status).toBe(200);
-  let status = (await api("GET", `/api/migration/${SN}`)).body;
-  for (let i = 0; status.status !== "Staged" && i < 500; i++) status = (await new Promise((r) => setTimeout(r, 20)), (await api("GET", `/api/migration/${SN}`)).body);
-  expect(status.status).toBe("Staged");
+  const status = await stage(api, SN);
   expect((await api("POST", `/api/migration/${SN}/complete`)).status).toBe(204);
   const systemId = status.systemId as string;
 
@@ -78,9 +84,7 @@ test("W19: a rolled-back migration keeps the panel's hooks, and they deliver the
   const api = caller(server.url, "");
   const hooks = `/api/ous/${SN}/hooks`;
   const id = (await api("POST", hooks, { name: "Panel sync", url: receiver.url, scope: "ou", authentication: { type: "None" }, events: ["entity.added"], sslVerification: false })).body.id;
-  expect((await api("POST", "/api/migration/initiate", { cloudNodeSN: SN, acceptWarnings: true })).status).toBe(200);
-  let status = (await api("GET", `/api/migration/${SN}`)).body;
-  for (let i = 0; status.status !== "Staged" && i < 500; i++) status = (await new Promise((r) => setTimeout(r, 20)), (await api("GET", `/api/migration/${SN}`)).body);
+  await stage(api, SN);
   expect((await api("POST", `/api/migration/${SN}/rollback`)).status).toBe(204);
   expect((await api("GET", hooks)).body.map((h: { id: string }) => h.id)).toEqual([id]);
   const group = await api("POST", "/api/groups", { name: "Still a panel" });
