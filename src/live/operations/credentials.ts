@@ -1,6 +1,6 @@
 // Credentials of a holder (seed 001 §4 "Credentials") and activation of a pending digital one.
 import { z } from "zod";
-import { type Issue, credentialSchema } from "../../model/index.js";
+import { type Issue, credentialSchema, normalizeCredential } from "../../model/index.js";
 import { objectBody, parseBody, requireKeys } from "../body.js";
 import { Refusal, refuse } from "../operation.js";
 import { type Created, NO_CONTENT, type WriteContext, indexOf, positionIn } from "./common.js";
@@ -55,7 +55,7 @@ export function createCredential(ctx: WriteContext): Created {
   if (issues.length > 0) throw new Refusal(400, issues);
   const id = ctx.newId();
   const c = parseBody(credentialSchema, credentialInput(b, id));
-  h.credentials.push({ ...c, holderId: h.id });
+  h.credentials.push(normalizeCredential(c, h.id));
   return { status: 201, id };
 }
 

@@ -1,5 +1,5 @@
 // Holders (seed 001 §4 "Holders"): create, update, delete; credentials go with a deleted holder.
-import { holderSchema } from "../../model/index.js";
+import { holderSchema, normalizeHolder } from "../../model/index.js";
 import type { Holder, Issue } from "../../model/index.js";
 import { Refusal } from "../operation.js";
 import { credentialInput, credentialIssues } from "./credentials.js";
@@ -8,15 +8,6 @@ import { type Created, NO_CONTENT, type WriteContext, indexOf } from "./common.j
 
 const UPDATE_REQUIRED = ["firstName", "lastName", "partition", "enabled", "activeDate", "expireDate", "pin", "duressPin"] as const;
 const UPDATE_WRITABLE = [...UPDATE_REQUIRED, "email", "customFields"] as const;
-
-/** A holder as the snapshot loader normalizes it: each credential names its holder. */
-export function normalizeHolder(h: ReturnType<typeof holderSchema.parse>): Holder {
-  return {
-    ...h,
-    customFields: h.customFields ?? {},
-    credentials: h.credentials.map(({ holderId: _given, ...c }) => ({ ...c, holderId: h.id })),
-  };
-}
 
 export function createHolder(ctx: WriteContext): Created {
   const { body, newId } = ctx;

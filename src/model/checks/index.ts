@@ -15,6 +15,7 @@ import {
 } from "../systemSchema.js";
 import { fromZodIssues, zodMessage } from "../zodIssues.js";
 import { customFieldSchema } from "../customFields.js";
+import { DECLINED, fastHolder } from "../fastHolder.js";
 import { checkCustomFieldId, checkCustomFieldRefs, checkHolderCustomFields } from "./customFields.js";
 import { checkCloudNodeId, checkCloudNodeOwn } from "./cloudNodes.js";
 import { checkConnectionId, checkConnectionLocks, checkConnectionRefs } from "./connections.js";
@@ -45,6 +46,10 @@ export const ENTITY_SCHEMAS: { readonly [C in Collection]: z.ZodType<ParsedEntit
 
 /** Parses element `i` of `coll`: its value, or its schema issues (at `coll[i]…`). */
 export function parseEntity<C extends Collection>(coll: C, raw: unknown, i: number): { ok: true; v: ParsedEntities[C] } | { ok: false; issues: Issue[] } {
+  if (coll === "holders") {
+    const v = fastHolder(raw);
+    if (v !== DECLINED) return { ok: true, v: v as ParsedEntities[C] };
+  }
   const r = ENTITY_SCHEMAS[coll].safeParse(raw, { error: zodMessage });
   return r.success ? { ok: true, v: r.data } : { ok: false, issues: fromZodIssues(r.error.issues, [coll, i]) };
 }

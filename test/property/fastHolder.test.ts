@@ -1,0 +1,143 @@
+// The holder fast path against the holder schema: over random near-valid holders, whenever the fast
+// path answers, the schema accepts the same holder and returns an equal value with the same keys in
+// the same order; and it does answer for plainly valid holders (else it would be a fast path in name).
+import fc from "fast-check";
+import { describe, expect, test } from "vitest";
+import { DECLINED, fastHolder } from "../../src/model/fastHolder.js";
+import { holderSchema, normalizeHolder } from "../../src/model/index.js";
+import { NUM_RUNS, REPLAY, TIMEOUT } from "./support.js";
+
+/** Values and keys in order, arrays and objects alike: what toEqual would let differ in key order. */
+function shape(v: unknown): unknown {
+  if (Array.isArray(v)) return { array: v.map(shape), length: v.length };
+  if (typeof v === "object" && v !== null) return Object.keys(v).map((k) => [k, shape((v as Record<string, unknown>)[k])]);
+  return Object.is(v, -0) ? "-0" : v;
+}
+
+const UNDEFINED = fc.constant(undefined);
+const odd = fc.oneof(fc.constant(null), UNDEFINED, fc.integer(), fc.double(), fc.boolean(), fc.constant({}), fc.constant([]), fc.string());
+const text = (max: number, min = 0) =>
+  fc.oneof(
+    { weight: 8, arbitrary: fc.string({ minLength: min, maxLength: Math.min(max, 40) }) },
+    { weight: 1, arbitrary: fc.constantFrom("", "x".repeat(max), "x".repeat(max + 1)) },
+  );
+const dateTime = fc.oneof(
+  { weight: 8, arbitrary: fc.constantFrom("2026-03-01T08:00:00", "2024-02-29T23:59:59") },
+  { weight: 1, arbitrary: fc.constantFrom("2026-02-30T08:00:00", "2026-03-01T24:00:00", "2026-03-01 08:00:00", "2026-03-01T08:00") },
+);
+const digits = fc.oneof({ weight: 8, arbitrary: fc.stringMatching(/^[0-9]{1,6}$/) }, { weight: 1, arbitrary: fc.constantFrom("12a4", "", "١٢٣") });
+const count = fc.oneof(
+  { weight: 8, arbitrary: fc.oneof(fc.nat(), fc.constant(Number.MAX_SAFE_INTEGER), fc.constant(-0)) },
+  { weight: 1, arbitrary: fc.constantFrom(Number.MAX_SAFE_INTEGER + 1, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY) },
+);
+/** Mostly a valid value, sometimes an odd one. */
+const needed = <T>(valid: fc.Arbitrary<T>, rest: fc.Arbitrary<unknown> = odd) =>
+  fc.oneof({ weight: 20, arbitrary: valid as fc.Arbitrary<unknown> }, { weight: 1, arbitrary: rest });
+/** The same, or absent. */
+const field = <T>(valid: fc.Arbitrary<T>, rest: fc.Arbitrary<unknown> = odd) => fc.option(needed(valid, rest), { nil: undefined, freq: 4 });
+const types = fc.oneof(
+  { weight: 6, arbitrary: fc.subarray(["card", "touch", "token"], { minLength: 1 }) },
+  { weight: 1, arbitrary: fc.constantFrom([], ["card", "card"], ["badge"], "card", [1]) },
+);
+
+function credentialArb(holderId: fc.Arbitrary<string>) {
+  return fc.record(
+    {
+      id: needed(fc.stringMatching(/^cred-[0-9]{1,3}$/), fc.constant("")),
+      holderId: fc.oneof({ weight: 8, arbitrary: UNDEFINED }, { weight: 4, arbitrary: holderId }, { weight: 1, arbitrary: fc.constant("someone-else") }),
+      credentialNumber: field(count),
+      facilityCode: field(count),
+      description: field(text(255)),
+      types: needed(types),
+      extra: field(fc.string()),
+    },
+    { requiredKeys: ["id", "types"] },
+  );
+}
+
+const holderArb = fc.constantFrom("h1", "h2").chain((id) =>
+  fc.record(
+    {
+      id: fc.oneof({ weight: 8, arbitrary: fc.constant(id) }, { weight: 1, arbitrary: odd }),
+      firstName: needed(text(35, 1)),
+      lastName: needed(text(35, 1)),
+      email: field(fc.constantFrom("ada@example.org", "")),
+      photoUrl: field(fc.constantFrom("https://example.org/a.png", "x".repeat(300))),
+      partition: field(fc.constantFrom("part-1", "")),
+      enabled: field(fc.boolean()),
+      activeDate: field(dateTime),
+      expireDate: field(dateTime),
+      pin: field(digits),
+      duressPin: field(digits),
+      customFields: field(fc.oneof(fc.constant({}), fc.dictionary(fc.constantFrom("badge", "__proto__", "floor"), fc.jsonValue()))),
+      groups: field(fc.array(fc.oneof({ weight: 20, arbitrary: fc.constantFrom("g1", "g2", "g3") }, { weight: 1, arbitrary: fc.constantFrom("", { id: "g1" }, 7) }), { maxLength: 4 })),
+      credentials: field(fc.array(credentialArb(fc.constant(id)), { maxLength: 3 })),
+      somethingElse: field(fc.string()),
+    },
+    { requiredKeys: ["id", "firstName", "lastName"] },
+  ),
+);
+
+describe("holder fast path", () => {
+  test(
+    "answers only what the holder schema answers, keys in the same order",
+    () => {
+      let answered = 0;
+      fc.assert(
+        fc.property(holderArb, (raw) => {
+          const fast = fastHolder(raw);
+          const slow = holderSchema.safeParse(raw);
+          if (fast === DECLINED) return;
+          answered++;
+          expect(slow.success).toBe(true);
+          expect(shape(fast)).toEqual(shape(slow.data));
+          expect(shape(normalizeHolder(fast))).toEqual(shape(normalizeHolder(slow.data!)));
+        }),
+        { numRuns: NUM_RUNS * 4, ...REPLAY },
+      );
+      // The comparison above ran for a good share of the holders (about a quarter): it is not vacuous.
+      expect(answered).toBeGreaterThan(NUM_RUNS / 2);
+    },
+    TIMEOUT,
+  );
+
+  test("answers for plainly valid holders, with every default the schema fills in", () => {
+    const raw = {
+      id: "h1",
+      firstName: "Ada",
+      lastName: "Byron",
+      groups: ["g1"],
+      credentials: [{ id: "c1", credentialNumber: 7, facilityCode: 1, types: ["card"] }, { id: "c2", types: ["touch"], holderId: "h1" }],
+    };
+    const fast = fastHolder(raw);
+    expect(fast).not.toBe(DECLINED);
+    expect(shape(fast)).toEqual(shape(holderSchema.parse(raw)));
+    expect(fast).toMatchObject({ email: null, photoUrl: null, partition: null, enabled: true, activeDate: null, pin: null, customFields: {} });
+  });
+
+  test("declines what only the schema can report or normalize", () => {
+    const base = { id: "h1", firstName: "Ada", lastName: "Byron" };
+    for (const odd of [
+      { groups: [{ id: "g1" }] },
+      { pin: "1234", duressPin: "1234" },
+      { credentials: [{ id: "c1", types: ["card"] }] },
+      { credentials: [{ id: "c1", types: ["touch"], facilityCode: 3 }] },
+      { credentials: [{ id: "c1", types: ["touch"], holderId: "h2" }] },
+      { customFields: [] },
+      { enabled: "yes" },
+      { firstName: "x".repeat(36) },
+    ])
+      expect(fastHolder({ ...base, ...odd }), JSON.stringify(odd)).toBe(DECLINED);
+  });
+
+  test("normalizeHolder keeps every key the schema gives a holder and shares one empty custom-fields object", () => {
+    const a = normalizeHolder(holderSchema.parse({ id: "h1", firstName: "Ada", lastName: "Byron", credentials: [{ id: "c1", types: ["touch"] }] }));
+    const b = normalizeHolder(holderSchema.parse({ id: "h2", firstName: "Bo", lastName: "Li", customFields: null }));
+    expect(Object.keys(a)).toEqual(Object.keys(holderSchema.parse({ id: "h1", firstName: "Ada", lastName: "Byron" })));
+    expect(Object.keys(a.credentials[0]!)).toEqual(["id", "credentialNumber", "facilityCode", "description", "types", "holderId"]);
+    expect(a.customFields).toBe(b.customFields);
+    expect(Object.isFrozen(a.customFields)).toBe(true);
+    const c = normalizeHolder(holderSchema.parse({ id: "h3", firstName: "Cy", lastName: "Ng", customFields: { badge: 3 } }));
+    expect(c.customFields).toEqual({ badge: 3 });
+  });
+});
