@@ -15,7 +15,7 @@ import {
 } from "../systemSchema.js";
 import { fromZodIssues, zodMessage } from "../zodIssues.js";
 import { customFieldSchema } from "../customFields.js";
-import { DECLINED, fastHolder } from "../fastHolder.js";
+import { DECLINED, fastHolder, fastRule } from "../fastParse.js";
 import { checkCustomFieldId, checkCustomFieldRefs, checkHolderCustomFields } from "./customFields.js";
 import { checkCloudNodeId, checkCloudNodeOwn } from "./cloudNodes.js";
 import { checkConnectionId, checkConnectionLocks, checkConnectionRefs } from "./connections.js";
@@ -46,8 +46,8 @@ export const ENTITY_SCHEMAS: { readonly [C in Collection]: z.ZodType<ParsedEntit
 
 /** Parses element `i` of `coll`: its value, or its schema issues (at `coll[i]…`). */
 export function parseEntity<C extends Collection>(coll: C, raw: unknown, i: number): { ok: true; v: ParsedEntities[C] } | { ok: false; issues: Issue[] } {
-  if (coll === "holders") {
-    const v = fastHolder(raw);
+  if (coll === "holders" || coll === "rules") {
+    const v = coll === "holders" ? fastHolder(raw) : fastRule(raw);
     if (v !== DECLINED) return { ok: true, v: v as ParsedEntities[C] };
   }
   const r = ENTITY_SCHEMAS[coll].safeParse(raw, { error: zodMessage });
@@ -106,16 +106,25 @@ const NONE: CredentialAt = { i: -1, j: -1 };
 
 /** Lookups over a whole parsed snapshot. */
 export function wholeLookups(p: ParsedSystem): Lookups {
-  const byId = new Map<Collection, Map<string, { i: number; v: unknown }>>();
+  type Item = { readonly i: number; readonly v: unknown };
+  const byId = new Map<Collection, Map<string, Item>>();
   for (const coll of Object.keys(p) as Collection[]) {
-    const m = new Map<string, { i: number; v: unknown }>();
-    for (const { i, v } of p[coll].items) if (!m.has(entityKey(coll, v))) m.set(entityKey(coll, v), { i, v });
+    const m = new Map<string, Item>();
+    for (const item of p[coll].items) {
+      const key = coll === "customFields" ? entityKey(coll, item.v) : item.v.id;
+      if (!m.has(key)) m.set(key, item);
+    }
     byId.set(coll, m);
   }
+  /** True when an element of `coll` that failed its schema has this key (most snapshots have none). */
+  const isBroken = (coll: Collection, id: string) => {
+    const broken = p[coll].broken;
+    return broken.size !== 0 && broken.has(id);
+  };
   const fieldsOf = new Map<string, ParsedEntities["customFields"][]>();
   for (const { i, v } of p.customFields.items) {
     const key = entityKey("customFields", v);
-    if (byId.get("customFields")!.get(key)!.i !== i || p.customFields.broken.has(key)) continue;
+    if (byId.get("customFields")!.get(key)!.i !== i || isBroken("customFields", key)) continue;
     const list = fieldsOf.get(v.partition);
     if (list === undefined) fieldsOf.set(v.partition, [v]);
     else list.push(v);
@@ -135,15 +144,19 @@ export function wholeLookups(p: ParsedSystem): Lookups {
   }
   const numbers = new Map<number, CredentialAt>();
   const credentialIds = new Map<string, CredentialAt>();
-  for (const { i, v } of p.holders.items)
-    v.credentials.forEach((c, j) => {
-      if (!credentialIds.has(c.id)) credentialIds.set(c.id, { i, j });
-      if (c.credentialNumber !== null && !numbers.has(c.credentialNumber)) numbers.set(c.credentialNumber, { i, j });
-    });
+  for (const { i, v } of p.holders.items) {
+    const creds = v.credentials;
+    for (let j = 0; j < creds.length; j++) {
+      const c = creds[j]!;
+      const at = { i, j };
+      if (!credentialIds.has(c.id)) credentialIds.set(c.id, at);
+      if (c.credentialNumber !== null && !numbers.has(c.credentialNumber)) numbers.set(c.credentialNumber, at);
+    }
+  }
   return {
-    has: (coll, id) => byId.get(coll)!.has(id) || p[coll].broken.has(id),
-    get: <C extends Collection>(coll: C, id: string) => (p[coll].broken.has(id) ? undefined : (byId.get(coll)!.get(id)?.v as ParsedEntities[C] | undefined)),
-    idOwner: (coll, id) => (p[coll].broken.has(id) ? -1 : (byId.get(coll)!.get(id)?.i ?? -1)),
+    has: (coll, id) => byId.get(coll)!.has(id) || isBroken(coll, id),
+    get: <C extends Collection>(coll: C, id: string) => (isBroken(coll, id) ? undefined : (byId.get(coll)!.get(id)?.v as ParsedEntities[C] | undefined)),
+    idOwner: (coll, id) => (isBroken(coll, id) ? -1 : (byId.get(coll)!.get(id)?.i ?? -1)),
     nameOwner: (coll, name) => names.get(coll)!.get(name) ?? -1,
     portOwner: (connection, port) => ports.get(`${connection}\u0000${port}`) ?? -1,
     devicesOn: (connection) => onConnection.get(connection) ?? 0,

@@ -10,9 +10,13 @@ export const checkRuleRefs: Check<"rules"> = (r, i, L, add) => {
   const base = ["rules", i];
   ref(L, "groups", r.groupId, [...base, "groupId"], "group", add);
   r.devices.forEach((d, j) => {
-    if (!ref(L, "devices", d, [...base, "devices", j], "device", add)) return;
+    // One lookup for the common case, a device that is there; ref reports the others.
     const dev = L.get("devices", d);
-    if (dev !== undefined && (ELEVATOR_READER_TYPES.includes(dev.type) || dev.type === "floorRelay"))
+    if (dev === undefined) {
+      ref(L, "devices", d, [...base, "devices", j], "device", add);
+      return;
+    }
+    if (ELEVATOR_READER_TYPES.includes(dev.type) || dev.type === "floorRelay")
       add("invalidReference", [...base, "devices", j], `Device ${quote(d)} is a ${dev.type}; elevators are reached through floor groups in elevator rules.`);
   });
   r.floorGroups.forEach((f, j) => ref(L, "floorGroups", f, [...base, "floorGroups", j], "floor group", add));

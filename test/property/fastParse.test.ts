@@ -1,10 +1,10 @@
-// The holder fast path against the holder schema: over random near-valid holders, whenever the fast
-// path answers, the schema accepts the same holder and returns an equal value with the same keys in
-// the same order; and it does answer for plainly valid holders (else it would be a fast path in name).
+// The holder and rule fast paths against their schemas: over random near-valid elements, whenever a
+// fast path answers, the schema accepts the same element and returns an equal value with the same keys
+// in the same order; and it does answer for plainly valid ones (else it would be a fast path in name).
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { DECLINED, fastHolder } from "../../src/model/fastHolder.js";
-import { holderSchema, normalizeHolder } from "../../src/model/index.js";
+import { DECLINED, fastHolder, fastRule } from "../../src/model/fastParse.js";
+import { holderSchema, normalizeHolder, ruleSchema } from "../../src/model/index.js";
 import { NUM_RUNS, REPLAY, TIMEOUT } from "./support.js";
 
 /** Values and keys in order, arrays and objects alike: what toEqual would let differ in key order. */
@@ -77,6 +77,68 @@ const holderArb = fc.constantFrom("h1", "h2").chain((id) =>
     { requiredKeys: ["id", "firstName", "lastName"] },
   ),
 );
+
+const clock = fc.oneof(
+  { weight: 8, arbitrary: fc.constantFrom("00:00:00", "08:30:00", "23:59:59") },
+  { weight: 1, arbitrary: fc.constantFrom("24:00:00", "24:00:01", "8:30:00", "12:60:00", "") },
+);
+const ruleArb = fc.record(
+  {
+    id: needed(fc.constantFrom("r1", "r2"), fc.constant("")),
+    name: field(text(70)),
+    type: needed(fc.constantFrom("door", "elevator")),
+    groupId: needed(fc.constantFrom("g1", "g2"), fc.constant("")),
+    devices: field(fc.array(needed(fc.constantFrom("d1", "d2"), fc.constantFrom("", 3)), { maxLength: 3 })),
+    floorGroups: field(fc.array(needed(fc.constantFrom("f1", "f2"), fc.constantFrom("", { id: "f1" })), { maxLength: 3 })),
+    startTime: needed(clock),
+    stopTime: needed(clock),
+    recurring: needed(fc.oneof({ weight: 8, arbitrary: fc.subarray(["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]) }, { weight: 1, arbitrary: fc.constantFrom(["Mon", "Mon"], ["mon"], []) })),
+    allow: field(fc.boolean()),
+    authenticationPolicy: field(fc.constantFrom("cardOnly", "pinOnly", "cardOrPin", "cardAndPin", null), fc.constantFrom("card", "")),
+    enabled: field(fc.boolean()),
+    startDate: field(fc.constantFrom("2026-01-01", "2026-06-30"), fc.constantFrom("2026-02-30", "2026-1-01")),
+    endDate: field(fc.constantFrom("2026-03-01", "2026-12-31"), fc.constantFrom("2026-13-01", "")),
+    other: field(fc.string()),
+  },
+  { requiredKeys: ["id", "type", "groupId", "startTime", "stopTime", "recurring"] },
+);
+
+describe("rule fast path", () => {
+  test(
+    "answers only what the rule schema answers, keys in the same order",
+    () => {
+      let answered = 0;
+      fc.assert(
+        fc.property(ruleArb, (raw) => {
+          const fast = fastRule(raw);
+          const slow = ruleSchema.safeParse(raw);
+          if (fast === DECLINED) return;
+          answered++;
+          expect(slow.success).toBe(true);
+          expect(shape(fast)).toEqual(shape(slow.data));
+        }),
+        { numRuns: NUM_RUNS * 4, ...REPLAY },
+      );
+      expect(answered).toBeGreaterThan(NUM_RUNS / 2);
+    },
+    TIMEOUT,
+  );
+
+  test("declines what only the schema can report", () => {
+    const base = { id: "r1", type: "door", groupId: "g1", devices: ["d1"], startTime: "08:00:00", stopTime: "17:00:00", recurring: ["Mon"] };
+    expect(fastRule(base)).not.toBe(DECLINED);
+    for (const odd of [
+      { floorGroups: ["f1"] },
+      { type: "elevator" },
+      { type: "elevator", devices: [], floorGroups: ["f1"], allow: false },
+      { recurring: ["Mon", "Mon"] },
+      { startDate: "2026-05-01", endDate: "2026-04-01" },
+      { startTime: "24:00:00" },
+      { recurring: undefined },
+    ])
+      expect(fastRule({ ...base, ...odd }), JSON.stringify(odd)).toBe(DECLINED);
+  });
+});
 
 describe("holder fast path", () => {
   test(
