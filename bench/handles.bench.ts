@@ -53,7 +53,7 @@ function epochMs(at: unknown): number {
 }
 
 /** The requests as handle calls; those no handle method expresses (none in these pools) are left out. */
-function resolveCalls(engine: Engine, requests: readonly unknown[], filter?: (r: Json) => boolean): { calls: Calls; requests: unknown[] } {
+export function resolveCalls(engine: Engine, requests: readonly unknown[], filter?: (r: Json) => boolean): { calls: Calls; requests: unknown[] } {
   const handles = new Map<string, ReaderHandle | null>();
   const kept: Json[] = [];
   for (const x of requests) {
@@ -102,7 +102,7 @@ function resolveCalls(engine: Engine, requests: readonly unknown[], filter?: (r:
 }
 
 /** `count` handle calls from position `k` on (cycling), into `out`; returns the next position. */
-function runCalls(c: Calls, k: number, count: number, out: Decision): number {
+export function runCalls(c: Calls, k: number, count: number, out: Decision): number {
   let acc = 0;
   const n = c.n;
   for (let i = 0; i < count; i++) {
@@ -257,7 +257,7 @@ function bytesPerOp(gc: Gc, op: (n: number) => number, total: number): number {
 // ---------------------------------------------------------------------------------------------------
 
 /** The peer world of issue 19: 1k holders, 50 groups, 500 weekly rules, 10k requests; 213 devices: 200 door readers, a lift reader and its 12 floor relays. */
-const PEER_WORLD: SizeSpec = { name: "S", holders: 1_000, devices: 213, rules: 500, groups: 50, zones: ["America/Chicago"], requests: 10_000 };
+export const PEER_WORLD: SizeSpec = { name: "S", holders: 1_000, devices: 213, rules: 500, groups: 50, zones: ["America/Chicago"], requests: 10_000 };
 
 export async function run(ctx: ScenarioContext): Promise<Row[]> {
   const rows: Row[] = [];

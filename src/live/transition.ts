@@ -45,8 +45,85 @@ export function produceSnapshot<T extends object>(base: T, recipe: Recipe<T>, ed
 
 /** applyPatches on a live snapshot, freezing what changed. */
 export function applySnapshotPatches<T extends object>(base: T, patches: readonly Patch[]): T {
-  const next = immer.applyPatches(base, patches as Patch[]);
+  const next = applyToLists(base, patches) ?? immer.applyPatches(base, patches as Patch[]);
   return next === base ? base : freezeChanged(next, patches);
+}
+
+/** A patch value as immer's applyPatches takes it in: arrays and plain objects copied, deeply. */
+function clonePatchValue(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(clonePatchValue);
+  if (typeof v !== "object" || v === null) return v;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  if (proto !== Object.prototype && proto !== null) return v;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v)) {
+    const value = clonePatchValue((v as Record<string, unknown>)[k]);
+    if (k === "__proto__") Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
+    else out[k] = value;
+  }
+  return out;
+}
+
+function isIndex(k: unknown): k is number {
+  return typeof k === "number" && Number.isSafeInteger(k) && k >= 0;
+}
+
+/**
+ * What immer.applyPatches makes of `patches` when each one is below a top-level list (what a write's
+ * patches are): each list they reach copied once, entities below it patched one by one. immer would
+ * instead copy a list for the draft and then visit every element of it to finalize the result, per
+ * call: at 100,000 holders about 2 ms per change a replica applies, against 0.7 ms for the copy alone
+ * (measured). Null, having changed nothing, for any other patch (immer then applies them all); a
+ * patch immer would refuse makes this throw, and immer then applies them all (and refuses them).
+ */
+function applyToLists<T extends object>(base: T, patches: readonly Patch[]): T | null {
+  const root = base as Record<string, unknown>;
+  if (patches.length === 0) return base;
+  for (const { op, path } of patches) {
+    const key = path[0];
+    if (path.length < 2 || typeof key !== "string" || !Object.hasOwn(root, key) || !Array.isArray(root[key])) return null;
+    if (path.length === 2 ? !(isIndex(path[1]) || (op === "add" && path[1] === "-")) : !isIndex(path[1])) return null;
+  }
+  try {
+    // Per list reached: its private copy (null until an edit other than an append needs one) and the
+    // appends not yet in it. Appends go in with one concat: a copy that then grows by push costs
+    // ten times as much in V8 (10,000 elements: 105 µs against 10 µs, measured).
+    const lists = new Map<string, { copy: unknown[] | null; appended: unknown[] }>();
+    const own = (key: string): unknown[] => {
+      const l = lists.get(key)!;
+      if (l.copy === null || l.appended.length > 0) {
+        l.copy = (l.copy ?? (root[key] as unknown[])).concat(l.appended);
+        l.appended = [];
+      }
+      return l.copy;
+    };
+    for (const { op, path, value } of patches) {
+      const key = path[0] as string;
+      let l = lists.get(key);
+      if (l === undefined) {
+        l = { copy: null, appended: [] };
+        lists.set(key, l);
+      }
+      const i = path[1] as number;
+      if (op === "add" && path.length === 2 && (path[1] === "-" || i >= (l.copy ?? (root[key] as unknown[])).length + l.appended.length)) {
+        l.appended.push(clonePatchValue(value));
+        continue;
+      }
+      const list = own(key);
+      if (path.length > 2) {
+        const entity = list[i];
+        if (typeof entity !== "object" || entity === null) throw new Error(`no entity at ${key}/${i}`);
+        list[i] = immer.applyPatches(entity, [{ op, path: path.slice(2), value }]);
+      } else if (op === "add") list.splice(i, 0, clonePatchValue(value));
+      else if (op === "remove") list.splice(i, 1);
+      else list[i] = clonePatchValue(value);
+    }
+    const next: Record<string, unknown> = { ...root };
+    for (const key of lists.keys()) next[key] = own(key);
+    return next as T;
+  } catch {
+    return null;
+  }
 }
 
 type ListEdit =
