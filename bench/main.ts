@@ -8,6 +8,9 @@
 //   npm run bench -- --scale           only the replicas on PostgreSQL (bench/scale.bench.ts; size M unless
 //                                      --sizes names one); writes bench/results/scale.json. Not part of the
 //                                      whole run: it needs the PostgreSQL server binaries.
+//   RSOP_BENCH_SERVE_NODE_FLAGS="--cpu-prof --cpu-prof-dir=DIR" npm run bench -- --scale
+//                                      the same, each served replica under those node flags (stopped by
+//                                      SIGTERM then, so that it writes its profile)
 //
 // Scenarios run in child processes grouped by what they need: decide, memory and rsop share one
 // process (started with --expose-gc for the heap measurements, building S, M and L once); handles

@@ -52,7 +52,9 @@ export function serve(db: string, extra: readonly string[]): Promise<Server> {
  */
 export function serveCli(store: readonly string[], extra: readonly string[]): Promise<Server> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [CLI, "serve", ...store, "--port", "0", "--insecure-no-auth", ...extra], { stdio: ["ignore", "ignore", "pipe"] });
+  // RSOP_BENCH_SERVE_NODE_FLAGS: node flags for each served process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p".
+  const flags = (process.env.RSOP_BENCH_SERVE_NODE_FLAGS ?? "").split(" ").filter((f) => f !== "");
+  const child = spawn(process.execPath, [...flags, CLI, "serve", ...store, "--port", "0", "--insecure-no-auth", ...extra], { stdio: ["ignore", "ignore", "pipe"] });
   running.add(child);
   child.once("exit", () => running.delete(child));
   let text = "";
@@ -78,7 +80,22 @@ export function serveCli(store: readonly string[], extra: readonly string[]): Pr
 
 /** Kills (SIGKILL) every server serveCli started that still runs, and waits for each to exit. */
 export async function killRunning(): Promise<void> {
-  await Promise.all([...running].map((child) => new Promise<void>((done) => (child.exitCode !== null || child.signalCode !== null ? done() : (child.once("exit", () => done()), child.kill("SIGKILL"))))));
+  // With node flags given (a profile to write), SIGTERM first: serve then exits on its own.
+  const gentle = (process.env.RSOP_BENCH_SERVE_NODE_FLAGS ?? "").trim() !== "";
+  await Promise.all(
+    [...running].map(
+      (child) =>
+        new Promise<void>((done) => {
+          if (child.exitCode !== null || child.signalCode !== null) return done();
+          const timer = gentle ? setTimeout(() => child.kill("SIGKILL"), 15_000) : undefined;
+          child.once("exit", () => {
+            clearTimeout(timer);
+            done();
+          });
+          child.kill(gentle ? "SIGTERM" : "SIGKILL");
+        }),
+    ),
+  );
 }
 
 /** Stops a server: SIGTERM (finishes writes, stores a snapshot) or SIGKILL (leaves the log as it is). */
