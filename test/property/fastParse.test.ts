@@ -192,7 +192,7 @@ describe("holder fast path", () => {
       expect(fastHolder({ ...base, ...odd }), JSON.stringify(odd)).toBe(DECLINED);
   });
 
-  test("normalizeHolder keeps every key the schema gives a holder and shares one empty custom-fields object", () => {
+  test("normalizeHolder keeps every key the schema gives a holder and shares one empty custom-fields object and equal type lists", () => {
     const a = normalizeHolder(holderSchema.parse({ id: "h1", firstName: "Ada", lastName: "Byron", credentials: [{ id: "c1", types: ["touch"] }] }));
     const b = normalizeHolder(holderSchema.parse({ id: "h2", firstName: "Bo", lastName: "Li", customFields: null }));
     expect(Object.keys(a)).toEqual(Object.keys(holderSchema.parse({ id: "h1", firstName: "Ada", lastName: "Byron" })));
@@ -201,5 +201,10 @@ describe("holder fast path", () => {
     expect(Object.isFrozen(a.customFields)).toBe(true);
     const c = normalizeHolder(holderSchema.parse({ id: "h3", firstName: "Cy", lastName: "Ng", customFields: { badge: 3 } }));
     expect(c.customFields).toEqual({ badge: 3 });
+    // Equal lists of credential types are one frozen array.
+    const d = normalizeHolder(holderSchema.parse({ id: "h4", firstName: "Di", lastName: "Ox", credentials: [{ id: "c4", types: ["touch"] }, { id: "c5", types: ["card", "touch"], credentialNumber: 5 }] }));
+    expect(d.credentials[0]!.types).toBe(a.credentials[0]!.types);
+    expect(Object.isFrozen(d.credentials[1]!.types)).toBe(true);
+    expect(d.credentials[1]!.types).toEqual(["card", "touch"]);
   });
 });
