@@ -1,6 +1,6 @@
 // `npm run bench`: runs every scenario, prints one table and writes bench/results/latest.json.
 //
-//   npm run bench                      the whole run (4–5 minutes on a busy 2-core machine); writes latest.json
+//   npm run bench                      the whole run (about 8 minutes on this 2-core machine); writes latest.json
 //   npm run bench -- --quick           sizes S and M, shorter budgets (1–2 minutes); prints only
 //   npm run bench -- --only decide,rsop --sizes S,M     a part (printed, not written unless --out)
 //   npm run bench -- --profile --sizes L                decide under `node --cpu-prof`, summarized
