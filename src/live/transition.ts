@@ -81,6 +81,7 @@ function applyToLists<T extends object>(base: T, patches: readonly Patch[]): T |
   if (patches.length === 0) return base;
   for (const { op, path } of patches) {
     const key = path[0];
+    if (op !== "add" && op !== "remove" && op !== "replace") return null;
     if (path.length < 2 || typeof key !== "string" || !Object.hasOwn(root, key) || !Array.isArray(root[key])) return null;
     if (path.length === 2 ? !(isIndex(path[1]) || (op === "add" && path[1] === "-")) : !isIndex(path[1])) return null;
   }

@@ -40,6 +40,7 @@ function hasNoKeys(o: Record<string, unknown>): boolean {
  * A credential as a snapshot keeps it: naming its holder (last, whatever the input said).
  * @param c - a credential as its schema parsed it.
  * @param holderId - the holder it sits under.
+ * @param intern - gives equal descriptions one string; by default each is kept.
  * @returns the credential with `holderId`.
  * @example
  * normalizeCredential({ id: "c1", credentialNumber: 7, facilityCode: null, description: null, types: ["card"] }, "h1").holderId; //=> "h1"
@@ -88,7 +89,8 @@ function internAll(list: string[], intern: Intern): void {
  * A holder as a snapshot keeps it: each credential names its holder; no custom fields is an empty
  * object (one shared, frozen). Built as one literal, so that every holder shares one hidden class
  * with its fields in the object itself (spreads made a hidden class per credential: 240 B each).
- * @param h - a holder as its schema parsed it.
+ * @param h - a holder as its schema parsed it (its `groups` array is the parser's own).
+ * @param intern - gives equal strings one object (references, dates); by default each is kept.
  * @returns the holder.
  * @example
  * normalizeHolder(holderSchema.parse({ id: "h1", firstName: "Ada", lastName: "Byron", customFields: null })).customFields; //=> {}
@@ -97,7 +99,7 @@ export function normalizeHolder(h: z.output<typeof holderSchema>, intern: Intern
   const given = h.credentials;
   const credentials: Credential[] = new Array(given.length);
   for (let j = 0; j < given.length; j++) credentials[j] = normalizeCredential(given[j]!, h.id, intern);
-  internAll(h.groups, intern);
+  if (intern !== same) internAll(h.groups, intern);
   const fields = h.customFields;
   return {
     id: h.id,

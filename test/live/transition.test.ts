@@ -73,6 +73,12 @@ describe("applySnapshotPatches", () => {
     expect(applySnapshotPatches(b, [])).toBe(b);
   });
 
+  test("an operation immer does not know throws as immer's does", () => {
+    const patches = [{ op: "test", path: ["holders", 0], value: h("h0") }] as unknown as Patch[];
+    expect(() => immer.applyPatches(base(), patches)).toThrow();
+    expect(() => applySnapshotPatches(base(), patches)).toThrow();
+  });
+
   test("a patch that does not apply throws as immer's does", () => {
     const patches: Patch[] = [{ op: "replace", path: ["holders", 7, "groups"], value: [] }];
     expect(() => immer.applyPatches(base(), patches)).toThrow();
