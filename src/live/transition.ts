@@ -5,6 +5,7 @@
 // auto-freeze and freezes what a change made: every entity it touched (deeply) and the root object.
 // The top-level entity lists stay plain arrays, read-only by type (semantics L19).
 import { Immer, type Patch, enablePatches, freeze } from "immer";
+import { isCount } from "../model/index.js";
 
 enablePatches();
 const immer = new Immer({ autoFreeze: false });
@@ -64,10 +65,6 @@ function clonePatchValue(v: unknown): unknown {
   return out;
 }
 
-function isIndex(k: unknown): k is number {
-  return typeof k === "number" && Number.isSafeInteger(k) && k >= 0;
-}
-
 /**
  * What immer.applyPatches makes of `patches` when each one is below a top-level list (what a write's
  * patches are): each list they reach copied once, entities below it patched one by one. immer would
@@ -83,7 +80,7 @@ function applyToLists<T extends object>(base: T, patches: readonly Patch[]): T |
     const key = path[0];
     if (op !== "add" && op !== "remove" && op !== "replace") return null;
     if (path.length < 2 || typeof key !== "string" || !Object.hasOwn(root, key) || !Array.isArray(root[key])) return null;
-    if (path.length === 2 ? !(isIndex(path[1]) || (op === "add" && path[1] === "-")) : !isIndex(path[1])) return null;
+    if (path.length === 2 ? !(isCount(path[1]) || (op === "add" && path[1] === "-")) : !isCount(path[1])) return null;
   }
   try {
     // Per list reached: its private copy (null until an edit other than an append needs one) and the

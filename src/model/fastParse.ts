@@ -7,6 +7,7 @@
 // order: test/property/fastParse.test.ts compares both over random near-valid elements).
 import type { z } from "zod";
 import { AUTHENTICATION_POLICIES, CREDENTIAL_TYPES, type credentialSchema, holderSchema, type ruleSchema } from "./systemSchema.js";
+import { isCount, isDigits, isObject } from "./request.js";
 import { WEEKDAYS, parseClock, parseLocalDate, parseLocalDateTime } from "./time.js";
 
 type ParsedHolder = z.output<typeof holderSchema>;
@@ -17,12 +18,7 @@ type ParsedCredential = z.output<typeof credentialSchema>;
 export const DECLINED: unique symbol = Symbol("declined");
 type Declined = typeof DECLINED;
 
-const DIGITS = /^[0-9]+$/;
 const customFieldsSchema = holderSchema.shape.customFields;
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /** A string of `min`..`max` UTF-16 units. */
 function str(v: unknown, min: number, max: number): string | Declined {
@@ -34,21 +30,22 @@ function optionalStr(v: unknown, max: number): string | null | Declined {
   return v === undefined || v === null ? null : str(v, 0, max);
 }
 
-/** A local date-time or null. */
-function optionalDateTime(v: unknown): string | null | Declined {
+/** A string that `parse` reads (a local date-time, a date) or null. */
+function optionalTime(v: unknown, parse: (s: string) => number): string | null | Declined {
   if (v === undefined || v === null) return null;
-  return typeof v === "string" && !Number.isNaN(parseLocalDateTime(v)) ? v : DECLINED;
+  return typeof v === "string" && !Number.isNaN(parse(v)) ? v : DECLINED;
 }
 
+/** A PIN (the schema's `^[0-9]+$`) or null. */
 function optionalDigits(v: unknown): string | null | Declined {
   if (v === undefined || v === null) return null;
-  return typeof v === "string" && DIGITS.test(v) ? v : DECLINED;
+  return isDigits(v) ? (v as string) : DECLINED;
 }
 
 /** A safe non-negative integer or null. */
 function optionalCount(v: unknown): number | null | Declined {
   if (v === undefined || v === null) return null;
-  return typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : DECLINED;
+  return isCount(v) ? (v as number) : DECLINED;
 }
 
 function credentialTypes(v: unknown): ParsedCredential["types"] | Declined {
@@ -58,7 +55,7 @@ function credentialTypes(v: unknown): ParsedCredential["types"] | Declined {
 }
 
 function credential(v: unknown, holderId: string): ParsedCredential | Declined {
-  if (!isRecord(v)) return DECLINED;
+  if (!isObject(v)) return DECLINED;
   const id = str(v.id, 1, Infinity);
   const credentialNumber = optionalCount(v.credentialNumber);
   const facilityCode = optionalCount(v.facilityCode);
@@ -117,7 +114,7 @@ function customFields(v: unknown): Record<string, unknown> | null | Declined {
  * fastHolder({ id: "h1", firstName: "", lastName: "Byron" }) === DECLINED; //=> true
  */
 export function fastHolder(raw: unknown): ParsedHolder | Declined {
-  if (!isRecord(raw)) return DECLINED;
+  if (!isObject(raw)) return DECLINED;
   const id = str(raw.id, 1, Infinity);
   if (id === DECLINED) return DECLINED;
   const firstName = str(raw.firstName, 1, 35);
@@ -126,8 +123,8 @@ export function fastHolder(raw: unknown): ParsedHolder | Declined {
   const photoUrl = optionalStr(raw.photoUrl, Infinity);
   const partition = optionalStr(raw.partition, Infinity);
   const enabledRaw = raw.enabled;
-  const activeDate = optionalDateTime(raw.activeDate);
-  const expireDate = optionalDateTime(raw.expireDate);
+  const activeDate = optionalTime(raw.activeDate, parseLocalDateTime);
+  const expireDate = optionalTime(raw.expireDate, parseLocalDateTime);
   const pin = optionalDigits(raw.pin);
   const duressPin = optionalDigits(raw.duressPin);
   if (
@@ -168,11 +165,6 @@ export function fastHolder(raw: unknown): ParsedHolder | Declined {
   };
 }
 
-function optionalDate(v: unknown): string | null | Declined {
-  if (v === undefined || v === null) return null;
-  return typeof v === "string" && !Number.isNaN(parseLocalDate(v)) ? v : DECLINED;
-}
-
 /** Weekdays, each named once (the schema reports a weekday named twice). */
 function weekdays(v: unknown): ParsedRule["recurring"] | Declined {
   if (!Array.isArray(v)) return DECLINED;
@@ -194,7 +186,7 @@ function weekdays(v: unknown): ParsedRule["recurring"] | Declined {
  * (r as { allow: boolean }).allow; //=> true
  */
 export function fastRule(raw: unknown): ParsedRule | Declined {
-  if (!isRecord(raw)) return DECLINED;
+  if (!isObject(raw)) return DECLINED;
   const id = str(raw.id, 1, Infinity);
   const name = optionalStr(raw.name, 70);
   const type = raw.type;
@@ -204,8 +196,8 @@ export function fastRule(raw: unknown): ParsedRule | Declined {
   const allowRaw = raw.allow;
   const policy = raw.authenticationPolicy;
   const enabledRaw = raw.enabled;
-  const startDate = optionalDate(raw.startDate);
-  const endDate = optionalDate(raw.endDate);
+  const startDate = optionalTime(raw.startDate, parseLocalDate);
+  const endDate = optionalTime(raw.endDate, parseLocalDate);
   if (
     id === DECLINED ||
     name === DECLINED ||

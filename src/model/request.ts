@@ -88,7 +88,8 @@ const UNREADABLE_PATHS: readonly (readonly (string | number)[])[] = [
   ["node", "offlineSeconds"],
 ];
 
-function isObject(v: unknown): v is Record<string, unknown> {
+/** A JSON object: not null, not an array. */
+export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
