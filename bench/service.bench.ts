@@ -46,15 +46,16 @@ export function serve(db: string, extra: readonly string[]): Promise<Server> {
   return serveCli(["--data", db], extra);
 }
 
+/** RSOP_BENCH_SERVE_NODE_FLAGS: node flags for each process serveCli starts, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p". */
+const SERVE_NODE_FLAGS: readonly string[] = (process.env.RSOP_BENCH_SERVE_NODE_FLAGS ?? "").split(" ").filter((f) => f !== "");
+
 /**
  * Starts `rsop serve` on a store (`--data FILE` or `--store URL`) without authentication, on a free
  * port, and resolves once it listens; killRunning stops every server it started.
  */
 export function serveCli(store: readonly string[], extra: readonly string[]): Promise<Server> {
   const t0 = performance.now();
-  // RSOP_BENCH_SERVE_NODE_FLAGS: node flags for each served process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p".
-  const flags = (process.env.RSOP_BENCH_SERVE_NODE_FLAGS ?? "").split(" ").filter((f) => f !== "");
-  const child = spawn(process.execPath, [...flags, CLI, "serve", ...store, "--port", "0", "--insecure-no-auth", ...extra], { stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, [...SERVE_NODE_FLAGS, CLI, "serve", ...store, "--port", "0", "--insecure-no-auth", ...extra], { stdio: ["ignore", "ignore", "pipe"] });
   running.add(child);
   child.once("exit", () => running.delete(child));
   let text = "";
@@ -78,10 +79,12 @@ export function serveCli(store: readonly string[], extra: readonly string[]): Pr
   });
 }
 
-/** Kills (SIGKILL) every server serveCli started that still runs, and waits for each to exit. */
+/**
+ * Kills (SIGKILL) every server serveCli started that still runs, and waits for each to exit. With
+ * SERVE_NODE_FLAGS (a profile to write) SIGTERM instead, SIGKILL after 15 s: serve then exits on its own.
+ */
 export async function killRunning(): Promise<void> {
-  // With node flags given (a profile to write), SIGTERM first: serve then exits on its own.
-  const gentle = (process.env.RSOP_BENCH_SERVE_NODE_FLAGS ?? "").trim() !== "";
+  const gentle = SERVE_NODE_FLAGS.length > 0;
   await Promise.all(
     [...running].map(
       (child) =>
