@@ -8,10 +8,9 @@ import { decisionLine } from "../../src/adapters/cli/decideCommand.js";
 import { createEngine, newDecision } from "../../src/evaluate/index.js";
 import type { Decision } from "../../src/model/index.js";
 import { snapshotAndRequestsArb } from "../arbitraries/index.js";
+import { NUM_RUNS, TIMEOUT } from "./support.js";
 import { parseSnapshot } from "../../src/model/index.js";
 
-const NUM_RUNS = Number(process.env.RSOP_PROPERTY_RUNS ?? 300);
-const TIMEOUT = 60_000 + NUM_RUNS * 20;
 
 test("decisionLine equals JSON.stringify of the decision, for the engine's decisions", () => {
   const toLine = decisionLine();

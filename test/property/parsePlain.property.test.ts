@@ -5,9 +5,8 @@ import fc from "fast-check";
 import { expect, test } from "vitest";
 import { parseSnapshot } from "../../src/model/index.js";
 import { snapshotAndRequestsArb } from "../arbitraries/index.js";
+import { NUM_RUNS, TIMEOUT } from "./support.js";
 
-const NUM_RUNS = Number(process.env.RSOP_PROPERTY_RUNS ?? 300);
-const TIMEOUT = 60_000 + NUM_RUNS * 20;
 const fresh = (v: unknown) => JSON.parse(JSON.stringify(v)) as unknown;
 
 test("plainJson answers what the default answers, for generated snapshots, whole or with one field broken", () => {
