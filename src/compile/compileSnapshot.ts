@@ -32,6 +32,8 @@ export interface CompiledNode {
   readonly ecards_: ReadonlySet<number>;
   readonly offlinePolicy_: 0 | 1 | 2;
   readonly killTimer_: number;
+  /** The set of this node's id alone: what most rules reach (nodesOfRule_ shares it). */
+  readonly alone_: ReadonlySet<string>;
 }
 
 /** One rule; the object stays the same while its id exists (rank and snapshot object follow changes). */
@@ -79,23 +81,6 @@ export interface CompiledDevice {
   readonly rulesHere_: CompiledRule[];
 }
 
-export interface CompiledHolder {
-  readonly id: string;
-  /** Stable index (holderData_, cardTable_, holdersOfGroup_); reused after a delete. */
-  readonly index_: number;
-  /** The holder in the current snapshot. */
-  readonly holder_: Holder;
-  readonly enabled_: boolean;
-  /** Local epoch ms bounds (parseLocalDateTime); ±Infinity when unbounded. */
-  readonly activeFrom_: number;
-  readonly expiresAt_: number;
-  readonly pin_: string | null;
-  readonly duressPin_: string | null;
-  /** The holder's group indexes are `holderGroups_[groupFrom_ … groupTo_ - 1]` of the system (moved on compaction). */
-  groupFrom_: number;
-  groupTo_: number;
-}
-
 /** A mobile credential (cards live in the system's `cardTable_`). */
 export interface CompiledCredential {
   readonly id: string;
@@ -107,7 +92,9 @@ export interface CompiledCredential {
 
 /**
  * Float64 slots per holder in `holderData_`, what decide reads of a holder in one 32-byte record:
- * `groupTo_ * 2 + enabled`, activeFrom_, expiresAt_, groupFrom_.
+ * `groupTo * 2 + enabled`, activeFrom, expiresAt, groupFrom. A holder has no compiled object of its
+ * own: `holders_[i]` is its snapshot record, these slots are the rest (see holderGroupFrom and the
+ * functions after it).
  */
 export const HOLDER_STRIDE = 4;
 export const H_GROUP_TO_ENABLED = 0;
@@ -130,13 +117,17 @@ export interface CompiledSystem {
   readonly nodeIndex_: ReadonlyMap<string, CompiledNode>;
   readonly devices_: readonly CompiledDevice[];
   readonly deviceIndex_: ReadonlyMap<string, CompiledDevice>;
-  /** By stable holder index; a free index holds FREE_HOLDER. */
-  readonly holders_: CompiledHolder[];
-  readonly holderIndex_: Map<string, CompiledHolder>;
+  /**
+   * The holder at each stable index (into holderData_, cardTable_, holdersOfGroup_; reused after a
+   * delete): its record in the current snapshot, null while the index is free.
+   */
+  readonly holders_: (Holder | null)[];
+  /** Holder id → stable index. */
+  readonly holderIndex_: Map<string, number>;
   readonly freeHolders_: number[];
   /** Per holder index: the fields decide reads of it (HOLDER_STRIDE). Grows by doubling. */
   holderData_: Float64Array;
-  /** Holders' group indexes, each holder's back to back (CompiledHolder.groupFrom_); `holderGroupsEnd_` used, `holderGroupsGarbage_` of it dead. */
+  /** Holders' group indexes, each holder's back to back (holderGroupFrom); `holderGroupsEnd_` used, `holderGroupsGarbage_` of it dead. */
   holderGroups_: Int32Array;
   holderGroupsEnd_: number;
   holderGroupsGarbage_: number;
@@ -169,12 +160,12 @@ export interface CompiledSystem {
   readonly rulesOfGroup_: Int32Array[];
   /** Per group index: indexes of its holders, unordered (a removal moves the last into the gap). */
   readonly holdersOfGroup_: number[][];
-  /** Per rule rank: its door devices (device indexes, as listed). */
-  ruleDevices_: Int32Array[];
+  /** Per rule rank: its door devices (device indexes, as listed; small arrays of small integers, not typed arrays, which cost 180 B each). */
+  ruleDevices_: (readonly number[])[];
   /** Per device index: its position in device id order, and the devices in that order (RSOP lists devices by id). */
   readonly deviceIdOrder_: Int32Array;
   readonly devicesById_: readonly CompiledDevice[];
-  /** Per rule rank: the cloud nodes the rule reaches (through its devices or floor groups). */
+  /** Per rule rank: the cloud nodes the rule reaches (through its devices or floor groups); a rule within one node shares the node's `alone_`. */
   nodesOfRule_: ReadonlySet<string>[];
   readonly floorGroupIndex_: ReadonlyMap<string, number>;
   /** Floor group id → its reader's device index and its local index k there. */
@@ -230,19 +221,25 @@ const EMPTY_RUN = new Int32Array(0);
 const EMPTY_SLOT_PAIRS = new Int32Array(1);
 const NO_WIDE_SETS: readonly Int32Array[] = Object.freeze([]);
 const NO_RANKS = new Int32Array(0);
-/** What a free holder index holds in `holders_`: reached from no table. */
-export const FREE_HOLDER: CompiledHolder = Object.freeze({
-  id: "",
-  index_: -1,
-  holder_: null as unknown as Holder,
-  enabled_: false,
-  activeFrom_: 0,
-  expiresAt_: 0,
-  pin_: null,
-  duressPin_: null,
-  groupFrom_: 0,
-  groupTo_: 0,
-}) as CompiledHolder;
+/** Holder `i`'s group indexes are `holderGroups_[holderGroupFrom(sys, i) … holderGroupTo(sys, i) - 1]`. */
+export function holderGroupFrom(sys: CompiledSystem, i: number): number {
+  return sys.holderData_[i * HOLDER_STRIDE + H_GROUP_FROM]!;
+}
+
+/** The end of holder `i`'s group indexes (see holderGroupFrom). */
+export function holderGroupTo(sys: CompiledSystem, i: number): number {
+  return Math.floor(sys.holderData_[i * HOLDER_STRIDE + H_GROUP_TO_ENABLED]! / 2);
+}
+
+/** Holder `i`'s activeDate as local epoch ms (parseLocalDateTime); -Infinity when unbounded. */
+export function holderActiveFrom(sys: CompiledSystem, i: number): number {
+  return sys.holderData_[i * HOLDER_STRIDE + H_FROM]!;
+}
+
+/** Holder `i`'s expireDate as local epoch ms; Infinity when unbounded. */
+export function holderExpiresAt(sys: CompiledSystem, i: number): number {
+  return sys.holderData_[i * HOLDER_STRIDE + H_TO]!;
+}
 
 /** Compiles a validated snapshot (from parseSnapshot) into indexes for decide, rsop and who. */
 export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
@@ -254,6 +251,7 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
     ecards_: new Set(n.ecards),
     offlinePolicy_: n.offlinePolicy,
     killTimer_: n.killTimer,
+    alone_: new Set([n.id]),
   }));
   const nodeIndex = new Map(nodes.map((n) => [n.id, n]));
   const deviceNumber = new Map(snapshot.devices.map((d, i) => [d.id, i]));
@@ -357,7 +355,7 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
     const rule: CompiledRule = { id: r.id, rank_: rank, rule_: r, group_: -1 };
     sys.rules_.push(rule);
     sys.ruleIds_.push(r.id);
-    sys.ruleDevices_.push(NO_RANKS);
+    sys.ruleDevices_.push(NO_DEVICES);
     sys.nodesOfRule_.push(NO_NODES);
     sys.ruleIndex_.set(r.id, rule);
     writeRule(sys, rule);
@@ -374,6 +372,7 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
 }
 
 const NO_NODES: ReadonlySet<string> = new Set();
+const NO_DEVICES: readonly number[] = Object.freeze([]);
 
 /** Writes rule `rule`'s rank-indexed records (window, door devices, nodes reached) from `rule.rule_`. */
 export function writeRule(sys: CompiledSystem, rule: CompiledRule): void {
@@ -383,16 +382,11 @@ export function writeRule(sys: CompiledSystem, rule: CompiledRule): void {
   rule.group_ = sys.groupIndex_.get(r.groupId)!;
   sys.rules_[rank] = rule;
   sys.ruleIds_[rank] = r.id;
-  const reached = new Set<string>();
-  const devs = new Int32Array(r.devices.length);
-  r.devices.forEach((d, i) => {
-    const device = sys.deviceIndex_.get(d)!;
-    devs[i] = device.index_;
-    reached.add(device.node_.id);
-  });
-  for (const fg of r.floorGroups) reached.add(sys.devices_[sys.floorGroupAt_.get(fg)!.reader]!.node_.id);
-  sys.ruleDevices_[rank] = devs;
-  sys.nodesOfRule_[rank] = reached;
+  const devices = r.devices.map((d) => sys.deviceIndex_.get(d)!);
+  const nodes = devices.map((d) => d.node_);
+  for (const fg of r.floorGroups) nodes.push(sys.devices_[sys.floorGroupAt_.get(fg)!.reader]!.node_);
+  sys.ruleDevices_[rank] = devices.length === 0 ? NO_DEVICES : devices.map((d) => d.index_);
+  sys.nodesOfRule_[rank] = nodes.length === 0 ? NO_NODES : nodes.every((n) => n === nodes[0]) ? nodes[0]!.alone_ : new Set(nodes.map((n) => n.id));
 }
 
 /**
@@ -492,15 +486,17 @@ function reserveHolderGroups(sys: CompiledSystem, n: number): void {
   const next = new Int32Array(size);
   let at = 0;
   const data = sys.holderData_;
-  for (const h of sys.holders_) {
-    if (h === FREE_HOLDER) continue;
+  const holders = sys.holders_;
+  for (let i = 0; i < holders.length; i++) {
+    const h = holders[i]!;
+    if (h === null) continue;
     const from = at;
-    next.set(sys.holderGroups_.subarray(h.groupFrom_, h.groupTo_), at);
-    at += h.groupTo_ - h.groupFrom_;
-    h.groupFrom_ = from;
-    h.groupTo_ = at;
-    const base = h.index_ * HOLDER_STRIDE;
-    data[base + H_GROUP_TO_ENABLED] = at * 2 + (h.enabled_ ? 1 : 0);
+    const base = i * HOLDER_STRIDE;
+    const was = data[base + H_GROUP_FROM]!;
+    const count = Math.floor(data[base + H_GROUP_TO_ENABLED]! / 2) - was;
+    next.set(sys.holderGroups_.subarray(was, was + count), at);
+    at += count;
+    data[base + H_GROUP_TO_ENABLED] = at * 2 + (h.enabled ? 1 : 0);
     data[base + H_GROUP_FROM] = from;
   }
   sys.holderGroups_ = next;
@@ -611,29 +607,18 @@ function removePins(sys: CompiledSystem, h: Holder, i: number): void {
  * Writes holder `h`'s record at index `i` (groups already at `from … to - 1` of holderGroups_);
  * `was`, its previous record, lends the parsed dates when they did not change.
  */
-function writeHolder(sys: CompiledSystem, h: Holder, i: number, from: number, to: number, was: CompiledHolder | null = null): CompiledHolder {
-  const holder: CompiledHolder = {
-    id: h.id,
-    index_: i,
-    holder_: h,
-    enabled_: h.enabled,
-    activeFrom_: was !== null && was.holder_.activeDate === h.activeDate ? was.activeFrom_ : h.activeDate === null ? -Infinity : parseLocalDateTime(h.activeDate),
-    expiresAt_: was !== null && was.holder_.expireDate === h.expireDate ? was.expiresAt_ : h.expireDate === null ? Infinity : parseLocalDateTime(h.expireDate),
-    pin_: h.pin,
-    duressPin_: h.duressPin,
-    groupFrom_: from,
-    groupTo_: to,
-  };
-  sys.holders_[i] = holder;
-  sys.holderIndex_.set(h.id, holder);
-  noteHolderWritten(sys.holderOrder_, i);
+function writeHolder(sys: CompiledSystem, h: Holder, i: number, from: number, to: number, was: Holder | null = null): void {
   const data = sys.holderData_;
   const base = i * HOLDER_STRIDE;
-  data[base + H_GROUP_TO_ENABLED] = to * 2 + (holder.enabled_ ? 1 : 0);
-  data[base + H_FROM] = holder.activeFrom_;
-  data[base + H_TO] = holder.expiresAt_;
+  const activeFrom = was !== null && was.activeDate === h.activeDate ? data[base + H_FROM]! : h.activeDate === null ? -Infinity : parseLocalDateTime(h.activeDate);
+  const expiresAt = was !== null && was.expireDate === h.expireDate ? data[base + H_TO]! : h.expireDate === null ? Infinity : parseLocalDateTime(h.expireDate);
+  sys.holders_[i] = h;
+  sys.holderIndex_.set(h.id, i);
+  noteHolderWritten(sys.holderOrder_, i);
+  data[base + H_GROUP_TO_ENABLED] = to * 2 + (h.enabled ? 1 : 0);
+  data[base + H_FROM] = activeFrom;
+  data[base + H_TO] = expiresAt;
   data[base + H_GROUP_FROM] = from;
-  return holder;
 }
 
 /** Appends holder `i`'s group indexes to holderGroups_; returns where they start. */
@@ -645,10 +630,10 @@ function appendGroups(sys: CompiledSystem, h: Holder): number {
   return from;
 }
 
-/** Compiles a new holder of the current snapshot into its records at a free index. */
-export function addHolder(sys: CompiledSystem, h: Holder): CompiledHolder {
+/** Compiles a new holder of the current snapshot into its records at a free index; returns the index. */
+export function addHolder(sys: CompiledSystem, h: Holder): number {
   const i = sys.freeHolders_.length > 0 ? sys.freeHolders_.pop()! : sys.holders_.length;
-  if (i === sys.holders_.length) sys.holders_.push(FREE_HOLDER);
+  if (i === sys.holders_.length) sys.holders_.push(null);
   if ((i + 1) * HOLDER_STRIDE > sys.holderData_.length) {
     const grown = new Float64Array(Math.max(sys.holderData_.length * 2, (i + 1) * HOLDER_STRIDE));
     grown.set(sys.holderData_);
@@ -656,23 +641,24 @@ export function addHolder(sys: CompiledSystem, h: Holder): CompiledHolder {
   }
   const from = appendGroups(sys, h);
   for (let gi = from; gi < sys.holderGroupsEnd_; gi++) sys.holdersOfGroup_[sys.holderGroups_[gi]!]!.push(i);
-  const holder = writeHolder(sys, h, i, from, sys.holderGroupsEnd_);
+  writeHolder(sys, h, i, from, sys.holderGroupsEnd_);
   addCredentials(sys, i, h.id, h.credentials);
   addPins(sys, h, i);
   noteHolderAdded(sys.holderOrder_, i);
-  return holder;
+  return i;
 }
 
-/** Takes a deleted holder's records out of every table and frees its index. */
-export function removeHolder(sys: CompiledSystem, holder: CompiledHolder): void {
-  const i = holder.index_;
-  const h = holder.holder_;
-  for (let gi = holder.groupFrom_; gi < holder.groupTo_; gi++) removeItem(sys.holdersOfGroup_[sys.holderGroups_[gi]!]!, i);
-  sys.holderGroupsGarbage_ += holder.groupTo_ - holder.groupFrom_;
+/** Takes the deleted holder at index `i` out of every table and frees its index. */
+export function removeHolder(sys: CompiledSystem, i: number): void {
+  const h = sys.holders_[i]!;
+  const from = holderGroupFrom(sys, i);
+  const to = holderGroupTo(sys, i);
+  for (let gi = from; gi < to; gi++) removeItem(sys.holdersOfGroup_[sys.holderGroups_[gi]!]!, i);
+  sys.holderGroupsGarbage_ += to - from;
   removeCredentials(sys, i, h.credentials);
   removePins(sys, h, i);
-  sys.holderIndex_.delete(holder.id);
-  sys.holders_[i] = FREE_HOLDER;
+  sys.holderIndex_.delete(h.id);
+  sys.holders_[i] = null;
   const data = sys.holderData_;
   const base = i * HOLDER_STRIDE;
   data[base + H_GROUP_TO_ENABLED] = 0;
@@ -686,21 +672,20 @@ export function removeHolder(sys: CompiledSystem, holder: CompiledHolder): void 
  * PINs that `next` no longer has (credentials are compared by object: immer shares unchanged ones),
  * so that a card number or PIN passing to another holder in the same change is free for it.
  */
-export function changeHolderBegin(sys: CompiledSystem, holder: CompiledHolder, next: Holder): void {
-  const h = holder.holder_;
+export function changeHolderBegin(sys: CompiledSystem, i: number, next: Holder): void {
+  const h = sys.holders_[i]!;
   if (h.credentials !== next.credentials) {
     const kept = new Set(next.credentials);
-    removeCredentials(sys, holder.index_, h.credentials.filter((c) => !kept.has(c)));
+    removeCredentials(sys, i, h.credentials.filter((c) => !kept.has(c)));
   }
-  if (h.pin !== next.pin || h.duressPin !== next.duressPin) removePins(sys, h, holder.index_);
+  if (h.pin !== next.pin || h.duressPin !== next.duressPin) removePins(sys, h, i);
 }
 
 /** A holder that changed, second half (after group changes): its groups, record, new credentials and PINs. */
-export function changeHolderEnd(sys: CompiledSystem, holder: CompiledHolder, next: Holder): CompiledHolder {
-  const h = holder.holder_;
-  const i = holder.index_;
-  let from = holder.groupFrom_;
-  let to = holder.groupTo_;
+export function changeHolderEnd(sys: CompiledSystem, i: number, next: Holder): void {
+  const h = sys.holders_[i]!;
+  let from = holderGroupFrom(sys, i);
+  let to = holderGroupTo(sys, i);
   if (h.groups !== next.groups) {
     const old = sys.holderGroups_.slice(from, to);
     sys.holderGroupsGarbage_ += to - from;
@@ -711,13 +696,12 @@ export function changeHolderEnd(sys: CompiledSystem, holder: CompiledHolder, nex
     for (const g of old) if (sys.groups_[g] !== null && !now.includes(g)) removeItem(sys.holdersOfGroup_[g]!, i);
     for (const g of now) if (!old.includes(g)) sys.holdersOfGroup_[g]!.push(i);
   }
-  const changed = writeHolder(sys, next, i, from, to, holder);
+  writeHolder(sys, next, i, from, to, h);
   if (h.credentials !== next.credentials) {
     const had = new Set(h.credentials);
     addCredentials(sys, i, next.id, next.credentials.filter((c) => !had.has(c)));
   }
   if (h.pin !== next.pin || h.duressPin !== next.duressPin) addPins(sys, next, i);
-  return changed;
 }
 
 /**

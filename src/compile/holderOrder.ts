@@ -7,7 +7,8 @@
 // writeHolder), and the next use splices added holders into the order and rebuilds the member
 // records (O(holders + memberships)) — or, when holders were only changed, a few of them, rewrites
 // just their records.
-import type { CompiledHolder, CompiledSystem } from "./compileSnapshot.js";
+import { type CompiledSystem, holderActiveFrom, holderExpiresAt, holderGroupFrom, holderGroupTo } from "./compileSnapshot.js";
+import type { Holder } from "../model/index.js";
 
 /**
  * Float64 slots per member record in `members_[g]`: the holder's position in id order times two,
@@ -123,8 +124,8 @@ export function holderOrder(sys: CompiledSystem): HolderOrder {
 }
 
 /** The record fields of an enabled holder other than its other groups. */
-function positionAndPin(h: CompiledHolder, p: number): number {
-  return p * 2 + ((h.pin_ ?? h.duressPin_) === null ? 0 : 1);
+function positionAndPin(h: Holder, p: number): number {
+  return p * 2 + ((h.pin ?? h.duressPin) === null ? 0 : 1);
 }
 
 /** Rewrites the records of the holders changed since the last build (no holder added or removed). */
@@ -135,7 +136,7 @@ function patchMembers(sys: CompiledSystem, order: HolderOrder): void {
     const p = order.position_[i]!;
     const had = order.regrouped_.get(p) ?? order.recordGroups_.subarray(order.recordFrom_[p]!, order.recordFrom_[p + 1]!);
     for (let j = 0; j < had.length; j++) removeRecord(order, had[j]!, p);
-    const now = h.enabled_ ? groups.slice(h.groupFrom_, h.groupTo_) : new Int32Array(0);
+    const now = h.enabled ? groups.slice(holderGroupFrom(sys, i), holderGroupTo(sys, i)) : new Int32Array(0);
     order.regrouped_.set(p, now);
     let others = NO_OTHER;
     if (now.length > 2) {
@@ -151,7 +152,7 @@ function patchMembers(sys: CompiledSystem, order: HolderOrder): void {
     }
     for (let j = 0; j < now.length; j++) {
       const other = now.length === 2 ? now[1 - j]! : others;
-      insertRecord(order, now[j]!, positionAndPin(h, p), h.activeFrom_, h.expiresAt_, other);
+      insertRecord(order, now[j]!, positionAndPin(h, p), holderActiveFrom(sys, i), holderExpiresAt(sys, i), other);
     }
   }
 }
@@ -201,11 +202,12 @@ function buildMembers(sys: CompiledSystem, order: HolderOrder): void {
   const counts = new Int32Array(sys.groups_.length);
   let extra = 0;
   for (let p = 0; p < n; p++) {
-    const h = sys.holders_[byId[p]!]!;
-    if (!h.enabled_) continue;
-    const count = h.groupTo_ - h.groupFrom_;
-    if (count > 2) extra += 1 + count;
-    for (let gi = h.groupFrom_; gi < h.groupTo_; gi++) counts[groups[gi]!]!++;
+    const i = byId[p]!;
+    if (!sys.holders_[i]!.enabled) continue;
+    const from = holderGroupFrom(sys, i);
+    const to = holderGroupTo(sys, i);
+    if (to - from > 2) extra += 1 + to - from;
+    for (let gi = from; gi < to; gi++) counts[groups[gi]!]!++;
   }
   const members: Float64Array[] = new Array(counts.length);
   let memberships = 0;
@@ -221,25 +223,29 @@ function buildMembers(sys: CompiledSystem, order: HolderOrder): void {
   extra = 0;
   // Positions ascending, so each list comes out sorted.
   for (let p = 0; p < n; p++) {
-    const h = sys.holders_[byId[p]!]!;
+    const i = byId[p]!;
+    const h = sys.holders_[i]!;
     recordFrom[p] = recorded;
-    if (!h.enabled_) continue;
-    const from = h.groupFrom_;
-    const count = h.groupTo_ - from;
+    if (!h.enabled) continue;
+    const from = holderGroupFrom(sys, i);
+    const to = holderGroupTo(sys, i);
+    const count = to - from;
+    const activeFrom = holderActiveFrom(sys, i);
+    const expiresAt = holderExpiresAt(sys, i);
     let others = NO_OTHER;
     if (count > 2) {
       others = -2 - extra;
       extraGroups[extra++] = count;
-      for (let gi = from; gi < h.groupTo_; gi++) extraGroups[extra++] = groups[gi]!;
+      for (let gi = from; gi < to; gi++) extraGroups[extra++] = groups[gi]!;
     }
-    for (let gi = from; gi < h.groupTo_; gi++) {
+    for (let gi = from; gi < to; gi++) {
       const g = groups[gi]!;
       const list = members[g]!;
       const base = counts[g]!++ * M_STRIDE;
       recordGroups[recorded++] = g;
       list[base + M_POSITION] = positionAndPin(h, p);
-      list[base + M_FROM] = h.activeFrom_;
-      list[base + M_TO] = h.expiresAt_;
+      list[base + M_FROM] = activeFrom;
+      list[base + M_TO] = expiresAt;
       list[base + M_OTHER] = count === 2 ? groups[gi === from ? from + 1 : from]! : others;
     }
   }
@@ -265,11 +271,11 @@ function finish(sys: CompiledSystem, order: HolderOrder, byId: Int32Array, ids: 
 
 function buildAll(sys: CompiledSystem, order: HolderOrder): void {
   const ids: string[] = [];
-  for (const h of sys.holderIndex_.values()) ids.push(h.id);
+  for (const id of sys.holderIndex_.keys()) ids.push(id);
   // Strings sort by UTF-16 code units without a comparator, as compareIds does, and faster.
   ids.sort();
   const byId = new Int32Array(ids.length);
-  for (let p = 0; p < ids.length; p++) byId[p] = sys.holderIndex_.get(ids[p]!)!.index_;
+  for (let p = 0; p < ids.length; p++) byId[p] = sys.holderIndex_.get(ids[p]!)!;
   finish(sys, order, byId, ids);
 }
 
@@ -277,7 +283,10 @@ function buildAll(sys: CompiledSystem, order: HolderOrder): void {
 function splice(sys: CompiledSystem, order: HolderOrder): void {
   const holders = sys.holders_;
   const added = new Set<number>();
-  for (const i of order.added_) if (sys.holderIndex_.get(holders[i]!.id) === holders[i]) added.add(i);
+  for (const i of order.added_) {
+    const h = holders[i];
+    if (h !== null && h !== undefined && sys.holderIndex_.get(h.id) === i) added.add(i);
+  }
   const keptIdx: number[] = [];
   const keptIds: string[] = [];
   const old = order.byId_;
@@ -285,7 +294,8 @@ function splice(sys: CompiledSystem, order: HolderOrder): void {
     const i = old[p]!;
     const id = order.ids_[p]!;
     // Still the same holder at this index: it was neither removed nor its index reused.
-    if (!added.has(i) && holders[i] !== undefined && holders[i]!.id === id && sys.holderIndex_.get(id) === holders[i]) {
+    const h = holders[i];
+    if (!added.has(i) && h !== null && h !== undefined && h.id === id && sys.holderIndex_.get(id) === i) {
       keptIdx.push(i);
       keptIds.push(id);
     }
@@ -308,7 +318,7 @@ function splice(sys: CompiledSystem, order: HolderOrder): void {
       byId[at] = keptIdx[from]!;
       ids[at] = keptIds[from]!;
     }
-    byId[at] = sys.holderIndex_.get(id)!.index_;
+    byId[at] = sys.holderIndex_.get(id)!;
     ids[at++] = id;
   }
   for (; from < keptIds.length; from++, at++) {

@@ -137,9 +137,9 @@ export function updateCompiled(sys: CompiledSystem, next: SystemSnapshot, patche
   // credentials and PINs changed holders give up (before anyone may take them).
   for (const [id, e] of holders) {
     if (e.old === undefined) continue;
-    const holder = sys.holderIndex_.get(id)!;
-    if (e.neu === undefined) removeHolder(sys, holder);
-    else changeHolderBegin(sys, holder, e.neu);
+    const i = sys.holderIndex_.get(id)!;
+    if (e.neu === undefined) removeHolder(sys, i);
+    else changeHolderBegin(sys, i, e.neu);
   }
   const dirty = new Set<CompiledDevice>();
   let reorder = false;
@@ -222,7 +222,7 @@ function renumberRules(sys: CompiledSystem, changes: ReadonlyMap<string, { old?:
   const map = new Int32Array(oldRules.length).fill(-1);
   const rules: CompiledRule[] = [];
   const ruleIds: string[] = [];
-  const ruleDevices: Int32Array[] = [];
+  const ruleDevices: (readonly number[])[] = [];
   const nodesOfRule: ReadonlySet<string>[] = [];
   const data = new Int32Array((sys.ruleIndex_.size) * RULE_STRIDE);
   const oldData = sys.ruleData_;
@@ -235,7 +235,7 @@ function renumberRules(sys: CompiledSystem, changes: ReadonlyMap<string, { old?:
       rule.rank_ = rules.length;
       rules.push(rule);
       ruleIds.push(rule.id);
-      ruleDevices.push(new Int32Array(0));
+      ruleDevices.push([]);
       nodesOfRule.push(new Set());
     }
     if (survivor === null) break;

@@ -1,7 +1,7 @@
 // When is a holder allowed at a device during a period? The answer only changes where some rule
 // window opens or closes, a date bound or holder date passes, or the zone's offset changes, so the
 // state is evaluated once at each such candidate instant and holds until the next one.
-import { RULE_STRIDE, R_START, R_STOP, findSlot, localCandidates, offsetAt, transitionsBetween } from "../compile/index.js";
+import { RULE_STRIDE, R_START, R_STOP, findSlot, holderActiveFrom, holderExpiresAt, holderGroupFrom, holderGroupTo, localCandidates, offsetAt, transitionsBetween } from "../compile/index.js";
 import { type Issue, MS_PER_DAY, QueryError } from "../model/index.js";
 import { NONE, newRuleOutcome } from "./decide.js";
 import { isoInstant, isoLocal } from "./formatInstant.js";
@@ -78,9 +78,9 @@ export function accessWindows(sys: import("../compile/index.js").CompiledSystem,
   // Local wall times where something may change: every window edge of the holder's rules at the
   // device on every local day of the period (and the day before), every local midnight (date
   // bounds), and the holder's active/expire times; each turned into candidate instants.
-  const local: number[] = [h.activeFrom_, h.expiresAt_];
+  const local: number[] = [holderActiveFrom(sys, h), holderExpiresAt(sys, h)];
   const edges = new Set<number>([0]);
-  for (let gi = h.groupFrom_; gi < h.groupTo_; gi++) {
+  for (let gi = holderGroupFrom(sys, h), end = holderGroupTo(sys, h); gi < end; gi++) {
     const slot = findSlot(dev, sys.holderGroups_[gi]!);
     if (slot < 0) continue;
     for (let i = dev.slotPairs_[slot]!; i < dev.slotPairs_[slot + 1]!; i += 2) {
@@ -113,5 +113,5 @@ export function accessWindows(sys: import("../compile/index.js").CompiledSystem,
     openRank = rank;
   }
   if (openRank !== NONE) close(to);
-  return { holderId: h.id, deviceId: dev.id, from: isoInstant(from), to: isoInstant(to), windows };
+  return { holderId: sys.holders_[h]!.id, deviceId: dev.id, from: isoInstant(from), to: isoInstant(to), windows };
 }

@@ -346,7 +346,7 @@ export function decideCore(
     credentialId = c.id;
     pending = c.pending_;
     if (!pending && mobileBit === 2 && !device.ble_)
-      return exit(d, sys, device, C_BLE, sys.holders_[h]!.id, c.id, -1, pin !== null && sys.holders_[h]!.duressPin_ === pin, FLOORS_NONE, -1, -1);
+      return exit(d, sys, device, C_BLE, sys.holders_[h]!.id, c.id, -1, pin !== null && sys.holders_[h]!.duressPin === pin, FLOORS_NONE, -1, -1);
   } else {
     const owner = sys.pinOwner_.get(pin as string);
     if (owner === undefined) return exitEmpty(d, sys, C_UNKNOWN_PIN);
@@ -355,7 +355,7 @@ export function decideCore(
     if (trace !== undefined) trace.holder_(h);
   }
   if (d !== null && holderId === null) holderId = sys.holders_[h]!.id;
-  const duress = pin !== null && sys.holders_[h]!.duressPin_ === pin;
+  const duress = pin !== null && sys.holders_[h]!.duressPin === pin;
   if (pending) return exit(d, sys, device, C_PENDING, holderId, credentialId, -1, duress, FLOORS_NONE, -1, -1);
   if (device.secured_ && kind !== KIND_MOBILE && input !== 4) return exit(d, sys, device, C_INSECURE, holderId, credentialId, -1, duress, FLOORS_NONE, fc, cn);
 
@@ -386,7 +386,7 @@ export function decideCore(
   }
 
   // 6–8. Rules, authentication policy, floors.
-  const pinOk = pin !== null && (pin === sys.holders_[h]!.pin_ || duress);
+  const pinOk = pin !== null && (pin === sys.holders_[h]!.pin || duress);
   // Factor combinations as in policyMask: card 1, PIN 2, card + PIN 4. PIN alone is always correct.
   const factor = kind !== KIND_NONE ? (pinOk ? 4 : 1) : 2;
   evaluateRules(sys, device, hd[hb + H_GROUP_FROM]! | 0, groupsAndEnabled >> 1, factor, mode, day, tod, RULES);

@@ -6,12 +6,15 @@
 // device, floor group or cloud node change, everyone whose rules reach it (docs/semantics.md X4).
 import {
   type CompiledDevice,
-  type CompiledHolder,
   type CompiledSystem,
   RULE_STRIDE,
   R_START,
   R_STOP,
   findSlot,
+  holderActiveFrom,
+  holderExpiresAt,
+  holderGroupFrom,
+  holderGroupTo,
 } from "../compile/index.js";
 import { type Issue, MS_PER_DAY, QueryError, type Rule, type SystemSnapshot } from "../model/index.js";
 import { MAX_WINDOW_SPAN_DAYS, candidateInstants } from "./accessWindows.js";
@@ -81,12 +84,12 @@ function period(options: DiffOptions): { from: number; to: number } {
  * The runs of a holder's Q1 scan at a device (k < 0) or at floor group k of an elevator reader, over
  * [from, to): the state is evaluated at every instant where it may change, as accessWindows does.
  */
-export function accessRuns(sys: CompiledSystem, h: CompiledHolder, dev: CompiledDevice, k: number, from: number, to: number): Run[] {
+export function accessRuns(sys: CompiledSystem, h: number, dev: CompiledDevice, k: number, from: number, to: number): Run[] {
   const zone = dev.node_.zone_;
-  const local: number[] = [h.activeFrom_, h.expiresAt_];
+  const local: number[] = [holderActiveFrom(sys, h), holderExpiresAt(sys, h)];
   const edges = new Set<number>([0]);
   let reached = false;
-  for (let gi = h.groupFrom_; gi < h.groupTo_; gi++) {
+  for (let gi = holderGroupFrom(sys, h), end = holderGroupTo(sys, h); gi < end; gi++) {
     const slot = findSlot(dev, sys.holderGroups_[gi]!);
     if (slot < 0) continue;
     reached = true;

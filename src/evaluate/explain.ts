@@ -310,28 +310,27 @@ function build(
   }
   const holder = sys.holders_[rec.holder]!;
   const pinStr = typeof pin === "string" ? pin : null;
-  const pinOk = pinStr !== null && (pinStr === holder.pin_ || pinStr === holder.duressPin_);
+  const pinOk = pinStr !== null && (pinStr === holder.pin || pinStr === holder.duressPin);
   const how = kind === "pin" ? "PIN" : kind === "mobile" ? `${String(credential!.mobile)} credential` : "card";
   push(
     "credential",
-    `${how === "PIN" ? "The PIN" : `The ${how} ${decision.credentialId}`} belongs to holder ${holder.id} (${holder.holder_.firstName} ${holder.holder_.lastName})${pinStr !== null && kind !== "pin" ? `; the PIN ${pinOk ? "is correct" : "matches neither of the holder's PINs"}` : ""}${decision.duress ? "; it is the duress PIN" : ""}${STEP_OF_REASON[decision.reason] === "credential" ? ` — ${decision.reason}` : ""}.`,
+    `${how === "PIN" ? "The PIN" : `The ${how} ${decision.credentialId}`} belongs to holder ${holder.id} (${holder.firstName} ${holder.lastName})${pinStr !== null && kind !== "pin" ? `; the PIN ${pinOk ? "is correct" : "matches neither of the holder's PINs"}` : ""}${decision.duress ? "; it is the duress PIN" : ""}${STEP_OF_REASON[decision.reason] === "credential" ? ` — ${decision.reason}` : ""}.`,
     { holderId: holder.id, credentialId: decision.credentialId, by: how, pinCorrect: pinStr === null ? null : pinOk, duress: decision.duress, secureReadsOnly: device.secured_, bleSupported: device.ble_ },
   );
   if (STEP_OF_REASON[decision.reason] === "credential") return;
 
   // 5. Holder.
-  const hs = holder.holder_;
   const timeKnown = !Number.isNaN(rec.local);
   const offset = rec.local - rec.at;
   const localIso = timeKnown ? isoLocal(rec.local - offset, offset) : null;
   push(
     "holder",
-    `${hs.enabled ? "Enabled" : "Disabled"}; valid from ${hs.activeDate ?? "always"} until ${hs.expireDate ?? "never"}${timeKnown ? `; local time at the node ${localIso} (${zone})` : "; time not looked at (offline, time unknown)"}${STEP_OF_REASON[decision.reason] === "holder" ? ` — ${decision.reason}` : ""}.`,
+    `${holder.enabled ? "Enabled" : "Disabled"}; valid from ${holder.activeDate ?? "always"} until ${holder.expireDate ?? "never"}${timeKnown ? `; local time at the node ${localIso} (${zone})` : "; time not looked at (offline, time unknown)"}${STEP_OF_REASON[decision.reason] === "holder" ? ` — ${decision.reason}` : ""}.`,
     {
       holderId: holder.id,
-      enabled: hs.enabled,
-      activeDate: hs.activeDate ?? null,
-      expireDate: hs.expireDate ?? null,
+      enabled: holder.enabled,
+      activeDate: holder.activeDate ?? null,
+      expireDate: holder.expireDate ?? null,
       localTime: localIso,
       utc: timeKnown ? isoInstant(rec.local - offset) : null,
       timezone: zone,

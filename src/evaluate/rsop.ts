@@ -1,7 +1,21 @@
 // Resultant set of policy (SPEC §7): per holder, the rules of its groups and every door and floor
 // group they reach, each with what decide would answer for a scan at that instant (scanAccess).
 // The cost of one holder grows with the rules that reach it, not with the size of the system.
-import { type CompiledSystem, RF_ALLOW, RULE_STRIDE, R_FLAGS, R_POLICY, offsetAt, ruleOpen, weekdayOf, windowContains } from "../compile/index.js";
+import {
+  type CompiledSystem,
+  RF_ALLOW,
+  RULE_STRIDE,
+  R_FLAGS,
+  R_POLICY,
+  holderActiveFrom,
+  holderExpiresAt,
+  holderGroupFrom,
+  holderGroupTo,
+  offsetAt,
+  ruleOpen,
+  weekdayOf,
+  windowContains,
+} from "../compile/index.js";
 import { type Issue, MAX_INSTANT, MIN_INSTANT, MS_PER_DAY, QueryError, parseInstant } from "../model/index.js";
 import type { AuthenticationPolicy, Device, Rule, SystemSnapshot, Weekday } from "../model/index.js";
 import { NONE, newRuleOutcome } from "./decide.js";
@@ -328,11 +342,11 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
 
   const holders = ids.map(function rsopOfHolder(id): RsopHolder {
     const holder = sys.holderIndex_.get(id)!;
-    const h = holder.holder_;
+    const h = sys.holders_[holder]!;
     const stamp = ++s.counter;
     const ruleStamp = s.ruleStamp;
     const sorted: number[] = [];
-    for (let gi = holder.groupFrom_; gi < holder.groupTo_; gi++)
+    for (let gi = holderGroupFrom(sys, holder), end = holderGroupTo(sys, holder); gi < end; gi++)
       for (const rank of sys.rulesOfGroup_[sys.holderGroups_[gi]!]!) {
         if (ruleStamp[rank] === stamp || (scope !== undefined && !sys.nodesOfRule_[rank]!.has(scope))) continue;
         ruleStamp[rank] = stamp;
@@ -435,10 +449,10 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
         byIdOrder[k++] = (w << 5) + (31 - Math.clz32(low));
       }
     }
-    const hasPin = (holder.pin_ ?? holder.duressPin_) !== null;
-    const enabled = holder.enabled_;
-    const from = holder.activeFrom_;
-    const to = holder.expiresAt_;
+    const hasPin = (h.pin ?? h.duressPin) !== null;
+    const enabled = h.enabled;
+    const from = holderActiveFrom(sys, holder);
+    const to = holderExpiresAt(sys, holder);
     const devices: RsopDevice[] = new Array(reachedCount);
     for (let i = 0; i < reachedCount; i++) {
       const d = s.indexById[byIdOrder[i]!]!;

@@ -1,7 +1,25 @@
 // The building block behind RSOP, who-can-access and access windows: what decide would answer for
 // a scan by a known holder at a device, node online, presenting a credential the device accepts,
 // and the holder's PIN whenever a policy asks for one (SPEC §7, docs/semantics.md Q1).
-import { type CompiledDevice, type CompiledHolder, type CompiledSystem, RF_ALLOW, RULE_STRIDE, R_FLAGS, R_POLICY, findSlot, offsetAt, ruleOpen, weekdayOf } from "../compile/index.js";
+import {
+  type CompiledDevice,
+  type CompiledSystem,
+  HOLDER_STRIDE,
+  H_FROM,
+  H_GROUP_FROM,
+  H_GROUP_TO_ENABLED,
+  H_TO,
+  RF_ALLOW,
+  RULE_STRIDE,
+  R_FLAGS,
+  R_POLICY,
+  findSlot,
+  holderGroupFrom,
+  holderGroupTo,
+  offsetAt,
+  ruleOpen,
+  weekdayOf,
+} from "../compile/index.js";
 import { MS_PER_DAY } from "../model/index.js";
 import { MODE_NORMAL, NONE, type RuleOutcome, evaluateRules } from "./decide.js";
 
@@ -22,20 +40,26 @@ export interface ScanAccess {
 /**
  * Steps 5–8 of SPEC §3 for a holder who presents a credential the device accepts: card alone; if
  * that is refused for want of a PIN and the holder has one, card and PIN. `rules` receives the rule
- * outcome of the presented factors (floors for elevators).
+ * outcome of the presented factors (floors for elevators). `h` is the holder's index.
  */
-export function scanAccess(sys: CompiledSystem, device: CompiledDevice, holder: CompiledHolder, at: number, rules: RuleOutcome): ScanAccess {
+export function scanAccess(sys: CompiledSystem, device: CompiledDevice, h: number, at: number, rules: RuleOutcome): ScanAccess {
   const local = at + offsetAt(device.node_.zone_, at);
-  if (!holder.enabled_ || local < holder.activeFrom_ || local >= holder.expiresAt_) return { allowed: false, rank: NONE, factor: CARD, local };
+  const hd = sys.holderData_;
+  const hb = h * HOLDER_STRIDE;
+  const groupsAndEnabled = hd[hb + H_GROUP_TO_ENABLED]!;
+  if (groupsAndEnabled % 2 === 0 || local < hd[hb + H_FROM]! || local >= hd[hb + H_TO]!) return { allowed: false, rank: NONE, factor: CARD, local };
   const day = Math.floor(local / MS_PER_DAY);
   const tod = local - day * MS_PER_DAY;
-  evaluateRules(sys, device, holder.groupFrom_, holder.groupTo_, CARD, MODE_NORMAL, day, tod, rules);
+  const from = hd[hb + H_GROUP_FROM]!;
+  const to = (groupsAndEnabled - 1) / 2;
+  evaluateRules(sys, device, from, to, CARD, MODE_NORMAL, day, tod, rules);
   if (rules.minDeny_ !== NONE) return { allowed: false, rank: rules.minDeny_, factor: CARD, local };
   if (rules.minAllow_ === NONE) return { allowed: false, rank: NONE, factor: CARD, local };
   if (rules.minAccepted_ !== NONE) return { allowed: true, rank: rules.minAccepted_, factor: CARD, local };
   // Every policy accepts card + PIN, so with the PIN the smallest applicable allow rule decides.
-  if ((holder.pin_ ?? holder.duressPin_) === null) return { allowed: false, rank: rules.minAllow_, factor: CARD, local };
-  evaluateRules(sys, device, holder.groupFrom_, holder.groupTo_, CARD_AND_PIN, MODE_NORMAL, day, tod, rules);
+  const holder = sys.holders_[h]!;
+  if ((holder.pin ?? holder.duressPin) === null) return { allowed: false, rank: rules.minAllow_, factor: CARD, local };
+  evaluateRules(sys, device, from, to, CARD_AND_PIN, MODE_NORMAL, day, tod, rules);
   return { allowed: true, rank: rules.minAccepted_, factor: CARD_AND_PIN, local };
 }
 
@@ -47,9 +71,9 @@ export function reachesFloorGroup(device: CompiledDevice, rules: RuleOutcome, k:
 
 /**
  * The smallest rank among the holder's accepting allow rules that reach local floor group `k` of an
- * elevator reader (windows at `local`, factors `factor`); NONE when none does.
+ * elevator reader (windows at `local`, factors `factor`); NONE when none does. `h` is the holder's index.
  */
-export function minRankReaching(sys: CompiledSystem, device: CompiledDevice, holder: CompiledHolder, factor: number, local: number, k: number): number {
+export function minRankReaching(sys: CompiledSystem, device: CompiledDevice, h: number, factor: number, local: number, k: number): number {
   // evaluateRules already established that the scan is allowed; this walk only attributes floor groups.
   let best = NONE;
   const data = sys.ruleData_;
@@ -57,7 +81,7 @@ export function minRankReaching(sys: CompiledSystem, device: CompiledDevice, hol
   const day = Math.floor(local / MS_PER_DAY);
   const wd = weekdayOf(day);
   const tod = local - day * MS_PER_DAY;
-  for (let gi = holder.groupFrom_; gi < holder.groupTo_; gi++) {
+  for (let gi = holderGroupFrom(sys, h), end = holderGroupTo(sys, h); gi < end; gi++) {
     const slot = findSlot(device, sys.holderGroups_[gi]!);
     if (slot < 0) continue;
     for (let i = device.slotPairs_[slot]!; i < device.slotPairs_[slot + 1]!; i += 2) {

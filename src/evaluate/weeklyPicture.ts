@@ -3,7 +3,7 @@
 // the holder's scan is allowed, in the local time of the device's cloud node. Minutes are walked as
 // instants and bucketed by their local wall time, so a day clocks jump forward has a 23-hour day (the
 // skipped hour has no minutes) and a day they fall back counts its repeated hour twice.
-import { type CompiledDevice, type CompiledHolder, type CompiledSystem, type ZoneTable, findSlot, offsetAt } from "../compile/index.js";
+import { type CompiledDevice, type CompiledSystem, type ZoneTable, findSlot, holderGroupFrom, holderGroupTo, offsetAt } from "../compile/index.js";
 import { type Issue, MS_PER_DAY, QueryError, parseInstant, parseLocalDate } from "../model/index.js";
 import { accessRuns } from "./diffAccess.js";
 import type { Engine } from "./engine.js";
@@ -68,7 +68,7 @@ function mondayOf(day: number): number {
 }
 
 /** The row of a holder at a device (k < 0) or at floor group k of an elevator reader. */
-function rowOf(sys: CompiledSystem, h: CompiledHolder, dev: CompiledDevice, k: number, weekOfDay: number | null, weekOfInstant: number, base: Omit<PictureRow, "days" | "cells" | "timezone">): PictureRow {
+function rowOf(sys: CompiledSystem, h: number, dev: CompiledDevice, k: number, weekOfDay: number | null, weekOfInstant: number, base: Omit<PictureRow, "days" | "cells" | "timezone">): PictureRow {
   const zone = dev.node_.zone_;
   const node = sys.snapshot.cloudNodes.find((n) => n.id === dev.node_.id) as { timezone?: string } | undefined;
   const monday = mondayOf(weekOfDay ?? Math.floor((weekOfInstant + offsetAt(zone, weekOfInstant)) / MS_PER_DAY));
@@ -141,7 +141,7 @@ export function weeklyPicture(engine: Engine, options: PictureOptions): WeeklyPi
     // Every door and floor group the holder's groups' rules reach, by id.
     for (const dev of sys.devicesById_) {
       let reached = false;
-      for (let gi = holder.groupFrom_; gi < holder.groupTo_ && !reached; gi++) reached = findSlot(dev, sys.holderGroups_[gi]!) >= 0;
+      for (let gi = holderGroupFrom(sys, holder), end = holderGroupTo(sys, holder); gi < end && !reached; gi++) reached = findSlot(dev, sys.holderGroups_[gi]!) >= 0;
       if (!reached) continue;
       const d = s.devices[dev.index_]!;
       if (!dev.elevator_) rows.push(rowOf(sys, holder, dev, -1, weekOfDay, weekOfInstant, { id: dev.id, label: d.name, kind: "device" }));
@@ -152,15 +152,22 @@ export function weeklyPicture(engine: Engine, options: PictureOptions): WeeklyPi
         });
     }
     rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    const hs = holder.holder_;
+    const hs = sys.holders_[holder]!;
     return { title: `${hs.firstName} ${hs.lastName} (${hs.id})`, subject: { holderId: hs.id }, weekStart: rows[0]?.days[0]?.date ?? "", rows };
   }
   const dev = device!;
   const d = s.devices[dev.index_]!;
   const seen = new Set<number>();
   for (let slot = 0; slot < dev.slotGroup_.length; slot++) for (const h of sys.holdersOfGroup_[dev.slotGroup_[slot]!]!) seen.add(h);
-  const holders = [...seen].map((h) => sys.holders_[h]!).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  for (const h of holders) rows.push(rowOf(sys, h, dev, -1, weekOfDay, weekOfInstant, { id: h.id, label: `${h.holder_.firstName} ${h.holder_.lastName}`, kind: "holder" }));
+  const holders = [...seen].sort((a, b) => {
+    const x = sys.holders_[a]!.id;
+    const y = sys.holders_[b]!.id;
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
+  for (const i of holders) {
+    const h = sys.holders_[i]!;
+    rows.push(rowOf(sys, i, dev, -1, weekOfDay, weekOfInstant, { id: h.id, label: `${h.firstName} ${h.lastName}`, kind: "holder" }));
+  }
   // An elevator reader's rows are the holders' floors through any floor group: its own scan (k = -1).
   return { title: `${d.name} (${d.id})`, subject: { deviceId: d.id }, weekStart: rows[0]?.days[0]?.date ?? isoDate(mondayOf(weekOfDay ?? Math.floor(weekOfInstant / MS_PER_DAY))), rows };
 }

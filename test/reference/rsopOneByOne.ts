@@ -2,7 +2,7 @@
 // accumulated each holder's rules per device and reused device records across calls (docs/semantics.md
 // WA4–WA5). Every device and floor group goes through scanAccess — the building block property-tested
 // against decide — and every entry is built from the snapshot's objects on each call.
-import { type CompiledSystem, offsetAt, windowContains } from "../../src/compile/index.js";
+import { type CompiledSystem, holderGroupFrom, holderGroupTo, offsetAt, windowContains } from "../../src/compile/index.js";
 import { type Issue, QueryError } from "../../src/model/index.js";
 import { NONE, newRuleOutcome } from "../../src/evaluate/decide.js";
 import { isoInstant } from "../../src/evaluate/formatInstant.js";
@@ -44,9 +44,9 @@ export function rsopOneByOne(sys: CompiledSystem, holderIds: readonly string[], 
 
   const holders = holderIds.map(function rsopOfHolder(id): RsopHolder {
     const holder = sys.holderIndex_.get(id)!;
-    const h = holder.holder_;
+    const h = sys.holders_[holder]!;
     const ranks = new Set<number>();
-    for (const g of sys.holderGroups_.subarray(holder.groupFrom_, holder.groupTo_)) for (const rank of sys.rulesOfGroup_[g]!) if (scope === undefined || sys.nodesOfRule_[rank]!.has(scope)) ranks.add(rank);
+    for (const g of sys.holderGroups_.subarray(holderGroupFrom(sys, holder), holderGroupTo(sys, holder))) for (const rank of sys.rulesOfGroup_[g]!) if (scope === undefined || sys.nodesOfRule_[rank]!.has(scope)) ranks.add(rank);
     const sorted = [...ranks].sort((a, b) => a - b);
     const rules = sorted.map((rank): RsopRule => {
       const r = sys.rules_[rank]!.rule_;

@@ -25,7 +25,7 @@ export function whoOneByOne(sys: CompiledSystem, deviceId: string, at: number): 
   const holders: AccessEntry[] = [];
   for (const h of candidates(sys, dev)) {
     const holder = sys.holders_[h]!;
-    const access = scanAccess(sys, dev, holder, at, outcome);
+    const access = scanAccess(sys, dev, h, at, outcome);
     if (!access.allowed) continue;
     holders.push({ holderId: holder.id, activeRuleId: sys.rules_[access.rank]!.id, floors: floorsOf(dev, outcome) });
   }
@@ -41,9 +41,9 @@ export function whoFloorGroupOneByOne(sys: CompiledSystem, floorGroupId: string,
   const holders: AccessEntry[] = [];
   for (const h of candidates(sys, reader)) {
     const holder = sys.holders_[h]!;
-    const access = scanAccess(sys, reader, holder, at, outcome);
+    const access = scanAccess(sys, reader, h, at, outcome);
     if (!access.allowed || !reachesFloorGroup(reader, outcome, k)) continue;
-    const rank = minRankReaching(sys, reader, holder, access.factor, access.local, k);
+    const rank = minRankReaching(sys, reader, h, access.factor, access.local, k);
     if (rank === NONE) continue;
     holders.push({ holderId: holder.id, activeRuleId: sys.rules_[rank]!.id, floors: fg.floors });
   }
