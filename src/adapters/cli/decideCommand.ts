@@ -1,12 +1,12 @@
 import { createReadStream } from "node:fs";
 import { access } from "node:fs/promises";
-import { createInterface } from "node:readline";
 import { type Engine, newDecision } from "../../evaluate/index.js";
 import type { PanelEngine } from "../../legacy1/panelEngine.js";
 import { type Decision, type Issue, formatPath, requestIssues } from "../../model/index.js";
 import { jsonErrorText, parseJson } from "../jsonSyntax.js";
 import { CliError, type CliIo, UsageError } from "./io.js";
 import { DecidePool, defaultDecideWorker } from "./decidePool.js";
+import { READ_CHUNK_BYTES, readLines } from "./lineReader.js";
 import { loadPanelFile, loadSystemFile, systemOrPanel } from "./loadSystem.js";
 
 export type DecideFormat = "auto" | "jsonl" | "json";
@@ -53,25 +53,27 @@ Exit codes: 0 every request answered; 1 some line refused (its error line is on 
 const LOOKAHEAD_CHARS = 1 << 20;
 /** Per-line problems echoed to stderr; stdout has them all. */
 const STDERR_LINES = 100;
-/** Most strings whose JSON the decision lines keep (ids of the snapshot: bounded by it anyway). */
-const MAX_QUOTED = 1 << 20;
+
+/**
+ * The JSON of a string: `"s"` as it is when nothing in it needs escaping (ids of the snapshot and
+ * names, in practice), else JSON.stringify's. Checking a short id is cheaper than any lookup.
+ */
+function quote(s: string | null): string {
+  if (s === null) return "null";
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    // Control characters, '"', '\\' and any surrogate (JSON.stringify escapes a lone one).
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(s);
+  }
+  return `"${s}"`;
+}
 
 /**
  * The answer line of a 2.0 decision, `{"line":N,…}` with the decision's fields in its own order:
- * what `JSON.stringify` gives, without walking the object generically. Strings are ids of the
- * snapshot and a few names, so their JSON is made once and kept.
+ * what `JSON.stringify` gives, without walking the object generically.
  */
 export function decisionLine(): (line: number, d: Decision) => string {
-  const quoted = new Map<string, string>();
-  const q = (s: string | null): string => {
-    if (s === null) return "null";
-    let j = quoted.get(s);
-    if (j === undefined) {
-      j = JSON.stringify(s);
-      if (quoted.size < MAX_QUOTED) quoted.set(s, j);
-    }
-    return j;
-  };
+  const q = quote;
   const num = (n: number | null) => (n === null || !Number.isFinite(n) ? "null" : String(n));
   // Per reason, the text from the outcome to the holder id's key: the outcome and the topic follow
   // from the reason, so one piece replaces six (remade if a decision ever pairs them otherwise).
@@ -198,8 +200,7 @@ async function answerLines(answerer: Answerer, pool: DecidePool | null, format: 
       throw new CliError(`cannot read request file "${requestPath}"`);
     }
   }
-  const input = requestPath === "-" ? io.stdin : createReadStream(requestPath, "utf8");
-  const lines = createInterface({ input, crlfDelay: Infinity });
+  const input = requestPath === "-" ? io.stdin : createReadStream(requestPath, { highWaterMark: READ_CHUNK_BYTES });
 
   // Output: lines gathered while input lines arrive in one burst, written once per turn of the
   // event loop; reading pauses while stdout is full or the workers have enough to do.
@@ -281,7 +282,7 @@ async function answerLines(answerer: Answerer, pool: DecidePool | null, format: 
       if (!isBlank(l)) answerText(l, heldFrom + k, false);
     });
   };
-  lines.on("line", (text) => {
+  const onLine = (text: string) => {
     lineNo++;
     const line = lineNo === 1 && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text; // a byte order mark is no content
     if (io.closed?.aborted) return;
@@ -307,20 +308,19 @@ async function answerLines(answerer: Answerer, pool: DecidePool | null, format: 
       // A line that is a JSON object on its own is a request line, never part of a pretty-printed one.
       if (heldChars > LOOKAHEAD_CHARS || (/^\s*\{/.test(line) && parseJson(line).ok)) replay();
     }
-  });
+  };
+  const lines = readLines(input, onLine);
 
-  await new Promise<void>((resolve, reject) => {
-    const stop = () => lines.close();
-    io.closed?.addEventListener("abort", stop, { once: true });
-    // readline passes its input's errors on: one handler for both.
-    const failed = (e: NodeJS.ErrnoException) => reject(requestPath === "-" ? e : new CliError(`cannot read request file "${requestPath}": ${e.code ?? e.message}`));
-    lines.once("error", failed);
-    input.once("error", () => {});
-    lines.once("close", () => {
-      io.closed?.removeEventListener("abort", stop);
-      resolve();
-    });
-  });
+  const stop = () => lines.close();
+  io.closed?.addEventListener("abort", stop, { once: true });
+  try {
+    await lines.done;
+  } catch (e) {
+    throw requestPath === "-" ? e : new CliError(`cannot read request file "${requestPath}": ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  } finally {
+    io.closed?.removeEventListener("abort", stop);
+    if (input !== io.stdin) input.destroy();
+  }
   if (io.closed?.aborted) {
     flush(); // the answers so far, if it was stderr that closed
     return bad === 0 ? 0 : 1; // runCli makes it 0 if stdout was closed
