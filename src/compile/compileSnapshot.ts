@@ -492,8 +492,8 @@ function reserveHolderGroups(sys: CompiledSystem, n: number): void {
     if (h === null) continue;
     const from = at;
     const base = i * HOLDER_STRIDE;
-    const was = data[base + H_GROUP_FROM]!;
-    const count = Math.floor(data[base + H_GROUP_TO_ENABLED]! / 2) - was;
+    const was = holderGroupFrom(sys, i);
+    const count = holderGroupTo(sys, i) - was;
     next.set(sys.holderGroups_.subarray(was, was + count), at);
     at += count;
     data[base + H_GROUP_TO_ENABLED] = at * 2 + (h.enabled ? 1 : 0);

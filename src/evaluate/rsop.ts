@@ -341,12 +341,12 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
   }
 
   const holders = ids.map(function rsopOfHolder(id): RsopHolder {
-    const holder = sys.holderIndex_.get(id)!;
-    const h = sys.holders_[holder]!;
+    const index = sys.holderIndex_.get(id)!;
+    const h = sys.holders_[index]!;
     const stamp = ++s.counter;
     const ruleStamp = s.ruleStamp;
     const sorted: number[] = [];
-    for (let gi = holderGroupFrom(sys, holder), end = holderGroupTo(sys, holder); gi < end; gi++)
+    for (let gi = holderGroupFrom(sys, index), end = holderGroupTo(sys, index); gi < end; gi++)
       for (const rank of sys.rulesOfGroup_[sys.holderGroups_[gi]!]!) {
         if (ruleStamp[rank] === stamp || (scope !== undefined && !sys.nodesOfRule_[rank]!.has(scope))) continue;
         ruleStamp[rank] = stamp;
@@ -451,8 +451,8 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
     }
     const hasPin = (h.pin ?? h.duressPin) !== null;
     const enabled = h.enabled;
-    const from = holderActiveFrom(sys, holder);
-    const to = holderExpiresAt(sys, holder);
+    const from = holderActiveFrom(sys, index);
+    const to = holderExpiresAt(sys, index);
     const devices: RsopDevice[] = new Array(reachedCount);
     for (let i = 0; i < reachedCount; i++) {
       const d = s.indexById[byIdOrder[i]!]!;
@@ -461,7 +461,7 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
       let rank = NONE;
       if (s.deviceReader[d] === 1) {
         // Elevator rules reach a floor group's reader too: its own run decides (rare for door rules).
-        const access = scanAccess(sys, sys.devices_[d]!, holder, at, outcome);
+        const access = scanAccess(sys, sys.devices_[d]!, index, at, outcome);
         allowed = access.allowed;
         rank = access.rank;
       } else {
@@ -512,7 +512,7 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
       const reader = sys.devices_[readerIndex]!;
       const readerDevice = deviceRecord(sys, s, readerIndex);
       if (reader.wide_ || s.readerStamp[readerIndex] !== stamp) {
-        const access = scanAccess(sys, reader, holder, at, outcome);
+        const access = scanAccess(sys, reader, index, at, outcome);
         s.readerStamp[readerIndex] = stamp;
         s.readerAllowed[readerIndex] = access.allowed ? 1 : 0;
         s.readerFactor[readerIndex] = access.factor;
@@ -523,7 +523,7 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
       const k = s.fgK[position]!;
       const reaches = reader.wide_ ? s.lastWide !== null && s.lastWide.has(k) : ((s.readerMask[readerIndex]! >> k) & 1) === 1;
       const allowed = s.readerAllowed[readerIndex] === 1 && reaches;
-      const rank = allowed ? minRankReaching(sys, reader, holder, s.readerFactor[readerIndex]!, s.readerLocal[readerIndex]!, k) : NONE;
+      const rank = allowed ? minRankReaching(sys, reader, index, s.readerFactor[readerIndex]!, s.readerLocal[readerIndex]!, k) : NONE;
       const floorIndexes = s.fgFloors[position]!;
       const floors: { id: string; name: string; type: string }[] = new Array(floorIndexes.length);
       for (let f = 0; f < floorIndexes.length; f++) {

@@ -130,29 +130,29 @@ export function weeklyPicture(engine: Engine, options: PictureOptions): WeeklyPi
   const hasHolder = typeof options.holderId === "string";
   const hasDevice = typeof options.deviceId === "string";
   if (hasHolder === hasDevice) issues.push({ code: "invalid", path: [], message: "Give exactly one of holderId and deviceId." });
-  const holder = hasHolder ? sys.holderIndex_.get(options.holderId!) : undefined;
+  const index = hasHolder ? sys.holderIndex_.get(options.holderId!) : undefined;
   const device = hasDevice ? sys.deviceIndex_.get(options.deviceId!) : undefined;
-  if (hasHolder && holder === undefined) issues.push({ code: "unknownId", path: ["holderId"], message: `Unknown holder id "${options.holderId}".` });
+  if (hasHolder && index === undefined) issues.push({ code: "unknownId", path: ["holderId"], message: `Unknown holder id "${options.holderId}".` });
   if (hasDevice && device === undefined) issues.push({ code: "unknownId", path: ["deviceId"], message: `Unknown device id "${options.deviceId}".` });
   if (issues.length > 0) throw new QueryError(issues);
   const s = sys.snapshot;
   const rows: PictureRow[] = [];
-  if (holder !== undefined) {
+  if (index !== undefined) {
     // Every door and floor group the holder's groups' rules reach, by id.
     for (const dev of sys.devicesById_) {
       let reached = false;
-      for (let gi = holderGroupFrom(sys, holder), end = holderGroupTo(sys, holder); gi < end && !reached; gi++) reached = findSlot(dev, sys.holderGroups_[gi]!) >= 0;
+      for (let gi = holderGroupFrom(sys, index), end = holderGroupTo(sys, index); gi < end && !reached; gi++) reached = findSlot(dev, sys.holderGroups_[gi]!) >= 0;
       if (!reached) continue;
       const d = s.devices[dev.index_]!;
-      if (!dev.elevator_) rows.push(rowOf(sys, holder, dev, -1, weekOfDay, weekOfInstant, { id: dev.id, label: d.name, kind: "device" }));
+      if (!dev.elevator_) rows.push(rowOf(sys, index, dev, -1, weekOfDay, weekOfInstant, { id: dev.id, label: d.name, kind: "device" }));
       else
         dev.floorGroups_.forEach((fgId, k) => {
           const fg = s.floorGroups.find((f) => f.id === fgId);
-          rows.push(rowOf(sys, holder, dev, k, weekOfDay, weekOfInstant, { id: fgId, label: fg?.name ?? fgId, kind: "floorGroup" }));
+          rows.push(rowOf(sys, index, dev, k, weekOfDay, weekOfInstant, { id: fgId, label: fg?.name ?? fgId, kind: "floorGroup" }));
         });
     }
     rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    const hs = sys.holders_[holder]!;
+    const hs = sys.holders_[index]!;
     return { title: `${hs.firstName} ${hs.lastName} (${hs.id})`, subject: { holderId: hs.id }, weekStart: rows[0]?.days[0]?.date ?? "", rows };
   }
   const dev = device!;

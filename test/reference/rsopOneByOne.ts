@@ -43,10 +43,10 @@ export function rsopOneByOne(sys: CompiledSystem, holderIds: readonly string[], 
   const nodeRef = nodeRefs(sys);
 
   const holders = holderIds.map(function rsopOfHolder(id): RsopHolder {
-    const holder = sys.holderIndex_.get(id)!;
-    const h = sys.holders_[holder]!;
+    const index = sys.holderIndex_.get(id)!;
+    const h = sys.holders_[index]!;
     const ranks = new Set<number>();
-    for (const g of sys.holderGroups_.subarray(holderGroupFrom(sys, holder), holderGroupTo(sys, holder))) for (const rank of sys.rulesOfGroup_[g]!) if (scope === undefined || sys.nodesOfRule_[rank]!.has(scope)) ranks.add(rank);
+    for (const g of sys.holderGroups_.subarray(holderGroupFrom(sys, index), holderGroupTo(sys, index))) for (const rank of sys.rulesOfGroup_[g]!) if (scope === undefined || sys.nodesOfRule_[rank]!.has(scope)) ranks.add(rank);
     const sorted = [...ranks].sort((a, b) => a - b);
     const rules = sorted.map((rank): RsopRule => {
       const r = sys.rules_[rank]!.rule_;
@@ -83,7 +83,7 @@ export function rsopOneByOne(sys: CompiledSystem, holderIds: readonly string[], 
     for (let i = 0; i < byIdOrder.length; i++) {
       const device = sys.devicesById_[byIdOrder[i]!]!;
       const d = snap.devices[device.index_]!;
-      const access = scanAccess(sys, device, holder, at, outcome);
+      const access = scanAccess(sys, device, index, at, outcome);
       devices[i] = {
         id: d.id,
         name: d.name,
@@ -100,10 +100,10 @@ export function rsopOneByOne(sys: CompiledSystem, holderIds: readonly string[], 
       const fg = snap.floorGroups[sys.floorGroupIndex_.get(fgId)!]!;
       const reader = sys.deviceIndex_.get(fg.readerPort)!;
       const readerDevice = snap.devices[reader.index_]!;
-      const access = scanAccess(sys, reader, holder, at, outcome);
+      const access = scanAccess(sys, reader, index, at, outcome);
       const k = reader.floorGroups_.indexOf(fgId);
       const allowed = access.allowed && reachesFloorGroup(reader, outcome, k);
-      const rank = allowed ? minRankReaching(sys, reader, holder, access.factor, access.local, k) : NONE;
+      const rank = allowed ? minRankReaching(sys, reader, index, access.factor, access.local, k) : NONE;
       return {
         id: fg.id,
         name: fg.name,

@@ -73,7 +73,6 @@ function quote(s: string | null): string {
  * what `JSON.stringify` gives, without walking the object generically.
  */
 export function decisionLine(): (line: number, d: Decision) => string {
-  const q = quote;
   const num = (n: number | null) => (n === null || !Number.isFinite(n) ? "null" : String(n));
   // Per reason, the text from the outcome to the holder id's key: the outcome and the topic follow
   // from the reason, so one piece replaces six (remade if a decision ever pairs them otherwise).
@@ -88,12 +87,12 @@ export function decisionLine(): (line: number, d: Decision) => string {
     const fl = d.floors;
     let floors = "[]";
     if (fl.length > 0) {
-      floors = `[${q(fl[0]!)}`;
-      for (let i = 1; i < fl.length; i++) floors += `,${q(fl[i]!)}`;
+      floors = `[${quote(fl[0]!)}`;
+      for (let i = 1; i < fl.length; i++) floors += `,${quote(fl[i]!)}`;
       floors += "]";
     }
     return (
-      `{"line":${line}${head.text}${q(d.holderId)},"credentialId":${q(d.credentialId)},"activeRuleId":${q(d.activeRuleId)}` +
+      `{"line":${line}${head.text}${quote(d.holderId)},"credentialId":${quote(d.credentialId)},"activeRuleId":${quote(d.activeRuleId)}` +
       `${d.duress ? ',"duress":true,"floors":' : ',"duress":false,"floors":'}${floors},"facilityCode":${num(d.facilityCode)},"credentialNumber":${num(d.credentialNumber)}}`
     );
   };
