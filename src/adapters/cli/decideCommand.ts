@@ -2,8 +2,9 @@ import { createReadStream } from "node:fs";
 import { access } from "node:fs/promises";
 import { type Engine, newDecision } from "../../evaluate/index.js";
 import type { PanelEngine } from "../../legacy1/panelEngine.js";
-import { type Decision, type Issue, formatPath, requestIssues } from "../../model/index.js";
+import { type Issue, formatPath, requestIssues } from "../../model/index.js";
 import { jsonErrorText, parseJson } from "../jsonSyntax.js";
+import { AnswerBuffer, decisionHead } from "./answerBuffer.js";
 import { CliError, type CliIo, UsageError } from "./io.js";
 import { DecidePool, defaultDecideWorker } from "./decidePool.js";
 import { READ_CHUNK_BYTES, readLines } from "./lineReader.js";
@@ -55,50 +56,6 @@ const LOOKAHEAD_CHARS = 1 << 20;
 const STDERR_LINES = 100;
 
 /**
- * The JSON of a string: `"s"` as it is when nothing in it needs escaping (ids of the snapshot and
- * names, in practice), else JSON.stringify's. Checking a short id is cheaper than any lookup.
- */
-function quote(s: string | null): string {
-  if (s === null) return "null";
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    // Control characters, '"', '\\' and any surrogate (JSON.stringify escapes a lone one).
-    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(s);
-  }
-  return `"${s}"`;
-}
-
-/**
- * The answer line of a 2.0 decision, `{"line":N,…}` with the decision's fields in its own order:
- * what `JSON.stringify` gives, without walking the object generically.
- */
-export function decisionLine(): (line: number, d: Decision) => string {
-  const num = (n: number | null) => (n === null || !Number.isFinite(n) ? "null" : String(n));
-  // Per reason, the text from the outcome to the holder id's key: the outcome and the topic follow
-  // from the reason, so one piece replaces six (remade if a decision ever pairs them otherwise).
-  const heads = new Map<string, { readonly outcome: string; readonly topic: string; readonly text: string }>();
-  return (line, d) => {
-    let head = heads.get(d.reason);
-    if (head === undefined || head.outcome !== d.outcome || head.topic !== d.topic) {
-      // outcome, topic and reason are names of fixed sets (letters, digits, dots): nothing to escape.
-      head = { outcome: d.outcome, topic: d.topic, text: `,"outcome":"${d.outcome}","topic":"${d.topic}","reason":"${d.reason}","holderId":` };
-      heads.set(d.reason, head);
-    }
-    const fl = d.floors;
-    let floors = "[]";
-    if (fl.length > 0) {
-      floors = `[${quote(fl[0]!)}`;
-      for (let i = 1; i < fl.length; i++) floors += `,${quote(fl[i]!)}`;
-      floors += "]";
-    }
-    return (
-      `{"line":${line}${head.text}${quote(d.holderId)},"credentialId":${quote(d.credentialId)},"activeRuleId":${quote(d.activeRuleId)}` +
-      `${d.duress ? ',"duress":true,"floors":' : ',"duress":false,"floors":'}${floors},"facilityCode":${num(d.facilityCode)},"credentialNumber":${num(d.credentialNumber)}}`
-    );
-  };
-}
-
-/**
  * `rsop decide`: requests from a file or stdin, answered one JSON line each in input order, in one
  * process, streaming: memory does not grow with the input (lines are answered as they arrive, and
  * reading pauses while stdout is full).
@@ -138,54 +95,60 @@ function parseWorkers(raw: string | undefined): number {
   return n;
 }
 
-/** The answer to one input: its output line, and when it is refused, why (echoed to stderr). */
-export interface LineAnswer {
-  readonly text: string;
-  readonly refused: { readonly message: string; readonly issues: readonly { readonly path: string; readonly message: string }[] } | null;
+/** Why an input was refused (its error line is in the output; this is echoed to stderr). */
+export interface Refusal {
+  readonly message: string;
+  readonly issues: readonly { readonly path: string; readonly message: string }[];
 }
 
-/** Answers requests: as a parsed value, or as JSON text (a line, or a whole document). */
+/** Answers requests into an AnswerBuffer: as a parsed value, or as JSON text (a line, or a whole document). */
 export interface Answerer {
-  value(req: unknown, line: number): LineAnswer;
-  text(text: string, line: number, document: boolean): LineAnswer;
+  /** Writes the answer line of a parsed request; returns why it was refused, or null. */
+  value(req: unknown, line: number, out: AnswerBuffer): Refusal | null;
+  /** Writes the answer line of a request's JSON text; returns why it was refused, or null. */
+  text(text: string, line: number, document: boolean, out: AnswerBuffer): Refusal | null;
 }
 
 /** The answerer of a loaded snapshot (this thread's, and each worker's). */
 export function lineAnswerer(target: { readonly kind: "system"; readonly engine: Engine } | { readonly kind: "panel"; readonly panel: PanelEngine }): Answerer {
-  /** The answer line of a request: a decision's, or null when the request is not well formed. */
-  let answerLine: (req: unknown, line: number) => string | null;
+  /** Writes the answer line of a request and returns true, or returns false when the request is not well formed. */
+  let answerLine: (req: unknown, line: number, out: AnswerBuffer) => boolean;
   let check: (req: unknown) => Issue[];
   if (target.kind === "system") {
     const { engine } = target;
-    const decision = newDecision(); // reused: each decision is serialized before the next one
-    const toLine = decisionLine();
+    const decision = newDecision(); // reused: each decision is written out before the next one
+    const head = decisionHead();
     // decide checks the request itself (a malformed one is denied/badRequest, by the same check as
     // requestIssues), so the issues are listed only for the requests it refuses.
-    answerLine = (req, line) => {
+    answerLine = (req, line, out) => {
       const d = engine.decide(req, decision);
-      return d.reason === "badRequest" ? null : toLine(line, d);
+      if (d.reason === "badRequest") return false;
+      out.decision(line, d, head(d));
+      return true;
     };
     check = requestIssues;
   } else {
     const { panel } = target;
     check = (req) => panel.requestIssues(req);
     // The decision is an object: its JSON starts with "{" and has at least one key.
-    answerLine = (req, line) => (check(req).length > 0 ? null : `{"line":${line},${JSON.stringify(panel.decide(req)).slice(1)}`);
+    answerLine = (req, line, out) => {
+      if (check(req).length > 0) return false;
+      out.line(`{"line":${line},${JSON.stringify(panel.decide(req)).slice(1)}`);
+      return true;
+    };
   }
-  const refuse = (line: number, message: string, issues: readonly Issue[]): LineAnswer => {
+  const refuse = (line: number, message: string, issues: readonly Issue[], out: AnswerBuffer): Refusal => {
     const list = issues.map((i) => ({ path: formatPath(i.path), message: i.message }));
-    return { text: JSON.stringify({ line, error: { message, issues: list } }), refused: { message, issues: list } };
+    out.line(JSON.stringify({ line, error: { message, issues: list } }));
+    return { message, issues: list };
   };
-  const value = (req: unknown, line: number): LineAnswer => {
-    const text = answerLine(req, line);
-    return text === null ? refuse(line, "invalid request", check(req)) : { text, refused: null };
-  };
+  const value = (req: unknown, line: number, out: AnswerBuffer): Refusal | null => (answerLine(req, line, out) ? null : refuse(line, "invalid request", check(req), out));
   return {
     value,
-    text(text, line, document) {
+    text(text, line, document, out) {
       const r = parseJson(text);
-      if (r.ok) return value(r.value, line);
-      return refuse(line, `invalid JSON at ${document ? jsonErrorText(r) : `column ${r.column}: ${r.message}`}`, []);
+      if (r.ok) return value(r.value, line, out);
+      return refuse(line, `invalid JSON at ${document ? jsonErrorText(r) : `column ${r.column}: ${r.message}`}`, [], out);
     },
   };
 }
@@ -203,7 +166,7 @@ async function answerLines(answerer: Answerer, pool: DecidePool | null, format: 
 
   // Output: lines gathered while input lines arrive in one burst, written once per turn of the
   // event loop; reading pauses while stdout is full or the workers have enough to do.
-  let pending: string[] = [];
+  const out = new AnswerBuffer(READ_CHUNK_BYTES);
   let scheduled = false;
   let full = false;
   let paused = false;
@@ -215,10 +178,8 @@ async function answerLines(answerer: Answerer, pool: DecidePool | null, format: 
   };
   const flush = () => {
     scheduled = false;
-    if (pending.length === 0 || io.stdout.destroyed) return;
-    const chunk = `${pending.join("\n")}\n`;
-    pending = [];
-    if (!io.stdout.write(chunk) && !full) {
+    if (out.length === 0 || io.stdout.destroyed) return;
+    if (!io.stdout.write(out.take()) && !full) {
       full = true;
       pace();
       io.stdout.once("drain", () => {
@@ -227,8 +188,8 @@ async function answerLines(answerer: Answerer, pool: DecidePool | null, format: 
       });
     }
   };
-  const emit = (s: string) => {
-    pending.push(s);
+  /** Something was written to `out`: it goes out at the end of this turn of the event loop. */
+  const wrote = () => {
     if (!scheduled) {
       scheduled = true;
       setImmediate(flush);
@@ -237,30 +198,34 @@ async function answerLines(answerer: Answerer, pool: DecidePool | null, format: 
 
   let bad = 0;
   let answered = 0;
-  const refused = (line: number, why: NonNullable<LineAnswer["refused"]>) => {
+  const refused = (line: number, why: Refusal) => {
     bad++;
     if (bad <= STDERR_LINES) {
       if (why.issues.length === 0) io.stderr.write(`line ${line}: ${why.message}\n`);
       for (const i of why.issues) io.stderr.write(`line ${line}: ${i.path}: ${i.message}\n`);
     }
   };
-  const answer = (a: LineAnswer, line: number) => {
+  /** One input answered (its line is in `out`): counted, and a refusal echoed. */
+  const answer = (why: Refusal | null, line: number) => {
     answered++;
-    emit(a.text);
-    if (a.refused !== null) refused(line, a.refused);
+    wrote();
+    if (why !== null) refused(line, why);
   };
-  const answerValue = (req: unknown, line: number) => answer(answerer.value(req, line), line);
+  const answerValue = (req: unknown, line: number) => answer(answerer.value(req, line, out), line);
   /** A JSON Lines request: answered here, or by a worker (in order: the pool hands answers back in input order). */
   const answerText = (text: string, line: number, document: boolean) => {
     if (pool !== null && !document) {
       pool.add(line, text);
       pace();
-    } else answer(answerer.text(text, line, document), line);
+    } else answer(answerer.text(text, line, document, out), line);
   };
   pool?.onFailure(() => lines.close());
   pool?.onAnswers((chunk) => {
     answered += chunk.count;
-    if (chunk.text !== "") emit(chunk.text);
+    if (chunk.bytes.length > 0) {
+      out.bytes(chunk.bytes);
+      wrote();
+    }
     for (const r of chunk.refused) refused(r.line, r);
     pace();
   });

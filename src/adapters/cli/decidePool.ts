@@ -23,10 +23,10 @@ export interface DecideChunk {
   readonly texts: readonly string[];
 }
 
-/** The answers of a chunk: the output lines (joined with "\n"), how many, and the refused ones for stderr. */
+/** The answers of a chunk: the output lines (UTF-8, each ended by "\n"), how many, and the refused ones for stderr. */
 export interface ChunkAnswers {
   readonly seq: number;
-  readonly text: string;
+  readonly bytes: Uint8Array;
   readonly count: number;
   readonly refused: readonly { readonly line: number; readonly message: string; readonly issues: readonly { readonly path: string; readonly message: string }[] }[];
 }

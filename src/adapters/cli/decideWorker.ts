@@ -1,6 +1,7 @@
 // A worker thread of `rsop decide --workers N` (decidePool.ts): loads the snapshot, then answers
 // each chunk of request lines it is given, as the command's own thread would (lineAnswerer).
 import { parentPort, workerData } from "node:worker_threads";
+import { AnswerBuffer } from "./answerBuffer.js";
 import { type Answerer, lineAnswerer } from "./decideCommand.js";
 import type { ChunkAnswers, DecideChunk, DecideWorkerData, DecideWorkerMessage } from "./decidePool.js";
 import type { CliIo } from "./io.js";
@@ -22,15 +23,16 @@ if (answerer !== null) listen(answerer);
 
 /** Answers each chunk of lines it is given. */
 function listen(answerer: Answerer): void {
+  const out = new AnswerBuffer();
   port.on("message", (chunk: DecideChunk) => {
-    const out: string[] = [];
     const refused: ChunkAnswers["refused"][number][] = [];
     for (let k = 0; k < chunk.lines.length; k++) {
       const line = chunk.lines[k]!;
-      const a = answerer.text(chunk.texts[k]!, line, false);
-      out.push(a.text);
-      if (a.refused !== null) refused.push({ line, ...a.refused });
+      const why = answerer.text(chunk.texts[k]!, line, false, out);
+      if (why !== null) refused.push({ line, ...why });
     }
-    port.postMessage({ seq: chunk.seq, text: out.join("\n"), count: out.length, refused } satisfies DecideWorkerMessage);
+    // The bytes' memory is the buffer's own (AnswerBuffer.take): handed over, not copied.
+    const bytes = out.take();
+    port.postMessage({ seq: chunk.seq, bytes, count: chunk.lines.length, refused } satisfies DecideWorkerMessage, [bytes.buffer as ArrayBuffer]);
   });
 }
