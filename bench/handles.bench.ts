@@ -30,6 +30,18 @@ const OP_CARD_PIN = 1;
 const OP_WIEGAND = 2;
 const OP_PIN = 3;
 const OP_MOBILE = 4;
+const OP_WIEGAND_PIN = 5;
+const OP_MOBILE_PIN = 6;
+
+/** The handle method of a request: which of the seven. */
+function opOf(r: Json): number {
+  const c = r.credential as Json | undefined;
+  const pin = r.pin !== undefined && r.pin !== null;
+  if (c === undefined) return OP_PIN;
+  if (c.wiegand !== undefined) return pin ? OP_WIEGAND_PIN : OP_WIEGAND;
+  if (c.mobile !== undefined) return pin ? OP_MOBILE_PIN : OP_MOBILE;
+  return pin ? OP_CARD_PIN : OP_CARD;
+}
 
 /** A pool of scans pre-resolved to reader-handle calls (what a gateway holds after reading its wire). */
 interface Calls {
@@ -60,8 +72,6 @@ export function resolveCalls(engine: Engine, requests: readonly unknown[], filte
     const r = x as Json;
     if (filter !== undefined && !filter(r)) continue;
     if (r.node !== undefined || r.input !== undefined) continue;
-    const c = r.credential as Json | undefined;
-    if (c !== undefined && (c.wiegand !== undefined || c.mobile !== undefined) && r.pin !== undefined) continue;
     const id = r.deviceId as string;
     if (!handles.has(id)) handles.set(id, engine.reader(id));
     if (handles.get(id) === null) continue;
@@ -89,11 +99,9 @@ export function resolveCalls(engine: Engine, requests: readonly unknown[], filte
     calls.bits.push(c?.wiegand === undefined ? null : Uint8Array.from(c.wiegand as string, (ch) => (ch === "1" ? 1 : 0)));
     calls.mobile.push(c?.mobile === "touch" ? "touch" : "token");
     calls.credentialId.push(c?.mobile === undefined ? null : (c.credentialId as string));
-    if (c === undefined) calls.op[i] = OP_PIN;
-    else if (c.wiegand !== undefined) calls.op[i] = OP_WIEGAND;
-    else if (c.mobile !== undefined) calls.op[i] = OP_MOBILE;
-    else {
-      calls.op[i] = pin === null ? OP_CARD : OP_CARD_PIN;
+    const op = opOf(r);
+    calls.op[i] = op;
+    if (c !== undefined && (op === OP_CARD || op === OP_CARD_PIN)) {
       calls.cn[i] = c.credentialNumber as number;
       calls.fc[i] = c.facilityCode === undefined || c.facilityCode === null ? -1 : (c.facilityCode as number);
     }
@@ -117,7 +125,9 @@ export function runCalls(c: Calls, k: number, count: number, out: Decision): num
       const fc = c.fc[k]!;
       d = h.cardAndPin(c.cn[k]!, fc < 0 ? null : fc, c.pin[k]!, c.at[k]!, out);
     } else if (op === OP_MOBILE) d = h.mobile(c.mobile[k]!, c.credentialId[k]!, c.at[k]!, out);
-    else d = h.pin(c.pin[k]!, c.at[k]!, out);
+    else if (op === OP_PIN) d = h.pin(c.pin[k]!, c.at[k]!, out);
+    else if (op === OP_WIEGAND_PIN) d = h.wiegandAndPin(c.bits[k]!, c.pin[k]!, c.at[k]!, out);
+    else d = h.mobileAndPin(c.mobile[k]!, c.credentialId[k]!, c.pin[k]!, c.at[k]!, out);
     acc += d.reason.length;
     if (++k === n) k = 0;
   }
@@ -163,6 +173,26 @@ function loopMobile(c: Calls, k: number, count: number, out: Decision): number {
   let acc = 0;
   for (let i = 0; i < count; i++) {
     acc += c.handle[k]!.mobile(c.mobile[k]!, c.credentialId[k]!, c.at[k]!, out).reason.length;
+    if (++k === c.n) k = 0;
+  }
+  sink.value += acc;
+  return k;
+}
+
+function loopWiegandAndPin(c: Calls, k: number, count: number, out: Decision): number {
+  let acc = 0;
+  for (let i = 0; i < count; i++) {
+    acc += c.handle[k]!.wiegandAndPin(c.bits[k]!, c.pin[k]!, c.at[k]!, out).reason.length;
+    if (++k === c.n) k = 0;
+  }
+  sink.value += acc;
+  return k;
+}
+
+function loopMobileAndPin(c: Calls, k: number, count: number, out: Decision): number {
+  let acc = 0;
+  for (let i = 0; i < count; i++) {
+    acc += c.handle[k]!.mobileAndPin(c.mobile[k]!, c.credentialId[k]!, c.pin[k]!, c.at[k]!, out).reason.length;
     if (++k === c.n) k = 0;
   }
   sink.value += acc;
@@ -360,12 +390,10 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
         ["wiegand", OP_WIEGAND, loopWiegand],
         ["mobile", OP_MOBILE, loopMobile],
         ["pin", OP_PIN, loopPin],
+        ["wiegandAndPin", OP_WIEGAND_PIN, loopWiegandAndPin],
+        ["mobileAndPin", OP_MOBILE_PIN, loopMobileAndPin],
       ] as const) {
-        const only = resolveCalls(engine, requests, (r) => {
-          const c = r.credential as Json | undefined;
-          const o = c === undefined ? OP_PIN : c.wiegand !== undefined ? OP_WIEGAND : c.mobile !== undefined ? OP_MOBILE : r.pin === undefined ? OP_CARD : OP_CARD_PIN;
-          return o === op;
-        }).calls;
+        const only = resolveCalls(engine, requests, (r) => opOf(r) === op).calls;
         if (only.n === 0) continue;
         // Warm up first: until V8 optimizes the loop, the interpreter boxes every double it passes.
         let ko = loop(only, 0, 300_000, out);

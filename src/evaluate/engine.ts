@@ -56,7 +56,8 @@ export class Engine {
 
   /**
    * A handle deciding the scans of one reader without request objects: `card`, `wiegand`, `pin`,
-   * `cardAndPin` and `mobile` take the scan's fields and the instant in epoch ms, and give exactly
+   * `mobile`, `cardAndPin`, `wiegandAndPin` and `mobileAndPin` take the scan's fields and the
+   * instant in epoch ms, and give exactly
    * the decision decide gives for the equivalent request (docs/semantics.md RH1–RH5). The handle
    * stays valid when this engine is updated (a live system's writes): it follows the changes.
    * @param deviceId - a device id.

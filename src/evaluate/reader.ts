@@ -141,6 +141,22 @@ export class ReaderHandle {
   }
 
   /**
+   * A raw Wiegand frame and a PIN: `{ credential: { wiegand }, pin }` (a null PIN is no PIN, as in a
+   * request), as a card-and-keypad reader sends them.
+   * @param bits - 9 to 512 elements, each 0 or 1.
+   * @param pin - the digits entered.
+   * @param atMs - the instant, epoch ms.
+   * @param out - a decision to fill instead of allocating one.
+   * @returns the decision.
+   * @example
+   * door.wiegandAndPin(Uint8Array.from("00000001000000000000000010", (c) => +c), "4711", Date.now()).facilityCode; //=> 2
+   */
+  wiegandAndPin(bits: Uint8Array, pin: string, atMs: number, out?: Decision): Decision {
+    NUMBERS[ARG_AT] = typeof atMs === "number" ? atMs : Number.NaN;
+    return this.scan_(KIND_WIEGAND, null, null, bits, pin, null, null, out);
+  }
+
+  /**
    * A PIN alone: `{ pin }`.
    * @param pin - the digits entered.
    * @param atMs - the instant, epoch ms.
@@ -187,9 +203,26 @@ export class ReaderHandle {
   }
 
   /**
+   * A mobile credential and a PIN: `{ credential: { mobile: kind, credentialId }, pin }` (a null PIN
+   * is no PIN).
+   * @param kind - `touch` (BLE) or `token`.
+   * @param credentialId - the credential's id.
+   * @param pin - the digits entered.
+   * @param atMs - the instant, epoch ms.
+   * @param out - a decision to fill instead of allocating one.
+   * @returns the decision.
+   * @example
+   * door.mobileAndPin("token", "cred-0001-m", "4711", Date.now()).duress; //=> false
+   */
+  mobileAndPin(kind: "touch" | "token", credentialId: string, pin: string, atMs: number, out?: Decision): Decision {
+    NUMBERS[ARG_AT] = typeof atMs === "number" ? atMs : Number.NaN;
+    return this.scan_(KIND_MOBILE, null, null, null, pin, kind, credentialId, out);
+  }
+
+  /**
    * Every method's scan, after the method parked the instant in NUMBERS: the arguments of `kind`
    * checked as checkRequest checks the equivalent request, then decideCore. One function for all
-   * five (too large for V8 to inline), so that the methods themselves stay small enough to be inlined
+   * seven (too large for V8 to inline), so that the methods themselves stay small enough to be inlined
    * where they are called.
    */
   private scan_(kind: number, cardNumber: unknown, facilityCode: unknown, bits: unknown, pin: unknown, mobile: unknown, credentialId: unknown, out: Decision | undefined): Decision {
@@ -206,25 +239,29 @@ export class ReaderHandle {
     let mobileBit = 0;
     let id: string | null = null;
     if (ok) {
-      if (kind === KIND_NUMBER) {
-        // cardAndPin with a null PIN is a card scan, as a request's `pin: null` is no PIN.
-        ok = isCount(cardNumber) && isFacility(facilityCode) && (pin === null || pin === undefined || isDigits(pin));
-        if (ok) {
-          cn = cardNumber as number;
-          fc = facilityCode === null || facilityCode === undefined ? -1 : (facilityCode as number);
-          digits = pin === null || pin === undefined ? null : (pin as string);
-        }
-      } else if (kind === KIND_WIEGAND) {
-        ok = isFrame(bits);
-        if (ok) frame = bits as Uint8Array;
-      } else if (kind === KIND_NONE) {
+      if (kind === KIND_NONE) {
         ok = isDigits(pin);
         if (ok) digits = pin as string;
       } else {
-        ok = (mobile === "touch" || mobile === "token") && typeof credentialId === "string" && credentialId.length > 0;
-        if (ok) {
-          mobileBit = mobile === "touch" ? 2 : 4;
-          id = credentialId as string;
+        // With a credential, a null PIN is no PIN, as a request's `pin: null` is.
+        ok = pin === null || pin === undefined || isDigits(pin);
+        if (ok && pin !== null && pin !== undefined) digits = pin as string;
+        if (!ok) return refuse(d, sys);
+        if (kind === KIND_NUMBER) {
+          ok = isCount(cardNumber) && isFacility(facilityCode);
+          if (ok) {
+            cn = cardNumber as number;
+            fc = facilityCode === null || facilityCode === undefined ? -1 : (facilityCode as number);
+          }
+        } else if (kind === KIND_WIEGAND) {
+          ok = isFrame(bits);
+          if (ok) frame = bits as Uint8Array;
+        } else {
+          ok = (mobile === "touch" || mobile === "token") && typeof credentialId === "string" && credentialId.length > 0;
+          if (ok) {
+            mobileBit = mobile === "touch" ? 2 : 4;
+            id = credentialId as string;
+          }
         }
       }
     }

@@ -41,7 +41,7 @@ function bitsOf(s: string): Uint8Array {
   return Uint8Array.from(s, (c) => (c === "0" ? 0 : c === "1" ? 1 : 2));
 }
 
-/** How a handle method decides `r`, or null when no method expresses it (offline node, Wiegand + PIN, mobile + PIN, …). */
+/** How a handle method decides `r`, or null when no method expresses it (offline node, a node given, an `input`, …). */
 type Scan = ((h: ReaderHandle, out?: Decision) => Decision) & { method?: string };
 
 function named(method: string, scan: Scan): Scan {
@@ -64,19 +64,18 @@ function scanOf(r: unknown): Scan | null {
   const kinds = (cred.wiegand !== undefined ? 1 : 0) + (cred.credentialNumber !== undefined ? 1 : 0) + (cred.mobile !== undefined ? 1 : 0);
   if (kinds !== 1) return null;
   if (cred.wiegand !== undefined) {
-    if (pin !== null || typeof cred.wiegand !== "string" || cred.wiegand.length === 0) return null;
+    if (typeof cred.wiegand !== "string" || cred.wiegand.length === 0) return null;
     const bits = bitsOf(cred.wiegand);
-    return named("wiegand", (h, out) => h.wiegand(bits, at, out));
+    return pin === null ? named("wiegand", (h, out) => h.wiegand(bits, at, out)) : named("wiegandAndPin", (h, out) => h.wiegandAndPin(bits, pin, at, out));
   }
   if (cred.credentialNumber !== undefined) {
     const cn = cred.credentialNumber as number;
     const fc = cred.facilityCode === undefined ? null : (cred.facilityCode as number | null);
     return pin === null ? named("card", (h, out) => h.card(cn, fc, at, out)) : named("cardAndPin", (h, out) => h.cardAndPin(cn, fc, pin, at, out));
   }
-  if (pin !== null) return null;
   const kind = cred.mobile as "touch" | "token";
   const id = cred.credentialId as string;
-  return named("mobile", (h, out) => h.mobile(kind, id, at, out));
+  return pin === null ? named("mobile", (h, out) => h.mobile(kind, id, at, out)) : named("mobileAndPin", (h, out) => h.mobileAndPin(kind, id, pin, at, out));
 }
 
 /** Checks every expressible request of `requests` through a handle of its device; returns how many it checked. */
@@ -203,7 +202,7 @@ describe("reader handles and batches (differential against decide)", () => {
     expect(checked).toBeGreaterThan(NUM_RUNS);
     // Every method ran (and some scans were allowed), unless the run is tiny.
     if (NUM_RUNS >= 50) {
-      for (const method of ["card", "cardAndPin", "wiegand", "pin", "mobile"])
+      for (const method of ["card", "cardAndPin", "wiegand", "wiegandAndPin", "pin", "mobile", "mobileAndPin"])
         expect([...seen].filter(([k]) => k.startsWith(`${method} `)).length, method).toBeGreaterThan(0);
       expect([...seen].filter(([k]) => k.endsWith(" allowed")).length).toBeGreaterThan(0);
     }
@@ -229,6 +228,12 @@ describe("reader handles and batches (differential against decide)", () => {
           [{ deviceId, at, credential: { wiegand: "01" } }, h.wiegand(Uint8Array.of(0, 1), at)],
           [{ deviceId, at, credential: { wiegand: "0".repeat(513) } }, h.wiegand(new Uint8Array(513), at)],
           [{ deviceId, at, credential: { wiegand: "000000000" } }, h.wiegand(Uint8Array.of(0, 0, 0, 0, 0, 0, 0, 0, 0), at)],
+          [{ deviceId, at, credential: { wiegand: "000000000" }, pin: "12a" }, h.wiegandAndPin(Uint8Array.of(0, 0, 0, 0, 0, 0, 0, 0, 0), "12a", at)],
+          [{ deviceId, at, credential: { wiegand: "01" }, pin: "1234" }, h.wiegandAndPin(Uint8Array.of(0, 1), "1234", at)],
+          [{ deviceId, at: c, credential: { wiegand: "000000000" }, pin: null }, h.wiegandAndPin(Uint8Array.of(0, 0, 0, 0, 0, 0, 0, 0, 0), null as never, c as number)],
+          [{ deviceId, at, credential: { mobile: "token", credentialId: "x" }, pin: "" }, h.mobileAndPin("token", "x", "", at)],
+          [{ deviceId, at, credential: { mobile: "nfc", credentialId: "x" }, pin: "1234" }, h.mobileAndPin("nfc" as never, "x", "1234", at)],
+          [{ deviceId, at: c, credential: { mobile: "touch", credentialId: "x" }, pin: "1234" }, h.mobileAndPin("touch", "x", "1234", c as number)],
         ];
         for (const [request, got] of cases) assertSame("odd arguments", request, got, engine.decide(request));
         // An input that is not one: every scan is badRequest, as decide says for a request with it.
