@@ -93,3 +93,31 @@ test("--workers must be 1 to 64 and needs the snapshot in a file (exit 2); from 
   expect(fromSource.code).toBe(1);
   expect(fromSource.stderr).toContain("--workers needs the built CLI");
 });
+
+test("with workers (which alone load the snapshot), a snapshot that does not load is reported as one thread reports it, once, with nothing answered, also for empty input", () => {
+  const requestsFile = file("few.jsonl", `${JSON.stringify({ deviceId: "door-main-entrance", at: "2026-04-15T12:00:00Z", credential: { credentialNumber: 1001 } })}\n`);
+  const empty = file("empty.jsonl", "");
+  const broken = file("broken-system.json", JSON.stringify({ ...BUILT, timezone: "Mars/Olympus", devices: [...BUILT.devices, BUILT.devices[0]] }));
+  const panel = join(ROOT, "examples/panel.json");
+  const run1 = (system: string, request: string, workers: string[]) => {
+    const r = spawnSync(process.execPath, [cli, "decide", "--system", system, "--request", request, ...workers], { encoding: "utf8" });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+  for (const [system, code] of [
+    [broken, 1],
+    [join(ROOT, "no-such-system.json"), 1],
+    [panel, 2],
+  ] as const) {
+    for (const request of [requestsFile, empty]) {
+      const one = run1(system, request, []);
+      expect(one.code).toBe(code);
+      expect(one.stdout).toBe("");
+      const many = run1(system, request, ["--workers", "2"]);
+      expect(many).toEqual(one);
+    }
+  }
+  // The snapshot's problems are listed, each once.
+  const listed = run1(broken, empty, ["--workers", "3"]).stderr;
+  expect(listed).toContain("Mars/Olympus");
+  expect(listed.split("Mars/Olympus").length).toBe(2);
+}, 60_000);

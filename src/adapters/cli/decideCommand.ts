@@ -70,18 +70,22 @@ export async function decideCommand(opts: DecideOptions, io: CliIo): Promise<num
   if (workers > 1 && (opts.system === "-" || opts.panel === "-")) throw new UsageError("--workers needs the snapshot in a file (each worker reads it)");
   const workerFile = workers > 1 ? (opts.workerFile ?? defaultDecideWorker()) : null;
   if (workers > 1 && workerFile === null) throw new CliError("--workers needs the built CLI (npm run build): its decide-worker.js was not found next to it");
-  // The workers load the snapshot while this thread does (this one reports its problems, and answers
-  // a JSON document); each answers whole chunks of lines.
+  // With workers, they load the snapshot (each reports its problems, said once here) and this thread
+  // does not, unless the input turns out to be one JSON document, which it answers itself.
   const pool = workerFile !== null ? DecidePool.start(workers, workerFile, "system" in target ? { kind: "system", path: target.system } : { kind: "panel", path: target.panel }) : null;
-  let answerer: Answerer;
+  let loaded: Answerer | null = null;
+  const load = async (): Promise<Answerer> =>
+    (loaded ??=
+      "system" in target ? lineAnswerer({ kind: "system", engine: await loadSystemFile(target.system, io) }) : lineAnswerer({ kind: "panel", panel: await loadPanelFile(target.panel, io) }));
   try {
-    answerer = "system" in target ? lineAnswerer({ kind: "system", engine: await loadSystemFile(target.system, io) }) : lineAnswerer({ kind: "panel", panel: await loadPanelFile(target.panel, io) });
+    if (pool === null) await load();
+    else await pool.ready();
   } catch (e) {
     await pool?.close();
     throw e;
   }
   try {
-    return await answerLines(answerer, pool, format, requestPath, io);
+    return await answerLines(loaded, load, pool, format, requestPath, io);
   } finally {
     await pool?.close();
   }
@@ -153,8 +157,19 @@ export function lineAnswerer(target: { readonly kind: "system"; readonly engine:
   };
 }
 
-/** Reads the requests and writes the answers (see DECIDE_HELP); with a pool, its workers answer the JSON Lines. */
-async function answerLines(answerer: Answerer, pool: DecidePool | null, format: DecideFormat, requestPath: string, io: CliIo): Promise<number> {
+/**
+ * Reads the requests and writes the answers (see DECIDE_HELP). Without a pool, `answerer` answers
+ * every line; with one, its workers answer the JSON Lines and `load` gives an answerer for a
+ * document.
+ */
+async function answerLines(
+  answerer: Answerer | null,
+  load: () => Promise<Answerer>,
+  pool: DecidePool | null,
+  format: DecideFormat,
+  requestPath: string,
+  io: CliIo,
+): Promise<number> {
   if (requestPath !== "-") {
     try {
       await access(requestPath);
@@ -211,13 +226,12 @@ async function answerLines(answerer: Answerer, pool: DecidePool | null, format: 
     wrote();
     if (why !== null) refused(line, why);
   };
-  const answerValue = (req: unknown, line: number) => answer(answerer.value(req, line, out), line);
-  /** A JSON Lines request: answered here, or by a worker (in order: the pool hands answers back in input order). */
-  const answerText = (text: string, line: number, document: boolean) => {
-    if (pool !== null && !document) {
+  /** A request line: answered here, or by a worker (in order: the pool hands answers back in input order). */
+  const answerLine = (text: string, line: number) => {
+    if (pool !== null) {
       pool.add(line, text);
       pace();
-    } else answer(answerer.text(text, line, document, out), line);
+    } else answer(answerer!.text(text, line, false, out), line);
   };
   pool?.onFailure(() => lines.close());
   pool?.onAnswers((chunk) => {
@@ -243,7 +257,7 @@ async function answerLines(answerer: Answerer, pool: DecidePool | null, format: 
     held = null;
     mode = "jsonl";
     h.forEach((l, k) => {
-      if (!isBlank(l)) answerText(l, heldFrom + k, false);
+      if (!isBlank(l)) answerLine(l, heldFrom + k);
     });
   };
   const onLine = (text: string) => {
@@ -251,7 +265,7 @@ async function answerLines(answerer: Answerer, pool: DecidePool | null, format: 
     const line = lineNo === 1 && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text; // a byte order mark is no content
     if (io.closed?.aborted) return;
     if (mode === "jsonl") {
-      if (!isBlank(line)) answerText(line, lineNo, false);
+      if (!isBlank(line)) answerLine(line, lineNo);
     } else if (mode === "json") {
       doc.push(line);
     } else if (held === null) {
@@ -259,8 +273,8 @@ async function answerLines(answerer: Answerer, pool: DecidePool | null, format: 
       const r = parseJson(line);
       if (r.ok) {
         mode = "jsonl";
-        if (pool !== null) answerText(line, lineNo, false);
-        else answerValue(r.value, lineNo);
+        if (pool !== null) answerLine(line, lineNo);
+        else answer(answerer!.value(r.value, lineNo, out), lineNo);
       } else {
         held = [line];
         heldFrom = lineNo;
@@ -291,11 +305,12 @@ async function answerLines(answerer: Answerer, pool: DecidePool | null, format: 
   }
   if (mode === "json") {
     const first = doc.findIndex((l) => !isBlank(l));
-    answerText(doc.join("\n"), first === -1 ? 1 : first + 1, true);
+    const line = first === -1 ? 1 : first + 1;
+    answer((answerer ?? (await load())).text(doc.join("\n"), line, true, out), line);
   } else if (held !== null) {
     const text = (held as string[]).join("\n");
     const r = parseJson(text);
-    if (r.ok) answerValue(r.value, heldFrom);
+    if (r.ok) answer((answerer ?? (await load())).value(r.value, heldFrom, out), heldFrom);
     else replay();
   }
   if (pool !== null) {

@@ -5,7 +5,8 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { CliError } from "./io.js";
+import type { Issue } from "../../model/index.js";
+import { CliError, UsageError } from "./io.js";
 
 /** Lines per chunk: large enough that a message costs little per line, small enough to keep order cheap. */
 const CHUNK = 2048;
@@ -31,8 +32,11 @@ export interface ChunkAnswers {
   readonly refused: readonly { readonly line: number; readonly message: string; readonly issues: readonly { readonly path: string; readonly message: string }[] }[];
 }
 
-/** What a worker posts: a chunk's answers, or why it cannot answer. */
-export type DecideWorkerMessage = ChunkAnswers | { readonly error: string };
+/**
+ * What a worker posts: that it loaded the snapshot, a chunk's answers, or why it cannot answer
+ * (`usage`: the snapshot option is wrong, exit 2; `issues`: the snapshot's problems).
+ */
+export type DecideWorkerMessage = ChunkAnswers | { readonly ready: true } | { readonly error: string; readonly issues?: readonly Issue[]; readonly usage?: boolean };
 
 /** The worker script next to this module once built (dist/decide-worker.js), or null (running from source). */
 export function defaultDecideWorker(): string | null {
@@ -53,11 +57,18 @@ export class DecidePool {
   #failure: Error | null = null;
   #waiting: { resolve: () => void; reject: (e: Error) => void } | null = null;
   #onFailure: () => void = () => undefined;
+  /** Workers that have loaded the snapshot, and who waits for all of them. */
+  #ready = 0;
+  #waitingReady: { resolve: () => void; reject: (e: Error) => void } | null = null;
 
   private constructor(workers: Worker[]) {
     this.#workers = workers;
     for (const w of workers) {
-      w.on("message", (m: DecideWorkerMessage) => ("error" in m ? this.#fail(new CliError(m.error)) : this.#answered(m)));
+      w.on("message", (m: DecideWorkerMessage) => {
+        if ("ready" in m) this.#loaded();
+        else if ("error" in m) this.#fail(m.usage === true ? new UsageError(m.error) : new CliError(m.error, m.issues ?? []));
+        else this.#answered(m);
+      });
       w.on("error", (e) => this.#fail(new CliError(`a decide worker failed: ${e.message}`)));
       w.on("exit", (code) => {
         if (code !== 0) this.#fail(new CliError(`a decide worker stopped (exit code ${code})`));
@@ -97,6 +108,15 @@ export class DecidePool {
     return this.#nextSeq - this.#nextOut >= 2 * this.#workers.length;
   }
 
+  /** Resolves once every worker has loaded the snapshot; rejects with the first one's failure (its problems, or a usage error). */
+  ready(): Promise<void> {
+    if (this.#failure !== null) return Promise.reject(this.#failure);
+    if (this.#ready === this.#workers.length) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.#waitingReady = { resolve, reject };
+    });
+  }
+
   /** Resolves once every chunk handed out is answered (and passed on); rejects when a worker failed. */
   drained(): Promise<void> {
     if (this.#failure !== null) return Promise.reject(this.#failure);
@@ -132,12 +152,21 @@ export class DecidePool {
     }
   }
 
+  #loaded(): void {
+    this.#ready++;
+    if (this.#ready === this.#workers.length && this.#waitingReady !== null) {
+      const w = this.#waitingReady;
+      this.#waitingReady = null;
+      w.resolve();
+    }
+  }
+
   #fail(e: Error): void {
     if (this.#failure !== null) return;
     this.#failure = e;
-    const w = this.#waiting;
+    for (const w of [this.#waiting, this.#waitingReady]) w?.reject(e);
     this.#waiting = null;
-    w?.reject(e);
+    this.#waitingReady = null;
     this.#onFailure();
   }
 }

@@ -4,7 +4,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { AnswerBuffer } from "./answerBuffer.js";
 import { type Answerer, lineAnswerer } from "./decideCommand.js";
 import type { ChunkAnswers, DecideChunk, DecideWorkerData, DecideWorkerMessage } from "./decidePool.js";
-import type { CliIo } from "./io.js";
+import { CliError, type CliIo, UsageError } from "./io.js";
 import { loadPanelFile, loadSystemFile } from "./loadSystem.js";
 
 const data = workerData as DecideWorkerData;
@@ -16,10 +16,16 @@ try {
   answerer =
     data.kind === "system" ? lineAnswerer({ kind: "system", engine: await loadSystemFile(data.path, io) }) : lineAnswerer({ kind: "panel", panel: await loadPanelFile(data.path, io) });
 } catch (e) {
-  // Said once; with no listener the worker then ends by itself.
-  port.postMessage({ error: `a decide worker could not load ${data.path}: ${(e as Error).message}` } satisfies DecideWorkerMessage);
+  // What the command's thread would have said loading it (the pool says it once); with no listener the
+  // worker then ends by itself.
+  if (e instanceof CliError) port.postMessage({ error: e.message, issues: e.issues } satisfies DecideWorkerMessage);
+  else if (e instanceof UsageError) port.postMessage({ error: e.message, usage: true } satisfies DecideWorkerMessage);
+  else port.postMessage({ error: `a decide worker could not load ${data.path}: ${(e as Error).message}` } satisfies DecideWorkerMessage);
 }
-if (answerer !== null) listen(answerer);
+if (answerer !== null) {
+  listen(answerer);
+  port.postMessage({ ready: true } satisfies DecideWorkerMessage);
+}
 
 /** Answers each chunk of lines it is given. */
 function listen(answerer: Answerer): void {
