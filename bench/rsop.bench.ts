@@ -57,6 +57,28 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
       ctx.facts[`rsop.${size}.${key}.devices`] = probe.devices.length;
     }
 
+    // The same area-rules holder as a server answers it (JSON, UTF-8, indented as `rsop serve`
+    // answers by default): the result serialized whole, and the engine's bytes from pieces kept.
+    const utf8 = new TextEncoder();
+    for (const [label, answer] of [
+      ["rsop + JSON.stringify(·, null, 2) + UTF-8 (how the server answered before)", (at: number) => utf8.encode(JSON.stringify(engine.rsop([meta.rsopHolderId], { at }), null, 2)).length],
+      ["rsopJsonBytes(·, 2) (how the server answers)", (at: number) => engine.rsopJsonBytes([meta.rsopHolderId], { at }, 2).length],
+      ["rsopJsonBytes, compact", (at: number) => engine.rsopJsonBytes([meta.rsopHolderId], { at }).length],
+    ] as const) {
+      let a = 0;
+      const one = () => {
+        let acc = 0;
+        for (let i = 0; i < 5; i++) {
+          acc += answer(ats[a]!);
+          if (++a === ats.length) a = 0;
+        }
+        sink.value += acc;
+      };
+      const r = await timeBatches(`rsop ${size} ${label}`, one, 5, timing);
+      rows.push(batchRow("rsop", size, `rsop(1 holder, area rules) answered: ${label}`, r, `${answer(ats[0]!).toLocaleString("en-US")} bytes; batches of 5`));
+      log(`  ${label} ${size}: ${(r.meanNs / 1000).toFixed(1)} µs`);
+    }
+
     // 100 holders (a deterministic draw).
     const rnd = mulberry32(0x100 + meta.holders.length);
     const hundred = Array.from({ length: 100 }, () => meta.holders[Math.floor(rnd() * meta.holders.length)]!.id);

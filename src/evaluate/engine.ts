@@ -6,7 +6,7 @@ import { type AccessWindowsResult, type PeriodOptions, accessWindows } from "./a
 import { decide } from "./decide.js";
 import { type Explanation, explain } from "./explain.js";
 import { type BatchColumns, type BatchOut, type ReaderHandle, type ReaderOptions, decideBatch, readerHandle } from "./reader.js";
-import { type AtOptions, type RsopOptions, type RsopResult, computeRsop } from "./rsop.js";
+import { type AtOptions, type RsopOptions, type RsopResult, computeRsop, computeRsopJsonBytes } from "./rsop.js";
 import { type WhoResult, whoCanAccess, whoCanAccessFloorGroup } from "./who.js";
 
 /**
@@ -161,6 +161,23 @@ export class Engine {
    */
   rsop(holderIds: readonly string[], options: RsopOptions): RsopResult {
     return computeRsop(this.compiled_, holderIds, options);
+  }
+
+  /**
+   * RSOP as the UTF-8 bytes of its JSON, for a server to send: exactly what encoding
+   * `JSON.stringify(engine.rsop(holderIds, options), null, indent)` gives, made from each device's,
+   * rule's and floor group's JSON serialized once and kept (until its snapshot object changes)
+   * instead of serializing every entry of every answer.
+   * @param holderIds - holders, answered in this order.
+   * @param options - `at` (ISO 8601 or epoch ms) and an optional `cloudNodeId` scope.
+   * @param indent - spaces per level, as JSON.stringify's `space` (0 to 10); default 0, compact.
+   * @returns the JSON of the RSOP result, UTF-8 (a fresh array, the caller's own).
+   * @throws QueryError naming every unknown id or bad option.
+   * @example
+   * JSON.parse(new TextDecoder().decode(engine.rsopJsonBytes(["holder-0001"], { at: "2026-04-15T14:15:00Z" }))).holders[0].id; //=> "holder-0001"
+   */
+  rsopJsonBytes(holderIds: readonly string[], options: RsopOptions, indent = 0): Uint8Array {
+    return computeRsopJsonBytes(this.compiled_, holderIds, options, indent);
   }
 
   /**

@@ -265,7 +265,7 @@ export class LiveSystem {
     try {
       if (route.kind === "read") {
         const engine = staleEngine ? createEngine(base) : this.#engine;
-        const answer = route.handler({ snapshot: base, engine, params: route.params, query, now: this.#now });
+        const answer = route.handler({ snapshot: base, engine, params: route.params, query, now: this.#now, ...(op.jsonBytes === undefined ? {} : { jsonBytes: op.jsonBytes }) });
         return { result: { ok: true, status: 200, ...answer } };
       }
       const lookups = this.#validator.lookups(this.#snapshot, base);

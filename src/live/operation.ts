@@ -12,6 +12,12 @@ export interface Operation {
   /** Relative to the system (`/holders`, `/groups/g-1/holders?page=2`); a query string is allowed on reads. */
   readonly path: string;
   readonly body?: unknown;
+  /**
+   * For a read: answer with the UTF-8 bytes of the body's JSON, `JSON.stringify(body, null, indent)`
+   * (ReadResult `json`), where the route makes them directly (RSOP); other routes answer `body` as
+   * always. For a server that sends the JSON as it is.
+   */
+  readonly jsonBytes?: { readonly indent: number };
 }
 
 /** An accepted write: its status, the id it created, and the immer patches that made the change. */
@@ -29,6 +35,8 @@ export interface ReadResult {
   readonly status: 200;
   readonly body: unknown;
   readonly total?: number;
+  /** With the operation's `jsonBytes`, where the route makes them: the body's JSON as UTF-8 bytes, and `body` is undefined. */
+  readonly json?: Uint8Array;
 }
 
 /** A refused operation: nothing changed. 400 invalid, 404 unknown id or route, 409 conflict. */

@@ -2,7 +2,8 @@
 // (docs/semantics.md WA4–WA5), equals the entry-by-entry evaluation (test/reference/rsopOneByOne.ts:
 // scanAccess per device and floor group, every entry built from the snapshot's objects) field for
 // field: system-wide and scoped to each node, on fresh engines and on a live system's engine after
-// every accepted change (display fields of devices and nodes included).
+// every accepted change (display fields of devices and nodes included); and rsopJsonBytes is exactly the
+// UTF-8 of JSON.stringify of that result each time.
 import fc from "fast-check";
 import { expect, test } from "vitest";
 import { type Engine, createEngine } from "../../src/evaluate/index.js";
@@ -37,6 +38,11 @@ function assertRsopMatches(engine: Engine, at: number, seen: Seen, what: string)
     const options = cloudNodeId === undefined ? { at } : { at, cloudNodeId };
     const expected = rsopOneByOne(engine.compiled_, ids, options);
     for (let round = 0; round < 2; round++) expect(engine.rsop(ids, options), `${what}: RSOP ${cloudNodeId ?? ""} at ${new Date(at).toISOString()}`).toStrictEqual(expected);
+    // The JSON bytes are JSON.stringify's text of the result, compact and indented, key order
+    // included (the second call reuses its pieces; another indentation remakes them).
+    const result = engine.rsop(ids, options);
+    for (const indent of [0, 2, 0, 3])
+      expect(new TextDecoder().decode(engine.rsopJsonBytes(ids, options, indent)), `${what}: RSOP JSON ${cloudNodeId ?? ""} indent ${indent}`).toBe(JSON.stringify(result, null, indent));
     for (const h of expected.holders) {
       seen.devices += h.devices.length;
       seen.allowed += h.devices.filter((d) => d.allowed).length;

@@ -180,6 +180,7 @@ describe("RSOP and who can access across calls and changes (docs/semantics.md WA
     const e = loadEngineOrThrow(system);
     const before = e.rsop(["h-ann"], { at: CHICAGO_MORNING });
     expect(before.holders[0]!.devices[0]!.name).toBe("Chicago lab");
+    expect(new TextDecoder().decode(e.rsopJsonBytes(["h-ann"], { at: CHICAGO_MORNING }))).toBe(JSON.stringify(before)); // its pieces are kept from here on
     const [next, patches] = produceWithPatches(e.snapshot, (d: SystemSnapshot) => {
       d.devices[0]!.name = "Chicago lab (renamed)";
       d.devices[5]!.name = "Tokyo floor 2 (renamed)";
@@ -192,6 +193,9 @@ describe("RSOP and who can access across calls and changes (docs/semantics.md WA
     expect(after).toStrictEqual(loadEngineOrThrow(next).rsop(["h-ann"], { at: CHICAGO_MORNING }));
     expect(after.holders[0]!.devices[0]).toMatchObject({ name: "Chicago lab (renamed)", cloudNode: { name: "Chicago HQ" } });
     expect(after.holders[0]!.floorGroups.find((fg) => fg.id === "fg-2")!.floors).toEqual([{ id: "d-tyo-f2", name: "Tokyo floor 2 (renamed)", type: "floorRelay" }]);
+    expect(new TextDecoder().decode(e.rsopJsonBytes(["h-ann"], { at: CHICAGO_MORNING }))).toBe(JSON.stringify(after));
+    expect(new TextDecoder().decode(e.rsopJsonBytes(["h-ann", "h-bob"], { at: CHICAGO_MORNING }, 2))).toBe(JSON.stringify(e.rsop(["h-ann", "h-bob"], { at: CHICAGO_MORNING }), null, 2));
+    expect(new TextDecoder().decode(e.rsopJsonBytes([], { at: CHICAGO_MORNING }, 4))).toBe(JSON.stringify(e.rsop([], { at: CHICAGO_MORNING }), null, 4));
   });
 
   test("WA5. a result belongs to its caller: changing one changes neither the engine nor the next result", () => {

@@ -24,7 +24,7 @@ import { ADMIN, type Grant } from "./grant.js";
 import { pageHeaders } from "./answerDeviceAccess.js";
 import { createHttpHandler } from "./createHttpHandler.js";
 import { answerPreview } from "./answerPreview.js";
-import { HttpError, errorResponse, jsonResponse, jsonText, textResponse, toHttpIssues } from "./httpError.js";
+import { HttpError, errorResponse, jsonResponse, jsonText, jsonTextBytes, textResponse, toHttpIssues } from "./httpError.js";
 import { normalizeBasePath } from "./matchRoute.js";
 import { readJsonBody } from "./readJsonBody.js";
 import { type DurableSystem } from "../store/durableSystem.js";
@@ -232,7 +232,8 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
     if (match.kind === "none") throw new HttpError(404, `No route for ${method} ${url.pathname}.`, [{ path: "path", message: `No route ${method} ${path}.` }]);
     if (match.kind === "method")
       throw new HttpError(405, `${method} is not allowed here; use ${match.allowed.join(", ")}.`, [], { allow: match.allowed.join(", ") });
-    const op = { method: method as "GET", path: `${path}${url.search}` };
+    // A read's JSON is taken as bytes where the live system makes them so (RSOP).
+    const op = { method: method as "GET", path: `${path}${url.search}`, jsonBytes: { indent } };
     let result: OperationResult | PanelOperationResult;
     if (target.kind === "panel" && grant.partitions !== null) throw new HttpError(403, "A 1.0 panel is served to admin and integrator tokens only.");
     if (match.kind === "read") {
@@ -268,6 +269,7 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
     }
     const headers =
       result.total === undefined ? {} : pageHeaders(url, { page: intParam(url, "page", 0), perPage: Math.max(1, intParam(url, "per_page", 10)), total: result.total });
+    if ("json" in result && result.json !== undefined) return textResponse(200, jsonTextBytes(result.json, indent), headers);
     return jsonResponse(200, result.body, indent, headers);
   }
 

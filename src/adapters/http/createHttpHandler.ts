@@ -158,9 +158,9 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     }
     switch (route.name) {
       case "rsopHolders":
-        return jsonResponse(200, answerRsop(engine, url.searchParams, null, maxIds, now), indent);
+        return answerRsop(engine, url.searchParams, null, maxIds, now, indent);
       case "nodeRsopHolders":
-        return jsonResponse(200, answerRsop(engine, url.searchParams, route.id, maxIds, now), indent);
+        return answerRsop(engine, url.searchParams, route.id, maxIds, now, indent);
       case "deviceAccess": {
         const page = answerDeviceAccess(engine, url.searchParams, route.id!, now);
         return jsonResponse(200, page.result, indent, pageHeaders(url, page));

@@ -64,8 +64,17 @@ export function jsonText(body: unknown, indent: number): string {
   return indent > 0 ? `${JSON.stringify(body, null, indent)}\n` : JSON.stringify(body);
 }
 
-/** An answer whose body is JSON text already made (jsonText), with the headers of every JSON answer. */
-export function textResponse(status: number, text: string, headers: Readonly<Record<string, string>> = {}): Response {
+/** jsonText's answer from the bytes of `JSON.stringify(body, null, indent)`: a final newline added when indented. */
+export function jsonTextBytes(json: Uint8Array, indent: number): Uint8Array {
+  if (indent <= 0) return json;
+  const text = new Uint8Array(json.length + 1);
+  text.set(json);
+  text[json.length] = 0x0a;
+  return text;
+}
+
+/** An answer whose body is JSON already made (jsonText, or its UTF-8 bytes), with the headers of every JSON answer. */
+export function textResponse(status: number, text: string | Uint8Array, headers: Readonly<Record<string, string>> = {}): Response {
   return new Response(text, { status, headers: baseHeaders(headers) });
 }
 

@@ -12,11 +12,14 @@ export interface ReadContext {
   readonly query: URLSearchParams;
   /** The live system's clock: the RSOP instant when the query names none. */
   readonly now: () => number;
+  /** The operation asked for the body's JSON as bytes, with this indentation (Operation `jsonBytes`). */
+  readonly jsonBytes?: { readonly indent: number };
 }
 
 export interface Answer {
   readonly body: unknown;
   readonly total?: number;
+  readonly json?: Uint8Array;
 }
 
 const byId = (a: { id: string }, b: { id: string }): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
@@ -217,12 +220,13 @@ export const reads = {
     const match = matcher(query.get("search"));
     return paged(snapshot.floorGroups.filter((f) => match([f.name])), query, (f) => floorGroupBody(snapshot, f));
   },
-  rsop: ({ engine, query, params, now }: ReadContext): Answer => {
+  rsop: ({ engine, query, params, now, jsonBytes }: ReadContext): Answer => {
     const raw = query.get("ids");
     if (raw === null || raw.trim() === "") refuse(400, "required", ["query", "ids"], "Is required: comma-delimited holder ids.");
     const ids = [...new Set(raw.split(",").map((s) => s.trim()).filter((s) => s !== ""))];
     try {
-      return { body: engine.rsop(ids, { at: query.get("at") ?? now(), ...(params.cloudNodeId ? { cloudNodeId: params.cloudNodeId } : {}) }) };
+      const options = { at: query.get("at") ?? now(), ...(params.cloudNodeId ? { cloudNodeId: params.cloudNodeId } : {}) };
+      return jsonBytes === undefined ? { body: engine.rsop(ids, options) } : { body: undefined, json: engine.rsopJsonBytes(ids, options, jsonBytes.indent) };
     } catch (e) {
       if (!(e instanceof QueryError)) throw e;
       throw new Refusal(e.issues.some((i) => i.code === "unknownId") ? 404 : 400, e.issues);
