@@ -136,6 +136,7 @@ describe("rsop rsop / who / windows", () => {
     const r = await run(["rsop", "--system", system, "--ids", "h1", "--at", "2026-11-20T16:00:00Z"]);
     expect(r.code).toBe(0);
     const json = JSON.parse(r.stdout);
+    expect(r.stdout).toBe(`${JSON.stringify(json, null, 2)}\n`); // laid out as JSON.stringify lays it out
     expect(json.date).toBe("2026-11-20T16:00:00.000Z");
     expect(json.holders[0].devices[0]).toMatchObject({ id: "d1", allowed: true, activeRuleId: "r1" });
     const bad = await run(["rsop", "--system", system, "--ids", "h1,zz", "--at", "2026-11-20T16:00:00Z"]);

@@ -55,8 +55,9 @@ export function registerQueryCommands(program: Command, io: CliIo, setCode: (cod
         return;
       }
       const engine = await loadSystemFile(target.system, io);
-      const result = query(() => engine.rsop(ids, { at, ...(opts.cloudNode !== undefined ? { cloudNodeId: opts.cloudNode } : {}) }));
-      io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+      // JSON.stringify(engine.rsop(…), null, 2)'s bytes, from the pieces the engine keeps (WA7).
+      io.stdout.write(query(() => engine.rsopJsonBytes(ids, { at, ...(opts.cloudNode !== undefined ? { cloudNodeId: opts.cloudNode } : {}) }, 2)));
+      io.stdout.write("\n");
       setCode(0);
     });
 
