@@ -641,7 +641,7 @@ export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], o
   return { date: isoInstant(call.at), holders };
 }
 
-/** UTF-8 of a string (JSON text made here: no lone surrogates). */
+/** UTF-8 of the JSON text made here (JSON.stringify escapes lone surrogates). */
 const UTF8 = new TextEncoder();
 
 /**
@@ -661,12 +661,6 @@ class JsonBytes {
     if (length > 24) buf.set(b, n);
     else for (let i = 0; i < length; i++) buf[n + i] = b[i]!;
     this.n = n + length;
-  }
-
-  /** Appends one byte. */
-  byte(c: number): void {
-    if (this.n === this.buf.length) this.grow(1);
-    this.buf[this.n++] = c;
   }
 
   /** Appends the UTF-8 of `text`. */
@@ -696,7 +690,6 @@ interface Layout {
   readonly nl: readonly string[];
   /** After a key's colon: " ", or "" when compact. */
   readonly sp: string;
-  readonly comma: Uint8Array;
   /** Before each entry of a holder's rules, devices and floor groups (depth 4), and each holder (depth 2). */
   readonly entrySep: Uint8Array;
   readonly firstEntry: Uint8Array;
@@ -732,7 +725,6 @@ function layoutOf(indent: number): Layout {
     indent,
     nl,
     sp,
-    comma: UTF8.encode(","),
     entrySep: UTF8.encode(`,${nl[4]}`),
     firstEntry: UTF8.encode(nl[4]!),
     holderSep: UTF8.encode(`,${nl[2]}`),
