@@ -400,6 +400,19 @@ interface HolderCore {
   readonly floorGroups: number;
 }
 
+/** Sorts the first `count` numbers of `a`: an insertion sort (a holder has tens of rules, and this beats a sort with a comparator there). */
+function sortAscending(a: number[] | Int32Array, count: number): void {
+  for (let i = 1; i < count; i++) {
+    const v = a[i]!;
+    let j = i - 1;
+    while (j >= 0 && a[j]! > v) {
+      a[j + 1] = a[j]!;
+      j--;
+    }
+    a[j + 1] = v;
+  }
+}
+
 /** The RSOP of holder `id` as indexes (HolderCore), valid until the next holder's. */
 function holderCore(call: RsopCall, id: string): HolderCore {
   const { sys, s, scope, scopeIndex, at, outcome } = call;
@@ -415,16 +428,7 @@ function holderCore(call: RsopCall, id: string): HolderCore {
       ruleStamp[rank] = stamp;
       sorted.push(rank);
     }
-  // Insertion sort: a holder has tens of rules, and this beats a sort with a comparator there.
-  for (let i = 1; i < sorted.length; i++) {
-    const v = sorted[i]!;
-    let j = i - 1;
-    while (j >= 0 && sorted[j]! > v) {
-      sorted[j + 1] = sorted[j]!;
-      j--;
-    }
-    sorted[j + 1] = v;
-  }
+  sortAscending(sorted, sorted.length);
   // Devices of the holder's door rules, once each, listed in id order. The rules come in rank
   // order, so the first applicable rule of each kind a device meets is its smallest (evaluateRules
   // per device, over the holder's rules instead of the device's run).
@@ -533,15 +537,7 @@ function holderCore(call: RsopCall, id: string): HolderCore {
     resRank[i] = rank;
   }
   // Floor groups in id order; one scan per reader (its outcome kept for the reader's other floor groups).
-  for (let i = 1; i < fgCount; i++) {
-    const v = fgFound[i]!;
-    let j = i - 1;
-    while (j >= 0 && fgFound[j]! > v) {
-      fgFound[j + 1] = fgFound[j]!;
-      j--;
-    }
-    fgFound[j + 1] = v;
-  }
+  sortAscending(fgFound, fgCount);
   for (let i = 0; i < fgCount; i++) {
     const position = s.fgById[fgFound[i]!]!;
     const readerIndex = s.fgReader[position]!;
