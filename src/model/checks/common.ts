@@ -5,6 +5,7 @@ import type { Collection, Lookups, NamedCollection, Path, Report } from "./looku
 
 /** An id used twice in a collection is reported at every element but the first valid one. */
 export function checkId(coll: Collection, v: { id: string }, i: number, L: Lookups, add: Report): void {
+  if (L.uniqueKeys?.[coll] === true) return;
   if (L.idOwner(coll, v.id) !== i) add("duplicateId", [coll, i, "id"], `Id ${quote(v.id)} is used twice in ${coll}.`);
 }
 
@@ -18,6 +19,28 @@ export function checkName(coll: NamedCollection, what: string, v: { name: string
 /** True when `id` is null or names an element of `coll`; else reports an unknown reference. */
 export function ref(L: Lookups, coll: Collection, id: string | null, path: Path, what: string, add: Report): boolean {
   if (id === null || L.has(coll, id)) return true;
-  add("unknownReference", path, `Names ${what} ${quote(id)}, which is not in the snapshot.`);
+  add("unknownReference", path, unknownMessage(what, id));
+  return false;
+}
+
+/**
+ * `ref` for field `field` of element `i` of `owner` (its item `j` when j ≥ 0): the path is made only
+ * for a report, since the checks of a whole snapshot make hundreds of thousands of these.
+ */
+export function refAt(L: Lookups, coll: Collection, id: string | null, owner: Collection, i: number, field: string, j: number, what: string, add: Report): boolean {
+  if (id === null || L.has(coll, id)) return true;
+  add("unknownReference", j < 0 ? [owner, i, field] : [owner, i, field, j], unknownMessage(what, id));
+  return false;
+}
+
+function unknownMessage(what: string, id: string): string {
+  return `Names ${what} ${quote(id)}, which is not in the snapshot.`;
+}
+
+/** True when some value appears twice in `list` (a pairwise scan for the short lists of the snapshot, a Set beyond). */
+export function hasRepeats(list: readonly string[]): boolean {
+  const n = list.length;
+  if (n > 16) return new Set(list).size !== n;
+  for (let a = 1; a < n; a++) for (let b = 0; b < a; b++) if (list[a] === list[b]) return true;
   return false;
 }

@@ -108,11 +108,14 @@ const NONE: CredentialAt = { i: -1, j: -1 };
 export function wholeLookups(p: ParsedSystem): Lookups {
   type Item = { readonly i: number; readonly v: unknown };
   const byId = new Map<Collection, Map<string, Item>>();
+  // Each map is filled from the last element to the first, so that the first element with a key
+  // keeps it (one `set` per element instead of a `has` and a `set`).
   for (const coll of Object.keys(p) as Collection[]) {
     const m = new Map<string, Item>();
-    for (const item of p[coll].items) {
-      const key = coll === "customFields" ? entityKey(coll, item.v) : item.v.id;
-      if (!m.has(key)) m.set(key, item);
+    const items = p[coll].items;
+    for (let k = items.length - 1; k >= 0; k--) {
+      const item = items[k]!;
+      m.set(coll === "customFields" ? entityKey(coll, item.v) : item.v.id, item);
     }
     byId.set(coll, m);
   }
@@ -132,25 +135,35 @@ export function wholeLookups(p: ParsedSystem): Lookups {
   const names = new Map<NamedCollection, Map<string, number>>();
   for (const coll of ["partitions", "groups", "devices", "floorGroups"] as const) {
     const m = new Map<string, number>();
-    for (const { i, v } of p[coll].items) if (!m.has(v.name)) m.set(v.name, i);
+    const items = p[coll].items;
+    for (let k = items.length - 1; k >= 0; k--) m.set(items[k]!.v.name, items[k]!.i);
     names.set(coll, m);
   }
   const ports = new Map<string, number>();
   const onConnection = new Map<string, number>();
-  for (const { i, v } of p.devices.items) {
-    const key = `${v.connection}\u0000${v.port}`;
-    if (!ports.has(key)) ports.set(key, i);
+  for (let k = p.devices.items.length - 1; k >= 0; k--) {
+    const { i, v } = p.devices.items[k]!;
+    ports.set(`${v.connection}\u0000${v.port}`, i);
     onConnection.set(v.connection, (onConnection.get(v.connection) ?? 0) + 1);
   }
+  const uniqueKeys: { [C in Collection]?: boolean } = {};
+  for (const coll of Object.keys(p) as Collection[]) uniqueKeys[coll] = p[coll].broken.size === 0 && byId.get(coll)!.size === p[coll].items.length;
   const numbers = new Map<number, CredentialAt>();
   const credentialIds = new Map<string, CredentialAt>();
-  for (const { i, v } of p.holders.items) {
+  let credentialCount = 0;
+  let numberCount = 0;
+  for (let k = p.holders.items.length - 1; k >= 0; k--) {
+    const { i, v } = p.holders.items[k]!;
     const creds = v.credentials;
-    for (let j = 0; j < creds.length; j++) {
+    for (let j = creds.length - 1; j >= 0; j--) {
       const c = creds[j]!;
       const at = { i, j };
-      if (!credentialIds.has(c.id)) credentialIds.set(c.id, at);
-      if (c.credentialNumber !== null && !numbers.has(c.credentialNumber)) numbers.set(c.credentialNumber, at);
+      credentialIds.set(c.id, at);
+      credentialCount++;
+      if (c.credentialNumber !== null) {
+        numbers.set(c.credentialNumber, at);
+        numberCount++;
+      }
     }
   }
   return {
@@ -163,5 +176,7 @@ export function wholeLookups(p: ParsedSystem): Lookups {
     credentialNumberOwner: (n) => numbers.get(n) ?? NONE,
     credentialIdOwner: (id) => credentialIds.get(id) ?? NONE,
     customFieldsOf: (partition) => fieldsOf.get(partition) ?? [],
+    credentialsUnique: credentialIds.size === credentialCount && numbers.size === numberCount,
+    uniqueKeys,
   };
 }

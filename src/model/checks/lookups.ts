@@ -97,6 +97,16 @@ export interface Lookups {
   credentialIdOwner(id: string): CredentialAt;
   /** The custom fields of a partition that `get` answers (valid, the first of each id), in snapshot order. */
   customFieldsOf(partition: string): readonly ParsedEntities["customFields"][];
+  /**
+   * True when no two credentials share an id or a number: each credential is the owner of both
+   * (the checks then skip those two lookups). Lookups that do not know say nothing.
+   */
+  readonly credentialsUnique?: boolean;
+  /**
+   * Per collection, true when its valid elements have distinct keys and no element that failed its
+   * schema has one of them: each element owns its key (the id checks then skip their lookup).
+   */
+  readonly uniqueKeys?: { readonly [C in Collection]?: boolean };
 }
 
 /** Collects one issue. */
