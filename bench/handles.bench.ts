@@ -466,14 +466,23 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
   const world = "peer world";
   const worldNote = `${calls.n.toLocaleString("en-US")} requests cycled`;
   // Interleaved rounds, so that a change in the machine's load reaches both sides alike; the ratio
-  // is the median of each round's ratio (the two sides of a round ran back to back).
+  // is the median of each round's ratio (the two sides of a round ran back to back, the baseline
+  // first in odd rounds and second in even ones). On this shared machine either side alone swings
+  // by up to 2× over seconds, so there are many short rounds rather than a few long ones.
   const base: BatchResult[] = [];
   const handle: BatchResult[] = [];
-  const worldRounds = ctx.quick ? 1 : 5;
-  const roundMs = { timeMs: (2 * timing.timeMs) / worldRounds, warmupMs: timing.warmupMs };
+  const worldRounds = ctx.quick ? 1 : 11;
+  const roundMs = { timeMs: (4 * timing.timeMs) / worldRounds, warmupMs: timing.warmupMs / 2 };
   for (let i = 0; i < worldRounds; i++) {
-    base.push(await timeBatches(`peer world baseline #${i + 1}`, baselineRun, BATCH, roundMs));
-    handle.push(await timeBatches(`peer world reader #${i + 1}`, handleRun, BATCH, roundMs));
+    const runBase = async () => base.push(await timeBatches(`peer world baseline #${i + 1}`, baselineRun, BATCH, roundMs));
+    const runHandle = async () => handle.push(await timeBatches(`peer world reader #${i + 1}`, handleRun, BATCH, roundMs));
+    if (i % 2 === 0) {
+      await runBase();
+      await runHandle();
+    } else {
+      await runHandle();
+      await runBase();
+    }
   }
   const mid = (rs: BatchResult[]) => [...rs].sort((a, b) => a.opsPerSec - b.opsPerSec)[(rs.length - 1) >> 1]!;
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1]!;
