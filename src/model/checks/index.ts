@@ -148,24 +148,30 @@ export function wholeLookups(p: ParsedSystem): Lookups {
   }
   const uniqueKeys: { [C in Collection]?: boolean } = {};
   for (const coll of Object.keys(p) as Collection[]) uniqueKeys[coll] = p[coll].broken.size === 0 && byId.get(coll)!.size === p[coll].items.length;
-  const numbers = new Map<number, CredentialAt>();
-  const credentialIds = new Map<string, CredentialAt>();
+  // Credential ids and numbers map to the position of their first holder in `holders.items` (a
+  // number, not an object per credential); which of its credentials is found when asked.
+  const holderItems = p.holders.items;
+  const numbers = new Map<number, number>();
+  const credentialIds = new Map<string, number>();
   let credentialCount = 0;
   let numberCount = 0;
-  for (let k = p.holders.items.length - 1; k >= 0; k--) {
-    const { i, v } = p.holders.items[k]!;
-    const creds = v.credentials;
+  for (let k = holderItems.length - 1; k >= 0; k--) {
+    const creds = holderItems[k]!.v.credentials;
     for (let j = creds.length - 1; j >= 0; j--) {
       const c = creds[j]!;
-      const at = { i, j };
-      credentialIds.set(c.id, at);
+      credentialIds.set(c.id, k);
       credentialCount++;
       if (c.credentialNumber !== null) {
-        numbers.set(c.credentialNumber, at);
+        numbers.set(c.credentialNumber, k);
         numberCount++;
       }
     }
   }
+  const credentialAt = (k: number | undefined, matches: (c: ParsedEntities["holders"]["credentials"][number]) => boolean): CredentialAt => {
+    if (k === undefined) return NONE;
+    const { i, v } = holderItems[k]!;
+    return { i, j: v.credentials.findIndex(matches) };
+  };
   return {
     has: (coll, id) => byId.get(coll)!.has(id) || isBroken(coll, id),
     get: <C extends Collection>(coll: C, id: string) => (isBroken(coll, id) ? undefined : (byId.get(coll)!.get(id)?.v as ParsedEntities[C] | undefined)),
@@ -173,8 +179,8 @@ export function wholeLookups(p: ParsedSystem): Lookups {
     nameOwner: (coll, name) => names.get(coll)!.get(name) ?? -1,
     portOwner: (connection, port) => ports.get(`${connection}\u0000${port}`) ?? -1,
     devicesOn: (connection) => onConnection.get(connection) ?? 0,
-    credentialNumberOwner: (n) => numbers.get(n) ?? NONE,
-    credentialIdOwner: (id) => credentialIds.get(id) ?? NONE,
+    credentialNumberOwner: (n) => credentialAt(numbers.get(n), (c) => c.credentialNumber === n),
+    credentialIdOwner: (id) => credentialAt(credentialIds.get(id), (c) => c.id === id),
     customFieldsOf: (partition) => fieldsOf.get(partition) ?? [],
     credentialsUnique: credentialIds.size === credentialCount && numbers.size === numberCount,
     uniqueKeys,
