@@ -95,3 +95,33 @@ describe("rsop apply --panel", () => {
     expect((await run(["apply", "--system", "-"], "{}")).code).toBe(2);
   });
 });
+
+describe("rsop apply and a slow reader", () => {
+  test("reading pauses while stdout is full: what waits to be written stays within a chunk's answers", async () => {
+    const { Readable, Writable, PassThrough } = await import("node:stream");
+    const { applyCommand } = await import("../../src/adapters/cli/applyCommand.js");
+    const op = `${JSON.stringify({ method: "GET", path: "/groups?search=porters" })}\n`;
+    const chunks = Array.from({ length: 200 }, () => op.repeat(10));
+    let written = 0;
+    let mostWaiting = 0;
+    const stdout = new Writable({
+      highWaterMark: 1024,
+      write(chunk: Buffer, _encoding, done) {
+        written += chunk.length;
+        setTimeout(done, 1);
+      },
+    });
+    const write = stdout.write.bind(stdout);
+    stdout.write = ((chunk: string) => {
+      const ok = write(chunk);
+      mostWaiting = Math.max(mostWaiting, stdout.writableLength);
+      return ok;
+    }) as typeof stdout.write;
+    const code = await applyCommand({ system: BUILDING, ops: "-" }, { stdin: Readable.from(chunks), stdout, stderr: new PassThrough() });
+    await new Promise<void>((resolve) => stdout.end(resolve));
+    expect(code).toBe(0);
+    const answer = `${JSON.stringify({ line: 2000, status: 200, body: [], total: 0 })}\n`.length;
+    expect(written).toBeGreaterThan(2000 * (answer - 4)); // every line answered
+    expect(mostWaiting).toBeLessThan(1024 + 10 * answer); // the high-water mark and one chunk's answers
+  }, 30_000);
+});

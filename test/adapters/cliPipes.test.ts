@@ -105,6 +105,22 @@ describe("a closed stdout ends the command quietly with exit 0", () => {
     feeding = false;
     expect(r).toMatchObject({ code: 0, signal: null, stderr: "" });
   });
+
+  test("apply stops reading an endless stdin once its stdout is closed", async () => {
+    let feeding = true;
+    const op = `${JSON.stringify({ method: "GET", path: "/groups?search=porters" })}\n`.repeat(100);
+    const r = await closedEarly(["apply", "--system", SYSTEM, "--ops", "-"], "stdout", (w) => {
+      const feed = () => {
+        while (feeding && w.write(op));
+        if (feeding) w.once("drain", feed);
+      };
+      w.on("error", () => (feeding = false));
+      w.on("close", () => (feeding = false));
+      feed();
+    });
+    feeding = false;
+    expect(r).toMatchObject({ code: 0, signal: null, stderr: "" });
+  }, 20_000);
 });
 
 describe("a closed stderr ends the command quietly, keeping its own exit code", () => {

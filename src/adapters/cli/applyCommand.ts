@@ -2,7 +2,6 @@
 // input line, in order; optionally the resulting snapshot written out.
 import { createReadStream } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import {
   type BatchResult,
@@ -18,6 +17,7 @@ import {
 import { type Issue, formatPath } from "../../model/index.js";
 import { parseJson } from "../jsonSyntax.js";
 import { CliError, type CliIo, UsageError } from "./io.js";
+import { READ_CHUNK_BYTES, readLines } from "./lineReader.js";
 import { readSnapshotFile, systemOrPanel } from "./loadSystem.js";
 
 export interface ApplyOptions {
@@ -90,7 +90,7 @@ export async function applyCommand(opts: ApplyOptions, io: CliIo): Promise<numbe
     live = { one: (op) => panel.apply(op), batch: (ops) => panel.apply(ops), snapshot: () => panel.snapshot };
   }
 
-  const input: Readable = opts.ops === undefined || opts.ops === "-" ? io.stdin : createReadStream(opts.ops);
+  const input: Readable = opts.ops === undefined || opts.ops === "-" ? io.stdin : createReadStream(opts.ops, { highWaterMark: READ_CHUNK_BYTES });
   const opened = new Promise<void>((resolve, reject) => {
     input.once("error", (e: NodeJS.ErrnoException) => reject(new CliError(`cannot read operations file "${opts.ops}": ${e.code ?? e.message}`)));
     input.once("readable", () => resolve());
@@ -99,15 +99,30 @@ export async function applyCommand(opts: ApplyOptions, io: CliIo): Promise<numbe
   await opened;
   let refused = 0;
   let n = 0;
-  for await (const text of createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })) {
+  // Reading pauses while stdout is full, and stops for good once its reader is gone (an endless
+  // stdin would otherwise be read, and its operations applied, for ever).
+  let full = false;
+  const lines = readLines(input, (text) => {
     n++;
     const r =
       text.trim() === ""
         ? { line: { status: 400, issues: [{ path: "", message: "Is blank: expected one operation object or an array of them." }] }, refused: true }
         : applyLine(live, text);
     if (r.refused) refused++;
-    io.stdout.write(`${JSON.stringify({ line: n, ...r.line })}\n`);
-  }
+    if (!io.stdout.write(`${JSON.stringify({ line: n, ...r.line })}\n`) && !full) {
+      full = true;
+      lines.pause();
+      io.stdout.once("drain", () => {
+        full = false;
+        lines.resume();
+      });
+    }
+  });
+  const stop = () => lines.close();
+  io.closed?.addEventListener("abort", stop, { once: true });
+  if (io.closed?.aborted === true) stop();
+  await lines.done;
+  io.closed?.removeEventListener("abort", stop);
   if (opts.out !== undefined) await writeFile(opts.out, `${JSON.stringify(live.snapshot(), null, 2)}\n`);
   if (refused > 0) io.stderr.write(`rsop: ${refused} of ${n} operation line${n === 1 ? "" : "s"} refused\n`);
   return refused > 0 ? 1 : 0;
