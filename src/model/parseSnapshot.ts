@@ -36,6 +36,11 @@ function hasNoKeys(o: Record<string, unknown>): boolean {
   return Object.getOwnPropertyNames(o).length === 0;
 }
 
+/** A holder's custom fields as a snapshot keeps them: none (null or empty) is NO_CUSTOM_FIELDS. */
+function keptCustomFields(fields: Record<string, unknown> | null): Record<string, unknown> {
+  return fields === null || hasNoKeys(fields) ? NO_CUSTOM_FIELDS : fields;
+}
+
 /**
  * A credential as a snapshot keeps it: naming its holder (last, whatever the input said).
  * @param c - a credential as its schema parsed it.
@@ -89,31 +94,28 @@ function internAll(list: string[], intern: Intern): void {
  * A holder as a snapshot keeps it: each credential names its holder; no custom fields is an empty
  * object (one shared, frozen). Built as one literal, so that every holder shares one hidden class
  * with its fields in the object itself (spreads made a hidden class per credential: 240 B each).
- * @param h - a holder as its schema parsed it (its `groups` array is the parser's own).
- * @param intern - gives equal strings one object (references, dates); by default each is kept.
+ * @param h - a holder as its schema parsed it (its `groups` array is kept).
  * @returns the holder.
  * @example
  * normalizeHolder(holderSchema.parse({ id: "h1", firstName: "Ada", lastName: "Byron", customFields: null })).customFields; //=> {}
  */
-export function normalizeHolder(h: z.output<typeof holderSchema>, intern: Intern = same): Holder {
+export function normalizeHolder(h: z.output<typeof holderSchema>): Holder {
   const given = h.credentials;
   const credentials: Credential[] = new Array(given.length);
-  for (let j = 0; j < given.length; j++) credentials[j] = normalizeCredential(given[j]!, h.id, intern);
-  if (intern !== same) internAll(h.groups, intern);
-  const fields = h.customFields;
+  for (let j = 0; j < given.length; j++) credentials[j] = normalizeCredential(given[j]!, h.id);
   return {
     id: h.id,
     firstName: h.firstName,
     lastName: h.lastName,
     email: h.email,
     photoUrl: h.photoUrl,
-    partition: h.partition === null ? null : intern(h.partition),
+    partition: h.partition,
     enabled: h.enabled,
-    activeDate: h.activeDate === null ? null : intern(h.activeDate),
-    expireDate: h.expireDate === null ? null : intern(h.expireDate),
+    activeDate: h.activeDate,
+    expireDate: h.expireDate,
     pin: h.pin,
     duressPin: h.duressPin,
-    customFields: fields === null || hasNoKeys(fields) ? NO_CUSTOM_FIELDS : fields,
+    customFields: keptCustomFields(h.customFields),
     groups: h.groups,
     credentials,
   };
@@ -125,15 +127,14 @@ export function normalizeHolder(h: z.output<typeof holderSchema>, intern: Intern
  * parsed object has the snapshot holder's keys in the same order.
  */
 function adoptHolder(h: z.output<typeof holderSchema>, intern: Intern): Holder {
-  const creds = h.credentials as unknown as Credential[];
-  for (let j = 0; j < creds.length; j++) creds[j] = normalizeCredential(h.credentials[j]!, h.id, intern);
+  const creds = h.credentials;
+  for (let j = 0; j < creds.length; j++) (creds as unknown as Credential[])[j] = normalizeCredential(creds[j]!, h.id, intern);
   internAll(h.groups, intern);
   const m = h as { -readonly [K in keyof Holder]: Holder[K] };
   if (m.partition !== null) m.partition = intern(m.partition);
   if (m.activeDate !== null) m.activeDate = intern(m.activeDate);
   if (m.expireDate !== null) m.expireDate = intern(m.expireDate);
-  const fields = h.customFields;
-  m.customFields = fields === null || hasNoKeys(fields) ? NO_CUSTOM_FIELDS : fields;
+  m.customFields = keptCustomFields(h.customFields);
   return m;
 }
 

@@ -108,6 +108,7 @@ const NONE: CredentialAt = { i: -1, j: -1 };
 export function wholeLookups(p: ParsedSystem): Lookups {
   type Item = { readonly i: number; readonly v: unknown };
   const byId = new Map<Collection, Map<string, Item>>();
+  const uniqueKeys: { [C in Collection]?: boolean } = {};
   // Each map is filled from the last element to the first, so that the first element with a key
   // keeps it (one `set` per element instead of a `has` and a `set`).
   for (const coll of Object.keys(p) as Collection[]) {
@@ -118,6 +119,7 @@ export function wholeLookups(p: ParsedSystem): Lookups {
       m.set(coll === "customFields" ? entityKey(coll, item.v) : item.v.id, item);
     }
     byId.set(coll, m);
+    uniqueKeys[coll] = p[coll].broken.size === 0 && m.size === items.length;
   }
   /** True when an element of `coll` that failed its schema has this key (most snapshots have none). */
   const isBroken = (coll: Collection, id: string) => {
@@ -146,8 +148,6 @@ export function wholeLookups(p: ParsedSystem): Lookups {
     ports.set(`${v.connection}\u0000${v.port}`, i);
     onConnection.set(v.connection, (onConnection.get(v.connection) ?? 0) + 1);
   }
-  const uniqueKeys: { [C in Collection]?: boolean } = {};
-  for (const coll of Object.keys(p) as Collection[]) uniqueKeys[coll] = p[coll].broken.size === 0 && byId.get(coll)!.size === p[coll].items.length;
   // Credential ids and numbers map to the position of their first holder in `holders.items` (a
   // number, not an object per credential); which of its credentials is found when asked.
   const holderItems = p.holders.items;
