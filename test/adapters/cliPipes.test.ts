@@ -91,11 +91,13 @@ describe("a closed stdout ends the command quietly with exit 0", () => {
     expect(await closedEarly(args, "stdout")).toMatchObject({ code: 0, signal: null, stderr: "" });
   });
 
-  test("decide stops reading an endless stdin once its stdout is closed", async () => {
+  /** Runs `rsop args` with stdout closed early and `line` written to its stdin for as long as it reads. */
+  async function endlessStdin(args: string[], line: string): Promise<Exit> {
     let feeding = true;
-    const r = await closedEarly(["decide", "--system", SYSTEM], "stdout", (w) => {
+    const chunk = `${line}\n`.repeat(100);
+    const r = await closedEarly(args, "stdout", (w) => {
       const feed = () => {
-        while (feeding && w.write(`${REQUEST}\n`.repeat(100)));
+        while (feeding && w.write(chunk));
         if (feeding) w.once("drain", feed);
       };
       w.on("error", () => (feeding = false));
@@ -103,23 +105,16 @@ describe("a closed stdout ends the command quietly with exit 0", () => {
       feed();
     });
     feeding = false;
-    expect(r).toMatchObject({ code: 0, signal: null, stderr: "" });
+    return r;
+  }
+
+  test("decide stops reading an endless stdin once its stdout is closed", async () => {
+    expect(await endlessStdin(["decide", "--system", SYSTEM], REQUEST)).toMatchObject({ code: 0, signal: null, stderr: "" });
   });
 
   test("apply stops reading an endless stdin once its stdout is closed", async () => {
-    let feeding = true;
-    const op = `${JSON.stringify({ method: "GET", path: "/groups?search=porters" })}\n`.repeat(100);
-    const r = await closedEarly(["apply", "--system", SYSTEM, "--ops", "-"], "stdout", (w) => {
-      const feed = () => {
-        while (feeding && w.write(op));
-        if (feeding) w.once("drain", feed);
-      };
-      w.on("error", () => (feeding = false));
-      w.on("close", () => (feeding = false));
-      feed();
-    });
-    feeding = false;
-    expect(r).toMatchObject({ code: 0, signal: null, stderr: "" });
+    const op = JSON.stringify({ method: "GET", path: "/groups?search=porters" });
+    expect(await endlessStdin(["apply", "--system", SYSTEM, "--ops", "-"], op)).toMatchObject({ code: 0, signal: null, stderr: "" });
   }, 20_000);
 });
 
