@@ -67,6 +67,12 @@ export interface CompiledDevice {
   slotGroup_: Int32Array;
   slotPairs_: Int32Array;
   pairs_: Int32Array;
+  /**
+   * The run's slots by group index, where that is dense enough (the device's largest group index is
+   * below DENSE_SLOTS times its slot count): `slotOf_[g]` is the slot of group g or -1, and groups
+   * beyond its end have none. null: findSlot searches `slotGroup_`. Rebuilt with the run.
+   */
+  slotOf_: Int32Array | null;
   /** More than 31 floor groups at this elevator reader: floor refs index `wideSets_`, not a mask. */
   readonly wide_: boolean;
   wideSets_: readonly Int32Array[];
@@ -200,8 +206,13 @@ export function findCard(sys: CompiledSystem, cn: number): number {
   }
 }
 
-/** The slot of `group` in `device`'s run (see CompiledDevice.slotGroup_), or -1: a binary search. */
+/**
+ * The slot of `group` in `device`'s run (see CompiledDevice.slotGroup_), or -1: one load where the run
+ * has a dense table (`slotOf_`), else a binary search.
+ */
 export function findSlot(device: CompiledDevice, group: number): number {
+  const direct = device.slotOf_;
+  if (direct !== null) return group < direct.length ? direct[group]! : -1;
   const slotGroup = device.slotGroup_;
   let lo = 0;
   let hi = slotGroup.length - 1;
@@ -286,6 +297,7 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
       slotGroup_: EMPTY_RUN,
       slotPairs_: EMPTY_SLOT_PAIRS,
       pairs_: EMPTY_RUN,
+      slotOf_: null,
       wide_: fgs.length > 31,
       wideSets_: NO_WIDE_SETS,
       floorGroups_: fgs,
@@ -422,6 +434,7 @@ export function rebuildDeviceRun(sys: CompiledSystem, device: CompiledDevice): v
     device.slotGroup_ = EMPTY_RUN;
     device.slotPairs_ = EMPTY_SLOT_PAIRS;
     device.pairs_ = EMPTY_RUN;
+    device.slotOf_ = null;
     device.wideSets_ = NO_WIDE_SETS;
     return;
   }
@@ -471,7 +484,24 @@ export function rebuildDeviceRun(sys: CompiledSystem, device: CompiledDevice): v
   device.slotGroup_ = slotGroup;
   device.slotPairs_ = slotPairs;
   device.pairs_ = pairs;
+  device.slotOf_ = denseSlots(slotGroup);
   device.wideSets_ = wide ? wideSets : NO_WIDE_SETS;
+}
+
+/**
+ * A device's table of slots by group index (CompiledDevice.slotOf_) holds at most this many entries
+ * per slot: at most 4× the run's `slotGroup_`, so a device whose groups are few among many (most
+ * devices of a large site) keeps the binary search.
+ */
+const DENSE_SLOTS = 4;
+
+/** The dense table of a run's slots by group (`slotGroup` ascending, not empty), or null when too sparse. @internal */
+export function denseSlots(slotGroup: Int32Array): Int32Array | null {
+  const size = slotGroup[slotGroup.length - 1]! + 1;
+  if (size > DENSE_SLOTS * slotGroup.length) return null;
+  const table = new Int32Array(size).fill(-1);
+  for (let s = 0; s < slotGroup.length; s++) table[slotGroup[s]!] = s;
+  return table;
 }
 
 /** Sort keys of a device run: group * RANK_SPAN + rank (exact in a double for any realistic count). */
