@@ -30,6 +30,15 @@ export interface CompiledFormat {
   /** Marker bits: bit `markerPos_[i]` must be `markerVal_[i]`, else the read fails like parity. */
   readonly markerPos_: Int32Array;
   readonly markerVal_: Uint8Array;
+  /**
+   * Every field, parity bit and covered bit lies in the first 64 bits and each field has at most 53:
+   * decodeInto reads the frame as two 32-bit words (PACKED_BITS), the fields by shifts and each
+   * parity bit as the parity of the words under its masks `parityHi_[i]`, `parityLo_[i]` (the parity
+   * bit and the bits it covers; bit 31 − p of the high word is position p, of the low word 63 − p).
+   */
+  readonly packed_: boolean;
+  readonly parityHi_: Int32Array;
+  readonly parityLo_: Int32Array;
   readonly enforceParity_: boolean;
   readonly fcPolicy_: FcPolicyCode;
   readonly allowedFc_: ReadonlySet<number>;
@@ -75,6 +84,21 @@ export function compileCardFormat(format: CardFormat): CompiledFormat {
     covers.push(...p.covers);
   });
   coverStart[n] = covers.length;
+  // Masks toggled per position: a position named twice cancels out, as it does in decodeInto's sum.
+  const parityHi = new Int32Array(n);
+  const parityLo = new Int32Array(n);
+  layout.parity.forEach((p, i) => {
+    for (const q of [p.position, ...p.covers]) {
+      if (q < 32) parityHi[i]! ^= 1 << (31 - q);
+      else if (q < 64) parityLo[i]! ^= 1 << (63 - q);
+    }
+  });
+  const fits = (offset: number, length: number) => length <= PACKED_FIELD_BITS && offset + length <= PACKED_BITS;
+  const packed =
+    own !== null &&
+    (layout.facilityCode === null || fits(layout.facilityCode.offset, layout.facilityCode.length)) &&
+    fits(layout.cardNumber.offset, layout.cardNumber.length) &&
+    layout.parity.every((p) => p.position < PACKED_BITS && p.covers.every((q) => q < PACKED_BITS));
   return {
     id: format.id,
     min_: format.min_input_bits,
@@ -90,6 +114,9 @@ export function compileCardFormat(format: CardFormat): CompiledFormat {
     covers_: Int32Array.from(covers),
     markerPos_: Int32Array.from(layout.markers ?? [], (m) => m.position),
     markerVal_: Uint8Array.from(layout.markers ?? [], (m) => m.value),
+    packed_: packed,
+    parityHi_: parityHi,
+    parityLo_: parityLo,
     enforceParity_: format.enforce_parity,
     fcPolicy_: FC_POLICY[format.facility_code as FacilityCodePolicy],
     allowedFc_: new Set(format.allowed_facility_codes),
@@ -99,8 +126,20 @@ export function compileCardFormat(format: CardFormat): CompiledFormat {
 /** A decoded field beyond Number.MAX_SAFE_INTEGER. */
 export const OVERFLOW = -2;
 
+/** A packed format's bits lie in the frame's first PACKED_BITS, and its fields are at most PACKED_FIELD_BITS long (never an overflow). */
+const PACKED_BITS = 64;
+const PACKED_FIELD_BITS = 53;
+/** 2^k for k = 0 … 32. */
+const POW2 = Float64Array.from({ length: 33 }, (_, k) => 2 ** k);
+
 /** Reads `length` bits MSB first at `offset`; OVERFLOW when the value exceeds Number.MAX_SAFE_INTEGER. */
 export function readField(bits: Uint8Array, offset: number, length: number): number {
+  if (length <= 31) {
+    // Fits in a small integer: no overflow to check.
+    let w = 0;
+    for (let i = offset; i < offset + length; i++) w = (w << 1) | bits[i]!;
+    return w;
+  }
   let v = 0;
   for (let i = offset; i < offset + length; i++) {
     v = v * 2 + bits[i]!;
@@ -120,10 +159,25 @@ export function decodeInto(f: CompiledFormat, bits: Uint8Array, length: number, 
     out.parityOk_ = true;
     return;
   }
-  out.fc_ = f.fcLength_ === 0 ? -1 : readField(bits, f.fcOffset_, f.fcLength_);
-  out.cn_ = readField(bits, f.cnOffset_, f.cnLength_);
   let ok = true;
   const marks = f.markerPos_;
+  if (f.packed_) {
+    // The first 64 bits (or the whole frame, if shorter) as two words, MSB first.
+    const n = length < PACKED_BITS ? length : PACKED_BITS;
+    let hi = 0;
+    let lo = 0;
+    for (let i = 0; i < n && i < 32; i++) hi |= bits[i]! << (31 - i);
+    for (let i = 32; i < n; i++) lo |= bits[i]! << (63 - i);
+    out.fc_ = f.fcLength_ === 0 ? -1 : wordField(hi, lo, f.fcOffset_, f.fcLength_);
+    out.cn_ = wordField(hi, lo, f.cnOffset_, f.cnLength_);
+    for (let i = 0; i < marks.length && ok; i++) ok = bits[marks[i]!] === f.markerVal_[i];
+    const parityHi = f.parityHi_;
+    for (let i = 0; i < parityHi.length && ok; i++) ok = parity32((hi & parityHi[i]!) ^ (lo & f.parityLo_[i]!)) === f.parityOdd_[i];
+    out.parityOk_ = ok;
+    return;
+  }
+  out.fc_ = f.fcLength_ === 0 ? -1 : readField(bits, f.fcOffset_, f.fcLength_);
+  out.cn_ = readField(bits, f.cnOffset_, f.cnLength_);
   for (let i = 0; i < marks.length && ok; i++) ok = bits[marks[i]!] === f.markerVal_[i];
   const pos = f.parityPos_;
   for (let i = 0; i < pos.length && ok; i++) {
@@ -132,4 +186,24 @@ export function decodeInto(f: CompiledFormat, bits: Uint8Array, length: number, 
     ok = (ones & 1) === f.parityOdd_[i];
   }
   out.parityOk_ = ok;
+}
+
+/** Bits `offset … offset + length - 1` (1 to 53 of them, ending by bit 63) of the 64-bit word `hi`:`lo`, MSB first. */
+function wordField(hi: number, lo: number, offset: number, length: number): number {
+  const end = offset + length;
+  if (end <= 32) return (hi << offset) >>> (32 - length);
+  if (offset >= 32) return (lo << (offset - 32)) >>> (32 - length);
+  // Across the two words: the high word's last 32 − offset bits, then the low word's first end − 32.
+  const fromLo = end - 32;
+  return ((hi << offset) >>> offset) * POW2[fromLo]! + (lo >>> (32 - fromLo));
+}
+
+/** 1 when `x` has an odd number of set bits (of its low 32), else 0. */
+function parity32(x: number): number {
+  x ^= x >>> 16;
+  x ^= x >>> 8;
+  x ^= x >>> 4;
+  x ^= x >>> 2;
+  x ^= x >>> 1;
+  return x & 1;
 }
