@@ -18,6 +18,13 @@ test.each(ZONES)("%s: the table agrees with luxon at random instants and around 
   }
 });
 
+test.each(ZONES)("%s: just outside the span (a day before 1970, days after 2100) the table still agrees with luxon", (zone) => {
+  const table = buildZoneTable(zone);
+  const z = IANAZone.create(zone);
+  for (const t of [MIN_INSTANT - 86_400_000, MIN_INSTANT - 1, MIN_INSTANT, MAX_INSTANT - 1, MAX_INSTANT, MAX_INSTANT + 86_400_000, MAX_INSTANT + 6 * 86_400_000])
+    expect(offsetAt(table, t)).toBe(z.offset(t) * 60_000);
+});
+
 test("tables are cached per zone", () => {
   expect(buildZoneTable("Europe/London")).toBe(buildZoneTable("Europe/London"));
 });

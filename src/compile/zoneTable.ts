@@ -8,6 +8,8 @@ export interface ZoneTable {
   readonly zone: string;
   readonly starts_: Float64Array;
   readonly offsets_: Float64Array;
+  /** Per BUCKET_MS of time from the epoch on: the last i whose `starts_[i]` is at or before the bucket's start. */
+  readonly bucket_: Int32Array;
 }
 
 // The scan starts a little before MIN_INSTANT and ends after MAX_INSTANT so that every local time of
@@ -19,6 +21,13 @@ const STEP = 7 * MS_PER_DAY;
 const MINUTE = 60_000;
 
 const cache = new Map<string, ZoneTable>();
+
+/** offsetAt finds an instant's bucket of 2^32 ms (about 50 days) and steps over the few transitions in it. */
+const BUCKET_MS = 2 ** 32;
+/** 1 / BUCKET_MS (a power of two: multiplying by it is exact). */
+const PER_BUCKET_MS = 2 ** -32;
+/** Buckets from the epoch to the end of the scanned span. */
+const BUCKETS = Math.ceil(SCAN_TO / BUCKET_MS);
 
 /**
  * A probe of the zone's offset in ms at an instant. It parses `Intl.DateTimeFormat#format`
@@ -91,14 +100,30 @@ export function buildZoneTable(zone: string): ZoneTable {
     prevT = at;
     if (at === SCAN_TO) break;
   }
-  const table: ZoneTable = { zone, starts_: Float64Array.from(starts), offsets_: Float64Array.from(offsets) };
+  const bucket = new Int32Array(BUCKETS);
+  for (let b = 0, i = 0; b < BUCKETS; b++) {
+    while (i + 1 < starts.length && starts[i + 1]! <= b * BUCKET_MS) i++;
+    bucket[b] = i;
+  }
+  const table: ZoneTable = { zone, starts_: Float64Array.from(starts), offsets_: Float64Array.from(offsets), bucket_: bucket };
   cache.set(zone, table);
   return table;
 }
 
-/** The zone's UTC offset in milliseconds at epoch-ms `at` (binary search, no allocation). */
+/**
+ * The zone's UTC offset in milliseconds at epoch-ms `at`, no allocation: from the first transition
+ * of `at`'s bucket on, past those at or before `at` (a few at most); a binary search outside the
+ * buckets (before the epoch, after the span, NaN).
+ */
 export function offsetAt(table: ZoneTable, at: number): number {
   const starts = table.starts_;
+  const b = at * PER_BUCKET_MS;
+  const buckets = table.bucket_;
+  if (b >= 0 && b < buckets.length) {
+    let i = buckets[b | 0]!;
+    while (i + 1 < starts.length && starts[i + 1]! <= at) i++;
+    return table.offsets_[i]!;
+  }
   let lo = 0;
   let hi = starts.length - 1;
   while (lo < hi) {

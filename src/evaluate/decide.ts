@@ -23,6 +23,7 @@ import {
   decodeInto,
   findCard,
   findSlot,
+  offsetAt,
   floorsFor,
   ruleOpen,
   unionFloors,
@@ -368,16 +369,7 @@ export function decideCore(
   let day = 0;
   let tod = 0;
   if (mode === MODE_NORMAL) {
-    // offsetAt, inlined: the offset in force at `at` (binary search over the zone's transitions).
-    const starts = node.zone_.starts_;
-    let lo = 0;
-    let hi = starts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (starts[mid]! <= at) lo = mid;
-      else hi = mid - 1;
-    }
-    const local = at + node.zone_.offsets_[lo]!;
+    const local = at + offsetAt(node.zone_, at);
     if (trace !== undefined) trace.time_(at, local);
     if (local < hd[hb + H_FROM]!) return exit(d, sys, device, C_NOT_YET, holderId, credentialId, -1, duress, FLOORS_NONE, fc, cn);
     if (local >= hd[hb + H_TO]!) return exit(d, sys, device, C_EXPIRED, holderId, credentialId, -1, duress, FLOORS_NONE, fc, cn);
