@@ -5,7 +5,7 @@
 import fc from "fast-check";
 import { expect, test } from "vitest";
 import { type CompiledDevice, denseSlots, findSlot } from "../../src/compile/compileSnapshot.js";
-import { NUM_RUNS } from "./support.js";
+import { NUM_RUNS, TIMEOUT } from "./support.js";
 
 /** A device with just a run's slot groups, and its dense table or none. */
 function deviceWith(slotGroup: Int32Array, dense: boolean): CompiledDevice {
@@ -33,4 +33,4 @@ test("findSlot gives the slot indexOf gives, with the dense table and with the b
     }),
     { numRuns: NUM_RUNS },
   );
-});
+}, TIMEOUT);

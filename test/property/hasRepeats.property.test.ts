@@ -3,7 +3,7 @@
 import fc from "fast-check";
 import { expect, test } from "vitest";
 import { hasRepeats } from "../../src/model/checks/common.js";
-import { NUM_RUNS } from "./support.js";
+import { NUM_RUNS, TIMEOUT } from "./support.js";
 
 test("hasRepeats is true exactly when a Set of the list is smaller than the list", () => {
   fc.assert(
@@ -14,4 +14,4 @@ test("hasRepeats is true exactly when a Set of the list is smaller than the list
     }),
     { numRuns: NUM_RUNS },
   );
-});
+}, TIMEOUT);
