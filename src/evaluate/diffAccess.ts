@@ -167,6 +167,8 @@ class Reach {
   readonly membersOf = new Map<string, string[]>();
   readonly groupsReaching = new Map<Target, Set<string>>();
   readonly floorGroupsAt = new Map<string, string[]>();
+  /** The reader of each floor group. */
+  readonly readerOf = new Map<string, string>();
   readonly rules = new Map<string, Rule>();
 
   constructor(readonly s: SystemSnapshot) {
@@ -188,6 +190,7 @@ class Reach {
         else m.push(h.id);
       }
     for (const fg of s.floorGroups) {
+      this.readerOf.set(fg.id, fg.readerPort);
       const at = this.floorGroupsAt.get(fg.readerPort);
       if (at === undefined) this.floorGroupsAt.set(fg.readerPort, [fg.id]);
       else at.push(fg.id);
@@ -217,6 +220,14 @@ function changedIds<T extends { readonly id: string }>(a: readonly T[], b: reado
   return out;
 }
 
+/** Adds every floor group at floor group `f`'s reader, on each side where `f` exists. */
+function addAtReaders(sides: readonly Reach[], f: string, targets: Set<Target>): void {
+  for (const s of sides) {
+    const reader = s.readerOf.get(f);
+    if (reader !== undefined) for (const other of s.floorGroupsAt.get(reader) ?? []) targets.add(`f:${other}`);
+  }
+}
+
 /** The holder × target pairs a change from `a` to `b` can reach (docs/semantics.md X4). */
 function reachedPairs(a: Reach, b: Reach): Map<string, Set<Target>> {
   const pairs = new Map<string, Set<Target>>();
@@ -226,10 +237,14 @@ function reachedPairs(a: Reach, b: Reach): Map<string, Set<Target>> {
     ts.add(t);
   };
   const sides = [a, b];
-  // Rules: their groups' members × their targets, on both sides.
+  // Rules: their groups' members × their targets, on both sides. An elevator rule reaches every
+  // floor group at the readers of its own: one scan at a reader decides all of its floor groups, so
+  // a rule that changes which rule decides it (or which factor) can take away or give a floor group
+  // the rule does not name.
   for (const id of changedIds(a.s.rules, b.s.rules)) {
     const rs = sides.map((s) => s.rules.get(id)).filter((r): r is Rule => r !== undefined);
     const targets = new Set(rs.flatMap(ruleTargets));
+    for (const r of rs) for (const f of r.floorGroups) addAtReaders(sides, f, targets);
     for (const r of rs) for (const s of sides) for (const h of s.membersOf.get(r.groupId) ?? []) for (const t of targets) add(h, t);
   }
   // Holders: everything their groups' rules reach, on both sides.
@@ -253,7 +268,11 @@ function reachedPairs(a: Reach, b: Reach): Map<string, Set<Target>> {
     targets.add(`d:${d}`);
     for (const s of sides) for (const f of s.floorGroupsAt.get(d) ?? []) targets.add(`f:${f}`);
   }
-  for (const f of changedIds(a.s.floorGroups, b.s.floorGroups)) targets.add(`f:${f}`);
+  // A floor group changed (moved to another reader, say) changes the scan at its readers: every floor group there.
+  for (const f of changedIds(a.s.floorGroups, b.s.floorGroups)) {
+    targets.add(`f:${f}`);
+    addAtReaders(sides, f, targets);
+  }
   for (const t of targets) for (const s of sides) for (const g of s.groupsReaching.get(t) ?? []) for (const side of sides) for (const h of side.membersOf.get(g) ?? []) add(h, t);
   return pairs;
 }
