@@ -161,6 +161,7 @@ export function decodeInto(f: CompiledFormat, bits: Uint8Array, length: number, 
   }
   let ok = true;
   const marks = f.markerPos_;
+  for (let i = 0; i < marks.length && ok; i++) ok = bits[marks[i]!] === f.markerVal_[i];
   if (f.packed_) {
     // The first 64 bits (or the whole frame, if shorter) as two words, MSB first.
     const n = length < PACKED_BITS ? length : PACKED_BITS;
@@ -170,7 +171,6 @@ export function decodeInto(f: CompiledFormat, bits: Uint8Array, length: number, 
     for (let i = 32; i < n; i++) lo |= bits[i]! << (63 - i);
     out.fc_ = f.fcLength_ === 0 ? -1 : wordField(hi, lo, f.fcOffset_, f.fcLength_);
     out.cn_ = wordField(hi, lo, f.cnOffset_, f.cnLength_);
-    for (let i = 0; i < marks.length && ok; i++) ok = bits[marks[i]!] === f.markerVal_[i];
     const parityHi = f.parityHi_;
     for (let i = 0; i < parityHi.length && ok; i++) ok = parity32((hi & parityHi[i]!) ^ (lo & f.parityLo_[i]!)) === f.parityOdd_[i];
     out.parityOk_ = ok;
@@ -178,7 +178,6 @@ export function decodeInto(f: CompiledFormat, bits: Uint8Array, length: number, 
   }
   out.fc_ = f.fcLength_ === 0 ? -1 : readField(bits, f.fcOffset_, f.fcLength_);
   out.cn_ = readField(bits, f.cnOffset_, f.cnLength_);
-  for (let i = 0; i < marks.length && ok; i++) ok = bits[marks[i]!] === f.markerVal_[i];
   const pos = f.parityPos_;
   for (let i = 0; i < pos.length && ok; i++) {
     let ones = bits[pos[i]!]!;
