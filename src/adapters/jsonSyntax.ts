@@ -1,7 +1,12 @@
-// JSON parsing for the adapters' boundaries (CLI files and lines, HTTP bodies): the value, or where the
-// text stops being JSON as a line and a column with a fixed sentence. The message never quotes the
-// input — JSON.parse's own message may ("Unexpected token 'x', "…" is not valid JSON"), and the
-// input can hold a PIN — so it is made here from the position of the first error.
+// JSON parsing for the adapters' boundaries (CLI files and lines, HTTP bodies, snapshot files): the
+// value, or where the text stops being JSON as a line and a column with a fixed sentence. The message
+// never quotes the input — JSON.parse's own message may ("Unexpected token 'x', "…" is not valid
+// JSON"), and the input can hold a PIN — so it is made here from the position of the first error.
+// A document nested deeper than JSON_MAX_DEPTH arrays and objects is refused the same way, with
+// the JSON path of the first value too deep (HJ1), before JSON.parse spends time on it.
+import { JSON_MAX_DEPTH, tooDeepMessage } from "../model/plainCopy.js";
+
+export { JSON_MAX_DEPTH } from "../model/plainCopy.js";
 
 export type JsonParse =
   | { readonly ok: true; readonly value: unknown }
@@ -15,16 +20,68 @@ export type JsonParse =
       readonly offset: number;
       /** What was expected there, without any input text, e.g. "expected ',' or '}' after a property value". */
       readonly message: string;
+      /** When the document nests too deep: the JSON path of the first array or object beyond the limit. */
+      readonly path?: readonly (string | number)[];
     };
 
-/** Parses `text` as one JSON document (RFC 8259, as JSON.parse), or says where and why it is not JSON. */
-export function parseJson(text: string): JsonParse {
+/** Options of parseJson. */
+export interface ParseJsonOptions {
+  /** Most nested arrays and objects, the document counting as one (default JSON_MAX_DEPTH, HJ1). */
+  readonly maxDepth?: number;
+}
+
+/**
+ * Parses `text` as one JSON document (RFC 8259, as JSON.parse), nested at most `maxDepth` arrays and
+ * objects, or says where and why it is not such a document.
+ */
+export function parseJson(text: string, options: ParseJsonOptions = {}): JsonParse {
+  const max = options.maxDepth ?? JSON_MAX_DEPTH;
+  const deep = nestsDeeper(text, max) ? tooDeepAt(text, max) : null;
+  if (deep !== null) {
+    // The first error in text order wins: a syntax error up to and including the bracket too deep.
+    const e = jsonSyntaxError(text.slice(0, deep.offset + 1));
+    if (e !== null && e.offset <= deep.offset) return { ok: false, ...lineColumn(text, e.offset), offset: e.offset, message: e.message };
+    return { ok: false, ...lineColumn(text, deep.offset), offset: deep.offset, message: tooDeepText(max), path: deep.path };
+  }
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch {
     const e = jsonSyntaxError(text) ?? { offset: text.length, message: "not valid JSON" };
     return { ok: false, ...lineColumn(text, e.offset), offset: e.offset, message: e.message };
   }
+}
+
+/**
+ * Whether brackets outside strings nest deeper than `max` anywhere in `text`: one pass, no
+ * allocation, stopping at the first bracket too deep (so a huge `[[[[…` costs only its first levels).
+ * Not a syntax check: on text that is not JSON it may answer either way, and parseJson then asks
+ * jsonSyntaxError, which finds the first error exactly.
+ */
+export function nestsDeeper(text: string, max: number): boolean {
+  const n = text.length;
+  let depth = 0;
+  let i = 0;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // Skip the string: the next quote not escaped by an odd run of backslashes.
+      let j = text.indexOf('"', i + 1);
+      for (;;) {
+        if (j < 0) return false;
+        let k = j - 1;
+        while (text.charCodeAt(k) === 0x5c) k--;
+        if ((j - 1 - k) % 2 === 0) break;
+        j = text.indexOf('"', j + 1);
+      }
+      i = j + 1;
+      continue;
+    }
+    if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+    i++;
+  }
+  return false;
 }
 
 /** "line L, column C: message" for a failed parse. */
@@ -41,6 +98,44 @@ export function lineColumn(text: string, offset: number): { line: number; column
     start = i + 1;
   }
   return { line, column: offset - start + 1 };
+}
+
+/** The fixed description of a document nested too deep (HJ1). */
+export function tooDeepText(max: number): string {
+  return `nested deeper than ${max} arrays and objects`;
+}
+
+/**
+ * The offset and JSON path of the first `[` or `{` of `text` nested deeper than `max`, or null: one
+ * pass keeping each open container's key or index. It trusts the text up to there to be JSON
+ * (parseJson checks that with jsonSyntaxError), so it only tells keys from values.
+ */
+export function tooDeepAt(text: string, max: number): { offset: number; path: (string | number)[] } | null {
+  const path: (string | number)[] = [];
+  /** Per open container: an object's next string is a key. */
+  const inObject: boolean[] = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      const from = i;
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === "\\") i++;
+      if (expectKey) path[path.length - 1] = JSON.parse(text.slice(from, i + 1)) as string;
+      expectKey = false;
+    } else if (c === "[" || c === "{") {
+      if (path.length >= max) return { offset: i, path };
+      path.push(0);
+      inObject.push(c === "{");
+      expectKey = c === "{";
+    } else if (c === "]" || c === "}") {
+      path.pop();
+      inObject.pop();
+    } else if (c === ",") {
+      if (inObject.at(-1) === true) expectKey = true;
+      else if (path.length > 0) (path[path.length - 1] as number)++;
+    }
+  }
+  return null;
 }
 
 const ARRAY = 0;

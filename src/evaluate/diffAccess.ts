@@ -7,6 +7,10 @@
 import {
   type CompiledDevice,
   type CompiledSystem,
+  HOLDER_STRIDE,
+  H_FROM,
+  H_GROUP_TO_ENABLED,
+  H_TO,
   RULE_STRIDE,
   R_START,
   R_STOP,
@@ -28,6 +32,33 @@ import { minRankReaching, reachesFloorGroup, scanAccess } from "./scanAccess.js"
 export interface DiffOptions {
   readonly from: string | number;
   readonly to: string | number;
+}
+
+/**
+ * Bounds of one diff's work and answer (docs/semantics.md HP1, HP2); unset: unbounded, as the CLI's
+ * `rsop diff` of two local files is.
+ */
+export interface DiffLimits {
+  /** Most holder × door-or-floor-group pairs the change reaches, times the days of the period (started days count whole). */
+  readonly maxCost?: number;
+  /** Most changed pairs answered. */
+  readonly maxChanges?: number;
+}
+
+/** A diff over its bound (DiffLimits), refused before the work: each issue says the bound and what was asked. */
+export class DiffBudgetError extends Error {
+  override readonly name = "DiffBudgetError";
+  constructor(readonly issues: readonly Issue[]) {
+    super(issues.map((i) => i.message).join("; "));
+  }
+}
+
+/** What a diff will evaluate, checked against its bounds before anything is compiled or scanned (planDiff). */
+export interface DiffPlan {
+  readonly from: number;
+  readonly to: number;
+  readonly pairs: ReadonlyMap<string, ReadonlySet<string>>;
+  readonly maxChanges: number;
 }
 
 /** A stretch of time, ISO 8601 UTC instants: `start` inclusive, `end` exclusive. */
@@ -228,14 +259,34 @@ function addAtReaders(sides: readonly Reach[], f: string, targets: Set<Target>):
   }
 }
 
-/** The holder × target pairs a change from `a` to `b` can reach (docs/semantics.md X4). */
-function reachedPairs(a: Reach, b: Reach): Map<string, Set<Target>> {
+/** Thrown by reachedPairs' `add` past its bound: the walk stops at once (HP1). */
+const OVER = Symbol("over");
+
+/**
+ * The holder × target pairs a change from `a` to `b` can reach (docs/semantics.md X4); OVER as soon
+ * as there are more than `maxPairs`, so the walk's time and memory stay within the bound (HP1).
+ */
+function reachedPairs(a: Reach, b: Reach, maxPairs = Infinity): Map<string, Set<Target>> | typeof OVER {
   const pairs = new Map<string, Set<Target>>();
+  let count = 0;
   const add = (holderId: string, t: Target) => {
     let ts = pairs.get(holderId);
     if (ts === undefined) pairs.set(holderId, (ts = new Set()));
+    if (ts.has(t)) return;
     ts.add(t);
+    if (++count > maxPairs) throw OVER;
   };
+  try {
+    reachInto(a, b, add);
+  } catch (e) {
+    if (e === OVER) return OVER;
+    throw e;
+  }
+  return pairs;
+}
+
+/** Calls `add` with every holder × target pair a change from `a` to `b` can reach (X4). */
+function reachInto(a: Reach, b: Reach, add: (holderId: string, t: Target) => void): void {
   const sides = [a, b];
   // Rules: their groups' members × their targets, on both sides. An elevator rule reaches every
   // floor group at the readers of its own: one scan at a reader decides all of its floor groups, so
@@ -274,13 +325,51 @@ function reachedPairs(a: Reach, b: Reach): Map<string, Set<Target>> {
     addAtReaders(sides, f, targets);
   }
   for (const t of targets) for (const s of sides) for (const g of s.groupsReaching.get(t) ?? []) for (const side of sides) for (const h of side.membersOf.get(g) ?? []) add(h, t);
-  return pairs;
 }
 
-/** The runs of a pair in one system; none when the holder or target does not exist there. */
-function runsOf(sys: CompiledSystem, holderId: string, t: Target, from: number, to: number): Run[] {
-  const h = sys.holderIndex_.get(holderId);
-  if (h === undefined) return [];
+/**
+ * Everything of holder `h` its runs at any target depend on (accessRuns, scanAccess,
+ * minRankReaching): enabled, active and expiry times, whether it has a PIN, and its groups in
+ * order. Holders with one key have the same runs everywhere, so each target is scanned once per key
+ * (HP1: the cost of a diff is what it reaches, not a scan per holder).
+ */
+function holderKey(sys: CompiledSystem, h: number): string {
+  const hd = sys.holderData_;
+  const hb = h * HOLDER_STRIDE;
+  const holder = sys.holders_[h]!;
+  let key = `${hd[hb + H_GROUP_TO_ENABLED]! % 2}|${hd[hb + H_FROM]}|${hd[hb + H_TO]}|${(holder.pin ?? holder.duressPin) === null ? 0 : 1}`;
+  for (let gi = holderGroupFrom(sys, h), end = holderGroupTo(sys, h); gi < end; gi++) key += `|${sys.holderGroups_[gi]}`;
+  return key;
+}
+
+/** Runs of one system, shared between holders of one key (holderKey). */
+class RunMemo {
+  readonly #runs = new Map<string, Run[]>();
+  constructor(
+    readonly sys: CompiledSystem,
+    readonly from: number,
+    readonly to: number,
+  ) {}
+
+  /** The runs of a pair; none when the holder or target does not exist here. */
+  runs(holderId: string, key: string | undefined, t: Target): Run[] {
+    const h = this.sys.holderIndex_.get(holderId);
+    if (h === undefined || key === undefined) return [];
+    const k = `${t}#${key}`;
+    let runs = this.#runs.get(k);
+    if (runs === undefined) this.#runs.set(k, (runs = runsOf(this.sys, h, t, this.from, this.to)));
+    return runs;
+  }
+
+  /** The key of a holder here, or undefined when it does not exist here. */
+  key(holderId: string): string | undefined {
+    const h = this.sys.holderIndex_.get(holderId);
+    return h === undefined ? undefined : holderKey(this.sys, h);
+  }
+}
+
+/** The runs of a pair in one system, holder `h` being its index; none when the target does not exist there. */
+function runsOf(sys: CompiledSystem, h: number, t: Target, from: number, to: number): Run[] {
   if (t.startsWith("d:")) {
     const dev = sys.deviceIndex_.get(t.slice(2));
     return dev === undefined || dev.elevator_ ? [] : accessRuns(sys, h, dev, -1, from, to);
@@ -305,39 +394,81 @@ function byId(a: string, b: string): number {
  * changed time on each side. Only the pairs the change can reach are evaluated.
  * @param before - the engine of the system as it is.
  * @param after - the engine of the system as it would be.
- * @param options - `from` (inclusive) and `to` (exclusive), at most 62 days apart.
+ * @param options - `from` (inclusive) and `to` (exclusive), at most 62 days apart; optional bounds (DiffLimits).
  * @returns `{ from, to, changes }`, changes sorted by holder id, then door or floor group id.
- * @throws QueryError for a bad instant or period.
+ * @throws QueryError for a bad instant or period; DiffBudgetError over a bound.
  * @example
  * // after: the example building with rule-nurses-day-weekdays closing at 18:00 instead of 19:30
  * diffAccess(engine, after, { from: "2026-04-13T05:00:00Z", to: "2026-04-20T05:00:00Z" }).changes.find((c) => c.deviceId === "door-ward-3");
  * //=> { holderId: "holder-0001", deviceId: "door-ward-3", gained: [], lost: [{ start: "2026-04-13T23:00:00.000Z", end: "2026-04-14T00:30:00.000Z" }, …],
  * //     rulesBefore: ["rule-nurses-day-weekdays"], rulesAfter: [] }
  */
-export function diffAccess(before: Engine, after: Engine, options: DiffOptions): AccessDiff {
+export function diffAccess(before: Engine, after: Engine, options: DiffOptions & DiffLimits): AccessDiff {
+  return runDiff(before, after, planDiff(before.compiled_.snapshot, after.compiled_.snapshot, options));
+}
+
+/**
+ * Checks the period and the cost of a diff between two snapshots before anything is compiled or
+ * scanned (HP1): the pairs the change reaches, times the days of the period, must be at most
+ * `maxCost`. The walk stops as soon as it passes the bound, so a refusal costs no more than the bound.
+ * @throws QueryError for a bad instant or period; DiffBudgetError over `maxCost`.
+ */
+export function planDiff(before: SystemSnapshot, after: SystemSnapshot, options: DiffOptions & DiffLimits): DiffPlan {
   const { from, to } = period(options);
-  const a = before.compiled_;
-  const b = after.compiled_;
-  const pairs = reachedPairs(new Reach(a.snapshot), new Reach(b.snapshot));
+  const days = Math.ceil((to - from) / MS_PER_DAY);
+  const maxCost = options.maxCost ?? Infinity;
+  const pairs = reachedPairs(new Reach(before), new Reach(after), Math.floor(maxCost / days));
+  if (pairs === OVER) {
+    const over = (Math.floor(maxCost / days) + 1) * days;
+    throw new DiffBudgetError([
+      {
+        code: "tooBig",
+        path: ["operations"],
+        message: `The change reaches more than ${Math.floor(maxCost / days)} holder × door-or-floor-group pairs over ${days} days, at least ${over} pair-days; the bound is ${maxCost} (holder × door-or-floor-group × day). Preview fewer operations, or a shorter period.`,
+      },
+    ]);
+  }
+  return { from, to, pairs, maxChanges: options.maxChanges ?? Infinity };
+}
+
+/**
+ * The diff a plan (planDiff) describes. Pairs are evaluated holder by holder; the runs of holders
+ * with the same key (holderKey) are scanned once per target.
+ * @throws DiffBudgetError when more pairs change than the plan's `maxChanges` (HP2).
+ */
+export function runDiff(before: Engine, after: Engine, plan: DiffPlan): AccessDiff {
+  const { from, to, pairs, maxChanges } = plan;
+  const a = new RunMemo(before.compiled_, from, to);
+  const b = new RunMemo(after.compiled_, from, to);
   const changes: AccessChange[] = [];
   for (const holderId of [...pairs.keys()].sort(byId)) {
     const targets = [...pairs.get(holderId)!].sort((x, y) => byId(x.slice(2), y.slice(2)) || byId(x, y));
+    const ka = a.key(holderId);
+    const kb = b.key(holderId);
     for (const t of targets) {
-      const ra = runsOf(a, holderId, t, from, to);
-      const rb = runsOf(b, holderId, t, from, to);
+      const ra = a.runs(holderId, ka, t);
+      const rb = b.runs(holderId, kb, t);
       const ta = allowedTime(ra);
       const tb = allowedTime(rb);
       const gained = subtract(tb, ta);
       const lost = subtract(ta, tb);
       if (gained.length === 0 && lost.length === 0) continue;
+      if (changes.length >= maxChanges)
+        throw new DiffBudgetError([
+          {
+            code: "tooBig",
+            path: ["operations"],
+            message: `The change makes more than ${maxChanges} holder × door-or-floor-group changes, the most one answer holds. Preview fewer operations, or a shorter period.`,
+          },
+        ]);
       const changed = [...gained, ...lost];
       changes.push({
         holderId,
         ...(t.startsWith("d:") ? { deviceId: t.slice(2) } : { floorGroupId: t.slice(2) }),
         gained: spans(gained),
         lost: spans(lost),
-        rulesBefore: rulesDuring(a, ra, changed),
-        rulesAfter: rulesDuring(b, rb, changed),
+        rulesBefore: rulesDuring(a.sys, ra, changed),
+        rulesAfter: rulesDuring(b.sys, rb, changed),
       });
     }
   }

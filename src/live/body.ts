@@ -1,7 +1,86 @@
-// Body checks shared by the operations: zod schemas of the snapshot entities, with paths under `body`.
+// Body checks shared by the operations: zod schemas of the snapshot entities, with paths under `body`;
+// and the reading of an operation a caller gave, once, into a plain copy (HJ3).
 import { z } from "zod";
 import { type Issue, fromZodIssues, zodMessage } from "../model/index.js";
-import { Refusal, refuse } from "./operation.js";
+import { plainCopy } from "../model/plainCopy.js";
+import { type Operation, Refusal, type RefusedResult, refuse, refused } from "./operation.js";
+
+const UNREADABLE = "Could not be read: reading it threw an error.";
+
+/** Operations readOperation made: plain already, never read again (a batch's fall-back reads each twice). */
+const READ = new WeakSet<object>();
+/** The refusal of each operation readOperation could not read, answered when the operation's turn comes. */
+const REFUSALS = new WeakMap<object, RefusedResult>();
+
+/**
+ * `op` as a plain operation read once (HJ3): `method`, `path` and `jsonBytes` as they read, and a
+ * plain copy of `body` (plainCopy: nested at most JSON_MAX_DEPTH arrays and objects, the body counting
+ * as one; nothing shared with the caller, no getters, no cycles). Something that is not an object is
+ * given back for routeOperation to refuse. When a read throws or the body is too deep, the answer is
+ * a placeholder whose refusal (400, every problem at its path) readRefusal gives: the operation is
+ * refused when its turn comes, so a batch still names its first refused operation. Never throws.
+ */
+export function readOperation(op: unknown): Operation {
+  if (typeof op !== "object" || op === null) return op as Operation;
+  if (READ.has(op)) return op as Operation;
+  const issues: Issue[] = [];
+  const field = (k: string): unknown => {
+    try {
+      return (op as Record<string, unknown>)[k];
+    } catch {
+      issues.push({ code: "unreadable", path: [k], message: UNREADABLE });
+      return undefined;
+    }
+  };
+  const method = field("method");
+  const path = field("path");
+  const body = plainCopy(field("body"), issues, { prefix: ["body"] });
+  const jsonBytes = plainCopy(field("jsonBytes"), issues, { prefix: ["jsonBytes"] });
+  const out = { method, path, ...(body !== undefined ? { body } : {}), ...(jsonBytes !== undefined ? { jsonBytes } : {}) } as Operation;
+  if (issues.length > 0) {
+    const placeholder = { method: "", path: "" } as unknown as Operation;
+    REFUSALS.set(placeholder, refused(400, issues));
+    READ.add(placeholder);
+    return placeholder;
+  }
+  READ.add(out);
+  return out;
+}
+
+/** The refusal of an operation readOperation could not read, else undefined. */
+export function readRefusal(op: Operation): RefusedResult | undefined {
+  return typeof op === "object" && op !== null ? REFUSALS.get(op) : undefined;
+}
+
+/**
+ * What `apply` was given, read once (HJ3): one operation, or a batch whose length and elements are
+ * each read once (readOperation). A 400 when even that throws (a revoked Proxy, a throwing `length`).
+ */
+export function readInput(input: unknown): { readonly one: Operation } | { readonly many: readonly Operation[] } | { readonly refused: RefusedResult } {
+  const unreadable = (path: (string | number)[]) => ({ refused: refused(400, [{ code: "unreadable", path, message: UNREADABLE }]) });
+  let n: number;
+  try {
+    if (!Array.isArray(input)) return { one: readOperation(input) };
+    n = (input as unknown[]).length;
+  } catch {
+    return unreadable([]);
+  }
+  const many: Operation[] = [];
+  for (let i = 0; i < n; i++) {
+    let el: unknown;
+    try {
+      el = (input as unknown[])[i];
+    } catch {
+      // Refused at its turn, like any operation that cannot be read.
+      const placeholder = { method: "", path: "" } as unknown as Operation;
+      REFUSALS.set(placeholder, unreadable([]).refused);
+      READ.add(placeholder);
+      el = placeholder;
+    }
+    many.push(readOperation(el));
+  }
+  return { many };
+}
 
 /** Parses `value` with an entity schema; every problem becomes a 400 issue under `body`. */
 export function parseBody<T>(schema: z.ZodType<T>, value: unknown, prefix: readonly (string | number)[] = ["body"]): T {

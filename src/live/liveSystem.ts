@@ -14,13 +14,14 @@ const WEEK_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** Creates whose handlers only append one element and read nothing of the snapshot. */
 const APPEND_ONLY: ReadonlySet<WriteHandler> = new Set([createHolder, createGroup, createRule, createPartition]);
-import { type AccessDiff, type DiffOptions, type Engine, createEngine, diffAccess } from "../evaluate/index.js";
+import { type AccessDiff, type DiffLimits, type DiffOptions, type Engine, createEngine, planDiff, runDiff } from "../evaluate/index.js";
 import { type Result, type SystemSnapshot, err, ok, parseInstant, parseSnapshot } from "../model/index.js";
 import { type IdSource, randomIds } from "./ids.js";
 import { type Operation, type OperationResult, Refusal, type RefusedResult, type WriteResult, refused, refusedWrite } from "./operation.js";
 import { routeOperation } from "./routeTable.js";
 import { matchRoute } from "./routes.js";
 import { toBodyPaths } from "./operations/bodyPaths.js";
+import { readInput, readOperation, readRefusal } from "./body.js";
 import { WriteValidator } from "./validation.js";
 
 /** Options of createLiveSystem. */
@@ -82,8 +83,11 @@ export class LiveSystem {
   apply(op: Operation): OperationResult;
   apply(ops: readonly Operation[]): BatchResult;
   apply(input: Operation | readonly Operation[]): OperationResult | BatchResult {
-    if (Array.isArray(input)) return this.#applyBatch(input as readonly Operation[]);
-    const step = this.#step(this.#snapshot, input as Operation);
+    // Read once into plain operations first (HJ3): a getter, Proxy, cycle or too deep a body is a 400, never a throw.
+    const read = readInput(input);
+    if ("refused" in read) return read.refused;
+    if ("many" in read) return this.#applyBatch(read.many);
+    const step = this.#step(this.#snapshot, read.one);
     if ("next" in step) this.#commit(step.next, step.result.patches);
     return step.result;
   }
@@ -96,13 +100,18 @@ export class LiveSystem {
    * drew are the ones the next creates get, so applying the same operations next gives the same ids.
    * @example
    * live.preview([{ method: "DELETE", path: "/rules/rule-nurses-day-weekdays" }], { from: "2026-04-13T05:00:00Z" }).diff.changes.length; //=> 760 (76 nurses × 10 doors)
-   * @throws QueryError for a bad `from` or `to` (the operations are checked first: a refused one is answered, not thrown).
+   * @param options - the period, and bounds of the diff's work and answer (DiffLimits; default unbounded).
+   * @throws QueryError for a bad `from` or `to`, DiffBudgetError over a bound (the operations are
+   *   checked first: a refused one is answered, not thrown).
    */
-  preview(ops: Operation | readonly Operation[], options: Partial<DiffOptions> = {}): PreviewResult {
-    const list: readonly Operation[] = Array.isArray(ops) ? (ops as readonly Operation[]) : [ops as Operation];
+  preview(ops: Operation | readonly Operation[], options: Partial<DiffOptions> & DiffLimits = {}): PreviewResult {
+    // Read once into plain operations first, as apply does (HJ3): a revoked Proxy is a 400, never a throw.
+    const read = readInput(ops);
+    if ("refused" in read) return { ...read.refused, index: 0 };
+    const list: readonly Operation[] = "many" in read ? read.many : [read.one];
     const now = this.#now();
     const from = options.from ?? now;
-    const period: DiffOptions = { from, to: options.to ?? parseInstant(from) + WEEK_MS };
+    const period: DiffOptions & DiffLimits = { ...options, from, to: options.to ?? parseInstant(from) + WEEK_MS };
     const drawn: string[] = [];
     const newId = (): string => {
       const id = this.#drawId();
@@ -118,8 +127,10 @@ export class LiveSystem {
         results.push(step.result);
         if ("next" in step) current = step.next;
       }
+      // The cost is checked on the snapshots, before the other side is compiled (HP1).
+      const plan = planDiff(this.#snapshot, current, period);
       const after = current === this.#snapshot ? this.#engine : createEngine(current);
-      return { ok: true, status: 200, results, diff: diffAccess(this.#engine, after, period) };
+      return { ok: true, status: 200, results, diff: runDiff(this.#engine, after, plan) };
     } finally {
       // The ids drawn go to the next creates, as if never drawn.
       this.#replayIds = [...drawn, ...this.#replayIds.slice(this.#replayAt)];
@@ -231,9 +242,11 @@ export class LiveSystem {
    * live.check([{ method: "POST", path: "/groups", body: { name: "Night" } }])[0]!.status; //=> 200
    */
   check(ops: readonly Operation[]): OperationResult[] {
+    const read = readInput(ops);
+    if ("refused" in read) return [read.refused];
     let current = this.#snapshot;
     const results: OperationResult[] = [];
-    for (const op of ops) {
+    for (const op of "many" in read ? read.many : [read.one]) {
       const step = this.#step(current, op, current !== this.#snapshot);
       results.push(step.result);
       if ("next" in step) current = step.next;
@@ -258,7 +271,11 @@ export class LiveSystem {
     return { ok: true, status: 200, results };
   }
 
-  #step(base: SystemSnapshot, op: Operation, staleEngine = false, newId: IdSource = this.#drawId): { result: OperationResult } | { result: WriteResult; next: SystemSnapshot } {
+  #step(base: SystemSnapshot, given: Operation, staleEngine = false, newId: IdSource = this.#drawId): { result: OperationResult } | { result: WriteResult; next: SystemSnapshot } {
+    // Operations apply read already are not read again; preview's are read here (HJ3).
+    const op = readOperation(given);
+    const unreadable = readRefusal(op);
+    if (unreadable !== undefined) return { result: unreadable };
     const routed = routeOperation(op, matchRoute, "route");
     if ("refused" in routed) return { result: routed.refused };
     const { route, query } = routed;

@@ -2,6 +2,7 @@
 // system, body), and its result carries the seed's HTTP status.
 import type { Patch } from "immer";
 import type { Issue, IssueCode } from "../model/index.js";
+import { quote } from "../model/zodIssues.js";
 
 /** The HTTP method of an operation. */
 export type Method = "GET" | "POST" | "PUT" | "DELETE";
@@ -77,5 +78,6 @@ export function refuse(status: RefusedResult["status"], code: IssueCode, path: r
 }
 
 export function notFound(what: string, id: string, path: readonly (string | number)[] = []): never {
-  return refuse(404, "notFound", path, `No ${what} has id "${id}".`);
+  // The id comes from the caller (a path of any length): quoted short, as every message quotes input (S12).
+  return refuse(404, "notFound", path, `No ${what} has id ${quote(id)}.`);
 }

@@ -2,6 +2,7 @@
 // rules and the checks of a holder's (1.0: person's) values against its partition's definitions.
 // One source for both architectures: the 2.0 snapshot loader (checks/customFields.ts), the 2.0 live
 // routes and the 1.0 panel routes all use these.
+import { RE2JS } from "re2js";
 import { z } from "zod";
 import type { Issue } from "./issue.js";
 import { quote } from "./zodIssues.js";
@@ -17,6 +18,7 @@ export const CUSTOM_FIELD_VISIBILITIES = ["hidden", "readonly", "visible"] as co
 export const CUSTOM_FIELD_REGEX_MAX = 255;
 export const CUSTOM_FIELD_DECIMALS_MAX = 10;
 
+/** Whether `r` is a JavaScript regular expression (compiling one takes time linear in its length). */
 function isRegExp(r: string): boolean {
   try {
     new RegExp(r);
@@ -24,6 +26,42 @@ function isRegExp(r: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * `r` in RE2 syntax: JavaScript's `\uXXXX` is RE2's `\x{XXXX}` (an escaped backslash stays as it is);
+ * everything else is written alike in both (HJ5).
+ */
+function re2Syntax(r: string): string {
+  return r.replace(/\\(u[0-9a-fA-F]{4}|[^])/g, (m, e: string) => (e.length === 5 ? `\\x{${e.slice(1)}}` : m));
+}
+
+/** Compiled matchers by pattern, or RE2's reason for refusing it: a write or a load compiles each pattern once (HJ5). */
+const MATCHERS = new Map<string, RE2JS | string>();
+/** Most patterns kept: beyond, the oldest is dropped, so a stream of new patterns cannot grow it. */
+const MATCHERS_KEPT = 512;
+
+/** The linear-time matcher of `r`, or why RE2 refuses it, without repeating the pattern (HJ5). */
+function re2(r: string): RE2JS | string {
+  const kept = MATCHERS.get(r);
+  if (kept !== undefined) return kept;
+  let m: RE2JS | string;
+  try {
+    m = RE2JS.compile(re2Syntax(r));
+  } catch (e) {
+    m = String((e as Error).message).replace(/^error parsing regexp: /, "").replace(/: `[^]*$/, "");
+  }
+  if (MATCHERS.size >= MATCHERS_KEPT) MATCHERS.delete(MATCHERS.keys().next().value!);
+  MATCHERS.set(r, m);
+  return m;
+}
+
+/** The definition check of `regex` (S15, HJ5): valid JavaScript, and within the linear-time RE2 subset. */
+function regexRule(r: string, ctx: Ctx): void {
+  if (!isRegExp(r)) return add(ctx, [], "Must be a valid regular expression.");
+  const m = re2(r);
+  if (typeof m === "string")
+    add(ctx, [], `Must be a regular expression of the linear-time (RE2) subset, which has no backreferences, lookahead or lookbehind: ${m}.`);
 }
 
 /** Which architecture's definitions: 1.0 keeps unknown keys and has no `description`. */
@@ -49,7 +87,7 @@ function commonRules(d: Json, ctx: Ctx, f: Flavor): void {
 
 function shapes(f: Flavor) {
   const obj = <S extends z.core.$ZodLooseShape>(shape: S) => (f.loose ? z.looseObject(shape) : z.object(shape));
-  const regex = z.string().max(CUSTOM_FIELD_REGEX_MAX).refine(isRegExp, { error: "Must be a valid regular expression." });
+  const regex = z.string().max(CUSTOM_FIELD_REGEX_MAX).superRefine(regexRule);
   const enumValue = obj({ id: z.string().min(1), displayName: z.string().optional() });
   const bounds = {
     displayName: z.string().optional(),
@@ -119,7 +157,11 @@ function valueIssues(def: FieldDefinition, v: unknown, path: Path): Issue[] {
   switch (def.type) {
     case "string":
       if (typeof v !== "string") return bad("Must be a string.");
-      if (typeof def.regex === "string" && !new RegExp(def.regex).test(v)) return bad(`Must match ${def.regex}.`);
+      // RE2 matches in time linear in the value (HJ5); a pattern it refuses is a broken definition, never checked here.
+      if (typeof def.regex === "string") {
+        const m = re2(def.regex);
+        if (typeof m !== "string" && !m.test(v)) return bad(`Must match ${def.regex}.`);
+      }
       return [];
     case "boolean":
       return typeof v === "boolean" ? [] : bad("Must be true or false.");

@@ -7,9 +7,11 @@ import { type credentialSchema, type holderSchema, systemSnapshotSchema } from "
 import type { CardFormat, CloudNode, Credential, Device, Holder, Partition, SystemSnapshot } from "./types.js";
 import { fromZodIssues, quote, zodMessage } from "./zodIssues.js";
 import { isValidZone } from "./zones.js";
+import { depthIssues, plainCopy } from "./plainCopy.js";
 import { type Collection, type ParsedCollection, type ParsedEntities, type ParsedSystem, PHASES, type Report, SCHEMA_ORDER, parseEntity, rawKey, wholeLookups } from "./checks/index.js";
 
 export { isValidZone, zoneCacheSize } from "./zones.js";
+export { JSON_MAX_DEPTH, plainCopy } from "./plainCopy.js";
 
 type Path = (string | number)[];
 
@@ -138,67 +140,6 @@ function adoptHolder(h: z.output<typeof holderSchema>, intern: Intern): Holder {
   return m;
 }
 
-/** Levels of the input plainCopy copies: far below them lie only opaque `customFields` values. */
-const COPY_DEPTH = 32;
-
-/**
- * A plain copy of JSON-shaped input, each own enumerable property of every object and each element
- * of every array read exactly once: a getter or Proxy can then neither throw from inside the checks
- * nor answer differently on a second read. A read that throws (a throwing getter or trap, a revoked
- * Proxy) becomes an issue at its path. An object met twice (shared or cyclic) is copied once; below
- * COPY_DEPTH levels values are kept as they are.
- */
-export function plainCopy(input: unknown, issues: Issue[]): unknown {
-  const copies = new Map<object, unknown>();
-  const path: Path = [];
-  const unreadable = () => issues.push({ code: "unreadable", path: [...path], message: "Could not be read: reading it threw an error." });
-  /** The value of `v[k]`, read once and copied, or undefined (with an issue) when reading throws. */
-  const copyOf = (v: Record<string | number, unknown>, k: string | number): unknown => {
-    path.push(k);
-    let value: unknown;
-    try {
-      value = v[k];
-    } catch {
-      unreadable();
-      path.pop();
-      return undefined;
-    }
-    const c = copy(value);
-    path.pop();
-    return c;
-  };
-  const copy = (v: unknown): unknown => {
-    if (typeof v !== "object" || v === null || path.length >= COPY_DEPTH) return v;
-    const done = copies.get(v);
-    if (done !== undefined) return done;
-    let n = 0;
-    let keys: string[] | null = null;
-    try {
-      // Array.isArray and Object.keys throw on a revoked Proxy; length and ownKeys may be traps.
-      if (Array.isArray(v)) n = (v as unknown[]).length;
-      else keys = Object.keys(v);
-    } catch {
-      unreadable();
-      return undefined;
-    }
-    if (keys === null) {
-      const arr: unknown[] = [];
-      copies.set(v, arr);
-      for (let i = 0; i < n; i++) arr.push(copyOf(v as Record<number, unknown>, i));
-      return arr;
-    }
-    const obj: Record<string, unknown> = {};
-    copies.set(v, obj);
-    for (const k of keys) {
-      const value = copyOf(v as Record<string, unknown>, k);
-      if (k === "__proto__") Object.defineProperty(obj, k, { value, enumerable: true, writable: true, configurable: true });
-      else obj[k] = value;
-    }
-    return obj;
-  };
-  return copy(input);
-}
-
 const headerSchema = z.object({
   format: systemSnapshotSchema.shape.format,
   systemId: systemSnapshotSchema.shape.systemId,
@@ -245,7 +186,8 @@ export interface ParseSnapshotOptions {
  * own, then every reference and uniqueness rule across entities, so one call reports every problem.
  * Never throws: the input is read once into a plain copy first (unless `options.plainJson`), and a
  * value that cannot be read (a throwing getter or Proxy trap, a revoked Proxy) is an `unreadable`
- * issue at its path.
+ * issue at its path; a value nested deeper than JSON_MAX_DEPTH (64) arrays and objects, or one that
+ * contains itself, is a `tooBig` issue at its path (HJ2).
  * @param input - parsed JSON of any shape.
  * @param options - `plainJson`: skip the defensive copy of input that `JSON.parse` just made.
  * @returns every problem with its JSON path, or the snapshot with the documented defaults applied.
@@ -255,8 +197,10 @@ export interface ParseSnapshotOptions {
  * r.ok ? [] : r.issues.map((i) => formatPath(i.path)); //=> ["timezone"]
  */
 export function parseSnapshot(input: unknown, options: ParseSnapshotOptions = {}): Result<SystemSnapshot> {
+  // Too deep is refused before any check walks a value (HJ2); plain JSON is only walked, not copied.
   const unreadable: Issue[] = [];
   const data = options.plainJson === true ? input : plainCopy(input, unreadable);
+  if (options.plainJson === true) unreadable.push(...depthIssues(input));
   if (unreadable.length > 0) return err(unreadable);
   const head = headerSchema.safeParse(data, { error: zodMessage });
   if (!head.success) return err(fromZodIssues(head.error.issues));

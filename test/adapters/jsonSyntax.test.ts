@@ -1,7 +1,7 @@
 // The adapters' JSON parse: a line and column with a fixed sentence, never the input's own text.
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { jsonErrorText, jsonSyntaxError, parseJson } from "../../src/adapters/jsonSyntax.js";
+import { jsonErrorText, jsonSyntaxError, parseJson, tooDeepAt } from "../../src/adapters/jsonSyntax.js";
 
 describe("parseJson", () => {
   test("a valid document parses as JSON.parse does", () => {
@@ -66,3 +66,47 @@ describe("parseJson", () => {
     );
   });
 });
+
+describe("HJ1 parseJson's depth limit (64 arrays and objects, the document being the first)", () => {
+  const nest = (n: number, inner = "1") => "[".repeat(n) + inner + "]".repeat(n);
+
+  test("HJ1 64 levels parse; 65 are refused at the 65th bracket with its path; brackets inside strings do not count", () => {
+    expect(parseJson(nest(64)).ok).toBe(true);
+    expect(parseJson(nest(65))).toEqual({ ok: false, line: 1, column: 65, offset: 64, message: "nested deeper than 64 arrays and objects", path: Array(64).fill(0) });
+    expect(parseJson(`["[[[[", ${nest(63, '"]]]]\\\\"')}]`).ok).toBe(true);
+    const keyed = `{"a\\"b": [1, {"x": 2, "y\\u0041": ${nest(70)}}]}`;
+    const r = parseJson(keyed, { maxDepth: 10 });
+    expect(r).toMatchObject({ ok: false, message: "nested deeper than 10 arrays and objects", path: ['a"b', 1, "yA", ...Array(7).fill(0)] });
+    expect(parseJson(keyed, { maxDepth: 100 }).ok).toBe(true);
+  });
+
+  test("HJ1 a syntax error before the bracket too deep, or at it, is the error; half a million brackets stop at the 65th", () => {
+    expect(parseJson(`[1 2, ${nest(100)}]`)).toMatchObject({ ok: false, column: 4, message: "expected ',' or ']' after an array element" });
+    expect(parseJson(`${"[".repeat(64)}1 [`)).toMatchObject({ ok: false, offset: 66, message: "expected ',' or ']' after an array element" });
+    expect(parseJson(`${"[".repeat(64)}[`)).toMatchObject({ ok: false, offset: 64, path: Array(64).fill(0) });
+    const t0 = performance.now();
+    const big = parseJson("[".repeat(500_000));
+    expect(big).toMatchObject({ ok: false, offset: 64, path: Array(64).fill(0) });
+    expect(performance.now() - t0).toBeLessThan(5_000); // a bound on the test, not a performance claim
+  });
+
+  test("HJ1 property: parseJson refuses exactly the documents deeper than the limit, at the path of the first array or object too deep", () => {
+    const depthOf = (v: unknown): number => (v !== null && typeof v === "object" ? 1 + Math.max(0, ...Object.values(v).map(depthOf)) : 0);
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 6 }), fc.integer({ min: 1, max: 8 }), (value, max) => {
+        const text = JSON.stringify(value, null, max % 2 === 0 ? 2 : 0);
+        const r = parseJson(text, { maxDepth: max });
+        expect(r.ok).toBe(depthOf(value) <= max);
+        if (!r.ok) {
+          expect(r.path!.length).toBe(max);
+          let at: unknown = value;
+          for (const k of r.path!) at = (at as Record<string | number, unknown>)[k];
+          expect(typeof at === "object" && at !== null).toBe(true);
+          expect(tooDeepAt(text, max)?.offset).toBe(r.offset);
+        }
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+});
+

@@ -75,12 +75,15 @@ describe("parseSnapshot and loadEngine against hostile snapshots", () => {
   });
 
   test("a cyclic or shared input neither loops nor throws", () => {
-    // The cycle sits where a value is free to be anything, a custom field value: it is copied once
-    // and checked against its definition (an object of one string child) without being walked.
+    // The cycle sits where a value is free to be anything, a custom field value. A value that
+    // contains itself nests without end: since the JSON depth limit (HJ2) it is refused at the path
+    // where it meets itself again, before any check walks it (it was "Must be a string." before).
     const cyclic: Record<string, unknown> = { ...structuredClone(minimal), partitions: [{ id: "p1", name: "P" }], customFields: [{ id: "notes", type: "object", partition: "p1", fields: [{ id: "self", type: "string" }] }] };
     Object.assign((cyclic.holders as Record<string, unknown>[])[0]!, { partition: "p1", customFields: { notes: { self: cyclic } } });
     const r = parseSnapshot(cyclic);
-    expect(r.ok ? [] : r.issues).toEqual([{ code: "invalidValue", path: ["holders", 0, "customFields", "notes", "self"], message: "Must be a string." }]);
+    expect(r.ok ? [] : r.issues).toEqual([
+      { code: "tooBig", path: ["holders", 0, "customFields", "notes", "self"], message: "Contains itself (a cycle), so it nests without end; a JSON input nests at most 64 arrays and objects." },
+    ]);
     (cyclic.holders as { customFields: { notes: { self: unknown } } }[])[0]!.customFields.notes.self = "fine";
     expect(parseSnapshot(cyclic).ok).toBe(true);
     const shared = { id: "g1", name: "G" };

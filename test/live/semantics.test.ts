@@ -24,9 +24,10 @@ describe("L — the live system", () => {
     expect(read(live, "/cloud-nodes/n-main/connections/x-eth").body).toMatchObject({ dhcp: false, netmask: "255.0.0.0", protocol: "IPv6" });
   });
 
-  test("L2 PUT of a holder keeps email and customFields when absent (null clears them); groups and credentials change only through their own routes", () => {
+  test("L2 PUT of a holder keeps email and customFields when absent (null clears them); groups and credentials change only through their own routes (HS5: in the body they are 400)", () => {
     const live = liveOf();
-    const body = { firstName: "Ann", lastName: "Lee", partition: null, enabled: true, activeDate: null, expireDate: null, pin: "1234", duressPin: null, groups: [], credentials: [] };
+    const body = { firstName: "Ann", lastName: "Lee", partition: null, enabled: true, activeDate: null, expireDate: null, pin: "1234", duressPin: null };
+    expect(refuse(live, { method: "PUT", path: "/holders/h-ann", body: { ...body, groups: [], credentials: [] } }, 400).paths).toEqual(["body.groups", "body.credentials"]);
     accept(live, { method: "PUT", path: "/holders/h-ann", body }, 204);
     const h = read(live, "/holders/h-ann").body;
     expect(h.email).toBe("ann@example.com");

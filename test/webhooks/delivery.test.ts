@@ -7,7 +7,7 @@ import { verifySignature } from "../../src/webhooks.js";
 import { building } from "../live/fixture.js";
 import { caller, dataDir, startData } from "../http/dataSupport.js";
 import { removeTempDirs } from "../http/fixtures.js";
-import { Receiver, eventually, selfSignedCertificate } from "./receiver.js";
+import { RECEIVER_ALLOW, Receiver, eventually, selfSignedCertificate } from "./receiver.js";
 
 afterAll(removeTempDirs);
 
@@ -17,7 +17,7 @@ beforeAll(() => {
 });
 
 const SUBS = "/api/organizations/sys-1/subscriptions";
-const FAST: WebhookOptions = { backoffMs: 20, maxBackoffMs: 200, attempts: 8, timeoutMs: 5000 };
+const FAST: WebhookOptions = { backoffMs: 20, maxBackoffMs: 200, attempts: 8, timeoutMs: 5000, allow: RECEIVER_ALLOW };
 const SCAN = { deviceId: "d-front", at: "2026-04-15T12:00:00Z", credential: { credentialNumber: 1001, facilityCode: 10 }, pin: "90817263" };
 
 async function setup(options: WebhookOptions = FAST) {
@@ -53,7 +53,8 @@ test("a self-signed receiver with sslVerification false gets the events of a wri
     expect(r.headers["x-service-signature"]).toMatch(/^[0-9a-f]{40}$/);
     expect(r.headers.authorization).toBe(`Basic ${Buffer.from("hook-user:pa:ss wörd").toString("base64")}`);
   }
-  expect(change!.body).toMatchObject({ topic: "entity.added", systemId: "sys-1", entityType: "group", data: { name: "Night watch" } });
+  expect(change!.body).toMatchObject({ topic: "entity.added", systemId: "sys-1", entityType: "group", data: { name: "Night watch" }, sequence: 1 });
+  // HW4: every notification carries its subscription's sequence number (1, 2, … in outbox order).
   expect(access!.body).toEqual({
     topic: "device.request.allowed",
     id: access!.body.id,
@@ -67,6 +68,7 @@ test("a self-signed receiver with sslVerification false gets the events of a wri
     activeRuleId: "r-staff-door",
     duress: false,
     floors: [],
+    sequence: 2,
   });
   // The typed PIN is in no notification, even at secrecy level 0.
   for (const r of receiver.all) expect(r.raw.toString("utf8")).not.toContain(SCAN.pin);

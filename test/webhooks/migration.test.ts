@@ -7,7 +7,7 @@ import Database from "better-sqlite3";
 import { smallPanel } from "../live/panelFixture.js";
 import { caller, dataDir, startData } from "../http/dataSupport.js";
 import { removeTempDirs } from "../http/fixtures.js";
-import { Receiver, selfSignedCertificate } from "./receiver.js";
+import { RECEIVER_ALLOW, Receiver, selfSignedCertificate } from "./receiver.js";
 
 afterAll(removeTempDirs);
 
@@ -16,7 +16,7 @@ beforeAll(() => {
   tls = selfSignedCertificate();
 });
 
-const FAST = { backoffMs: 20, maxBackoffMs: 200, attempts: 100, timeoutMs: 5000 };
+const FAST = { backoffMs: 20, maxBackoffMs: 200, attempts: 100, timeoutMs: 5000, allow: RECEIVER_ALLOW };
 
 /** Initiates the migration of panel `sn` (warnings accepted) and waits until it is Staged; answers its status. */
 async function stage(api: ReturnType<typeof caller>, sn: string): Promise<any> {

@@ -10,7 +10,7 @@ import { caller } from "../http/dataSupport.js";
 import { removeTempDirs, tempDir } from "../http/fixtures.js";
 import { PG, SKIP_NOTE, eventually, freshDatabase, sql, startReplica, useCluster } from "../store/pgSupport.js";
 import { buildCli, serveChild } from "../support/cliChild.js";
-import { Receiver, selfSignedCertificate } from "./receiver.js";
+import { RECEIVER_ALLOW, Receiver, selfSignedCertificate } from "./receiver.js";
 import { join } from "node:path";
 import { writeFileSync } from "node:fs";
 
@@ -23,7 +23,7 @@ beforeAll(() => {
 });
 
 const SUBS = "/api/organizations/sys-1/subscriptions";
-const FAST: WebhookOptions = { backoffMs: 20, maxBackoffMs: 200, attempts: 1000, timeoutMs: 5000 };
+const FAST: WebhookOptions = { backoffMs: 20, maxBackoffMs: 200, attempts: 1000, timeoutMs: 5000, allow: RECEIVER_ALLOW };
 const event = (id: string) => ({ id, topic: "entity.added", occurredAt: "2026-04-15T12:00:00.000Z" });
 const subscription = (url: string) => ({
   name: "Everything",
@@ -138,7 +138,7 @@ describe("webhooks on PostgreSQL", () => {
       const receiver = await Receiver.start(tls);
       onTestFinished(() => receiver.stop());
       await receiver.stop(); // down, its port kept for later
-      const flags = ["--store", url, "--webhook-backoff", "50", "--webhook-attempts", "1000000", "--port", "0"];
+      const flags = ["--store", url, "--webhook-backoff", "50", "--webhook-attempts", "1000000", "--webhook-allow", RECEIVER_ALLOW.join(","), "--port", "0"];
       const first = await serveChild(cli, [...flags, "--system", system]);
       const second = await serveChild(cli, flags);
       const api = caller(second.url, "");

@@ -10,6 +10,12 @@ import type { AddressInfo, Socket } from "node:net";
 import { join } from "node:path";
 import { tempDir } from "../http/fixtures.js";
 
+/**
+ * The allow-list that lets a server deliver to this receiver: 127.0.0.1 is refused by default (HW1),
+ * so the delivery tests give the server this operator option (`--webhook-allow 127.0.0.1/32`).
+ */
+export const RECEIVER_ALLOW: readonly string[] = ["127.0.0.1/32"];
+
 /** A self-signed certificate (and key) for IP 127.0.0.1, valid for a day. */
 export function selfSignedCertificate(): { cert: string; key: string } {
   const dir = tempDir();
@@ -41,6 +47,8 @@ export class Receiver {
   hang = false;
   /** Requests being held open. */
   open = 0;
+  /** TCP connections accepted, ever (a refused destination must not even connect). */
+  connections = 0;
   #server: Server | null = null;
   readonly #sockets = new Set<Socket>();
   readonly #waiters = new Set<() => void>();
@@ -90,6 +98,7 @@ export class Receiver {
       });
     });
     server.on("connection", (s: Socket) => {
+      this.connections++;
       this.#sockets.add(s);
       s.on("close", () => this.#sockets.delete(s));
     });

@@ -7,12 +7,12 @@ import { afterAll, expect, onTestFinished, test } from "vitest";
 import { buildCli, serveChild } from "../support/cliChild.js";
 import { caller, dataDir } from "../http/dataSupport.js";
 import { removeTempDirs } from "../http/fixtures.js";
-import { Receiver, selfSignedCertificate } from "./receiver.js";
+import { RECEIVER_ALLOW, Receiver, selfSignedCertificate } from "./receiver.js";
 
 afterAll(removeTempDirs);
 
 const CLIENTS = 4;
-const FLAGS = ["--webhook-backoff", "50", "--webhook-attempts", "1000000", "--port", "0"];
+const FLAGS = ["--webhook-backoff", "50", "--webhook-attempts", "1000000", "--webhook-allow", RECEIVER_ALLOW.join(","), "--port", "0"];
 
 test("SIGKILL while the subscriber is down: after a restart, every acknowledged write and decision reaches it, in each client's order, none twice", async () => {
   const cli = await buildCli("webhook-restart");

@@ -59,7 +59,8 @@ export async function readAll(stream: Readable): Promise<string> {
 
 /**
  * Reads and parses a JSON file (`-` is stdin), with a clear error for a missing file or bad JSON:
- * a syntax error gives its line and column, never the file's text.
+ * a syntax error gives its line and column, never the file's text; so does a document nested deeper
+ * than JSON_MAX_DEPTH, with the path of the first value too deep (HJ1).
  */
 export async function readJsonFile(path: string, what: string, io?: CliIo): Promise<unknown> {
   let text: string;
@@ -74,7 +75,11 @@ export async function readJsonFile(path: string, what: string, io?: CliIo): Prom
     }
   }
   const r = parseJson(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text); // a byte order mark is no content
-  if (!r.ok) throw new CliError(`${what} ${path === "-" ? "on stdin" : `file "${path}"`} is not valid JSON: ${jsonErrorText(r)}`);
+  if (!r.ok) {
+    // Deeper than JSON_MAX_DEPTH (HJ1) is named by its path as well; neither quotes the text.
+    const why = r.path === undefined ? "is not valid JSON" : `is nested too deeply at ${formatPath(r.path)}`;
+    throw new CliError(`${what} ${path === "-" ? "on stdin" : `file "${path}"`} ${why}: ${jsonErrorText(r)}`);
+  }
   return r.value;
 }
 

@@ -6,6 +6,7 @@ import { type RunningDataServer, type StartDataServerOptions, startDataServer } 
 import { StoreError } from "../store/store.js";
 import { ROLES, type TokenEntry, TokensFileError, readTokensFile } from "../http/tokens.js";
 import { SnapshotError } from "../../model/index.js";
+import { Destinations } from "../events/destinations.js";
 import { CliError, type CliIo, UsageError } from "./io.js";
 import { readSnapshotFile } from "./loadSystem.js";
 
@@ -20,6 +21,12 @@ export interface ServeOptions {
   readonly panel?: string;
   readonly snapshotEvery?: string;
   readonly maxReportEntries?: string;
+  readonly maxReports?: string;
+  readonly maxReportBytes?: string;
+  readonly maxReportGenerations?: string;
+  readonly maxPreviewCost?: string;
+  readonly maxPreviewChanges?: string;
+  readonly maxBatch?: string;
   readonly port: string;
   readonly host: string;
   readonly token?: string;
@@ -31,12 +38,16 @@ export interface ServeOptions {
   readonly requestTimeout?: string;
   readonly headersTimeout?: string;
   readonly maxConnections?: string;
+  readonly maxConnectionsPerAddress?: string;
+  readonly keepAliveTimeout?: string;
   readonly allowShortToken?: boolean;
   readonly organizationId?: string;
   readonly webhookAttempts?: string;
   readonly webhookBackoff?: string;
   readonly webhookTimeout?: string;
   readonly webhookBacklog?: string;
+  /** `--webhook-allow CIDR[,CIDR…]`: private or local addresses notifications may go to (HW1). */
+  readonly webhookAllow?: string;
 }
 
 /** Shortest token `serve` accepts without --allow-short-token: 16 characters, guessable tokens are not secrets. */
@@ -67,12 +78,12 @@ function parsePositive(flag: string, v: string | undefined): number | undefined 
 const SIZE_UNITS: Readonly<Record<string, number>> = { "": 1, b: 1, k: 1024, kib: 1024, m: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gib: 1024 ** 3 };
 
 /** `--max-body`: bytes, or with a binary unit (`512KiB`, `16MiB`, `16m`). */
-function parseSize(v: string | undefined): number | undefined {
+function parseSize(v: string | undefined, flag = "--max-body"): number | undefined {
   if (v === undefined) return undefined;
   const m = /^([0-9]{1,15})\s*([a-z]*)$/i.exec(v.trim());
   const unit = m === null ? undefined : SIZE_UNITS[m[2]!.toLowerCase()];
   const n = m === null || unit === undefined ? NaN : Number(m[1]) * unit;
-  if (!(n >= 1 && Number.isSafeInteger(n))) throw new UsageError(`--max-body must be a size in bytes, e.g. 1048576 or 16MiB, got "${v}"`);
+  if (!(n >= 1 && Number.isSafeInteger(n))) throw new UsageError(`${flag} must be a size in bytes, e.g. 1048576 or 16MiB, got "${v}"`);
   return n;
 }
 
@@ -112,11 +123,28 @@ export async function serveCommand(
   const snapshotEvery = parsePositive("--snapshot-every", opts.snapshotEvery);
   if (opts.data === undefined && opts.maxReportEntries !== undefined) throw new UsageError("--max-report-entries needs --data FILE.db");
   const maxReportEntries = parsePositive("--max-report-entries", opts.maxReportEntries);
+  if (!stored && [opts.maxReports, opts.maxReportBytes, opts.maxReportGenerations].some((f) => f !== undefined))
+    throw new UsageError("--max-reports, --max-report-bytes and --max-report-generations need --data FILE.db or --store postgres://…");
+  const maxReports = parsePositive("--max-reports", opts.maxReports);
+  const maxReportBytes = parseSize(opts.maxReportBytes, "--max-report-bytes");
+  const maxGenerating = parsePositive("--max-report-generations", opts.maxReportGenerations);
+  const reportStore = {
+    ...(maxReports !== undefined ? { maxReports } : {}),
+    ...(maxReportBytes !== undefined ? { maxReportBytes } : {}),
+    ...(maxGenerating !== undefined ? { maxGenerating } : {}),
+  };
+  if (!stored && (opts.maxPreviewCost !== undefined || opts.maxPreviewChanges !== undefined)) throw new UsageError("--max-preview-cost and --max-preview-changes need --data FILE.db or --store postgres://…");
+  const maxPreviewCost = parsePositive("--max-preview-cost", opts.maxPreviewCost);
+  const maxPreviewChanges = parsePositive("--max-preview-changes", opts.maxPreviewChanges);
+  if (!stored && opts.maxBatch !== undefined) throw new UsageError("--max-batch needs --data FILE.db or --store postgres://…");
+  const maxBatch = parsePositive("--max-batch", opts.maxBatch);
   const maxBodyBytes = parseSize(opts.maxBody);
   const requestTimeoutMs = parsePositive("--request-timeout", opts.requestTimeout);
   const headersTimeoutMs = parsePositive("--headers-timeout", opts.headersTimeout);
   const maxConnections = parsePositive("--max-connections", opts.maxConnections);
-  const webhookFlags = [opts.organizationId, opts.webhookAttempts, opts.webhookBackoff, opts.webhookTimeout, opts.webhookBacklog];
+  const maxConnectionsPerAddress = parsePositive("--max-connections-per-address", opts.maxConnectionsPerAddress);
+  const keepAliveTimeoutMs = parsePositive("--keep-alive-timeout", opts.keepAliveTimeout);
+  const webhookFlags = [opts.organizationId, opts.webhookAttempts, opts.webhookBackoff, opts.webhookTimeout, opts.webhookBacklog, opts.webhookAllow];
   if (opts.data === undefined && opts.store === undefined && webhookFlags.some((f) => f !== undefined))
     throw new UsageError("--organization-id and --webhook-* need --data FILE.db or --store postgres://…");
   if (opts.organizationId === "") throw new UsageError("--organization-id must not be empty");
@@ -124,7 +152,10 @@ export async function serveCommand(
   const backoffMs = parsePositive("--webhook-backoff", opts.webhookBackoff);
   const timeoutMs = parsePositive("--webhook-timeout", opts.webhookTimeout);
   const maxPendingAccess = parsePositive("--webhook-backlog", opts.webhookBacklog);
+  const allowed = opts.webhookAllow === undefined ? undefined : Destinations.parseList(opts.webhookAllow);
+  if (allowed !== undefined && !allowed.ok) throw new UsageError(`--webhook-allow: ${allowed.message}`);
   const webhooks = {
+    ...(allowed?.ok === true ? { allow: allowed.cidrs } : {}),
     ...(attempts !== undefined ? { attempts } : {}),
     ...(backoffMs !== undefined ? { backoffMs } : {}),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
@@ -156,6 +187,8 @@ export async function serveCommand(
     ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
     ...(headersTimeoutMs !== undefined ? { headersTimeoutMs } : {}),
     ...(maxConnections !== undefined ? { maxConnections } : {}),
+    ...(maxConnectionsPerAddress !== undefined ? { maxConnectionsPerAddress } : {}),
+    ...(keepAliveTimeoutMs !== undefined ? { keepAliveTimeoutMs } : {}),
     log,
   };
   const snapshotFile = opts.system ?? opts.panel;
@@ -175,6 +208,10 @@ export async function serveCommand(
         ...(snapshotEvery !== undefined ? { snapshotEvery } : {}),
         ...(migrationPace !== undefined ? { migrationPace } : {}),
         ...(maxReportEntries !== undefined ? { maxReportEntries } : {}),
+        reportStore,
+        ...(maxPreviewCost !== undefined ? { maxPreviewCost } : {}),
+        ...(maxPreviewChanges !== undefined ? { maxPreviewChanges } : {}),
+        ...(maxBatch !== undefined ? { maxBatch } : {}),
         ...(opts.organizationId !== undefined ? { organizationId: opts.organizationId } : {}),
         webhooks,
       });
@@ -231,6 +268,12 @@ export function registerServeCommand(program: Command, io: CliIo, setCode: (c: n
     .option("--panel <file>", "with --data: import this rsop-panel/1 1.0 panel into an empty database and serve its /api routes")
     .option("--snapshot-every <n>", "with --data or --store: store a snapshot every n changes (start-up replays the changes after the latest); default 1000")
     .option("--max-report-entries <n>", "with --data: a generated report keeps at most n records, then ends finishedTruncated; default 1000000")
+    .option("--max-preview-cost <n>", "with --data or --store: most holder × door-or-floor-group pairs × days one POST /{system}/preview may evaluate, else 422; default 100000")
+    .option("--max-preview-changes <n>", "with --data or --store: most changed pairs one preview answers, else 422; default 10000")
+    .option("--max-batch <n>", "with --data or --store: most access requests in one POST /{system}/decisions batch, else 413; default 10000 per started MiB of --max-body")
+    .option("--max-reports <n>", "with --data or --store: most reports stored at once; a new one removes the oldest finished first (409 when all are pending); default 100")
+    .option("--max-report-bytes <size>", "with --data or --store: most bytes of report records stored at once, bytes or with a unit (256MiB); a finishing report removes the oldest finished first, one alone over it is truncated; default 256MiB")
+    .option("--max-report-generations <n>", "with --data or --store: most reports being generated at once; another generate is answered 429; default 2")
     .option("--port <n>", "TCP port (0: any free port)", "8080")
     .option("--host <address>", "address to listen on", "127.0.0.1")
     .option("--token <token>", "bearer token clients must send (default: $RSOP_TOKEN; prefer the variable, a command line is visible to other users)")
@@ -239,14 +282,20 @@ export function registerServeCommand(program: Command, io: CliIo, setCode: (c: n
     .option("--base-path <path>", "prefix of every route, e.g. /v2")
     .option("--max-body <size>", "largest request body, bytes or with a unit (16MiB); default 1MiB")
     .option("--request-timeout <ms>", "time a client has to send a whole request, else 408 and the connection is closed; default 30000")
-    .option("--headers-timeout <ms>", "time a client has to send the request headers; default 10000")
-    .option("--max-connections <n>", "most connections open at once; default 1000")
+    .option("--headers-timeout <ms>", "time a client has to send the request headers (a connection that sends none is closed); default 10000")
+    .option("--keep-alive-timeout <ms>", "time an idle connection stays open after an answer; default 5000")
+    .option("--max-connections <n>", "most connections open at once; over it, the oldest idle one is closed (503 when all are busy); default 1000")
+    .option("--max-connections-per-address <n>", "most connections open at once from one client address (IPv6: one /64); behind a reverse proxy raise it to --max-connections; default 100")
     .option("--allow-short-token", `accept a token shorter than ${MIN_TOKEN_LENGTH} characters (with a warning)`)
     .option("--organization-id <id>", "with --data or --store: the organization id of the webhook subscription routes; default the system id (1.0: the panel's serial number)")
     .option("--webhook-attempts <n>", "with --data or --store: attempts per webhook event before it is parked; default 8")
     .option("--webhook-backoff <ms>", "with --data or --store: delay after a failed webhook attempt, doubled after each further one (with jitter, at most 5 minutes); default 1000")
     .option("--webhook-timeout <ms>", "with --data or --store: time limit of one webhook attempt; default 10000")
     .option("--webhook-backlog <n>", "with --data or --store: most access events waiting per subscription; the oldest beyond it are parked; default 10000")
+    .option(
+      "--webhook-allow <cidrs>",
+      "with --data or --store: comma-separated CIDRs (or addresses) of loopback, link-local or private networks webhooks may be sent to; default none: such addresses are refused",
+    )
     .action(async (opts: ServeOptions) => {
       setCode(await serveCommand(opts, io, process.env, process));
     });

@@ -1,6 +1,7 @@
 // Webhook subscriptions: their fields and the checks of a create or update body. Every problem is
 // reported, each at its path in the request (`body.events[2]`), with a sentence.
 import { formatPath } from "../../model/index.js";
+import type { Destinations } from "./destinations.js";
 import { type Generation, TOPICS, type TopicCategory } from "./topics.js";
 import type { SecrecyLevel } from "./types.js";
 
@@ -45,12 +46,29 @@ export interface SubscriptionContext {
   readonly nodeIds: ReadonlySet<string>;
   /** The current time (epoch ms), for `expiresAt`. */
   readonly now: number;
+  /** Where notifications may go: a URL whose host is a refused IP literal (or `localhost`) is refused (HW1). */
+  readonly destinations?: Destinations;
 }
 
 const SCOPES: Readonly<Record<Generation, readonly [string, string]>> = { "2.0": ["this", "recursive"], "1.0": ["ou", "ouRecursive"] };
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
 const show = (x: unknown): string => (typeof x === "string" ? `"${x.length > 100 ? `${x.slice(0, 100)}…` : x}"` : JSON.stringify(x) ?? String(x));
+
+/** An absolute HTTPS URL whose host, when an IP literal or `localhost`, the destination policy allows (HW1). */
+function checkUrl(value: unknown, destinations: Destinations | undefined): { ok: true; url: string } | { ok: false; message: string } {
+  let parsed: URL | null = null;
+  if (typeof value === "string")
+    try {
+      parsed = new URL(value);
+    } catch {
+      parsed = null;
+    }
+  if (parsed === null) return { ok: false, message: `Must be an absolute HTTPS URL (https://…), not ${show(value)}.` };
+  if (parsed.protocol !== "https:") return { ok: false, message: `Must be an HTTPS URL: notifications are sent over HTTPS only, not ${parsed.protocol.slice(0, -1)}.` };
+  const refused = destinations?.urlProblem(parsed) ?? null;
+  return refused === null ? { ok: true, url: value as string } : { ok: false, message: refused };
+}
 
 /**
  * Checks a create (`mode` "create") or update body and returns the subscription fields it sets.
@@ -87,16 +105,9 @@ export function parseSubscriptionBody(
 
   let url = "";
   if (required("url")) {
-    let parsed: URL | null = null;
-    if (typeof body.url === "string")
-      try {
-        parsed = new URL(body.url);
-      } catch {
-        parsed = null;
-      }
-    if (parsed === null) add(at("url"), `Must be an absolute HTTPS URL (https://…), not ${show(body.url)}.`);
-    else if (parsed.protocol !== "https:") add(at("url"), `Must be an HTTPS URL: notifications are sent over HTTPS only, not ${parsed.protocol.slice(0, -1)}.`);
-    else url = body.url as string;
+    const checked = checkUrl(body.url, ctx.destinations);
+    if (checked.ok) url = checked.url;
+    else add(at("url"), checked.message);
   }
 
   const [own, recursive] = SCOPES[ctx.generation];

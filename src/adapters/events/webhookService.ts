@@ -8,6 +8,10 @@
 // memory (a loop holds one page of rows); its backlog of access events is capped, the oldest beyond
 // the cap parked with reason `backlog` (docs/semantics.md W8).
 //
+// Notifications go only to addresses the destination policy allows (destinations.ts, HW1), and each
+// carries its subscription's `sequence`, so a receiver can put an event that was parked and
+// re-delivered back in its place (HW4).
+//
 // On a store shared by several replicas (PostgreSQL) every replica keeps the subscriptions in memory,
 // re-read when any replica changes them (a notification) and before each subscription route, and
 // stores the events of its own writes and decisions; only the replica elected dispatcher runs the
@@ -18,6 +22,7 @@ import type { OutboxEntry, OutboxRow, WebhookStore } from "../store/webhookStore
 import { accessEvent } from "./accessEvent.js";
 import { changeEvents } from "./changeEvents.js";
 import { Agents, deliver } from "./deliver.js";
+import { Destinations } from "./destinations.js";
 import { filterEvent } from "./filterEvent.js";
 import type { Subscription, SubscriptionFields } from "./subscription.js";
 import type { Generation } from "./topics.js";
@@ -41,6 +46,12 @@ export interface WebhookOptions {
   readonly random?: () => number;
   /** Told about parked events and store failures. */
   readonly log?: (line: string) => void;
+  /**
+   * Addresses (CIDRs, or single addresses) notifications may go to although they are refused by
+   * default: loopback, link-local, private, shared, unique-local, unspecified, multicast (HW1).
+   * Default none. A malformed entry throws a RangeError when the service opens.
+   */
+  readonly allow?: readonly string[];
 }
 
 /** What the service serves webhooks for. */
@@ -79,7 +90,8 @@ export class Webhooks {
   readonly #random: () => number;
   readonly #log: (line: string) => void;
   readonly #subs = new Map<string, Entry>();
-  readonly #agents = new Agents();
+  readonly #destinations: Destinations;
+  readonly #agents: Agents;
   readonly #closing = new AbortController();
   /** Delivered rows waiting for one batched commit (see #flushDelivered). */
   #delivered: { subscriptionId: string; seq: number }[] = [];
@@ -106,6 +118,13 @@ export class Webhooks {
     this.#random = o.random ?? Math.random;
     this.#log = o.log ?? (() => undefined);
     this.#dispatching = store.shared === undefined;
+    this.#destinations = new Destinations(o.allow ?? []);
+    this.#agents = new Agents(this.#destinations);
+  }
+
+  /** Where notifications may go (the subscription routes check a URL against it). */
+  get destinations(): Destinations {
+    return this.#destinations;
   }
 
   /** Loads the subscriptions of a store and starts their dispatcher loops. */
@@ -264,6 +283,7 @@ export class Webhooks {
         id: r.event.id,
         topic: r.event.topic,
         occurredAt: r.event.occurredAt,
+        sequence: r.sequence,
         reason: r.reason,
         attempts: r.attempts,
         lastError: r.lastError,
@@ -399,7 +419,8 @@ export class Webhooks {
   /** Bodies of recent events by id and level: the loops of several subscriptions send the same event. */
   readonly #bodies = new Map<string, string>();
 
-  #body(event: WebhookEvent, level: SecrecyLevel): string {
+  /** The notification body: the filtered event, with the subscription's `sequence` of it last (HW4). */
+  #body(event: WebhookEvent, level: SecrecyLevel, sequence: number): string {
     const key = `${level}:${event.id}`;
     let body = this.#bodies.get(key);
     if (body === undefined) {
@@ -407,7 +428,8 @@ export class Webhooks {
       if (this.#bodies.size >= 4096) this.#bodies.delete(this.#bodies.keys().next().value!);
       this.#bodies.set(key, body);
     }
-    return body;
+    // The cached text is per event and level, the sequence per subscription: it is appended.
+    return `${body.slice(0, -1)},"sequence":${sequence}}`;
   }
 
   #stored(sub: Subscription): Omit<Subscription, "odometer"> {
@@ -510,8 +532,8 @@ export class Webhooks {
   async #send(e: Entry, row: OutboxRow, pause: (ms: number) => Promise<void>): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const sub = e.sub;
-      const body = this.#body(row.event as unknown as WebhookEvent, sub.secrecyLevel);
-      const result = await deliver(sub, body, this.#agents.get(sub.id, sub.sslVerification), this.#timeout, this.#closing.signal);
+      const body = this.#body(row.event as unknown as WebhookEvent, sub.secrecyLevel, row.sequence);
+      const result = await deliver(sub, body, this.#agents.get(sub.id, sub.sslVerification), this.#destinations, this.#timeout, this.#closing.signal);
       if (e.stopped) return;
       // Elected no longer (shared store): the row stays as it is for the next dispatcher.
       if (!result.ok && !this.#dispatching) return;
@@ -526,7 +548,8 @@ export class Webhooks {
       if (attempt >= this.#attempts) {
         await this.#store.park(sub.id, row.seq, attempt, result.error, new Date(this.#now()).toISOString());
         if (row.kind === "access") e.pendingAccess = Math.max(0, e.pendingAccess - 1);
-        this.#log(`webhook ${sub.id}: event ${row.event.id} parked after ${attempt} attempts: ${result.error}`);
+        // The operator's log has the detail; lastError only the category (HW2).
+        this.#log(`webhook ${sub.id}: event ${row.event.id} parked after ${attempt} attempts: ${result.detail}`);
         return;
       }
       const delay = Math.min(this.#maxBackoff, this.#backoff * 2 ** (attempt - 1));

@@ -12,9 +12,12 @@ import { HttpError, type HttpIssue, MAX_ISSUES, toHttpIssues } from "./httpError
  * Once MAX_ISSUES problems are listed, the rest are only counted as malformed requests, through
  * decide's own check into one reused decision (no problem list is built), so a huge invalid batch
  * costs neither a huge answer nor a list of every problem in memory.
- * @throws HttpError 400 listing the problems.
+ *
+ * A batch of more than `maxBatch` requests is only checked, never decided (HP3): its problems are
+ * answered as above, and a well-formed one is refused with 413 naming the bound.
+ * @throws HttpError 400 listing the problems, 413 for a well-formed batch over `maxBatch`.
  */
-export function answerDecisions(engine: Engine, body: unknown): Decision | Decision[] {
+export function answerDecisions(engine: Engine, body: unknown, maxBatch = Infinity): Decision | Decision[] {
   if (!Array.isArray(body)) {
     const found = requestIssues(body);
     if (found.length > 0) throw new HttpError(400, "Invalid access request.", toHttpIssues(found));
@@ -25,6 +28,7 @@ export function answerDecisions(engine: Engine, body: unknown): Decision | Decis
   let malformed = 0;
   let capped = false;
   const scratch = newDecision();
+  const over = body.length > maxBatch;
   for (let i = 0; i < body.length; i++) {
     const r: unknown = body[i];
     if (capped) {
@@ -34,13 +38,17 @@ export function answerDecisions(engine: Engine, body: unknown): Decision | Decis
     }
     const found = requestIssues(r);
     if (found.length === 0) {
-      if (malformed === 0) decisions.push(engine.decide(r));
+      if (malformed === 0 && !over) decisions.push(engine.decide(r));
       continue;
     }
     malformed++;
     issues.push(...toHttpIssues(found.slice(0, MAX_ISSUES - issues.length), [i]));
     capped = issues.length >= MAX_ISSUES;
   }
+  if (malformed === 0 && over)
+    throw new HttpError(413, `Too many access requests in one batch: at most ${maxBatch}, got ${body.length}.`, [
+      { path: "", message: `A batch holds at most ${maxBatch} access requests (the server's bound); send the rest in further batches.` },
+    ]);
   if (malformed === 0) return decisions;
   const message = capped
     ? `Invalid access requests. ${malformed} of ${body.length} requests are malformed; the first ${issues.length} problems are listed.`

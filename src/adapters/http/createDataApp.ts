@@ -15,26 +15,28 @@ import { matchPanelRoute } from "../../live/panel/panelRoutes.js";
 import { panelReads } from "../../live/panel/panelReads.js";
 import { previewPersonImport } from "../../live/panel/importPreview.js";
 import { Refusal } from "../../live/operation.js";
+import { PAGING, checkQueryKeys } from "../../live/queryKeys.js";
 import type { Operation, OperationResult, PanelOperationResult } from "../../live/index.js";
 import type { Engine } from "../../evaluate/index.js";
 import type { Decision, SystemSnapshot } from "../../model/index.js";
 import { type Authorize, authenticate } from "./authenticate.js";
-import { LiveRefusal, checkRsopIds, checkWrite, engineRouteRefusal, readInScope, scopeOf } from "./scope.js";
+import { LiveRefusal, checkRsopIds, checkWrite, engineRouteRefusal, readInScope, rsopResultInScope, scopeOf } from "./scope.js";
 import { ADMIN, type Grant } from "./grant.js";
 import { pageHeaders } from "./answerDeviceAccess.js";
 import { createHttpHandler } from "./createHttpHandler.js";
 import { answerPreview } from "./answerPreview.js";
+import { DEFAULT_PREVIEW_CHANGES, DEFAULT_PREVIEW_COST, type RequestBounds, boundsOf } from "./requestBounds.js";
 import { HttpError, errorResponse, jsonResponse, jsonText, jsonTextBytes, textResponse, toHttpIssues } from "./httpError.js";
 import { normalizeBasePath } from "./matchRoute.js";
 import { readJsonBody } from "./readJsonBody.js";
 import { type DurableSystem } from "../store/durableSystem.js";
-import { ReportService } from "./reportService.js";
+import { type ReportStoreLimits, ReportService } from "./reportService.js";
 import { StoreError, StoreUnavailableError } from "../store/store.js";
 import type { Webhooks } from "../events/webhookService.js";
 import { registerSubscriptionRoutes } from "./subscriptionRoutes.js";
 
 /** Options of createDataApp. */
-export interface DataAppOptions {
+export interface DataAppOptions extends RequestBounds {
   readonly durable: DurableSystem;
   /** Whether a bearer token may use the system; required unless insecureNoAuth. */
   readonly authorize?: Authorize;
@@ -56,6 +58,8 @@ export interface DataAppOptions {
   readonly health?: () => unknown;
   /** A generated report keeps at most this many records, then ends `finishedTruncated`; default 1,000,000. */
   readonly maxReportEntries?: number;
+  /** The stored report caps and the generation bound (RP16, RP17); defaults REPORT_STORE_DEFAULTS. */
+  readonly reportStore?: ReportStoreLimits;
   /** Told about a report whose generation failed or could not be stored (it ends `finishedTruncated`). */
   readonly onReportError?: (error: unknown) => void;
   /** Called with the report service once it is open (to wait for reports being generated). */
@@ -117,6 +121,7 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
   const insecure = options.insecureNoAuth === true;
   const basePath = normalizeBasePath(options.basePath ?? "");
   const maxBodyBytes = options.maxBodyBytes ?? MIB;
+  const bounds = boundsOf(options);
   const indent = options.indent ?? 2;
   const target = durable.target;
   const systemId = target.kind === "system" ? target.live.snapshot.systemId : "api";
@@ -127,6 +132,7 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
     now: options.now ?? Date.now,
     indent,
     ...(options.maxReportEntries !== undefined ? { maxEntries: options.maxReportEntries } : {}),
+    ...options.reportStore,
     ...(options.onReportError !== undefined ? { onError: options.onReportError } : {}),
   });
   options.onReports?.(reports);
@@ -148,6 +154,8 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
       if (!methods.includes(method)) throw new HttpError(405, `${method} is not allowed here; use ${methods.join(", ")}.`, [], { allow: methods.join(", ") });
     };
     const view = (): SystemSnapshot => (target.kind === "system" ? scopeOf(target.live.snapshot, grant).view : target.live.engine.loaded.system);
+    // The metadata list pages; no other report route takes a query parameter (HS4).
+    checkQueryKeys(url.searchParams, seg[0] === "requests" && seg.length === 1 ? PAGING : []);
     // The store is the truth: replicas on one database share their reports (RP14).
     if (seg[0] !== "preview") await reports.refresh();
     if (seg.length === 1 && (seg[0] === "preview" || seg[0] === "generate")) {
@@ -244,7 +252,8 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
         const scope = scopeOf(live.snapshot, grant);
         if (match.handler === reads.rsop) {
           checkRsopIds(scope, live.snapshot, url.searchParams.get("ids"));
-          result = live.apply(op);
+          // Its answer names only groups and rules of the view (HS3): read as an object, then filtered.
+          result = rsopResultInScope(scope, live.apply({ method: "GET", path: op.path }));
         } else result = { ok: true, status: 200, ...readInScope(match.handler as Parameters<typeof readInScope>[0], scope, { engine: live.engine, params: match.params, query: url.searchParams, now: options.now ?? Date.now }) };
       }
     } else {
@@ -287,6 +296,7 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
       insecureNoAuth: options.insecureNoAuth === true,
       basePath,
       maxBodyBytes,
+      ...(bounds.maxBatch !== undefined ? { maxBatch: bounds.maxBatch } : {}),
       indent,
       ...(options.now !== undefined ? { now: options.now } : {}),
       ...(options.onError !== undefined ? { onError: options.onError } : {}),
@@ -311,7 +321,9 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
       const grant = await identify(request, id);
       if (grant.partitions !== null) throw engineRouteRefusal(grant);
       if (id !== systemId) throw new HttpError(404, "Unknown system id.", [{ path: "system_id", message: `Unknown system id "${id}".` }]);
-      return jsonResponse(200, answerPreview(live, await readJsonBody(request, maxBodyBytes)), indent);
+      checkQueryKeys(new URL(request.url).searchParams, []);
+      const limits = { maxCost: bounds.maxPreviewCost ?? DEFAULT_PREVIEW_COST, maxChanges: bounds.maxPreviewChanges ?? DEFAULT_PREVIEW_CHANGES };
+      return jsonResponse(200, answerPreview(live, await readJsonBody(request, maxBodyBytes), limits), indent);
     });
     api.all("/:systemId/devices/:deviceId/access", (c) => engineRoute(c.req.raw, c.req.param("systemId")));
     api.all("/:systemId/*", async (c) => {

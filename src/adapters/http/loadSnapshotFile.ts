@@ -7,6 +7,8 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { Engine } from "../../evaluate/index.js";
 import { type Issue, type SystemSnapshot, parseSnapshot } from "../../model/index.js";
+import { JSON_MAX_DEPTH, tooDeepMessage } from "../../model/plainCopy.js";
+import { jsonErrorText, parseJson } from "../jsonSyntax.js";
 import type { WorkerAnswer } from "./snapshotWorker.js";
 
 /** A compiled snapshot file, or every reason it could not be used. */
@@ -19,7 +21,11 @@ export type ReadSnapshot =
   | { readonly ok: true; readonly snapshot: SystemSnapshot; readonly sha256: string }
   | { readonly ok: false; readonly issues: readonly Issue[] };
 
-/** Reads `path`: read (issue `unreadable`), JSON (issue `invalidJson`), then snapshot validation. */
+/**
+ * Reads `path`: read (issue `unreadable`), JSON (issue `invalidJson` with the line and column only,
+ * never the text; `tooBig` at the path of a value nested deeper than JSON_MAX_DEPTH), then snapshot
+ * validation.
+ */
 export async function readSnapshotFile(path: string): Promise<ReadSnapshot> {
   let bytes: Buffer;
   try {
@@ -27,13 +33,13 @@ export async function readSnapshotFile(path: string): Promise<ReadSnapshot> {
   } catch (e) {
     return { ok: false, issues: [{ code: "unreadable", path: [], message: `Cannot read the file: ${(e as NodeJS.ErrnoException).code ?? String(e)}.` }] };
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(bytes.toString("utf8"));
-  } catch (e) {
-    return { ok: false, issues: [{ code: "invalidJson", path: [], message: `Not valid JSON: ${(e as Error).message}` }] };
+  // JSON.parse's own message quotes the text around the error, PINs included: line and column only (HJ4).
+  const json = parseJson(bytes.toString("utf8"));
+  if (!json.ok) {
+    if (json.path !== undefined) return { ok: false, issues: [{ code: "tooBig", path: json.path, message: `${tooDeepMessage(JSON_MAX_DEPTH)} (${jsonErrorText(json)})` }] };
+    return { ok: false, issues: [{ code: "invalidJson", path: [], message: `Not valid JSON: ${jsonErrorText(json)}.` }] };
   }
-  const parsed = parseSnapshot(json, { plainJson: true });
+  const parsed = parseSnapshot(json.value, { plainJson: true });
   if (!parsed.ok) return { ok: false, issues: parsed.issues };
   return { ok: true, snapshot: parsed.value, sha256: createHash("sha256").update(bytes).digest("hex") };
 }

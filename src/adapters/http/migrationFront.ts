@@ -13,6 +13,7 @@ import type { Store } from "../store/store.js";
 import { type Authorize, authenticate } from "./authenticate.js";
 import { HttpError, errorResponse, jsonResponse } from "./httpError.js";
 import { readJsonBody } from "./readJsonBody.js";
+import { refuseOtherQuery } from "./parseQuery.js";
 
 const KEY_MIGRATION = "migration";
 const KEY_BACKUP = "migration.backup";
@@ -168,8 +169,10 @@ export async function createMigrationFront(options: MigrationFrontOptions): Prom
     return stagedApp.app;
   };
 
-  async function allowed(request: Request): Promise<void> {
+  /** Authenticates, then refuses a query parameter the route does not take (HS4). */
+  async function allowed(request: Request, query: readonly string[] = []): Promise<void> {
     if (options.authorize !== undefined) await authenticate(request, options.authorize, "migration");
+    refuseOtherQuery(new URL(request.url), query);
   }
 
   const { Hono } = await import("hono");
@@ -248,7 +251,7 @@ export async function createMigrationFront(options: MigrationFrontOptions): Prom
     const done = staged === null ? await jsonValue<Omit<StagedSystem, "snapshot">>(store, KEY_MAPPINGS) : null;
     const source = staged?.system ?? done;
     if (source === null || c.req.param("systemId") !== source.systemId) return next();
-    await allowed(c.req.raw);
+    await allowed(c.req.raw, ["type"]);
     const nodeId = c.req.param("cloudNodeId");
     if (nodeId !== source.cloudNodeId)
       throw new HttpError(404, `No migrated cloud node has id "${nodeId}" (the id assigned during migration, not the serial number).`, [{ path: "cloud_node_id", message: `Unknown cloud node "${nodeId}".` }]);

@@ -3,7 +3,9 @@
 // Unknown parameters are refused: a misspelt `?time=` silently answering "now" would be a wrong
 // access answer that looks right.
 import { MAX_INSTANT, MIN_INSTANT, parseInstant } from "../../model/index.js";
-import { HttpError, type HttpIssue } from "./httpError.js";
+import { checkQueryKeys } from "../../live/queryKeys.js";
+import { Refusal } from "../../live/operation.js";
+import { HttpError, type HttpIssue, toHttpIssues } from "./httpError.js";
 
 /** What a GET route was asked. */
 export interface ParsedQuery {
@@ -80,4 +82,18 @@ export function parseQuery(params: URLSearchParams, wantIds: boolean, maxIds: nu
 
   if (issues.length > 0) throw new HttpError(400, "Invalid query parameters.", issues);
   return { ids, at, page, perPage };
+}
+
+/**
+ * Refuses a query parameter a route of the adapters' own (subscriptions, migration, preview) does not
+ * take, or one given twice: 400 with one issue per parameter at `query.<name>` (HS4).
+ * @throws HttpError 400.
+ */
+export function refuseOtherQuery(url: URL, allowed: readonly string[]): void {
+  try {
+    checkQueryKeys(url.searchParams, allowed);
+  } catch (e) {
+    if (e instanceof Refusal) throw new HttpError(400, "Invalid query parameters.", toHttpIssues(e.issues));
+    throw e;
+  }
 }

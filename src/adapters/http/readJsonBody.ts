@@ -1,5 +1,7 @@
 // Reads a JSON request body with a byte limit: Content-Length is checked first, and the bytes are
 // counted while reading as well, because a client may send no Content-Length (chunked) or a wrong one.
+import { formatPath } from "../../model/index.js";
+import { JSON_MAX_DEPTH, tooDeepMessage } from "../../model/plainCopy.js";
 import { jsonErrorText, parseJson } from "../jsonSyntax.js";
 import { HttpError } from "./httpError.js";
 
@@ -20,7 +22,8 @@ export const BODY_CUT_OFF = "The request body ended before it was complete (the 
 /**
  * The parsed JSON body of a request.
  * @throws HttpError 415 (not JSON), 413 (over `maxBytes`), 400 (empty, cut off, not UTF-8, not JSON:
- *   with the line and column of the first error, never quoting the body, which may hold a PIN).
+ *   with the line and column of the first error, never quoting the body, which may hold a PIN; nested
+ *   deeper than JSON_MAX_DEPTH: also the path of the first value too deep, HJ1).
  */
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
   if (!isJsonContentType(request.headers.get("content-type")))
@@ -64,6 +67,9 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
     throw new HttpError(400, "The request body is not valid UTF-8.");
   }
   const parsed = parseJson(text);
-  if (!parsed.ok) throw new HttpError(400, `The request body is not valid JSON: ${jsonErrorText(parsed)}.`);
-  return parsed.value;
+  if (parsed.ok) return parsed.value;
+  // Too deep (HJ1): refused before anything walks the value, with the path of the first value too deep.
+  if (parsed.path !== undefined)
+    throw new HttpError(400, `The request body is nested too deeply: ${jsonErrorText(parsed)}.`, [{ path: formatPath(parsed.path), message: tooDeepMessage(JSON_MAX_DEPTH) }]);
+  throw new HttpError(400, `The request body is not valid JSON: ${jsonErrorText(parsed)}.`);
 }

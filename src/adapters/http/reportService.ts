@@ -6,6 +6,11 @@ import { randomUUID } from "node:crypto";
 import {
   EXPORT_TYPES,
   type ExportType,
+  csvHeader,
+  csvRows,
+  htmlEnd,
+  htmlRows,
+  htmlStart,
   PREVIEW_LIMIT,
   type ReportFlavour,
   type ReportQuery,
@@ -20,7 +25,8 @@ import type { Issue, SystemSnapshot } from "../../model/index.js";
 import type { Store } from "../store/store.js";
 import type { Grant } from "./grant.js";
 import { pageHeaders } from "./answerDeviceAccess.js";
-import { HttpError, jsonResponse, toHttpIssues } from "./httpError.js";
+import { HttpError, jsonResponse, textResponse, toHttpIssues } from "./httpError.js";
+import { columnsFor, recordsFor, reportQueryFor } from "./reportSecrets.js";
 
 /** seed 001 §3 / seed 002 §3: the states of a report. */
 export type ReportStatus = "pending" | "finished" | "finishedTruncated";
@@ -49,7 +55,12 @@ interface ReportInfo {
   readonly scope: readonly string[] | null;
   /** The body's partition, as sent (a template passes it on). */
   readonly partition: string | number | null;
+  /** The bytes of its stored records (their JSON text, as a view answers it); absent before they are stored. */
+  readonly bytes?: number;
 }
+
+/** The stored report caps and the generation bound of a report service (RP16, RP17). */
+export type ReportStoreLimits = Pick<ReportServiceOptions, "maxReports" | "maxReportBytes" | "maxGenerating">;
 
 export interface ReportServiceOptions {
   readonly store: Store;
@@ -58,6 +69,15 @@ export interface ReportServiceOptions {
   readonly now: () => number;
   /** A generated report keeps at most this many records, then ends `finishedTruncated` (RP9); default 1,000,000. */
   readonly maxEntries?: number;
+  /** Most reports stored at once (pending ones included); a new one first removes the oldest finished (RP16). Default 100. */
+  readonly maxReports?: number;
+  /**
+   * Most bytes of records stored at once, all reports together; a finishing report first removes the
+   * oldest finished others, and one that alone would pass it ends `finishedTruncated` (RP16). Default 256 MiB.
+   */
+  readonly maxReportBytes?: number;
+  /** Most reports being generated at once; another generate is answered 429 (RP17). Default 2. */
+  readonly maxGenerating?: number;
   /** Told about a report that could not be stored. */
   readonly onError?: (e: unknown) => void;
   readonly indent: number;
@@ -65,6 +85,8 @@ export interface ReportServiceOptions {
 
 /** Records are built this many at a time, yielding to the event loop between chunks. */
 const CHUNK = 2000;
+/** The defaults of maxReports, maxReportBytes and maxGenerating (RP16, RP17). */
+export const REPORT_STORE_DEFAULTS = { maxReports: 100, maxReportBytes: 256 * 1024 * 1024, maxGenerating: 2 } as const;
 const iso = (ms: number) => new Date(ms).toISOString();
 const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -84,6 +106,8 @@ export class ReportService {
   #nextInt = 1;
   /** Reports being generated: their promise, so a test or a shutdown can wait for them. */
   readonly #running = new Set<Promise<void>>();
+  /** generate requests between their check of the generation bound and the start of their build. */
+  #starting = 0;
 
   private constructor(opts: ReportServiceOptions) {
     this.#opts = opts;
@@ -94,6 +118,10 @@ export class ReportService {
    * server: it ends `finishedTruncated` now, with the records it had (none) (RP11).
    */
   static async open(opts: ReportServiceOptions): Promise<ReportService> {
+    for (const k of ["maxEntries", "maxReports", "maxReportBytes", "maxGenerating"] as const) {
+      const v = opts[k];
+      if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) throw new RangeError(`ReportService: ${k} must be a positive integer, got ${String(v)}`);
+    }
     const service = new ReportService(opts);
     for (const r of await opts.store.listReports()) {
       let info = r.info as ReportInfo;
@@ -156,7 +184,7 @@ export class ReportService {
   #parse(snapshot: SystemSnapshot, body: unknown, grant: Grant): ReportQuery {
     const q = parseReportBody(body, { snapshot, flavour: this.#opts.flavour, templates: this.#templates(grant) });
     if (!q.ok) throw refusedBody(q.issues);
-    return q.value;
+    return reportQueryFor(q.value, body, grant);
   }
 
   /** POST …/preview: at most 50 records, nothing stored. */
@@ -172,6 +200,21 @@ export class ReportService {
    */
   async generate(snapshot: SystemSnapshot, body: unknown, grant: Grant, timezone: string): Promise<Response> {
     const q = this.#parse(snapshot, body, grant);
+    const generating = this.#opts.maxGenerating ?? REPORT_STORE_DEFAULTS.maxGenerating;
+    if (this.#running.size + this.#starting >= generating)
+      throw new HttpError(429, `${generating} reports are being generated, the most at once (the report generation bound); try again shortly.`, [], { "retry-after": "1" });
+    // The slot is taken before the first await, so that concurrent requests cannot all pass the check.
+    this.#starting++;
+    try {
+      return await this.#start(snapshot, body, q, grant, timezone);
+    } finally {
+      this.#starting--;
+    }
+  }
+
+  /** generate, once a generation slot is taken: room made, the metadata stored pending, the build started. */
+  async #start(snapshot: SystemSnapshot, body: unknown, q: ReportQuery, grant: Grant, timezone: string): Promise<Response> {
+    await this.#roomForOneMore();
     const flavour = this.#opts.flavour;
     const raw = (body ?? {}) as Record<string, unknown>;
     const id = flavour === "people" ? this.#nextInt++ : randomUUID();
@@ -203,53 +246,97 @@ export class ReportService {
     return new Response(null, { status: 204, headers: { "cache-control": "no-store" } });
   }
 
+  /**
+   * Builds a report's records a chunk per event-loop turn, with their JSON text (as a view answers it)
+   * and export sizes counted chunk by chunk, so no step holds the loop for the whole report. It ends
+   * `finishedTruncated` at maxEntries records, at maxReportBytes bytes, or when processing fails.
+   */
   async #build(key: string, snapshot: SystemSnapshot, q: ReportQuery): Promise<void> {
     const flavour = this.#opts.flavour;
     const max = this.#opts.maxEntries ?? 1_000_000;
-    const records: ReportRecord[] = [];
+    const maxBytes = this.#opts.maxReportBytes ?? REPORT_STORE_DEFAULTS.maxReportBytes;
+    const text = new RecordsText(q.output, flavour, this.#opts.indent);
     let failed = false;
+    const fail = (e: unknown) => {
+      failed = true;
+      this.#opts.onError?.(e);
+    };
     await nextTick(); // never on the request's own turn
     try {
       const holders = selectHolders(snapshot, q, flavour);
       const make = recordMaker(snapshot, flavour, q.output);
-      for (let i = 0; i < holders.length; i++) {
-        if (records.length >= max) {
-          failed = true;
-          break;
+      for (let from = 0; from < holders.length && !failed; from += CHUNK) {
+        await nextTick();
+        if (!this.#infos.has(key)) return; // deleted while pending
+        const chunk: ReportRecord[] = [];
+        try {
+          for (let i = from; i < Math.min(from + CHUNK, holders.length) && !failed; i++)
+            if (text.count + chunk.length >= max) failed = true;
+            else chunk.push(make(holders[i]!));
+        } catch (e) {
+          fail(e); // the records made before the error are kept (RP9)
         }
-        records.push(make(holders[i]!));
-        if ((i + 1) % CHUNK === 0) {
-          await nextTick();
-          if (!this.#infos.has(key)) return; // deleted while pending
-        }
+        if (!text.add(chunk, maxBytes)) failed = true;
       }
     } catch (e) {
-      failed = true;
-      this.#opts.onError?.(e);
+      fail(e);
     }
+    await nextTick();
+    const at = iso(this.#opts.now());
     const current = this.#infos.get(key);
     if (current === undefined) return;
-    const at = iso(this.#opts.now());
-    let size: ReportMetadata["size"];
-    try {
-      size = sizes(records, q.output, flavour);
-    } catch (e) {
-      failed = true;
-      size = { csv: 0, html: 0, json: 0 };
-      records.length = 0;
-      this.#opts.onError?.(e);
-    }
+    const records = text.json();
     const done: ReportInfo = {
       ...current,
-      metadata: { ...current.metadata, status: failed ? "finishedTruncated" : "finished", finishedTime: at, truncatedAt: failed ? at : null, entriesCount: records.length, size },
+      bytes: Buffer.byteLength(records),
+      metadata: {
+        ...current.metadata,
+        status: failed ? "finishedTruncated" : "finished",
+        finishedTime: at,
+        truncatedAt: failed ? at : null,
+        entriesCount: text.count,
+        size: text.sizes(),
+      },
     };
     try {
+      await this.#roomForBytes(key, done.bytes!);
       await this.#opts.store.putReport(key, done, records);
       if (this.#infos.has(key)) this.#infos.set(key, done);
     } catch (e) {
       // The store is closing (or failing): the report stays pending there and ends finishedTruncated at the next start (RP11).
       this.#opts.onError?.(e);
     }
+  }
+
+  /** The stored bytes of a report's records (one stored before they were counted: its JSON export's size). */
+  #bytesOf(info: ReportInfo): number {
+    return info.bytes ?? info.metadata.size?.json ?? 0;
+  }
+
+  /** Removes the oldest finished report but `keep`; false when there is none. */
+  async #removeOldestFinished(keep?: string): Promise<boolean> {
+    for (const [id, info] of this.#infos)
+      if (id !== keep && info.metadata.status !== "pending") {
+        await this.#opts.store.deleteReport(id);
+        this.#infos.delete(id);
+        return true;
+      }
+    return false;
+  }
+
+  /** Makes room for one more report under maxReports, removing the oldest finished ones; 409 when all are pending (RP16). */
+  async #roomForOneMore(): Promise<void> {
+    const most = this.#opts.maxReports ?? REPORT_STORE_DEFAULTS.maxReports;
+    while (this.#infos.size >= most)
+      if (!(await this.#removeOldestFinished()))
+        throw new HttpError(409, `${this.#infos.size} reports are stored, the most at once (the stored report bound), and none is finished: delete one, or wait for one to finish.`);
+  }
+
+  /** Makes room for `bytes` more under maxReportBytes, removing the oldest finished reports but `key` (RP16). */
+  async #roomForBytes(key: string, bytes: number): Promise<void> {
+    const most = this.#opts.maxReportBytes ?? REPORT_STORE_DEFAULTS.maxReportBytes;
+    const stored = () => [...this.#infos].reduce((sum, [id, info]) => sum + (id === key ? 0 : this.#bytesOf(info)), 0);
+    while (stored() + bytes > most && (await this.#removeOldestFinished(key)));
   }
 
   /** GET …/requests: metadata, newest first, a page at a time (seed 000 §4). */
@@ -274,7 +361,15 @@ export class ReportService {
 
   /** GET …/requests/{id}/view: the records (409 while pending, RP12). */
   async view(id: string, grant: Grant): Promise<Response> {
-    return jsonResponse(200, await this.#records(this.#find(id, grant)), this.#opts.indent);
+    const info = this.#find(id, grant);
+    // Stored as the very text of this answer (RecordsText): answered as it is, never parsed and
+    // printed again on the event loop — unless PIN columns must be left out for this token.
+    const read = this.#opts.store.reportRecordsText;
+    if (info.bytes !== undefined && read !== undefined && info.metadata.status !== "pending" && columnsFor(info.metadata.output, grant).length === info.metadata.output.length) {
+      const text = await read.call(this.#opts.store, id);
+      if (text !== null) return textResponse(200, text);
+    }
+    return jsonResponse(200, recordsFor(await this.#records(this.#find(id, grant)), grant), this.#opts.indent);
   }
 
   /** DELETE …/requests/{id}: 204; a pending report stops being generated. */
@@ -292,9 +387,9 @@ export class ReportService {
     if (m === null) throw notFound();
     const info = [...this.#infos.values()].find((i) => i.metadata.links === m[1] && this.#visible(i, grant));
     if (info === undefined) throw notFound();
-    const records = await this.#records(info);
+    const records = recordsFor(await this.#records(info), grant);
     const type = m[2] as ExportType;
-    const columns = info.metadata.output.map((k) => (k === "Custom Attributes" ? "Custom Fields" : k));
+    const columns = columnsFor(info.metadata.output.map((k) => (k === "Custom Attributes" ? "Custom Fields" : k)), grant);
     const text = exportReport(type, records, columns, { title: `People report ${String(info.metadata.id)}` });
     const { zipOneFile } = await import("./zipFile.js");
     const zip = zipOneFile(`${m[1]}.${type}`, new TextEncoder().encode(text), new Date(info.metadata.finishedTime ?? this.#opts.now()));
@@ -302,6 +397,63 @@ export class ReportService {
       status: 200,
       headers: { "content-type": "application/zip", "content-disposition": `attachment; filename="${name}"`, "cache-control": "no-store", "x-content-type-options": "nosniff" },
     });
+  }
+}
+
+/**
+ * A report's records as the JSON text a view answers (`jsonText` of the array), and the byte sizes of
+ * its three exports, added a chunk at a time: each chunk costs time linear in its own records only.
+ */
+class RecordsText {
+  readonly #parts: string[] = [];
+  readonly #columns: string[];
+  readonly #indent: number;
+  count = 0;
+  /** The bytes of json() so far (its brackets and line breaks included). */
+  #bytes: number;
+  #csv: number;
+  #html: number;
+  #json = 2;
+
+  constructor(output: readonly string[], flavour: ReportFlavour, indent: number) {
+    this.#columns = [...output];
+    this.#indent = indent;
+    this.#bytes = indent > 0 ? 3 : 1;
+    this.#csv = Buffer.byteLength(csvHeader(this.#columns));
+    this.#html = Buffer.byteLength(htmlStart(this.#columns, { title: flavour === "people" ? "People report" : "Holder report" }));
+  }
+
+  /** Adds the records of the chunk while the text stays within `maxBytes`; false when one did not fit. */
+  add(all: readonly ReportRecord[], maxBytes: number): boolean {
+    const pad = " ".repeat(this.#indent);
+    let fits = 0;
+    for (const r of all) {
+      // An element of JSON.stringify(array, null, indent): the record's own text, one level deeper (JSON
+      // strings hold no raw line break, so every line break is the layout's).
+      const part = this.#indent > 0 ? pad + JSON.stringify(r, null, this.#indent).replace(/\n/g, `\n${pad}`) : JSON.stringify(r);
+      const bytes = Buffer.byteLength(part) + (this.#indent > 0 ? 2 : 1);
+      if (this.#bytes + bytes > maxBytes) break;
+      this.#parts.push(part);
+      this.#bytes += bytes;
+      fits++;
+    }
+    const chunk = fits === all.length ? all : all.slice(0, fits);
+    this.count += chunk.length;
+    this.#csv += Buffer.byteLength(csvRows(chunk, this.#columns));
+    this.#html += Buffer.byteLength(htmlRows(chunk, this.#columns));
+    for (const r of chunk) this.#json += Buffer.byteLength(JSON.stringify(r)) + 1;
+    return fits === all.length;
+  }
+
+  /** The JSON text of every record added, as `jsonText(records, indent)` would make it. */
+  json(): string {
+    if (this.#parts.length === 0) return this.#indent > 0 ? "[]\n" : "[]";
+    return this.#indent > 0 ? `[\n${this.#parts.join(",\n")}\n]\n` : `[${this.#parts.join(",")}]`;
+  }
+
+  /** The byte sizes of the csv, html and json exports of every record added. */
+  sizes(): { csv: number; html: number; json: number } {
+    return { csv: this.#csv, html: this.#html + Buffer.byteLength(htmlEnd(this.count)), json: this.count === 0 ? 2 : this.#json - 1 };
   }
 }
 

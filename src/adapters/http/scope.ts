@@ -8,7 +8,8 @@
 // for an id outside it, exactly as for an id that does not exist, and lists and totals count only
 // what the view holds. Writes (managers only) are checked against the view before they reach the
 // live system.
-import type { Group, Holder, Issue, SystemSnapshot } from "../../model/index.js";
+import type { Device, Group, Holder, Issue, SystemSnapshot } from "../../model/index.js";
+import type { RsopResult } from "../../evaluate/index.js";
 import { Refusal, notFound } from "../../live/operation.js";
 import type { ReadHandler } from "../../live/routes.js";
 import { HttpError } from "./httpError.js";
@@ -23,7 +24,18 @@ export interface Scope {
   readonly rule: (id: string) => boolean;
   /** Whether a holder or group with this partition (null: none) is the token's. */
   readonly partition: (id: string | null) => boolean;
+  /** Whether a device is in one of the token's partitions (one in none is in the default partition, HS1). */
+  readonly device: (id: string) => boolean;
+  /** Whether a floor group is in one of the token's partitions (none: the default partition, HS1). */
+  readonly floorGroup: (id: string) => boolean;
+  /** Whether the view's holders carry masked PINs (a reporter's, HS2). */
+  readonly pinsMasked: boolean;
 }
+
+/** What a reporter reads in place of a PIN that is set (HS2): never digits, so never taken for a PIN. */
+export const MASKED_PIN = "****";
+
+const mask = (pin: string | null): string | null => (pin === null ? null : MASKED_PIN);
 
 const views = new WeakMap<SystemSnapshot, WeakMap<Grant, Scope>>();
 
@@ -33,7 +45,10 @@ const views = new WeakMap<SystemSnapshot, WeakMap<Grant, Scope>>();
  */
 export function scopeOf(snapshot: SystemSnapshot, grant: Grant): Scope {
   const parts = grant.partitions;
-  if (parts === null) return { view: snapshot, holder: () => true, group: () => true, rule: () => true, partition: () => true };
+  if (parts === null) {
+    const all = () => true;
+    return { view: snapshot, holder: all, group: all, rule: all, partition: all, device: all, floorGroup: all, pinsMasked: false };
+  }
   let byGrant = views.get(snapshot);
   if (byGrant === undefined) views.set(snapshot, (byGrant = new WeakMap()));
   const cached = byGrant.get(grant);
@@ -45,9 +60,11 @@ export function scopeOf(snapshot: SystemSnapshot, grant: Grant): Scope {
   };
   const groups = snapshot.groups.filter((g: Group) => partition(g.partition));
   const groupIds = new Set(groups.map((g) => g.id));
+  const masked = grant.role === "reporter";
   const holders = snapshot.holders
     .filter((h: Holder) => partition(h.partition))
-    .map((h) => (h.groups.every((g) => groupIds.has(g)) ? h : { ...h, groups: h.groups.filter((g) => groupIds.has(g)) }));
+    .map((h) => (h.groups.every((g) => groupIds.has(g)) ? h : { ...h, groups: h.groups.filter((g) => groupIds.has(g)) }))
+    .map((h) => (masked && (h.pin !== null || h.duressPin !== null) ? { ...h, pin: mask(h.pin), duressPin: mask(h.duressPin) } : h));
   const holderIds = new Set(holders.map((h) => h.id));
   const rules = snapshot.rules.filter((r) => groupIds.has(r.groupId));
   const ruleIds = new Set(rules.map((r) => r.id));
@@ -59,7 +76,18 @@ export function scopeOf(snapshot: SystemSnapshot, grant: Grant): Scope {
     holders,
     rules,
   };
-  const scope: Scope = { view, holder: (id) => holderIds.has(id), group: (id) => groupIds.has(id), rule: (id) => ruleIds.has(id), partition };
+  const deviceIds = new Set(snapshot.devices.filter((d: Device) => (d.partition.length === 0 ? partition(null) : d.partition.some((p) => parts.has(p.id)))).map((d) => d.id));
+  const floorGroupIds = new Set(snapshot.floorGroups.filter((f) => partition(f.partition)).map((f) => f.id));
+  const scope: Scope = {
+    view,
+    holder: (id) => holderIds.has(id),
+    group: (id) => groupIds.has(id),
+    rule: (id) => ruleIds.has(id),
+    partition,
+    device: (id) => deviceIds.has(id),
+    floorGroup: (id) => floorGroupIds.has(id),
+    pinsMasked: masked,
+  };
   byGrant.set(grant, scope);
   return scope;
 }
@@ -70,6 +98,9 @@ export function readInScope(
   scope: Scope,
   ctx: Omit<Parameters<ReadHandler>[0], "snapshot">,
 ): { body: unknown; total?: number } {
+  // Searching by PIN would find a masked PIN's digits one guess at a time (HS2); only the holder list takes search_fields.
+  if (scope.pinsMasked && (ctx.query.get("search_fields") ?? "").split(",").some((f) => f.trim() === "pin"))
+    throw new HttpError(403, "A reporter does not see PINs, so it may not search by them.", [{ path: "query.search_fields", message: 'Leave out "pin": a reporter searches firstName, lastName and email.' }]);
   try {
     return handler({ ...ctx, snapshot: scope.view });
   } catch (e) {
@@ -128,7 +159,9 @@ export function checkWrite(grant: Grant, snapshot: SystemSnapshot, method: strin
   if (params.holderId !== undefined && !scope.holder(params.holderId)) unknown("holder", params.holderId);
   if (params.groupId !== undefined && !scope.group(params.groupId)) unknown("group", params.groupId);
   if (params.ruleId !== undefined && !scope.rule(params.ruleId)) unknown("rule", params.ruleId);
+  if (params.ruleId !== undefined) ruleInScope(grant, scope, snapshot, params.ruleId);
   if (!isObject(body)) return body;
+  if (first === "rules") ruleBodyInScope(grant, scope, body);
 
   // A holder or group is created in, or moved to, one of the token's partitions only.
   const entity = (first === "holders" || first === "groups") && (method === "POST" ? route(first) : route(first, null));
@@ -173,6 +206,78 @@ export function checkWrite(grant: Grant, snapshot: SystemSnapshot, method: strin
     return { ...body, holders: [...body.holders, ...hidden] };
   }
   return body;
+}
+
+/** The device and floor group ids of a rule (or rule body) that are outside the scope, with their place. */
+function outsideScope(scope: Scope, rule: Readonly<Record<string, unknown>>): { key: "devices" | "floorGroups"; i: number; id: string }[] {
+  const out: { key: "devices" | "floorGroups"; i: number; id: string }[] = [];
+  for (const key of ["devices", "floorGroups"] as const) {
+    const list = rule[key];
+    if (!Array.isArray(list)) continue;
+    const inScope = key === "devices" ? scope.device : scope.floorGroup;
+    list.forEach((id: unknown, i) => {
+      if (typeof id === "string" && !inScope(id)) out.push({ key, i, id });
+    });
+  }
+  return out;
+}
+
+/**
+ * A manager's rule may name only devices and floor groups of its partitions (HS1): a body naming
+ * another is 403 at `body.devices.<i>` / `body.floorGroups.<i>` — whether or not it exists, so the
+ * answer tells nothing of other partitions. An id that exists nowhere in scope is refused the same way.
+ */
+function ruleBodyInScope(grant: Grant, scope: Scope, body: Record<string, unknown>): void {
+  const out = outsideScope(scope, body);
+  if (out.length === 0) return;
+  throw new HttpError(
+    403,
+    "A manager's rule names only devices and floor groups of its partitions.",
+    out.map(({ key, i, id }) => ({ path: `body.${key}.${i}`, message: `${key === "devices" ? "Device" : "Floor group"} "${id}" is not in this token's partitions: ${partitionList(grant)}.` })),
+  );
+}
+
+/**
+ * A stored rule that names a device or floor group outside the manager's partitions (an admin made it
+ * so) is changed or deleted by an admin only (HS1): an update could widen, and a deleted deny rule
+ * would open, a door the manager does not manage.
+ */
+function ruleInScope(grant: Grant, scope: Scope, snapshot: SystemSnapshot, ruleId: string): void {
+  const rule = snapshot.rules.find((r) => r.id === ruleId);
+  if (rule === undefined) return;
+  const out = outsideScope(scope, rule as unknown as Record<string, unknown>);
+  if (out.length === 0) return;
+  throw new HttpError(
+    403,
+    "This rule names devices or floor groups outside this token's partitions: an admin changes it.",
+    out.map(({ key, i, id }) => ({ path: `rule_id`, message: `Rule "${ruleId}" names ${key === "devices" ? "device" : "floor group"} "${id}" (${key}[${i}]), which is not in this token's partitions: ${partitionList(grant)}.` })),
+  );
+}
+
+/**
+ * An RSOP answer as a manager or reporter may read it (HS3): each holder's `groups` and `rules` only
+ * those of the token's view, and a door's or floor group's `activeRuleId` null when the rule deciding
+ * it is outside the view. `allowed` stays the holder's resultant access through every group: it is
+ * the truth about the holder, and names nothing outside the view.
+ */
+export function rsopInScope(scope: Scope, result: RsopResult): RsopResult {
+  const ruleId = (id: string | null) => (id !== null && scope.rule(id) ? id : null);
+  return {
+    ...result,
+    holders: result.holders.map((h) => ({
+      ...h,
+      groups: h.groups.filter((g) => scope.group(g.id)),
+      rules: h.rules.filter((r) => scope.rule(r.id)),
+      devices: h.devices.map((d) => ({ ...d, activeRuleId: ruleId(d.activeRuleId) })),
+      floorGroups: h.floorGroups.map((f) => ({ ...f, activeRuleId: ruleId(f.activeRuleId) })),
+    })),
+  };
+}
+
+/** A live system's RSOP read result with its answer as `rsopInScope` makes it (a refusal as it is). */
+export function rsopResultInScope<R extends { readonly ok: boolean }>(scope: Scope, result: R): R {
+  if (!result.ok || !("body" in result)) return result;
+  return { ...result, body: rsopInScope(scope, (result as unknown as { body: RsopResult }).body) };
 }
 
 /**

@@ -10,19 +10,21 @@ import { openPostgresStore, redactUrl } from "../store/postgresStore.js";
 import { type ReplicatedSystem, openReplicatedSystem } from "../store/replicatedSystem.js";
 import { openSqliteStore } from "../store/sqliteStore.js";
 import { type SharedStore, type Store, type StoredKind, StoreError } from "../store/store.js";
+import { type ConnectionOptions, connectionSettings, guardConnections, serverOptionsOf } from "./connectionGuard.js";
 import { HttpError, errorResponse } from "./httpError.js";
 import type { Authorize } from "./authenticate.js";
 import { createDataApp } from "./createDataApp.js";
+import { type RequestBounds, boundsOf } from "./requestBounds.js";
 import { normalizeBasePath } from "./matchRoute.js";
 import { type MigrationFront, createMigrationFront } from "./migrationFront.js";
-import type { ReportService } from "./reportService.js";
+import type { ReportService, ReportStoreLimits } from "./reportService.js";
 import { closeGracefully, streamLog } from "./startServer.js";
 import { tokenAuthorizer } from "./tokenAuthorizer.js";
 import { ADMIN, type TokenEntry, TokensFileError, grantLookup } from "./tokens.js";
 import { type WebhookOptions, Webhooks } from "../events/webhookService.js";
 
 /** Options of startDataServer. Exactly one of `token` and `insecureNoAuth` is required, and one of `dataFile` and `storeUrl`. */
-export interface StartDataServerOptions {
+export interface StartDataServerOptions extends ConnectionOptions, RequestBounds {
   /** The SQLite database file (created when missing). */
   readonly dataFile?: string;
   /**
@@ -45,9 +47,6 @@ export interface StartDataServerOptions {
   readonly insecureNoAuth?: boolean;
   readonly basePath?: string;
   readonly maxBodyBytes?: number;
-  readonly requestTimeoutMs?: number;
-  readonly headersTimeoutMs?: number;
-  readonly maxConnections?: number;
   /** Store a snapshot every this many changes; default 1000. */
   readonly snapshotEvery?: number;
   /** Awaited before each migration task (tests watch one task at a time); default: the next turn of the event loop. */
@@ -58,6 +57,8 @@ export interface StartDataServerOptions {
   readonly log?: (line: string) => void;
   /** A generated report keeps at most this many records, then ends `finishedTruncated`; default 1,000,000. */
   readonly maxReportEntries?: number;
+  /** The stored report caps (count, bytes) and the generation bound (RP16, RP17); defaults REPORT_STORE_DEFAULTS. */
+  readonly reportStore?: ReportStoreLimits;
   /** The organization id of the subscription routes; default the system id (1.0: the panel's serial number). */
   readonly organizationId?: string;
   /** Webhook delivery settings (attempts, backoff, timeouts, backlog cap). */
@@ -105,6 +106,8 @@ const KIND_NAME: Readonly<Record<StoredKind, string>> = { system: "2.0 system", 
  */
 export async function startDataServer(options: StartDataServerOptions): Promise<RunningDataServer> {
   const log = options.log ?? streamLog(process.stderr);
+  // Checked before the store is opened: a bad value opens nothing (HC1–HC4).
+  const connections = connectionSettings("startDataServer", options);
   const chosen = [options.token !== undefined || options.tokens !== undefined, options.authorize !== undefined, options.insecureNoAuth === true].filter(Boolean).length;
   if (chosen !== 1) throw new Error("give exactly one of token (and/or tokens), authorize and insecureNoAuth");
   const tokens = options.tokens;
@@ -210,6 +213,7 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
       ...(grants !== undefined ? { grants } : authorize !== undefined ? { authorize } : { insecureNoAuth: true }),
       ...(options.basePath !== undefined ? { basePath: options.basePath } : {}),
       ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),
+      ...boundsOf(options),
       ...(options.now !== undefined ? { now: options.now } : {}),
       health: () => ({
         status: "ok",
@@ -221,6 +225,7 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
         ...(replica !== undefined && webhooks !== undefined ? { webhookDispatcher: webhooks.dispatching } : {}),
       }),
       ...(options.maxReportEntries !== undefined ? { maxReportEntries: options.maxReportEntries } : {}),
+      ...(options.reportStore !== undefined ? { reportStore: options.reportStore } : {}),
       onReports: (r) => {
         reportServices.set(served.target, r);
       },
@@ -302,13 +307,11 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
     return response;
   };
 
-  const requestTimeout = options.requestTimeoutMs ?? 30_000;
-  const headersTimeout = Math.min(options.headersTimeoutMs ?? 10_000, requestTimeout);
   let server: Server;
   try {
     const { serve } = await import("@hono/node-server");
     server = await new Promise<Server>((resolvePromise, reject) => {
-      const serverOptions = { requestTimeout, headersTimeout, connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(headersTimeout / 4))) };
+      const serverOptions = serverOptionsOf(connections);
       const s = serve({ fetch, port: options.port ?? 0, hostname: options.host ?? "127.0.0.1", overrideGlobalObjects: false, serverOptions }, () => {
         s.off("error", reject);
         resolvePromise(s as Server);
@@ -320,7 +323,7 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
     await durable.close();
     throw e;
   }
-  server.maxConnections = options.maxConnections ?? 1000;
+  guardConnections(server, connections, log);
   const address = server.address() as AddressInfo;
   const url = `http://${hostForUrl(address.address)}:${address.port}`;
   const served = durable.target.kind === "system" ? `system ${durable.target.live.snapshot.systemId}` : "1.0 panel";

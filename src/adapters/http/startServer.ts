@@ -11,6 +11,7 @@ import type { AddressInfo } from "node:net";
 import { Engine } from "../../evaluate/index.js";
 import { type Issue, SnapshotError, type SystemSnapshot, formatPath } from "../../model/index.js";
 import { type HttpHandlerOptions, createHttpHandler } from "./createHttpHandler.js";
+import { type ConnectionOptions, connectionSettings, guardConnections, serverOptionsOf } from "./connectionGuard.js";
 import { HttpError, errorResponse, jsonResponse } from "./httpError.js";
 import { normalizeBasePath } from "./matchRoute.js";
 import {
@@ -29,8 +30,11 @@ import { tokenAuthorizer } from "./tokenAuthorizer.js";
 import { ADMIN, type TokenEntry, grantLookup } from "./tokens.js";
 import { type SnapshotWatch, watchSnapshotFile } from "./watchSnapshotFile.js";
 
-/** Options of startServer. Exactly one of `token`, `authorize` and `insecureNoAuth` is required. */
-export interface StartServerOptions {
+/**
+ * Options of startServer. Exactly one of `token`, `authorize` and `insecureNoAuth` is required. The
+ * connection options (ConnectionOptions: timeouts, connection caps) are checked by connectionSettings.
+ */
+export interface StartServerOptions extends ConnectionOptions {
   /** The rsop-system/1 snapshot file to serve (and watch). */
   readonly systemFile: string;
   /** TCP port; default 0 (any free port: read it from `url`). */
@@ -57,15 +61,6 @@ export interface StartServerOptions {
   readonly log?: (line: string) => void;
   /** Milliseconds close() waits for requests in progress before cutting connections; default 5000. */
   readonly closeGraceMs?: number;
-  /**
-   * Milliseconds a client has to send a whole request, headers and body (Node's `requestTimeout`);
-   * a slower one is answered 408 and its connection closed. Default 30000.
-   */
-  readonly requestTimeoutMs?: number;
-  /** Milliseconds a client has to send the request headers (Node's `headersTimeout`); default 10000, at most requestTimeoutMs. */
-  readonly headersTimeoutMs?: number;
-  /** Most connections open at once; further ones are closed as they arrive. Default 1000. */
-  readonly maxConnections?: number;
   /**
    * The built worker script (snapshotWorker.ts) that reads, parses and validates a changed file
    * off the event loop; default `snapshot-worker.js` next to this module (as `npm run build` lays
@@ -139,12 +134,6 @@ export function streamLog(stream: NodeJS.WritableStream): (line: string) => void
   };
 }
 
-function positive(name: string, v: number | undefined, fallback: number): number {
-  if (v === undefined) return fallback;
-  if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`startServer: ${name} must be a positive integer, got ${String(v)}`);
-  return v;
-}
-
 function hostForUrl(address: string): string {
   return address.includes(":") ? `[${address}]` : address;
 }
@@ -161,9 +150,7 @@ function statKey(s: { dev: number; ino: number; size: number; mtimeMs: number })
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const file = options.systemFile;
   const log = options.log ?? streamLog(process.stderr);
-  const requestTimeout = positive("requestTimeoutMs", options.requestTimeoutMs, 30_000);
-  const headersTimeout = Math.min(positive("headersTimeoutMs", options.headersTimeoutMs, 10_000), requestTimeout);
-  const maxConnections = positive("maxConnections", options.maxConnections, 1000);
+  const connections = connectionSettings("startServer", options);
   const workerFile = options.reloadWorker === false ? null : (options.reloadWorker ?? defaultWorkerFile());
   const chosen = [options.token !== undefined || options.tokens !== undefined, options.authorize !== undefined, options.insecureNoAuth === true].filter(Boolean).length;
   if (chosen === 0) throw new Error("refusing to start without authentication: give a token (or an authorize function), or insecureNoAuth");
@@ -223,20 +210,14 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // (@hono/node-server and its peer hono) are missing.
   const { serve } = await import("@hono/node-server");
   const server = await new Promise<Server>((resolvePromise, reject) => {
-    const serverOptions = {
-      requestTimeout,
-      headersTimeout,
-      // How often Node looks for connections past those timeouts (its default, 30 s, would let a
-      // slow client hold a connection that much longer than asked).
-      connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(headersTimeout / 4))),
-    };
+    const serverOptions = serverOptionsOf(connections);
     const s = serve({ fetch, port: options.port ?? 0, hostname: options.host ?? "127.0.0.1", overrideGlobalObjects: false, serverOptions }, () => {
       s.off("error", reject);
       resolvePromise(s as Server);
     });
     s.once("error", reject);
   });
-  server.maxConnections = maxConnections;
+  guardConnections(server, connections, log);
   const address = server.address() as AddressInfo;
   const url = `http://${hostForUrl(address.address)}:${address.port}`;
 

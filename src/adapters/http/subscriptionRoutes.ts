@@ -9,6 +9,7 @@ import { parseSubscriptionBody } from "../events/subscription.js";
 import { pageHeaders } from "./answerDeviceAccess.js";
 import type { Grant } from "./grant.js";
 import { HttpError, jsonResponse } from "./httpError.js";
+import { refuseOtherQuery } from "./parseQuery.js";
 import { readJsonBody } from "./readJsonBody.js";
 
 /** What the routes need of the app. */
@@ -42,11 +43,12 @@ export function registerSubscriptionRoutes(app: Hono, ctx: SubscriptionRouteCont
   const base = webhooks.generation === "2.0" ? "/api/organizations/:org/subscriptions" : "/api/ous/:org/hooks";
   const idName = webhooks.generation === "2.0" ? "subscription_id" : "webhook_id";
 
-  async function admit(request: Request, org: string): Promise<void> {
+  async function admit(request: Request, org: string, query: readonly string[] = []): Promise<void> {
     const grant = await ctx.identify(request, org);
     if (grant.partitions !== null) throw new HttpError(403, `A ${grant.role} may not manage webhook subscriptions: their events name holders of every partition.`);
     if (org !== webhooks.organizationId)
       throw new HttpError(404, "Unknown organization id.", [{ path: "organization_id", message: `Unknown organization id "${org}".` }]);
+    refuseOtherQuery(new URL(request.url), query);
     // Shared by several replicas (PostgreSQL): what another replica changed is read first (W15).
     await webhooks.refresh();
   }
@@ -56,7 +58,7 @@ export function registerSubscriptionRoutes(app: Hono, ctx: SubscriptionRouteCont
   }
 
   function context() {
-    return { generation: webhooks.generation, nodeIds: webhooks.nodeIds(), now: ctx.now() };
+    return { generation: webhooks.generation, nodeIds: webhooks.nodeIds(), now: ctx.now(), destinations: webhooks.destinations };
   }
 
   app.all(base, async (c) => {
@@ -89,7 +91,7 @@ export function registerSubscriptionRoutes(app: Hono, ctx: SubscriptionRouteCont
 
   app.all(`${base}/:id/parked`, async (c) => {
     const request = c.req.raw;
-    await admit(request, c.req.param("org"));
+    await admit(request, c.req.param("org"), ["page", "per_page"]);
     allow(request.method, ["GET"]);
     const url = new URL(request.url);
     const page = intParam(url, "page", 0, 0, 1e9);

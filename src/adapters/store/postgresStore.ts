@@ -213,7 +213,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     async putReport(id, info, records) {
       await query(
         "INSERT INTO rsop_reports (id, info, records) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET info = excluded.info, records = coalesce(excluded.records, rsop_reports.records)",
-        [id, JSON.stringify(info), records === undefined ? null : JSON.stringify(records)],
+        [id, JSON.stringify(info), records === undefined ? null : typeof records === "string" ? records : JSON.stringify(records)],
       );
     },
     async listReports() {
@@ -222,6 +222,9 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     async reportRecords(id) {
       const text = (await query<{ records: string | null }>("SELECT records FROM rsop_reports WHERE id = $1", [id]))[0]?.records;
       return text === undefined || text === null ? null : (JSON.parse(text) as unknown[]);
+    },
+    async reportRecordsText(id) {
+      return (await query<{ records: string | null }>("SELECT records FROM rsop_reports WHERE id = $1", [id]))[0]?.records ?? null;
     },
     async deleteReport(id) {
       return (await query<{ id: string }>("DELETE FROM rsop_reports WHERE id = $1 RETURNING id", [id])).length > 0;

@@ -18,26 +18,54 @@ CREATE TABLE IF NOT EXISTS rsop_webhook_outbox (
   seq bigserial PRIMARY KEY, subscription text NOT NULL, kind text NOT NULL, event_id text NOT NULL, event text NOT NULL,
   state text NOT NULL DEFAULT 'pending', attempts integer NOT NULL DEFAULT 0, last_error text, parked_at text, reason text);
 CREATE INDEX IF NOT EXISTS rsop_webhook_outbox_queue ON rsop_webhook_outbox (subscription, state, kind, seq);
+ALTER TABLE rsop_webhook_subscriptions ADD COLUMN IF NOT EXISTS last_sequence bigint NOT NULL DEFAULT 0;
+ALTER TABLE rsop_webhook_outbox ADD COLUMN IF NOT EXISTS sequence bigint NOT NULL DEFAULT 0;
+WITH n AS (SELECT seq, row_number() OVER (PARTITION BY subscription ORDER BY seq) AS r FROM rsop_webhook_outbox WHERE sequence = 0),
+  numbered AS (UPDATE rsop_webhook_outbox o SET sequence = n.r FROM n WHERE o.seq = n.seq RETURNING o.subscription, o.sequence)
+UPDATE rsop_webhook_subscriptions s SET last_sequence = greatest(s.last_sequence, m.top)
+  FROM (SELECT subscription, max(sequence) AS top FROM numbered GROUP BY subscription) m WHERE s.id = m.subscription;
 `;
 
 
 /** The insert of outbox rows (in order: `seq` follows the array) and the notification, as one statement. */
 const INSERT = `WITH added AS (
-  INSERT INTO rsop_webhook_outbox (subscription, kind, event_id, event)
-  SELECT s, k, i, e FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS x(s, k, i, e, n) ORDER BY n
+  INSERT INTO rsop_webhook_outbox (subscription, kind, event_id, event, sequence)
+  SELECT s, k, i, e, q FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]) WITH ORDINALITY AS x(s, k, i, e, q, n) ORDER BY n
   RETURNING 1)
 SELECT pg_notify('${CHANNEL}', 'outbox') FROM (SELECT 1 FROM added LIMIT 1) AS any_added`;
 
-function insertParams(entries: readonly OutboxEntry[]): unknown[] {
+/**
+ * Takes the next `sequence` numbers of the subscriptions (HW4): locks their rows in id order (no
+ * deadlock between two inserting transactions) and moves each one's counter by its count; the lock
+ * is held to the commit, so a later transaction's rows take both later numbers and later `seq`s.
+ * Resolves to the first number taken per subscription.
+ */
+const TAKE = `WITH locked AS (SELECT id FROM rsop_webhook_subscriptions WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE)
+UPDATE rsop_webhook_subscriptions s SET last_sequence = s.last_sequence + d.n
+  FROM unnest($1::text[], $2::bigint[]) AS d(id, n) JOIN locked ON locked.id = d.id WHERE s.id = d.id
+  RETURNING s.id, s.last_sequence - d.n + 1 AS first`;
+
+/** Inserts outbox rows in the caller's transaction, each with its subscription's next sequence number. */
+async function insertRows(c: Queryable, entries: readonly OutboxEntry[]): Promise<void> {
+  const counts = new Map<string, number>();
+  for (const e of entries) counts.set(e.subscriptionId, (counts.get(e.subscriptionId) ?? 0) + 1);
+  const ids = [...counts.keys()].sort();
+  const taken = await c.query<{ id: string; first: string }>(TAKE, [ids, ids.map((id) => counts.get(id)!)]);
+  const next = new Map<string, number>();
+  for (const r of taken.rows) next.set(r.id, Number(r.first));
   // One event usually goes to several subscriptions: its JSON is made once.
   let last: unknown = null;
   let text = "";
   const events: string[] = [];
+  const sequences: number[] = [];
   for (const e of entries) {
     if (e.event !== last) [last, text] = [e.event, JSON.stringify(e.event)];
     events.push(text);
+    const n = next.get(e.subscriptionId);
+    sequences.push(n ?? 0);
+    if (n !== undefined) next.set(e.subscriptionId, n + 1);
   }
-  return [entries.map((e) => e.subscriptionId), entries.map((e) => e.kind), entries.map((e) => e.event.id), events];
+  await c.query(INSERT, [entries.map((e) => e.subscriptionId), entries.map((e) => e.kind), entries.map((e) => e.event.id), events, sequences]);
 }
 
 /** What postgresWebhooks needs of the store that opens it. */
@@ -104,7 +132,7 @@ export function postgresWebhooks(deps: PgWebhookDeps): { store: WebhookStore; in
       });
     },
     async enqueue(entries) {
-      if (entries.length > 0) await query(INSERT, insertParams(entries));
+      if (entries.length > 0) await transaction((c) => insertRows(c, entries));
     },
     async pending(id, limit) {
       return (await query<Row>("SELECT * FROM rsop_webhook_outbox WHERE subscription = $1 AND state = 'pending' ORDER BY seq LIMIT $2", [id, limit])).map(toRow);
@@ -168,7 +196,7 @@ export function postgresWebhooks(deps: PgWebhookDeps): { store: WebhookStore; in
   return {
     store,
     async insert(c, entries) {
-      if (entries.length > 0) await c.query(INSERT, insertParams(entries));
+      if (entries.length > 0) await insertRows(c, entries);
     },
     async close() {
       await session?.stop();

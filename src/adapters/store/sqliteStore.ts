@@ -215,7 +215,7 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
     },
     async putReport(id, info, records) {
       open();
-      insertReport.run(id, JSON.stringify(info), records === undefined ? null : JSON.stringify(records));
+      insertReport.run(id, JSON.stringify(info), records === undefined ? null : typeof records === "string" ? records : JSON.stringify(records));
     },
     async listReports() {
       open();
@@ -225,6 +225,10 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
       open();
       const text = recordsOf.get(id)?.records;
       return text === undefined || text === null ? null : (JSON.parse(text) as unknown[]);
+    },
+    async reportRecordsText(id) {
+      open();
+      return recordsOf.get(id)?.records ?? null;
     },
     async deleteReport(id) {
       open();

@@ -15,12 +15,28 @@ export interface SqliteLike {
 }
 
 export const WEBHOOK_SCHEMA = `
-CREATE TABLE IF NOT EXISTS webhook_subscriptions (id TEXT PRIMARY KEY, fields TEXT NOT NULL, odometer INTEGER NOT NULL DEFAULT 0) STRICT;
+CREATE TABLE IF NOT EXISTS webhook_subscriptions (id TEXT PRIMARY KEY, fields TEXT NOT NULL, odometer INTEGER NOT NULL DEFAULT 0, last_sequence INTEGER NOT NULL DEFAULT 0) STRICT;
 CREATE TABLE IF NOT EXISTS webhook_outbox (
   seq INTEGER PRIMARY KEY AUTOINCREMENT, subscription TEXT NOT NULL, kind TEXT NOT NULL, event_id TEXT NOT NULL, event TEXT NOT NULL,
-  state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT, parked_at TEXT, reason TEXT) STRICT;
+  state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT, parked_at TEXT, reason TEXT,
+  sequence INTEGER NOT NULL DEFAULT 0) STRICT;
 CREATE INDEX IF NOT EXISTS webhook_outbox_queue ON webhook_outbox (subscription, state, kind, seq);
 `;
+
+/**
+ * A database made before events had a per-subscription `sequence` (HW4) gets the columns, and its
+ * waiting rows their numbers from 1 in outbox order, once.
+ */
+function addSequences(db: SqliteLike): void {
+  const columns = db.prepare("SELECT name FROM pragma_table_info('webhook_outbox')").all() as { name: string }[];
+  if (columns.some((c) => c.name === "sequence")) return;
+  db.transaction(() => {
+    db.exec("ALTER TABLE webhook_subscriptions ADD COLUMN last_sequence INTEGER NOT NULL DEFAULT 0");
+    db.exec("ALTER TABLE webhook_outbox ADD COLUMN sequence INTEGER NOT NULL DEFAULT 0");
+    db.exec(`UPDATE webhook_outbox SET sequence = (SELECT count(*) FROM webhook_outbox o WHERE o.subscription = webhook_outbox.subscription AND o.seq <= webhook_outbox.seq)`);
+    db.exec(`UPDATE webhook_subscriptions SET last_sequence = (SELECT coalesce(max(sequence), 0) FROM webhook_outbox o WHERE o.subscription = webhook_subscriptions.id)`);
+  })();
+}
 
 
 /**
@@ -28,15 +44,29 @@ CREATE INDEX IF NOT EXISTS webhook_outbox_queue ON webhook_outbox (subscription,
  * adds outbox rows inside the caller's transaction (the store's `append`).
  */
 export function sqliteWebhooks(db: SqliteLike, open: () => void): { store: WebhookStore; insert: (entries: readonly OutboxEntry[]) => void; clear: () => void } {
+  const before = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'webhook_outbox'").get() as { n: number };
+  if (before.n > 0) addSequences(db);
   db.exec(WEBHOOK_SCHEMA);
-  const insertRow = db.prepare("INSERT INTO webhook_outbox (subscription, kind, event_id, event) VALUES (?, ?, ?, ?)");
+  const insertRow = db.prepare("INSERT INTO webhook_outbox (subscription, kind, event_id, event, sequence) VALUES (?, ?, ?, ?, ?)");
+  const takeSequences = db.prepare("UPDATE webhook_subscriptions SET last_sequence = last_sequence + ? WHERE id = ? RETURNING last_sequence");
   const insert = (entries: readonly OutboxEntry[]) => {
+    // Each subscription's numbers are taken at once, in the transaction of the rows: they follow
+    // `seq` with no gap (HW4).
+    const counts = new Map<string, number>();
+    for (const e of entries) counts.set(e.subscriptionId, (counts.get(e.subscriptionId) ?? 0) + 1);
+    const next = new Map<string, number>();
+    for (const [id, n] of counts) {
+      const taken = takeSequences.get(n, id) as { last_sequence: number } | undefined;
+      if (taken !== undefined) next.set(id, taken.last_sequence - n + 1);
+    }
     // One event usually goes to several subscriptions: its JSON is written once per row but made once.
     let last: unknown = null;
     let text = "";
     for (const e of entries) {
       if (e.event !== last) [last, text] = [e.event, JSON.stringify(e.event)];
-      insertRow.run(e.subscriptionId, e.kind, e.event.id, text);
+      const n = next.get(e.subscriptionId);
+      if (n !== undefined) next.set(e.subscriptionId, n + 1);
+      insertRow.run(e.subscriptionId, e.kind, e.event.id, text, n ?? 0);
     }
   };
   const enqueue = db.transaction((entries: readonly OutboxEntry[]) => insert(entries));

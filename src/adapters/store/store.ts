@@ -67,13 +67,16 @@ export interface Store {
   snapshot(seq: number, snapshot: unknown, time: string): Promise<void>;
   /**
    * Stores a report: inserts it, or replaces the `info` (and the records, when `records` is given) of
-   * the report with this id. Records are written once, when the report is generated.
+   * the report with this id. Records are written once, when the report is generated: an array, or
+   * its JSON text (stored as it is, so that it can be answered as it is: reportRecordsText).
    */
-  putReport(id: string, info: unknown, records?: readonly unknown[]): Promise<void>;
+  putReport(id: string, info: unknown, records?: readonly unknown[] | string): Promise<void>;
   /** Every stored report (without records), in the order they were first put. */
   listReports(): Promise<StoredReport[]>;
   /** The records of a report: null when it has none stored (pending, or unknown id). */
   reportRecords(id: string): Promise<unknown[] | null>;
+  /** The records of a report as the JSON text stored, not parsed (a view answers it as it is); null as reportRecords. */
+  reportRecordsText?(id: string): Promise<string | null>;
   /** Removes a report and its records; false when no report has this id. */
   deleteReport(id: string): Promise<boolean>;
   /** Webhook subscriptions and their outbox (webhookStore.ts); absent when this store does not keep them (SQLite and PostgreSQL do). */

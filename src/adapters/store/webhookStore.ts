@@ -19,6 +19,11 @@ export interface OutboxEntry {
 export interface OutboxRow extends OutboxEntry {
   /** Its position in the outbox: rows of one subscription are sent in this order. */
   readonly seq: number;
+  /**
+   * Its number among its subscription's events: 1, 2, 3, … in `seq` order with no gap, taken when
+   * the row is stored and kept when it is parked and re-delivered; sent as the body's `sequence` (HW4).
+   */
+  readonly sequence: number;
   readonly state: "pending" | "parked";
   /** Attempts made before it was parked (0 while pending). */
   readonly attempts: number;
@@ -32,6 +37,7 @@ export interface OutboxRow extends OutboxEntry {
 /** An outbox row as both stores' tables hold it (PostgreSQL answers a bigint as a string). */
 export interface OutboxRecord {
   seq: number | string;
+  sequence: number | string;
   subscription: string;
   kind: string;
   event: string;
@@ -46,6 +52,7 @@ export interface OutboxRecord {
 export function toOutboxRow(r: OutboxRecord): OutboxRow {
   return {
     seq: Number(r.seq),
+    sequence: Number(r.sequence),
     subscriptionId: r.subscription,
     kind: r.kind as OutboxRow["kind"],
     event: JSON.parse(r.event) as OutboxRow["event"],
@@ -57,7 +64,7 @@ export function toOutboxRow(r: OutboxRecord): OutboxRow {
   };
 }
 
-/** A stored subscription: its fields (JSON) and how many notifications it delivered. */
+/** A stored subscription: its fields (JSON) and how many notifications it delivered. Its table also keeps the last `sequence` given to its events. */
 export interface StoredSubscription {
   readonly id: string;
   readonly fields: unknown;
@@ -93,7 +100,10 @@ export interface WebhookStore {
   putSubscription(id: string, fields: unknown): Promise<void>;
   /** Deletes a subscription and every outbox row of it. */
   deleteSubscription(id: string): Promise<void>;
-  /** Stores events that no change caused (access events of decisions), in one transaction. */
+  /**
+   * Stores events that no change caused (access events of decisions), in one transaction. Like the
+   * rows of an append, each takes its subscription's next `sequence` in that transaction.
+   */
   enqueue(entries: readonly OutboxEntry[]): Promise<void>;
   /** The oldest pending rows of a subscription, at most `limit`. */
   pending(subscriptionId: string, limit: number): Promise<OutboxRow[]>;

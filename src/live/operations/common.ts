@@ -1,9 +1,9 @@
 // What every operation handler receives, and lookups over the draft snapshot.
 import type { Draft } from "immer";
-import type { SystemSnapshot } from "../../model/index.js";
+import type { Issue, SystemSnapshot } from "../../model/index.js";
 import type { Collection } from "../../model/checks/index.js";
 import type { IdSource } from "../ids.js";
-import { notFound } from "../operation.js";
+import { Refusal, notFound } from "../operation.js";
 
 export type Mutable = Draft<SystemSnapshot>;
 
@@ -72,3 +72,16 @@ export function positionIn(list: readonly { readonly id: string }[], id: string,
 }
 
 export const NO_CONTENT: Created = { status: 204 };
+
+/**
+ * Refuses the fields of a write body that the route does not take (HS5): each at `body.<field>`, with
+ * `hints[field]` as its sentence when given (where that field is written instead), else the fields
+ * the route takes. A field the route would silently drop is a change the client believes was made.
+ */
+export function onlyKeys(body: Record<string, unknown>, allowed: readonly string[], hints: Readonly<Record<string, string>> = {}): void {
+  const issues: Issue[] = Object.keys(body)
+    // A key whose value is undefined is absent, as JSON has it (a library caller's spread leaves such keys).
+    .filter((k) => !allowed.includes(k) && body[k] !== undefined)
+    .map((k) => ({ code: "unknownField", path: ["body", k], message: hints[k] ?? `Is not a field of this route; it takes ${allowed.join(", ")}.` }));
+  if (issues.length > 0) throw new Refusal(400, issues);
+}

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { type Issue, credentialSchema, normalizeCredential } from "../../model/index.js";
 import { objectBody, parseBody, requireKeys } from "../body.js";
 import { Refusal, refuse } from "../operation.js";
-import { type Created, NO_CONTENT, type WriteContext, indexOf, positionIn } from "./common.js";
+import { type Created, NO_CONTENT, type WriteContext, indexOf, onlyKeys, positionIn } from "./common.js";
 
 const DIGITAL_TYPES = z.array(z.enum(["touch", "token"])).min(1, { error: "Must name at least one credential type." });
 
@@ -50,6 +50,7 @@ export function credentialInput(b: Record<string, unknown>, id: string): Record<
 export function createCredential(ctx: WriteContext): Created {
   const h = holderAt(ctx);
   const b = objectBody(ctx.body);
+  onlyKeys(b, ["types", "credentialNumber", "facilityCode", "description", "sendEmail"]);
   requireKeys(b, ["types"]);
   const issues = credentialIssues(b, ["body"]);
   if (issues.length > 0) throw new Refusal(400, issues);
@@ -67,6 +68,7 @@ export function updateCredential(ctx: WriteContext): Created {
   const h = holderAt(ctx);
   const c = h.credentials[credentialIndex(ctx)]!;
   const b = objectBody(ctx.body);
+  onlyKeys(b, ["types"], { credentialNumber: "Only the types of a credential change after creation.", facilityCode: "Only the types of a credential change after creation.", description: "Only the types of a credential change after creation." });
   requireKeys(b, ["types"]);
   if (c.types.includes("card")) refuse(400, "invalid", ["body", "types"], "Only the types of a digital credential can change after creation.");
   c.types = parseBody(DIGITAL_TYPES, b.types, ["body", "types"]);
@@ -88,7 +90,9 @@ export function activateCredential(ctx: WriteContext): Created {
   const c = holderAt(ctx).credentials[credentialIndex(ctx)]!;
   if (c.types.includes("card")) refuse(409, "conflict", [], "Card credentials are not activated; only pending digital credentials are.");
   if (c.credentialNumber !== null) refuse(409, "conflict", [], `Credential "${c.id}" is already active.`);
-  const a = parseBody(activation, objectBody(ctx.body));
+  const b = objectBody(ctx.body);
+  onlyKeys(b, ["credentialNumber", "description"]);
+  const a = parseBody(activation, b);
   c.credentialNumber = a.credentialNumber;
   c.description = a.description;
   return NO_CONTENT;

@@ -4,12 +4,21 @@ import { groupSchema } from "../../model/index.js";
 import type { Issue } from "../../model/index.js";
 import { objectBody, parseBody, requireKeys } from "../body.js";
 import { Refusal, refuse } from "../operation.js";
-import { type Created, NO_CONTENT, type WriteContext, indexOf } from "./common.js";
+import { type Created, NO_CONTENT, type WriteContext, indexOf, onlyKeys } from "./common.js";
+
+/** The fields of a group create and update (seed 001 §4), and where the others are written (HS5). */
+const GROUP_FIELDS = ["name", "partition"];
+const GROUP_HINTS: Readonly<Record<string, string>> = {
+  holders: "Members are not written here: use PUT /groups/{group_id}/holders (or add and remove one holder).",
+  id: "A group's id is drawn by the system and never changes.",
+};
 
 export function createGroup(ctx: WriteContext): Created {
   const { body, newId } = ctx;
+  const b = objectBody(body);
+  onlyKeys(b, GROUP_FIELDS, GROUP_HINTS);
   const id = newId();
-  ctx.append("groups", parseBody(groupSchema, { ...objectBody(body), id }));
+  ctx.append("groups", parseBody(groupSchema, { ...b, id }));
   return { status: 200, id };
 }
 
@@ -17,6 +26,7 @@ export function updateGroup(ctx: WriteContext): Created {
   const { draft, params, body } = ctx;
   const i = indexOf(ctx, "groups", params.groupId!, "group");
   const b = objectBody(body);
+  onlyKeys(b, GROUP_FIELDS, GROUP_HINTS);
   requireKeys(b, ["name", "partition"]);
   const g = parseBody(groupSchema, { id: draft.groups[i]!.id, name: b.name, partition: b.partition });
   draft.groups[i]!.name = g.name;

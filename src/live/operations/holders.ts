@@ -4,14 +4,24 @@ import type { Holder, Issue } from "../../model/index.js";
 import { Refusal } from "../operation.js";
 import { credentialInput, credentialIssues } from "./credentials.js";
 import { objectBody, parseBody, pick, requireKeys } from "../body.js";
-import { type Created, NO_CONTENT, type WriteContext, indexOf } from "./common.js";
+import { type Created, NO_CONTENT, type WriteContext, indexOf, onlyKeys } from "./common.js";
 
 const UPDATE_REQUIRED = ["firstName", "lastName", "partition", "enabled", "activeDate", "expireDate", "pin", "duressPin"] as const;
 const UPDATE_WRITABLE = [...UPDATE_REQUIRED, "email", "customFields"] as const;
+/** The fields of a holder create: seed 001's list, and the snapshot's `photoUrl`. */
+const CREATE_FIELDS = ["firstName", "lastName", "email", "photoUrl", "partition", "enabled", "activeDate", "expireDate", "pin", "duressPin", "customFields", "groups", "credentials"];
+
+/** Where an update writes what a holder update does not take (HS5). */
+const UPDATE_HINTS: Readonly<Record<string, string>> = {
+  groups: "A holder update does not change memberships: use PUT /holders/{holder_id}/groups (or add and remove one group).",
+  credentials: "A holder update does not change credentials: use the routes under /holders/{holder_id}/credentials.",
+  id: "A holder's id never changes: the path names the holder.",
+};
 
 export function createHolder(ctx: WriteContext): Created {
   const { body, newId } = ctx;
   const b = objectBody(body);
+  onlyKeys(b, CREATE_FIELDS, { id: "A holder's id is drawn by the system: leave it out." });
   const id = newId();
   // Credentials given on creation follow the credential-create rules (a digital one starts Pending).
   const issues: Issue[] = [];
@@ -40,6 +50,7 @@ export function updateHolder(ctx: WriteContext): Created {
   const { draft, params, body } = ctx;
   const i = indexOf(ctx, "holders", params.holderId!, "holder");
   const b = objectBody(body);
+  onlyKeys(b, UPDATE_WRITABLE, UPDATE_HINTS);
   requireKeys(b, UPDATE_REQUIRED);
   const current = draft.holders[i]!;
   const merged = { ...current, ...pick(b, UPDATE_WRITABLE), id: current.id };

@@ -4,6 +4,7 @@ import type { Engine } from "../../evaluate/index.js";
 import { type CustomField, type FloorGroup, type Holder, QueryError, type SystemSnapshot } from "../../model/index.js";
 import { Refusal, notFound, refuse } from "../operation.js";
 import { pageOf } from "../routeTable.js";
+import { PAGING, withQueryKeys } from "../queryKeys.js";
 
 export interface ReadContext {
   readonly snapshot: SystemSnapshot;
@@ -104,7 +105,11 @@ function partialHolder(h: Holder): unknown {
   return { id: h.id, firstName: h.firstName, lastName: h.lastName, enabled: h.enabled, partition: h.partition, email: h.email };
 }
 
-export const reads = {
+/** Most distinct holder ids one RSOP read names (HP3). */
+export const MAX_RSOP_IDS = 100;
+
+/** The handlers, before each is given the check of its query parameters (`reads` below). */
+const handlers = {
   holder: ({ snapshot, params }: ReadContext): Answer => ({ body: holderBody(snapshot, find(snapshot.holders, params.holderId!, "holder")) }),
   holders: ({ snapshot, query }: ReadContext): Answer => {
     const asked = (query.get("search_fields") ?? "").split(",").map((f) => f.trim()).filter((f) => f !== "");
@@ -189,8 +194,7 @@ export const reads = {
     find(snapshot.cloudNodes, params.cloudNodeId!, "cloud node");
     const d = snapshot.devices.find((x) => x.id === params.deviceId && x.cloudNode === params.cloudNodeId);
     if (d === undefined) notFound(`device on cloud node "${params.cloudNodeId}"`, params.deviceId!);
-    const include = (query.get("include") ?? "").split(",");
-    if (!include.includes("connection")) return { body: d };
+    if (!includes(query, ["connection"]).has("connection")) return { body: d };
     const c = snapshot.connections.find((x) => x.id === d.connection);
     return { body: { ...d, connection: c === undefined ? d.connection : { id: c.id, name: c.name, type: c.type } } };
   },
@@ -224,6 +228,8 @@ export const reads = {
     const raw = query.get("ids");
     if (raw === null || raw.trim() === "") refuse(400, "required", ["query", "ids"], "Is required: comma-delimited holder ids.");
     const ids = [...new Set(raw.split(",").map((s) => s.trim()).filter((s) => s !== ""))];
+    // A bound on the work and answer of one request, as `rsop serve --system` has (HP3).
+    if (ids.length > MAX_RSOP_IDS) refuse(400, "tooBig", ["query", "ids"], `Names at most ${MAX_RSOP_IDS} holder ids per request; got ${ids.length}.`);
     try {
       const options = { at: query.get("at") ?? now(), ...(params.cloudNodeId ? { cloudNodeId: params.cloudNodeId } : {}) };
       return jsonBytes === undefined ? { body: engine.rsop(ids, options) } : { body: undefined, json: engine.rsopJsonBytes(ids, options, jsonBytes.indent) };
@@ -233,3 +239,39 @@ export const reads = {
     }
   },
 } satisfies Record<string, (ctx: ReadContext) => Answer>;
+
+const SEARCH_LIST = ["search", ...PAGING];
+
+/**
+ * The read routes, each refusing a query parameter it does not take (HS4). Which parameters: seed 001
+ * §4's row of the route; every list pages (L5), RSOP takes `at` (L13), a device `include` (connection).
+ */
+export const reads = withQueryKeys<ReadContext, Answer, typeof handlers>(handlers, {
+  holder: [],
+  holders: ["search", "search_fields", "include", ...PAGING],
+  group: [],
+  groups: ["search", "ids", "include", ...PAGING],
+  groupHolders: PAGING,
+  holderGroups: PAGING,
+  credentials: PAGING,
+  holderCredentials: PAGING,
+  credential: [],
+  facilityCodes: PAGING,
+  rule: [],
+  rules: PAGING,
+  cloudNode: [],
+  cloudNodes: SEARCH_LIST,
+  // Lists (seed 001 "List hardware"); answered 501 (H30), so paging a client sends changes nothing.
+  hardware: PAGING,
+  wirelessDiagnostics: PAGING,
+  connection: [],
+  connections: PAGING,
+  device: ["include"],
+  partition: [],
+  partitions: ["search", "include", ...PAGING],
+  customFields: PAGING,
+  customField: [],
+  floorGroup: [],
+  floorGroups: SEARCH_LIST,
+  rsop: ["ids", "at"],
+});

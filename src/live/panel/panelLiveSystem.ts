@@ -6,7 +6,7 @@ import { applySnapshotPatches, freezeSnapshot, produceSnapshot } from "../transi
 import { PanelEngine } from "../../legacy1/panelEngine.js";
 import { type Issue, type LoadedPanel, type PanelSnapshot, type Result, err, ok, parsePanel } from "../../model/index.js";
 import { type Operation, Refusal, type RefusedResult, refused, refusedWrite } from "../operation.js";
-import { connectionBodyIssue } from "../body.js";
+import { connectionBodyIssue, readInput, readOperation, readRefusal } from "../body.js";
 import { routeOperation } from "../routeTable.js";
 import type { PanelWritten } from "./panelOperations.js";
 import { matchPanelRoute } from "./panelRoutes.js";
@@ -119,8 +119,11 @@ export class PanelLiveSystem {
   apply(op: Operation): PanelOperationResult;
   apply(ops: readonly Operation[]): PanelBatchResult;
   apply(input: Operation | readonly Operation[]): PanelOperationResult | PanelBatchResult {
-    if (Array.isArray(input)) return this.#applyBatch(input as readonly Operation[]);
-    const step = this.#step(this.#snapshot, input as Operation);
+    // Read once into plain operations first (HJ3): a getter, Proxy, cycle or too deep a body is a 400, never a throw.
+    const read = readInput(input);
+    if ("refused" in read) return read.refused;
+    if ("many" in read) return this.#applyBatch(read.many);
+    const step = this.#step(this.#snapshot, read.one);
     if ("next" in step) this.#commit(step.next, step.loaded);
     return step.result;
   }
@@ -162,7 +165,10 @@ export class PanelLiveSystem {
     return { ok: true, status: 200, results };
   }
 
-  #step(base: PanelSnapshot, op: Operation, engine: PanelEngine = this.#engine): Step {
+  #step(base: PanelSnapshot, given: Operation, engine: PanelEngine = this.#engine): Step {
+    const op = readOperation(given);
+    const unreadable = readRefusal(op);
+    if (unreadable !== undefined) return { result: unreadable };
     const routed = routeOperation(op, matchPanelRoute, "1.0 route");
     if ("refused" in routed) return { result: routed.refused };
     const { route, query } = routed;

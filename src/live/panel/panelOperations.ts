@@ -9,6 +9,7 @@ import { type Issue, type PanelSnapshot, credentialSchema, panelSnapshotSchema, 
 import { configureNetwork, connectionFields, objectBody, parseBody, pick, requireKeys } from "../body.js";
 import { Refusal, refuse } from "../operation.js";
 import { attributeIssues, parseDefinition, valuesAgainst } from "./customFields.js";
+import { onlyKeys } from "../operations/common.js";
 
 export type PanelDraft = Draft<PanelSnapshot>;
 type Json = Record<string, unknown>;
@@ -71,6 +72,12 @@ function conflict(issues: Issue[]): void {
 const PERSON_CREATE = ["firstName", "lastName", "email", "partition", "enabled", "activeDate", "expireDate", "pin", "duressPin", "customAttributes", "metadata"];
 const PERSON_UPDATE_REQUIRED = ["firstName", "lastName", "partition", "enabled", "activeDate", "expireDate", "pin", "duressPin"];
 const PERSON_UPDATE = [...PERSON_UPDATE_REQUIRED, "email", "customAttributes", "metadata"];
+/** Where a person write puts what its body may not carry (HS5). */
+const PERSON_HINTS: Readonly<Record<string, string>> = {
+  groups: "A person write does not change memberships: use the group membership routes.",
+  credentials: "A person write does not change credentials: use the routes under /api/persons/{person_id}/credentials.",
+  id: "A person's id is drawn by the panel and never changes.",
+};
 
 function personIndex(ctx: PanelWriteContext): number {
   return indexOfId(ctx.draft.persons, idParam(ctx.params, "personId", "person"), "person");
@@ -85,6 +92,7 @@ function checkAttributes(draft: PanelDraft, person: { partition: number; customA
 
 export function createPerson({ draft, body }: PanelWriteContext): PanelWritten {
   const b = objectBody(body);
+  onlyKeys(b, PERSON_CREATE, PERSON_HINTS);
   requireKeys(b, ["firstName", "lastName"]);
   const id = nextId(draft.persons.map((p) => p.id));
   const person = parseBody(personSchema, { enabled: true, ...pick(b, PERSON_CREATE), id, groups: [], credentials: [] });
@@ -96,6 +104,7 @@ export function createPerson({ draft, body }: PanelWriteContext): PanelWritten {
 export function updatePerson(ctx: PanelWriteContext): PanelWritten {
   const i = personIndex(ctx);
   const b = objectBody(ctx.body);
+  onlyKeys(b, PERSON_UPDATE, PERSON_HINTS);
   requireKeys(b, PERSON_UPDATE_REQUIRED);
   const current = ctx.draft.persons[i]!;
   const next = parseBody(personSchema, { ...current, ...pick(b, PERSON_UPDATE) });

@@ -4,6 +4,7 @@ import type { PanelEngine } from "../../legacy1/panelEngine.js";
 import { type Issue, type PanelSnapshot, QueryError, withConnectionDefaults } from "../../model/index.js";
 import { Refusal, refuse } from "../operation.js";
 import { pageOf } from "../routeTable.js";
+import { PAGING, withQueryKeys } from "../queryKeys.js";
 
 export interface PanelReadContext {
   readonly panel: PanelSnapshot;
@@ -80,7 +81,8 @@ function groupId(ctx: PanelReadContext): number {
   return find(ctx.panel.groups, idParam(ctx.params, "groupId"), "group", ctx.params.groupId!).id;
 }
 
-export const panelReads = {
+/** The handlers, before each is given the check of its query parameters (`panelReads` below). */
+const handlers = {
   persons: (ctx: PanelReadContext): PanelAnswer => paged(ctx.panel.persons, ctx.query, (p) => personBody(ctx.panel, p)),
   person: (ctx: PanelReadContext): PanelAnswer => ({ body: personBody(ctx.panel, personOf(ctx)) }),
   groupPersons: (ctx: PanelReadContext): PanelAnswer => {
@@ -173,3 +175,35 @@ export const panelReads = {
     }
   },
 } satisfies Record<string, (ctx: PanelReadContext) => PanelAnswer>;
+
+/**
+ * The 1.0 read routes, each refusing a query parameter it does not take (HS4): every list pages (LP9),
+ * search takes `q`, RSOP `ids` and `at`; the other reads take none.
+ */
+export const panelReads = withQueryKeys<PanelReadContext, PanelAnswer, typeof handlers>(handlers, {
+  persons: PAGING,
+  person: [],
+  groupPersons: PAGING,
+  personCredentials: PAGING,
+  credential: [],
+  groups: PAGING,
+  group: [],
+  personGroups: PAGING,
+  devices: PAGING,
+  device: [],
+  connections: PAGING,
+  connection: [],
+  attributes: PAGING,
+  attribute: [],
+  floorGroups: PAGING,
+  floorGroup: [],
+  rules: PAGING,
+  rule: [],
+  config: [],
+  // Lists answered 501 (H30), as the 2.0 ones.
+  hardware: PAGING,
+  wirelessDiagnostics: PAGING,
+  info: [],
+  search: ["q"],
+  rsop: ["ids", "at"],
+});

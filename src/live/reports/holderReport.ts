@@ -36,51 +36,60 @@ export function compareHolders(flavour: ReportFlavour): (a: Holder, b: Holder) =
   return (a, b) => cmp(a.lastName, b.lastName) || cmp(a.firstName, b.firstName) || byId(a, b);
 }
 
-/** Whether `h` passes `f`; `partitionOf` is a holder's effective partition (none: the default one). */
-function passes(h: Holder, f: ReportFilter, partitionOf: (h: Holder) => string | null): boolean {
+/**
+ * The test of one checked filter, prepared once per report (RP15): operands lower-cased once, id
+ * lists as sets, so a holder costs each filter one comparison or a lookup per group it is in, whatever
+ * the lists' lengths. `partitionOf` is a holder's effective partition (none: the default one).
+ */
+function filterTest(f: ReportFilter, partitionOf: (h: Holder) => string | null): (h: Holder) => boolean {
   switch (f.type) {
     case "firstName":
     case "lastName":
     case "email": {
-      let value = h[f.type] ?? "";
-      let operand = f.operand;
-      if (!f.caseSensitive) {
-        value = value.toLowerCase();
-        operand = operand.toLowerCase();
-      }
+      const key = f.type;
+      const operand = f.caseSensitive ? f.operand : f.operand.toLowerCase();
+      const valueOf = f.caseSensitive ? (h: Holder) => h[key] ?? "" : (h: Holder) => (h[key] ?? "").toLowerCase();
       switch (f.operator) {
         case "equals":
-          return value === operand;
+          return (h) => valueOf(h) === operand;
         case "does not equal":
-          return value !== operand;
+          return (h) => valueOf(h) !== operand;
         case "contains":
-          return value.includes(operand);
+          return (h) => valueOf(h).includes(operand);
         case "does not contain":
-          return !value.includes(operand);
+          return (h) => !valueOf(h).includes(operand);
       }
-      return false;
+      return () => false;
     }
     case "enabled":
-      return h.enabled === f.value;
-    case "groups":
-      return (f.memberOf === null || h.groups.some((g) => f.memberOf!.includes(g))) && (f.notMemberOf === null || !h.groups.some((g) => f.notMemberOf!.includes(g)));
+      return (h) => h.enabled === f.value;
+    case "groups": {
+      const member = f.memberOf === null ? null : new Set(f.memberOf);
+      const notMember = f.notMemberOf === null ? null : new Set(f.notMemberOf);
+      return (h) => (member === null || h.groups.some((g) => member.has(g))) && (notMember === null || !h.groups.some((g) => notMember.has(g)));
+    }
     case "partition": {
-      const p = partitionOf(h);
-      return (f.memberOf === null || (p !== null && f.memberOf.includes(p))) && (f.notMemberOf === null || p === null || !f.notMemberOf.includes(p));
+      const member = f.memberOf === null ? null : new Set(f.memberOf);
+      const notMember = f.notMemberOf === null ? null : new Set(f.notMemberOf);
+      return (h) => {
+        const p = partitionOf(h);
+        return (member === null || (p !== null && member.has(p))) && (notMember === null || p === null || !notMember.has(p));
+      };
     }
-    case "credentials": {
-      if (f.cardNumber !== null) {
-        const n = f.cardNumber.operand;
-        const has = h.credentials.some((c) => c.types.includes("card") && c.credentialNumber === n);
-        if (has !== (f.cardNumber.operator === "equals")) return false;
-      }
-      if (f.mobile !== null) {
-        const { type, status } = f.mobile;
-        const has = h.credentials.some((c) => !c.types.includes("card") && c.types.includes(type) && (c.credentialNumber !== null) === (status === "accepted"));
-        if (!has) return false;
-      }
-      return true;
-    }
+    case "credentials":
+      return (h) => {
+        if (f.cardNumber !== null) {
+          const n = f.cardNumber.operand;
+          const has = h.credentials.some((c) => c.types.includes("card") && c.credentialNumber === n);
+          if (has !== (f.cardNumber.operator === "equals")) return false;
+        }
+        if (f.mobile !== null) {
+          const { type, status } = f.mobile;
+          const has = h.credentials.some((c) => !c.types.includes("card") && c.types.includes(type) && (c.credentialNumber !== null) === (status === "accepted"));
+          if (!has) return false;
+        }
+        return true;
+      };
   }
 }
 
@@ -90,13 +99,38 @@ export function partitionResolver(snapshot: SystemSnapshot): (h: Holder) => stri
   return (h) => h.partition ?? dflt;
 }
 
-/** The holders a checked query selects, in report order. */
-export function selectHolders(snapshot: SystemSnapshot, query: ReportQuery, flavour: ReportFlavour): Holder[] {
+/** A test of whether a holder passes a checked query's partition and every filter. */
+export function queryTest(snapshot: SystemSnapshot, query: ReportQuery): (h: Holder) => boolean {
   const partitionOf = partitionResolver(snapshot);
-  const out = snapshot.holders.filter(
-    (h) => (query.partition === null || partitionOf(h) === query.partition) && query.filters.every((f) => passes(h, f, partitionOf)),
-  );
-  return out.sort(compareHolders(flavour));
+  const tests = query.filters.map((f) => filterTest(f, partitionOf));
+  return (h) => (query.partition === null || partitionOf(h) === query.partition) && tests.every((t) => t(h));
+}
+
+/**
+ * The holders a checked query selects, in report order; with a small `limit` (a preview) only the
+ * first `limit` of that order, kept by insertion into a sorted list of at most `limit` holders, so a
+ * preview never sorts every holder.
+ */
+export function selectHolders(snapshot: SystemSnapshot, query: ReportQuery, flavour: ReportFlavour, limit = Infinity): Holder[] {
+  const passes = queryTest(snapshot, query);
+  const order = compareHolders(flavour);
+  if (limit > PREVIEW_LIMIT) return snapshot.holders.filter(passes).sort(order);
+  if (limit <= 0) return [];
+  const best: Holder[] = [];
+  for (const h of snapshot.holders) {
+    if (best.length === limit && order(h, best[best.length - 1]!) >= 0) continue;
+    if (!passes(h)) continue;
+    let lo = 0;
+    let hi = best.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (order(best[mid]!, h) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    best.splice(lo, 0, h);
+    if (best.length > limit) best.pop();
+  }
+  return best;
 }
 
 /** Counts of a holder's digital credentials: touch (Bluetooth) and token (mobile app), active and pending. */
@@ -216,7 +250,7 @@ export function recordMaker(snapshot: SystemSnapshot, flavour: ReportFlavour, ou
 /** The records of a checked query, in report order (at most `limit`). */
 export function reportRecords(snapshot: SystemSnapshot, query: ReportQuery, flavour: ReportFlavour, limit = Infinity): ReportRecord[] {
   const make = recordMaker(snapshot, flavour, query.output);
-  return selectHolders(snapshot, query, flavour).slice(0, limit).map(make);
+  return selectHolders(snapshot, query, flavour, limit).slice(0, limit).map(make);
 }
 
 /**

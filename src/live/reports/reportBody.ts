@@ -2,6 +2,7 @@
 // `partition`, `filters`, `output`, checked whole. Every problem is reported with its JSON path and a
 // sentence (docs/semantics.md RP1–RP8); ids are checked against the snapshot the report reads.
 import { type Issue, type SystemSnapshot, panelKey } from "../../model/index.js";
+import { quote } from "../../model/zodIssues.js";
 
 /** Which interface a report speaks: 2.0 holder reports (string ids) or 1.0 people reports (integer ids). */
 export type ReportFlavour = "holders" | "people";
@@ -58,6 +59,23 @@ export const PEOPLE_PROPERTIES = [
 /** In a 1.0 `output` list the custom fields property is named `Custom Attributes`. */
 export const PEOPLE_OUTPUT_ALIAS: Readonly<Record<string, string>> = { "Custom Attributes": "Custom Fields" };
 
+/**
+ * The cost bounds of a report body (RP15): a body over any of them is refused before any holder is
+ * read, so the work of a preview or generation stays bounded by holders × maxFilters (each filter a
+ * constant-time test: a set lookup or one comparison of a short operand).
+ */
+export interface ReportLimits {
+  /** Most filters in `filters`; default 32. */
+  readonly maxFilters: number;
+  /** Most ids in one `memberOf` or `notMemberOf` list; default 256. */
+  readonly maxIdsPerList: number;
+  /** Longest text operand (firstName, lastName, email filters), in characters; default 256. */
+  readonly maxOperandLength: number;
+}
+
+/** The default report bounds (RP15). */
+export const REPORT_LIMITS: ReportLimits = { maxFilters: 32, maxIdsPerList: 256, maxOperandLength: 256 };
+
 /** How `parseReportBody` resolves a `reportId` (a template): the body it stands for, or undefined when unknown. */
 export type TemplateLookup = (id: string | number) => unknown;
 
@@ -67,6 +85,8 @@ export interface ParseReportOptions {
   readonly flavour: ReportFlavour;
   /** Resolves `reportId`; without it every `reportId` is unknown. */
   readonly templates?: TemplateLookup;
+  /** The cost bounds; default REPORT_LIMITS. */
+  readonly limits?: ReportLimits;
 }
 
 type Path = readonly (string | number)[];
@@ -132,12 +152,16 @@ export function parseReportBody(body: unknown, options: ParseReportOptions): { o
   let partition: string | null = null;
   if (body.partition !== undefined && body.partition !== null) partition = idOf(body.partition, ["partition"], partitionIds, "partition");
 
+  const limits = options.limits ?? REPORT_LIMITS;
   const filters: ReportFilter[] = [];
   if (body.filters !== undefined && body.filters !== null) {
     if (!Array.isArray(body.filters)) add("invalidType", ["filters"], "Must be an array of filters.");
+    // Over the bound the filters are not even looked at (RP15): the refusal costs no more than the parse.
+    else if (body.filters.length > limits.maxFilters)
+      add("tooBig", ["filters"], `Holds ${body.filters.length} filters; a report takes at most ${limits.maxFilters} (the report filter bound).`);
     else
       body.filters.forEach((f, i) => {
-        const checked = parseFilter(f, ["filters", i], issues, idOf, groupIds, partitionIds);
+        const checked = parseFilter(f, ["filters", i], issues, idOf, groupIds, partitionIds, limits);
         if (checked !== null) filters.push(checked);
       });
   }
@@ -148,13 +172,16 @@ export function parseReportBody(body: unknown, options: ParseReportOptions): { o
     const names = people ? [...PEOPLE_PROPERTIES.filter((p) => p !== "Custom Fields"), "Custom Attributes"] : [...HOLDER_PROPERTIES];
     if (!Array.isArray(body.output)) add("invalidType", ["output"], "Must be an array of record property names.");
     else if (body.output.length === 0) add("tooSmall", ["output"], `Must name at least one property: ${list(names)}.`);
+    // Each property at most once, so a longer list can only repeat names (RP15).
+    else if (body.output.length > all.length)
+      add("tooBig", ["output"], `Holds ${body.output.length} entries; a report shows at most ${all.length} properties, each named once (the report output bound).`);
     else {
       output = [];
       body.output.forEach((name, j) => {
         const key = typeof name === "string" ? (people ? (PEOPLE_OUTPUT_ALIAS[name] ?? name) : name) : null;
         if (key === null || !all.includes(key) || (people && name === "Custom Fields"))
-          add("invalidValue", ["output", j], `Unknown property ${JSON.stringify(name)}: use ${list(names)}.`);
-        else if (output.includes(key)) add("duplicateName", ["output", j], `Names ${JSON.stringify(name)} twice.`);
+          add("invalidValue", ["output", j], `Unknown property ${typeof name === "string" ? quote(name) : `(a ${name === null ? "null" : typeof name}, not a name)`}: use ${list(names)}.`);
+        else if (output.includes(key)) add("duplicateName", ["output", j], `Names ${quote(name as string)} twice.`);
         else output.push(key);
       });
     }
@@ -177,7 +204,15 @@ const FILTER_KEYS: Readonly<Record<FilterType, readonly string[]>> = {
   credentials: ["cardNumber", "mobile"],
 };
 
-function parseFilter(f: unknown, path: Path, issues: Issue[], idOf: IdOf, groupIds: ReadonlySet<string>, partitionIds: ReadonlySet<string>): ReportFilter | null {
+function parseFilter(
+  f: unknown,
+  path: Path,
+  issues: Issue[],
+  idOf: IdOf,
+  groupIds: ReadonlySet<string>,
+  partitionIds: ReadonlySet<string>,
+  limits: ReportLimits,
+): ReportFilter | null {
   const track: Add = (code, p, message) => issues.push({ code, path: p, message });
   const add = track;
   const before = issues.length;
@@ -206,6 +241,8 @@ function parseFilter(f: unknown, path: Path, issues: Issue[], idOf: IdOf, groupI
       track("invalidValue", [...path, "operator"], `Unknown operator ${JSON.stringify(operator)}: use ${list(TEXT_OPERATORS)}.`);
     if (operand === undefined) track("required", [...path, "operand"], "Is required with an operator: the text to compare.");
     else if (typeof operand !== "string") track("invalidType", [...path, "operand"], "Must be a string.");
+    else if (operand.length > limits.maxOperandLength)
+      track("tooBig", [...path, "operand"], `Has ${operand.length} characters; an operand has at most ${limits.maxOperandLength} (the report operand bound).`);
     if (caseSensitive !== undefined && typeof caseSensitive !== "boolean") track("invalidType", [...path, "caseSensitive"], "Must be true or false.");
     out = { type: t, operator: operator as TextOperator, operand: operand as string, caseSensitive: caseSensitive === true };
   } else if (t === "enabled") {
@@ -220,6 +257,10 @@ function parseFilter(f: unknown, path: Path, issues: Issue[], idOf: IdOf, groupI
       if (v === undefined || v === null) return null;
       if (!Array.isArray(v) || v.length === 0) {
         track("invalidType", [...path, key], `Must be a non-empty array of ${what} ids.`);
+        return null;
+      }
+      if (v.length > limits.maxIdsPerList) {
+        track("tooBig", [...path, key], `Holds ${v.length} ids; a ${key} list takes at most ${limits.maxIdsPerList} (the report id-list bound).`);
         return null;
       }
       const got = v.map((x, j) => idOf(x, [...path, key, j], known, what));
