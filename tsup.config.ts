@@ -31,7 +31,10 @@ export default defineConfig([
     // The worker thread that reads and validates a changed snapshot for `rsop serve`, off the
     // server's event loop; startServer looks for it next to cli.js.
     // and the worker threads of `rsop decide --workers N` (decidePool.ts looks for it next to cli.js).
-    entry: { "snapshot-worker": "src/adapters/http/snapshotWorker.ts", "decide-worker": "src/adapters/cli/decideWorker.ts" },
+    entry: {
+      "snapshot-worker": "src/adapters/http/snapshotWorker.ts",
+      "decide-worker": "src/adapters/cli/decideWorker.ts",
+    },
     format: ["esm"],
     sourcemap: true,
     target: "node20",

@@ -14,7 +14,12 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: "main", include: ["src/**/*.test.ts", "test/**/*.test.ts"], exclude: [HOSTILE], sequence: { groupOrder: 0 } },
+        test: {
+          name: "main",
+          include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+          exclude: [HOSTILE],
+          sequence: { groupOrder: 0 },
+        },
       },
       {
         extends: true,

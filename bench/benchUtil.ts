@@ -56,7 +56,12 @@ export interface TimeOptions {
  * Times `fn`, which performs `batch` operations per call, with tinybench; returns per-operation
  * statistics. Throughput comes from the median batch (robust to the noise of a shared machine).
  */
-export async function timeBatches(name: string, fn: () => void, batch: number, opts: TimeOptions): Promise<BatchResult> {
+export async function timeBatches(
+  name: string,
+  fn: () => void,
+  batch: number,
+  opts: TimeOptions,
+): Promise<BatchResult> {
   let calls = 0;
   let cpu0 = process.cpuUsage();
   let wall0 = performance.now();
@@ -91,7 +96,8 @@ export async function timeBatches(name: string, fn: () => void, batch: number, o
   await bench.run();
   const task = bench.tasks[0]!;
   const r = task.result;
-  if (r.state !== "completed") throw new Error(`benchmark "${name}" did not complete: ${r.state}${"error" in r ? `: ${String(r.error)}` : ""}`);
+  if (r.state !== "completed")
+    throw new Error(`benchmark "${name}" did not complete: ${r.state}${"error" in r ? `: ${String(r.error)}` : ""}`);
   const perOp = 1e6 / batch; // ms per batch → ns per operation
   return {
     opsPerSec: (batch * 1000) / r.latency.p50,
@@ -110,9 +116,16 @@ export async function timeBatches(name: string, fn: () => void, batch: number, o
  * (by ops/s) with every round's ops/s. On a shared machine interference comes in bursts: the median
  * round is what a quiet moment looks like without picking the luckiest one.
  */
-export async function timeRounds(name: string, fn: () => void, batch: number, opts: TimeOptions, rounds: number): Promise<BatchResult> {
+export async function timeRounds(
+  name: string,
+  fn: () => void,
+  batch: number,
+  opts: TimeOptions,
+  rounds: number,
+): Promise<BatchResult> {
   const results: BatchResult[] = [];
-  for (let i = 0; i < rounds; i++) results.push(await timeBatches(`${name} #${i + 1}`, fn, batch, { ...opts, timeMs: opts.timeMs / rounds }));
+  for (let i = 0; i < rounds; i++)
+    results.push(await timeBatches(`${name} #${i + 1}`, fn, batch, { ...opts, timeMs: opts.timeMs / rounds }));
   const sorted = [...results].sort((a, b) => a.opsPerSec - b.opsPerSec);
   return { ...sorted[(sorted.length - 1) >> 1]!, roundsOpsPerSec: results.map((r) => r.opsPerSec) };
 }
@@ -181,7 +194,19 @@ export function batchRow(section: string, size: string, name: string, r: BatchRe
 
 /** Renders rows as one plain-text table (GitHub-flavoured Markdown when `markdown`). */
 export function renderTable(rows: readonly Row[], markdown = false): string {
-  const head = ["scenario", "size", "what", "ops/s (median)", "mean", "p50", "p99", "ops/CPU-s", "CPU", "value", "note"];
+  const head = [
+    "scenario",
+    "size",
+    "what",
+    "ops/s (median)",
+    "mean",
+    "p50",
+    "p99",
+    "ops/CPU-s",
+    "CPU",
+    "value",
+    "note",
+  ];
   const body = rows.map((r) => [
     r.section,
     r.size,

@@ -56,7 +56,15 @@ function runCli(system: string, requests: string, output: string): number {
 }
 
 export async function run(ctx: ScenarioContext): Promise<Row[]> {
-  if (!existsSync(CLI)) return [{ section: "cli", size: "M", name: "rsop decide (JSON Lines)", note: "skipped: dist/cli.js missing (npm run build)" }];
+  if (!existsSync(CLI))
+    return [
+      {
+        section: "cli",
+        size: "M",
+        name: "rsop decide (JSON Lines)",
+        note: "skipped: dist/cli.js missing (npm run build)",
+      },
+    ];
   const size = "M";
   const f = fixture(size);
   // The M pool twice over (200,000 lines), so that the per-line part outweighs start-up noise.
@@ -96,7 +104,9 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     const tFull = Math.min(...full);
     const perLine = (tFull - tFixed) / (lines - 1);
     const barePerLine = (Math.min(...bareFull) - Math.min(...bareFixed)) / (lines - 1);
-    log(`  cli: ${lines} lines in ${tFull.toFixed(0)} ms (fixed ${tFixed.toFixed(0)} ms); bare loop ${Math.min(...bareFull).toFixed(0)} ms (fixed ${Math.min(...bareFixed).toFixed(0)} ms)`);
+    log(
+      `  cli: ${lines} lines in ${tFull.toFixed(0)} ms (fixed ${tFixed.toFixed(0)} ms); bare loop ${Math.min(...bareFull).toFixed(0)} ms (fixed ${Math.min(...bareFixed).toFixed(0)} ms)`,
+    );
     const inputs = `${f.spec.holders.toLocaleString("en-US")}-holder snapshot (${fmtBytes(statSync(system).size)}), ${lines.toLocaleString("en-US")} lines (${fmtBytes(statSync(many).size)})`;
     ctx.facts["cli.linesPerSec"] = (lines * 1000) / tFull;
     ctx.facts["cli.marginalLinesPerSec"] = 1000 / perLine;

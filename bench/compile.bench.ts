@@ -22,16 +22,30 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     const compileRuns = ctx.quick ? Math.min(3, runs.compile) : runs.compile;
     const holders = f.spec.holders;
 
-    const parse = timeRuns(parseRuns, () => JSON.parse(f.json) as unknown, (input) => {
-      if (!parseSnapshot(input).ok) throw new Error("invalid");
-    });
-    const load = timeRuns(parseRuns, () => f.json, (text) => {
-      if (!loadEngine(JSON.parse(text), { plainJson: true }).ok) throw new Error("invalid");
-    });
+    const parse = timeRuns(
+      parseRuns,
+      () => JSON.parse(f.json) as unknown,
+      (input) => {
+        if (!parseSnapshot(input).ok) throw new Error("invalid");
+      },
+    );
+    const load = timeRuns(
+      parseRuns,
+      () => f.json,
+      (text) => {
+        if (!loadEngine(JSON.parse(text), { plainJson: true }).ok) throw new Error("invalid");
+      },
+    );
     const snapshot = f.engine.snapshot;
-    const compile = timeRuns(compileRuns, () => snapshot, (s) => createEngine(s));
+    const compile = timeRuns(
+      compileRuns,
+      () => snapshot,
+      (s) => createEngine(s),
+    );
     const m = median(compile);
-    log(`  compile ${size}: first ${f.compileMs.toFixed(0)} ms, median ${m.toFixed(0)} ms; parse median ${median(parse).toFixed(0)} ms`);
+    log(
+      `  compile ${size}: first ${f.compileMs.toFixed(0)} ms, median ${m.toFixed(0)} ms; parse median ${median(parse).toFixed(0)} ms`,
+    );
     rows.push({
       section: "compile",
       size,

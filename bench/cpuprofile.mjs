@@ -46,7 +46,8 @@ const label = (n) => {
   if (f.url === "") return name;
   return `${name} ${basename(f.url)}:${f.lineNumber + 1}`;
 };
-const matches = (n) => match === null || (n.callFrame.functionName ?? "").includes(match) || (n.callFrame.url ?? "").includes(match);
+const matches = (n) =>
+  match === null || (n.callFrame.functionName ?? "").includes(match) || (n.callFrame.url ?? "").includes(match);
 
 /** True when node id has an ancestor-or-self that matches. */
 const underMatch = new Map();
@@ -104,6 +105,8 @@ if (linesOf !== null) {
   const text = existsSync(path) ? readFileSync(path, "utf8").split("\n") : [];
   process.stdout.write(`\nhot lines of ${linesOf} (${all} self ticks) in ${basename(path)}:\n`);
   for (const [line, t] of [...ticks.entries()].sort((a, b) => b[1] - a[1]).slice(0, top)) {
-    process.stdout.write(`${((100 * t) / all).toFixed(1).padStart(5)}%  ${String(line).padStart(5)}  ${(text[line - 1] ?? "").trim().slice(0, 150)}\n`);
+    process.stdout.write(
+      `${((100 * t) / all).toFixed(1).padStart(5)}%  ${String(line).padStart(5)}  ${(text[line - 1] ?? "").trim().slice(0, 150)}\n`,
+    );
   }
 }

@@ -61,11 +61,25 @@ const WARM_POOL = 1_000;
 async function warmPool(size: SizeName, ctx: ScenarioContext): Promise<Row> {
   const engine = fixture(size).engine;
   // Fresh copies, so the pool's objects sit together in memory like freshly parsed requests.
-  const pool = fixture(size).set.requests.slice(0, WARM_POOL).map((r) => JSON.parse(JSON.stringify(r)) as unknown);
-  const r = await timeRounds(`decide ${size} warm`, decideBatch(engine, pool, engine.decide(pool[0])), DECIDE_BATCH, { timeMs: 1_500, warmupMs: 300 }, 3);
+  const pool = fixture(size)
+    .set.requests.slice(0, WARM_POOL)
+    .map((r) => JSON.parse(JSON.stringify(r)) as unknown);
+  const r = await timeRounds(
+    `decide ${size} warm`,
+    decideBatch(engine, pool, engine.decide(pool[0])),
+    DECIDE_BATCH,
+    { timeMs: 1_500, warmupMs: 300 },
+    3,
+  );
   log(`  decide ${size}: ${r.opsPerSec.toFixed(0)} decisions/s (warm ${WARM_POOL}-request pool)`);
   ctx.facts[`decide.${size}.warm`] = r;
-  return batchRow("decide", size, `decide(request, out), ${WARM_POOL.toLocaleString("en-US")}-request pool`, r, `the first ${WARM_POOL.toLocaleString("en-US")} requests cycled (caches warm); median of 3 rounds`);
+  return batchRow(
+    "decide",
+    size,
+    `decide(request, out), ${WARM_POOL.toLocaleString("en-US")}-request pool`,
+    r,
+    `the first ${WARM_POOL.toLocaleString("en-US")} requests cycled (caches warm); median of 3 rounds`,
+  );
 }
 
 /** Per request kind at one size, with a caller-supplied `out`: where the time goes by request shape. */
@@ -77,7 +91,12 @@ async function byKind(size: SizeName, ctx: ScenarioContext): Promise<Row[]> {
   for (const kind of kinds) {
     const pool = f.set.requests.filter((_, i) => f.set.kinds[i] === kind);
     const n = pool.length;
-    const r = await timeBatches(`decide ${size} ${kind}`, decideBatch(engine, pool, engine.decide(pool[0])), DECIDE_BATCH, { timeMs: ctx.quick ? 300 : 700, warmupMs: 150 });
+    const r = await timeBatches(
+      `decide ${size} ${kind}`,
+      decideBatch(engine, pool, engine.decide(pool[0])),
+      DECIDE_BATCH,
+      { timeMs: ctx.quick ? 300 : 700, warmupMs: 150 },
+    );
     rows.push(batchRow("decide by kind", size, kind, r, `${n.toLocaleString("en-US")} requests; with out`));
   }
   return rows;

@@ -36,11 +36,17 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     const [groupId, ruleCount] = [...count].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]!;
     const after = createEngine(changeGroup(s, groupId));
     const members = s.holders.filter((h) => h.groups.includes(groupId)).length;
-    const targets = new Set(s.rules.filter((r) => r.groupId === groupId).flatMap((r) => (r.type === "elevator" ? r.floorGroups : r.devices))).size;
+    const targets = new Set(
+      s.rules.filter((r) => r.groupId === groupId).flatMap((r) => (r.type === "elevator" ? r.floorGroups : r.devices)),
+    ).size;
     let changes = 0;
-    const runs = timeRuns(ctx.quick ? 2 : 5, () => null, () => {
-      changes = diffAccess(before, after, WEEK).changes.length;
-    });
+    const runs = timeRuns(
+      ctx.quick ? 2 : 5,
+      () => null,
+      () => {
+        changes = diffAccess(before, after, WEEK).changes.length;
+      },
+    );
     const ms = median(runs);
     ctx.facts[`diff.${size}.ms`] = ms;
     log(`  diff ${size}: ${ms.toFixed(1)} ms (${members} members × ${targets} doors/floor groups, ${changes} changes)`);

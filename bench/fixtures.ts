@@ -6,7 +6,14 @@
 // buildings and the same requests. Local wall times of the peer view are computed with luxon here,
 // independently of the engine's compiled zone tables.
 import { IANAZone } from "luxon";
-import { type Engine, type SystemSnapshot, type SystemSnapshotInput, createEngine, encodeWiegand, parseSnapshot } from "../src/index.js";
+import {
+  type Engine,
+  type SystemSnapshot,
+  type SystemSnapshotInput,
+  createEngine,
+  encodeWiegand,
+  parseSnapshot,
+} from "../src/index.js";
 import { mulberry32 } from "../src/adapters/cli/mulberry32.js";
 
 // ---------------------------------------------------------------------------------------------------
@@ -191,10 +198,23 @@ interface WindowDef {
   readonly stopTime: string;
   readonly recurring: Weekday[];
 }
-const W = (startTime: string, stopTime: string, recurring: Weekday[]): WindowDef => ({ startTime, stopTime, recurring });
-const DAY_SHIFTS = [W("06:00:00", "18:00:00", MON_FRI), W("07:00:00", "19:00:00", MON_FRI), W("06:30:00", "19:30:00", MON_FRI), W("08:00:00", "17:00:00", MON_FRI)];
+const W = (startTime: string, stopTime: string, recurring: Weekday[]): WindowDef => ({
+  startTime,
+  stopTime,
+  recurring,
+});
+const DAY_SHIFTS = [
+  W("06:00:00", "18:00:00", MON_FRI),
+  W("07:00:00", "19:00:00", MON_FRI),
+  W("06:30:00", "19:30:00", MON_FRI),
+  W("08:00:00", "17:00:00", MON_FRI),
+];
 const EXTENDED = W("05:00:00", "22:00:00", MON_SAT);
-const NIGHTS = [W("22:00:00", "06:00:00", EVERY_DAY), W("21:00:00", "07:00:00", SUN_THU), W("18:00:00", "02:00:00", ["Fri", "Sat"])];
+const NIGHTS = [
+  W("22:00:00", "06:00:00", EVERY_DAY),
+  W("21:00:00", "07:00:00", SUN_THU),
+  W("18:00:00", "02:00:00", ["Fri", "Sat"]),
+];
 const WEEKENDS = W("08:00:00", "16:00:00", WEEKEND);
 const ALWAYS = W("00:00:00", "24:00:00", EVERY_DAY);
 const EVENING = W("14:00:00", "23:00:00", EVERY_DAY);
@@ -205,8 +225,58 @@ type GroupKind = "staff" | "night" | "security" | "contractor" | "visitor" | "se
 const GROUP_KINDS: readonly GroupKind[] = ["staff", "night", "security", "contractor", "visitor", "secure"];
 const GROUP_KIND_WEIGHTS = [60, 10, 8, 8, 5, 9];
 
-const FIRST = ["Maria", "James", "Aisha", "Wei", "Olivia", "Mateo", "Fatima", "Liam", "Sofia", "Noah", "Chloe", "Ethan", "Amara", "Lucas", "Hannah", "Diego", "Grace", "Omar", "Priya", "Kofi", "Yuki", "Ingrid", "Tariq", "Megan"];
-const LAST = ["Alvarez", "Johnson", "Nguyen", "Patel", "Okafor", "Kowalski", "Murphy", "Garcia", "Chen", "Williams", "Haddad", "Schmidt", "Rossi", "Kim", "O'Brien", "Mensah", "Novak", "Singh", "Tanaka", "Dubois", "Larsen", "Cohen", "Walsh", "Kaur"];
+const FIRST = [
+  "Maria",
+  "James",
+  "Aisha",
+  "Wei",
+  "Olivia",
+  "Mateo",
+  "Fatima",
+  "Liam",
+  "Sofia",
+  "Noah",
+  "Chloe",
+  "Ethan",
+  "Amara",
+  "Lucas",
+  "Hannah",
+  "Diego",
+  "Grace",
+  "Omar",
+  "Priya",
+  "Kofi",
+  "Yuki",
+  "Ingrid",
+  "Tariq",
+  "Megan",
+];
+const LAST = [
+  "Alvarez",
+  "Johnson",
+  "Nguyen",
+  "Patel",
+  "Okafor",
+  "Kowalski",
+  "Murphy",
+  "Garcia",
+  "Chen",
+  "Williams",
+  "Haddad",
+  "Schmidt",
+  "Rossi",
+  "Kim",
+  "O'Brien",
+  "Mensah",
+  "Novak",
+  "Singh",
+  "Tanaka",
+  "Dubois",
+  "Larsen",
+  "Cohen",
+  "Walsh",
+  "Kaur",
+];
 
 /** What request generation and the peer models need to know about a generated building. */
 export interface BuildingMeta {
@@ -369,10 +439,19 @@ export function generateBuilding(spec: SizeSpec, seed = 0x0b1d_2026): Building {
     const siteFloorGroups: string[] = [];
     const banksFg: string[][] = [];
     for (let b = 0; b < banks; b++) {
-      const reader = addDevice({ name: `Site ${s + 1} lift ${b + 1} car reader`, type: "elevatorReader", publicIcon: "other" }, { elevator: true, ble: false, accepts: 7 });
+      const reader = addDevice(
+        { name: `Site ${s + 1} lift ${b + 1} car reader`, type: "elevatorReader", publicIcon: "other" },
+        { elevator: true, ble: false, accepts: 7 },
+      );
       site.readers.push(reader);
       const relays: string[] = [];
-      for (let f = 0; f < floors; f++) relays.push(addDevice({ name: `Site ${s + 1} lift ${b + 1} floor ${f + 1}`, type: "floorRelay" }, { elevator: false, ble: false, accepts: 7 }));
+      for (let f = 0; f < floors; f++)
+        relays.push(
+          addDevice(
+            { name: `Site ${s + 1} lift ${b + 1} floor ${f + 1}`, type: "floorRelay" },
+            { elevator: false, ble: false, accepts: 7 },
+          ),
+        );
       const mid = Math.max(3, Math.floor(floors / 2));
       const sets = [relays.slice(0, 2), relays.slice(2, mid), relays.slice(mid, floors - 1), relays.slice(floors - 1)];
       const names = ["public floors", "lower floors", "upper floors", "top floor"];
@@ -416,7 +495,13 @@ export function generateBuilding(spec: SizeSpec, seed = 0x0b1d_2026): Building {
       if (isSecure) secure.push(primary);
       if (serial < deviceTotal && rng.chance(0.15)) {
         const exit = addDevice(
-          { name: `Site ${s + 1} door ${doorNo} exit`, type: "additionalReader", primaryReader: primary, supportBleCredentials: ble, authenticationPolicy: policy },
+          {
+            name: `Site ${s + 1} door ${doorNo} exit`,
+            type: "additionalReader",
+            primaryReader: primary,
+            supportBleCredentials: ble,
+            authenticationPolicy: policy,
+          },
           { elevator: false, ble, accepts: policyAccepts(policy) },
         );
         area.push(exit);
@@ -466,7 +551,10 @@ export function generateBuilding(spec: SizeSpec, seed = 0x0b1d_2026): Building {
   };
   const dateBounds = (): { startDate: string; endDate: string } => {
     const m = rng.int(1, 10);
-    return { startDate: `2026-${pad(m, 2)}-${pad(rng.int(1, 28), 2)}`, endDate: `2026-${pad(m + rng.int(1, 2), 2)}-${pad(rng.int(1, 28), 2)}` };
+    return {
+      startDate: `2026-${pad(m, 2)}-${pad(rng.int(1, 28), 2)}`,
+      endDate: `2026-${pad(m + rng.int(1, 2), 2)}-${pad(rng.int(1, 28), 2)}`,
+    };
   };
   let ruleNo = 0;
   for (let g = 0; g < spec.groups; g++) {
@@ -516,7 +604,8 @@ export function generateBuilding(spec: SizeSpec, seed = 0x0b1d_2026): Building {
           }
           break;
       }
-      if (allow && policy === null && rng.chance(0.03)) policy = rng.pick(["cardAndPin", "cardOnly", "pinOnly", "cardOrPin"]);
+      if (allow && policy === null && rng.chance(0.03))
+        policy = rng.pick(["cardAndPin", "cardOnly", "pinOnly", "cardOrPin"]);
       if (allow && kind !== "contractor" && rng.chance(0.03)) {
         // An occasional deny rule: an area closed at night or for a refurbishment.
         allow = false;
@@ -615,11 +704,23 @@ export function generateBuilding(spec: SizeSpec, seed = 0x0b1d_2026): Building {
     if (i <= 1 || rng.chance(0.97)) {
       const number = freshNumber();
       cards.push({ number, facilityCode: fc });
-      credentials.push({ id: `cred-${pad(i + 1, 6)}-1`, credentialNumber: number, facilityCode: fc, types: ["card"], description: "HID ProxCard II" });
+      credentials.push({
+        id: `cred-${pad(i + 1, 6)}-1`,
+        credentialNumber: number,
+        facilityCode: fc,
+        types: ["card"],
+        description: "HID ProxCard II",
+      });
       if (rng.chance(0.03)) {
         const second = freshNumber();
         cards.push({ number: second, facilityCode: fc });
-        credentials.push({ id: `cred-${pad(i + 1, 6)}-2`, credentialNumber: second, facilityCode: fc, types: ["card"], description: "HID ProxKey III fob" });
+        credentials.push({
+          id: `cred-${pad(i + 1, 6)}-2`,
+          credentialNumber: second,
+          facilityCode: fc,
+          types: ["card"],
+          description: "HID ProxKey III fob",
+        });
       }
     }
     let mobile: HolderMeta["mobile"] = null;
@@ -628,7 +729,13 @@ export function generateBuilding(spec: SizeSpec, seed = 0x0b1d_2026): Building {
       const pending = rng.chance(0.05);
       const mid = `cred-${pad(i + 1, 6)}-m`;
       mobile = { id: mid, types, pending };
-      credentials.push({ id: mid, credentialNumber: pending ? null : freshNumber(), facilityCode: null, types, description: pending ? "Pending" : "Phone" });
+      credentials.push({
+        id: mid,
+        credentialNumber: pending ? null : freshNumber(),
+        facilityCode: null,
+        types,
+        description: pending ? "Pending" : "Phone",
+      });
     }
     let pin: string | null = null;
     let duressPin: string | null = null;
@@ -650,6 +757,7 @@ export function generateBuilding(spec: SizeSpec, seed = 0x0b1d_2026): Building {
       activeDate = stamp(rng.int(1, 4), rng.int(1, 28), 7);
       expireDate = stamp(rng.int(7, 12), rng.int(1, 28), 0);
     } else if (rng.chance(0.03)) activeDate = stamp(rng.int(3, 11), 1, 7);
+    // biome-ignore lint/suspicious/noDuplicateElseIf: each call draws a new random number
     else if (rng.chance(0.03)) expireDate = stamp(rng.int(1, 11), rng.int(1, 28), 0);
     const enabled = i <= 1 || !rng.chance(0.02);
     const first = rng.pick(FIRST);
@@ -698,7 +806,17 @@ export function generateBuilding(spec: SizeSpec, seed = 0x0b1d_2026): Building {
   } as unknown as SystemSnapshotInput;
   return {
     snapshot,
-    meta: { size: spec, sites, devices: deviceMeta, holders: holderMeta, groupDoors, groupReaders, usedNumbers, rsopHolderId: holderMeta[0]!.id, rsopNarrowHolderId: holderMeta[1]!.id },
+    meta: {
+      size: spec,
+      sites,
+      devices: deviceMeta,
+      holders: holderMeta,
+      groupDoors,
+      groupReaders,
+      usedNumbers,
+      rsopHolderId: holderMeta[0]!.id,
+      rsopNarrowHolderId: holderMeta[1]!.id,
+    },
   };
 }
 
@@ -815,7 +933,8 @@ export function generateRequests(meta: BuildingMeta, count: number, seed = 0x5ee
     let day = rng.int(firstDay, lastDay);
     // Weekends are quieter: most weekend draws move to a weekday.
     const wd = (((Math.floor(YEAR_START / DAY) + day + 4) % 7) + 7) % 7;
-    if ((wd === 0 || wd === 6) && lastDay - firstDay > 7 && rng.chance(0.6)) day = Math.min(lastDay, day + (wd === 6 ? 2 : 1));
+    if ((wd === 0 || wd === 6) && lastDay - firstDay > 7 && rng.chance(0.6))
+      day = Math.min(lastDay, day + (wd === 6 ? 2 : 1));
     const tod = rng.chance(0.8) ? rng.int(6 * HOUR, 20 * HOUR) : rng.int(0, DAY - 1);
     return localToInstant(zone, YEAR_START + day * DAY + tod);
   };
@@ -864,23 +983,36 @@ export function generateRequests(meta: BuildingMeta, count: number, seed = 0x5ee
     } else if (kind === "mobile") {
       const m = holder!.mobile!;
       // Phones tap (BLE) where the reader supports it, else use the token; a few try to tap anyway.
-      const mode = m.types.includes("touch") && (m.types.length === 1 || device.ble || rng.chance(0.1)) ? "touch" : "token";
+      const mode =
+        m.types.includes("touch") && (m.types.length === 1 || device.ble || rng.chance(0.1)) ? "touch" : "token";
       req.credential = { mobile: mode, credentialId: m.id };
       if (m.pending || (mode === "touch" && !device.ble)) resolved = null; // pending, or a BLE tap at a reader without BLE
     } else {
       const h = holder!;
-      const cards = kind === "wiegand26" ? h.cards.filter((c) => c.number < 65_536) : kind === "wiegand35" ? h.cards.filter((c) => c.number >= 65_536) : h.cards;
+      const cards =
+        kind === "wiegand26"
+          ? h.cards.filter((c) => c.number < 65_536)
+          : kind === "wiegand35"
+            ? h.cards.filter((c) => c.number >= 65_536)
+            : h.cards;
       const card = rng.pick(cards);
       // A card from another site's badge printer: the facility code does not match (ENFORCED).
       const wrongFc = rng.chance(0.02);
       const fc = wrongFc ? (card.facilityCode + 1) % 256 : card.facilityCode;
       if (wrongFc) resolved = null;
-      if (kind === "wiegand26") req.credential = { wiegand: encodeWiegand("H10301", { facilityCode: fc, cardNumber: card.number }) };
-      else if (kind === "wiegand35") req.credential = { wiegand: encodeWiegand("C1k35s", { facilityCode: fc, cardNumber: card.number }) };
+      if (kind === "wiegand26")
+        req.credential = { wiegand: encodeWiegand("H10301", { facilityCode: fc, cardNumber: card.number }) };
+      else if (kind === "wiegand35")
+        req.credential = { wiegand: encodeWiegand("C1k35s", { facilityCode: fc, cardNumber: card.number }) };
       else req.credential = { credentialNumber: card.number, facilityCode: fc };
       if (kind === "cardPin") {
         const x = rng.next();
-        const pin = x < 0.85 ? h.pin! : x < 0.92 && h.duressPin !== null ? h.duressPin : String((Number(h.pin) + 1) % 10 ** h.pin!.length).padStart(h.pin!.length, "0");
+        const pin =
+          x < 0.85
+            ? h.pin!
+            : x < 0.92 && h.duressPin !== null
+              ? h.duressPin
+              : String((Number(h.pin) + 1) % 10 ** h.pin!.length).padStart(h.pin!.length, "0");
         req.pin = pin;
         if (pin === h.pin || pin === h.duressPin) factor = 4;
       }
@@ -980,7 +1112,13 @@ function validate(size: SizeName, json: string): { snapshot: SystemSnapshot; par
   const t0 = performance.now();
   const parsed = parseSnapshot(input);
   const t1 = performance.now();
-  if (!parsed.ok) throw new Error(`generated ${size} building is invalid: ${parsed.issues.slice(0, 5).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  if (!parsed.ok)
+    throw new Error(
+      `generated ${size} building is invalid: ${parsed.issues
+        .slice(0, 5)
+        .map((i) => `${i.path.join(".")}: ${i.message}`)
+        .join("; ")}`,
+    );
   return { snapshot: parsed.value, parseMs: t1 - t0 };
 }
 

@@ -14,7 +14,15 @@
 // time and the holder's attributes (PeerInput). The handle does its own card lookup, zone offset and
 // rule walk. Same requests, same run; the ratio is handle / baseline.
 import { GCProfiler, getHeapStatistics } from "node:v8";
-import { type BatchColumns, type BatchOut, type Decision, type Engine, type ReaderHandle, createEngine, parseSnapshotOrThrow } from "../src/index.js";
+import {
+  type BatchColumns,
+  type BatchOut,
+  type Decision,
+  type Engine,
+  type ReaderHandle,
+  createEngine,
+  parseSnapshotOrThrow,
+} from "../src/index.js";
 import { type BatchResult, type Row, batchRow, fmtOps, log, sink, timeBatches, timeRounds } from "./benchUtil.js";
 import { type SizeSpec, exposedGc, fixture, generateBuilding, generateRequests } from "./fixtures.js";
 import { plainIndexed } from "./peers/naive.js";
@@ -65,7 +73,11 @@ function epochMs(at: unknown): number {
 }
 
 /** The requests as handle calls; those no handle method expresses (none in these pools) are left out. */
-export function resolveCalls(engine: Engine, requests: readonly unknown[], filter?: (r: Json) => boolean): { calls: Calls; requests: unknown[] } {
+export function resolveCalls(
+  engine: Engine,
+  requests: readonly unknown[],
+  filter?: (r: Json) => boolean,
+): { calls: Calls; requests: unknown[] } {
   const handles = new Map<string, ReaderHandle | null>();
   const kept: Json[] = [];
   for (const x of requests) {
@@ -96,7 +108,9 @@ export function resolveCalls(engine: Engine, requests: readonly unknown[], filte
     const c = r.credential as Json | undefined;
     const pin = (r.pin as string | undefined) ?? null;
     calls.pin.push(pin);
-    calls.bits.push(c?.wiegand === undefined ? null : Uint8Array.from(c.wiegand as string, (ch) => (ch === "1" ? 1 : 0)));
+    calls.bits.push(
+      c?.wiegand === undefined ? null : Uint8Array.from(c.wiegand as string, (ch) => (ch === "1" ? 1 : 0)),
+    );
     calls.mobile.push(c?.mobile === "touch" ? "touch" : "token");
     calls.credentialId.push(c?.mobile === undefined ? null : (c.credentialId as string));
     const op = opOf(r);
@@ -225,10 +239,22 @@ function columnsOf(engine: Engine, requests: readonly unknown[]): BatchColumns &
   const rows = requests.filter((x) => {
     const r = x as Json;
     const c = r.credential as Json | undefined;
-    return c !== undefined && c.credentialNumber !== undefined && r.pin === undefined && r.node === undefined && r.input === undefined;
+    return (
+      c !== undefined &&
+      c.credentialNumber !== undefined &&
+      r.pin === undefined &&
+      r.node === undefined &&
+      r.input === undefined
+    );
   }) as Json[];
   const n = rows.length;
-  const columns = { device: new Uint32Array(n), card: new Float64Array(n), facility: new Float64Array(n), atMs: new Float64Array(n), length: n };
+  const columns = {
+    device: new Uint32Array(n),
+    card: new Float64Array(n),
+    facility: new Float64Array(n),
+    atMs: new Float64Array(n),
+    length: n,
+  };
   rows.forEach((r, i) => {
     const c = r.credential as Json;
     columns.device[i] = engine.deviceIndex(r.deviceId as string);
@@ -244,13 +270,25 @@ function outOf(n: number): BatchOut {
 }
 
 /** Views of `columns` in `CHUNK`-row pieces (made once: the timed loop allocates nothing). */
-function chunksOf(columns: BatchColumns & { length: number }, out: BatchOut): { columns: BatchColumns; out: BatchOut }[] {
+function chunksOf(
+  columns: BatchColumns & { length: number },
+  out: BatchOut,
+): { columns: BatchColumns; out: BatchOut }[] {
   const chunks: { columns: BatchColumns; out: BatchOut }[] = [];
   for (let from = 0; from + CHUNK <= columns.length; from += CHUNK) {
     const to = from + CHUNK;
     chunks.push({
-      columns: { device: columns.device.subarray(from, to), card: columns.card.subarray(from, to), facility: columns.facility.subarray(from, to), atMs: columns.atMs.subarray(from, to) },
-      out: { outcome: out.outcome.subarray(from, to), reason: out.reason.subarray(from, to), rule: out.rule.subarray(from, to) },
+      columns: {
+        device: columns.device.subarray(from, to),
+        card: columns.card.subarray(from, to),
+        facility: columns.facility.subarray(from, to),
+        atMs: columns.atMs.subarray(from, to),
+      },
+      out: {
+        outcome: out.outcome.subarray(from, to),
+        reason: out.reason.subarray(from, to),
+        rule: out.rule.subarray(from, to),
+      },
     });
   }
   return chunks;
@@ -287,13 +325,24 @@ function bytesPerOp(gc: Gc, op: (n: number) => number, total: number): number {
 // ---------------------------------------------------------------------------------------------------
 
 /** The peer world of issue 19: 1k holders, 50 groups, 500 weekly rules, 10k requests; 213 devices: 200 door readers, a lift reader and its 12 floor relays. */
-export const PEER_WORLD: SizeSpec = { name: "S", holders: 1_000, devices: 213, rules: 500, groups: 50, zones: ["America/Chicago"], requests: 10_000 };
+export const PEER_WORLD: SizeSpec = {
+  name: "S",
+  holders: 1_000,
+  devices: 213,
+  rules: 500,
+  groups: 50,
+  zones: ["America/Chicago"],
+  requests: 10_000,
+};
 
 export async function run(ctx: ScenarioContext): Promise<Row[]> {
   const rows: Row[] = [];
   const timing = { timeMs: ctx.quick ? 900 : 2_400, warmupMs: ctx.quick ? 200 : 300 };
   const rounds = ctx.quick ? 1 : 3;
-  const roundsNote = (r: BatchResult) => (r.roundsOpsPerSec === undefined || rounds === 1 ? "" : `; median of ${rounds} rounds (${r.roundsOpsPerSec.map((x) => fmtOps(x)).join(", ")})`);
+  const roundsNote = (r: BatchResult) =>
+    r.roundsOpsPerSec === undefined || rounds === 1
+      ? ""
+      : `; median of ${rounds} rounds (${r.roundsOpsPerSec.map((x) => fmtOps(x)).join(", ")})`;
   const gc = exposedGc();
 
   for (const size of ctx.sizes.filter((s) => s === "L" || ctx.sizes.length === 1 || ctx.quick)) {
@@ -312,7 +361,11 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     const handleRun = () => {
       kh = runCalls(calls, kh, BATCH, out);
     };
-    const cards = resolveCalls(engine, requests, (r) => (r.credential as Json | undefined)?.credentialNumber !== undefined && r.pin === undefined).calls;
+    const cards = resolveCalls(
+      engine,
+      requests,
+      (r) => (r.credential as Json | undefined)?.credentialNumber !== undefined && r.pin === undefined,
+    ).calls;
     let kc = 0;
     const cardRun = () => {
       kc = runCalls(cards, kc, BATCH, out);
@@ -336,7 +389,8 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     for (let i = 0; i < Math.min(n, 20_000); i++) {
       const want = engine.decide(requests[i]).reason;
       runCalls(calls, i, 1, out);
-      if (out.reason !== want) throw new Error(`handle disagrees with decide on ${JSON.stringify(requests[i])}: ${out.reason} vs ${want}`);
+      if (out.reason !== want)
+        throw new Error(`handle disagrees with decide on ${JSON.stringify(requests[i])}: ${out.reason} vs ${want}`);
     }
     engine.decideBatch(columns, batchOut);
     const cardRequests = requests.filter((x) => {
@@ -344,21 +398,64 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
       return (r.credential as Json | undefined)?.credentialNumber !== undefined && r.pin === undefined;
     });
     for (let i = 0; i < Math.min(columns.length, 20_000); i++)
-      if (engine.reasonCodes[batchOut.reason[i]!] !== engine.decide(cardRequests[i]).reason) throw new Error(`decideBatch row ${i} disagrees with decide`);
+      if (engine.reasonCodes[batchOut.reason[i]!] !== engine.decide(cardRequests[i]).reason)
+        throw new Error(`decideBatch row ${i} disagrees with decide`);
 
     const poolNote = `${n.toLocaleString("en-US")} scans of every kind cycled (the decide pool)`;
     const rDecide = await timeRounds(`handles ${size} decide`, decideRun, BATCH, timing, rounds);
-    rows.push(batchRow("handles", size, "decide(request, out)", rDecide, `${poolNote}; same run${roundsNote(rDecide)}`));
+    rows.push(
+      batchRow("handles", size, "decide(request, out)", rDecide, `${poolNote}; same run${roundsNote(rDecide)}`),
+    );
     const rHandle = await timeRounds(`handles ${size} reader`, handleRun, BATCH, timing, rounds);
-    rows.push(batchRow("handles", size, "reader handle, out", rHandle, `${poolNote}; pre-resolved arguments${roundsNote(rHandle)}`));
+    rows.push(
+      batchRow(
+        "handles",
+        size,
+        "reader handle, out",
+        rHandle,
+        `${poolNote}; pre-resolved arguments${roundsNote(rHandle)}`,
+      ),
+    );
     log(`  handles ${size}: decide ${fmtOps(rDecide.opsPerSec)}, reader ${fmtOps(rHandle.opsPerSec)}`);
     const rCard = await timeRounds(`handles ${size} reader cards`, cardRun, BATCH, timing, rounds);
-    rows.push(batchRow("handles", size, "reader handle card(), out", rCard, `the pool's ${cards.n.toLocaleString("en-US")} card-number scans without PIN${roundsNote(rCard)}`));
-    const rWhole = await timeRounds(`handles ${size} batch`, whole, columns.length, { ...timing, minSamples: 5 }, rounds);
-    rows.push(batchRow("handles", size, "decideBatch, one batch", rWhole, `the same ${columns.length.toLocaleString("en-US")} card-number scans as one batch (grouped by device)${roundsNote(rWhole)}`));
+    rows.push(
+      batchRow(
+        "handles",
+        size,
+        "reader handle card(), out",
+        rCard,
+        `the pool's ${cards.n.toLocaleString("en-US")} card-number scans without PIN${roundsNote(rCard)}`,
+      ),
+    );
+    const rWhole = await timeRounds(
+      `handles ${size} batch`,
+      whole,
+      columns.length,
+      { ...timing, minSamples: 5 },
+      rounds,
+    );
+    rows.push(
+      batchRow(
+        "handles",
+        size,
+        "decideBatch, one batch",
+        rWhole,
+        `the same ${columns.length.toLocaleString("en-US")} card-number scans as one batch (grouped by device)${roundsNote(rWhole)}`,
+      ),
+    );
     const rChunk = await timeRounds(`handles ${size} batch chunks`, chunked, CHUNK, timing, rounds);
-    rows.push(batchRow("handles", size, `decideBatch, ${CHUNK.toLocaleString("en-US")}-row batches`, rChunk, `the same scans in ${chunks.length} batches (fewer rows than devices: row order)${roundsNote(rChunk)}`));
-    log(`  handles ${size}: cards ${fmtOps(rCard.opsPerSec)}, batch ${fmtOps(rWhole.opsPerSec)}, ${CHUNK}-row batches ${fmtOps(rChunk.opsPerSec)}`);
+    rows.push(
+      batchRow(
+        "handles",
+        size,
+        `decideBatch, ${CHUNK.toLocaleString("en-US")}-row batches`,
+        rChunk,
+        `the same scans in ${chunks.length} batches (fewer rows than devices: row order)${roundsNote(rChunk)}`,
+      ),
+    );
+    log(
+      `  handles ${size}: cards ${fmtOps(rCard.opsPerSec)}, batch ${fmtOps(rWhole.opsPerSec)}, ${CHUNK}-row batches ${fmtOps(rChunk.opsPerSec)}`,
+    );
     ctx.facts[`handles.${size}.decide`] = rDecide;
     ctx.facts[`handles.${size}.reader`] = rHandle;
     ctx.facts[`handles.${size}.batch`] = rWhole;
@@ -377,10 +474,15 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
         return count;
       };
       const harness = bytesPerOp(gc, noop, 200_000);
-      const handleBytes = bytesPerOp(gc, (count) => {
-        kh = runCalls(calls, kh, count, out);
-        return count;
-      }, 1_000_000) - harness;
+      const handleBytes =
+        bytesPerOp(
+          gc,
+          (count) => {
+            kh = runCalls(calls, kh, count, out);
+            return count;
+          },
+          1_000_000,
+        ) - harness;
       // Each method alone, from a loop of its own (as a gateway calls the method of its reader).
       const perMethod: string[] = [];
       let cardBytes = 0;
@@ -397,24 +499,37 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
         if (only.n === 0) continue;
         // Warm up first: until V8 optimizes the loop, the interpreter boxes every double it passes.
         let ko = loop(only, 0, 300_000, out);
-        const b = bytesPerOp(gc, (count) => {
-          ko = loop(only, ko, count, out);
-          return count;
-        }, 300_000) - harness;
+        const b =
+          bytesPerOp(
+            gc,
+            (count) => {
+              ko = loop(only, ko, count, out);
+              return count;
+            },
+            300_000,
+          ) - harness;
         if (op === OP_CARD) cardBytes = b;
         perMethod.push(`${name} ${b.toFixed(2)} B`);
       }
       let kb = 0;
-      const batchBytes = bytesPerOp(gc, () => {
-        const c = chunks[kb]!;
-        engine.decideBatch(c.columns, c.out);
-        if (++kb === chunks.length) kb = 0;
-        return CHUNK;
-      }, 1_000_000);
-      const wholeBytes = bytesPerOp(gc, () => {
-        engine.decideBatch(columns, batchOut);
-        return columns.length;
-      }, 1_000_000);
+      const batchBytes = bytesPerOp(
+        gc,
+        () => {
+          const c = chunks[kb]!;
+          engine.decideBatch(c.columns, c.out);
+          if (++kb === chunks.length) kb = 0;
+          return CHUNK;
+        },
+        1_000_000,
+      );
+      const wholeBytes = bytesPerOp(
+        gc,
+        () => {
+          engine.decideBatch(columns, batchOut);
+          return columns.length;
+        },
+        1_000_000,
+      );
       rows.push({
         section: "handles",
         size,
@@ -422,13 +537,23 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
         value: `${handleBytes.toFixed(2)} B/decision`,
         note: `1,000,000 decisions of every kind from one loop (V8 may box the instant where it does not inline a method's call); each method from its own loop: ${perMethod.join(", ")}; harness ${harness.toFixed(3)} B/op subtracted`,
       });
-      rows.push({ section: "handles", size, name: "allocation: decideBatch", value: `${wholeBytes.toFixed(3)} B/decision`, note: `${CHUNK.toLocaleString("en-US")}-row batches: ${batchBytes.toFixed(3)} B/decision; nothing subtracted` });
-      log(`  handles ${size}: allocation handle ${handleBytes.toFixed(2)} B (${perMethod.join(", ")}), batch ${wholeBytes.toFixed(3)} B, chunks ${batchBytes.toFixed(3)} B per decision`);
+      rows.push({
+        section: "handles",
+        size,
+        name: "allocation: decideBatch",
+        value: `${wholeBytes.toFixed(3)} B/decision`,
+        note: `${CHUNK.toLocaleString("en-US")}-row batches: ${batchBytes.toFixed(3)} B/decision; nothing subtracted`,
+      });
+      log(
+        `  handles ${size}: allocation handle ${handleBytes.toFixed(2)} B (${perMethod.join(", ")}), batch ${wholeBytes.toFixed(3)} B, chunks ${batchBytes.toFixed(3)} B per decision`,
+      );
       ctx.facts[`handles.${size}.handleBytes`] = handleBytes;
       ctx.facts[`handles.${size}.cardBytes`] = cardBytes;
       ctx.facts[`handles.${size}.batchBytes`] = wholeBytes;
     } else rows.push({ section: "handles", size, name: "allocation", note: "skipped: run node with --expose-gc" });
-    rows.push(target(`${size} reader handle ≥ 3,000,000 decisions/s`, fmtOps(rHandle.opsPerSec), rHandle.opsPerSec >= 3e6));
+    rows.push(
+      target(`${size} reader handle ≥ 3,000,000 decisions/s`, fmtOps(rHandle.opsPerSec), rHandle.opsPerSec >= 3e6),
+    );
     rows.push(target(`${size} decideBatch ≥ 5,000,000 decisions/s`, fmtOps(rWhole.opsPerSec), rWhole.opsPerSec >= 5e6));
   }
 
@@ -438,7 +563,8 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
   const engine = createEngine(parseSnapshotOrThrow(building.snapshot));
   const baseline = plainIndexed(JSON.parse(JSON.stringify(building.snapshot)) as unknown);
   const { calls, requests } = resolveCalls(engine, set.requests);
-  if (calls.n !== set.requests.length) throw new Error(`peer world: ${set.requests.length - calls.n} requests no handle method expresses`);
+  if (calls.n !== set.requests.length)
+    throw new Error(`peer world: ${set.requests.length - calls.n} requests no handle method expresses`);
   const peer = set.peer;
   const out = engine.decide(requests[0]);
   let agree = 0;
@@ -474,8 +600,10 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
   const worldRounds = ctx.quick ? 1 : 11;
   const roundMs = { timeMs: (4 * timing.timeMs) / worldRounds, warmupMs: timing.warmupMs / 2 };
   for (let i = 0; i < worldRounds; i++) {
-    const runBase = async () => base.push(await timeBatches(`peer world baseline #${i + 1}`, baselineRun, BATCH, roundMs));
-    const runHandle = async () => handle.push(await timeBatches(`peer world reader #${i + 1}`, handleRun, BATCH, roundMs));
+    const runBase = async () =>
+      base.push(await timeBatches(`peer world baseline #${i + 1}`, baselineRun, BATCH, roundMs));
+    const runHandle = async () =>
+      handle.push(await timeBatches(`peer world reader #${i + 1}`, handleRun, BATCH, roundMs));
     if (i % 2 === 0) {
       await runBase();
       await runHandle();
@@ -489,9 +617,28 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
   const rBase = mid(base);
   const rHandle = mid(handle);
   const rDecide = await timeBatches("peer world decide", decideRun, BATCH, roundMs);
-  const roundsNoteOf = (rs: BatchResult[]) => (rs.length === 1 ? "" : `; median of ${rs.length} interleaved rounds (${rs.map((r) => fmtOps(r.opsPerSec)).join(", ")})`);
-  rows.push(batchRow("handles", world, "baseline: plain Map + loop (pre-resolved)", rBase, `${worldNote}; holder, local time and attributes given${roundsNoteOf(base)}`));
-  rows.push(batchRow("handles", world, "reader handle, out", rHandle, `${worldNote}; agrees with the baseline on allow/deny for ${((100 * agree) / calls.n).toFixed(2)}%${roundsNoteOf(handle)}`));
+  const roundsNoteOf = (rs: BatchResult[]) =>
+    rs.length === 1
+      ? ""
+      : `; median of ${rs.length} interleaved rounds (${rs.map((r) => fmtOps(r.opsPerSec)).join(", ")})`;
+  rows.push(
+    batchRow(
+      "handles",
+      world,
+      "baseline: plain Map + loop (pre-resolved)",
+      rBase,
+      `${worldNote}; holder, local time and attributes given${roundsNoteOf(base)}`,
+    ),
+  );
+  rows.push(
+    batchRow(
+      "handles",
+      world,
+      "reader handle, out",
+      rHandle,
+      `${worldNote}; agrees with the baseline on allow/deny for ${((100 * agree) / calls.n).toFixed(2)}%${roundsNoteOf(handle)}`,
+    ),
+  );
   rows.push(batchRow("handles", world, "decide(request, out)", rDecide, worldNote));
   const ratios = handle.map((h, i) => h.opsPerSec / base[i]!.opsPerSec);
   const cpuRatios = handle.map((h, i) => h.opsPerCpuSec / base[i]!.opsPerCpuSec);
@@ -505,7 +652,9 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     note: `median of the rounds' decisions/s ratios (${ratios.map((x) => x.toFixed(2)).join(", ")}); per CPU-second ${cpuRatio.toFixed(2)}×`,
   });
   rows.push(target("peer world reader handle ≥ 2× the baseline", `${ratio.toFixed(2)}×`, ratio >= 2));
-  log(`  handles peer world: baseline ${fmtOps(rBase.opsPerSec)}, reader ${fmtOps(rHandle.opsPerSec)}, decide ${fmtOps(rDecide.opsPerSec)}; ratio ${ratio.toFixed(2)}×`);
+  log(
+    `  handles peer world: baseline ${fmtOps(rBase.opsPerSec)}, reader ${fmtOps(rHandle.opsPerSec)}, decide ${fmtOps(rDecide.opsPerSec)}; ratio ${ratio.toFixed(2)}×`,
+  );
   ctx.facts["handles.peer.ratio"] = ratio;
   return rows;
 }

@@ -5,7 +5,7 @@
 // same snapshot (createEngine, warm median) measured in this process. At the end the updated engine
 // is checked against a fresh compile on a sample of requests, RSOP and who-can-access. The `apply:`
 // rows then time the same kinds of change end to end through LiveSystem.apply.
-import { type Patch, enablePatches, produceWithPatches } from "immer";
+import { type Patch, enablePatches } from "immer";
 import { type Engine, type Operation, type SystemSnapshot, createEngine, createLiveSystem } from "../src/index.js";
 import { matchRoute } from "../src/live/routes.js";
 import { type Row, fmtMs, log, median, timeRuns } from "./benchUtil.js";
@@ -18,7 +18,12 @@ let counter = 0;
 const newId = () => `bench-${(counter++).toString(36).padStart(8, "0")}-${Math.random().toString(36).slice(2, 10)}`;
 
 /** Runs one seed route on `base` as the live system does (without its validation): the next snapshot and patches. */
-function change(base: SystemSnapshot, method: string, path: string, body?: unknown): { next: SystemSnapshot; patches: Patch[] } {
+function change(
+  base: SystemSnapshot,
+  method: string,
+  path: string,
+  body?: unknown,
+): { next: SystemSnapshot; patches: Patch[] } {
   const route = matchRoute(method, path);
   if (route.kind !== "write") throw new Error(`no write route ${method} ${path}`);
   const { next, patches } = runWrite(base, route.handler, { params: route.params, body, newId, now: () => 0 });
@@ -40,7 +45,13 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     const f = fixture(size);
     const engine: Engine = createEngine(f.engine.snapshot);
     const loadRuns = ctx.quick ? 2 : 3;
-    const load = median(timeRuns(loadRuns, () => engine.snapshot, (s) => createEngine(s)));
+    const load = median(
+      timeRuns(
+        loadRuns,
+        () => engine.snapshot,
+        (s) => createEngine(s),
+      ),
+    );
     log(`  incremental ${size}: full load ${load.toFixed(0)} ms`);
     const row = (name: string, ms: number[], note: string, key: string) => {
       const sorted = [...ms].sort((a, b) => a - b);
@@ -56,11 +67,20 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
       });
       log(`  incremental ${size} ${name}: median ${fmtUs(m)}, ratio ${(m / load).toExponential(2)}`);
     };
-    rows.push({ section: "incremental", size, name: "full load (createEngine, warm)", value: fmtMs(load), note: `median of ${loadRuns}: the ratios' denominator` });
+    rows.push({
+      section: "incremental",
+      size,
+      name: "full load (createEngine, warm)",
+      value: fmtMs(load),
+      note: `median of ${loadRuns}: the ratios' denominator`,
+    });
     ctx.facts[`incremental.${size}.loadMs`] = load;
 
     /** Times engine.update along a chain of `n` changes, each made by `make` on the snapshot before it. */
-    const timeUpdates = (n: number, make: (s: SystemSnapshot, i: number) => { next: SystemSnapshot; patches: Patch[] }): number[] => {
+    const timeUpdates = (
+      n: number,
+      make: (s: SystemSnapshot, i: number) => { next: SystemSnapshot; patches: Patch[] },
+    ): number[] => {
       const chain: { next: SystemSnapshot; patches: Patch[] }[] = [];
       let s = engine.snapshot;
       for (let i = 0; i < n; i++) {
@@ -105,7 +125,9 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
       timeUpdates(n, (s, i) => {
         const h = holderIds[(i * 4999) % holderIds.length]!;
         const holder = s.holders.find((x) => x.id === h)!;
-        const g = groupIds.find((id, k) => k >= (i * 31) % groupIds.length && !holder.groups.includes(id)) ?? groupIds.find((id) => !holder.groups.includes(id))!;
+        const g =
+          groupIds.find((id, k) => k >= (i * 31) % groupIds.length && !holder.groups.includes(id)) ??
+          groupIds.find((id) => !holder.groups.includes(id))!;
         return change(s, "PUT", `/holders/${h}/groups/${g}`);
       }),
       "PUT /holders/:id/groups/:groupId",
@@ -113,7 +135,13 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     );
     row(
       "credential add (a card)",
-      timeUpdates(n, (s, i) => change(s, "POST", `/holders/${holderIds[(i * 7919) % holderIds.length]}/credentials`, { types: ["card"], credentialNumber: cardNumber++, facilityCode: 2 })),
+      timeUpdates(n, (s, i) =>
+        change(s, "POST", `/holders/${holderIds[(i * 7919) % holderIds.length]}/credentials`, {
+          types: ["card"],
+          credentialNumber: cardNumber++,
+          facilityCode: 2,
+        }),
+      ),
       "POST /holders/:id/credentials",
       "credentialAdd",
     );
@@ -158,7 +186,12 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     const rn = ctx.quick ? 20 : 60;
     row(
       "rule create",
-      timeUpdates(rn, (s, i) => change(s, "POST", "/rules", { ...body(snap0.rules[(i * 331) % snap0.rules.length]!, "23:00:00"), devices: snap0.rules[(i * 331) % snap0.rules.length]!.devices })),
+      timeUpdates(rn, (s, i) =>
+        change(s, "POST", "/rules", {
+          ...body(snap0.rules[(i * 331) % snap0.rules.length]!, "23:00:00"),
+          devices: snap0.rules[(i * 331) % snap0.rules.length]!.devices,
+        }),
+      ),
       `POST /rules (a random id: every rank after it moves; copies of existing rules, ${snap0.rules.length} rules before)`,
       "ruleCreate",
     );
@@ -181,11 +214,18 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
       engine.update(g.next, g.patches);
       const gid = g.next.groups[g.next.groups.length - 1]!.id;
       const first = (k * members) % Math.max(1, holderIds.length - members + 1);
-      const m = change(engine.snapshot, "PUT", `/groups/${gid}/holders`, { holders: holderIds.slice(first, first + members) });
+      const m = change(engine.snapshot, "PUT", `/groups/${gid}/holders`, {
+        holders: holderIds.slice(first, first + members),
+      });
       engine.update(m.next, m.patches);
       deletes.push(...timeUpdates(1, (s) => change(s, "DELETE", `/groups/${gid}`)));
     }
-    row(`group delete (${members} members)`, deletes, "DELETE /groups/:id: 2,000 holders' memberships go with it", "groupDelete");
+    row(
+      `group delete (${members} members)`,
+      deletes,
+      "DELETE /groups/:id: 2,000 holders' memberships go with it",
+      "groupDelete",
+    );
 
     // 10,000 holder creates in one batch (as LiveSystem.apply([...]) commits them: one update).
     const bn = holderIds.length >= 10_000 ? 10_000 : 1_000;
@@ -213,7 +253,12 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
       engine.update(next, patches);
       batches.push(performance.now() - t0);
     }
-    row(`${bn.toLocaleString("en-US")} holder creates in one batch`, batches, "each with a card and two groups; one update for the whole batch", "batchCreate");
+    row(
+      `${bn.toLocaleString("en-US")} holder creates in one batch`,
+      batches,
+      "each with a card and two groups; one update for the whole batch",
+      "batchCreate",
+    );
 
     const pool = f.set.requests;
     // End to end: the same kinds of change through LiveSystem.apply (route, body checks, the
@@ -239,33 +284,105 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
         return out;
       };
       const doors = snap0.devices.filter((d) => d.type === "primaryReader").map((d) => d.id);
-      const ruleBody = (k: number) => ({ type: "door", groupId: groupIds[k % groupIds.length], devices: [doors[k % doors.length], doors[(k * 31 + 1) % doors.length]], startTime: "08:00:00", stopTime: "18:00:00", recurring: ["Mon", "Tue"] });
+      const ruleBody = (k: number) => ({
+        type: "door",
+        groupId: groupIds[k % groupIds.length],
+        devices: [doors[k % doors.length], doors[(k * 31 + 1) % doors.length]],
+        startTime: "08:00:00",
+        stopTime: "18:00:00",
+        recurring: ["Mon", "Tue"],
+      });
       const pick = (k: number, step: number) => holderIds[(k * step) % holderIds.length]!;
       const groupNotOf = (h: string, k: number) => {
         const held = live.snapshot.holders[live.snapshot.holders.findIndex((x) => x.id === h)]!.groups;
-        return groupIds.find((id, j) => j >= (k * 31) % groupIds.length && !held.includes(id)) ?? groupIds.find((id) => !held.includes(id))!;
+        return (
+          groupIds.find((id, j) => j >= (k * 31) % groupIds.length && !held.includes(id)) ??
+          groupIds.find((id) => !held.includes(id))!
+        );
       };
-      row("apply: holder create (a card, two groups)", timeApply(n, (k) => ({ method: "POST", path: "/holders", body: { firstName: "Live", lastName: `Holder${k}`, groups: [groupIds[(k * 7) % groupIds.length], groupIds[(k * 13 + 1) % groupIds.length]], credentials: [{ types: ["card"], credentialNumber: cardNumber++, facilityCode: 1 }] } })), "LiveSystem.apply end to end", "apply.holderCreate");
+      row(
+        "apply: holder create (a card, two groups)",
+        timeApply(n, (k) => ({
+          method: "POST",
+          path: "/holders",
+          body: {
+            firstName: "Live",
+            lastName: `Holder${k}`,
+            groups: [groupIds[(k * 7) % groupIds.length], groupIds[(k * 13 + 1) % groupIds.length]],
+            credentials: [{ types: ["card"], credentialNumber: cardNumber++, facilityCode: 1 }],
+          },
+        })),
+        "LiveSystem.apply end to end",
+        "apply.holderCreate",
+      );
       const memberships: Operation[] = [];
-      for (let k = 0; k < n; k++) memberships.push({ method: "PUT", path: `/holders/${pick(k, 6007)}/groups/${groupNotOf(pick(k, 6007), k)}` });
-      row("apply: membership add", timeApply(n, (k) => memberships[k]!), "LiveSystem.apply end to end", "apply.membershipAdd");
-      row("apply: credential add (a card)", timeApply(n, (k) => ({ method: "POST", path: `/holders/${pick(k, 7841)}/credentials`, body: { types: ["card"], credentialNumber: cardNumber++, facilityCode: 2 } })), "LiveSystem.apply end to end", "apply.credentialAdd");
+      for (let k = 0; k < n; k++)
+        memberships.push({ method: "PUT", path: `/holders/${pick(k, 6007)}/groups/${groupNotOf(pick(k, 6007), k)}` });
+      row(
+        "apply: membership add",
+        timeApply(n, (k) => memberships[k]!),
+        "LiveSystem.apply end to end",
+        "apply.membershipAdd",
+      );
+      row(
+        "apply: credential add (a card)",
+        timeApply(n, (k) => ({
+          method: "POST",
+          path: `/holders/${pick(k, 7841)}/credentials`,
+          body: { types: ["card"], credentialNumber: cardNumber++, facilityCode: 2 },
+        })),
+        "LiveSystem.apply end to end",
+        "apply.credentialAdd",
+      );
       row(
         "apply: holder update",
         timeApply(n, (k) => {
           const h = live.snapshot.holders[live.snapshot.holders.findIndex((x) => x.id === pick(k, 3581))]!;
-          return { method: "PUT", path: `/holders/${h.id}`, body: { firstName: h.firstName, lastName: `${h.lastName}y`, partition: h.partition, enabled: h.enabled, activeDate: h.activeDate, expireDate: "2031-01-01T00:00:00", pin: h.pin, duressPin: h.duressPin } };
+          return {
+            method: "PUT",
+            path: `/holders/${h.id}`,
+            body: {
+              firstName: h.firstName,
+              lastName: `${h.lastName}y`,
+              partition: h.partition,
+              enabled: h.enabled,
+              activeDate: h.activeDate,
+              expireDate: "2031-01-01T00:00:00",
+              pin: h.pin,
+              duressPin: h.duressPin,
+            },
+          };
         }),
         "LiveSystem.apply end to end",
         "apply.holderUpdate",
       );
-      row("apply: rule create", timeApply(rn, (k) => ({ method: "POST", path: "/rules", body: ruleBody(k) })), "LiveSystem.apply end to end", "apply.ruleCreate");
-      row("apply: rule update", timeApply(rn, (k) => ({ method: "PUT", path: `/rules/${snap0.rules[(k * 211) % snap0.rules.length]!.id}`, body: ruleBody(k + 7) })), "LiveSystem.apply end to end", "apply.ruleUpdate");
+      row(
+        "apply: rule create",
+        timeApply(rn, (k) => ({ method: "POST", path: "/rules", body: ruleBody(k) })),
+        "LiveSystem.apply end to end",
+        "apply.ruleCreate",
+      );
+      row(
+        "apply: rule update",
+        timeApply(rn, (k) => ({
+          method: "PUT",
+          path: `/rules/${snap0.rules[(k * 211) % snap0.rules.length]!.id}`,
+          body: ruleBody(k + 7),
+        })),
+        "LiveSystem.apply end to end",
+        "apply.ruleUpdate",
+      );
       const liveDeletes: number[] = [];
       for (let k = 0; k < dn; k++) {
-        const g = live.apply({ method: "POST", path: "/groups", body: { name: `bench-live-delete-${k}` } }) as { id: string };
+        const g = live.apply({ method: "POST", path: "/groups", body: { name: `bench-live-delete-${k}` } }) as {
+          id: string;
+        };
         const first = (k * members) % Math.max(1, holderIds.length - members + 1);
-        live.apply({ method: "PUT", path: `/groups/${g.id}/holders`, body: { holders: holderIds.slice(first, first + members) } });
+        live.apply({
+          method: "PUT",
+          path: `/groups/${g.id}/holders`,
+          body: { holders: holderIds.slice(first, first + members) },
+        });
         liveDeletes.push(...timeApply(1, () => ({ method: "DELETE", path: `/groups/${g.id}` })));
       }
       row(`apply: group delete (${members} members)`, liveDeletes, "LiveSystem.apply end to end", "apply.groupDelete");
@@ -273,17 +390,32 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
       for (let k = 0; k < (ctx.quick ? 1 : 3); k++) {
         const ops: Operation[] = [];
         for (let i = 0; i < bn; i++)
-          ops.push({ method: "POST", path: "/holders", body: { firstName: "LiveBatch", lastName: `Holder${i}`, groups: [groupIds[(i * 7) % groupIds.length], groupIds[(i * 13 + 1) % groupIds.length]], credentials: [{ types: ["card"], credentialNumber: cardNumber++, facilityCode: 1 }] } });
+          ops.push({
+            method: "POST",
+            path: "/holders",
+            body: {
+              firstName: "LiveBatch",
+              lastName: `Holder${i}`,
+              groups: [groupIds[(i * 7) % groupIds.length], groupIds[(i * 13 + 1) % groupIds.length]],
+              credentials: [{ types: ["card"], credentialNumber: cardNumber++, facilityCode: 1 }],
+            },
+          });
         exposedGc()?.();
         const t0 = performance.now();
         const r = live.apply(ops);
         liveBatches.push(performance.now() - t0);
         if (!r.ok) throw new Error(`batch refused: ${JSON.stringify(r.issues.slice(0, 2))}`);
       }
-      row(`apply: ${bn.toLocaleString("en-US")} holder creates in one batch`, liveBatches, "LiveSystem.apply([...]) end to end", "apply.batchCreate");
+      row(
+        `apply: ${bn.toLocaleString("en-US")} holder creates in one batch`,
+        liveBatches,
+        "LiveSystem.apply([...]) end to end",
+        "apply.batchCreate",
+      );
       const freshLive = createEngine(live.snapshot);
       for (let i = 0; i < pool.length && i < 5_000; i++)
-        if (JSON.stringify(live.engine.decide(pool[i])) !== JSON.stringify(freshLive.decide(pool[i]))) throw new Error("the live system's engine disagrees with a fresh compile");
+        if (JSON.stringify(live.engine.decide(pool[i])) !== JSON.stringify(freshLive.decide(pool[i])))
+          throw new Error("the live system's engine disagrees with a fresh compile");
     }
 
     // The updated engine answers as a fresh compile of its snapshot.
@@ -292,16 +424,27 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     for (let i = 0; i < pool.length && i < 20_000; i++) {
       const a = JSON.stringify(engine.decide(pool[i]));
       const b = JSON.stringify(fresh.decide(pool[i]));
-      if (a !== b) throw new Error(`incremental engine disagrees with a fresh compile on ${JSON.stringify(pool[i])}: ${a} vs ${b}`);
+      if (a !== b)
+        throw new Error(
+          `incremental engine disagrees with a fresh compile on ${JSON.stringify(pool[i])}: ${a} vs ${b}`,
+        );
       checked++;
     }
     const sample = engine.snapshot.holders.slice(-50).map((h) => h.id);
-    if (JSON.stringify(engine.rsop(sample, { at: "2026-04-15T14:15:00Z" })) !== JSON.stringify(fresh.rsop(sample, { at: "2026-04-15T14:15:00Z" })))
+    if (
+      JSON.stringify(engine.rsop(sample, { at: "2026-04-15T14:15:00Z" })) !==
+      JSON.stringify(fresh.rsop(sample, { at: "2026-04-15T14:15:00Z" }))
+    )
       throw new Error("incremental engine's RSOP disagrees with a fresh compile");
     for (const d of engine.snapshot.devices.slice(0, 20))
-      if (JSON.stringify(engine.whoCanAccess(d.id, { at: "2026-04-15T14:15:00Z" })) !== JSON.stringify(fresh.whoCanAccess(d.id, { at: "2026-04-15T14:15:00Z" })))
+      if (
+        JSON.stringify(engine.whoCanAccess(d.id, { at: "2026-04-15T14:15:00Z" })) !==
+        JSON.stringify(fresh.whoCanAccess(d.id, { at: "2026-04-15T14:15:00Z" }))
+      )
         throw new Error(`incremental engine's whoCanAccess(${d.id}) disagrees with a fresh compile`);
-    log(`  incremental ${size}: ${checked} decisions, RSOP of 50 holders and who-can-access of 20 devices agree with a fresh compile`);
+    log(
+      `  incremental ${size}: ${checked} decisions, RSOP of 50 holders and who-can-access of 20 devices agree with a fresh compile`,
+    );
     ctx.facts[`incremental.${size}.checkedDecisions`] = checked;
   }
   return rows;

@@ -6,7 +6,7 @@
 //   node_modules/.bin/esbuild bench/liveValidation.ts --bundle --platform=node --format=esm \
 //     --packages=external --outfile=node_modules/.cache/rsop-bench/liveValidation.mjs \
 //     && node --expose-gc node_modules/.cache/rsop-bench/liveValidation.mjs [S|M|L]
-import { type Patch, enablePatches, freeze, produceWithPatches } from "immer";
+import { type Patch, enablePatches, freeze } from "immer";
 import { Refusal } from "../src/live/operation.js";
 import type { Operation } from "../src/live/operation.js";
 import { matchRoute } from "../src/live/routes.js";
@@ -29,7 +29,12 @@ function change(s: SystemSnapshot, op: Operation): { next: SystemSnapshot; patch
   const route = matchRoute(op.method, op.path);
   if (route.kind !== "write") throw new Error(`not a write: ${op.path}`);
   try {
-    const { next, patches } = runWrite(s, route.handler, { params: route.params, body: op.body, newId, now: () => Date.UTC(2026, 3, 1) });
+    const { next, patches } = runWrite(s, route.handler, {
+      params: route.params,
+      body: op.body,
+      newId,
+      now: () => Date.UTC(2026, 3, 1),
+    });
     return { next, patches };
   } catch (e) {
     if (e instanceof Refusal) throw new Error(`${op.method} ${op.path} refused: ${JSON.stringify(e.issues)}`);
@@ -87,23 +92,79 @@ function row(what: string, make: (k: number) => Operation, n: number, nBefore: n
 }
 
 const s0 = committed;
-process.stdout.write(`size ${size}: ${s0.holders.length} holders, ${s0.devices.length} devices, ${s0.rules.length} rules, ${s0.groups.length} groups\n`);
+process.stdout.write(
+  `size ${size}: ${s0.holders.length} holders, ${s0.devices.length} devices, ${s0.rules.length} rules, ${s0.groups.length} groups\n`,
+);
 {
   const t0 = performance.now();
   const issues = validator.validate(committed, committed, committed, []);
-  process.stdout.write(`index build (first write of a live system, once): ${ms(performance.now() - t0)}${issues.length > 0 ? " (issues!)" : ""}\n`);
+  process.stdout.write(
+    `index build (first write of a live system, once): ${ms(performance.now() - t0)}${issues.length > 0 ? " (issues!)" : ""}\n`,
+  );
 }
 const doors = s0.devices.filter((d) => d.type === "primaryReader").map((d) => d.id);
 process.stdout.write("| validation of | before: parseSnapshot(next) | after: WriteValidator |\n|---|---|---|\n");
-row("holder create (POST /holders, one card)", (k) => ({ method: "POST", path: "/holders", body: { firstName: "Ann", lastName: `Lee${k}`, groups: [s0.groups[k % s0.groups.length]!.id], credentials: [{ types: ["card"], credentialNumber: 900_000_000 + k, facilityCode: 17 }] } }), 200, 3);
-row("membership add (PUT /holders/{id}/groups/{gid})", (k) => ({ method: "PUT", path: `/holders/${s0.holders[(k * 7919) % s0.holders.length]!.id}/groups/${s0.groups[(k * 13 + 5) % s0.groups.length]!.id}` }), 200, 3);
-row("holder update (PUT /holders/{id})", (k) => {
-  const h = s0.holders[(k * 104_729) % s0.holders.length]!;
-  return { method: "PUT", path: `/holders/${h.id}`, body: { firstName: h.firstName, lastName: `Upd${k}`, partition: h.partition, enabled: h.enabled, activeDate: h.activeDate, expireDate: h.expireDate, pin: h.pin, duressPin: h.duressPin } };
-}, 200, 3);
-const ruleBody = (k: number) => ({ type: "door", groupId: s0.groups[k % s0.groups.length]!.id, devices: [doors[k % doors.length]!, doors[(k * 31 + 1) % doors.length]!], startTime: "08:00:00", stopTime: "18:00:00", recurring: ["Mon", "Tue"] });
+row(
+  "holder create (POST /holders, one card)",
+  (k) => ({
+    method: "POST",
+    path: "/holders",
+    body: {
+      firstName: "Ann",
+      lastName: `Lee${k}`,
+      groups: [s0.groups[k % s0.groups.length]!.id],
+      credentials: [{ types: ["card"], credentialNumber: 900_000_000 + k, facilityCode: 17 }],
+    },
+  }),
+  200,
+  3,
+);
+row(
+  "membership add (PUT /holders/{id}/groups/{gid})",
+  (k) => ({
+    method: "PUT",
+    path: `/holders/${s0.holders[(k * 7919) % s0.holders.length]!.id}/groups/${s0.groups[(k * 13 + 5) % s0.groups.length]!.id}`,
+  }),
+  200,
+  3,
+);
+row(
+  "holder update (PUT /holders/{id})",
+  (k) => {
+    const h = s0.holders[(k * 104_729) % s0.holders.length]!;
+    return {
+      method: "PUT",
+      path: `/holders/${h.id}`,
+      body: {
+        firstName: h.firstName,
+        lastName: `Upd${k}`,
+        partition: h.partition,
+        enabled: h.enabled,
+        activeDate: h.activeDate,
+        expireDate: h.expireDate,
+        pin: h.pin,
+        duressPin: h.duressPin,
+      },
+    };
+  },
+  200,
+  3,
+);
+const ruleBody = (k: number) => ({
+  type: "door",
+  groupId: s0.groups[k % s0.groups.length]!.id,
+  devices: [doors[k % doors.length]!, doors[(k * 31 + 1) % doors.length]!],
+  startTime: "08:00:00",
+  stopTime: "18:00:00",
+  recurring: ["Mon", "Tue"],
+});
 row("rule create (POST /rules)", (k) => ({ method: "POST", path: "/rules", body: ruleBody(k) }), 200, 3);
-row("rule update (PUT /rules/{id})", (k) => ({ method: "PUT", path: `/rules/${s0.rules[(k * 211) % s0.rules.length]!.id}`, body: ruleBody(k + 7) }), 200, 3);
+row(
+  "rule update (PUT /rules/{id})",
+  (k) => ({ method: "PUT", path: `/rules/${s0.rules[(k * 211) % s0.rules.length]!.id}`, body: ruleBody(k + 7) }),
+  200,
+  3,
+);
 
 // A group with 2,000 members, deleted.
 {
@@ -123,7 +184,9 @@ row("rule update (PUT /rules/{id})", (k) => ({ method: "PUT", path: `/rules/${s0
     if (b !== null) before.push(b);
     after.push(a);
   }
-  process.stdout.write(`| group delete, ${Math.min(2000, Math.floor(s0.holders.length / 5))} members (DELETE /groups/{id}) | ${stats(before)} | ${stats(after)} |\n`);
+  process.stdout.write(
+    `| group delete, ${Math.min(2000, Math.floor(s0.holders.length / 5))} members (DELETE /groups/{id}) | ${stats(before)} | ${stats(after)} |\n`,
+  );
 }
 
 // 10,000 holder creates in one batch: each validated against the batch's accumulated changes. The
@@ -135,7 +198,31 @@ row("rule update (PUT /rules/{id})", (k) => ({ method: "PUT", path: `/rules/${s0
   const after: number[] = [];
   for (let k = 0; k < 10_000; k++) {
     const id = newId();
-    const h = { id, firstName: "Bat", lastName: `Ch${k}`, email: null, photoUrl: null, partition: null, enabled: true, activeDate: null, expireDate: null, pin: null, duressPin: null, customFields: {}, groups: [], credentials: [{ id: `${id}-c`, credentialNumber: 800_000_000 + k, facilityCode: null, description: null, types: ["card" as const], holderId: id }] };
+    const h = {
+      id,
+      firstName: "Bat",
+      lastName: `Ch${k}`,
+      email: null,
+      photoUrl: null,
+      partition: null,
+      enabled: true,
+      activeDate: null,
+      expireDate: null,
+      pin: null,
+      duressPin: null,
+      customFields: {},
+      groups: [],
+      credentials: [
+        {
+          id: `${id}-c`,
+          credentialNumber: 800_000_000 + k,
+          facilityCode: null,
+          description: null,
+          types: ["card" as const],
+          holderId: id,
+        },
+      ],
+    };
     const next: SystemSnapshot = { ...current, holders: current.holders.concat([h]) };
     const patches: Patch[] = [{ op: "add", path: ["holders", current.holders.length], value: h }];
     minorGc();

@@ -40,7 +40,21 @@ import { run as service } from "./service.bench.js";
 import { run as webhooks } from "./webhooks.bench.js";
 import type { Scenario, ScenarioContext } from "./scenario.js";
 
-const SCENARIOS: Readonly<Record<string, Scenario>> = { decide, memory, rsop, handles, compile, incremental, diff, peers, cli, service, scale, report, webhooks };
+const SCENARIOS: Readonly<Record<string, Scenario>> = {
+  decide,
+  memory,
+  rsop,
+  handles,
+  compile,
+  incremental,
+  diff,
+  peers,
+  cli,
+  service,
+  scale,
+  report,
+  webhooks,
+};
 
 interface Job {
   readonly scenarios: readonly string[];
@@ -78,7 +92,16 @@ interface Args {
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const a: Args = { quick: false, sizes: ["S", "M", "L"], only: null, child: null, profile: false, markdown: false, out: null, scale: false };
+  const a: Args = {
+    quick: false,
+    sizes: ["S", "M", "L"],
+    only: null,
+    child: null,
+    profile: false,
+    markdown: false,
+    out: null,
+    scale: false,
+  };
   let sizesGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -91,22 +114,26 @@ function parseArgs(argv: readonly string[]): Args {
     else if (arg === "--profile") a.profile = true;
     else if (arg === "--markdown") a.markdown = true;
     else if (arg === "--sizes") {
-      a.sizes = value().split(",").map((s) => s.trim().toUpperCase()) as SizeName[];
+      a.sizes = value()
+        .split(",")
+        .map((s) => s.trim().toUpperCase()) as SizeName[];
       sizesGiven = true;
-    }
-    else if (arg === "--only") a.only = value().split(",").map((s) => s.trim());
+    } else if (arg === "--only")
+      a.only = value()
+        .split(",")
+        .map((s) => s.trim());
     else if (arg === "--child") a.child = value().split(",");
     else if (arg === "--out") a.out = value();
     else if (arg === "--scale") {
       a.scale = true;
       a.only = ["scale"];
-    }
-    else throw new Error(`unknown argument ${arg} (see bench/main.ts)`);
+    } else throw new Error(`unknown argument ${arg} (see bench/main.ts)`);
   }
   // --quick leaves out L (its generation and validation alone take half a minute) unless asked for.
   if (a.quick && !sizesGiven && a.child === null) a.sizes = ["S", "M"];
   for (const s of a.sizes) if (!["S", "M", "L"].includes(s)) throw new Error(`unknown size ${s}`);
-  for (const s of [...(a.only ?? []), ...(a.child ?? [])]) if (!(s in SCENARIOS)) throw new Error(`unknown scenario ${s}`);
+  for (const s of [...(a.only ?? []), ...(a.child ?? [])])
+    if (!(s in SCENARIOS)) throw new Error(`unknown scenario ${s}`);
   return a;
 }
 
@@ -131,7 +158,15 @@ async function child(args: Args): Promise<void> {
 function runJob(job: Job, args: Args, extraFlags: readonly string[]): ChildResult | null {
   const scenarios = job.scenarios.filter((s) => (args.only === null ? !ON_REQUEST.includes(s) : args.only.includes(s)));
   if (scenarios.length === 0) return null;
-  const argv = [...job.nodeFlags, ...extraFlags, process.argv[1]!, "--child", scenarios.join(","), "--sizes", args.sizes.join(",")];
+  const argv = [
+    ...job.nodeFlags,
+    ...extraFlags,
+    process.argv[1]!,
+    "--child",
+    scenarios.join(","),
+    "--sizes",
+    args.sizes.join(","),
+  ];
   if (args.quick) argv.push("--quick");
   const r = spawnSync(process.execPath, argv, { stdio: ["ignore", "pipe", "inherit"], maxBuffer: 1 << 26 });
   if (r.status !== 0) {
@@ -166,51 +201,125 @@ function targets(facts: Record<string, unknown>): Target[] {
   const fresh = num("alloc.L.decide(request)");
   const reused = num("alloc.L.decide(request, out)");
   if (fresh !== undefined && objectBytes !== undefined)
-    out.push({ target: "L ≤ 1 object allocated per decision", measured: `${fresh.toFixed(2)} B (${(fresh / objectBytes).toFixed(2)} objects)`, met: fresh <= objectBytes * 1.05 });
-  if (reused !== undefined) out.push({ target: "L 0 allocations with a caller-supplied out", measured: `${reused.toFixed(2)} B/decision`, met: reused < 1 });
+    out.push({
+      target: "L ≤ 1 object allocated per decision",
+      measured: `${fresh.toFixed(2)} B (${(fresh / objectBytes).toFixed(2)} objects)`,
+      met: fresh <= objectBytes * 1.05,
+    });
+  if (reused !== undefined)
+    out.push({
+      target: "L 0 allocations with a caller-supplied out",
+      measured: `${reused.toFixed(2)} B/decision`,
+      met: reused < 1,
+    });
   const warm = num("compile.L.warmMs");
   const first = num("compile.L.firstMs");
-  if (warm !== undefined) out.push({ target: "L compile ≤ 1 s (createEngine, warm median)", measured: `${warm.toFixed(0)} ms (first in process ${first?.toFixed(0)} ms)`, met: warm <= 1000 });
+  if (warm !== undefined)
+    out.push({
+      target: "L compile ≤ 1 s (createEngine, warm median)",
+      measured: `${warm.toFixed(0)} ms (first in process ${first?.toFixed(0)} ms)`,
+      met: warm <= 1000,
+    });
   const heapIndex = num("heap.L.indexPerHolder");
   const heapTotal = num("heap.L.totalPerHolder");
-  if (heapIndex !== undefined) out.push({ target: "L retained heap ≤ 500 B/holder (compiled indexes)", measured: `${heapIndex.toFixed(0)} B/holder`, met: heapIndex <= 500 });
-  if (heapTotal !== undefined) out.push({ target: "L retained heap ≤ 500 B/holder (snapshot + indexes)", measured: `${heapTotal.toFixed(0)} B/holder`, met: heapTotal <= 500 });
+  if (heapIndex !== undefined)
+    out.push({
+      target: "L retained heap ≤ 500 B/holder (compiled indexes)",
+      measured: `${heapIndex.toFixed(0)} B/holder`,
+      met: heapIndex <= 500,
+    });
+  if (heapTotal !== undefined)
+    out.push({
+      target: "L retained heap ≤ 500 B/holder (snapshot + indexes)",
+      measured: `${heapTotal.toFixed(0)} B/holder`,
+      met: heapTotal <= 500,
+    });
   for (const key of ["narrow", "wide"]) {
     const ns = num(`rsop.L.${key}.ns`);
     if (ns === undefined) continue;
     const what = `${num(`rsop.L.${key}.rules`)} rules → ${num(`rsop.L.${key}.devices`)} devices`;
-    out.push({ target: `L RSOP of one holder with ~50 rules over 5k devices ≤ 50 µs (${key === "narrow" ? "single-door rules" : "area rules"})`, measured: `${fmtNs(ns)} (${what})`, met: ns <= 50_000 });
+    out.push({
+      target: `L RSOP of one holder with ~50 rules over 5k devices ≤ 50 µs (${key === "narrow" ? "single-door rules" : "area rules"})`,
+      measured: `${fmtNs(ns)} (${what})`,
+      met: ns <= 50_000,
+    });
   }
   // Issue 19's targets.
   const rate = (k: string) => batch(k)?.opsPerSec;
   const handle = rate("handles.L.reader");
   const whole = rate("handles.L.batch");
-  if (handle !== undefined) out.push({ target: "L reader handle ≥ 3,000,000 decisions/s", measured: fmtOps(handle), met: handle >= 3e6 });
-  if (whole !== undefined) out.push({ target: "L columnar batch ≥ 5,000,000 decisions/s", measured: fmtOps(whole), met: whole >= 5e6 });
-  for (const [k, what] of [["handles.L.handleBytes", "reader handle"], ["handles.L.batchBytes", "columnar batch"]] as const) {
+  if (handle !== undefined)
+    out.push({ target: "L reader handle ≥ 3,000,000 decisions/s", measured: fmtOps(handle), met: handle >= 3e6 });
+  if (whole !== undefined)
+    out.push({ target: "L columnar batch ≥ 5,000,000 decisions/s", measured: fmtOps(whole), met: whole >= 5e6 });
+  for (const [k, what] of [
+    ["handles.L.handleBytes", "reader handle"],
+    ["handles.L.batchBytes", "columnar batch"],
+  ] as const) {
     const b = num(k);
-    if (b !== undefined) out.push({ target: `L ${what}: 0 B allocated per decision`, measured: `${b.toFixed(2)} B/decision`, met: b < 1 });
+    if (b !== undefined)
+      out.push({ target: `L ${what}: 0 B allocated per decision`, measured: `${b.toFixed(2)} B/decision`, met: b < 1 });
   }
   const peer = num("handles.peer.ratio");
-  if (peer !== undefined) out.push({ target: "peer world: reader handle ≥ 2× the plain Map + loop evaluator", measured: `${peer.toFixed(2)}×`, met: peer >= 2 });
+  if (peer !== undefined)
+    out.push({
+      target: "peer world: reader handle ≥ 2× the plain Map + loop evaluator",
+      measured: `${peer.toFixed(2)}×`,
+      met: peer >= 2,
+    });
   const cliRatio = num("cli.ratioToBare");
-  if (cliRatio !== undefined) out.push({ target: "M rsop decide per line ≥ 0.5× the bare JSON Lines loop", measured: `${cliRatio.toFixed(2)}×`, met: cliRatio >= 0.5 });
+  if (cliRatio !== undefined)
+    out.push({
+      target: "M rsop decide per line ≥ 0.5× the bare JSON Lines loop",
+      measured: `${cliRatio.toFixed(2)}×`,
+      met: cliRatio >= 0.5,
+    });
   const wide = num("rsop.L.wide.ns");
-  if (wide !== undefined) out.push({ target: "L RSOP of one holder whose rules reach 414 devices ≤ 20 µs", measured: fmtNs(wide), met: wide <= 20_000 });
-  for (const [k, label, limit] of [["who.L.busiest.ns", "busiest door", 1e6], ["who.L.median.ns", "median door", 2e5]] as const) {
+  if (wide !== undefined)
+    out.push({
+      target: "L RSOP of one holder whose rules reach 414 devices ≤ 20 µs",
+      measured: fmtNs(wide),
+      met: wide <= 20_000,
+    });
+  for (const [k, label, limit] of [
+    ["who.L.busiest.ns", "busiest door", 1e6],
+    ["who.L.median.ns", "median door", 2e5],
+  ] as const) {
     const ns = num(k);
-    if (ns !== undefined) out.push({ target: `L whoCanAccess, ${label} ≤ ${fmtNs(limit)}`, measured: fmtNs(ns), met: ns <= limit });
+    if (ns !== undefined)
+      out.push({ target: `L whoCanAccess, ${label} ≤ ${fmtNs(limit)}`, measured: fmtNs(ns), met: ns <= limit });
   }
   const loadMs = num("load.L.ms");
-  if (loadMs !== undefined) out.push({ target: "L load (JSON.parse + validation + compile) ≤ 1 s", measured: `${loadMs.toFixed(0)} ms`, met: loadMs <= 1000 });
-  if (heapTotal !== undefined) out.push({ target: "L retained heap ≤ 1,000 B/holder with the snapshot kept", measured: `${heapTotal.toFixed(0)} B/holder`, met: heapTotal <= 1000 });
+  if (loadMs !== undefined)
+    out.push({
+      target: "L load (JSON.parse + validation + compile) ≤ 1 s",
+      measured: `${loadMs.toFixed(0)} ms`,
+      met: loadMs <= 1000,
+    });
+  if (heapTotal !== undefined)
+    out.push({
+      target: "L retained heap ≤ 1,000 B/holder with the snapshot kept",
+      measured: `${heapTotal.toFixed(0)} B/holder`,
+      met: heapTotal <= 1000,
+    });
   const e = num("peers.engineOps");
   const plain = num("peers.plainOps");
   const naive = num("peers.naiveOps");
   const best = Math.max(num("peers.casbinOps") ?? 0, num("peers.cedarOps") ?? 0);
-  if (e !== undefined && naive !== undefined) out.push({ target: "S beat the naive floor (scan all rules)", measured: `${(e / naive).toFixed(1)}×`, met: e > naive });
-  if (e !== undefined && plain !== undefined) out.push({ target: "S beat plain JS (rules per device)", measured: `${(e / plain).toFixed(2)}×`, met: e > plain });
-  if (e !== undefined && best > 0) out.push({ target: "S ratio to the best peer (printed)", measured: `${Math.round(e / best).toLocaleString("en-US")}×`, met: null });
+  if (e !== undefined && naive !== undefined)
+    out.push({
+      target: "S beat the naive floor (scan all rules)",
+      measured: `${(e / naive).toFixed(1)}×`,
+      met: e > naive,
+    });
+  if (e !== undefined && plain !== undefined)
+    out.push({ target: "S beat plain JS (rules per device)", measured: `${(e / plain).toFixed(2)}×`, met: e > plain });
+  if (e !== undefined && best > 0)
+    out.push({
+      target: "S ratio to the best peer (printed)",
+      measured: `${Math.round(e / best).toLocaleString("en-US")}×`,
+      met: null,
+    });
   return out;
 }
 
@@ -218,7 +327,9 @@ function summarizeProfiles(dir: string): void {
   const files = readdirSync(dir).filter((f) => f.endsWith(".cpuprofile"));
   for (const f of files) {
     log(`profile: ${join(dir, f)}`);
-    spawnSync(process.execPath, [resolve("bench/cpuprofile.mjs"), join(dir, f), "--match", "Batch", "--top", "20"], { stdio: "inherit" });
+    spawnSync(process.execPath, [resolve("bench/cpuprofile.mjs"), join(dir, f), "--match", "Batch", "--top", "20"], {
+      stdio: "inherit",
+    });
   }
 }
 
@@ -231,7 +342,10 @@ async function orchestrate(args: Args): Promise<number> {
   if (args.profile) {
     const dir = join(RESULTS_DIR, `profile-${new Date(started).toISOString().replace(/[:.]/g, "-")}`);
     mkdirSync(dir, { recursive: true });
-    const r = runJob({ scenarios: ["decide"], nodeFlags: [] }, { ...args, only: ["decide"] }, ["--cpu-prof", `--cpu-prof-dir=${dir}`]);
+    const r = runJob({ scenarios: ["decide"], nodeFlags: [] }, { ...args, only: ["decide"] }, [
+      "--cpu-prof",
+      `--cpu-prof-dir=${dir}`,
+    ]);
     if (r === null) return 1;
     process.stdout.write(`${renderTable(r.rows)}\n`);
     summarizeProfiles(dir);
@@ -241,7 +355,8 @@ async function orchestrate(args: Args): Promise<number> {
     const r = runJob(job, args, []);
     if (r === null) {
       // A job with nothing to run (its scenarios are run on request only) is no failure.
-      if (job.scenarios.some((s) => (args.only === null ? !ON_REQUEST.includes(s) : args.only.includes(s)))) failed = true;
+      if (job.scenarios.some((s) => (args.only === null ? !ON_REQUEST.includes(s) : args.only.includes(s))))
+        failed = true;
       continue;
     }
     rows.push(...r.rows);
@@ -251,7 +366,9 @@ async function orchestrate(args: Args): Promise<number> {
   const seconds = (Date.now() - started) / 1000;
   // Only a whole, full-length run replaces bench/results/latest.json (the committed reference).
   const complete = args.only === null && args.sizes.length === 3 && !args.quick && !failed;
-  const command = args.scale ? `npm run bench -- --scale${args.quick ? " --quick" : ""}` : `npm run bench${args.quick ? " -- --quick" : ""}`;
+  const command = args.scale
+    ? `npm run bench -- --scale${args.quick ? " --quick" : ""}`
+    : `npm run bench${args.quick ? " -- --quick" : ""}`;
   const header = [
     `rsop-engine benchmarks — ${command}`,
     `machine: ${before.cpus} CPUs (${before.cpuModel}), ${before.platform}, Node ${before.node} (V8 ${before.v8})`,
@@ -259,14 +376,26 @@ async function orchestrate(args: Args): Promise<number> {
     "latencies are per operation: each sample times a batch (see 'note'); p50/p99 are percentiles of batch means; ops/s is from the median batch",
   ];
   const tgts = targets(facts);
-  const targetLines = tgts.map((t) => `  ${t.met === null ? "·" : t.met ? "met   " : "MISSED"}  ${t.target}: ${t.measured}`);
+  const targetLines = tgts.map(
+    (t) => `  ${t.met === null ? "·" : t.met ? "met   " : "MISSED"}  ${t.target}: ${t.measured}`,
+  );
   process.stdout.write(`${header.join("\n")}\n\n${renderTable(rows)}\n\ntargets:\n${targetLines.join("\n")}\n`);
   if (facts.agreement !== undefined) {
     const ag = facts.agreement as Record<string, { agree: number; total: number; rate: number }>;
-    process.stdout.write(`\nagreement with the engine on allow/deny (S): ${Object.entries(ag).map(([k, v]) => `${k} ${(100 * v.rate).toFixed(2)}% (${v.agree}/${v.total})`).join(", ")}\n`);
+    process.stdout.write(
+      `\nagreement with the engine on allow/deny (S): ${Object.entries(ag)
+        .map(([k, v]) => `${k} ${(100 * v.rate).toFixed(2)}% (${v.agree}/${v.total})`)
+        .join(", ")}\n`,
+    );
   }
   if (args.markdown) process.stdout.write(`\n${renderTable(rows, true)}\n`);
-  const outPath = args.out ?? (complete ? join(RESULTS_DIR, "latest.json") : args.scale && !args.quick && !failed ? join(RESULTS_DIR, "scale.json") : null);
+  const outPath =
+    args.out ??
+    (complete
+      ? join(RESULTS_DIR, "latest.json")
+      : args.scale && !args.quick && !failed
+        ? join(RESULTS_DIR, "scale.json")
+        : null);
   if (outPath !== null) {
     mkdirSync(resolve(outPath, ".."), { recursive: true });
     const doc = {
@@ -283,7 +412,10 @@ async function orchestrate(args: Args): Promise<number> {
     };
     writeFileSync(outPath, `${JSON.stringify(doc, null, 2)}\n`);
     process.stdout.write(`\nwrote ${outPath}\n`);
-  } else process.stdout.write("\n(quick or partial run: bench/results/latest.json left as it was; pass --out FILE to keep these results)\n");
+  } else
+    process.stdout.write(
+      "\n(quick or partial run: bench/results/latest.json left as it was; pass --out FILE to keep these results)\n",
+    );
   return failed ? 1 : 0;
 }
 

@@ -54,7 +54,10 @@ function measureAlloc(gc: Gc, op: (n: number) => void, total: number): AllocResu
 
 export async function run(ctx: ScenarioContext): Promise<Row[]> {
   const gc = exposedGc();
-  if (gc === null) return [{ section: "allocation", size: "-", name: "bytes per decision", note: "skipped: run node with --expose-gc" }];
+  if (gc === null)
+    return [
+      { section: "allocation", size: "-", name: "bytes per decision", note: "skipped: run node with --expose-gc" },
+    ];
   const rows: Row[] = [];
 
   // The size of one decision-shaped object (10 fields), as the yardstick for "objects per decision".
@@ -63,7 +66,18 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     gc,
     (n) => {
       for (let i = 0; i < n; i++)
-        ring[0] = { outcome: "denied", topic: "t", reason: "r", holderId: null, credentialId: null, activeRuleId: null, duress: false, floors: ring, facilityCode: i, credentialNumber: null };
+        ring[0] = {
+          outcome: "denied",
+          topic: "t",
+          reason: "r",
+          holderId: null,
+          credentialId: null,
+          activeRuleId: null,
+          duress: false,
+          floors: ring,
+          facilityCode: i,
+          credentialNumber: null,
+        };
     },
     200_000,
   );
@@ -85,7 +99,13 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     200_000,
   );
   const objectBytes = shape.bytesPerOp - harness.bytesPerOp;
-  rows.push({ section: "allocation", size: "-", name: "one 10-field decision-shaped object", value: fmtBytes(objectBytes), note: `harness overhead ${harness.bytesPerOp.toFixed(3)} B/op, subtracted below` });
+  rows.push({
+    section: "allocation",
+    size: "-",
+    name: "one 10-field decision-shaped object",
+    value: fmtBytes(objectBytes),
+    note: `harness overhead ${harness.bytesPerOp.toFixed(3)} B/op, subtracted below`,
+  });
 
   // Allocation does not depend on the building's size (measured: within 0.2 B from S to L), so the
   // smallest and the largest size requested are enough.

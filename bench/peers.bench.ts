@@ -72,9 +72,16 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     const started = performance.now();
     agreement[name] = check(name, answer);
     const a = agreement[name]!;
-    log(`  agreement ${name}: ${a.agree}/${a.total} in ${fmtMs(performance.now() - started)}${a.agree === a.total ? "" : ` — ${JSON.stringify(a.disagreements)}`}`);
+    log(
+      `  agreement ${name}: ${a.agree}/${a.total} in ${fmtMs(performance.now() - started)}${a.agree === a.total ? "" : ` — ${JSON.stringify(a.disagreements)}`}`,
+    );
   }
-  ctx.facts.agreement = Object.fromEntries(Object.entries(agreement).map(([k, v]) => [k, { agree: v.agree, total: v.total, rate: v.agree / v.total, disagreements: v.disagreements }]));
+  ctx.facts.agreement = Object.fromEntries(
+    Object.entries(agreement).map(([k, v]) => [
+      k,
+      { agree: v.agree, total: v.total, rate: v.agree / v.total, disagreements: v.disagreements },
+    ]),
+  );
   ctx.facts["peers.allowedShare"] = allowedShare;
 
   // 2. Timing on the first `timeCount` requests, cycled.
@@ -111,9 +118,19 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     };
   };
   const rPlain = await timeBatches("peers plain", peerBatch(plain, 1_000), 1_000, timing);
-  rows.push(batchRow("peers", size, "plain JS (rules per device)", rPlain, `${subset}; ${pctAgree("plain JS (rules per device)")}`));
+  rows.push(
+    batchRow(
+      "peers",
+      size,
+      "plain JS (rules per device)",
+      rPlain,
+      `${subset}; ${pctAgree("plain JS (rules per device)")}`,
+    ),
+  );
   const rNaive = await timeBatches("peers naive", peerBatch(naive, 100), 100, timing);
-  rows.push(batchRow("peers", size, "naive JS (scan all rules)", rNaive, `${subset}; ${pctAgree("naive JS (scan all rules)")}`));
+  rows.push(
+    batchRow("peers", size, "naive JS (scan all rules)", rNaive, `${subset}; ${pctAgree("naive JS (scan all rules)")}`),
+  );
 
   let c = 0;
   const casbinBatch = () => {
@@ -123,7 +140,13 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
   const rCasbin = await timeBatches("peers casbin", casbinBatch, 1, timing);
   log(`  casbin: ${rCasbin.opsPerSec.toFixed(0)}/s`);
   rows.push(
-    batchRow("peers", size, "casbin 5.51 enforceSync", rCasbin, `${subset}; ${pctAgree("casbin")}; ${casbin.policies} policy lines, ${casbin.links} role links; setup ${fmtMs(casbinSetupMs)}`),
+    batchRow(
+      "peers",
+      size,
+      "casbin 5.51 enforceSync",
+      rCasbin,
+      `${subset}; ${pctAgree("casbin")}; ${casbin.policies} policy lines, ${casbin.links} role links; setup ${fmtMs(casbinSetupMs)}`,
+    ),
   );
 
   let d = 0;
@@ -134,7 +157,13 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
   const rCedar = await timeBatches("peers cedar", cedarBatch, 1, timing);
   log(`  cedar: ${rCedar.opsPerSec.toFixed(0)}/s`);
   rows.push(
-    batchRow("peers", size, "Cedar wasm 4.13 statefulIsAuthorized", rCedar, `${subset}; ${pctAgree("Cedar wasm")}; ${cedar.policies} policies preparsed; setup ${fmtMs(cedarSetupMs)}`),
+    batchRow(
+      "peers",
+      size,
+      "Cedar wasm 4.13 statefulIsAuthorized",
+      rCedar,
+      `${subset}; ${pctAgree("Cedar wasm")}; ${cedar.policies} policies preparsed; setup ${fmtMs(cedarSetupMs)}`,
+    ),
   );
 
   const best = rCasbin.opsPerSec >= rCedar.opsPerSec ? ["casbin", rCasbin] : ["Cedar wasm", rCedar];
@@ -142,9 +171,27 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     const x = rEngine.opsPerSec / r.opsPerSec;
     return `${x < 10 ? x.toFixed(2) : Math.round(x).toLocaleString("en-US")}×`;
   };
-  rows.push({ section: "peers", size, name: `ratio engine / best peer (${best[0]})`, value: ratio(best[1] as { opsPerSec: number }), note: "decisions/s, same subset" });
-  rows.push({ section: "peers", size, name: "ratio engine / plain JS (rules per device)", value: ratio(rPlain), note: "decisions/s, same subset" });
-  rows.push({ section: "peers", size, name: "ratio engine / naive JS (scan all rules)", value: ratio(rNaive), note: "decisions/s, same subset" });
+  rows.push({
+    section: "peers",
+    size,
+    name: `ratio engine / best peer (${best[0]})`,
+    value: ratio(best[1] as { opsPerSec: number }),
+    note: "decisions/s, same subset",
+  });
+  rows.push({
+    section: "peers",
+    size,
+    name: "ratio engine / plain JS (rules per device)",
+    value: ratio(rPlain),
+    note: "decisions/s, same subset",
+  });
+  rows.push({
+    section: "peers",
+    size,
+    name: "ratio engine / naive JS (scan all rules)",
+    value: ratio(rNaive),
+    note: "decisions/s, same subset",
+  });
   ctx.facts["peers.engineOps"] = rEngine.opsPerSec;
   ctx.facts["peers.casbinOps"] = rCasbin.opsPerSec;
   ctx.facts["peers.cedarOps"] = rCedar.opsPerSec;

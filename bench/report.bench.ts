@@ -3,7 +3,17 @@
 // exports are large) and its CSV, JSON and HTML exports; and an RSOP report of every holder at one
 // instant (one row per holder × device or floor group its rules reach), made a chunk at a time and
 // written as CSV into a byte counter (the rows of L do not fit in memory at once).
-import { HOLDER_PROPERTIES, RSOP_REPORT_COLUMNS, csvHeader, csvRows, holderReport, rsopReportChunks, toCsv, toHtml, toJson } from "../src/live/reports/index.js";
+import {
+  HOLDER_PROPERTIES,
+  RSOP_REPORT_COLUMNS,
+  csvHeader,
+  csvRows,
+  holderReport,
+  rsopReportChunks,
+  toCsv,
+  toHtml,
+  toJson,
+} from "../src/live/reports/index.js";
 import { type Row, fmtMs, log, median, sink, timeRuns } from "./benchUtil.js";
 import { DAY, YEAR_START, fixture } from "./fixtures.js";
 import type { ScenarioContext } from "./scenario.js";
@@ -25,11 +35,15 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     const runs = ctx.quick ? 3 : size === "L" ? 5 : 9;
 
     let records: Record<string, unknown>[] = [];
-    const report = timeRuns(runs, () => null, () => {
-      const r = holderReport(snapshot, BODY);
-      if (!r.ok) throw new Error("refused");
-      records = r.value;
-    });
+    const report = timeRuns(
+      runs,
+      () => null,
+      () => {
+        const r = holderReport(snapshot, BODY);
+        if (!r.ok) throw new Error("refused");
+        records = r.value;
+      },
+    );
     const m = median(report);
     log(`  holderReport ${size}: ${records.length} of ${holders} holders, median ${m.toFixed(0)} ms`);
     rows.push({
@@ -49,11 +63,15 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
       ["HTML", (rs: typeof records) => toHtml(rs, columns)],
     ] as const) {
       let bytes = 0;
-      const t = timeRuns(runs, () => records, (rs) => {
-        const text = exp(rs);
-        bytes = Buffer.byteLength(text);
-        sink.value += text.length;
-      });
+      const t = timeRuns(
+        runs,
+        () => records,
+        (rs) => {
+          const text = exp(rs);
+          bytes = Buffer.byteLength(text);
+          sink.value += text.length;
+        },
+      );
       const mm = median(t);
       log(`  ${name} export ${size}: ${mm.toFixed(0)} ms, ${bytes} bytes`);
       rows.push({
@@ -75,23 +93,37 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     const rsopRuns = ctx.quick || size !== "S" ? 1 : 3;
     const columns2 = [...RSOP_REPORT_COLUMNS];
     const rowsOnly = median(
-      timeRuns(rsopRuns, () => null, () => {
-        const r = rsopReportChunks(f.engine, { at });
-        if (!r.ok) throw new Error("refused");
-        count = 0;
-        for (const chunk of r.value) count += chunk.length;
-      }),
+      timeRuns(
+        rsopRuns,
+        () => null,
+        () => {
+          const r = rsopReportChunks(f.engine, { at });
+          if (!r.ok) throw new Error("refused");
+          count = 0;
+          for (const chunk of r.value) count += chunk.length;
+        },
+      ),
     );
     // At L the CSV of every row is about 2 GB and minutes of csv-stringify: measured at S and M only.
-    const rm = size === "L" ? NaN : median(
-      timeRuns(rsopRuns, () => null, () => {
-        const r = rsopReportChunks(f.engine, { at });
-        if (!r.ok) throw new Error("refused");
-        csvBytes = Buffer.byteLength(csvHeader(columns2));
-        for (const chunk of r.value) csvBytes += Buffer.byteLength(csvRows(chunk as unknown as Record<string, unknown>[], columns2));
-      }),
+    const rm =
+      size === "L"
+        ? NaN
+        : median(
+            timeRuns(
+              rsopRuns,
+              () => null,
+              () => {
+                const r = rsopReportChunks(f.engine, { at });
+                if (!r.ok) throw new Error("refused");
+                csvBytes = Buffer.byteLength(csvHeader(columns2));
+                for (const chunk of r.value)
+                  csvBytes += Buffer.byteLength(csvRows(chunk as unknown as Record<string, unknown>[], columns2));
+              },
+            ),
+          );
+    log(
+      `  rsopReport ${size}: ${count} rows in ${rowsOnly.toFixed(0)} ms; ${size === "L" ? "CSV not measured at L" : `as ${csvBytes} CSV bytes ${rm.toFixed(0)} ms`}`,
     );
-    log(`  rsopReport ${size}: ${count} rows in ${rowsOnly.toFixed(0)} ms; ${size === "L" ? "CSV not measured at L" : `as ${csvBytes} CSV bytes ${rm.toFixed(0)} ms`}`);
     const runsNote = rsopRuns === 1 ? "one run" : `median of ${rsopRuns}`;
     rows.push({
       section: "report",
@@ -100,13 +132,14 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
       value: `${fmtMs(rowsOnly)} (${((rowsOnly * 1e6) / count).toFixed(0)} ns/row)`,
       note: `${count.toLocaleString("en-US")} rows (holder × device or floor group), made 2,000 holders at a time; ${runsNote}`,
     });
-    if (size !== "L") rows.push({
-      section: "report",
-      size,
-      name: "rsopReport of every holder, as CSV",
-      value: `${fmtMs(rm)} (${((rm * 1e6) / count).toFixed(0)} ns/row)`,
-      note: `${(csvBytes / 1e6).toFixed(0)} MB of CSV through csv-stringify, written a chunk at a time; ${runsNote}`,
-    });
+    if (size !== "L")
+      rows.push({
+        section: "report",
+        size,
+        name: "rsopReport of every holder, as CSV",
+        value: `${fmtMs(rm)} (${((rm * 1e6) / count).toFixed(0)} ns/row)`,
+        note: `${(csvBytes / 1e6).toFixed(0)} MB of CSV through csv-stringify, written a chunk at a time; ${runsNote}`,
+      });
     ctx.facts[`rsopReport.${size}.rowsMs`] = rowsOnly;
     ctx.facts[`rsopReport.${size}.ms`] = rm;
     ctx.facts[`rsopReport.${size}.rows`] = count;

@@ -61,8 +61,14 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     // answers by default): the result serialized whole, and the engine's bytes from pieces kept.
     const utf8 = new TextEncoder();
     for (const [label, answer] of [
-      ["rsop + JSON.stringify(·, null, 2) + UTF-8 (how the server answered before)", (at: number) => utf8.encode(JSON.stringify(engine.rsop([meta.rsopHolderId], { at }), null, 2)).length],
-      ["rsopJsonBytes(·, 2) (how the server answers)", (at: number) => engine.rsopJsonBytes([meta.rsopHolderId], { at }, 2).length],
+      [
+        "rsop + JSON.stringify(·, null, 2) + UTF-8 (how the server answered before)",
+        (at: number) => utf8.encode(JSON.stringify(engine.rsop([meta.rsopHolderId], { at }), null, 2)).length,
+      ],
+      [
+        "rsopJsonBytes(·, 2) (how the server answers)",
+        (at: number) => engine.rsopJsonBytes([meta.rsopHolderId], { at }, 2).length,
+      ],
       ["rsopJsonBytes, compact", (at: number) => engine.rsopJsonBytes([meta.rsopHolderId], { at }).length],
     ] as const) {
       let a = 0;
@@ -75,7 +81,15 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
         sink.value += acc;
       };
       const r = await timeBatches(`rsop ${size} ${label}`, one, 5, timing);
-      rows.push(batchRow("rsop", size, `rsop(1 holder, area rules) answered: ${label}`, r, `${answer(ats[0]!).toLocaleString("en-US")} bytes; batches of 5`));
+      rows.push(
+        batchRow(
+          "rsop",
+          size,
+          `rsop(1 holder, area rules) answered: ${label}`,
+          r,
+          `${answer(ats[0]!).toLocaleString("en-US")} bytes; batches of 5`,
+        ),
+      );
       log(`  ${label} ${size}: ${(r.meanNs / 1000).toFixed(1)} µs`);
     }
 
@@ -90,7 +104,9 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
       if (++b === ats.length) b = 0;
     };
     const r100 = await timeBatches(`rsop ${size} 100`, many, 1, timing);
-    rows.push(batchRow("rsop", size, "rsop(100 holders)", r100, `one call; ${rules100} rules in all; latency per call`));
+    rows.push(
+      batchRow("rsop", size, "rsop(100 holders)", r100, `one call; ${rules100} rules in all; latency per call`),
+    );
 
     // Who can access: the door reached by the most groups, and a median door.
     const groupsAt = new Map<string, number>();
@@ -107,7 +123,15 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
         if (++c === ats.length) c = 0;
       };
       const r = await timeBatches(`who ${size} ${label}`, who, 1, timing);
-      rows.push(batchRow("who", size, `whoCanAccess(${label})`, r, `${groupsAt.get(deviceId)} groups reach it; ${found} holders allowed at the first instant`));
+      rows.push(
+        batchRow(
+          "who",
+          size,
+          `whoCanAccess(${label})`,
+          r,
+          `${groupsAt.get(deviceId)} groups reach it; ${found} holders allowed at the first instant`,
+        ),
+      );
       ctx.facts[`who.${size}.${label === "busiest door" ? "busiest" : "median"}.ns`] = r.meanNs;
     }
   }

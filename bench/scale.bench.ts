@@ -37,7 +37,6 @@ interface Replica {
   readonly url: URL;
 }
 
-
 /** Starts a replica, `rsop serve --store URL …`, and resolves once it listens. */
 function serve(store: string, extra: readonly string[]): Promise<Replica> {
   return serveCli(["--store", store], extra);
@@ -49,14 +48,30 @@ interface Reply {
   readonly revision: string | undefined;
 }
 
-function call(agent: Agent, url: URL, method: string, path: string, body?: string, extra: Record<string, string> = {}): Promise<Reply> {
+function call(
+  agent: Agent,
+  url: URL,
+  method: string,
+  path: string,
+  body?: string,
+  extra: Record<string, string> = {},
+): Promise<Reply> {
   return new Promise((resolveReply, reject) => {
-    const headers: Record<string, string | number> = { ...extra, "content-length": body === undefined ? 0 : Buffer.byteLength(body) };
+    const headers: Record<string, string | number> = {
+      ...extra,
+      "content-length": body === undefined ? 0 : Buffer.byteLength(body),
+    };
     if (body !== undefined) headers["content-type"] = "application/json";
     const req = httpRequest({ agent, host: url.hostname, port: url.port, method, path, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolveReply({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8"), revision: res.headers["x-rsop-revision"] as string | undefined }));
+      res.on("end", () =>
+        resolveReply({
+          status: res.statusCode ?? 0,
+          body: Buffer.concat(chunks).toString("utf8"),
+          revision: res.headers["x-rsop-revision"] as string | undefined,
+        }),
+      );
       res.on("error", reject);
     });
     req.on("error", reject);
@@ -88,7 +103,12 @@ interface Load {
 }
 
 /** `clients` clients until `until` (ms, performance.now()); each answer must be 2xx. */
-async function load(clients: number, until: number, next: (i: number, k: number) => { url: URL; method: string; path: string; body?: string }, perRequest = 1): Promise<Load> {
+async function load(
+  clients: number,
+  until: number,
+  next: (i: number, k: number) => { url: URL; method: string; path: string; body?: string },
+  perRequest = 1,
+): Promise<Load> {
   const agent = new Agent({ keepAlive: true, maxSockets: clients * 3 });
   const latencies: number[] = [];
   let sent = 0;
@@ -99,7 +119,8 @@ async function load(clients: number, until: number, next: (i: number, k: number)
       const s = performance.now();
       const r = await call(agent, op.url, op.method, op.path, op.body);
       latencies.push(performance.now() - s);
-      if (r.status < 200 || r.status > 299) throw new Error(`${op.method} ${op.path} answered ${r.status}: ${r.body.slice(0, 500)}`);
+      if (r.status < 200 || r.status > 299)
+        throw new Error(`${op.method} ${op.path} answered ${r.status}: ${r.body.slice(0, 500)}`);
     }
   };
   try {
@@ -109,7 +130,13 @@ async function load(clients: number, until: number, next: (i: number, k: number)
   }
   const wall = (performance.now() - t0) / 1000;
   const sorted = latencies.sort((a, b) => a - b);
-  return { opsPerSec: (latencies.length * perRequest) / wall, count: latencies.length, seconds: wall, p50Ms: quantile(sorted, 0.5), p99Ms: quantile(sorted, 0.99) };
+  return {
+    opsPerSec: (latencies.length * perRequest) / wall,
+    count: latencies.length,
+    seconds: wall,
+    p50Ms: quantile(sorted, 0.5),
+    p99Ms: quantile(sorted, 0.99),
+  };
 }
 
 /** Bare commits/s: `clients` connections, each committing one change-sized INSERT + pg_notify at a time. */
@@ -117,10 +144,31 @@ async function bareCommits(url: string, clients: number, seconds: number): Promi
   const pg = (await import("pg")).default;
   const setup = new pg.Client({ connectionString: url });
   await setup.connect();
-  await setup.query("CREATE TABLE bench_commits (seq bigserial PRIMARY KEY, time text NOT NULL, operation text NOT NULL, patches text NOT NULL)");
+  await setup.query(
+    "CREATE TABLE bench_commits (seq bigserial PRIMARY KEY, time text NOT NULL, operation text NOT NULL, patches text NOT NULL)",
+  );
   await setup.end();
-  const operation = JSON.stringify({ method: "POST", path: "/holders", body: { firstName: "Service", lastName: "Bench", credentials: [{ types: ["card"], credentialNumber: 910000000000, facilityCode: 1 }] } });
-  const patches = JSON.stringify([{ op: "add", path: ["holders", 10000], value: { id: "x".repeat(36), firstName: "Service", lastName: "Bench", credentials: [{ id: "y".repeat(36), types: ["card"], credentialNumber: 910000000000, facilityCode: 1 }] } }]);
+  const operation = JSON.stringify({
+    method: "POST",
+    path: "/holders",
+    body: {
+      firstName: "Service",
+      lastName: "Bench",
+      credentials: [{ types: ["card"], credentialNumber: 910000000000, facilityCode: 1 }],
+    },
+  });
+  const patches = JSON.stringify([
+    {
+      op: "add",
+      path: ["holders", 10000],
+      value: {
+        id: "x".repeat(36),
+        firstName: "Service",
+        lastName: "Bench",
+        credentials: [{ id: "y".repeat(36), types: ["card"], credentialNumber: 910000000000, facilityCode: 1 }],
+      },
+    },
+  ]);
   let n = 0;
   const end = performance.now() + seconds * 1000;
   const t0 = performance.now();
@@ -130,7 +178,10 @@ async function bareCommits(url: string, clients: number, seconds: number): Promi
       await c.connect();
       try {
         while (performance.now() < end) {
-          await c.query("WITH added AS (INSERT INTO bench_commits (time, operation, patches) VALUES ($1, $2, $3) RETURNING seq) SELECT pg_notify('bench', seq::text) FROM added", [new Date().toISOString(), operation, patches]);
+          await c.query(
+            "WITH added AS (INSERT INTO bench_commits (time, operation, patches) VALUES ($1, $2, $3) RETURNING seq) SELECT pg_notify('bench', seq::text) FROM added",
+            [new Date().toISOString(), operation, patches],
+          );
           n++;
         }
       } finally {
@@ -143,7 +194,10 @@ async function bareCommits(url: string, clients: number, seconds: number): Promi
 
 export async function run(ctx: ScenarioContext): Promise<Row[]> {
   const rows: Row[] = [];
-  if (!existsSync(CLI)) return [{ section: "scale", size: "", name: "rsop serve --store", note: "skipped: dist/cli.js missing (npm run build)" }];
+  if (!existsSync(CLI))
+    return [
+      { section: "scale", size: "", name: "rsop serve --store", note: "skipped: dist/cli.js missing (npm run build)" },
+    ];
   const bins = findPostgres();
   if (!bins.ok) return [{ section: "scale", size: "", name: "rsop serve --store", note: `skipped: ${bins.why}` }];
   const size: SizeName = ctx.sizes.length === 3 ? "M" : ctx.sizes[0]!;
@@ -154,7 +208,13 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
   try {
     const commits = await bareCommits(await cluster.createDatabase("bench_bare"), CLIENTS, ctx.quick ? 1.5 : 3);
     log(`  scale: bare PostgreSQL commits (INSERT + pg_notify, ${CLIENTS} connections): ${commits.toFixed(0)}/s`);
-    rows.push({ section: "scale", size: "", name: "baseline: bare PostgreSQL commits", opsPerSec: commits, note: `${CLIENTS} connections, one change-sized INSERT + pg_notify per transaction (fsync on, synchronous_commit on)` });
+    rows.push({
+      section: "scale",
+      size: "",
+      name: "baseline: bare PostgreSQL commits",
+      opsPerSec: commits,
+      note: `${CLIENTS} connections, one change-sized INSERT + pg_notify per transaction (fsync on, synchronous_commit on)`,
+    });
     ctx.facts["scale.bareCommitsPerSec"] = commits;
 
     const f = fixture(size);
@@ -167,14 +227,25 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     const parsed = JSON.parse(f.json) as { systemId: string };
     const sys = `/${parsed.systemId}`;
     let cardNumber = 920_000_000_000;
-    const create = (i: number) => JSON.stringify({ firstName: "Scale", lastName: `Bench${i}`, credentials: [{ types: ["card"], credentialNumber: cardNumber++, facilityCode: 1 }] });
+    const create = (i: number) =>
+      JSON.stringify({
+        firstName: "Scale",
+        lastName: `Bench${i}`,
+        credentials: [{ types: ["card"], credentialNumber: cardNumber++, facilityCode: 1 }],
+      });
 
     // Decisions on replica 0 with no writes anywhere (baseline), then with writes to replicas 1 and 2.
     const pool = f.set.requests;
     const bodies = pool.slice(0, 20_000).map((r) => JSON.stringify(r));
     const batches: string[] = [];
-    for (let k = 0; k + BATCH <= bodies.length && batches.length < 200; k += BATCH) batches.push(`[${bodies.slice(k, k + BATCH).join(",")}]`);
-    const decide = (i: number) => ({ url: replicas[0]!.url, method: "POST", path: `${sys}/decisions`, body: batches[i % batches.length]! });
+    for (let k = 0; k + BATCH <= bodies.length && batches.length < 200; k += BATCH)
+      batches.push(`[${bodies.slice(k, k + BATCH).join(",")}]`);
+    const decide = (i: number) => ({
+      url: replicas[0]!.url,
+      method: "POST",
+      path: `${sys}/decisions`,
+      body: batches[i % batches.length]!,
+    });
     await load(CLIENTS, performance.now() + 1000, decide, BATCH); // warm-up
     let cpu0 = cpuSeconds(replicas[0]!.child);
     const quiet = await load(CLIENTS, performance.now() + decideSeconds * 1000, decide, BATCH);
@@ -184,15 +255,24 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     cpu0 = cpuSeconds(replicas[0]!.child);
     const [busy, during] = await Promise.all([
       load(CLIENTS, busyUntil, decide, BATCH),
-      load(8, busyUntil, (i) => ({ url: replicas[1 + (i % 2)]!.url, method: "POST", path: `${sys}/holders`, body: create(i) })),
+      load(8, busyUntil, (i) => ({
+        url: replicas[1 + (i % 2)]!.url,
+        method: "POST",
+        path: `${sys}/holders`,
+        body: create(i),
+      })),
     ]);
     const busyCpu = cpuSeconds(replicas[0]!.child) - cpu0;
     // Per CPU-second of the deciding replica: what it spends on applying the others' changes, apart
     // from the cores the writing replicas, PostgreSQL and the clients take from it on this machine.
     const quietPerCpu = (quiet.count * BATCH) / quietCpu;
     const busyPerCpu = (busy.count * BATCH) / busyCpu;
-    log(`  scale ${size}: per CPU-second of the deciding replica: ${quietPerCpu.toFixed(0)} quiet, ${busyPerCpu.toFixed(0)} with writes (${(busyPerCpu / quietPerCpu).toFixed(2)}×)`);
-    log(`  scale ${size}: decisions on one replica while ${during.opsPerSec.toFixed(0)} writes/s go to the others: ${busy.opsPerSec.toFixed(0)}/s (${(busy.opsPerSec / quiet.opsPerSec).toFixed(2)}×)`);
+    log(
+      `  scale ${size}: per CPU-second of the deciding replica: ${quietPerCpu.toFixed(0)} quiet, ${busyPerCpu.toFixed(0)} with writes (${(busyPerCpu / quietPerCpu).toFixed(2)}×)`,
+    );
+    log(
+      `  scale ${size}: decisions on one replica while ${during.opsPerSec.toFixed(0)} writes/s go to the others: ${busy.opsPerSec.toFixed(0)}/s (${(busy.opsPerSec / quiet.opsPerSec).toFixed(2)}×)`,
+    );
 
     // Writes through all three, with a probe measuring propagation to the other two.
     const probeAgent = new Agent({ keepAlive: true, maxSockets: 8 });
@@ -206,7 +286,9 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
           [0, 1, 2]
             .filter((o) => o !== w)
             .map(async (o) => {
-              const seen = await call(probeAgent, replicas[o]!.url, "GET", "/healthz", undefined, { "x-rsop-min-revision": r.revision! });
+              const seen = await call(probeAgent, replicas[o]!.url, "GET", "/healthz", undefined, {
+                "x-rsop-min-revision": r.revision!,
+              });
               if (seen.status !== 200) throw new Error(`probe read answered ${seen.status}: ${seen.body}`);
               delays.push(performance.now() - acked);
             }),
@@ -217,16 +299,36 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     const lone: number[] = [];
     await probe(performance.now() + decideSeconds * 1000, lone);
     const sortedLone = lone.sort((a, b) => a - b);
-    log(`  scale ${size}: propagation with the probe's writes only: p50 ${quantile(sortedLone, 0.5).toFixed(1)} ms, p99 ${quantile(sortedLone, 0.99).toFixed(1)} ms over ${lone.length} probes`);
+    log(
+      `  scale ${size}: propagation with the probe's writes only: p50 ${quantile(sortedLone, 0.5).toFixed(1)} ms, p99 ${quantile(sortedLone, 0.99).toFixed(1)} ms over ${lone.length} probes`,
+    );
     const until = performance.now() + writeSeconds * 1000;
     const delays: number[] = [];
-    const [writes] = await Promise.all([load(CLIENTS - 1, until, (i, k) => ({ url: replicas[k % 3]!.url, method: "POST", path: `${sys}/holders`, body: create(i) })), probe(until, delays)]);
+    const [writes] = await Promise.all([
+      load(CLIENTS - 1, until, (i, k) => ({
+        url: replicas[k % 3]!.url,
+        method: "POST",
+        path: `${sys}/holders`,
+        body: create(i),
+      })),
+      probe(until, delays),
+    ]);
     probeAgent.destroy();
     const sortedDelays = delays.sort((a, b) => a - b);
-    const healths = await Promise.all(replicas.map(async (r) => JSON.parse((await call(new Agent(), r.url, "GET", "/healthz")).body) as { revision: number; racesLost: number }));
+    const healths = await Promise.all(
+      replicas.map(
+        async (r) =>
+          JSON.parse((await call(new Agent(), r.url, "GET", "/healthz")).body) as {
+            revision: number;
+            racesLost: number;
+          },
+      ),
+    );
     const racesLost = healths.reduce((s, h) => s + h.racesLost, 0);
     const revision = Math.max(...healths.map((h) => h.revision));
-    log(`  scale ${size}: writes through 3 replicas ${writes.opsPerSec.toFixed(0)}/s (p50 ${writes.p50Ms.toFixed(1)} ms, p99 ${writes.p99Ms.toFixed(1)} ms); propagation p50 ${quantile(sortedDelays, 0.5).toFixed(1)} ms, p99 ${quantile(sortedDelays, 0.99).toFixed(1)} ms over ${delays.length} probes; races lost ${racesLost}`);
+    log(
+      `  scale ${size}: writes through 3 replicas ${writes.opsPerSec.toFixed(0)}/s (p50 ${writes.p50Ms.toFixed(1)} ms, p99 ${writes.p99Ms.toFixed(1)} ms); propagation p50 ${quantile(sortedDelays, 0.5).toFixed(1)} ms, p99 ${quantile(sortedDelays, 0.99).toFixed(1)} ms over ${delays.length} probes; races lost ${racesLost}`,
+    );
 
     rows.push({
       section: "scale",
@@ -253,7 +355,15 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
       p99Ns: quantile(sortedDelays, 0.99) * 1e6,
       note: `${delays.length} probes while the writes above flow; includes one HTTP round trip (GET /healthz with X-Rsop-Min-Revision)`,
     });
-    rows.push({ section: "scale", size, name: "decisions/s, one replica, no writes (baseline)", opsPerSec: quiet.opsPerSec, p50Ns: quiet.p50Ms * 1e6, p99Ns: quiet.p99Ms * 1e6, note: `batches of ${BATCH}, ${CLIENTS} clients; latency per call` });
+    rows.push({
+      section: "scale",
+      size,
+      name: "decisions/s, one replica, no writes (baseline)",
+      opsPerSec: quiet.opsPerSec,
+      p50Ns: quiet.p50Ms * 1e6,
+      p99Ns: quiet.p99Ms * 1e6,
+      note: `batches of ${BATCH}, ${CLIENTS} clients; latency per call`,
+    });
     rows.push({
       section: "scale",
       size,

@@ -47,7 +47,9 @@ export function serve(db: string, extra: readonly string[]): Promise<Server> {
 }
 
 /** RSOP_BENCH_SERVE_NODE_FLAGS: node flags for each process serveCli starts, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p". */
-const SERVE_NODE_FLAGS: readonly string[] = (process.env.RSOP_BENCH_SERVE_NODE_FLAGS ?? "").split(" ").filter((f) => f !== "");
+const SERVE_NODE_FLAGS: readonly string[] = (process.env.RSOP_BENCH_SERVE_NODE_FLAGS ?? "")
+  .split(" ")
+  .filter((f) => f !== "");
 
 /**
  * Starts `rsop serve` on a store (`--data FILE` or `--store URL`) without authentication, on a free
@@ -55,7 +57,11 @@ const SERVE_NODE_FLAGS: readonly string[] = (process.env.RSOP_BENCH_SERVE_NODE_F
  */
 export function serveCli(store: readonly string[], extra: readonly string[]): Promise<Server> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [...SERVE_NODE_FLAGS, CLI, "serve", ...store, "--port", "0", "--insecure-no-auth", ...extra], { stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(
+    process.execPath,
+    [...SERVE_NODE_FLAGS, CLI, "serve", ...store, "--port", "0", "--insecure-no-auth", ...extra],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
   running.add(child);
   child.once("exit", () => running.delete(child));
   let text = "";
@@ -160,7 +166,13 @@ function quantile(sorted: readonly number[], q: number): number {
  * passed or `limit` requests were sent. Every answer must be 2xx (anything else throws: a benchmark
  * that counts refusals would measure the wrong thing).
  */
-export async function load(url: URL, seconds: number, limit: number, next: (i: number) => { method: string; path: string; body?: string }, perRequest = 1): Promise<LoadResult> {
+export async function load(
+  url: URL,
+  seconds: number,
+  limit: number,
+  next: (i: number) => { method: string; path: string; body?: string },
+  perRequest = 1,
+): Promise<LoadResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
   const latencies: number[] = [];
   const bodies: string[] = [];
@@ -173,7 +185,8 @@ export async function load(url: URL, seconds: number, limit: number, next: (i: n
       const s = performance.now();
       const r = await call(agent, url, op.method, op.path, op.body);
       latencies.push(performance.now() - s);
-      if (r.status < 200 || r.status > 299) throw new Error(`${op.method} ${op.path} answered ${r.status}: ${r.body.slice(0, 500)}`);
+      if (r.status < 200 || r.status > 299)
+        throw new Error(`${op.method} ${op.path} answered ${r.status}: ${r.body.slice(0, 500)}`);
       bodies.push(r.body);
     }
   };
@@ -184,7 +197,14 @@ export async function load(url: URL, seconds: number, limit: number, next: (i: n
   }
   const wall = (performance.now() - t0) / 1000;
   const sorted = latencies.sort((a, b) => a - b);
-  return { opsPerSec: (latencies.length * perRequest) / wall, count: latencies.length, seconds: wall, p50Ms: quantile(sorted, 0.5), p99Ms: quantile(sorted, 0.99), bodies };
+  return {
+    opsPerSec: (latencies.length * perRequest) / wall,
+    count: latencies.length,
+    seconds: wall,
+    p50Ms: quantile(sorted, 0.5),
+    p99Ms: quantile(sorted, 0.99),
+    bodies,
+  };
 }
 
 /** Bare SQLite commits per second on this disk: WAL, synchronous=FULL, one small row per transaction. */
@@ -196,7 +216,9 @@ async function sqliteCommits(dir: string, seconds: number): Promise<number> {
     db.pragma("synchronous = FULL");
     db.exec("CREATE TABLE t (seq INTEGER PRIMARY KEY, payload TEXT NOT NULL)");
     const insert = db.prepare("INSERT INTO t (seq, payload) VALUES (?, ?)");
-    const payload = JSON.stringify([{ op: "add", path: ["holders", 100000], value: { id: "x".repeat(36), firstName: "Bench" } }]);
+    const payload = JSON.stringify([
+      { op: "add", path: ["holders", 100000], value: { id: "x".repeat(36), firstName: "Bench" } },
+    ]);
     for (let i = 0; i < 20; i++) insert.run(i, payload);
     let n = 20;
     const t0 = performance.now();
@@ -211,11 +233,16 @@ async function sqliteCommits(dir: string, seconds: number): Promise<number> {
 const ms = (x: number) => fmtMs(x);
 
 export async function run(ctx: ScenarioContext): Promise<Row[]> {
-  if (!existsSync(CLI)) return [{ section: "service", size: "", name: "rsop serve --data", note: "skipped: dist/cli.js missing (npm run build)" }];
+  if (!existsSync(CLI))
+    return [
+      { section: "service", size: "", name: "rsop serve --data", note: "skipped: dist/cli.js missing (npm run build)" },
+    ];
   try {
     await import("better-sqlite3");
   } catch {
-    return [{ section: "service", size: "", name: "rsop serve --data", note: "skipped: better-sqlite3 is not installed" }];
+    return [
+      { section: "service", size: "", name: "rsop serve --data", note: "skipped: better-sqlite3 is not installed" },
+    ];
   }
   const rows: Row[] = [];
   const dir = mkdtempSync(join(tmpdir(), "rsop-bench-service-"));
@@ -225,7 +252,13 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     const commits = await sqliteCommits(dir, ctx.quick ? 0.5 : 1.5);
     ctx.facts["service.sqliteCommitsPerSec"] = commits;
     log(`  service: bare SQLite commits (WAL, synchronous=FULL): ${commits.toFixed(0)}/s`);
-    rows.push({ section: "service", size: "", name: "baseline: bare SQLite commits", opsPerSec: commits, note: "WAL, synchronous=FULL, one ~150-byte row per transaction, one connection, this process" });
+    rows.push({
+      section: "service",
+      size: "",
+      name: "baseline: bare SQLite commits",
+      opsPerSec: commits,
+      note: "WAL, synchronous=FULL, one ~150-byte row per transaction, one connection, this process",
+    });
     const startSize: SizeName | undefined = (["L", "M", "S"] as const).find((s) => ctx.sizes.includes(s));
     // S adds little to M and L here (the issue asks for M and L); it runs only when asked for alone.
     const sizes = ctx.sizes.length > 1 ? ctx.sizes.filter((s) => s !== "S") : ctx.sizes;
@@ -238,7 +271,13 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
       let server: Server = first;
       try {
         log(`  service ${size}: ${first.startLine.replace(/^\S+ /, "")} (${ms(first.wallMs)} spawn to listening)`);
-        rows.push({ section: "service", size, name: "first start: import the snapshot", value: ms(first.wallMs), note: `spawn to listening (server's own figure ${ms(startFigures(first.startLine).ms)}); ${f.spec.holders.toLocaleString("en-US")} holders` });
+        rows.push({
+          section: "service",
+          size,
+          name: "first start: import the snapshot",
+          value: ms(first.wallMs),
+          note: `spawn to listening (server's own figure ${ms(startFigures(first.startLine).ms)}); ${f.spec.holders.toLocaleString("en-US")} holders`,
+        });
         const url = first.url;
         const parsed = JSON.parse(f.json) as { systemId: string; groups: { id: string }[] };
         const sys = `/${parsed.systemId}`;
@@ -249,29 +288,67 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
         const creates = await load(url, writeSeconds, Number.POSITIVE_INFINITY, (i) => ({
           method: "POST",
           path: `${sys}/holders`,
-          body: JSON.stringify({ firstName: "Service", lastName: `Bench${i}`, credentials: [{ types: ["card"], credentialNumber: cardNumber++, facilityCode: 1 }] }),
+          body: JSON.stringify({
+            firstName: "Service",
+            lastName: `Bench${i}`,
+            credentials: [{ types: ["card"], credentialNumber: cardNumber++, facilityCode: 1 }],
+          }),
         }));
         const created = creates.bodies.map((b) => (JSON.parse(b) as { id: string }).id);
         const writeNote = (r: LoadResult, what: string) =>
           `${r.count.toLocaleString("en-US")} ${what} in ${r.seconds.toFixed(1)} s, ${CLIENTS} clients; each committed (synchronous=FULL) before its 2xx; ${(r.opsPerSec / commits).toFixed(2)}× bare SQLite commits/s`;
-        log(`  service ${size}: holder creates ${creates.opsPerSec.toFixed(0)}/s, p50 ${creates.p50Ms.toFixed(2)} ms, p99 ${creates.p99Ms.toFixed(2)} ms`);
-        rows.push({ section: "service", size, name: "write: POST /holders (a card)", opsPerSec: creates.opsPerSec, p50Ns: creates.p50Ms * 1e6, p99Ns: creates.p99Ms * 1e6, note: writeNote(creates, "creates") });
+        log(
+          `  service ${size}: holder creates ${creates.opsPerSec.toFixed(0)}/s, p50 ${creates.p50Ms.toFixed(2)} ms, p99 ${creates.p99Ms.toFixed(2)} ms`,
+        );
+        rows.push({
+          section: "service",
+          size,
+          name: "write: POST /holders (a card)",
+          opsPerSec: creates.opsPerSec,
+          p50Ns: creates.p50Ms * 1e6,
+          p99Ns: creates.p99Ms * 1e6,
+          note: writeNote(creates, "creates"),
+        });
         ctx.facts[`service.${size}.holderCreatesPerSec`] = creates.opsPerSec;
         ctx.facts[`service.${size}.holderCreateP99Ms`] = creates.p99Ms;
         const c = created.length;
-        const adds = await load(url, writeSeconds, c * groupIds.length, (i) => ({ method: "PUT", path: `${sys}/holders/${created[i % c]}/groups/${groupIds[Math.floor(i / c) % groupIds.length]}` }));
-        log(`  service ${size}: membership adds ${adds.opsPerSec.toFixed(0)}/s, p50 ${adds.p50Ms.toFixed(2)} ms, p99 ${adds.p99Ms.toFixed(2)} ms`);
-        rows.push({ section: "service", size, name: "write: PUT /holders/:id/groups/:id", opsPerSec: adds.opsPerSec, p50Ns: adds.p50Ms * 1e6, p99Ns: adds.p99Ms * 1e6, note: writeNote(adds, "adds") });
+        const adds = await load(url, writeSeconds, c * groupIds.length, (i) => ({
+          method: "PUT",
+          path: `${sys}/holders/${created[i % c]}/groups/${groupIds[Math.floor(i / c) % groupIds.length]}`,
+        }));
+        log(
+          `  service ${size}: membership adds ${adds.opsPerSec.toFixed(0)}/s, p50 ${adds.p50Ms.toFixed(2)} ms, p99 ${adds.p99Ms.toFixed(2)} ms`,
+        );
+        rows.push({
+          section: "service",
+          size,
+          name: "write: PUT /holders/:id/groups/:id",
+          opsPerSec: adds.opsPerSec,
+          p50Ns: adds.p50Ms * 1e6,
+          p99Ns: adds.p99Ms * 1e6,
+          note: writeNote(adds, "adds"),
+        });
         ctx.facts[`service.${size}.membershipAddsPerSec`] = adds.opsPerSec;
         ctx.facts[`service.${size}.membershipAddP99Ms`] = adds.p99Ms;
 
         // Decisions: single and batches of 100 over HTTP, against in-process decide on the same pool.
         const pool = f.set.requests;
         const bodies = pool.slice(0, 20_000).map((r) => JSON.stringify(r));
-        const single = await load(url, decideSeconds, Number.POSITIVE_INFINITY, (i) => ({ method: "POST", path: `${sys}/decisions`, body: bodies[i % bodies.length]! }));
+        const single = await load(url, decideSeconds, Number.POSITIVE_INFINITY, (i) => ({
+          method: "POST",
+          path: `${sys}/decisions`,
+          body: bodies[i % bodies.length]!,
+        }));
         const batches: string[] = [];
-        for (let k = 0; k + BATCH <= bodies.length && batches.length < 200; k += BATCH) batches.push(`[${bodies.slice(k, k + BATCH).join(",")}]`);
-        const batched = await load(url, decideSeconds, Number.POSITIVE_INFINITY, (i) => ({ method: "POST", path: `${sys}/decisions`, body: batches[i % batches.length]! }), BATCH);
+        for (let k = 0; k + BATCH <= bodies.length && batches.length < 200; k += BATCH)
+          batches.push(`[${bodies.slice(k, k + BATCH).join(",")}]`);
+        const batched = await load(
+          url,
+          decideSeconds,
+          Number.POSITIVE_INFINITY,
+          (i) => ({ method: "POST", path: `${sys}/decisions`, body: batches[i % batches.length]! }),
+          BATCH,
+        );
         const engine = f.engine;
         let k = 0;
         const inProcess = await timeBatches(
@@ -287,10 +364,29 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
           1000,
           { timeMs: ctx.quick ? 300 : 700, warmupMs: 150 },
         );
-        const ratio = (x: number) => `${(inProcess.opsPerSec / x).toFixed(0)}× fewer than in-process decide (${fmtOps(inProcess.opsPerSec)})`;
-        log(`  service ${size}: decisions over HTTP ${single.opsPerSec.toFixed(0)}/s single, ${batched.opsPerSec.toFixed(0)}/s in batches of ${BATCH}; in-process ${inProcess.opsPerSec.toFixed(0)}/s`);
-        rows.push({ section: "service", size, name: "POST /decisions, one request", opsPerSec: single.opsPerSec, p50Ns: single.p50Ms * 1e6, p99Ns: single.p99Ms * 1e6, note: `${CLIENTS} clients; latency per call; ${ratio(single.opsPerSec)}` });
-        rows.push({ section: "service", size, name: `POST /decisions, batches of ${BATCH}`, opsPerSec: batched.opsPerSec, p50Ns: batched.p50Ms * 1e6, p99Ns: batched.p99Ms * 1e6, note: `decisions/s; ${CLIENTS} clients; latency per call of ${BATCH}; ${ratio(batched.opsPerSec)}` });
+        const ratio = (x: number) =>
+          `${(inProcess.opsPerSec / x).toFixed(0)}× fewer than in-process decide (${fmtOps(inProcess.opsPerSec)})`;
+        log(
+          `  service ${size}: decisions over HTTP ${single.opsPerSec.toFixed(0)}/s single, ${batched.opsPerSec.toFixed(0)}/s in batches of ${BATCH}; in-process ${inProcess.opsPerSec.toFixed(0)}/s`,
+        );
+        rows.push({
+          section: "service",
+          size,
+          name: "POST /decisions, one request",
+          opsPerSec: single.opsPerSec,
+          p50Ns: single.p50Ms * 1e6,
+          p99Ns: single.p99Ms * 1e6,
+          note: `${CLIENTS} clients; latency per call; ${ratio(single.opsPerSec)}`,
+        });
+        rows.push({
+          section: "service",
+          size,
+          name: `POST /decisions, batches of ${BATCH}`,
+          opsPerSec: batched.opsPerSec,
+          p50Ns: batched.p50Ms * 1e6,
+          p99Ns: batched.p99Ms * 1e6,
+          note: `decisions/s; ${CLIENTS} clients; latency per call of ${BATCH}; ${ratio(batched.opsPerSec)}`,
+        });
         ctx.facts[`service.${size}.decisionsPerSec`] = single.opsPerSec;
         ctx.facts[`service.${size}.batchDecisionsPerSec`] = batched.opsPerSec;
         ctx.facts[`service.${size}.inProcessDecisionsPerSec`] = inProcess.opsPerSec;
@@ -313,7 +409,11 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
           await load(server.url, 600, REPLAY, (i) => ({
             method: "POST",
             path: `${sys}/holders`,
-            body: JSON.stringify({ firstName: "Replay", lastName: `Bench${i}`, credentials: [{ types: ["card"], credentialNumber: cardNumber++, facilityCode: 1 }] }),
+            body: JSON.stringify({
+              firstName: "Replay",
+              lastName: `Bench${i}`,
+              credentials: [{ types: ["card"], credentialNumber: cardNumber++, facilityCode: 1 }],
+            }),
           }));
           await stop(server, "SIGKILL");
           const replay: { wall: number; own: number }[] = [];
@@ -329,8 +429,16 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
           const m1 = median(replay.map((x) => x.own));
           const w1 = median(replay.map((x) => x.wall));
           const share = (m1 - m0) / m1;
-          log(`  service ${size}: start-up ${m0} ms (0 replayed), ${m1} ms (${REPLAY} replayed): replay share ${(100 * share).toFixed(0)}%`);
-          rows.push({ section: "service", size, name: "start-up from the database, 0 changes to replay", value: ms(m0), note: `server's figure (open, load snapshot, build the live system); spawn to listening ${ms(w0)}; median of ${runs}` });
+          log(
+            `  service ${size}: start-up ${m0} ms (0 replayed), ${m1} ms (${REPLAY} replayed): replay share ${(100 * share).toFixed(0)}%`,
+          );
+          rows.push({
+            section: "service",
+            size,
+            name: "start-up from the database, 0 changes to replay",
+            value: ms(m0),
+            note: `server's figure (open, load snapshot, build the live system); spawn to listening ${ms(w0)}; median of ${runs}`,
+          });
           rows.push({
             section: "service",
             size,

@@ -30,7 +30,29 @@ const BATCH = 100;
 async function receiver(dir: string): Promise<{ server: HttpsServer; url: string; arrivals: number[] }> {
   const key = join(dir, "key.pem");
   const cert = join(dir, "cert.pem");
-  execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"], { stdio: "ignore" });
+  execFileSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-keyout",
+      key,
+      "-out",
+      cert,
+      "-days",
+      "1",
+      "-subj",
+      "/CN=127.0.0.1",
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+    ],
+    { stdio: "ignore" },
+  );
   const arrivals: number[] = [];
   const server = createServer({ key: readFileSync(key), cert: readFileSync(cert) }, (req, res) => {
     req.resume();
@@ -52,7 +74,15 @@ async function until(check: () => boolean, ms: number, what: string): Promise<vo
 }
 
 export async function run(ctx: ScenarioContext): Promise<Row[]> {
-  if (!existsSync(CLI)) return [{ section: "webhooks", size: "", name: "rsop serve --data webhooks", note: "skipped: dist/cli.js missing (npm run build)" }];
+  if (!existsSync(CLI))
+    return [
+      {
+        section: "webhooks",
+        size: "",
+        name: "rsop serve --data webhooks",
+        note: "skipped: dist/cli.js missing (npm run build)",
+      },
+    ];
   const rows: Row[] = [];
   const dir = mkdtempSync(join(tmpdir(), "rsop-bench-webhooks-"));
   const size = ctx.sizes.includes("M") ? "M" : ctx.sizes[0]!;
@@ -68,29 +98,62 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
   const agent = new Agent({ keepAlive: true, maxSockets: 4 });
   try {
     // The receiver is on loopback, refused by default (docs/semantics.md HW1): the operator allows it.
-    server = await serve(join(dir, "data.db"), ["--system", system, "--webhook-backlog", "10000000", "--webhook-allow", "127.0.0.1/32"]);
+    server = await serve(join(dir, "data.db"), [
+      "--system",
+      system,
+      "--webhook-backlog",
+      "10000000",
+      "--webhook-allow",
+      "127.0.0.1/32",
+    ]);
     const url = server.url;
     const bodies = f.set.requests.slice(0, 20_000).map((r) => JSON.stringify(r));
     const single = (i: number) => ({ method: "POST", path: `${sys}/decisions`, body: bodies[i % bodies.length]! });
     const subscribe = async (name: string) => {
-      const body = JSON.stringify({ name, url: rx.url, scope: "this", authentication: { type: "None" }, events: ["device.request.allowed", "device.request.denied", "device.request.unknown"], sslVerification: false, secret: "bench-secret" });
+      const body = JSON.stringify({
+        name,
+        url: rx.url,
+        scope: "this",
+        authentication: { type: "None" },
+        events: ["device.request.allowed", "device.request.denied", "device.request.unknown"],
+        sslVerification: false,
+        secret: "bench-secret",
+      });
       const r = await call(agent, url, "POST", subs, body);
       if (r.status !== 201) throw new Error(`subscribe answered ${r.status}: ${r.body}`);
       return (JSON.parse(r.body) as { id: string }).id;
     };
-    const row = (name: string, r: LoadResult, note: string): Row => ({ section: "webhooks", size, name, opsPerSec: r.opsPerSec, p50Ns: r.p50Ms * 1e6, p99Ns: r.p99Ms * 1e6, note });
+    const row = (name: string, r: LoadResult, note: string): Row => ({
+      section: "webhooks",
+      size,
+      name,
+      opsPerSec: r.opsPerSec,
+      p50Ns: r.p50Ms * 1e6,
+      p99Ns: r.p99Ms * 1e6,
+      note,
+    });
 
     // Decision latency: no subscription, then 10 (same server, same request pool).
     await load(url, 0.5, Number.POSITIVE_INFINITY, single); // warm-up
     const bare = await load(url, seconds, Number.POSITIVE_INFINITY, single);
-    log(`  webhooks ${size}: decisions, no subscription: ${bare.opsPerSec.toFixed(0)}/s, p50 ${bare.p50Ms.toFixed(2)} ms, p99 ${bare.p99Ms.toFixed(2)} ms`);
+    log(
+      `  webhooks ${size}: decisions, no subscription: ${bare.opsPerSec.toFixed(0)}/s, p50 ${bare.p50Ms.toFixed(2)} ms, p99 ${bare.p99Ms.toFixed(2)} ms`,
+    );
     rows.push(row("POST /decisions, no subscription", bare, "16 clients, one request per call; latency per call"));
     const ids: string[] = [];
     for (let i = 0; i < 10; i++) ids.push(await subscribe(`bench ${i}`));
     const before = rx.arrivals.length;
     const busy = await load(url, seconds, Number.POSITIVE_INFINITY, single);
-    log(`  webhooks ${size}: decisions, 10 subscriptions: ${busy.opsPerSec.toFixed(0)}/s, p50 ${busy.p50Ms.toFixed(2)} ms, p99 ${busy.p99Ms.toFixed(2)} ms`);
-    rows.push(row("POST /decisions, 10 active subscriptions", busy, `16 clients; each answer waits for its 10 events to be stored, not sent; ${(busy.p50Ms / bare.p50Ms).toFixed(2)}× the p50 without (same run)`));
+    log(
+      `  webhooks ${size}: decisions, 10 subscriptions: ${busy.opsPerSec.toFixed(0)}/s, p50 ${busy.p50Ms.toFixed(2)} ms, p99 ${busy.p99Ms.toFixed(2)} ms`,
+    );
+    rows.push(
+      row(
+        "POST /decisions, 10 active subscriptions",
+        busy,
+        `16 clients; each answer waits for its 10 events to be stored, not sent; ${(busy.p50Ms / bare.p50Ms).toFixed(2)}× the p50 without (same run)`,
+      ),
+    );
     const produced = busy.count * 10;
     await until(() => rx.arrivals.length - before >= produced, 600_000, `${produced} events`);
 
@@ -99,7 +162,13 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
       const start = rx.arrivals.length;
       const batches = Math.ceil(decisions / BATCH);
       for (let b = 0; b < batches; b++) {
-        const r = await call(agent, url, "POST", `${sys}/decisions`, `[${bodies.slice((b * BATCH) % 19_900, ((b * BATCH) % 19_900) + BATCH).join(",")}]`);
+        const r = await call(
+          agent,
+          url,
+          "POST",
+          `${sys}/decisions`,
+          `[${bodies.slice((b * BATCH) % 19_900, ((b * BATCH) % 19_900) + BATCH).join(",")}]`,
+        );
         if (r.status !== 200) throw new Error(`decisions answered ${r.status}`);
       }
       const events = batches * BATCH * subscriptions;
@@ -107,7 +176,14 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
       const span = (rx.arrivals[start + events - 1]! - rx.arrivals[start]!) / 1000;
       const rate = (events - 1) / span;
       log(`  webhooks ${size}: ${events} events to ${subscriptions} subscription(s): ${rate.toFixed(0)} events/s`);
-      rows.push({ section: "webhooks", size, name, opsPerSec: rate, value: `${events} events in ${fmtMs(span * 1000)}`, note: "first to last notification at the receiver; each a signed HTTPS POST answered 204, then removed from the outbox (synchronous=FULL)" });
+      rows.push({
+        section: "webhooks",
+        size,
+        name,
+        opsPerSec: rate,
+        value: `${events} events in ${fmtMs(span * 1000)}`,
+        note: "first to last notification at the receiver; each a signed HTTPS POST answered 204, then removed from the outbox (synchronous=FULL)",
+      });
       ctx.facts[`webhooks.${size}.${subscriptions}.eventsPerSec`] = rate;
     };
     await burst(ctx.quick ? 500 : 2000, 10, "events dispatched, 10 subscriptions");

@@ -22,7 +22,14 @@ export { parsePanel, parsePanelOrThrow } from "./model/parsePanel.js";
 export { PanelEngine, loadPanelEngine, loadPanelEngineOrThrow } from "./legacy1/panelEngine.js";
 export { migratePanel, migratedId } from "./adapters/migration/migratePanel.js";
 export { preflightBlocks, preflightPanel, preflightWarns } from "./adapters/migration/preflightPanel.js";
-export { LiveSystem, PanelLiveSystem, createLiveSystem, createPanelLiveSystem, randomIds, seededIds } from "./live/index.js";
+export {
+  LiveSystem,
+  PanelLiveSystem,
+  createLiveSystem,
+  createPanelLiveSystem,
+  randomIds,
+  seededIds,
+} from "./live/index.js";
 
 export type { Issue, IssueCode, Result } from "./model/issue.js";
 export type { AccessRequest, CredentialInput, NodeState } from "./model/request.js";
@@ -39,7 +46,15 @@ export type {
   UnknownDecision,
   UnknownReason,
 } from "./model/decision.js";
-export type { BitField, CardLayout, FixedBits, KnownCardFormat, ParityBitSpec, ResolvedLayout, ResolvedParity } from "./model/cardFormats.js";
+export type {
+  BitField,
+  CardLayout,
+  FixedBits,
+  KnownCardFormat,
+  ParityBitSpec,
+  ResolvedLayout,
+  ResolvedParity,
+} from "./model/cardFormats.js";
 export type { DecodedWiegand, WiegandFields } from "./model/wiegandCodec.js";
 export type { SystemSnapshotInput } from "./model/systemSchema.js";
 export type {
@@ -60,19 +75,39 @@ export type {
   SystemSnapshot,
   Weekday,
 } from "./model/types.js";
-export type { AtOptions, RsopOptions, RsopResult, RsopHolder, RsopRule, RsopDevice, RsopFloorGroup, RsopNodeRef } from "./evaluate/rsop.js";
+export type {
+  AtOptions,
+  RsopOptions,
+  RsopResult,
+  RsopHolder,
+  RsopRule,
+  RsopDevice,
+  RsopFloorGroup,
+  RsopNodeRef,
+} from "./evaluate/rsop.js";
 export type { WhoResult, AccessEntry } from "./evaluate/who.js";
 export type { BatchColumns, BatchOut, ReaderOptions } from "./evaluate/reader.js";
 export type { AccessWindowsResult, AccessInterval, PeriodOptions } from "./evaluate/accessWindows.js";
 export type { Explanation, TraceRule, TraceStep, TraceStepName } from "./evaluate/explain.js";
 export type { AccessChange, AccessDiff, DiffOptions, TimeSpan } from "./evaluate/diffAccess.js";
-export type { PictureDay, PictureOptions, PictureRow, PictureSubject, WeeklyPicture } from "./evaluate/weeklyPicture.js";
+export type {
+  PictureDay,
+  PictureOptions,
+  PictureRow,
+  PictureSubject,
+  WeeklyPicture,
+} from "./evaluate/weeklyPicture.js";
 export type { LoadedPanel } from "./model/parsePanel.js";
 export type { PanelSnapshot, PanelSnapshotInput } from "./model/panelSchema.js";
 export type { DroppedField, MappedType } from "./model/panelToSystem.js";
 export type { PanelDecision, PanelRsopPerson, PanelRsopResult, PanelTopic } from "./legacy1/panelEngine.js";
 export type { MappingRecord, MigrateOptions, Migration } from "./adapters/migration/migratePanel.js";
-export type { ControllerVersion, InvalidDevice, Preflight, PreflightDevice } from "./adapters/migration/preflightPanel.js";
+export type {
+  ControllerVersion,
+  InvalidDevice,
+  Preflight,
+  PreflightDevice,
+} from "./adapters/migration/preflightPanel.js";
 export type {
   BatchResult,
   IdSource,

@@ -9,7 +9,16 @@
 export { holderReport, peopleReport, PREVIEW_LIMIT } from "./live/reports/holderReport.js";
 export { HOLDER_PROPERTIES, PEOPLE_PROPERTIES } from "./live/reports/reportBody.js";
 export { rsopReport, rsopReportChunks, RSOP_REPORT_COLUMNS } from "./live/reports/rsopReport.js";
-export { csvHeader, csvRows, htmlEnd, htmlRows, htmlStart, toCsv, toHtml, toJson } from "./live/reports/exportReport.js";
+export {
+  csvHeader,
+  csvRows,
+  htmlEnd,
+  htmlRows,
+  htmlStart,
+  toCsv,
+  toHtml,
+  toJson,
+} from "./live/reports/exportReport.js";
 
 export type { HolderReportOptions, ReportRecord } from "./live/reports/holderReport.js";
 export type { ReportFilter, TemplateLookup } from "./live/reports/reportBody.js";

@@ -36,7 +36,9 @@ test("no module imports from a higher layer", () => {
 });
 
 test("luxon stays out of the evaluate layer's hot path", () => {
-  const offenders = files(join(SRC, "evaluate")).filter((f) => /from\s+["']luxon["']/.test(readFileSync(f, "utf8")) && f.endsWith("decide.ts"));
+  const offenders = files(join(SRC, "evaluate")).filter(
+    (f) => /from\s+["']luxon["']/.test(readFileSync(f, "utf8")) && f.endsWith("decide.ts"),
+  );
   expect(offenders).toEqual([]);
 });
 

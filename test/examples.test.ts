@@ -25,7 +25,7 @@ function loadBuilding(): SystemSnapshot {
 /** Independent H10301 decode: even parity over bits 1–12 at bit 0, odd parity over bits 13–24 at bit 25. */
 function decodeH10301(bits: string): { facilityCode: number; credentialNumber: number; parityOk: boolean } {
   const ones = (s: string) => [...s].filter((c) => c === "1").length;
-  const parityOk = (ones(bits.slice(0, 13)) % 2 === 0) && (ones(bits.slice(13, 26)) % 2 === 1);
+  const parityOk = ones(bits.slice(0, 13)) % 2 === 0 && ones(bits.slice(13, 26)) % 2 === 1;
   return { facilityCode: parseInt(bits.slice(1, 9), 2), credentialNumber: parseInt(bits.slice(9, 25), 2), parityOk };
 }
 
@@ -40,7 +40,10 @@ describe("examples/building.json", () => {
     try {
       const out = join(dir, "building.json");
       execFileSync(process.execPath, [join(examples, "generateBuilding.mjs"), out], { cwd: root, stdio: "pipe" });
-      expect(readFileSync(out, "utf8") === buildingText, "examples/building.json is stale: run `node examples/generateBuilding.mjs`").toBe(true);
+      expect(
+        readFileSync(out, "utf8") === buildingText,
+        "examples/building.json is stale: run `node examples/generateBuilding.mjs`",
+      ).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -53,7 +56,9 @@ describe("examples/building.json", () => {
     expect(count("primaryReader") + count("additionalReader")).toBeGreaterThanOrEqual(20);
     expect(count("elevatorReader")).toBe(1);
     expect(count("floorRelay")).toBe(8);
-    expect(b.devices.filter((d) => d.authenticationPolicy === "cardAndPin").map((d) => d.id)).toEqual(["door-pharmacy"]);
+    expect(b.devices.filter((d) => d.authenticationPolicy === "cardAndPin").map((d) => d.id)).toEqual([
+      "door-pharmacy",
+    ]);
     expect(b.rules.some((r) => !r.allow)).toBe(true);
     expect(b.rules.some((r) => !r.enabled)).toBe(true);
     // H10301 carries an 8-bit facility code and a 16-bit card number: every card fits a raw 26-bit read.
@@ -68,29 +73,36 @@ describe("examples/building.json", () => {
 });
 
 describe("examples/requests.jsonl", () => {
-  const lines = readFileSync(join(examples, "requests.jsonl"), "utf8").split("\n").filter((l) => l.trim() !== "");
-  const expected = readFileSync(join(examples, "requests.expected.jsonl"), "utf8").split("\n").filter((l) => l.trim() !== "");
+  const lines = readFileSync(join(examples, "requests.jsonl"), "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "");
+  const expected = readFileSync(join(examples, "requests.expected.jsonl"), "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "");
 
   test("has one expected decision per request", () => {
     expect(expected.length).toBe(lines.length);
   });
 
-  test.each(lines.map((l, i) => [i + 1, l] as const))("line %i is a well-formed request against the building", (_n, line) => {
-    const b = loadBuilding();
-    const req = JSON.parse(line) as Record<string, unknown>;
-    expect(requestIssues(req)).toEqual([]);
-    expect(b.devices.map((d) => d.id)).toContain(req.deviceId);
-    const cred = req.credential as Record<string, unknown> | undefined;
-    const creds = b.holders.flatMap((h) => h.credentials);
-    if (cred?.mobile !== undefined) expect(creds.map((c) => c.id)).toContain(cred.credentialId);
-    if (typeof cred?.wiegand === "string") {
-      const read = decodeH10301(cred.wiegand);
-      expect(cred.wiegand.length).toBe(26);
-      expect(read.parityOk).toBe(true);
-      const card = creds.find((c) => c.types.includes("card") && c.credentialNumber === read.credentialNumber);
-      expect(card?.facilityCode).toBe(read.facilityCode);
-    }
-  });
+  test.each(lines.map((l, i) => [i + 1, l] as const))(
+    "line %i is a well-formed request against the building",
+    (_n, line) => {
+      const b = loadBuilding();
+      const req = JSON.parse(line) as Record<string, unknown>;
+      expect(requestIssues(req)).toEqual([]);
+      expect(b.devices.map((d) => d.id)).toContain(req.deviceId);
+      const cred = req.credential as Record<string, unknown> | undefined;
+      const creds = b.holders.flatMap((h) => h.credentials);
+      if (cred?.mobile !== undefined) expect(creds.map((c) => c.id)).toContain(cred.credentialId);
+      if (typeof cred?.wiegand === "string") {
+        const read = decodeH10301(cred.wiegand);
+        expect(cred.wiegand.length).toBe(26);
+        expect(read.parityOk).toBe(true);
+        const card = creds.find((c) => c.types.includes("card") && c.credentialNumber === read.credentialNumber);
+        expect(card?.facilityCode).toBe(read.facilityCode);
+      }
+    },
+  );
 
   test("the expected decisions name what the building has", () => {
     const b = loadBuilding();
@@ -98,7 +110,12 @@ describe("examples/requests.jsonl", () => {
     const credIds = new Set(b.holders.flatMap((h) => h.credentials.map((c) => c.id)));
     const ruleIds = new Set(b.rules.map((r) => r.id));
     for (const line of expected) {
-      const d = JSON.parse(line) as { holderId: string | null; credentialId: string | null; activeRuleId: string | null; floors: string[] };
+      const d = JSON.parse(line) as {
+        holderId: string | null;
+        credentialId: string | null;
+        activeRuleId: string | null;
+        floors: string[];
+      };
       if (d.holderId !== null) expect(holderIds).toContain(d.holderId);
       if (d.credentialId !== null) expect(credIds).toContain(d.credentialId);
       if (d.activeRuleId !== null) expect(ruleIds).toContain(d.activeRuleId);
@@ -111,11 +128,18 @@ describe("the engine answers the demo scans as documented", () => {
   test("every line of requests.jsonl decides to its line in requests.expected.jsonl", async () => {
     const { loadEngineOrThrow } = await import("../src/evaluate/index.js");
     const read = (name: string) =>
-      readFileSync(new URL(`../examples/${name}`, import.meta.url), "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l));
-    const engine = loadEngineOrThrow(JSON.parse(readFileSync(new URL("../examples/building.json", import.meta.url), "utf8")));
+      readFileSync(new URL(`../examples/${name}`, import.meta.url), "utf8")
+        .split("\n")
+        .filter((l) => l.trim() !== "")
+        .map((l) => JSON.parse(l));
+    const engine = loadEngineOrThrow(
+      JSON.parse(readFileSync(new URL("../examples/building.json", import.meta.url), "utf8")),
+    );
     const requests = read("requests.jsonl");
     const expected = read("requests.expected.jsonl");
     expect(requests.length).toBe(expected.length);
-    requests.forEach((req, i) => expect({ line: i + 1, ...engine.decide(req) }).toStrictEqual({ line: i + 1, ...expected[i] }));
+    requests.forEach((req, i) =>
+      expect({ line: i + 1, ...engine.decide(req) }).toStrictEqual({ line: i + 1, ...expected[i] }),
+    );
   });
 });

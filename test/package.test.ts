@@ -11,7 +11,11 @@ import { beforeAll, expect, test } from "vitest";
 import { type InstalledPackage, installedPackage, repoRoot } from "./support/installedPackage.js";
 
 const building = JSON.parse(readFileSync(`${repoRoot}examples/building.json`, "utf8"));
-const scan = { deviceId: "door-ward-3", at: "2026-04-15T09:15:00-05:00", credential: { credentialNumber: 10234, facilityCode: 17 } };
+const scan = {
+  deviceId: "door-ward-3",
+  at: "2026-04-15T09:15:00-05:00",
+  credential: { credentialNumber: 10234, facilityCode: 17 },
+};
 const SERVER_AND_CLI_LIBRARIES = ["commander", "cli-progress", "hono", "@hono/node-server", "better-sqlite3", "pg"];
 
 let installed: InstalledPackage;
@@ -64,7 +68,17 @@ test("the installed package's `rsop demo` runs from its bundled examples", () =>
 });
 
 test("the rsop binary runs", () => {
-  const r = node([join(installed.pkg, "dist/cli.js"), "card", "encode", "--format", "H10301", "--facility-code", "1", "--card-number", "1"]);
+  const r = node([
+    join(installed.pkg, "dist/cli.js"),
+    "card",
+    "encode",
+    "--format",
+    "H10301",
+    "--facility-code",
+    "1",
+    "--card-number",
+    "1",
+  ]);
   expect(r.stdout).toBe("10000000100000000000000010\n");
 });
 
@@ -72,13 +86,28 @@ test("better-sqlite3 is an optional peer: without it, `rsop serve --data` says w
   const manifest = JSON.parse(readFileSync(join(installed.pkg, "package.json"), "utf8"));
   expect(manifest.peerDependenciesMeta).toEqual({ "better-sqlite3": { optional: true }, pg: { optional: true } });
   expect(Object.keys(manifest.dependencies)).not.toContain("better-sqlite3");
-  const r = spawnSync(process.execPath, [join(installed.pkg, "dist/cli.js"), "serve", "--data", join(installed.app, "no-driver.db"), "--system", join(installed.pkg, "examples/building.json"), "--port", "0"], {
-    cwd: installed.app,
-    encoding: "utf8",
-    timeout: 60_000,
-    env: { ...process.env, RSOP_TOKEN: "package-test-token-0123" },
-  });
-  expect(r.stderr).toBe("rsop: --data needs the package better-sqlite3 (an optional peer dependency of rsop-engine): npm install better-sqlite3\n");
+  const r = spawnSync(
+    process.execPath,
+    [
+      join(installed.pkg, "dist/cli.js"),
+      "serve",
+      "--data",
+      join(installed.app, "no-driver.db"),
+      "--system",
+      join(installed.pkg, "examples/building.json"),
+      "--port",
+      "0",
+    ],
+    {
+      cwd: installed.app,
+      encoding: "utf8",
+      timeout: 60_000,
+      env: { ...process.env, RSOP_TOKEN: "package-test-token-0123" },
+    },
+  );
+  expect(r.stderr).toBe(
+    "rsop: --data needs the package better-sqlite3 (an optional peer dependency of rsop-engine): npm install better-sqlite3\n",
+  );
   expect(r.status).toBe(1);
 });
 
@@ -86,13 +115,28 @@ test("pg is an optional peer: without it, `rsop serve --store postgres://…` sa
   const manifest = JSON.parse(readFileSync(join(installed.pkg, "package.json"), "utf8"));
   expect(manifest.peerDependenciesMeta.pg).toEqual({ optional: true });
   expect(Object.keys(manifest.dependencies)).not.toContain("pg");
-  const r = spawnSync(process.execPath, [join(installed.pkg, "dist/cli.js"), "serve", "--store", "postgres://rsop@127.0.0.1:1/nothing", "--system", join(installed.pkg, "examples/building.json"), "--port", "0"], {
-    cwd: installed.app,
-    encoding: "utf8",
-    timeout: 60_000,
-    env: { ...process.env, RSOP_TOKEN: "package-test-token-0123" },
-  });
-  expect(r.stderr).toBe("rsop: --store postgres://… needs the package pg (an optional peer dependency of rsop-engine): npm install pg\n");
+  const r = spawnSync(
+    process.execPath,
+    [
+      join(installed.pkg, "dist/cli.js"),
+      "serve",
+      "--store",
+      "postgres://rsop@127.0.0.1:1/nothing",
+      "--system",
+      join(installed.pkg, "examples/building.json"),
+      "--port",
+      "0",
+    ],
+    {
+      cwd: installed.app,
+      encoding: "utf8",
+      timeout: 60_000,
+      env: { ...process.env, RSOP_TOKEN: "package-test-token-0123" },
+    },
+  );
+  expect(r.stderr).toBe(
+    "rsop: --store postgres://… needs the package pg (an optional peer dependency of rsop-engine): npm install pg\n",
+  );
   expect(r.status).toBe(1);
 });
 
@@ -100,8 +144,11 @@ test("ESM and CJS entries load with the same exports and decide alike", async ()
   const esm = await import(pathToFileURL(join(installed.pkg, "dist/index.js")).href);
   const cjs = createRequire(join(installed.app, "x.cjs"))("rsop-engine");
   expect(Object.keys(esm).sort()).toEqual(Object.keys(cjs).sort());
-  expect(Object.keys(esm)).toEqual(expect.arrayContaining(["loadEngine", "migratePanel", "encodeWiegand", "SnapshotError", "QueryError"]));
-  for (const lib of [esm, cjs]) expect(lib.loadEngineOrThrow(building).decide(scan)).toMatchObject({ outcome: "allowed", reason: "allowed" });
+  expect(Object.keys(esm)).toEqual(
+    expect.arrayContaining(["loadEngine", "migratePanel", "encodeWiegand", "SnapshotError", "QueryError"]),
+  );
+  for (const lib of [esm, cjs])
+    expect(lib.loadEngineOrThrow(building).decide(scan)).toMatchObject({ outcome: "allowed", reason: "allowed" });
   const httpEsm = await import(pathToFileURL(join(installed.pkg, "dist/http.js")).href);
   const httpCjs = createRequire(join(installed.app, "x.cjs"))("rsop-engine/http");
   expect(Object.keys(httpEsm).sort()).toEqual(["createHttpHandler"]);
@@ -112,10 +159,23 @@ test("rsop-engine/reports: ESM and CJS export the same report functions, and a r
   const esm = await import(pathToFileURL(join(installed.pkg, "dist/reports.js")).href);
   const cjs = createRequire(join(installed.app, "x.cjs"))("rsop-engine/reports");
   expect(Object.keys(esm).sort()).toEqual(Object.keys(cjs).sort());
-  expect(Object.keys(esm)).toEqual(expect.arrayContaining(["holderReport", "peopleReport", "rsopReport", "rsopReportChunks", "toCsv", "toHtml", "toJson"]));
+  expect(Object.keys(esm)).toEqual(
+    expect.arrayContaining([
+      "holderReport",
+      "peopleReport",
+      "rsopReport",
+      "rsopReportChunks",
+      "toCsv",
+      "toHtml",
+      "toJson",
+    ]),
+  );
   const engine = createRequire(join(installed.app, "x.cjs"))("rsop-engine").loadEngineOrThrow(building);
   for (const lib of [esm, cjs]) {
-    const r = lib.holderReport(engine.snapshot, { filters: [{ type: "groups", memberOf: ["grp-nurses"] }], output: ["id", "lastName"] });
+    const r = lib.holderReport(engine.snapshot, {
+      filters: [{ type: "groups", memberOf: ["grp-nurses"] }],
+      output: ["id", "lastName"],
+    });
     expect(r.ok).toBe(true);
     expect(lib.toCsv(r.value, ["id", "lastName"]).split("\r\n")[0]).toBe("id,lastName");
   }
@@ -125,7 +185,10 @@ test("an error thrown by one format is an instance of the other format's class",
   const esm = await import(pathToFileURL(join(installed.pkg, "dist/index.js")).href);
   const cjs = createRequire(join(installed.app, "x.cjs"))("rsop-engine");
   expect(esm.SnapshotError).not.toBe(cjs.SnapshotError); // two builds, two class objects
-  for (const [thrower, other] of [[esm, cjs], [cjs, esm]]) {
+  for (const [thrower, other] of [
+    [esm, cjs],
+    [cjs, esm],
+  ]) {
     let snapshotError: unknown;
     try {
       thrower.loadEngineOrThrow({ format: "rsop-system/2" });
@@ -136,7 +199,9 @@ test("an error thrown by one format is an instance of the other format's class",
     expect(snapshotError).toBeInstanceOf(thrower.SnapshotError);
     expect(snapshotError).not.toBeInstanceOf(other.QueryError);
     expect(snapshotError).toBeInstanceOf(Error);
-    expect(() => thrower.loadEngineOrThrow(building).rsop(["nobody"], { at: "2026-04-15T14:15:00Z" })).toThrow(other.QueryError);
+    expect(() => thrower.loadEngineOrThrow(building).rsop(["nobody"], { at: "2026-04-15T14:15:00Z" })).toThrow(
+      other.QueryError,
+    );
   }
   for (const lib of [esm, cjs]) {
     expect(new Error("x")).not.toBeInstanceOf(lib.SnapshotError);
@@ -156,7 +221,9 @@ test("the HTTP handler of one format answers unknown ids of the other format's e
   const cjs = createRequire(join(installed.app, "x.cjs"))("rsop-engine");
   const engine = cjs.loadEngineOrThrow(building);
   const handle = http.createHttpHandler({ getEngine: () => engine, insecureNoAuth: true });
-  const res: Response = await handle(new Request(`http://localhost/${engine.snapshot.systemId}/rsop/holders?ids=nobody&at=2026-04-15T14:15:00Z`));
+  const res: Response = await handle(
+    new Request(`http://localhost/${engine.snapshot.systemId}/rsop/holders?ids=nobody&at=2026-04-15T14:15:00Z`),
+  );
   expect(res.status).toBe(404);
 });
 
@@ -197,7 +264,9 @@ require(${JSON.stringify(specifier)});`;
   const r = node([file]);
   expect(r.stderr).toBe("");
   expect(r.status).toBe(0);
-  return readFileSync(log, "utf8").split("\n").filter((l) => l !== "");
+  return readFileSync(log, "utf8")
+    .split("\n")
+    .filter((l) => l !== "");
 }
 
 for (const specifier of ["rsop-engine", "rsop-engine/http", "rsop-engine/reports"]) {
@@ -207,9 +276,13 @@ for (const specifier of ["rsop-engine", "rsop-engine/http", "rsop-engine/reports
       expect(loaded.length).toBeGreaterThan(1); // the entry and its dependencies were seen
       expect(loaded.some((l) => l.includes("/node_modules/rsop-engine/dist/"))).toBe(true);
       expect(loaded.some((l) => /\/node_modules\/(zod|luxon)\//.test(l))).toBe(true);
-      const builtins = loaded.filter((l) => /(^|\s)node:/.test(l) || createRequire(import.meta.url)("node:module").isBuiltin(l.split(" ")[0]!));
+      const builtins = loaded.filter(
+        (l) => /(^|\s)node:/.test(l) || createRequire(import.meta.url)("node:module").isBuiltin(l.split(" ")[0]!),
+      );
       expect(builtins).toEqual([]);
-      const libraries = loaded.filter((l) => SERVER_AND_CLI_LIBRARIES.some((lib) => l.includes(`/node_modules/${lib}/`)));
+      const libraries = loaded.filter((l) =>
+        SERVER_AND_CLI_LIBRARIES.some((lib) => l.includes(`/node_modules/${lib}/`)),
+      );
       expect(libraries).toEqual([]);
     });
   }
@@ -219,10 +292,21 @@ for (const format of ["esm", "cjs"] as const) {
   test(`${format === "esm" ? "import" : "require"}("rsop-engine/webhooks") loads node:crypto but no CLI or server library, and signs and verifies`, async () => {
     const loaded = loadedBy("rsop-engine/webhooks", format);
     expect(loaded.some((l) => l.includes("/node_modules/rsop-engine/dist/"))).toBe(true);
-    expect(loaded.filter((l) => SERVER_AND_CLI_LIBRARIES.some((lib) => l.includes(`/node_modules/${lib}/`)))).toEqual([]);
+    expect(loaded.filter((l) => SERVER_AND_CLI_LIBRARIES.some((lib) => l.includes(`/node_modules/${lib}/`)))).toEqual(
+      [],
+    );
     const lib =
-      format === "esm" ? await import(pathToFileURL(join(installed.pkg, "dist/webhooks.js")).href) : createRequire(join(installed.app, "x.cjs"))("rsop-engine/webhooks");
-    expect(Object.keys(lib).sort()).toEqual(["SIGNATURE_HEADER", "accessEvent", "changeEvents", "filterEvent", "signBody", "verifySignature"]);
+      format === "esm"
+        ? await import(pathToFileURL(join(installed.pkg, "dist/webhooks.js")).href)
+        : createRequire(join(installed.app, "x.cjs"))("rsop-engine/webhooks");
+    expect(Object.keys(lib).sort()).toEqual([
+      "SIGNATURE_HEADER",
+      "accessEvent",
+      "changeEvents",
+      "filterEvent",
+      "signBody",
+      "verifySignature",
+    ]);
     expect(lib.verifySignature("{}", lib.signBody("{}", "k"), "k")).toBe(true);
   });
 }
@@ -240,15 +324,22 @@ test("the root and http entries use no Node-only global (Buffer, process, __dirn
   expect([...seen].filter((f) => f.startsWith("chunk-")).length).toBeGreaterThan(0);
   const uses = [...seen].flatMap((f) => {
     const code = readFileSync(join(installed.pkg, "dist", f), "utf8").replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, "");
-    return [...code.matchAll(/(?<![.\w$])(?:Buffer|process)\s*\.|\b__dirname\b|\b__filename\b|\brequire\(\s*["'](?!\.\/|zod|luxon|immer|re2js)[^"']*["']/g)].map((m) => `${f}: ${m[0]}`);
+    return [
+      ...code.matchAll(
+        /(?<![.\w$])(?:Buffer|process)\s*\.|\b__dirname\b|\b__filename\b|\brequire\(\s*["'](?!\.\/|zod|luxon|immer|re2js)[^"']*["']/g,
+      ),
+    ].map((m) => `${f}: ${m[0]}`);
   });
   expect(uses).toEqual([]);
 });
 
 test("type declarations are emitted for every entry and format", () => {
-  for (const f of ["index.d.ts", "index.d.cts"]) expect(readFileSync(join(installed.pkg, "dist", f), "utf8")).toMatch(/export \{[^}]*\bloadEngine\b/);
-  for (const f of ["http.d.ts", "http.d.cts"]) expect(readFileSync(join(installed.pkg, "dist", f), "utf8")).toMatch(/declare function createHttpHandler/);
-  for (const f of ["webhooks.d.ts", "webhooks.d.cts"]) expect(readFileSync(join(installed.pkg, "dist", f), "utf8")).toMatch(/declare function verifySignature/);
+  for (const f of ["index.d.ts", "index.d.cts"])
+    expect(readFileSync(join(installed.pkg, "dist", f), "utf8")).toMatch(/export \{[^}]*\bloadEngine\b/);
+  for (const f of ["http.d.ts", "http.d.cts"])
+    expect(readFileSync(join(installed.pkg, "dist", f), "utf8")).toMatch(/declare function createHttpHandler/);
+  for (const f of ["webhooks.d.ts", "webhooks.d.cts"])
+    expect(readFileSync(join(installed.pkg, "dist", f), "utf8")).toMatch(/declare function verifySignature/);
 });
 
 test("the package.json names its entries, license and files", () => {
@@ -256,8 +347,18 @@ test("the package.json names its entries, license and files", () => {
   expect(manifest.license).toBe("MIT");
   expect(manifest.scripts.prepack).toBeDefined();
   expect(Object.keys(manifest.exports)).toEqual([".", "./http", "./reports", "./webhooks", "./package.json"]);
-  expect(execFileSync(process.execPath, ["-p", "require.resolve('rsop-engine/http')"], { cwd: installed.app, encoding: "utf8" }).trim()).toBe(join(installed.pkg, "dist/http.cjs"));
-  expect(execFileSync(process.execPath, ["-p", "require.resolve('rsop-engine/webhooks')"], { cwd: installed.app, encoding: "utf8" }).trim()).toBe(join(installed.pkg, "dist/webhooks.cjs"));
+  expect(
+    execFileSync(process.execPath, ["-p", "require.resolve('rsop-engine/http')"], {
+      cwd: installed.app,
+      encoding: "utf8",
+    }).trim(),
+  ).toBe(join(installed.pkg, "dist/http.cjs"));
+  expect(
+    execFileSync(process.execPath, ["-p", "require.resolve('rsop-engine/webhooks')"], {
+      cwd: installed.app,
+      encoding: "utf8",
+    }).trim(),
+  ).toBe(join(installed.pkg, "dist/webhooks.cjs"));
 });
 
 // Compiles a user's program against the installed package's declarations (ESM and CJS) and returns
@@ -270,8 +371,20 @@ function typeErrors(fileName: string, source: string, resolution: "nodenext" | "
     resolution === "nodenext"
       ? { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext }
       : { module: ts.ModuleKind.CommonJS, moduleResolution: ts.ModuleResolutionKind.Node10, esModuleInterop: true }; // zod's declarations need the flag there
-  const program = ts.createProgram([file], { ...modules, target: ts.ScriptTarget.ES2022, strict: true, noEmit: true, types: [], lib: ["lib.es2022.d.ts", "lib.dom.d.ts"] });
-  return ts.getPreEmitDiagnostics(program).map((d) => `${d.file ? `${d.file.fileName.slice(installed.app.length)}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}: ` : ""}${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
+  const program = ts.createProgram([file], {
+    ...modules,
+    target: ts.ScriptTarget.ES2022,
+    strict: true,
+    noEmit: true,
+    types: [],
+    lib: ["lib.es2022.d.ts", "lib.dom.d.ts"],
+  });
+  return ts
+    .getPreEmitDiagnostics(program)
+    .map(
+      (d) =>
+        `${d.file ? `${d.file.fileName.slice(installed.app.length)}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}: ` : ""}${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`,
+    );
 }
 
 const USER_PROGRAM = `

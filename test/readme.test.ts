@@ -36,7 +36,7 @@ function readmeBlocks(text: string): Block[] {
     while (end < lines.length && !lines[end]!.startsWith("```")) end++;
     let prev = i - 1;
     while (prev >= 0 && lines[prev]!.trim() === "") prev--;
-    const marker = prev >= 0 ? /^<!--\s*((?:not )?runnable.*?)\s*-->$/.exec(lines[prev]!.trim())?.[1] ?? null : null;
+    const marker = prev >= 0 ? (/^<!--\s*((?:not )?runnable.*?)\s*-->$/.exec(lines[prev]!.trim())?.[1] ?? null) : null;
     blocks.push({ lang: open[1]!, line: i + 1, marker, code: lines.slice(i + 1, end).join("\n") });
     i = end;
   }
@@ -44,7 +44,7 @@ function readmeBlocks(text: string): Block[] {
 }
 
 const blocks = readmeBlocks(readFileSync(join(repoRoot, "README.md"), "utf8"));
-const runnable = blocks.filter((b) => b.marker !== null && b.marker.startsWith("runnable"));
+const runnable = blocks.filter((b) => b.marker?.startsWith("runnable"));
 
 let installed: InstalledPackage;
 beforeAll(() => {
@@ -60,8 +60,16 @@ function workFolder(): string {
 }
 
 test("every sh and ts block of the README is marked runnable or says why not", () => {
-  const unmarked = blocks.filter((b) => (b.lang === "sh" || b.lang === "ts") && !(b.marker === "runnable" || b.marker === "runnable: continued" || /^not runnable: \S/.test(b.marker ?? "")));
-  expect(unmarked.map((b) => `README.md:${b.line} (${b.lang}) ${b.marker === null ? "has no marker" : `has the marker "${b.marker}"`}`)).toEqual([]);
+  const unmarked = blocks.filter(
+    (b) =>
+      (b.lang === "sh" || b.lang === "ts") &&
+      !(b.marker === "runnable" || b.marker === "runnable: continued" || /^not runnable: \S/.test(b.marker ?? "")),
+  );
+  expect(
+    unmarked.map(
+      (b) => `README.md:${b.line} (${b.lang}) ${b.marker === null ? "has no marker" : `has the marker "${b.marker}"`}`,
+    ),
+  ).toEqual([]);
   expect(runnable.length).toBeGreaterThan(0);
   expect(runnable.every((b) => b.lang === "sh" || b.lang === "ts")).toBe(true);
 });
@@ -97,7 +105,12 @@ function shCommands(b: Block): Command[] {
 }
 
 function matches(actual: string, pattern: string): boolean {
-  const re = new RegExp(`^${pattern.split("…").map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`);
+  const re = new RegExp(
+    `^${pattern
+      .split("…")
+      .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*")}$`,
+  );
   return re.test(actual);
 }
 
@@ -112,7 +125,8 @@ for (const b of runnable.filter((b) => b.lang === "sh")) {
       const r = spawnSync("bash", ["-c", `${preamble}${c.text}\n`], { cwd: dir, encoding: "utf8", timeout: 60_000 });
       writeFileSync(out, r.stdout);
       const where = `README.md:${c.line}`;
-      if (r.status !== c.exit) problems.push(`${where}: exit ${r.status} (expected ${c.exit}); stderr: ${r.stderr.slice(0, 500)}`);
+      if (r.status !== c.exit)
+        problems.push(`${where}: exit ${r.status} (expected ${c.exit}); stderr: ${r.stderr.slice(0, 500)}`);
       if (c.expected.length > 0) {
         const got = r.stdout.replace(/\n$/, "").split("\n");
         if (got.length !== c.expected.length || !c.expected.every((p, k) => matches(got[k]!, p)))
@@ -145,10 +159,18 @@ function withChecks(code: string, firstLine: number): string {
         return false;
       }
     };
-    while (!complete(expected) && used < commentLines.length && /^\s*\/\/(?!=>)/.test(commentLines[used]!)) expected += `\n${commentLines[used++]!.replace(/^\s*\/\//, "")}`;
-    if (!complete(expected)) throw new Error(`README.md:${firstLine + source.getLineAndCharacterOfPosition(st.end).line}: the //=> value does not parse`);
+    while (!complete(expected) && used < commentLines.length && /^\s*\/\/(?!=>)/.test(commentLines[used]!))
+      expected += `\n${commentLines[used++]!.replace(/^\s*\/\//, "")}`;
+    if (!complete(expected))
+      throw new Error(
+        `README.md:${firstLine + source.getLineAndCharacterOfPosition(st.end).line}: the //=> value does not parse`,
+      );
     const line = firstLine + source.getLineAndCharacterOfPosition(st.getStart()).line;
-    edits.push({ start: st.getStart(), end: st.end, text: `__check((${st.expression.getText()}), (${expected}), ${line});` });
+    edits.push({
+      start: st.getStart(),
+      end: st.end,
+      text: `__check((${st.expression.getText()}), (${expected}), ${line});`,
+    });
   }
   let out = code;
   for (const e of edits.reverse()) out = out.slice(0, e.start) + e.text + out.slice(e.end);
@@ -191,10 +213,14 @@ for (const p of tsPrograms()) {
       types: ["node"],
       typeRoots: [join(repoRoot, "node_modules/@types")],
     });
-    const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+    const diagnostics = ts
+      .getPreEmitDiagnostics(program)
+      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
     expect(diagnostics).toEqual([]);
     const checked = p.blocks.map((b) => withChecks(b.code, b.line + 1)).join("\n");
-    const js = ts.transpileModule(`${CHECK}${checked}\nexport {};\n`, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
+    const js = ts.transpileModule(`${CHECK}${checked}\nexport {};\n`, {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    }).outputText;
     writeFileSync(join(dir, "example.mjs"), js);
     const r = spawnSync(process.execPath, ["example.mjs"], { cwd: dir, encoding: "utf8", timeout: 60_000 });
     expect(r.stderr).toBe("");

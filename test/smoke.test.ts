@@ -2,9 +2,18 @@ import { expect, test } from "vitest";
 import { parseSnapshot } from "../src/model/index.js";
 
 test("parse reports schema and reference problems together", () => {
-  const r = parseSnapshot({ format: "rsop-system/1", systemId: "s", timezone: "Mars/Base", holders: [{ id: "h", firstName: "A", lastName: "B", groups: ["g"], credentials: [{ id: "c", types: ["card"] }] }, { id: "h2", firstName: "A", lastName: "B", groups: ["g"] }] });
+  const r = parseSnapshot({
+    format: "rsop-system/1",
+    systemId: "s",
+    timezone: "Mars/Base",
+    holders: [
+      { id: "h", firstName: "A", lastName: "B", groups: ["g"], credentials: [{ id: "c", types: ["card"] }] },
+      { id: "h2", firstName: "A", lastName: "B", groups: ["g"] },
+    ],
+  });
   expect(r.ok).toBe(false);
-  if (!r.ok) expect(r.issues.map((i) => [i.path.join("."), i.message])).toMatchInlineSnapshot(`
+  if (!r.ok)
+    expect(r.issues.map((i) => [i.path.join("."), i.message])).toMatchInlineSnapshot(`
     [
       [
         "timezone",

@@ -10,7 +10,7 @@
 import { type Enforcer, newEnforcer, newModelFromString } from "casbin";
 import type { PeerInput } from "../fixtures.js";
 import { policyAccepts } from "../fixtures.js";
-import { type RawRule, type RawSnapshot, clockMs } from "./rawSnapshot.js";
+import { type RawSnapshot, clockMs } from "./rawSnapshot.js";
 
 const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 
@@ -39,7 +39,6 @@ m = r.c.enabled && r.c.local >= r.c.from && r.c.local < r.c.to && g2(r.obj, p.ob
   (p.eft == "deny" || (p.acc[ r.c.factor] == "1" && r.c.accepts[ r.c.factor] == "1"))
 `;
 
-
 const ms8 = (clock: string) => String(clockMs(clock)).padStart(8, "0");
 const day = (date: string | null | undefined, fallback: string) => {
   if (date === null || date === undefined) return fallback;
@@ -49,7 +48,8 @@ const day = (date: string | null | undefined, fallback: string) => {
 /** A weekday mask as a string of 0/1 indexed by weekday (0 = Sunday). */
 const weekdays = (mask: number) => Array.from({ length: 7 }, (_, i) => ((mask >> i) & 1 ? "1" : "0")).join("");
 /** A factor mask as a string of 0/1 indexed by factor value: position 1 card, 2 PIN, 4 card + PIN. */
-const byFactor = (mask: number) => ["0", mask & 1 ? "1" : "0", mask & 2 ? "1" : "0", "0", mask & 4 ? "1" : "0"].join("");
+const byFactor = (mask: number) =>
+  ["0", mask & 1 ? "1" : "0", mask & 2 ? "1" : "0", "0", mask & 4 ? "1" : "0"].join("");
 
 export interface CasbinPeer {
   readonly enforcer: Enforcer;
@@ -81,7 +81,8 @@ export async function casbinPeer(snapshotJson: unknown): Promise<CasbinPeer> {
       byFactor(policyAccepts(r.authenticationPolicy)),
       r.allow === false ? "deny" : "allow",
     ]);
-    const devices = r.type === "door" ? (r.devices ?? []) : [...new Set((r.floorGroups ?? []).map((fg) => readerOf.get(fg)!))];
+    const devices =
+      r.type === "door" ? (r.devices ?? []) : [...new Set((r.floorGroups ?? []).map((fg) => readerOf.get(fg)!))];
     for (const d of devices) doorLinks.push([d, set]);
   }
   const members: string[][] = [];

@@ -5,13 +5,17 @@
 //
 // Each call passes only the entities it needs (the holder and the device), and the policy set is
 // parsed once (`preparsePolicySet` + `statefulIsAuthorized`), Cedar's fastest path from JavaScript.
-import { type EntityJson, type StatefulAuthorizationCall, preparsePolicySet, statefulIsAuthorized } from "@cedar-policy/cedar-wasm/nodejs";
+import {
+  type EntityJson,
+  type StatefulAuthorizationCall,
+  preparsePolicySet,
+  statefulIsAuthorized,
+} from "@cedar-policy/cedar-wasm/nodejs";
 import { type PeerInput, policyAccepts } from "../fixtures.js";
 import { type RawRule, type RawSnapshot, clockMs } from "./rawSnapshot.js";
 
 const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 const POLICY_SET_ID = "rsop-bench";
-
 
 const dayNumber = (date: string) => {
   const [y, m, d] = date.split("-").map(Number) as [number, number, number];
@@ -54,21 +58,28 @@ export function cedarPeer(snapshotJson: unknown): CedarPeer {
   };
   for (const r of snapshot.rules) {
     if (r.enabled === false) continue;
-    const devices = r.type === "door" ? (r.devices ?? []) : [...new Set((r.floorGroups ?? []).map((fg) => readerOf.get(fg)!))];
+    const devices =
+      r.type === "door" ? (r.devices ?? []) : [...new Set((r.floorGroups ?? []).map((fg) => readerOf.get(fg)!))];
     const where = `[${devices.map((d) => `Device::${str(d)}`).join(", ")}].contains(resource)`;
     const scope = `(principal in Group::${str(r.groupId)}, action == Action::"open", resource)`;
     if (r.allow === false) policies[r.id] = `forbid ${scope} when { ${where} && ${windowCondition(r)} };`;
     else {
       const accepted = factors(policyAccepts(r.authenticationPolicy));
       const factor = accepted.length === 3 ? "" : ` && [${accepted.join(", ")}].contains(context.factor)`;
-      policies[r.id] = `permit ${scope} when { ${where} && ${windowCondition(r)}${factor} && resource.accepts.contains(context.factor) };`;
+      policies[r.id] =
+        `permit ${scope} when { ${where} && ${windowCondition(r)}${factor} && resource.accepts.contains(context.factor) };`;
     }
   }
   const parsed = preparsePolicySet(POLICY_SET_ID, { staticPolicies: policies });
-  if (parsed.type !== "success") throw new Error(`Cedar policies do not parse: ${JSON.stringify(parsed.errors.slice(0, 3))}`);
+  if (parsed.type !== "success")
+    throw new Error(`Cedar policies do not parse: ${JSON.stringify(parsed.errors.slice(0, 3))}`);
 
   const holderEntities = new Map<string, EntityJson>();
-  const unknownHolder = (id: string): EntityJson => ({ uid: { type: "Holder", id }, attrs: { enabled: false, from: 0, to: 0 }, parents: [] });
+  const unknownHolder = (id: string): EntityJson => ({
+    uid: { type: "Holder", id },
+    attrs: { enabled: false, from: 0, to: 0 },
+    parents: [],
+  });
   const groupsOf = new Map(snapshot.holders.map((h) => [h.id, h.groups]));
   const holderEntity = (input: PeerInput): EntityJson => {
     if (input.holderId === null) return unknownHolder("(unknown credential)");
@@ -87,7 +98,11 @@ export function cedarPeer(snapshotJson: unknown): CedarPeer {
   const deviceEntity = (input: PeerInput): EntityJson => {
     let e = deviceEntities.get(input.deviceId);
     if (e === undefined) {
-      e = { uid: { type: "Device", id: input.deviceId }, attrs: { accepts: factors(input.deviceAccepts) }, parents: [] };
+      e = {
+        uid: { type: "Device", id: input.deviceId },
+        attrs: { accepts: factors(input.deviceAccepts) },
+        parents: [],
+      };
       deviceEntities.set(input.deviceId, e);
     }
     return e;
@@ -102,7 +117,15 @@ export function cedarPeer(snapshotJson: unknown): CedarPeer {
         principal: principal.uid,
         action: { type: "Action", id: "open" },
         resource: resource.uid,
-        context: { wd: input.wd, pwd: input.pwd, tod: input.tod, day: input.day, pday: input.pday, local: input.local, factor: input.factor },
+        context: {
+          wd: input.wd,
+          pwd: input.pwd,
+          tod: input.tod,
+          day: input.day,
+          pday: input.pday,
+          local: input.local,
+          factor: input.factor,
+        },
         preparsedPolicySetId: POLICY_SET_ID,
         entities: [principal, resource],
       };

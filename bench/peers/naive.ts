@@ -12,7 +12,6 @@
 import { type PeerInput, policyAccepts } from "../fixtures.js";
 import { type RawRule, type RawSnapshot, clockMs } from "./rawSnapshot.js";
 
-
 const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 
 export type PeerDecide = (input: PeerInput) => boolean;
@@ -32,7 +31,8 @@ export function naiveScan(snapshotJson: unknown): PeerDecide {
   const inWindow = (r: RawRule, input: PeerInput): boolean => {
     const t = input.clock;
     const after = (d: string) => (r.startDate ?? "0000-00-00") <= d && d <= (r.endDate ?? "9999-99-99");
-    if (r.startTime < r.stopTime) return r.recurring.includes(WEEKDAYS[input.wd]!) && t >= r.startTime && t < r.stopTime && after(input.date);
+    if (r.startTime < r.stopTime)
+      return r.recurring.includes(WEEKDAYS[input.wd]!) && t >= r.startTime && t < r.stopTime && after(input.date);
     if (r.recurring.includes(WEEKDAYS[input.wd]!) && t >= r.startTime && after(input.date)) return true;
     return r.recurring.includes(WEEKDAYS[input.pwd]!) && t < r.stopTime && after(input.prevDate);
   };
@@ -42,7 +42,13 @@ export function naiveScan(snapshotJson: unknown): PeerDecide {
     if (holder === undefined || !input.enabled || input.local < input.from || input.local >= input.to) return false;
     let allowed = false;
     for (const r of rules) {
-      if (r.enabled === false || !holder.groups.includes(r.groupId) || !r.reaches.includes(input.deviceId) || !inWindow(r, input)) continue;
+      if (
+        r.enabled === false ||
+        !holder.groups.includes(r.groupId) ||
+        !r.reaches.includes(input.deviceId) ||
+        !inWindow(r, input)
+      )
+        continue;
       if (r.allow === false) return false;
       if ((policyAccepts(r.authenticationPolicy) & input.deviceAccepts & input.factor) !== 0) allowed = true;
     }
@@ -60,7 +66,6 @@ interface PlainRule {
   readonly last: number;
   readonly accepts: number;
 }
-
 
 function dayNumber(date: string | null | undefined, fallback: number): number {
   if (date === null || date === undefined) return fallback;
@@ -101,7 +106,13 @@ export function plainIndexed(snapshotJson: unknown): PeerDecide {
     for (const r of rules) {
       if (!groups.has(r.group)) continue;
       let open: boolean;
-      if (r.start < r.stop) open = ((r.days >> input.wd) & 1) === 1 && input.tod >= r.start && input.tod < r.stop && input.day >= r.first && input.day <= r.last;
+      if (r.start < r.stop)
+        open =
+          ((r.days >> input.wd) & 1) === 1 &&
+          input.tod >= r.start &&
+          input.tod < r.stop &&
+          input.day >= r.first &&
+          input.day <= r.last;
       else
         open =
           (((r.days >> input.wd) & 1) === 1 && input.tod >= r.start && input.day >= r.first && input.day <= r.last) ||

@@ -4,7 +4,7 @@
 // JSON"), and the input can hold a PIN — so it is made here from the position of the first error.
 // A document nested deeper than JSON_MAX_DEPTH arrays and objects is refused the same way, with
 // the JSON path of the first value too deep (HJ1), before JSON.parse spends time on it.
-import { JSON_MAX_DEPTH, tooDeepMessage } from "../model/plainCopy.js";
+import { JSON_MAX_DEPTH } from "../model/plainCopy.js";
 
 export { JSON_MAX_DEPTH } from "../model/plainCopy.js";
 
@@ -40,8 +40,15 @@ export function parseJson(text: string, options: ParseJsonOptions = {}): JsonPar
   if (deep !== null) {
     // The first error in text order wins: a syntax error up to and including the bracket too deep.
     const e = jsonSyntaxError(text.slice(0, deep.offset + 1));
-    if (e !== null && e.offset <= deep.offset) return { ok: false, ...lineColumn(text, e.offset), offset: e.offset, message: e.message };
-    return { ok: false, ...lineColumn(text, deep.offset), offset: deep.offset, message: tooDeepText(max), path: deep.path };
+    if (e !== null && e.offset <= deep.offset)
+      return { ok: false, ...lineColumn(text, e.offset), offset: e.offset, message: e.message };
+    return {
+      ok: false,
+      ...lineColumn(text, deep.offset),
+      offset: deep.offset,
+      message: tooDeepText(max),
+      path: deep.path,
+    };
   }
   try {
     return { ok: true, value: JSON.parse(text) };
@@ -178,7 +185,8 @@ export function jsonSyntaxError(text: string): { offset: number; message: string
       if (c === 0x5c) {
         const e = text[i + 1];
         if (e === "u") {
-          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) return fail(Math.min(i + 2, n), "invalid \\u escape in a string");
+          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6)))
+            return fail(Math.min(i + 2, n), "invalid \\u escape in a string");
           i += 6;
         } else if (e !== undefined && '"\\/bfnrt'.includes(e)) i += 2;
         else return fail(i + 1, "invalid escape in a string");
@@ -257,7 +265,10 @@ export function jsonSyntaxError(text: string): { offset: number; message: string
       i++;
       stack.pop();
     } else {
-      fail(i, top === OBJECT ? "expected ',' or '}' after a property value" : "expected ',' or ']' after an array element");
+      fail(
+        i,
+        top === OBJECT ? "expected ',' or '}' after a property value" : "expected ',' or ']' after an array element",
+      );
       return error;
     }
   }

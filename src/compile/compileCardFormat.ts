@@ -172,7 +172,8 @@ export function decodeInto(f: CompiledFormat, bits: Uint8Array, length: number, 
     out.fc_ = f.fcLength_ === 0 ? -1 : wordField(hi, lo, f.fcOffset_, f.fcLength_);
     out.cn_ = wordField(hi, lo, f.cnOffset_, f.cnLength_);
     const parityHi = f.parityHi_;
-    for (let i = 0; i < parityHi.length && ok; i++) ok = parity32((hi & parityHi[i]!) ^ (lo & f.parityLo_[i]!)) === f.parityOdd_[i];
+    for (let i = 0; i < parityHi.length && ok; i++)
+      ok = parity32((hi & parityHi[i]!) ^ (lo & f.parityLo_[i]!)) === f.parityOdd_[i];
     out.parityOk_ = ok;
     return;
   }

@@ -15,7 +15,13 @@ import {
 } from "../model/index.js";
 import { type CompiledFormat, compileCardFormat } from "./compileCardFormat.js";
 import { RULE_STRIDE, compileWindowInto } from "./compileWindow.js";
-import { type HolderOrder, newHolderOrder, noteHolderAdded, noteHolderRemoved, noteHolderWritten } from "./holderOrder.js";
+import {
+  type HolderOrder,
+  newHolderOrder,
+  noteHolderAdded,
+  noteHolderRemoved,
+  noteHolderWritten,
+} from "./holderOrder.js";
 import { policyMask } from "./policyMask.js";
 import { type ZoneTable, buildZoneTable } from "./zoneTable.js";
 
@@ -316,7 +322,8 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
   let groupCount = 0;
   for (const h of snapshot.holders) groupCount += h.groups.length;
   let cardCount = 0;
-  for (const h of snapshot.holders) for (const c of h.credentials) if (c.types.includes("card") && c.credentialNumber !== null) cardCount++;
+  for (const h of snapshot.holders)
+    for (const c of h.credentials) if (c.types.includes("card") && c.credentialNumber !== null) cardCount++;
   let capacity = 8;
   while (capacity < cardCount * 2) capacity *= 2;
 
@@ -398,14 +405,24 @@ export function writeRule(sys: CompiledSystem, rule: CompiledRule): void {
   const nodes = devices.map((d) => d.node_);
   for (const fg of r.floorGroups) nodes.push(sys.devices_[sys.floorGroupAt_.get(fg)!.reader]!.node_);
   sys.ruleDevices_[rank] = devices.length === 0 ? NO_DEVICES : devices.map((d) => d.index_);
-  sys.nodesOfRule_[rank] = nodes.length === 0 ? NO_NODES : nodes.every((n) => n === nodes[0]) ? nodes[0]!.alone_ : new Set(nodes.map((n) => n.id));
+  sys.nodesOfRule_[rank] =
+    nodes.length === 0
+      ? NO_NODES
+      : nodes.every((n) => n === nodes[0])
+        ? nodes[0]!.alone_
+        : new Set(nodes.map((n) => n.id));
 }
 
 /**
  * Adds (or, with `remove`, takes away) an enabled rule at the devices it reaches, collecting those
  * devices in `dirty` (whose runs then need rebuildDeviceRun). A disabled rule reaches nothing.
  */
-export function linkRule(sys: CompiledSystem, rule: CompiledRule, dirty: Set<CompiledDevice> | null, remove = false): void {
+export function linkRule(
+  sys: CompiledSystem,
+  rule: CompiledRule,
+  dirty: Set<CompiledDevice> | null,
+  remove = false,
+): void {
   const r = rule.rule_;
   if (!r.enabled) return;
   const reached: CompiledDevice[] = [];
@@ -451,7 +468,8 @@ export function rebuildDeviceRun(sys: CompiledSystem, device: CompiledDevice): v
   keys.sort();
   const wide = device.wide_;
   let slots = 0;
-  for (let i = 0; i < n; i++) if (i === 0 || Math.floor(keys[i]! / RANK_SPAN) !== Math.floor(keys[i - 1]! / RANK_SPAN)) slots++;
+  for (let i = 0; i < n; i++)
+    if (i === 0 || Math.floor(keys[i]! / RANK_SPAN) !== Math.floor(keys[i - 1]! / RANK_SPAN)) slots++;
   const slotGroup = new Int32Array(slots);
   const slotPairs = new Int32Array(slots + 1);
   const pairs = new Int32Array(n * 2);
@@ -637,11 +655,28 @@ function removePins(sys: CompiledSystem, h: Holder, i: number): void {
  * Writes holder `h`'s record at index `i` (groups already at `from … to - 1` of holderGroups_);
  * `was`, its previous record, lends the parsed dates when they did not change.
  */
-function writeHolder(sys: CompiledSystem, h: Holder, i: number, from: number, to: number, was: Holder | null = null): void {
+function writeHolder(
+  sys: CompiledSystem,
+  h: Holder,
+  i: number,
+  from: number,
+  to: number,
+  was: Holder | null = null,
+): void {
   const data = sys.holderData_;
   const base = i * HOLDER_STRIDE;
-  const activeFrom = was !== null && was.activeDate === h.activeDate ? data[base + H_FROM]! : h.activeDate === null ? -Infinity : parseLocalDateTime(h.activeDate);
-  const expiresAt = was !== null && was.expireDate === h.expireDate ? data[base + H_TO]! : h.expireDate === null ? Infinity : parseLocalDateTime(h.expireDate);
+  const activeFrom =
+    was !== null && was.activeDate === h.activeDate
+      ? data[base + H_FROM]!
+      : h.activeDate === null
+        ? -Infinity
+        : parseLocalDateTime(h.activeDate);
+  const expiresAt =
+    was !== null && was.expireDate === h.expireDate
+      ? data[base + H_TO]!
+      : h.expireDate === null
+        ? Infinity
+        : parseLocalDateTime(h.expireDate);
   sys.holders_[i] = h;
   sys.holderIndex_.set(h.id, i);
   noteHolderWritten(sys.holderOrder_, i);
@@ -706,7 +741,11 @@ export function changeHolderBegin(sys: CompiledSystem, i: number, next: Holder):
   const h = sys.holders_[i]!;
   if (h.credentials !== next.credentials) {
     const kept = new Set(next.credentials);
-    removeCredentials(sys, i, h.credentials.filter((c) => !kept.has(c)));
+    removeCredentials(
+      sys,
+      i,
+      h.credentials.filter((c) => !kept.has(c)),
+    );
   }
   if (h.pin !== next.pin || h.duressPin !== next.duressPin) removePins(sys, h, i);
 }
@@ -729,7 +768,12 @@ export function changeHolderEnd(sys: CompiledSystem, i: number, next: Holder): v
   writeHolder(sys, next, i, from, to, h);
   if (h.credentials !== next.credentials) {
     const had = new Set(h.credentials);
-    addCredentials(sys, i, next.id, next.credentials.filter((c) => !had.has(c)));
+    addCredentials(
+      sys,
+      i,
+      next.id,
+      next.credentials.filter((c) => !had.has(c)),
+    );
   }
   if (h.pin !== next.pin || h.duressPin !== next.duressPin) addPins(sys, next, i);
 }

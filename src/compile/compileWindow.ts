@@ -32,7 +32,8 @@ export function compileWindowInto(rule: Rule, policy: number, data: Int32Array, 
   let days = 0;
   for (const d of rule.recurring) days |= 1 << WEEKDAYS.indexOf(d);
   const always = days === 127 && ((start === 0 && stop === MS_PER_DAY) || start === stop);
-  data[base + R_FLAGS] = (rule.allow ? RF_ALLOW : 0) | (rule.allow && always ? RF_24X7 : 0) | (start >= stop ? RF_OVERNIGHT : 0);
+  data[base + R_FLAGS] =
+    (rule.allow ? RF_ALLOW : 0) | (rule.allow && always ? RF_24X7 : 0) | (start >= stop ? RF_OVERNIGHT : 0);
   data[base + R_POLICY] = policy;
   data[base + R_DAYS] = days;
   data[base + R_START] = start;
@@ -54,12 +55,24 @@ export function ruleOpen(data: Int32Array, base: number, day: number, wd: number
   const days = data[base + R_DAYS]!;
   const start = data[base + R_START]!;
   if ((data[base + R_FLAGS]! & RF_OVERNIGHT) === 0) {
-    return ((days >> wd) & 1) === 1 && tod >= start && tod < data[base + R_STOP]! && day >= data[base + R_FIRST_DAY]! && day <= data[base + R_LAST_DAY]!;
+    return (
+      ((days >> wd) & 1) === 1 &&
+      tod >= start &&
+      tod < data[base + R_STOP]! &&
+      day >= data[base + R_FIRST_DAY]! &&
+      day <= data[base + R_LAST_DAY]!
+    );
   }
-  if (tod >= start && ((days >> wd) & 1) === 1 && day >= data[base + R_FIRST_DAY]! && day <= data[base + R_LAST_DAY]!) return true;
+  if (tod >= start && ((days >> wd) & 1) === 1 && day >= data[base + R_FIRST_DAY]! && day <= data[base + R_LAST_DAY]!)
+    return true;
   // The occurrence that started yesterday (wd - 1, wrapping Sunday to Saturday).
   const prev = day - 1;
-  return tod < data[base + R_STOP]! && ((days >> (wd === 0 ? 6 : wd - 1)) & 1) === 1 && prev >= data[base + R_FIRST_DAY]! && prev <= data[base + R_LAST_DAY]!;
+  return (
+    tod < data[base + R_STOP]! &&
+    ((days >> (wd === 0 ? 6 : wd - 1)) & 1) === 1 &&
+    prev >= data[base + R_FIRST_DAY]! &&
+    prev <= data[base + R_LAST_DAY]!
+  );
 }
 
 /** Does the window of rule `rank` contain local wall time `local` (local epoch ms, see parseLocalDateTime)? */

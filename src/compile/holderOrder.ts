@@ -7,7 +7,13 @@
 // writeHolder), and the next use splices added holders into the order and rebuilds the member
 // records (O(holders + memberships)) — or, when holders were only changed, a few of them, rewrites
 // just their records.
-import { type CompiledSystem, holderActiveFrom, holderExpiresAt, holderGroupFrom, holderGroupTo } from "./compileSnapshot.js";
+import {
+  type CompiledSystem,
+  holderActiveFrom,
+  holderExpiresAt,
+  holderGroupFrom,
+  holderGroupTo,
+} from "./compileSnapshot.js";
 import type { Holder } from "../model/index.js";
 
 /**
@@ -134,7 +140,8 @@ function patchMembers(sys: CompiledSystem, order: HolderOrder): void {
   for (const i of new Set(order.changed_)) {
     const h = sys.holders_[i]!;
     const p = order.position_[i]!;
-    const had = order.regrouped_.get(p) ?? order.recordGroups_.subarray(order.recordFrom_[p]!, order.recordFrom_[p + 1]!);
+    const had =
+      order.regrouped_.get(p) ?? order.recordGroups_.subarray(order.recordFrom_[p]!, order.recordFrom_[p + 1]!);
     for (let j = 0; j < had.length; j++) removeRecord(order, had[j]!, p);
     const now = h.enabled ? groups.slice(holderGroupFrom(sys, i), holderGroupTo(sys, i)) : new Int32Array(0);
     order.regrouped_.set(p, now);
@@ -260,7 +267,8 @@ function buildMembers(sys: CompiledSystem, order: HolderOrder): void {
 
 function finish(sys: CompiledSystem, order: HolderOrder, byId: Int32Array, ids: string[]): void {
   const capacity = sys.holders_.length;
-  if (order.position_.length < capacity) order.position_ = new Int32Array(Math.max(capacity, order.position_.length * 2));
+  if (order.position_.length < capacity)
+    order.position_ = new Int32Array(Math.max(capacity, order.position_.length * 2));
   for (let p = 0; p < byId.length; p++) order.position_[byId[p]!] = p;
   order.byId_ = byId;
   order.ids_ = ids;

@@ -31,7 +31,21 @@ export interface PatchLike {
 }
 
 /** Device fields no compiled record reads (RSOP reads them from the snapshot). */
-const DEVICE_DISPLAY = new Set(["name", "created", "publicIcon", "readerType", "partition", "port", "connection", "primaryReader", "osdpAddress", "wirelessAddress", "delay", "dwell", "dps"]);
+const DEVICE_DISPLAY = new Set([
+  "name",
+  "created",
+  "publicIcon",
+  "readerType",
+  "partition",
+  "port",
+  "connection",
+  "primaryReader",
+  "osdpAddress",
+  "wirelessAddress",
+  "delay",
+  "dwell",
+  "dps",
+]);
 const FLOOR_GROUP_DISPLAY = new Set(["name", "partition"]);
 const NODE_DISPLAY = new Set(["name", "serialNumber", "locale", "created"]);
 /** Top-level keys nothing compiled reads. */
@@ -80,7 +94,11 @@ function touchedPositions(prev: SystemSnapshot, next: SystemSnapshot, patches: r
 }
 
 /** Per id at the touched positions: its object before and after (absent: created or deleted). */
-function changesById<T extends { readonly id: string }>(prev: readonly T[], next: readonly T[], positions: ReadonlySet<number>): Map<string, { old?: T; neu?: T }> {
+function changesById<T extends { readonly id: string }>(
+  prev: readonly T[],
+  next: readonly T[],
+  positions: ReadonlySet<number>,
+): Map<string, { old?: T; neu?: T }> {
   const out = new Map<string, { old?: T; neu?: T }>();
   for (const i of positions) {
     const a = prev[i];
@@ -124,7 +142,11 @@ function without(list: Int32Array, value: number): Int32Array {
  * `next` is the snapshot after `patches`. Returns `sys`, changed in place, or a fresh compile when
  * the change is of a kind compiled globally (see the head of this file).
  */
-export function updateCompiled(sys: CompiledSystem, next: SystemSnapshot, patches: readonly PatchLike[]): CompiledSystem {
+export function updateCompiled(
+  sys: CompiledSystem,
+  next: SystemSnapshot,
+  patches: readonly PatchLike[],
+): CompiledSystem {
   const prev = sys.snapshot;
   if (prev === next) return sys;
   const t = touchedPositions(prev, next, patches);
@@ -224,7 +246,7 @@ function renumberRules(sys: CompiledSystem, changes: ReadonlyMap<string, { old?:
   const ruleIds: string[] = [];
   const ruleDevices: (readonly number[])[] = [];
   const nodesOfRule: ReadonlySet<string>[] = [];
-  const data = new Int32Array((sys.ruleIndex_.size) * RULE_STRIDE);
+  const data = new Int32Array(sys.ruleIndex_.size * RULE_STRIDE);
   const oldData = sys.ruleData_;
   let c = 0;
   for (let rank = 0; rank <= oldRules.length; rank++) {

@@ -105,7 +105,12 @@ export function buildZoneTable(zone: string): ZoneTable {
     while (i + 1 < starts.length && starts[i + 1]! <= b * BUCKET_MS) i++;
     bucket[b] = i;
   }
-  const table: ZoneTable = { zone, starts_: Float64Array.from(starts), offsets_: Float64Array.from(offsets), bucket_: bucket };
+  const table: ZoneTable = {
+    zone,
+    starts_: Float64Array.from(starts),
+    offsets_: Float64Array.from(offsets),
+    bucket_: bucket,
+  };
   cache.set(zone, table);
   return table;
 }

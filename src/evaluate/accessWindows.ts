@@ -1,7 +1,19 @@
 // When is a holder allowed at a device during a period? The answer only changes where some rule
 // window opens or closes, a date bound or holder date passes, or the zone's offset changes, so the
 // state is evaluated once at each such candidate instant and holds until the next one.
-import { RULE_STRIDE, R_START, R_STOP, findSlot, holderActiveFrom, holderExpiresAt, holderGroupFrom, holderGroupTo, localCandidates, offsetAt, transitionsBetween } from "../compile/index.js";
+import {
+  RULE_STRIDE,
+  R_START,
+  R_STOP,
+  findSlot,
+  holderActiveFrom,
+  holderExpiresAt,
+  holderGroupFrom,
+  holderGroupTo,
+  localCandidates,
+  offsetAt,
+  transitionsBetween,
+} from "../compile/index.js";
 import { type Issue, MS_PER_DAY, QueryError } from "../model/index.js";
 import { NONE, newRuleOutcome } from "./decide.js";
 import { isoInstant, isoLocal } from "./formatInstant.js";
@@ -48,7 +60,13 @@ export interface AccessWindowsResult {
  * and expiry) and of each `edges` time of day (ms after local midnight: rule starts and stops) on every
  * local day of the period.
  */
-export function candidateInstants(zone: Parameters<typeof offsetAt>[0], local: number[], edges: ReadonlySet<number>, from: number, to: number): number[] {
+export function candidateInstants(
+  zone: Parameters<typeof offsetAt>[0],
+  local: number[],
+  edges: ReadonlySet<number>,
+  from: number,
+  to: number,
+): number[] {
   const firstDay = Math.floor((from + offsetAt(zone, from)) / MS_PER_DAY) - 1;
   const lastDay = Math.floor((to + offsetAt(zone, to)) / MS_PER_DAY) + 1;
   for (let day = firstDay; day <= lastDay; day++) for (const e of edges) local.push(day * MS_PER_DAY + e);
@@ -57,18 +75,29 @@ export function candidateInstants(zone: Parameters<typeof offsetAt>[0], local: n
   return [...new Set(cands.filter((t) => t >= from && t < to))].sort((a, b) => a - b);
 }
 
-export function accessWindows(sys: import("../compile/index.js").CompiledSystem, holderId: string, deviceId: string, options: PeriodOptions): AccessWindowsResult {
+export function accessWindows(
+  sys: import("../compile/index.js").CompiledSystem,
+  holderId: string,
+  deviceId: string,
+  options: PeriodOptions,
+): AccessWindowsResult {
   const issues: Issue[] = [];
   const from = queryInstant(options.from, "from", issues);
   const to = queryInstant(options.to, "to", issues);
   const holder = sys.holderIndex_.get(holderId);
   const device = sys.deviceIndex_.get(deviceId);
-  if (holder === undefined) issues.push({ code: "unknownId", path: ["holderId"], message: `Unknown holder id "${holderId}".` });
-  if (device === undefined) issues.push({ code: "unknownId", path: ["deviceId"], message: `Unknown device id "${deviceId}".` });
+  if (holder === undefined)
+    issues.push({ code: "unknownId", path: ["holderId"], message: `Unknown holder id "${holderId}".` });
+  if (device === undefined)
+    issues.push({ code: "unknownId", path: ["deviceId"], message: `Unknown device id "${deviceId}".` });
   if (!Number.isNaN(from) && !Number.isNaN(to)) {
     if (to <= from) issues.push({ code: "invalidRange", path: ["to"], message: "Must be after from." });
     else if (to - from > MAX_WINDOW_SPAN_DAYS * MS_PER_DAY)
-      issues.push({ code: "invalidRange", path: ["to"], message: `The period may span at most ${MAX_WINDOW_SPAN_DAYS} days.` });
+      issues.push({
+        code: "invalidRange",
+        path: ["to"],
+        message: `The period may span at most ${MAX_WINDOW_SPAN_DAYS} days.`,
+      });
   }
   if (issues.length > 0) throw new QueryError(issues);
   const h = holder!;

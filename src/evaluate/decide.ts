@@ -29,7 +29,18 @@ import {
   unionFloors,
   weekdayOf,
 } from "../compile/index.js";
-import { type Decision, MS_PER_DAY, OUTCOME_CODES, type Outcome, REASONS, type Reason, RequestFields, type Topic, checkRequest, outcomeOf } from "../model/index.js";
+import {
+  type Decision,
+  MS_PER_DAY,
+  OUTCOME_CODES,
+  type Outcome,
+  REASONS,
+  type Reason,
+  RequestFields,
+  type Topic,
+  checkRequest,
+  outcomeOf,
+} from "../model/index.js";
 
 /** The shared empty `floors` of every non-elevator decision. */
 const NO_FLOORS: readonly string[] = Object.freeze([]);
@@ -146,7 +157,12 @@ function exit(
   d.credentialId = credentialId;
   d.activeRuleId = rule < 0 ? null : sys.ruleIds_[rule]!;
   d.duress = duress;
-  d.floors = floors === FLOORS_NONE || device === null ? NO_FLOORS : floors === FLOORS_ECARD ? device.ecardFloors_ : floorsOf(device, RULES);
+  d.floors =
+    floors === FLOORS_NONE || device === null
+      ? NO_FLOORS
+      : floors === FLOORS_ECARD
+        ? device.ecardFloors_
+        : floorsOf(device, RULES);
   d.facilityCode = fc < 0 ? null : fc;
   d.credentialNumber = cn < 0 ? null : cn;
   return code;
@@ -190,7 +206,16 @@ export interface DecideTrace {
   /** Step 5: the instant and its local wall time (local epoch ms) the windows and holder dates are read at. */
   time_(at: number, local: number): void;
   /** Steps 6–7: the rule evaluation decide ran, with its arguments and outcome. */
-  rules_(device: CompiledDevice, groupFrom: number, groupTo: number, factor: number, mode: number, day: number, tod: number, outcome: RuleOutcome): void;
+  rules_(
+    device: CompiledDevice,
+    groupFrom: number,
+    groupTo: number,
+    factor: number,
+    mode: number,
+    day: number,
+    tod: number,
+    outcome: RuleOutcome,
+  ): void;
 }
 
 /**
@@ -237,10 +262,26 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision, tr
       credentialId = r.credentialId as string;
     }
   }
-  const offline = !r.hasNode || r.online !== false ? ONLINE : r.timeKnown === false ? OFFLINE_NO_CLOCK : (r.offlineSeconds as number);
+  const offline =
+    !r.hasNode || r.online !== false ? ONLINE : r.timeKnown === false ? OFFLINE_NO_CLOCK : (r.offlineSeconds as number);
   const pin = r.pin === undefined ? null : (r.pin as string | null);
   NUMBERS[ARG_AT] = r.instant_[0]!;
-  decideCore(d, sys, device, inputBit(r.input as string | undefined), kind, r.bits_, length, cn, fc, mobileBit, credentialId, pin, offline, trace);
+  decideCore(
+    d,
+    sys,
+    device,
+    inputBit(r.input as string | undefined),
+    kind,
+    r.bits_,
+    length,
+    cn,
+    fc,
+    mobileBit,
+    credentialId,
+    pin,
+    offline,
+    trace,
+  );
   return d;
 }
 
@@ -297,7 +338,8 @@ export function decideCore(
     fc = SCRATCH.fc_;
     cn = SCRATCH.cn_;
     if (trace !== undefined) trace.read_(format, fc, cn, SCRATCH.parityOk_);
-    if (format.enforceParity_ && !SCRATCH.parityOk_) return exit(d, sys, device, C_PARITY, null, null, -1, false, FLOORS_NONE, fc, cn);
+    if (format.enforceParity_ && !SCRATCH.parityOk_)
+      return exit(d, sys, device, C_PARITY, null, null, -1, false, FLOORS_NONE, fc, cn);
   } else if (kind === KIND_NUMBER) {
     format = node.formats_[0]!;
     if (trace !== undefined) trace.read_(format, fc, cn, true);
@@ -314,8 +356,10 @@ export function decideCore(
   }
   if (trace !== undefined) trace.mode_(mode);
   if (mode !== MODE_NORMAL) {
-    if (isCard && cn >= 0 && node.ecards_.has(cn)) return exit(d, sys, device, C_ECARD, null, null, -1, false, FLOORS_ECARD, fc, cn);
-    if (mode === MODE_ECARD) return exit(d, sys, device, C_OFFLINE_ECARD_ONLY, null, null, -1, false, FLOORS_NONE, fc, cn);
+    if (isCard && cn >= 0 && node.ecards_.has(cn))
+      return exit(d, sys, device, C_ECARD, null, null, -1, false, FLOORS_ECARD, fc, cn);
+    if (mode === MODE_ECARD)
+      return exit(d, sys, device, C_OFFLINE_ECARD_ONLY, null, null, -1, false, FLOORS_NONE, fc, cn);
   }
 
   // 4. Credential. The holder is an index; its hot fields are one record of `holderData_`.
@@ -347,7 +391,19 @@ export function decideCore(
     credentialId = c.id;
     pending = c.pending_;
     if (!pending && mobileBit === 2 && !device.ble_)
-      return exit(d, sys, device, C_BLE, sys.holders_[h]!.id, c.id, -1, pin !== null && sys.holders_[h]!.duressPin === pin, FLOORS_NONE, -1, -1);
+      return exit(
+        d,
+        sys,
+        device,
+        C_BLE,
+        sys.holders_[h]!.id,
+        c.id,
+        -1,
+        pin !== null && sys.holders_[h]!.duressPin === pin,
+        FLOORS_NONE,
+        -1,
+        -1,
+      );
   } else {
     const owner = sys.pinOwner_.get(pin as string);
     if (owner === undefined) return exitEmpty(d, sys, C_UNKNOWN_PIN);
@@ -358,21 +414,25 @@ export function decideCore(
   if (d !== null && holderId === null) holderId = sys.holders_[h]!.id;
   const duress = pin !== null && sys.holders_[h]!.duressPin === pin;
   if (pending) return exit(d, sys, device, C_PENDING, holderId, credentialId, -1, duress, FLOORS_NONE, -1, -1);
-  if (device.secured_ && kind !== KIND_MOBILE && input !== 4) return exit(d, sys, device, C_INSECURE, holderId, credentialId, -1, duress, FLOORS_NONE, fc, cn);
+  if (device.secured_ && kind !== KIND_MOBILE && input !== 4)
+    return exit(d, sys, device, C_INSECURE, holderId, credentialId, -1, duress, FLOORS_NONE, fc, cn);
 
   // 5. Holder.
   const hd = sys.holderData_;
   const hb = h * HOLDER_STRIDE;
   const groupsAndEnabled = hd[hb + H_GROUP_TO_ENABLED]! | 0;
-  if ((groupsAndEnabled & 1) === 0) return exit(d, sys, device, C_DISABLED, holderId, credentialId, -1, duress, FLOORS_NONE, fc, cn);
+  if ((groupsAndEnabled & 1) === 0)
+    return exit(d, sys, device, C_DISABLED, holderId, credentialId, -1, duress, FLOORS_NONE, fc, cn);
   // Local day and time of day as small integers (ms of day < 2^27): no double leaves this function.
   let day = 0;
   let tod = 0;
   if (mode === MODE_NORMAL) {
     const local = at + offsetAt(node.zone_, at);
     if (trace !== undefined) trace.time_(at, local);
-    if (local < hd[hb + H_FROM]!) return exit(d, sys, device, C_NOT_YET, holderId, credentialId, -1, duress, FLOORS_NONE, fc, cn);
-    if (local >= hd[hb + H_TO]!) return exit(d, sys, device, C_EXPIRED, holderId, credentialId, -1, duress, FLOORS_NONE, fc, cn);
+    if (local < hd[hb + H_FROM]!)
+      return exit(d, sys, device, C_NOT_YET, holderId, credentialId, -1, duress, FLOORS_NONE, fc, cn);
+    if (local >= hd[hb + H_TO]!)
+      return exit(d, sys, device, C_EXPIRED, holderId, credentialId, -1, duress, FLOORS_NONE, fc, cn);
     day = Math.floor(local / MS_PER_DAY);
     tod = local - day * MS_PER_DAY;
   }
@@ -382,9 +442,24 @@ export function decideCore(
   // Factor combinations as in policyMask: card 1, PIN 2, card + PIN 4. PIN alone is always correct.
   const factor = kind !== KIND_NONE ? (pinOk ? 4 : 1) : 2;
   evaluateRules(sys, device, hd[hb + H_GROUP_FROM]! | 0, groupsAndEnabled >> 1, factor, mode, day, tod, RULES);
-  if (trace !== undefined) trace.rules_(device, hd[hb + H_GROUP_FROM]! | 0, groupsAndEnabled >> 1, factor, mode, day, tod, RULES);
-  if (RULES.minDeny_ !== NONE) return exit(d, sys, device, C_DENIED_BY_RULE, holderId, credentialId, RULES.minDeny_, duress, FLOORS_NONE, fc, cn);
-  if (RULES.minAllow_ === NONE) return exit(d, sys, device, mode === MODE_24X7 ? C_OFFLINE_NOT_24X7 : C_NO_RULE, holderId, credentialId, -1, duress, FLOORS_NONE, fc, cn);
+  if (trace !== undefined)
+    trace.rules_(device, hd[hb + H_GROUP_FROM]! | 0, groupsAndEnabled >> 1, factor, mode, day, tod, RULES);
+  if (RULES.minDeny_ !== NONE)
+    return exit(d, sys, device, C_DENIED_BY_RULE, holderId, credentialId, RULES.minDeny_, duress, FLOORS_NONE, fc, cn);
+  if (RULES.minAllow_ === NONE)
+    return exit(
+      d,
+      sys,
+      device,
+      mode === MODE_24X7 ? C_OFFLINE_NOT_24X7 : C_NO_RULE,
+      holderId,
+      credentialId,
+      -1,
+      duress,
+      FLOORS_NONE,
+      fc,
+      cn,
+    );
   if (RULES.minAccepted_ !== NONE) {
     const code = mode === MODE_NORMAL ? C_ALLOWED : mode === MODE_24X7 ? C_OFFLINE_24X7 : C_OFFLINE_ANY;
     return exit(d, sys, device, code, holderId, credentialId, RULES.minAccepted_, duress, FLOORS_RULES, fc, cn);

@@ -105,7 +105,11 @@ function period(options: DiffOptions): { from: number; to: number } {
   if (!Number.isNaN(from) && !Number.isNaN(to)) {
     if (to <= from) issues.push({ code: "invalidRange", path: ["to"], message: "Must be after from." });
     else if (to - from > MAX_WINDOW_SPAN_DAYS * MS_PER_DAY)
-      issues.push({ code: "invalidRange", path: ["to"], message: `The period may span at most ${MAX_WINDOW_SPAN_DAYS} days.` });
+      issues.push({
+        code: "invalidRange",
+        path: ["to"],
+        message: `The period may span at most ${MAX_WINDOW_SPAN_DAYS} days.`,
+      });
   }
   if (issues.length > 0) throw new QueryError(issues);
   return { from, to };
@@ -115,7 +119,14 @@ function period(options: DiffOptions): { from: number; to: number } {
  * The runs of a holder's Q1 scan at a device (k < 0) or at floor group k of an elevator reader, over
  * [from, to): the state is evaluated at every instant where it may change, as accessWindows does.
  */
-export function accessRuns(sys: CompiledSystem, h: number, dev: CompiledDevice, k: number, from: number, to: number): Run[] {
+export function accessRuns(
+  sys: CompiledSystem,
+  h: number,
+  dev: CompiledDevice,
+  k: number,
+  from: number,
+  to: number,
+): Run[] {
   const zone = dev.node_.zone_;
   const local: number[] = [holderActiveFrom(sys, h), holderExpiresAt(sys, h)];
   const edges = new Set<number>([0]);
@@ -296,7 +307,8 @@ function reachInto(a: Reach, b: Reach, add: (holderId: string, t: Target) => voi
     const rs = sides.map((s) => s.rules.get(id)).filter((r): r is Rule => r !== undefined);
     const targets = new Set(rs.flatMap(ruleTargets));
     for (const r of rs) for (const f of r.floorGroups) addAtReaders(sides, f, targets);
-    for (const r of rs) for (const s of sides) for (const h of s.membersOf.get(r.groupId) ?? []) for (const t of targets) add(h, t);
+    for (const r of rs)
+      for (const s of sides) for (const h of s.membersOf.get(r.groupId) ?? []) for (const t of targets) add(h, t);
   }
   // Holders: everything their groups' rules reach, on both sides.
   const holderA = new Map(a.s.holders.map((h) => [h.id, h]));
@@ -314,7 +326,8 @@ function reachInto(a: Reach, b: Reach, add: (holderId: string, t: Target) => voi
   const targets = new Set<Target>();
   const deviceIds = new Set(changedIds(a.s.devices, b.s.devices));
   const nodes = new Set(changedIds(a.s.cloudNodes, b.s.cloudNodes));
-  if (nodes.size > 0) for (const s of sides) for (const d of s.s.devices) if (nodes.has(d.cloudNode)) deviceIds.add(d.id);
+  if (nodes.size > 0)
+    for (const s of sides) for (const d of s.s.devices) if (nodes.has(d.cloudNode)) deviceIds.add(d.id);
   for (const d of deviceIds) {
     targets.add(`d:${d}`);
     for (const s of sides) for (const f of s.floorGroupsAt.get(d) ?? []) targets.add(`f:${f}`);
@@ -324,7 +337,10 @@ function reachInto(a: Reach, b: Reach, add: (holderId: string, t: Target) => voi
     targets.add(`f:${f}`);
     addAtReaders(sides, f, targets);
   }
-  for (const t of targets) for (const s of sides) for (const g of s.groupsReaching.get(t) ?? []) for (const side of sides) for (const h of side.membersOf.get(g) ?? []) add(h, t);
+  for (const t of targets)
+    for (const s of sides)
+      for (const g of s.groupsReaching.get(t) ?? [])
+        for (const side of sides) for (const h of side.membersOf.get(g) ?? []) add(h, t);
 }
 
 /**
@@ -338,7 +354,8 @@ function holderKey(sys: CompiledSystem, h: number): string {
   const hb = h * HOLDER_STRIDE;
   const holder = sys.holders_[h]!;
   let key = `${hd[hb + H_GROUP_TO_ENABLED]! % 2}|${hd[hb + H_FROM]}|${hd[hb + H_TO]}|${(holder.pin ?? holder.duressPin) === null ? 0 : 1}`;
-  for (let gi = holderGroupFrom(sys, h), end = holderGroupTo(sys, h); gi < end; gi++) key += `|${sys.holderGroups_[gi]}`;
+  for (let gi = holderGroupFrom(sys, h), end = holderGroupTo(sys, h); gi < end; gi++)
+    key += `|${sys.holderGroups_[gi]}`;
   return key;
 }
 

@@ -1,11 +1,30 @@
 // The engine: one compiled snapshot and the questions asked of it.
 import { type CompiledSystem, type PatchLike, compileSnapshot, updateCompiled } from "../compile/index.js";
-import { type Decision, OUTCOME_CODES, type Outcome, REASONS, type Reason, type Result, SnapshotError, type SystemSnapshot, err, ok, parseSnapshot } from "../model/index.js";
+import {
+  type Decision,
+  OUTCOME_CODES,
+  type Outcome,
+  REASONS,
+  type Reason,
+  type Result,
+  SnapshotError,
+  type SystemSnapshot,
+  err,
+  ok,
+  parseSnapshot,
+} from "../model/index.js";
 import type { ParseSnapshotOptions } from "../model/parseSnapshot.js";
 import { type AccessWindowsResult, type PeriodOptions, accessWindows } from "./accessWindows.js";
 import { decide } from "./decide.js";
 import { type Explanation, explain } from "./explain.js";
-import { type BatchColumns, type BatchOut, type ReaderHandle, type ReaderOptions, decideBatch, readerHandle } from "./reader.js";
+import {
+  type BatchColumns,
+  type BatchOut,
+  type ReaderHandle,
+  type ReaderOptions,
+  decideBatch,
+  readerHandle,
+} from "./reader.js";
 import { type AtOptions, type RsopOptions, type RsopResult, computeRsop, computeRsopJsonBytes } from "./rsop.js";
 import { type WhoResult, whoCanAccess, whoCanAccessFloorGroup } from "./who.js";
 
@@ -112,7 +131,9 @@ export class Engine {
    * engine.ruleId(out.rule[0]); //=> e.g. "rule-ward-day" (null when no rule decided)
    */
   ruleId(index: number): string | null {
-    return Number.isInteger(index) && index >= 0 && index < this.compiled_.ruleIds_.length ? this.compiled_.ruleIds_[index]! : null;
+    return Number.isInteger(index) && index >= 0 && index < this.compiled_.ruleIds_.length
+      ? this.compiled_.ruleIds_[index]!
+      : null;
   }
 
   /**

@@ -20,7 +20,16 @@ import { type DecideTrace, MODE_24X7, MODE_ECARD, MODE_NORMAL, NONE, type RuleOu
 import { isoInstant, isoLocal, isoOffset } from "./formatInstant.js";
 
 /** The evaluation step a trace entry describes, in evaluation order, then the decision itself. */
-export type TraceStepName = "request" | "device" | "read" | "fallback" | "credential" | "holder" | "rules" | "policy" | "decision";
+export type TraceStepName =
+  | "request"
+  | "device"
+  | "read"
+  | "fallback"
+  | "credential"
+  | "holder"
+  | "rules"
+  | "policy"
+  | "decision";
 
 /** One rule considered for the holder at the device (rules and authentication policy steps). */
 export interface TraceRule {
@@ -103,7 +112,17 @@ class Recorder implements DecideTrace {
   holder = -1;
   at = Number.NaN;
   local = Number.NaN;
-  rules: { groupFrom: number; groupTo: number; factor: number; mode: number; day: number; tod: number; minDeny: number; minAllow: number; minAccepted: number } | null = null;
+  rules: {
+    groupFrom: number;
+    groupTo: number;
+    factor: number;
+    mode: number;
+    day: number;
+    tod: number;
+    minDeny: number;
+    minAllow: number;
+    minAccepted: number;
+  } | null = null;
 
   device_(device: CompiledDevice | undefined): void {
     this.sawDevice = true;
@@ -125,8 +144,27 @@ class Recorder implements DecideTrace {
     this.at = at;
     this.local = local;
   }
-  rules_(_device: CompiledDevice, groupFrom: number, groupTo: number, factor: number, mode: number, day: number, tod: number, o: RuleOutcome): void {
-    this.rules = { groupFrom, groupTo, factor, mode, day, tod, minDeny: o.minDeny_, minAllow: o.minAllow_, minAccepted: o.minAccepted_ };
+  rules_(
+    _device: CompiledDevice,
+    groupFrom: number,
+    groupTo: number,
+    factor: number,
+    mode: number,
+    day: number,
+    tod: number,
+    o: RuleOutcome,
+  ): void {
+    this.rules = {
+      groupFrom,
+      groupTo,
+      factor,
+      mode,
+      day,
+      tod,
+      minDeny: o.minDeny_,
+      minAllow: o.minAllow_,
+      minAccepted: o.minAccepted_,
+    };
   }
 }
 
@@ -154,8 +192,15 @@ function policyName(mask: number): string {
   }
 }
 
-function describeWindow(rule: { startTime: string; stopTime: string; recurring: readonly string[]; startDate?: string | null; endDate?: string | null }): string {
-  const days = rule.recurring.length === 7 ? "every day" : rule.recurring.length === 0 ? "no day" : rule.recurring.join(",");
+function describeWindow(rule: {
+  startTime: string;
+  stopTime: string;
+  recurring: readonly string[];
+  startDate?: string | null;
+  endDate?: string | null;
+}): string {
+  const days =
+    rule.recurring.length === 7 ? "every day" : rule.recurring.length === 0 ? "no day" : rule.recurring.join(",");
   const dates = rule.startDate || rule.endDate ? ` (${rule.startDate ?? "…"} to ${rule.endDate ?? "…"})` : "";
   return `${rule.startTime}–${rule.stopTime} ${days}${dates}`;
 }
@@ -205,7 +250,9 @@ function build(
   // The request.
   if (decision.reason === "badRequest") {
     const issues = requestIssues(request).map((i) => ({ path: i.path.join("."), message: i.message }));
-    push("request", `The request is malformed (${issues.length} problem${issues.length === 1 ? "" : "s"}).`, { issues });
+    push("request", `The request is malformed (${issues.length} problem${issues.length === 1 ? "" : "s"}).`, {
+      issues,
+    });
     return;
   }
   const at = peek(request, "at");
@@ -221,17 +268,23 @@ function build(
         : credential.credentialNumber !== undefined
           ? "credentialNumber"
           : "mobile";
-  push("request", `Well-formed: ${kind === "pin" ? "a PIN alone" : kind === "wiegand" ? "a Wiegand frame" : kind === "mobile" ? "a mobile credential" : "a decoded card number"}${kind !== "pin" && pin !== undefined ? " and a PIN" : ""} over ${input}.`, {
-    at,
-    credential: kind,
-    input,
-    pinGiven: pin !== undefined,
-  });
+  push(
+    "request",
+    `Well-formed: ${kind === "pin" ? "a PIN alone" : kind === "wiegand" ? "a Wiegand frame" : kind === "mobile" ? "a mobile credential" : "a decoded card number"}${kind !== "pin" && pin !== undefined ? " and a PIN" : ""} over ${input}.`,
+    {
+      at,
+      credential: kind,
+      input,
+      pinGiven: pin !== undefined,
+    },
+  );
 
   // 1. Device.
   const device = rec.device_v;
   if (device === undefined) {
-    push("device", `No device has id ${JSON.stringify(peek(request, "deviceId"))}.`, { deviceId: peek(request, "deviceId") });
+    push("device", `No device has id ${JSON.stringify(peek(request, "deviceId"))}.`, {
+      deviceId: peek(request, "deviceId"),
+    });
     return;
   }
   const d = sys.snapshot.devices[device.index_]!;
@@ -242,7 +295,15 @@ function build(
   push(
     "device",
     `${d.name} (${d.type}) on cloud node ${node.id}; input ${input} ${inputAllowed ? "is accepted" : `is not among its input types (${(d.inputTypes ?? []).join(", ")})`}.`,
-    { deviceId: d.id, name: d.name, type: d.type, cloudNodeId: node.id, timezone: zone, inputTypes: d.inputTypes ?? null, inputAllowed },
+    {
+      deviceId: d.id,
+      name: d.name,
+      type: d.type,
+      cloudNodeId: node.id,
+      timezone: zone,
+      inputTypes: d.inputTypes ?? null,
+      inputAllowed,
+    },
   );
   if (!inputAllowed) return;
 
@@ -251,7 +312,10 @@ function build(
   if (kind === "wiegand") {
     const bits = String(credential!.wiegand);
     if (read === null || read.format === null) {
-      push("read", `No card format of the node reads ${bits.length} bits.`, { bits: bits.length, formats: node.formats_.map((f) => ({ id: f.id, minBits: f.min_, maxBits: f.max_ })) });
+      push("read", `No card format of the node reads ${bits.length} bits.`, {
+        bits: bits.length,
+        formats: node.formats_.map((f) => ({ id: f.id, minBits: f.min_, maxBits: f.max_ })),
+      });
       return;
     }
     const f = read.format;
@@ -267,7 +331,9 @@ function build(
         parityOk: read.parityOk,
         enforceParity: f.enforceParity_,
         facilityCodePolicy: FC_POLICY_NAMES[f.fcPolicy_],
-        ...(f.fcPolicy_ === FC_POLICY.FILTER_LIST ? { allowedFacilityCodes: [...f.allowedFc_].sort((a, b) => a - b) } : {}),
+        ...(f.fcPolicy_ === FC_POLICY.FILTER_LIST
+          ? { allowedFacilityCodes: [...f.allowedFc_].sort((a, b) => a - b) }
+          : {}),
       },
     );
   } else if (kind === "credentialNumber" && read !== null && read.format !== null) {
@@ -275,9 +341,15 @@ function build(
     push(
       "read",
       `Already decoded: facility code ${field(read.fc) ?? "none"}, card number ${read.cn}; facility-code policy ${FC_POLICY_NAMES[f.fcPolicy_]} of the node's first format ${f.id}.`,
-      { format: f.id, facilityCode: field(read.fc), credentialNumber: field(read.cn), facilityCodePolicy: FC_POLICY_NAMES[f.fcPolicy_] },
+      {
+        format: f.id,
+        facilityCode: field(read.fc),
+        credentialNumber: field(read.cn),
+        facilityCodePolicy: FC_POLICY_NAMES[f.fcPolicy_],
+      },
     );
-  } else push("read", kind === "mobile" ? "A mobile credential: nothing to decode." : "A PIN alone: nothing to decode.", {});
+  } else
+    push("read", kind === "mobile" ? "A mobile credential: nothing to decode." : "A PIN alone: nothing to decode.", {});
   if (STEP_OF_REASON[decision.reason] === "read") return;
 
   // 3. Fallback modes.
@@ -288,7 +360,15 @@ function build(
     online
       ? "The node is online: no fallback."
       : `The node is offline (${nodeState!.timeKnown === false ? "time unknown" : `${String(nodeState!.offlineSeconds)} s, kill timer ${node.killTimer_} s`}, offline policy ${node.offlinePolicy_}): mode ${MODE_NAMES[mode]}${mode !== MODE_NORMAL ? `; ${decision.reason === "ecard" ? "the card is an e-card" : "not an e-card"}` : ""}.`,
-    { online, mode: MODE_NAMES[mode], killTimer: node.killTimer_, offlinePolicy: node.offlinePolicy_, ...(online ? {} : { offlineSeconds: nodeState!.offlineSeconds ?? null, timeKnown: nodeState!.timeKnown !== false }) },
+    {
+      online,
+      mode: MODE_NAMES[mode],
+      killTimer: node.killTimer_,
+      offlinePolicy: node.offlinePolicy_,
+      ...(online
+        ? {}
+        : { offlineSeconds: nodeState!.offlineSeconds ?? null, timeKnown: nodeState!.timeKnown !== false }),
+    },
   );
   if (STEP_OF_REASON[decision.reason] === "fallback" || mode === MODE_ECARD) return;
 
@@ -315,7 +395,15 @@ function build(
   push(
     "credential",
     `${how === "PIN" ? "The PIN" : `The ${how} ${decision.credentialId}`} belongs to holder ${holder.id} (${holder.firstName} ${holder.lastName})${pinStr !== null && kind !== "pin" ? `; the PIN ${pinOk ? "is correct" : "matches neither of the holder's PINs"}` : ""}${decision.duress ? "; it is the duress PIN" : ""}${STEP_OF_REASON[decision.reason] === "credential" ? ` — ${decision.reason}` : ""}.`,
-    { holderId: holder.id, credentialId: decision.credentialId, by: how, pinCorrect: pinStr === null ? null : pinOk, duress: decision.duress, secureReadsOnly: device.secured_, bleSupported: device.ble_ },
+    {
+      holderId: holder.id,
+      credentialId: decision.credentialId,
+      by: how,
+      pinCorrect: pinStr === null ? null : pinOk,
+      duress: decision.duress,
+      secureReadsOnly: device.secured_,
+      bleSupported: device.ble_,
+    },
   );
   if (STEP_OF_REASON[decision.reason] === "credential") return;
 
@@ -366,7 +454,16 @@ function build(
 }
 
 /** The rules of groups `holderGroups_[groupFrom … groupTo - 1]` that reach the device, as decide's evaluateRules walks them. */
-function candidateRules(sys: CompiledSystem, device: CompiledDevice, groupFrom: number, groupTo: number, factor: number, mode: number, day: number, tod: number): TraceRule[] {
+function candidateRules(
+  sys: CompiledSystem,
+  device: CompiledDevice,
+  groupFrom: number,
+  groupTo: number,
+  factor: number,
+  mode: number,
+  day: number,
+  tod: number,
+): TraceRule[] {
   const out: TraceRule[] = [];
   const data = sys.ruleData_;
   const wd = weekdayOf(day);

@@ -3,7 +3,16 @@ export { Engine, createEngine, loadEngine, loadEngineOrThrow } from "./engine.js
 export { decide, newDecision } from "./decide.js";
 export { ReaderHandle } from "./reader.js";
 export type { BatchColumns, BatchOut, ReaderOptions } from "./reader.js";
-export type { AtOptions, RsopOptions, RsopResult, RsopHolder, RsopRule, RsopDevice, RsopFloorGroup, RsopNodeRef } from "./rsop.js";
+export type {
+  AtOptions,
+  RsopOptions,
+  RsopResult,
+  RsopHolder,
+  RsopRule,
+  RsopDevice,
+  RsopFloorGroup,
+  RsopNodeRef,
+} from "./rsop.js";
 export type { WhoResult, AccessEntry } from "./who.js";
 export type { AccessWindowsResult, AccessInterval, PeriodOptions } from "./accessWindows.js";
 export { MAX_WINDOW_SPAN_DAYS } from "./accessWindows.js";

@@ -4,8 +4,24 @@
 // that every answer is the one decide gives (test/property/reader.property.test.ts). Hot path: no
 // luxon/Intl, no string building, no closures, no allocation beyond the decision (none with `out`,
 // none per row in a batch). docs/semantics.md, "Reader handles and batches" (RH1–RH8).
-import { CARD_STRIDE, type CompiledDevice, type CompiledSystem, HOLDER_STRIDE, H_GROUP_FROM, cardHash, findCard } from "../compile/index.js";
-import { type Decision, type InputType, MAX_FRAME_BITS, MAX_INSTANT, MIN_INSTANT, isCount, isDigits } from "../model/index.js";
+import {
+  CARD_STRIDE,
+  type CompiledDevice,
+  type CompiledSystem,
+  HOLDER_STRIDE,
+  H_GROUP_FROM,
+  cardHash,
+  findCard,
+} from "../compile/index.js";
+import {
+  type Decision,
+  type InputType,
+  MAX_FRAME_BITS,
+  MAX_INSTANT,
+  MIN_INSTANT,
+  isCount,
+  isDigits,
+} from "../model/index.js";
 import {
   C_BAD_REQUEST,
   C_UNKNOWN_DEVICE,
@@ -62,7 +78,8 @@ function refuse(d: Decision, sys: CompiledSystem): Decision {
 /** The INPUT_BIT of a handle's `input` option; 0 when it is not one (every scan is then badRequest, RH2). */
 function optionInput(options: ReaderOptions | undefined): number {
   const input = options === undefined || options === null ? undefined : (options.input as unknown);
-  if (input === undefined || input === "wiegand" || input === "unencryptedOsdp" || input === "encryptedOsdp") return inputBit(input);
+  if (input === undefined || input === "wiegand" || input === "unencryptedOsdp" || input === "encryptedOsdp")
+    return inputBit(input);
   return 0;
 }
 
@@ -227,7 +244,16 @@ export class ReaderHandle {
    * seven (too large for V8 to inline), so that the methods themselves stay small enough to be inlined
    * where they are called.
    */
-  private scan_(kind: number, cardNumber: unknown, facilityCode: unknown, bits: unknown, pin: unknown, mobile: unknown, credentialId: unknown, out: Decision | undefined): Decision {
+  private scan_(
+    kind: number,
+    cardNumber: unknown,
+    facilityCode: unknown,
+    bits: unknown,
+    pin: unknown,
+    mobile: unknown,
+    credentialId: unknown,
+    out: Decision | undefined,
+  ): Decision {
     // The instant first, into a local: a check below could run a caller's code (a redefined
     // typed-array getter, say) that scans again and overwrites NUMBERS; it is put back last.
     const at = NUMBERS[ARG_AT]!;
@@ -259,7 +285,8 @@ export class ReaderHandle {
           ok = isFrame(bits);
           if (ok) frame = bits as Uint8Array;
         } else {
-          ok = (mobile === "touch" || mobile === "token") && typeof credentialId === "string" && credentialId.length > 0;
+          ok =
+            (mobile === "touch" || mobile === "token") && typeof credentialId === "string" && credentialId.length > 0;
           if (ok) {
             mobileBit = mobile === "touch" ? 2 : 4;
             id = credentialId as string;
@@ -272,7 +299,22 @@ export class ReaderHandle {
     if (device === null) exitEmpty(d, sys, C_UNKNOWN_DEVICE);
     else {
       NUMBERS[ARG_AT] = at;
-      decideCore(d, sys, device, this.input_, kind, frame, frame.length, cn, fc, mobileBit, id, digits, ONLINE, undefined);
+      decideCore(
+        d,
+        sys,
+        device,
+        this.input_,
+        kind,
+        frame,
+        frame.length,
+        cn,
+        fc,
+        mobileBit,
+        id,
+        digits,
+        ONLINE,
+        undefined,
+      );
     }
     return d;
   }
@@ -331,8 +373,10 @@ let STARTS = new Uint32Array(0);
 const TOUCHED = new Float64Array(1);
 
 function column<T>(value: unknown, type: abstract new (...args: never[]) => T, name: string, rows: number): T {
-  if (!(value instanceof (type as unknown as typeof Uint8Array)) || !ArrayBuffer.isView(value)) throw new TypeError(`decideBatch: ${name} must be a ${type.name}`);
-  if (value.length < rows) throw new RangeError(`decideBatch: ${name} has ${value.length} rows, fewer than the batch's ${rows}`);
+  if (!(value instanceof (type as unknown as typeof Uint8Array)) || !ArrayBuffer.isView(value))
+    throw new TypeError(`decideBatch: ${name} must be a ${type.name}`);
+  if (value.length < rows)
+    throw new RangeError(`decideBatch: ${name} has ${value.length} rows, fewer than the batch's ${rows}`);
   return value as T;
 }
 
@@ -346,7 +390,8 @@ function column<T>(value: unknown, type: abstract new (...args: never[]) => T, n
  */
 export function decideBatch(sys: CompiledSystem, columns: BatchColumns, out: BatchOut): void {
   const rows = columns.length ?? (columns.device === undefined ? 0 : columns.device.length);
-  if (!Number.isSafeInteger(rows) || rows < 0) throw new RangeError("decideBatch: length must be a non-negative integer");
+  if (!Number.isSafeInteger(rows) || rows < 0)
+    throw new RangeError("decideBatch: length must be a non-negative integer");
   const device = column(columns.device, Uint32Array, "device", rows);
   const card = column(columns.card, Float64Array, "card", rows);
   const facility = column(columns.facility, Float64Array, "facility", rows);
@@ -379,7 +424,8 @@ export function decideBatch(sys: CompiledSystem, columns: BatchColumns, out: Bat
   for (let from = 0; from < rows; from += WINDOW) {
     const to = from + WINDOW < rows ? from + WINDOW : rows;
     prefetchRows(sys, card, order, from, to);
-    for (let j = from; j < to; j++) batchRow(sys, devices, device, card, facility, atMs, input, outcome, reason, rule, order[j]!);
+    for (let j = from; j < to; j++)
+      batchRow(sys, devices, device, card, facility, atMs, input, outcome, reason, rule, order[j]!);
   }
 }
 
@@ -426,13 +472,33 @@ function batchRow(
   // The instant reaches decideCore through NUMBERS (a double argument would be boxed).
   const channel = input === null ? 0 : input[i]!;
   let code: number;
-  if (!(Number.isSafeInteger(cn) && cn >= 0) || !(fc === -1 || (Number.isSafeInteger(fc) && fc >= 0)) || !(Number.isSafeInteger(at) && at >= MIN_INSTANT && at < MAX_INSTANT) || channel > 2)
+  if (
+    !(Number.isSafeInteger(cn) && cn >= 0) ||
+    !(fc === -1 || (Number.isSafeInteger(fc) && fc >= 0)) ||
+    !(Number.isSafeInteger(at) && at >= MIN_INSTANT && at < MAX_INSTANT) ||
+    channel > 2
+  )
     code = exitEmpty(null, sys, C_BAD_REQUEST);
   else {
     const k = device[i]!;
     if (k < devices.length) {
       NUMBERS[ARG_AT] = at;
-      code = decideCore(null, sys, devices[k]!, 1 << channel, KIND_NUMBER, NO_BITS, 0, cn, fc, 0, null, null, ONLINE, undefined);
+      code = decideCore(
+        null,
+        sys,
+        devices[k]!,
+        1 << channel,
+        KIND_NUMBER,
+        NO_BITS,
+        0,
+        cn,
+        fc,
+        0,
+        null,
+        null,
+        ONLINE,
+        undefined,
+      );
     } else code = exitEmpty(null, sys, C_UNKNOWN_DEVICE);
   }
   outcome[i] = OUTCOME_OF_REASON[code]!;

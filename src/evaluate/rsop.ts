@@ -20,7 +20,7 @@ import { type Issue, MAX_INSTANT, MIN_INSTANT, MS_PER_DAY, QueryError, parseInst
 import type { AuthenticationPolicy, CloudNode, Device, Holder, Rule, SystemSnapshot, Weekday } from "../model/index.js";
 import { NONE, type RuleOutcome, newRuleOutcome } from "./decide.js";
 import { isoInstant } from "./formatInstant.js";
-import { minRankReaching, reachesFloorGroup, scanAccess } from "./scanAccess.js";
+import { minRankReaching, scanAccess } from "./scanAccess.js";
 
 /** A cloud node as RSOP shows it. */
 export interface RsopNodeRef {
@@ -99,9 +99,18 @@ export interface RsopOptions extends AtOptions {
 /** Parses a query instant or pushes an issue at `path`. */
 export function queryInstant(at: unknown, path: string, issues: Issue[]): number {
   const t = parseInstant(at);
-  if (Number.isNaN(t)) issues.push({ code: "invalid", path: [path], message: "Must be an ISO 8601 instant with Z or an offset, or epoch milliseconds." });
+  if (Number.isNaN(t))
+    issues.push({
+      code: "invalid",
+      path: [path],
+      message: "Must be an ISO 8601 instant with Z or an offset, or epoch milliseconds.",
+    });
   else if (t < MIN_INSTANT || t >= MAX_INSTANT)
-    issues.push({ code: "invalid", path: [path], message: "Must lie between 1970-01-01T00:00:00Z and 2100-01-01T00:00:00Z." });
+    issues.push({
+      code: "invalid",
+      path: [path],
+      message: "Must lie between 1970-01-01T00:00:00Z and 2100-01-01T00:00:00Z.",
+    });
   return t;
 }
 
@@ -255,7 +264,8 @@ function rsopScratch(sys: CompiledSystem): RsopScratch {
     RSOP_SCRATCH.set(sys, s);
   }
   // A new array holds no stamp: the counter goes on (the device stamps still hold earlier ones).
-  if (s.ruleStamp.length < sys.rules_.length) s.ruleStamp = new Int32Array(Math.max(sys.rules_.length, s.ruleStamp.length * 2));
+  if (s.ruleStamp.length < sys.rules_.length)
+    s.ruleStamp = new Int32Array(Math.max(sys.rules_.length, s.ruleStamp.length * 2));
   if (s.counter >= 0x3fffffff) {
     s.counter = 0;
     s.acc.fill(0);
@@ -296,7 +306,19 @@ function deviceRecord(sys: CompiledSystem, s: RsopScratch, index: number): Devic
     }
   }
   const d = snap.devices[index]!;
-  const made: DeviceRecord = { src: d, checked: snap, id: d.id, name: d.name, created: d.created, type: d.type, publicIcon: d.publicIcon, readerType: d.readerType, json: null, jsonNode: null, jsonIndent: 0 };
+  const made: DeviceRecord = {
+    src: d,
+    checked: snap,
+    id: d.id,
+    name: d.name,
+    created: d.created,
+    type: d.type,
+    publicIcon: d.publicIcon,
+    readerType: d.readerType,
+    json: null,
+    jsonNode: null,
+    jsonIndent: 0,
+  };
   s.deviceRecords[index] = made;
   return made;
 }
@@ -359,11 +381,13 @@ function startCall(sys: CompiledSystem, holderIds: readonly string[], options: R
   const at = queryInstant(options.at, "at", issues);
   const scope = options.cloudNodeId;
   const scopeNode = scope === undefined ? undefined : sys.nodeIndex_.get(scope);
-  if (scope !== undefined && scopeNode === undefined) issues.push({ code: "unknownId", path: ["cloudNodeId"], message: `Unknown cloud node id "${scope}".` });
+  if (scope !== undefined && scopeNode === undefined)
+    issues.push({ code: "unknownId", path: ["cloudNodeId"], message: `Unknown cloud node id "${scope}".` });
   // A plain copy: the loop below runs no caller code, so the buffers reused across calls stay this call's.
   const ids = Array.from(holderIds);
   ids.forEach((id, i) => {
-    if (!sys.holderIndex_.has(id)) issues.push({ code: "unknownId", path: ["ids", i], message: `Unknown holder id "${id}".` });
+    if (!sys.holderIndex_.has(id))
+      issues.push({ code: "unknownId", path: ["ids", i], message: `Unknown holder id "${id}".` });
   });
   if (issues.length > 0) throw new QueryError(issues);
 
@@ -484,7 +508,8 @@ function holderCore(call: RsopCall, id: string): HolderCore {
       const position = sys.floorGroupIndex_.get(fg)!;
       if (fgStamp[position] === stamp) continue;
       fgStamp[position] = stamp;
-      if (scopeIndex < 0 || deviceNode[s.fgReader[position]!] === scopeIndex) fgFound[fgCount++] = s.fgIdRank[position]!;
+      if (scopeIndex < 0 || deviceNode[s.fgReader[position]!] === scopeIndex)
+        fgFound[fgCount++] = s.fgIdRank[position]!;
     }
   }
   // The reached devices in id order: their positions' bits, read back word by word (and cleared).
@@ -552,11 +577,15 @@ function holderCore(call: RsopCall, id: string): HolderCore {
       s.lastWide = reader.wide_ ? outcome.wideHits_ : null;
     }
     const k = s.fgK[position]!;
-    const reaches = reader.wide_ ? s.lastWide !== null && s.lastWide.has(k) : ((s.readerMask[readerIndex]! >> k) & 1) === 1;
+    const reaches = reader.wide_
+      ? s.lastWide !== null && s.lastWide.has(k)
+      : ((s.readerMask[readerIndex]! >> k) & 1) === 1;
     const allowed = s.readerAllowed[readerIndex] === 1 && reaches;
     s.resFg[i] = position;
     s.resFgAllowed[i] = allowed ? 1 : 0;
-    s.resFgRank[i] = allowed ? minRankReaching(sys, reader, index, s.readerFactor[readerIndex]!, s.readerLocal[readerIndex]!, k) : NONE;
+    s.resFgRank[i] = allowed
+      ? minRankReaching(sys, reader, index, s.readerFactor[readerIndex]!, s.readerLocal[readerIndex]!, k)
+      : NONE;
   }
   return { index, h, sorted, devices: reachedCount, floorGroups: fgCount };
 }
@@ -651,7 +680,7 @@ class JsonBytes {
   /** Appends bytes: short pieces byte by byte, longer ones with one copy. */
   put(b: Uint8Array): void {
     const length = b.length;
-    let n = this.n;
+    const n = this.n;
     if (n + length > this.buf.length) this.grow(length);
     const buf = this.buf;
     if (length > 24) buf.set(b, n);
@@ -780,18 +809,30 @@ function entries(out: JsonBytes, L: Layout, count: number, entry: (i: number) =>
 }
 
 /** Appends the JSON of a HolderCore's holder at depth 2: what JSON.stringify gives for holderObject's object. */
-function holderJson(call: RsopCall, core: HolderCore, nodeRef: (index: number) => RsopNodeRef, L: Layout, out: JsonBytes): void {
+function holderJson(
+  call: RsopCall,
+  core: HolderCore,
+  nodeRef: (index: number) => RsopNodeRef,
+  L: Layout,
+  out: JsonBytes,
+): void {
   const { sys, s, activeLocal } = call;
   const { sorted, h } = core;
   const snap = sys.snapshot;
   const { nl, sp } = L;
-  out.text(`{${nl[3]}"id":${sp}${JSON.stringify(h.id)},${nl[3]}"enabled":${sp}${h.enabled},${nl[3]}"groups":${sp}${placed(holderGroups(sys, h), L, 3)},${nl[3]}"rules":${sp}[`);
+  out.text(
+    `{${nl[3]}"id":${sp}${JSON.stringify(h.id)},${nl[3]}"enabled":${sp}${h.enabled},${nl[3]}"groups":${sp}${placed(holderGroups(sys, h), L, 3)},${nl[3]}"rules":${sp}[`,
+  );
   entries(out, L, sorted.length, (i) => {
     const rank = sorted[i]!;
     const r = ruleRecord(sys, s, rank);
     if (r.json === null || r.jsonIndent !== L.indent) {
       const { type, id, startTime, stopTime, recurring, allow, authenticationPolicy, groupId } = r;
-      r.json = entryUpTo({ type, id, startTime, stopTime, recurring, allow, authenticationPolicy, groupId }, L, "active");
+      r.json = entryUpTo(
+        { type, id, startTime, stopTime, recurring, allow, authenticationPolicy, groupId },
+        L,
+        "active",
+      );
       r.jsonIndent = L.indent;
     }
     out.put(r.json);
@@ -827,7 +868,11 @@ function holderJson(call: RsopCall, core: HolderCore, nodeRef: (index: number) =
         return { id: dev.id, name: dev.name, type: dev.type };
       });
       const readerPort = { id: reader.id, name: reader.name, cloudNode: nodeRef(s.deviceNode[readerIndex]!) };
-      made = { checked: snap, indent: L.indent, bytes: entryUpTo({ id: fg.id, name: fg.name, readerPort, floors }, L, "allowed") };
+      made = {
+        checked: snap,
+        indent: L.indent,
+        bytes: entryUpTo({ id: fg.id, name: fg.name, readerPort, floors }, L, "allowed"),
+      };
       s.fgJson[position] = made;
     }
     out.put(made.bytes);
@@ -843,7 +888,12 @@ function holderJson(call: RsopCall, core: HolderCore, nodeRef: (index: number) =
  * (records follow the snapshot's objects, as computeRsop's do) instead of serializing every entry of
  * every call.
  */
-export function computeRsopJsonBytes(sys: CompiledSystem, holderIds: readonly string[], options: RsopOptions, indent = 0): Uint8Array {
+export function computeRsopJsonBytes(
+  sys: CompiledSystem,
+  holderIds: readonly string[],
+  options: RsopOptions,
+  indent = 0,
+): Uint8Array {
   const call = startCall(sys, holderIds, options);
   // As JSON.stringify reads its space argument.
   const L = layoutOf(Math.max(0, Math.min(10, Math.floor(Number.isFinite(indent) ? indent : 0))));

@@ -42,12 +42,19 @@ export interface ScanAccess {
  * that is refused for want of a PIN and the holder has one, card and PIN. `rules` receives the rule
  * outcome of the presented factors (floors for elevators). `h` is the holder's index.
  */
-export function scanAccess(sys: CompiledSystem, device: CompiledDevice, h: number, at: number, rules: RuleOutcome): ScanAccess {
+export function scanAccess(
+  sys: CompiledSystem,
+  device: CompiledDevice,
+  h: number,
+  at: number,
+  rules: RuleOutcome,
+): ScanAccess {
   const local = at + offsetAt(device.node_.zone_, at);
   const hd = sys.holderData_;
   const hb = h * HOLDER_STRIDE;
   const groupsAndEnabled = hd[hb + H_GROUP_TO_ENABLED]!;
-  if (groupsAndEnabled % 2 === 0 || local < hd[hb + H_FROM]! || local >= hd[hb + H_TO]!) return { allowed: false, rank: NONE, factor: CARD, local };
+  if (groupsAndEnabled % 2 === 0 || local < hd[hb + H_FROM]! || local >= hd[hb + H_TO]!)
+    return { allowed: false, rank: NONE, factor: CARD, local };
   const day = Math.floor(local / MS_PER_DAY);
   const tod = local - day * MS_PER_DAY;
   const from = hd[hb + H_GROUP_FROM]!;
@@ -73,7 +80,14 @@ export function reachesFloorGroup(device: CompiledDevice, rules: RuleOutcome, k:
  * The smallest rank among the holder's accepting allow rules that reach local floor group `k` of an
  * elevator reader (windows at `local`, factors `factor`); NONE when none does. `h` is the holder's index.
  */
-export function minRankReaching(sys: CompiledSystem, device: CompiledDevice, h: number, factor: number, local: number, k: number): number {
+export function minRankReaching(
+  sys: CompiledSystem,
+  device: CompiledDevice,
+  h: number,
+  factor: number,
+  local: number,
+  k: number,
+): number {
   // evaluateRules already established that the scan is allowed; this walk only attributes floor groups.
   let best = NONE;
   const data = sys.ruleData_;
@@ -90,7 +104,12 @@ export function minRankReaching(sys: CompiledSystem, device: CompiledDevice, h: 
       const base = rank * RULE_STRIDE;
       const ref = pairs[i + 1]!;
       const reaches = device.wide_ ? device.wideSets_[ref]!.includes(k) : ((ref >> k) & 1) === 1;
-      if (!reaches || (data[base + R_FLAGS]! & RF_ALLOW) === 0 || (data[base + R_POLICY]! & device.policy_ & factor) === 0) continue;
+      if (
+        !reaches ||
+        (data[base + R_FLAGS]! & RF_ALLOW) === 0 ||
+        (data[base + R_POLICY]! & device.policy_ & factor) === 0
+      )
+        continue;
       if (!ruleOpen(data, base, day, wd, tod)) continue;
       best = rank;
     }

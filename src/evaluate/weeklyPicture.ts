@@ -3,14 +3,24 @@
 // the holder's scan is allowed, in the local time of the device's cloud node. Minutes are walked as
 // instants and bucketed by their local wall time, so a day clocks jump forward has a 23-hour day (the
 // skipped hour has no minutes) and a day they fall back counts its repeated hour twice.
-import { type CompiledDevice, type CompiledSystem, type ZoneTable, findSlot, holderGroupFrom, holderGroupTo, offsetAt } from "../compile/index.js";
+import {
+  type CompiledDevice,
+  type CompiledSystem,
+  type ZoneTable,
+  findSlot,
+  holderGroupFrom,
+  holderGroupTo,
+  offsetAt,
+} from "../compile/index.js";
 import { type Issue, MS_PER_DAY, QueryError, parseInstant, parseLocalDate } from "../model/index.js";
 import { accessRuns } from "./diffAccess.js";
 import type { Engine } from "./engine.js";
 import { isoOffset } from "./formatInstant.js";
 
 /** What a weekly picture shows: one holder's access, or one door's. */
-export type PictureSubject = { readonly holderId: string; readonly deviceId?: undefined } | { readonly deviceId: string; readonly holderId?: undefined };
+export type PictureSubject =
+  | { readonly holderId: string; readonly deviceId?: undefined }
+  | { readonly deviceId: string; readonly holderId?: undefined };
 
 /** Options of weeklyPicture: the subject and a date of the week (`YYYY-MM-DD`, or an instant; default: the week of now). */
 export type PictureOptions = PictureSubject & { readonly weekOf?: string | number };
@@ -68,7 +78,15 @@ function mondayOf(day: number): number {
 }
 
 /** The row of a holder at a device (k < 0) or at floor group k of an elevator reader. */
-function rowOf(sys: CompiledSystem, h: number, dev: CompiledDevice, k: number, weekOfDay: number | null, weekOfInstant: number, base: Omit<PictureRow, "days" | "cells" | "timezone">): PictureRow {
+function rowOf(
+  sys: CompiledSystem,
+  h: number,
+  dev: CompiledDevice,
+  k: number,
+  weekOfDay: number | null,
+  weekOfInstant: number,
+  base: Omit<PictureRow, "days" | "cells" | "timezone">,
+): PictureRow {
   const zone = dev.node_.zone_;
   const node = sys.snapshot.cloudNodes.find((n) => n.id === dev.node_.id) as { timezone?: string } | undefined;
   const monday = mondayOf(weekOfDay ?? Math.floor((weekOfInstant + offsetAt(zone, weekOfInstant)) / MS_PER_DAY));
@@ -126,14 +144,21 @@ export function weeklyPicture(engine: Engine, options: PictureOptions): WeeklyPi
   if (typeof weekOf === "string" && /^\d{4}-\d{2}-\d{2}$/.test(weekOf)) weekOfDay = parseLocalDate(weekOf);
   else weekOfInstant = parseInstant(weekOf);
   if ((weekOfDay === null || Number.isNaN(weekOfDay)) && Number.isNaN(weekOfInstant))
-    issues.push({ code: "invalid", path: ["weekOf"], message: "Must be a date YYYY-MM-DD, an ISO 8601 instant with Z or an offset, or epoch milliseconds." });
+    issues.push({
+      code: "invalid",
+      path: ["weekOf"],
+      message: "Must be a date YYYY-MM-DD, an ISO 8601 instant with Z or an offset, or epoch milliseconds.",
+    });
   const hasHolder = typeof options.holderId === "string";
   const hasDevice = typeof options.deviceId === "string";
-  if (hasHolder === hasDevice) issues.push({ code: "invalid", path: [], message: "Give exactly one of holderId and deviceId." });
+  if (hasHolder === hasDevice)
+    issues.push({ code: "invalid", path: [], message: "Give exactly one of holderId and deviceId." });
   const index = hasHolder ? sys.holderIndex_.get(options.holderId!) : undefined;
   const device = hasDevice ? sys.deviceIndex_.get(options.deviceId!) : undefined;
-  if (hasHolder && index === undefined) issues.push({ code: "unknownId", path: ["holderId"], message: `Unknown holder id "${options.holderId}".` });
-  if (hasDevice && device === undefined) issues.push({ code: "unknownId", path: ["deviceId"], message: `Unknown device id "${options.deviceId}".` });
+  if (hasHolder && index === undefined)
+    issues.push({ code: "unknownId", path: ["holderId"], message: `Unknown holder id "${options.holderId}".` });
+  if (hasDevice && device === undefined)
+    issues.push({ code: "unknownId", path: ["deviceId"], message: `Unknown device id "${options.deviceId}".` });
   if (issues.length > 0) throw new QueryError(issues);
   const s = sys.snapshot;
   const rows: PictureRow[] = [];
@@ -141,24 +166,38 @@ export function weeklyPicture(engine: Engine, options: PictureOptions): WeeklyPi
     // Every door and floor group the holder's groups' rules reach, by id.
     for (const dev of sys.devicesById_) {
       let reached = false;
-      for (let gi = holderGroupFrom(sys, index), end = holderGroupTo(sys, index); gi < end && !reached; gi++) reached = findSlot(dev, sys.holderGroups_[gi]!) >= 0;
+      for (let gi = holderGroupFrom(sys, index), end = holderGroupTo(sys, index); gi < end && !reached; gi++)
+        reached = findSlot(dev, sys.holderGroups_[gi]!) >= 0;
       if (!reached) continue;
       const d = s.devices[dev.index_]!;
-      if (!dev.elevator_) rows.push(rowOf(sys, index, dev, -1, weekOfDay, weekOfInstant, { id: dev.id, label: d.name, kind: "device" }));
+      if (!dev.elevator_)
+        rows.push(rowOf(sys, index, dev, -1, weekOfDay, weekOfInstant, { id: dev.id, label: d.name, kind: "device" }));
       else
         dev.floorGroups_.forEach((fgId, k) => {
           const fg = s.floorGroups.find((f) => f.id === fgId);
-          rows.push(rowOf(sys, index, dev, k, weekOfDay, weekOfInstant, { id: fgId, label: fg?.name ?? fgId, kind: "floorGroup" }));
+          rows.push(
+            rowOf(sys, index, dev, k, weekOfDay, weekOfInstant, {
+              id: fgId,
+              label: fg?.name ?? fgId,
+              kind: "floorGroup",
+            }),
+          );
         });
     }
     rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const hs = sys.holders_[index]!;
-    return { title: `${hs.firstName} ${hs.lastName} (${hs.id})`, subject: { holderId: hs.id }, weekStart: rows[0]?.days[0]?.date ?? "", rows };
+    return {
+      title: `${hs.firstName} ${hs.lastName} (${hs.id})`,
+      subject: { holderId: hs.id },
+      weekStart: rows[0]?.days[0]?.date ?? "",
+      rows,
+    };
   }
   const dev = device!;
   const d = s.devices[dev.index_]!;
   const seen = new Set<number>();
-  for (let slot = 0; slot < dev.slotGroup_.length; slot++) for (const h of sys.holdersOfGroup_[dev.slotGroup_[slot]!]!) seen.add(h);
+  for (let slot = 0; slot < dev.slotGroup_.length; slot++)
+    for (const h of sys.holdersOfGroup_[dev.slotGroup_[slot]!]!) seen.add(h);
   const holders = [...seen].sort((a, b) => {
     const x = sys.holders_[a]!.id;
     const y = sys.holders_[b]!.id;
@@ -166,8 +205,19 @@ export function weeklyPicture(engine: Engine, options: PictureOptions): WeeklyPi
   });
   for (const i of holders) {
     const h = sys.holders_[i]!;
-    rows.push(rowOf(sys, i, dev, -1, weekOfDay, weekOfInstant, { id: h.id, label: `${h.firstName} ${h.lastName}`, kind: "holder" }));
+    rows.push(
+      rowOf(sys, i, dev, -1, weekOfDay, weekOfInstant, {
+        id: h.id,
+        label: `${h.firstName} ${h.lastName}`,
+        kind: "holder",
+      }),
+    );
   }
   // An elevator reader's rows are the holders' floors through any floor group: its own scan (k = -1).
-  return { title: `${d.name} (${d.id})`, subject: { deviceId: d.id }, weekStart: rows[0]?.days[0]?.date ?? isoDate(mondayOf(weekOfDay ?? Math.floor(weekOfInstant / MS_PER_DAY))), rows };
+  return {
+    title: `${d.name} (${d.id})`,
+    subject: { deviceId: d.id },
+    weekStart: rows[0]?.days[0]?.date ?? isoDate(mondayOf(weekOfDay ?? Math.floor(weekOfInstant / MS_PER_DAY))),
+    rows,
+  };
 }

@@ -83,7 +83,21 @@ function scratchFor(sys: CompiledSystem, slots: number, positions: number): Scra
   let s = SCRATCH.get(sys);
   if (s === undefined) {
     const none = new Int32Array(0);
-    s = { stamp: 0, gStamp: none, gDeny: none, gAccepted: none, gMask: none, gReach: none, live: none, hitRank: none, hitMask: none, bits: none, hitAt: none, lowWord: 0, highWord: -1 };
+    s = {
+      stamp: 0,
+      gStamp: none,
+      gDeny: none,
+      gAccepted: none,
+      gMask: none,
+      gReach: none,
+      live: none,
+      hitRank: none,
+      hitMask: none,
+      bits: none,
+      hitAt: none,
+      lowWord: 0,
+      highWord: -1,
+    };
     SCRATCH.set(sys, s);
   }
   const groups = sys.groups_.length;
@@ -111,7 +125,14 @@ function scratchFor(sys: CompiledSystem, slots: number, positions: number): Scra
  * order, the deciding rank (for `k`, the smallest accepting rule reaching it) and the floor-group mask.
  * The device has at most 31 floor groups (not `wide_`). Returns the number of hits in the scratch's hit lists.
  */
-function markAllowed(sys: CompiledSystem, device: CompiledDevice, at: number, k: number, s: Scratch, order: HolderOrder): number {
+function markAllowed(
+  sys: CompiledSystem,
+  device: CompiledDevice,
+  at: number,
+  k: number,
+  s: Scratch,
+  order: HolderOrder,
+): number {
   const local = at + offsetAt(device.node_.zone_, at);
   const day = Math.floor(local / MS_PER_DAY);
   const tod = local - day * MS_PER_DAY;
@@ -261,7 +282,14 @@ function markAllowed(sys: CompiledSystem, device: CompiledDevice, at: number, k:
  * markAllowed's second half at a door (no floors, no floor group asked): the same walk over the
  * live groups' member records, reading only the accepting ranks.
  */
-function collectAtDoor(s: Scratch, order: HolderOrder, slotGroup: Int32Array, nLive: number, local: number, stamp: number): number {
+function collectAtDoor(
+  s: Scratch,
+  order: HolderOrder,
+  slotGroup: Int32Array,
+  nLive: number,
+  local: number,
+  stamp: number,
+): number {
   const { gStamp, gDeny, gAccepted, live, bits, hitAt } = s;
   const extra = order.extra_;
   let lowWord = bits.length;
@@ -336,7 +364,13 @@ function growHits(s: Scratch): void {
  * The hits of markAllowed as entries, in holder id order: the bitmap's set bits read word by word
  * (and cleared), each position's hit from `hitAt` (a holder listed twice in a group comes out once).
  */
-function entries(sys: CompiledSystem, s: Scratch, order: HolderOrder, n: number, floors: (mask: number) => readonly string[]): AccessEntry[] {
+function entries(
+  sys: CompiledSystem,
+  s: Scratch,
+  order: HolderOrder,
+  n: number,
+  floors: (mask: number) => readonly string[],
+): AccessEntry[] {
   if (n === 0) return [];
   // Sized once: n is the number of hits, one per holder unless a holder is listed twice in a group.
   const out: AccessEntry[] = new Array(n);
@@ -363,7 +397,8 @@ function entries(sys: CompiledSystem, s: Scratch, order: HolderOrder, n: number,
 /** The holders of the groups whose rules reach the device, once each (the one-holder-at-a-time path). */
 function candidates(sys: CompiledSystem, device: CompiledDevice): number[] {
   const seen = new Set<number>();
-  for (let slot = 0; slot < device.slotGroup_.length; slot++) for (const h of sys.holdersOfGroup_[device.slotGroup_[slot]!]!) seen.add(h);
+  for (let slot = 0; slot < device.slotGroup_.length; slot++)
+    for (const h of sys.holdersOfGroup_[device.slotGroup_[slot]!]!) seen.add(h);
   return [...seen];
 }
 
@@ -376,7 +411,8 @@ export function whoCanAccess(sys: CompiledSystem, deviceId: string, options: AtO
   const issues: Issue[] = [];
   const at = queryInstant(options.at, "at", issues);
   const device = sys.deviceIndex_.get(deviceId);
-  if (device === undefined) issues.push({ code: "unknownId", path: ["deviceId"], message: `Unknown device id "${deviceId}".` });
+  if (device === undefined)
+    issues.push({ code: "unknownId", path: ["deviceId"], message: `Unknown device id "${deviceId}".` });
   if (issues.length > 0) throw new QueryError(issues);
   const dev = device!;
   const outcome = newRuleOutcome();
@@ -406,7 +442,8 @@ export function whoCanAccessFloorGroup(sys: CompiledSystem, floorGroupId: string
   const issues: Issue[] = [];
   const at = queryInstant(options.at, "at", issues);
   const index = sys.floorGroupIndex_.get(floorGroupId);
-  if (index === undefined) issues.push({ code: "unknownId", path: ["floorGroupId"], message: `Unknown floor group id "${floorGroupId}".` });
+  if (index === undefined)
+    issues.push({ code: "unknownId", path: ["floorGroupId"], message: `Unknown floor group id "${floorGroupId}".` });
   if (issues.length > 0) throw new QueryError(issues);
   const fg = sys.snapshot.floorGroups[index!]!;
   const reader = sys.deviceIndex_.get(fg.readerPort)!;

@@ -3,7 +3,19 @@
 // integer ids, and the seed 002 RSOP shape (persons, doors, `HH:mm` times).
 import { Engine } from "../evaluate/index.js";
 import type { AtOptions } from "../evaluate/index.js";
-import { type Decision, type Issue, type LoadedPanel, QueryError, type Result, SnapshotError, err, ok, panelKey, parsePanel, requestIssues } from "../model/index.js";
+import {
+  type Decision,
+  type Issue,
+  type LoadedPanel,
+  QueryError,
+  type Result,
+  SnapshotError,
+  err,
+  ok,
+  panelKey,
+  parsePanel,
+  requestIssues,
+} from "../model/index.js";
 
 /** Topics of 1.0 panel events. */
 export type PanelTopic = "door.request.allowed" | "door.request.denied" | "door.request.unknown";
@@ -11,7 +23,8 @@ export type PanelTopic = "door.request.allowed" | "door.request.denied" | "door.
 /**
  * A decision about a scan at a 1.0 panel: a Decision with 1.0 topics and integer ids.
  */
-export interface PanelDecision extends Omit<Decision, "topic" | "holderId" | "credentialId" | "activeRuleId" | "floors"> {
+export interface PanelDecision
+  extends Omit<Decision, "topic" | "holderId" | "credentialId" | "activeRuleId" | "floors"> {
   topic: PanelTopic;
   holderId: number | null;
   credentialId: number | null;
@@ -89,7 +102,8 @@ function plainRequest(request: unknown): unknown {
     if (typeof request !== "object" || request === null || Array.isArray(request)) return request;
     const copy: Record<string, unknown> = { ...(request as Record<string, unknown>) };
     const c = copy.credential;
-    if (typeof c === "object" && c !== null && !Array.isArray(c)) copy.credential = { ...(c as Record<string, unknown>) };
+    if (typeof c === "object" && c !== null && !Array.isArray(c))
+      copy.credential = { ...(c as Record<string, unknown>) };
     return copy;
   } catch {
     return request;
@@ -102,7 +116,8 @@ function toSystemRequest(request: unknown): unknown {
   const r = request as Record<string, unknown>;
   const copy: Record<string, unknown> = { ...r, deviceId: isId(r.deviceId) ? panelKey(r.deviceId) : "" };
   const c = r.credential as Record<string, unknown> | null | undefined;
-  if (typeof c === "object" && c !== null && c.credentialId !== undefined) copy.credential = { ...c, credentialId: isId(c.credentialId) ? panelKey(c.credentialId) : "" };
+  if (typeof c === "object" && c !== null && c.credentialId !== undefined)
+    copy.credential = { ...c, credentialId: isId(c.credentialId) ? panelKey(c.credentialId) : "" };
   return copy;
 }
 
@@ -154,10 +169,19 @@ export class PanelEngine {
     if (plain === request) return requestIssues(request);
     {
       const r = plain as Record<string, unknown>;
-      if (!isId(r.deviceId)) issues.push({ code: "invalid", path: ["deviceId"], message: "Must be a 1.0 device id: a non-negative integer." });
+      if (!isId(r.deviceId))
+        issues.push({
+          code: "invalid",
+          path: ["deviceId"],
+          message: "Must be a 1.0 device id: a non-negative integer.",
+        });
       const c = r.credential as Record<string, unknown> | null | undefined;
       if (typeof c === "object" && c !== null && c.credentialId !== undefined && !isId(c.credentialId))
-        issues.push({ code: "invalid", path: ["credential", "credentialId"], message: "Must be a 1.0 credential id: a non-negative integer." });
+        issues.push({
+          code: "invalid",
+          path: ["credential", "credentialId"],
+          message: "Must be a 1.0 credential id: a non-negative integer.",
+        });
     }
     const idPaths = new Set(issues.map((i) => i.path.join(".")));
     for (const i of requestIssues(toSystemRequest(plain))) if (!idPaths.has(i.path.join("."))) issues.push(i);
@@ -216,7 +240,11 @@ export class PanelEngine {
           activeRuleId: num(fg.activeRuleId),
           allowed: fg.allowed,
           name: fg.name,
-          readerPort: { id: Number(fg.readerPort.id), name: fg.readerPort.name, type: devices.get(fg.readerPort.id)!.type },
+          readerPort: {
+            id: Number(fg.readerPort.id),
+            name: fg.readerPort.name,
+            type: devices.get(fg.readerPort.id)!.type,
+          },
           floors: fg.floors.map((f) => ({ id: Number(f.id), name: f.name, type: f.type })),
         })),
       })),

@@ -36,7 +36,12 @@ export function readOperation(op: unknown): Operation {
   const path = field("path");
   const body = plainCopy(field("body"), issues, { prefix: ["body"] });
   const jsonBytes = plainCopy(field("jsonBytes"), issues, { prefix: ["jsonBytes"] });
-  const out = { method, path, ...(body !== undefined ? { body } : {}), ...(jsonBytes !== undefined ? { jsonBytes } : {}) } as Operation;
+  const out = {
+    method,
+    path,
+    ...(body !== undefined ? { body } : {}),
+    ...(jsonBytes !== undefined ? { jsonBytes } : {}),
+  } as Operation;
   if (issues.length > 0) {
     const placeholder = { method: "", path: "" } as unknown as Operation;
     REFUSALS.set(placeholder, refused(400, issues));
@@ -56,8 +61,12 @@ export function readRefusal(op: Operation): RefusedResult | undefined {
  * What `apply` was given, read once (HJ3): one operation, or a batch whose length and elements are
  * each read once (readOperation). A 400 when even that throws (a revoked Proxy, a throwing `length`).
  */
-export function readInput(input: unknown): { readonly one: Operation } | { readonly many: readonly Operation[] } | { readonly refused: RefusedResult } {
-  const unreadable = (path: (string | number)[]) => ({ refused: refused(400, [{ code: "unreadable", path, message: UNREADABLE }]) });
+export function readInput(
+  input: unknown,
+): { readonly one: Operation } | { readonly many: readonly Operation[] } | { readonly refused: RefusedResult } {
+  const unreadable = (path: (string | number)[]) => ({
+    refused: refused(400, [{ code: "unreadable", path, message: UNREADABLE }]),
+  });
   let n: number;
   try {
     if (!Array.isArray(input)) return { one: readOperation(input) };
@@ -128,7 +137,9 @@ export function connectionFields(b: Record<string, unknown>): Record<string, unk
 
 /** A problem of the connection a body became, at the body's own spelling: `body.macAddress` is `body.macaddress`. */
 export function connectionBodyIssue(i: Issue): Issue {
-  return i.path[0] === "body" && i.path[1] === "macAddress" ? { ...i, path: ["body", "macaddress", ...i.path.slice(2)] } : i;
+  return i.path[0] === "body" && i.path[1] === "macAddress"
+    ? { ...i, path: ["body", "macaddress", ...i.path.slice(2)] }
+    : i;
 }
 
 /** Parses a connection made from a body with `schema`; every problem is a 400 at the body's own field. */
@@ -163,7 +174,12 @@ interface NetworkFields {
  */
 export function configureNetwork(c: NetworkFields, manufacturer: unknown, label: string, body: unknown): void {
   if (manufacturer !== "VENDOR_A")
-    refuse(409, "conflict", ["manufacturer"], `Connection ${label} is ${manufacturer == null ? "of no known manufacturer" : `a ${String(manufacturer)} controller`}; network configuration applies to VENDOR_A controllers only.`);
+    refuse(
+      409,
+      "conflict",
+      ["manufacturer"],
+      `Connection ${label} is ${manufacturer == null ? "of no known manufacturer" : `a ${String(manufacturer)} controller`}; network configuration applies to VENDOR_A controllers only.`,
+    );
   const b = objectBody(body);
   requireKeys(b, ["dhcp"]);
   const parsed = parseBody(NETWORK, pick(b, ["dhcp", "netmask", "gateway", "dns"]));

@@ -6,4 +6,10 @@ export { randomIds, seededIds } from "./ids.js";
 export type { IdSource } from "./ids.js";
 export type { Method, Operation, OperationResult, ReadResult, RefusedResult, WriteResult } from "./operation.js";
 export { PanelLiveSystem, createPanelLiveSystem } from "./panel/panelLiveSystem.js";
-export type { PanelBatchResult, PanelLiveSystemOptions, PanelOperationResult, PanelReadResult, PanelWriteResult } from "./panel/panelLiveSystem.js";
+export type {
+  PanelBatchResult,
+  PanelLiveSystemOptions,
+  PanelOperationResult,
+  PanelReadResult,
+  PanelWriteResult,
+} from "./panel/panelLiveSystem.js";

@@ -14,10 +14,26 @@ const WEEK_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** Creates whose handlers only append one element and read nothing of the snapshot. */
 const APPEND_ONLY: ReadonlySet<WriteHandler> = new Set([createHolder, createGroup, createRule, createPartition]);
-import { type AccessDiff, type DiffLimits, type DiffOptions, type Engine, createEngine, planDiff, runDiff } from "../evaluate/index.js";
+import {
+  type AccessDiff,
+  type DiffLimits,
+  type DiffOptions,
+  type Engine,
+  createEngine,
+  planDiff,
+  runDiff,
+} from "../evaluate/index.js";
 import { type Result, type SystemSnapshot, err, ok, parseInstant, parseSnapshot } from "../model/index.js";
 import { type IdSource, randomIds } from "./ids.js";
-import { type Operation, type OperationResult, Refusal, type RefusedResult, type WriteResult, refused, refusedWrite } from "./operation.js";
+import {
+  type Operation,
+  type OperationResult,
+  Refusal,
+  type RefusedResult,
+  type WriteResult,
+  refused,
+  refusedWrite,
+} from "./operation.js";
 import { routeOperation } from "./routeTable.js";
 import { matchRoute } from "./routes.js";
 import { toBodyPaths } from "./operations/bodyPaths.js";
@@ -144,7 +160,13 @@ export class LiveSystem {
     try {
       next = applySnapshotPatches(this.#snapshot, patches);
     } catch (e) {
-      return err([{ code: "invalidPatch", path: [], message: `The patches do not apply to this snapshot: ${(e as Error).message}` }]);
+      return err([
+        {
+          code: "invalidPatch",
+          path: [],
+          message: `The patches do not apply to this snapshot: ${(e as Error).message}`,
+        },
+      ]);
     }
     const issues = this.#validator.validate(this.#snapshot, this.#snapshot, next, patches);
     if (issues.length > 0) return err(issues);
@@ -271,7 +293,12 @@ export class LiveSystem {
     return { ok: true, status: 200, results };
   }
 
-  #step(base: SystemSnapshot, given: Operation, staleEngine = false, newId: IdSource = this.#drawId): { result: OperationResult } | { result: WriteResult; next: SystemSnapshot } {
+  #step(
+    base: SystemSnapshot,
+    given: Operation,
+    staleEngine = false,
+    newId: IdSource = this.#drawId,
+  ): { result: OperationResult } | { result: WriteResult; next: SystemSnapshot } {
     // Operations apply read already are not read again; preview's are read here (HJ3).
     const op = readOperation(given);
     const unreadable = readRefusal(op);
@@ -282,17 +309,35 @@ export class LiveSystem {
     try {
       if (route.kind === "read") {
         const engine = staleEngine ? createEngine(base) : this.#engine;
-        const answer = route.handler({ snapshot: base, engine, params: route.params, query, now: this.#now, ...(op.jsonBytes === undefined ? {} : { jsonBytes: op.jsonBytes }) });
+        const answer = route.handler({
+          snapshot: base,
+          engine,
+          params: route.params,
+          query,
+          now: this.#now,
+          ...(op.jsonBytes === undefined ? {} : { jsonBytes: op.jsonBytes }),
+        });
         return { result: { ok: true, status: 200, ...answer } };
       }
       const lookups = this.#validator.lookups(this.#snapshot, base);
-      const { next, patches, inversePatches, created } = runWrite(base, route.handler, { params: route.params, body: op.body, newId, now: this.#now }, lookups);
+      const { next, patches, inversePatches, created } = runWrite(
+        base,
+        route.handler,
+        { params: route.params, body: op.body, newId, now: this.#now },
+        lookups,
+      );
       const issues = this.#validator.validate(this.#snapshot, base, next, patches);
       if (issues.length > 0) {
         const target = created.id ?? Object.values(route.params).at(-1);
         return { result: refusedWrite(toBodyPaths(issues, next, target)) };
       }
-      const result: WriteResult = { ok: true, status: created.status, ...(created.id !== undefined ? { id: created.id } : {}), patches, inversePatches };
+      const result: WriteResult = {
+        ok: true,
+        status: created.status,
+        ...(created.id !== undefined ? { id: created.id } : {}),
+        patches,
+        inversePatches,
+      };
       return { result, next };
     } catch (e) {
       if (e instanceof Refusal) return { result: refused(e.status, e.issues) };

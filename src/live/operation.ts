@@ -66,14 +66,26 @@ export function refused(status: RefusedResult["status"], issues: readonly Issue[
 }
 
 /** Issue codes of a resulting snapshot that make a write a conflict (409) rather than invalid (400). */
-export const CONFLICT_CODES: ReadonlySet<string> = new Set(["duplicateId", "duplicateName", "duplicateCredentialNumber", "portInUse", "overCapacity", "conflict"]);
+export const CONFLICT_CODES: ReadonlySet<string> = new Set([
+  "duplicateId",
+  "duplicateName",
+  "duplicateCredentialNumber",
+  "portInUse",
+  "overCapacity",
+  "conflict",
+]);
 
 /** 409 when any issue is a conflict, else 400, with these issues. */
 export function refusedWrite(issues: readonly Issue[]): RefusedResult {
   return refused(issues.some((i) => CONFLICT_CODES.has(i.code)) ? 409 : 400, issues);
 }
 
-export function refuse(status: RefusedResult["status"], code: IssueCode, path: readonly (string | number)[], message: string): never {
+export function refuse(
+  status: RefusedResult["status"],
+  code: IssueCode,
+  path: readonly (string | number)[],
+  message: string,
+): never {
   throw new Refusal(status, [{ code, path, message }]);
 }
 

@@ -23,8 +23,18 @@ export function checkQueryKeys(query: URLSearchParams, allowed: readonly string[
   for (const key of query.keys()) {
     if (seen.has(key)) continue;
     seen.add(key);
-    if (!allowed.includes(key)) issues.push({ code: "unknownField", path: ["query", key], message: `Unknown query parameter: this route takes ${listed(allowed)}.` });
-    else if (query.getAll(key).length > 1) issues.push({ code: "invalid", path: ["query", key], message: "Give it once (list several values comma-separated)." });
+    if (!allowed.includes(key))
+      issues.push({
+        code: "unknownField",
+        path: ["query", key],
+        message: `Unknown query parameter: this route takes ${listed(allowed)}.`,
+      });
+    else if (query.getAll(key).length > 1)
+      issues.push({
+        code: "invalid",
+        path: ["query", key],
+        message: "Give it once (list several values comma-separated).",
+      });
   }
   if (issues.length > 0) throw new Refusal(400, issues);
 }
@@ -33,10 +43,11 @@ export function checkQueryKeys(query: URLSearchParams, allowed: readonly string[
  * `handlers` with each one checking its query first: `keys[name]` are the parameters handler `name`
  * takes. The returned functions are the ones routes and callers compare by identity.
  */
-export function withQueryKeys<C extends { readonly query: URLSearchParams }, A, H extends Record<string, (ctx: C) => A>>(
-  handlers: H,
-  keys: { readonly [K in keyof H]: readonly string[] },
-): H {
+export function withQueryKeys<
+  C extends { readonly query: URLSearchParams },
+  A,
+  H extends Record<string, (ctx: C) => A>,
+>(handlers: H, keys: { readonly [K in keyof H]: readonly string[] }): H {
   const out: Record<string, (ctx: C) => A> = {};
   for (const name of Object.keys(handlers)) {
     const handler = handlers[name]!;

@@ -66,12 +66,21 @@ export function matchTable<W, R>(table: RouteTable<W, R>, method: string, pathna
   const best = matches.filter((x) => x.literal === top);
   const hit = best.find((x) => x.method === method);
   if (hit !== undefined)
-    return method === "GET" ? { kind: "read", handler: hit.handler as R, params: hit.params } : { kind: "write", handler: hit.handler as W, params: hit.params };
+    return method === "GET"
+      ? { kind: "read", handler: hit.handler as R, params: hit.params }
+      : { kind: "write", handler: hit.handler as W, params: hit.params };
   const allowed = ORDER.filter((m) => best.some((x) => x.method === m));
   return allowed.length > 0 ? { kind: "method", allowed } : { kind: "none" };
 }
 
-function whole(query: URLSearchParams, key: string, dflt: number, min: number, max: number, refuse: (key: string, min: number, max: number) => never): number {
+function whole(
+  query: URLSearchParams,
+  key: string,
+  dflt: number,
+  min: number,
+  max: number,
+  refuse: (key: string, min: number, max: number) => never,
+): number {
   const raw = query.get(key);
   if (raw === null || raw === "") return dflt;
   const n = /^\d{1,9}$/.test(raw) ? Number(raw) : Number.NaN;
@@ -107,13 +116,28 @@ export function routeOperation<W, R>(
   | { readonly refused: RefusedResult }
   | { readonly route: Extract<RouteMatch<W, R>, { kind: "read" | "write" }>; readonly query: URLSearchParams } {
   if (op === null || typeof op !== "object" || typeof op.method !== "string" || typeof op.path !== "string")
-    return { refused: refused(400, [{ code: "invalid", path: [], message: 'An operation is {"method", "path", "body"?}.' }]) };
+    return {
+      refused: refused(400, [{ code: "invalid", path: [], message: 'An operation is {"method", "path", "body"?}.' }]),
+    };
   const q = op.path.indexOf("?");
   const pathname = q < 0 ? op.path : op.path.slice(0, q);
   const query = new URLSearchParams(q < 0 ? "" : op.path.slice(q + 1));
   const route = match(op.method, pathname);
-  if (route.kind === "none") return { refused: refused(404, [{ code: "unknownRoute", path: ["path"], message: `No ${what} ${op.method} ${pathname}.` }]) };
+  if (route.kind === "none")
+    return {
+      refused: refused(404, [
+        { code: "unknownRoute", path: ["path"], message: `No ${what} ${op.method} ${pathname}.` },
+      ]),
+    };
   if (route.kind === "method")
-    return { refused: refused(405, [{ code: "methodNotAllowed", path: ["method"], message: `${pathname} takes ${route.allowed.join(", ")}, not ${op.method}.` }]) };
+    return {
+      refused: refused(405, [
+        {
+          code: "methodNotAllowed",
+          path: ["method"],
+          message: `${pathname} takes ${route.allowed.join(", ")}, not ${op.method}.`,
+        },
+      ]),
+    };
   return { route, query };
 }

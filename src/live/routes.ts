@@ -25,7 +25,12 @@ import {
   updateDevice,
 } from "./operations/hardware.js";
 import { createHolder, deleteHolder, updateHolder } from "./operations/holders.js";
-import { createCustomField, deleteCustomField, replaceCustomFields, updateCustomField } from "./operations/customFields.js";
+import {
+  createCustomField,
+  deleteCustomField,
+  replaceCustomFields,
+  updateCustomField,
+} from "./operations/customFields.js";
 import {
   createFloorGroup,
   createPartition,

@@ -38,7 +38,11 @@ function freezeChanged<T extends object>(next: T, patches: readonly Patch[]): T 
 }
 
 /** produceWithPatches on a live snapshot, then the list edits the recipe recorded; what changed is frozen. */
-export function produceSnapshot<T extends object>(base: T, recipe: Recipe<T>, edits?: ListEdits): [T, Patch[], Patch[]] {
+export function produceSnapshot<T extends object>(
+  base: T,
+  recipe: Recipe<T>,
+  edits?: ListEdits,
+): [T, Patch[], Patch[]] {
   const produced = immer.produceWithPatches(base, recipe as never) as unknown as [T, Patch[], Patch[]];
   const [next, patches, inverse] = edits === undefined ? produced : edits.apply(base, ...produced);
   return [next === base ? base : freezeChanged(next, patches), patches, inverse];
@@ -59,7 +63,8 @@ function clonePatchValue(v: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(v)) {
     const value = clonePatchValue((v as Record<string, unknown>)[k]);
-    if (k === "__proto__") Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
+    if (k === "__proto__")
+      Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
     else out[k] = value;
   }
   return out;
@@ -79,7 +84,8 @@ function applyToLists<T extends object>(base: T, patches: readonly Patch[]): T |
   for (const { op, path } of patches) {
     const key = path[0];
     if (op !== "add" && op !== "remove" && op !== "replace") return null;
-    if (path.length < 2 || typeof key !== "string" || !Object.hasOwn(root, key) || !Array.isArray(root[key])) return null;
+    if (path.length < 2 || typeof key !== "string" || !Object.hasOwn(root, key) || !Array.isArray(root[key]))
+      return null;
     if (path.length === 2 ? !(isCount(path[1]) || (op === "add" && path[1] === "-")) : !isCount(path[1])) return null;
   }
   try {
@@ -103,7 +109,11 @@ function applyToLists<T extends object>(base: T, patches: readonly Patch[]): T |
         lists.set(key, l);
       }
       const i = path[1] as number;
-      if (op === "add" && path.length === 2 && (path[1] === "-" || i >= (l.copy ?? (root[key] as unknown[])).length + l.appended.length)) {
+      if (
+        op === "add" &&
+        path.length === 2 &&
+        (path[1] === "-" || i >= (l.copy ?? (root[key] as unknown[])).length + l.appended.length)
+      ) {
         l.appended.push(clonePatchValue(value));
         continue;
       }
@@ -193,7 +203,10 @@ export class ListEdits {
       }
       list.length = last;
       patches.push({ op: "remove", path: [e.c, last] });
-      undo.push([{ op: "add", path: [e.c, last], value: moved }, ...(e.i !== last ? [{ op: "replace" as const, path: [e.c, e.i], value: old }] : [])]);
+      undo.push([
+        { op: "add", path: [e.c, last], value: moved },
+        ...(e.i !== last ? [{ op: "replace" as const, path: [e.c, e.i], value: old }] : []),
+      ]);
     }
     return [out as T, patches, [...undo.reverse().flat(), ...inverse]];
   }

@@ -3,7 +3,14 @@
 // them, against indexes of the current snapshot overlaid with the change. The verdict, the issues,
 // their paths, messages and order are parseSnapshot's on the resulting snapshot.
 import type { Patch } from "immer";
-import { type Issue, type SystemSnapshot, fromZodIssues, holderSchema, parseSnapshot, zodMessage } from "../model/index.js";
+import {
+  type Issue,
+  type SystemSnapshot,
+  fromZodIssues,
+  holderSchema,
+  parseSnapshot,
+  zodMessage,
+} from "../model/index.js";
 import {
   COLLECTIONS,
   type Collection,
@@ -31,7 +38,11 @@ interface Relation {
   readonly to: Collection;
   readonly keys: (v: never) => readonly (string | null)[];
 }
-function relation<F extends Collection>(from: F, to: Collection, keys: (v: ParsedEntities[F]) => readonly (string | null)[]): Relation {
+function relation<F extends Collection>(
+  from: F,
+  to: Collection,
+  keys: (v: ParsedEntities[F]) => readonly (string | null)[],
+): Relation {
   return { from, to, keys: keys as (v: never) => readonly (string | null)[] };
 }
 
@@ -96,9 +107,8 @@ const COUNTED_FROM = new Map<Collection, readonly number[]>([["devices", [DEVICE
  * Checks that read every element of a collection sharing a key (a holder reads its partition's custom
  * fields): when such an element changes, the referrers of its key through `via` are checked again.
  */
-const READ_BY_KEY: readonly { readonly coll: Collection; readonly key: (v: Loose) => unknown; readonly via: number }[] = [
-  { coll: "customFields", key: (d) => d.partition, via: relationOf("holders", "partitions") },
-];
+const READ_BY_KEY: readonly { readonly coll: Collection; readonly key: (v: Loose) => unknown; readonly via: number }[] =
+  [{ coll: "customFields", key: (d) => d.partition, via: relationOf("holders", "partitions") }];
 /** Per partition, the custom fields of it (keys): the relation Overlay.customFieldsOf follows. */
 const FIELDS_OF_PARTITION = relationOf("customFields", "partitions");
 
@@ -187,7 +197,8 @@ class Indexes {
       });
     RELATIONS.forEach((r, k) => {
       if (r.from !== c) return;
-      for (const to of r.keys(v as never)) if (to !== null) this.#refer(this.referrers[k]!, to, entityKey(c, v), journal);
+      for (const to of r.keys(v as never))
+        if (to !== null) this.#refer(this.referrers[k]!, to, entityKey(c, v), journal);
     });
   }
 
@@ -245,7 +256,8 @@ class Indexes {
       const [a, b] = [r.keys(old as never), r.keys(v as never)];
       if (a.length === b.length && a.every((x, j) => x === b[j])) return;
       for (const to of a) if (to !== null && !b.includes(to)) this.#unrefer(this.referrers[k]!, to, entityKey(c, v));
-      for (const to of b) if (to !== null && !a.includes(to)) this.#refer(this.referrers[k]!, to, entityKey(c, v), true);
+      for (const to of b)
+        if (to !== null && !a.includes(to)) this.#refer(this.referrers[k]!, to, entityKey(c, v), true);
     });
   }
 
@@ -324,7 +336,8 @@ function touchedBy(
     let set = indices.get(c as Collection);
     if (set === undefined) indices.set(c as Collection, (set = new Set()));
     if (typeof k !== "number") continue;
-    if (p.path.length === 2 && p.op !== "replace") shifted.set(c as Collection, Math.min(k, shifted.get(c as Collection) ?? k));
+    if (p.path.length === 2 && p.op !== "replace")
+      shifted.set(c as Collection, Math.min(k, shifted.get(c as Collection) ?? k));
     else set.add(k);
     if (c === "holders") groupsOnly.set(k, p.path.length >= 3 && p.path[2] === "groups" && groupsOnly.get(k) !== false);
   }
@@ -344,7 +357,9 @@ function touchedBy(
       }
       const old = ix.parsed[c][i];
       const light = c === "holders" && i < from && old !== undefined && groupsOnly.get(i) === true;
-      const r = light ? parseGroups(old as ParsedEntities["holders"], (b[i] as Loose).groups, i) : parseEntity(c, b[i], i);
+      const r = light
+        ? parseGroups(old as ParsedEntities["holders"], (b[i] as Loose).groups, i)
+        : parseEntity(c, b[i], i);
       if (r.ok && light) membershipOnly.add(i);
       if (r.ok) changes.set(i, r.v);
       else {
@@ -365,12 +380,19 @@ const groupsSchema = holderSchema.shape.groups;
  * A holder of which only `groups` changed, parsed: the rest is the previous (valid) holder's. Exact:
  * the holder's schema reads `groups` in no refinement, so its other fields stay valid and parse the same.
  */
-function parseGroups(old: ParsedEntities["holders"], groups: unknown, i: number): { ok: true; v: ParsedEntities["holders"] } | { ok: false; issues: Issue[] } {
+function parseGroups(
+  old: ParsedEntities["holders"],
+  groups: unknown,
+  i: number,
+): { ok: true; v: ParsedEntities["holders"] } | { ok: false; issues: Issue[] } {
   // Ids as the live routes write them (non-empty strings) parse to themselves: no schema run for
   // the 2,000 holders of a group being deleted. Anything else (group objects, bad values) does.
-  if (Array.isArray(groups) && groups.every((g) => typeof g === "string" && g.length > 0)) return { ok: true, v: { ...old, groups: groups.slice() } };
+  if (Array.isArray(groups) && groups.every((g) => typeof g === "string" && g.length > 0))
+    return { ok: true, v: { ...old, groups: groups.slice() } };
   const r = groupsSchema.safeParse(groups, { error: zodMessage });
-  return r.success ? { ok: true, v: { ...old, groups: r.data } } : { ok: false, issues: fromZodIssues(r.error.issues, ["holders", i, "groups"]) };
+  return r.success
+    ? { ok: true, v: { ...old, groups: r.data } }
+    : { ok: false, issues: fromZodIssues(r.error.issues, ["holders", i, "groups"]) };
 }
 
 /** The lookups of the resulting snapshot: the indexes where nothing changed, the touched elements elsewhere. */
@@ -447,7 +469,11 @@ class Overlay implements Lookups {
   }
 
   has(c: Collection, id: string): boolean {
-    return this.#base(c, this.#ix.ids[c], id) >= 0 || this.#ids.get(c)?.has(id) === true || this.#broken.get(c)?.has(id) === true;
+    return (
+      this.#base(c, this.#ix.ids[c], id) >= 0 ||
+      this.#ids.get(c)?.has(id) === true ||
+      this.#broken.get(c)?.has(id) === true
+    );
   }
   get<C extends Collection>(c: C, id: string): ParsedEntities[C] | undefined {
     const i = this.idOwner(c, id);
@@ -484,7 +510,8 @@ class Overlay implements Lookups {
   }
   customFieldsOf(partition: string): ParsedEntities["customFields"][] {
     const keys = new Set(this.#ix.referrers[FIELDS_OF_PARTITION]!.get(partition));
-    for (const v of this.changes("customFields").values()) if (v && (v as ParsedEntities["customFields"]).partition === partition) keys.add(entityKey("customFields", v));
+    for (const v of this.changes("customFields").values())
+      if (v && (v as ParsedEntities["customFields"]).partition === partition) keys.add(entityKey("customFields", v));
     const at: number[] = [];
     for (const key of keys) {
       const i = this.idOwner("customFields", key);
@@ -501,7 +528,10 @@ class Overlay implements Lookups {
     if (c === "devices") push(this.#base(c, this.#ix.ports, portKey(v as ParsedEntities["devices"])));
     if (c === "holders")
       for (const cred of (v as ParsedEntities["holders"]).credentials) {
-        for (const at of [this.#ix.credentialIds.get(cred.id), cred.credentialNumber === null ? undefined : this.#ix.numbers.get(cred.credentialNumber)])
+        for (const at of [
+          this.#ix.credentialIds.get(cred.id),
+          cred.credentialNumber === null ? undefined : this.#ix.numbers.get(cred.credentialNumber),
+        ])
           if (at !== undefined && !this.changes("holders").has(at.i)) out.push(at.i);
       }
     return out;
@@ -510,7 +540,10 @@ class Overlay implements Lookups {
 
 /** Whether another touched holder holds one of `h`'s keys (its id, a credential's id or number). */
 function claims(claimed: ReadonlySet<string | number>, h: ParsedEntities["holders"]): boolean {
-  return claimed.has(h.id) || h.credentials.some((c) => claimed.has(c.id) || (c.credentialNumber !== null && claimed.has(c.credentialNumber)));
+  return (
+    claimed.has(h.id) ||
+    h.credentials.some((c) => claimed.has(c.id) || (c.credentialNumber !== null && claimed.has(c.credentialNumber)))
+  );
 }
 
 function sameContent(c: Collection, a: Entity | undefined, b: Entity | undefined): boolean {
@@ -557,13 +590,19 @@ export class WriteValidator {
    * reports them; empty when `next` is valid, and the indexes then mirror `next`.
    * @param committed - the live system's snapshot (base is it, or a batch's accepted intermediate).
    */
-  validate(committed: SystemSnapshot, base: SystemSnapshot, next: SystemSnapshot, patches: readonly Patch[]): readonly Issue[] {
+  validate(
+    committed: SystemSnapshot,
+    base: SystemSnapshot,
+    next: SystemSnapshot,
+    patches: readonly Patch[],
+  ): readonly Issue[] {
     const ix = this.#mirror(committed, base);
 
     const schemaIssues = new Map<Collection, Map<number, Issue[]>>();
     /** Holders of which only `groups` changed (valid): only their groups can have become wrong. */
     const membershipOnly = new Set<number>();
-    const touched: Touched | null = next === base ? new Map() : touchedBy(ix, base, next, patches, schemaIssues, membershipOnly);
+    const touched: Touched | null =
+      next === base ? new Map() : touchedBy(ix, base, next, patches, schemaIssues, membershipOnly);
     if (touched === null) {
       // Not a change of elements (a top-level field, a whole list): the whole snapshot.
       // `next` is this system's own immutable snapshot: plain data, read as it is.
@@ -611,10 +650,12 @@ export class WriteValidator {
         const old = ix.parsed[c][i];
         for (const k of COUNTED_FROM.get(c) ?? []) {
           const r = RELATIONS[k]!;
-          for (const e of [old, v]) if (e) for (const to of r.keys(e as never)) {
-            const at = to === null ? undefined : ix.ids[r.to].get(to);
-            if (at !== undefined && !covered(r.to, at)) scope(r.to).add(at);
-          }
+          for (const e of [old, v])
+            if (e)
+              for (const to of r.keys(e as never)) {
+                const at = to === null ? undefined : ix.ids[r.to].get(to);
+                if (at !== undefined && !covered(r.to, at)) scope(r.to).add(at);
+              }
         }
         const raw = i < next[c].length ? (next[c][i] as unknown as Loose | null) : undefined;
         const rawId = rawKey(c, raw);
@@ -633,7 +674,9 @@ export class WriteValidator {
         for (const id of ids) {
           const wasAt = ix.ids[c].get(id);
           const before = wasAt === undefined ? undefined : ix.parsed[c][wasAt];
-          const changed = (before !== undefined) !== L.has(c, id) || (CONTENT_READ[c] !== undefined && !sameContent(c, before, L.get(c, id)));
+          const changed =
+            (before !== undefined) !== L.has(c, id) ||
+            (CONTENT_READ[c] !== undefined && !sameContent(c, before, L.get(c, id)));
           if (v === null && wasAt !== undefined && !covered(c, wasAt)) scope(c).add(wasAt);
           if (!changed) continue;
           for (const k of RELATIONS_TO.get(c) ?? []) {

@@ -19,7 +19,12 @@ export interface Transition {
  * Runs `handler` on `base`. A refusal of the handler is thrown (Refusal), and nothing changed.
  * `lookups` locate elements of `base` and their referrers (default: by scanning).
  */
-export function runWrite(base: SystemSnapshot, handler: (ctx: WriteContext) => Created, input: WriteInput, lookups: SnapshotLookups = scanningLookups(base)): Transition {
+export function runWrite(
+  base: SystemSnapshot,
+  handler: (ctx: WriteContext) => Created,
+  input: WriteInput,
+  lookups: SnapshotLookups = scanningLookups(base),
+): Transition {
   const { find, referrers } = lookups;
   const edits = new ListEdits();
   const { append, remove, setField } = edits;

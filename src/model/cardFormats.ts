@@ -377,10 +377,16 @@ export function resolveCustomLayout(layout: CardLayout): ResolvedLayout {
     bits: null,
     facilityCode: layout.facilityCode,
     cardNumber: layout.cardNumber,
-    parity: layout.parity.map((p) => ({ position: p.position, odd: p.type === "odd", covers: resolveParityCoverage(p) ?? [] })),
+    parity: layout.parity.map((p) => ({
+      position: p.position,
+      odd: p.type === "odd",
+      covers: resolveParityCoverage(p) ?? [],
+    })),
   };
   const fixed = layout.fixed ?? [];
-  return fixed.length === 0 ? resolved : { ...resolved, markers: fixed.map((f) => ({ position: f.position, value: f.value })) };
+  return fixed.length === 0
+    ? resolved
+    : { ...resolved, markers: fixed.map((f) => ({ position: f.position, value: f.value })) };
 }
 
 /**

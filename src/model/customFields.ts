@@ -33,7 +33,7 @@ function isRegExp(r: string): boolean {
  * everything else is written alike in both (HJ5).
  */
 function re2Syntax(r: string): string {
-  return r.replace(/\\(u[0-9a-fA-F]{4}|[^])/g, (m, e: string) => (e.length === 5 ? `\\x{${e.slice(1)}}` : m));
+  return r.replace(/\\(u[0-9a-fA-F]{4}|[\s\S])/g, (m, e: string) => (e.length === 5 ? `\\x{${e.slice(1)}}` : m));
 }
 
 /** Compiled matchers by pattern, or RE2's reason for refusing it: a write or a load compiles each pattern once (HJ5). */
@@ -49,7 +49,9 @@ function re2(r: string): RE2JS | string {
   try {
     m = RE2JS.compile(re2Syntax(r));
   } catch (e) {
-    m = String((e as Error).message).replace(/^error parsing regexp: /, "").replace(/: `[^]*$/, "");
+    m = String((e as Error).message)
+      .replace(/^error parsing regexp: /, "")
+      .replace(/: `[\s\S]*$/, "");
   }
   if (MATCHERS.size >= MATCHERS_KEPT) MATCHERS.delete(MATCHERS.keys().next().value!);
   MATCHERS.set(r, m);
@@ -58,10 +60,17 @@ function re2(r: string): RE2JS | string {
 
 /** The definition check of `regex` (S15, HJ5): valid JavaScript, and within the linear-time RE2 subset. */
 function regexRule(r: string, ctx: Ctx): void {
-  if (!isRegExp(r)) return add(ctx, [], "Must be a valid regular expression.");
+  if (!isRegExp(r)) {
+    add(ctx, [], "Must be a valid regular expression.");
+    return;
+  }
   const m = re2(r);
   if (typeof m === "string")
-    add(ctx, [], `Must be a regular expression of the linear-time (RE2) subset, which has no backreferences, lookahead or lookbehind: ${m}.`);
+    add(
+      ctx,
+      [],
+      `Must be a regular expression of the linear-time (RE2) subset, which has no backreferences, lookahead or lookbehind: ${m}.`,
+    );
 }
 
 /** Which architecture's definitions: 1.0 keeps unknown keys and has no `description`. */
@@ -76,8 +85,10 @@ const add = (ctx: Ctx, path: Path, message: string): void => ctx.addIssue({ code
 /** The rules every definition follows, children included (semantics S15). */
 function commonRules(d: Json, ctx: Ctx, f: Flavor): void {
   if (d.type === "enum" && d.values === undefined) add(ctx, ["values"], "An enum field needs its values.");
-  if (typeof d.min === "number" && typeof d.max === "number" && d.min > d.max) add(ctx, ["max"], "Must be at least min.");
-  if (f.describe && d.regex !== undefined && d.description === undefined) add(ctx, ["description"], "Is required when regex is given: it tells people what the expression accepts.");
+  if (typeof d.min === "number" && typeof d.max === "number" && d.min > d.max)
+    add(ctx, ["max"], "Must be at least min.");
+  if (f.describe && d.regex !== undefined && d.description === undefined)
+    add(ctx, ["description"], "Is required when regex is given: it tells people what the expression accepts.");
   const seen = new Set<unknown>();
   ((d.values as Json[] | undefined) ?? []).forEach((v, j) => {
     if (seen.has(v.id)) add(ctx, ["values", j, "id"], `Names value ${quote(String(v.id))} twice.`);
@@ -98,8 +109,12 @@ function shapes(f: Flavor) {
     regex: regex.optional(),
     ...(f.describe ? { description: z.string().optional() } : {}),
   };
-  const items = obj({ type: z.enum(CUSTOM_FIELD_CHILD_TYPES), ...bounds }).superRefine((d, ctx) => commonRules(d, ctx, f));
-  const child = obj({ id: z.string().min(1), type: z.enum(CUSTOM_FIELD_CHILD_TYPES), ...bounds }).superRefine((d, ctx) => commonRules(d, ctx, f));
+  const items = obj({ type: z.enum(CUSTOM_FIELD_CHILD_TYPES), ...bounds }).superRefine((d, ctx) =>
+    commonRules(d, ctx, f),
+  );
+  const child = obj({ id: z.string().min(1), type: z.enum(CUSTOM_FIELD_CHILD_TYPES), ...bounds }).superRefine(
+    (d, ctx) => commonRules(d, ctx, f),
+  );
   return {
     id: z.string().min(1, { error: "Must be a non-empty id." }),
     type: z.enum(CUSTOM_FIELD_TYPES),
@@ -118,7 +133,8 @@ function definitionRules(d: Json, ctx: Ctx, f: Flavor): void {
   commonRules(d, ctx, f);
   if (d.type === "array" && d.items === undefined) add(ctx, ["items"], "An array field needs its items definition.");
   if (d.type === "object" && d.fields === undefined) add(ctx, ["fields"], "An object field needs its child fields.");
-  if (typeof d.minLength === "number" && typeof d.maxLength === "number" && d.minLength > d.maxLength) add(ctx, ["maxLength"], "Must be at least minLength.");
+  if (typeof d.minLength === "number" && typeof d.maxLength === "number" && d.minLength > d.maxLength)
+    add(ctx, ["maxLength"], "Must be at least minLength.");
   const seen = new Set<unknown>();
   ((d.fields as Json[] | undefined) ?? []).forEach((c, j) => {
     if (seen.has(c.id)) add(ctx, ["fields", j, "id"], `Names child field ${quote(String(c.id))} twice.`);
@@ -130,7 +146,9 @@ const FLAVOR_1_0: Flavor = { loose: true, describe: false };
 const FLAVOR_2_0: Flavor = { loose: false, describe: true };
 
 /** One 1.0 definition (1.0 has no `description`); unknown keys are kept, as the panel stores them. */
-export const panelCustomFieldSchema = z.looseObject(shapes(FLAVOR_1_0)).superRefine((d, ctx) => definitionRules(d, ctx, FLAVOR_1_0));
+export const panelCustomFieldSchema = z
+  .looseObject(shapes(FLAVOR_1_0))
+  .superRefine((d, ctx) => definitionRules(d, ctx, FLAVOR_1_0));
 
 /**
  * One 2.0 definition of the snapshot's `customFields`, with its `partition`: unknown keys are
@@ -139,7 +157,12 @@ export const panelCustomFieldSchema = z.looseObject(shapes(FLAVOR_1_0)).superRef
 export const customFieldSchema = z
   .object({ ...shapes(FLAVOR_2_0), partition: z.string().min(1, { error: "Must be a non-empty id." }) })
   .superRefine((d, ctx) => definitionRules(d, ctx, FLAVOR_2_0))
-  .transform((d) => ({ ...d, displayName: d.displayName ?? d.id, required: d.required ?? false, visibility: d.visibility ?? "visible" }));
+  .transform((d) => ({
+    ...d,
+    displayName: d.displayName ?? d.id,
+    required: d.required ?? false,
+    visibility: d.visibility ?? "visible",
+  }));
 
 /** A checked definition as far as the value checks read it. */
 export type FieldDefinition = Readonly<Json>;
@@ -169,16 +192,21 @@ function valueIssues(def: FieldDefinition, v: unknown, path: Path): Issue[] {
       if (typeof v !== "number" || !Number.isFinite(v)) return bad("Must be a number.");
       if (typeof def.min === "number" && v < def.min) return bad(`Must be at least ${def.min}.`);
       if (typeof def.max === "number" && v > def.max) return bad(`Must be at most ${def.max}.`);
-      if (typeof def.decimals === "number" && decimalsOf(v) > def.decimals) return bad(`Must have at most ${def.decimals} decimal places.`);
+      if (typeof def.decimals === "number" && decimalsOf(v) > def.decimals)
+        return bad(`Must have at most ${def.decimals} decimal places.`);
       return [];
     case "enum": {
       const ids = ((def.values as Json[] | undefined) ?? []).map((x) => x.id);
-      return typeof v === "string" && ids.includes(v) ? [] : bad(`Must be one of ${ids.map((x) => quote(String(x))).join(", ")}.`);
+      return typeof v === "string" && ids.includes(v)
+        ? []
+        : bad(`Must be one of ${ids.map((x) => quote(String(x))).join(", ")}.`);
     }
     case "array": {
       if (!Array.isArray(v)) return bad("Must be an array.");
-      if (typeof def.minLength === "number" && v.length < def.minLength) return bad(`Must have at least ${def.minLength} items.`);
-      if (typeof def.maxLength === "number" && v.length > def.maxLength) return bad(`Must have at most ${def.maxLength} items.`);
+      if (typeof def.minLength === "number" && v.length < def.minLength)
+        return bad(`Must have at least ${def.minLength} items.`);
+      if (typeof def.maxLength === "number" && v.length > def.maxLength)
+        return bad(`Must have at most ${def.maxLength} items.`);
       return v.flatMap((x, i) => valueIssues(def.items as Json, x, [...path, i]));
     }
     case "object": {
@@ -186,7 +214,15 @@ function valueIssues(def: FieldDefinition, v: unknown, path: Path): Issue[] {
       const fields = new Map(((def.fields as Json[] | undefined) ?? []).map((f) => [f.id as string, f]));
       return Object.entries(v as Json).flatMap(([k, x]) => {
         const f = fields.get(k);
-        return f === undefined ? [{ code: "invalidKey" as const, path: [...path, k], message: `Is not a child field of ${quote(String(def.id))}.` }] : valueIssues(f, x, [...path, k]);
+        return f === undefined
+          ? [
+              {
+                code: "invalidKey" as const,
+                path: [...path, k],
+                message: `Is not a child field of ${quote(String(def.id))}.`,
+              },
+            ]
+          : valueIssues(f, x, [...path, k]);
       });
     }
     default:
@@ -210,12 +246,18 @@ export function customFieldValueIssues(
   const issues: Issue[] = [];
   for (const [k, x] of Object.entries(v)) {
     const d = definition(k);
-    if (d === undefined) issues.push({ code: "invalidKey", path: [...prefix, k], message: "Is not a custom field of its partition." });
+    if (d === undefined)
+      issues.push({ code: "invalidKey", path: [...prefix, k], message: "Is not a custom field of its partition." });
     else if (d !== null && x !== null) issues.push(...valueIssues(d, x, [...prefix, k]));
   }
   for (const d of required) {
     const x = Object.hasOwn(v, d.id as string) ? v[d.id as string] : undefined;
-    if (x === undefined || x === null) issues.push({ code: "required", path: [...prefix, d.id as string], message: "Is a required custom field of its partition." });
+    if (x === undefined || x === null)
+      issues.push({
+        code: "required",
+        path: [...prefix, d.id as string],
+        message: "Is a required custom field of its partition.",
+      });
   }
   return issues;
 }
@@ -241,11 +283,19 @@ export function definitionConflicts(owners: readonly ValueOwner[], defs: readonl
       const x = o.values !== null && Object.hasOwn(o.values, id) ? o.values[id] : undefined;
       if (x === undefined || x === null) {
         if (d.required === true)
-          issues.push({ code: "conflict", path: [...o.at, id], message: `${o.name} has no value for ${quote(id)}, which the new definition makes required.` });
+          issues.push({
+            code: "conflict",
+            path: [...o.at, id],
+            message: `${o.name} has no value for ${quote(id)}, which the new definition makes required.`,
+          });
         continue;
       }
       for (const issue of valueIssues(d, x, [...o.at, id]))
-        issues.push({ code: "conflict", path: issue.path, message: `${o.name}'s value does not fit the new definition: ${issue.message}` });
+        issues.push({
+          code: "conflict",
+          path: issue.path,
+          message: `${o.name}'s value does not fit the new definition: ${issue.message}`,
+        });
     }
   return issues;
 }

@@ -41,7 +41,12 @@ export type DeniedReason =
 export type Reason = AllowedReason | UnknownReason | DeniedReason;
 
 export const ALLOWED_REASONS: readonly AllowedReason[] = ["allowed", "ecard", "offline24x7", "offlineAnySchedule"];
-export const UNKNOWN_REASONS: readonly UnknownReason[] = ["unknownCardFormat", "unknownCredential", "facilityCodeMismatch", "unknownPin"];
+export const UNKNOWN_REASONS: readonly UnknownReason[] = [
+  "unknownCardFormat",
+  "unknownCredential",
+  "facilityCodeMismatch",
+  "unknownPin",
+];
 export const DENIED_REASONS: readonly DeniedReason[] = [
   "badRequest",
   "unknownDevice",

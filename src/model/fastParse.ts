@@ -6,7 +6,13 @@
 // messages. When it answers, the answer equals the schema's (same values, same keys in the same
 // order: test/property/fastParse.test.ts compares both over random near-valid elements).
 import type { z } from "zod";
-import { AUTHENTICATION_POLICIES, CREDENTIAL_TYPES, type credentialSchema, holderSchema, type ruleSchema } from "./systemSchema.js";
+import {
+  AUTHENTICATION_POLICIES,
+  CREDENTIAL_TYPES,
+  type credentialSchema,
+  holderSchema,
+  type ruleSchema,
+} from "./systemSchema.js";
 import { isCount, isDigits, isObject } from "./request.js";
 import { WEEKDAYS, parseClock, parseLocalDate, parseLocalDateTime } from "./time.js";
 
@@ -61,7 +67,14 @@ function credential(v: unknown, holderId: string): ParsedCredential | Declined {
   const facilityCode = optionalCount(v.facilityCode);
   const description = optionalStr(v.description, 255);
   const types = credentialTypes(v.types);
-  if (id === DECLINED || credentialNumber === DECLINED || facilityCode === DECLINED || description === DECLINED || types === DECLINED) return DECLINED;
+  if (
+    id === DECLINED ||
+    credentialNumber === DECLINED ||
+    facilityCode === DECLINED ||
+    description === DECLINED ||
+    types === DECLINED
+  )
+    return DECLINED;
   const card = types.includes("card");
   if ((card && credentialNumber === null) || (!card && facilityCode !== null)) return DECLINED;
   const given = v.holderId;

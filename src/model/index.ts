@@ -18,7 +18,14 @@ export {
   CUSTOM_FIELD_DECIMALS_MAX,
 } from "./customFields.js";
 export type { FieldDefinition, ValueOwner } from "./customFields.js";
-export { parseSnapshot, parseSnapshotOrThrow, defaultCardFormat, isValidZone, normalizeHolder, normalizeCredential } from "./parseSnapshot.js";
+export {
+  parseSnapshot,
+  parseSnapshotOrThrow,
+  defaultCardFormat,
+  isValidZone,
+  normalizeHolder,
+  normalizeCredential,
+} from "./parseSnapshot.js";
 export { validateCardFormat, validateLayout } from "./validateCardFormat.js";
 export { fromZodIssues, zodMessage } from "./zodIssues.js";
 export { decodeWiegand, encodeWiegand, resolveCardFormat } from "./wiegandCodec.js";

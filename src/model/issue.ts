@@ -137,10 +137,13 @@ export class SnapshotError extends Error {
   }
   /** True for a SnapshotError of any build (ESM or CJS) or copy of this package. */
   static override [Symbol.hasInstance](value: unknown): boolean {
-    return this === SnapshotError ? hasBrand(value, SNAPSHOT_ERROR) : Function.prototype[Symbol.hasInstance].call(this, value);
+    // `this` is the class instanceof was asked about: a subclass keeps the ordinary prototype check.
+    return this === SnapshotError
+      ? hasBrand(value, SNAPSHOT_ERROR)
+      : Function.prototype[Symbol.hasInstance].call(this, value);
   }
   static {
-    Object.defineProperty(this.prototype, SNAPSHOT_ERROR, { value: true });
+    Object.defineProperty(SnapshotError.prototype, SNAPSHOT_ERROR, { value: true });
   }
 }
 
@@ -159,9 +162,12 @@ export class QueryError extends Error {
   }
   /** True for a QueryError of any build (ESM or CJS) or copy of this package. */
   static override [Symbol.hasInstance](value: unknown): boolean {
-    return this === QueryError ? hasBrand(value, QUERY_ERROR) : Function.prototype[Symbol.hasInstance].call(this, value);
+    // `this` is the class instanceof was asked about: a subclass keeps the ordinary prototype check.
+    return this === QueryError
+      ? hasBrand(value, QUERY_ERROR)
+      : Function.prototype[Symbol.hasInstance].call(this, value);
   }
   static {
-    Object.defineProperty(this.prototype, QUERY_ERROR, { value: true });
+    Object.defineProperty(QueryError.prototype, QUERY_ERROR, { value: true });
   }
 }

@@ -14,7 +14,9 @@ const hhmm = (allow24: boolean) =>
 export const METADATA_LIMIT_BYTES = 10 * 1024;
 const metadata = z
   .record(z.string(), z.unknown())
-  .refine((m) => new TextEncoder().encode(JSON.stringify(m)).length <= METADATA_LIMIT_BYTES, { error: "Must be at most 10 KB as JSON." })
+  .refine((m) => new TextEncoder().encode(JSON.stringify(m)).length <= METADATA_LIMIT_BYTES, {
+    error: "Must be at most 10 KB as JSON.",
+  })
   .nullable()
   .default(null);
 
@@ -34,14 +36,26 @@ export const panelDeviceSchema = z.looseObject({
   id: legacyId,
   connection: ref,
   primaryReader: z.union([ref, z.null()]).default(null),
-  partition: z.array(z.looseObject({ id: legacyId, name: z.string().optional() })).nullable().default([]),
+  partition: z
+    .array(z.looseObject({ id: legacyId, name: z.string().optional() }))
+    .nullable()
+    .default([]),
   // seed 002: on create `type` defaults to primaryReader and `publicIcon` to swingingDoor.
   type: z.string().default("primaryReader"),
   publicIcon: z.string().nullable().default("swingingDoor"),
   metadata,
 });
-export const panelFloorGroupSchema = z.looseObject({ id: legacyId, partition: legacyId.default(0), readerPort: ref, floors: z.array(ref) });
-export const panelAttributeSchema = z.looseObject({ id: z.string().min(1), type: z.string(), partition: legacyId.default(0) });
+export const panelFloorGroupSchema = z.looseObject({
+  id: legacyId,
+  partition: legacyId.default(0),
+  readerPort: ref,
+  floors: z.array(ref),
+});
+export const panelAttributeSchema = z.looseObject({
+  id: z.string().min(1),
+  type: z.string(),
+  partition: legacyId.default(0),
+});
 export const panelRuleSchema = z.looseObject({
   id: legacyId,
   groupId: legacyId,

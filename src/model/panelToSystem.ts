@@ -7,7 +7,16 @@ import type { PanelSnapshot } from "./panelSchema.js";
 import type { SystemSnapshotInput } from "./systemSchema.js";
 
 /** The entity types of the migration API's id-mapping endpoint that a panel holds. */
-export type MappedType = "cardFormat" | "connection" | "credential" | "device" | "floorGroup" | "group" | "holder" | "partition" | "rule";
+export type MappedType =
+  | "cardFormat"
+  | "connection"
+  | "credential"
+  | "device"
+  | "floorGroup"
+  | "group"
+  | "holder"
+  | "partition"
+  | "rule";
 
 /** Gives the 2.0 id of a 1.0 entity. */
 export type IdMapper = (type: MappedType, legacyId: number) => string;
@@ -27,13 +36,58 @@ export interface PanelConversion {
 
 type Json = Record<string, unknown>;
 
-const CONNECTION_FIELDS = ["name", "type", "connected", "protocol", "ipaddress", "ipv6Address", "port", "dhcp", "netmask", "gateway", "dns", "macAddress", "manufacturer"];
-const DEVICE_FIELDS = [
-  "name", "port", "type", "publicIcon", "inputTypes", "osdpAddress", "wirelessAddress", "readerType", "readerSerialNumber",
-  "supportBleCredentials", "securedReadsOnly", "delay", "dwell", "dps", "propAlarm", "propDelay", "rex", "forcedAlarm",
-  "autoOpenAfterFirstAllow", "authenticationPolicy", "hardwareVersion", "serialNumber", "firmwareVersion", "created",
+const CONNECTION_FIELDS = [
+  "name",
+  "type",
+  "connected",
+  "protocol",
+  "ipaddress",
+  "ipv6Address",
+  "port",
+  "dhcp",
+  "netmask",
+  "gateway",
+  "dns",
+  "macAddress",
+  "manufacturer",
 ];
-const HOLDER_FIELDS = ["firstName", "lastName", "email", "photoUrl", "enabled", "activeDate", "expireDate", "pin", "duressPin"];
+const DEVICE_FIELDS = [
+  "name",
+  "port",
+  "type",
+  "publicIcon",
+  "inputTypes",
+  "osdpAddress",
+  "wirelessAddress",
+  "readerType",
+  "readerSerialNumber",
+  "supportBleCredentials",
+  "securedReadsOnly",
+  "delay",
+  "dwell",
+  "dps",
+  "propAlarm",
+  "propDelay",
+  "rex",
+  "forcedAlarm",
+  "autoOpenAfterFirstAllow",
+  "authenticationPolicy",
+  "hardwareVersion",
+  "serialNumber",
+  "firmwareVersion",
+  "created",
+];
+const HOLDER_FIELDS = [
+  "firstName",
+  "lastName",
+  "email",
+  "photoUrl",
+  "enabled",
+  "activeDate",
+  "expireDate",
+  "pin",
+  "duressPin",
+];
 const CREDENTIAL_FIELDS = ["credentialNumber", "facilityCode", "description", "types"];
 const RULE_FIELDS = ["name", "type", "recurring", "allow", "authenticationPolicy", "enabled", "startDate", "endDate"];
 /** 1.0-only device fields (seed 002 §2 Device). */
@@ -48,19 +102,26 @@ function pick(from: Json, fields: readonly string[], into: Json): Json {
 function describeRegex(d: Json): Json {
   const out: Json = { ...d };
   if (typeof d.regex === "string" && d.description === undefined) out.description = `Must match ${d.regex}.`;
-  if (d.items !== null && typeof d.items === "object" && !Array.isArray(d.items)) out.items = describeRegex(d.items as Json);
-  if (Array.isArray(d.fields)) out.fields = d.fields.map((f: unknown) => (f !== null && typeof f === "object" && !Array.isArray(f) ? describeRegex(f as Json) : f));
+  if (d.items !== null && typeof d.items === "object" && !Array.isArray(d.items))
+    out.items = describeRegex(d.items as Json);
+  if (Array.isArray(d.fields))
+    out.fields = d.fields.map((f: unknown) =>
+      f !== null && typeof f === "object" && !Array.isArray(f) ? describeRegex(f as Json) : f,
+    );
   return out;
 }
 
 function partitionsOf(panel: PanelSnapshot): { id: number; name: string }[] {
   const names = new Map<number, string>();
   for (const p of panel.partitions) names.set(p.id, p.name);
-  for (const d of panel.devices) for (const p of d.partition ?? []) if (!names.has(p.id) && p.name !== undefined) names.set(p.id, p.name);
+  for (const d of panel.devices)
+    for (const p of d.partition ?? []) if (!names.has(p.id) && p.name !== undefined) names.set(p.id, p.name);
   const used = new Set<number>([...names.keys()]);
   for (const x of [...panel.persons, ...panel.groups, ...panel.floorGroups, ...panel.attributes]) used.add(x.partition);
   for (const d of panel.devices) for (const p of d.partition ?? []) used.add(p.id);
-  return [...used].sort((a, b) => a - b).map((id) => ({ id, name: names.get(id) ?? (id === 0 ? "Default" : `Partition ${id}`) }));
+  return [...used]
+    .sort((a, b) => a - b)
+    .map((id) => ({ id, name: names.get(id) ?? (id === 0 ? "Default" : `Partition ${id}`) }));
 }
 
 /**
@@ -74,7 +135,8 @@ function migratedCardFormat(legacy: Json, id: string): Json {
     delete out.layout;
     if (typeof legacy.id === "string" && wellKnownLayout(legacy.id) !== undefined) out.layout = legacy.id;
   }
-  if ((legacy.description === undefined || legacy.description === null) && typeof legacy.id === "string") out.description = legacy.id;
+  if ((legacy.description === undefined || legacy.description === null) && typeof legacy.id === "string")
+    out.description = legacy.id;
   return out;
 }
 
@@ -84,16 +146,28 @@ function migratedCardFormat(legacy: Json, id: string): Json {
  * and preflight reports it. Migration also gives the card format its mapped id (evaluation keeps the
  * panel's entry as it is).
  */
-export function panelToSystem(panel: PanelSnapshot, systemId: string, cloudNodeId: string, id: IdMapper, forEvaluation: boolean): PanelConversion {
+export function panelToSystem(
+  panel: PanelSnapshot,
+  systemId: string,
+  cloudNodeId: string,
+  id: IdMapper,
+  forEvaluation: boolean,
+): PanelConversion {
   const dropped: DroppedField[] = [];
-  const drop = (type: DroppedField["type"], legacyId: number | string, field: string, reason: string) => dropped.push({ type, legacyId, field, reason });
-  const partitions = partitionsOf(panel).map((p) => ({ id: id("partition", p.id), name: p.name, ...(p.id === 0 ? { default: true } : {}) }));
+  const drop = (type: DroppedField["type"], legacyId: number | string, field: string, reason: string) =>
+    dropped.push({ type, legacyId, field, reason });
+  const partitions = partitionsOf(panel).map((p) => ({
+    id: id("partition", p.id),
+    name: p.name,
+    ...(p.id === 0 ? { default: true } : {}),
+  }));
   const config = panel.config as Json;
   const node: Json = { id: cloudNodeId, name: panel.name, serialNumber: panel.serialNumber };
   pick({ ecards: panel.ecards, ...config }, ["ecards", "offlinePolicy", "killTimer", "timezone", "locale"], node);
   const format = panel.config.cardFormat;
   node.cardFormat = format === null ? [] : [forEvaluation ? format : migratedCardFormat(format, id("cardFormat", 0))];
-  if (config.logPurgeDays !== undefined) drop("cloudNode", panel.serialNumber, "config.logPurgeDays", "2.0 cloud nodes have no log purge setting.");
+  if (config.logPurgeDays !== undefined)
+    drop("cloudNode", panel.serialNumber, "config.logPurgeDays", "2.0 cloud nodes have no log purge setting.");
 
   const groups = panel.groups.map((g) => {
     if (g.metadata !== null) drop("group", g.id, "metadata", "2.0 groups have no metadata.");
@@ -116,11 +190,19 @@ export function panelToSystem(panel: PanelSnapshot, systemId: string, cloudNodeI
   });
   const devices = panel.devices.map((d) => {
     if (d.metadata !== null) drop("device", d.id, "metadata", "2.0 devices have no metadata.");
-    for (const f of DEVICE_ONLY_1_0) if ((d as Json)[f] !== undefined) drop("device", d.id, f, `2.0 devices have no ${f}.`);
-    const out = pick(d, DEVICE_FIELDS, { id: id("device", d.id), cloudNode: cloudNodeId, connection: id("connection", d.connection) });
+    for (const f of DEVICE_ONLY_1_0)
+      if ((d as Json)[f] !== undefined) drop("device", d.id, f, `2.0 devices have no ${f}.`);
+    const out = pick(d, DEVICE_FIELDS, {
+      id: id("device", d.id),
+      cloudNode: cloudNodeId,
+      connection: id("connection", d.connection),
+    });
     out.type = d.type;
     out.publicIcon = d.publicIcon;
-    out.partition = (d.partition ?? []).map((p) => ({ id: id("partition", p.id), ...(p.name !== undefined ? { name: p.name } : {}) }));
+    out.partition = (d.partition ?? []).map((p) => ({
+      id: id("partition", p.id),
+      ...(p.name !== undefined ? { name: p.name } : {}),
+    }));
     if (d.primaryReader !== null) out.primaryReader = id("device", d.primaryReader);
     if (forEvaluation && out.propAlarm !== true) delete out.propDelay;
     return out;

@@ -81,11 +81,23 @@ export function parsePanel(input: unknown): Result<LoadedPanel> {
   if (!parsed.success) return err(fromZodIssues(parsed.error.issues));
   const panel = parsed.data;
   // Checked with the plain integers, so messages name ids as the panel spells them…
-  const { input: plain } = panelToSystem(panel, `panel:${panel.serialNumber}`, panel.serialNumber, (_type, id) => String(id), true);
+  const { input: plain } = panelToSystem(
+    panel,
+    `panel:${panel.serialNumber}`,
+    panel.serialNumber,
+    (_type, id) => String(id),
+    true,
+  );
   const checked = parseSnapshot(plain);
   if (!checked.ok) return err(atPanelPaths(checked.issues));
   // …and evaluated with padded ones, so "smallest id" is the smallest integer.
-  const { input: padded } = panelToSystem(panel, `panel:${panel.serialNumber}`, panel.serialNumber, (_type, id) => panelKey(id), true);
+  const { input: padded } = panelToSystem(
+    panel,
+    `panel:${panel.serialNumber}`,
+    panel.serialNumber,
+    (_type, id) => panelKey(id),
+    true,
+  );
   const system = parseSnapshot(padded);
   if (!system.ok) return err(atPanelPaths(system.issues));
   return ok({ panel, system: system.value });

@@ -8,12 +8,21 @@ import type { CardFormat, CloudNode, Credential, Device, Holder, Partition, Syst
 import { fromZodIssues, quote, zodMessage } from "./zodIssues.js";
 import { isValidZone } from "./zones.js";
 import { depthIssues, plainCopy } from "./plainCopy.js";
-import { type Collection, type ParsedCollection, type ParsedEntities, type ParsedSystem, PHASES, type Report, SCHEMA_ORDER, parseEntity, rawKey, wholeLookups } from "./checks/index.js";
+import {
+  type Collection,
+  type ParsedCollection,
+  type ParsedEntities,
+  type ParsedSystem,
+  PHASES,
+  type Report,
+  SCHEMA_ORDER,
+  parseEntity,
+  rawKey,
+  wholeLookups,
+} from "./checks/index.js";
 
 export { isValidZone, zoneCacheSize } from "./zones.js";
 export { JSON_MAX_DEPTH, plainCopy } from "./plainCopy.js";
-
-type Path = (string | number)[];
 
 /** The format a node uses when it lists none: the standard 26-bit format. */
 export function defaultCardFormat(): CardFormat {
@@ -52,9 +61,20 @@ function keptCustomFields(fields: Record<string, unknown> | null): Record<string
  * @example
  * normalizeCredential({ id: "c1", credentialNumber: 7, facilityCode: null, description: null, types: ["card"] }, "h1").holderId; //=> "h1"
  */
-export function normalizeCredential(c: z.output<typeof credentialSchema>, holderId: string, intern: Intern = same): Credential {
+export function normalizeCredential(
+  c: z.output<typeof credentialSchema>,
+  holderId: string,
+  intern: Intern = same,
+): Credential {
   const description = c.description === null ? null : intern(c.description);
-  return { id: c.id, credentialNumber: c.credentialNumber, facilityCode: c.facilityCode, description, types: sharedTypes(c.types), holderId };
+  return {
+    id: c.id,
+    credentialNumber: c.credentialNumber,
+    facilityCode: c.facilityCode,
+    description,
+    types: sharedTypes(c.types),
+    holderId,
+  };
 }
 
 type CredentialTypes = Credential["types"];
@@ -130,7 +150,8 @@ export function normalizeHolder(h: z.output<typeof holderSchema>): Holder {
  */
 function adoptHolder(h: z.output<typeof holderSchema>, intern: Intern): Holder {
   const creds = h.credentials;
-  for (let j = 0; j < creds.length; j++) (creds as unknown as Credential[])[j] = normalizeCredential(creds[j]!, h.id, intern);
+  for (let j = 0; j < creds.length; j++)
+    (creds as unknown as Credential[])[j] = normalizeCredential(creds[j]!, h.id, intern);
   internAll(h.groups, intern);
   const m = h as { -readonly [K in keyof Holder]: Holder[K] };
   if (m.partition !== null) m.partition = intern(m.partition);
@@ -208,10 +229,12 @@ export function parseSnapshot(input: unknown, options: ParseSnapshotOptions = {}
   const issues: Issue[] = [];
   const add: Report = (code, path, message) => issues.push({ code, path, message });
 
-  if (!isValidZone(raw.timezone)) add("invalidTimezone", ["timezone"], `${quote(raw.timezone)} is not an IANA time zone.`);
+  if (!isValidZone(raw.timezone))
+    add("invalidTimezone", ["timezone"], `${quote(raw.timezone)} is not an IANA time zone.`);
 
   const parsed = {} as { [C in Collection]: ParsedCollection<C> };
-  for (const coll of SCHEMA_ORDER) (parsed as Record<Collection, ParsedCollection<Collection>>)[coll] = parseEach(issues, coll, raw[coll]);
+  for (const coll of SCHEMA_ORDER)
+    (parsed as Record<Collection, ParsedCollection<Collection>>)[coll] = parseEach(issues, coll, raw[coll]);
   const system: ParsedSystem = parsed;
 
   // Every check across entities, phase by phase, each over the valid elements in snapshot order.
@@ -228,7 +251,8 @@ export function parseSnapshot(input: unknown, options: ParseSnapshotOptions = {}
   // References share the string of the id they name, and repeated values one string: at 100,000
   // holders the rules' 367,000 device references alone were 11 MB of equal strings.
   const intern = interner();
-  for (const c of ["partitions", "groups", "devices", "floorGroups"] as const) for (const { v } of parsed[c].items) intern(v.id);
+  for (const c of ["partitions", "groups", "devices", "floorGroups"] as const)
+    for (const { v } of parsed[c].items) intern(v.id);
   const holders: Holder[] = parsed.holders.items.map(({ v: h }) => adoptHolder(h, intern));
   for (const { v: r } of parsed.rules.items) {
     r.groupId = intern(r.groupId);

@@ -105,7 +105,8 @@ export function plainCopy(input: unknown, issues: Issue[], options: PlainCopyOpt
       const obj: Record<string, unknown> = {};
       for (const k of keys) {
         const value = copyOf(v as Record<string, unknown>, k);
-        if (k === "__proto__") Object.defineProperty(obj, k, { value, enumerable: true, writable: true, configurable: true });
+        if (k === "__proto__")
+          Object.defineProperty(obj, k, { value, enumerable: true, writable: true, configurable: true });
         else obj[k] = value;
       }
       out = obj;
@@ -121,7 +122,11 @@ export function plainCopy(input: unknown, issues: Issue[], options: PlainCopyOpt
  * (a tree: nothing shared or cyclic, no getters): a walk that copies nothing, in plainCopy's order.
  * Recursion is bounded by `maxDepth`.
  */
-export function depthIssues(input: unknown, maxDepth: number = JSON_MAX_DEPTH, prefix: readonly (string | number)[] = []): Issue[] {
+export function depthIssues(
+  input: unknown,
+  maxDepth: number = JSON_MAX_DEPTH,
+  prefix: readonly (string | number)[] = [],
+): Issue[] {
   const issues: Issue[] = [];
   const path: Path = [...prefix];
   const walk = (v: object, level: number): void => {

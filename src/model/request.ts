@@ -234,7 +234,12 @@ export function checkRequest(req: unknown, sink: Issue[] | null, fields: Request
   if (read !== READ_OK) {
     if (sink !== null) {
       if (read === NOT_AN_OBJECT) sink.push({ code: "invalidType", path: [], message: "A request is a JSON object." });
-      else sink.push({ code: "unreadable", path: [...UNREADABLE_PATHS[read]!], message: "Could not be read: reading it threw an error." });
+      else
+        sink.push({
+          code: "unreadable",
+          path: [...UNREADABLE_PATHS[read]!],
+          message: "Could not be read: reading it threw an error.",
+        });
     }
     return false;
   }
@@ -264,20 +269,42 @@ export function checkRequest(req: unknown, sink: Issue[] | null, fields: Request
       const wiegand = f.wiegand;
       const credentialNumber = f.credentialNumber;
       const mobile = f.mobile;
-      const kinds = (wiegand !== undefined ? 1 : 0) + (credentialNumber !== undefined ? 1 : 0) + (mobile !== undefined ? 1 : 0);
+      const kinds =
+        (wiegand !== undefined ? 1 : 0) + (credentialNumber !== undefined ? 1 : 0) + (mobile !== undefined ? 1 : 0);
       if (kinds !== 1) {
         if (!bad(sink, ["credential"], "Must hold exactly one of wiegand, credentialNumber or mobile.")) return false;
       } else if (wiegand !== undefined) {
-        if (!isBits(wiegand, f.bits_) && !bad(sink, ["credential", "wiegand"], "Must be 9 to 512 characters of 0 and 1.")) return false;
+        if (
+          !isBits(wiegand, f.bits_) &&
+          !bad(sink, ["credential", "wiegand"], "Must be 9 to 512 characters of 0 and 1.")
+        )
+          return false;
       } else if (credentialNumber !== undefined) {
-        if (!isCount(credentialNumber) && !bad(sink, ["credential", "credentialNumber"], countProblem(credentialNumber, false))) return false;
+        if (
+          !isCount(credentialNumber) &&
+          !bad(sink, ["credential", "credentialNumber"], countProblem(credentialNumber, false))
+        )
+          return false;
         const fc = f.facilityCode;
-        if (fc !== undefined && fc !== null && !isCount(fc) && !bad(sink, ["credential", "facilityCode"], countProblem(fc, true)))
+        if (
+          fc !== undefined &&
+          fc !== null &&
+          !isCount(fc) &&
+          !bad(sink, ["credential", "facilityCode"], countProblem(fc, true))
+        )
           return false;
       } else {
-        if (mobile !== "touch" && mobile !== "token" && !bad(sink, ["credential", "mobile"], 'Must be "touch" or "token".')) return false;
+        if (
+          mobile !== "touch" &&
+          mobile !== "token" &&
+          !bad(sink, ["credential", "mobile"], 'Must be "touch" or "token".')
+        )
+          return false;
         const credentialId = f.credentialId;
-        if ((typeof credentialId !== "string" || credentialId.length === 0) && !bad(sink, ["credential", "credentialId"], "Must be a non-empty credential id."))
+        if (
+          (typeof credentialId !== "string" || credentialId.length === 0) &&
+          !bad(sink, ["credential", "credentialId"], "Must be a non-empty credential id.")
+        )
           return false;
       }
     }
@@ -305,7 +332,8 @@ export function checkRequest(req: unknown, sink: Issue[] | null, fields: Request
       }
       const os = f.offlineSeconds;
       if (tk !== false && os === undefined) {
-        if (!bad(sink, ["node", "offlineSeconds"], "Is required when the node is offline and knows the time.")) return false;
+        if (!bad(sink, ["node", "offlineSeconds"], "Is required when the node is offline and knows the time."))
+          return false;
       } else if (os !== undefined && !isCount(os)) {
         if (!bad(sink, ["node", "offlineSeconds"], countProblem(os, false))) return false;
       }

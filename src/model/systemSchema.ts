@@ -77,7 +77,11 @@ export const credentialSchema = z
   .superRefine((c, ctx) => {
     const card = c.types.includes("card");
     if (card && c.credentialNumber === null)
-      ctx.addIssue({ code: "custom", path: ["credentialNumber"], message: "A card credential needs a credentialNumber." });
+      ctx.addIssue({
+        code: "custom",
+        path: ["credentialNumber"],
+        message: "A card credential needs a credentialNumber.",
+      });
     if (!card && c.facilityCode !== null)
       ctx.addIssue({ code: "custom", path: ["facilityCode"], message: "Only card credentials carry a facilityCode." });
   });
@@ -101,7 +105,11 @@ export const holderSchema = z
   })
   .superRefine((h, ctx) => {
     if (h.pin !== null && h.pin === h.duressPin)
-      ctx.addIssue({ code: "custom", path: ["duressPin"], message: "The duress PIN must differ from the holder's PIN." });
+      ctx.addIssue({
+        code: "custom",
+        path: ["duressPin"],
+        message: "The duress PIN must differ from the holder's PIN.",
+      });
     h.credentials.forEach((c, i) => {
       if (c.holderId !== undefined && c.holderId !== h.id)
         ctx.addIssue({
@@ -123,7 +131,10 @@ export const cardLayoutSchema = z.object({
         position: z.number().int().min(0).max(511),
         type: z.enum(["even", "odd"]),
         range: bitField.optional(),
-        mask: z.string().regex(/^[01]{1,512}$/, { error: "Must be a string of 0 and 1, at most 512 long." }).optional(),
+        mask: z
+          .string()
+          .regex(/^[01]{1,512}$/, { error: "Must be a string of 0 and 1, at most 512 long." })
+          .optional(),
       }),
     )
     .default([]),
@@ -151,12 +162,24 @@ const layoutSchema = z
   .transform((v, ctx): string | CardLayoutOutput | null => {
     if (v === null) return null;
     if (typeof v === "string") {
-      if (v.length === 0) ctx.issues.push({ code: "custom", input: v, path: [], message: "Must be a well-known layout name, not an empty string." });
+      if (v.length === 0)
+        ctx.issues.push({
+          code: "custom",
+          input: v,
+          path: [],
+          message: "Must be a well-known layout name, not an empty string.",
+        });
       return v;
     }
     if (typeof v !== "object" || Array.isArray(v)) {
       const what = Array.isArray(v) ? "an array" : typeof v;
-      ctx.issues.push({ code: "invalid_type", expected: "object", input: v, path: [], message: `Must be a well-known layout name (a string) or a layout object, not ${what}.` });
+      ctx.issues.push({
+        code: "invalid_type",
+        expected: "object",
+        input: v,
+        path: [],
+        message: `Must be a well-known layout name (a string) or a layout object, not ${what}.`,
+      });
       return z.NEVER;
     }
     const r = cardLayoutSchema.safeParse(v, { error: zodMessage });
@@ -202,9 +225,13 @@ const article = (word: string): string => (/^[aeio]/i.test(word) ? "An" : "A"); 
  * A connection with the defaults of its type in effect: an ethernet controller speaks `IPv6` and is a
  * `VENDOR_B` controller unless it says otherwise; other types have neither field (docs/semantics.md S13).
  */
-export function withConnectionDefaults<T extends object>(c: T): T & { readonly protocol?: unknown; readonly manufacturer?: unknown } {
+export function withConnectionDefaults<T extends object>(
+  c: T,
+): T & { readonly protocol?: unknown; readonly manufacturer?: unknown } {
   const x = c as { readonly type?: unknown; readonly protocol?: unknown; readonly manufacturer?: unknown };
-  return x.type === "ethernet" ? { ...c, protocol: x.protocol ?? "IPv6", manufacturer: x.manufacturer ?? "VENDOR_B" } : c;
+  return x.type === "ethernet"
+    ? { ...c, protocol: x.protocol ?? "IPv6", manufacturer: x.manufacturer ?? "VENDOR_B" }
+    : c;
 }
 
 export const connectionSchema = z
@@ -235,7 +262,11 @@ export const connectionSchema = z
     if (c.type === "lockhub" && missing(c.macAddress)) add("macAddress", "A lockhub connection needs a macAddress.");
     if (c.type !== "ethernet")
       for (const k of ETHERNET_ONLY)
-        if (c[k] !== undefined && c[k] !== null) add(k, `${k} is used by ethernet connections only; this is ${article(c.type).toLowerCase()} ${c.type} connection.`);
+        if (c[k] !== undefined && c[k] !== null)
+          add(
+            k,
+            `${k} is used by ethernet connections only; this is ${article(c.type).toLowerCase()} ${c.type} connection.`,
+          );
   })
   .transform((c) => withConnectionDefaults(c));
 
@@ -246,7 +277,10 @@ export const deviceSchema = z
     cloudNode: id,
     connection: idOrRef,
     port: z.number().int().min(0),
-    partition: z.array(z.object({ id, name: z.string().optional(), default: z.boolean().optional() })).nullable().default([]),
+    partition: z
+      .array(z.object({ id, name: z.string().optional(), default: z.boolean().optional() }))
+      .nullable()
+      .default([]),
     type: z.enum(DEVICE_TYPES),
     publicIcon: z.enum(PUBLIC_ICONS).nullable().default(null),
     primaryReader: z.union([idOrRef, z.null()]).default(null),
@@ -278,8 +312,10 @@ export const deviceSchema = z
     const add = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
     if (d.publicIcon === null && (d.type === "primaryReader" || d.type === "ioDevice" || d.type === "premiumIoDevice"))
       add("publicIcon", `A ${d.type} needs a publicIcon.`);
-    if (d.type === "additionalReader" && d.primaryReader === null) add("primaryReader", "An additionalReader names its primaryReader.");
-    if (d.type !== "additionalReader" && d.primaryReader !== null) add("primaryReader", "Only an additionalReader has a primaryReader.");
+    if (d.type === "additionalReader" && d.primaryReader === null)
+      add("primaryReader", "An additionalReader names its primaryReader.");
+    if (d.type !== "additionalReader" && d.primaryReader !== null)
+      add("primaryReader", "Only an additionalReader has a primaryReader.");
     if (d.osdpAddress !== null && !d.inputTypes.some((t) => t !== "wiegand"))
       add("osdpAddress", "An osdpAddress needs an OSDP input type.");
     if (d.propAlarm && !d.dps) add("propAlarm", "A prop alarm needs the door position sensor (dps).");
@@ -295,7 +331,9 @@ export const floorGroupSchema = z.object({
   floors: z.array(idOrRef).min(1, { error: "A floor group opens at least one floor." }),
 });
 
-const clock = z.string().refine((s) => !Number.isNaN(parseClock(s)), { error: "Must be a time HH:mm:ss (00:00:00 to 23:59:59)." });
+const clock = z
+  .string()
+  .refine((s) => !Number.isNaN(parseClock(s)), { error: "Must be a time HH:mm:ss (00:00:00 to 23:59:59)." });
 const stopClock = z
   .string()
   .refine((s) => !Number.isNaN(parseClock(s, true)), { error: "Must be a time HH:mm:ss (00:00:00 to 24:00:00)." });
@@ -319,11 +357,14 @@ export const ruleSchema = z
   })
   .superRefine((r, ctx) => {
     const add = (path: (string | number)[], message: string) => ctx.addIssue({ code: "custom", path, message });
-    if (r.type === "door" && r.floorGroups.length > 0) add(["floorGroups"], "A door rule names devices, not floor groups.");
-    if (r.type === "elevator" && r.devices.length > 0) add(["devices"], "An elevator rule names floor groups, not devices.");
+    if (r.type === "door" && r.floorGroups.length > 0)
+      add(["floorGroups"], "A door rule names devices, not floor groups.");
+    if (r.type === "elevator" && r.devices.length > 0)
+      add(["devices"], "An elevator rule names floor groups, not devices.");
     if (r.type === "elevator" && !r.allow) add(["allow"], "Deny rules are door rules only.");
     if (new Set(r.recurring).size !== r.recurring.length) add(["recurring"], "Names a weekday twice.");
-    if (r.startDate !== null && r.endDate !== null && r.startDate > r.endDate) add(["endDate"], "Ends before it starts.");
+    if (r.startDate !== null && r.endDate !== null && r.startDate > r.endDate)
+      add(["endDate"], "Ends before it starts.");
   });
 
 export const systemSnapshotSchema = z.object({

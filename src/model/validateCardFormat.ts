@@ -31,7 +31,11 @@ export function validateCardFormat(f: CardFormat): Issue[] {
       // Point at whichever bound is wrong (both when both are).
       for (const key of ["min_input_bits", "max_input_bits"] as const)
         if (f[key] !== known.bits)
-          add("invalidRange", [key], `${known.id} reads exactly ${known.bits} bits; set min_input_bits and max_input_bits to ${known.bits}.`);
+          add(
+            "invalidRange",
+            [key],
+            `${known.id} reads exactly ${known.bits} bits; set min_input_bits and max_input_bits to ${known.bits}.`,
+          );
       break;
     }
     case "raw":
@@ -66,29 +70,44 @@ export function validateLayout(layout: CardLayout, minBits: number): Issue[] {
       else clashes.set(prev, [pos]);
     }
     for (const [prev, bits] of clashes)
-      add("overlap", path, `${bits.length === 1 ? "Bit" : "Bits"} ${runs(bits)} ${bits.length === 1 ? "is" : "are"} used by both ${prev} and ${what}.`);
+      add(
+        "overlap",
+        path,
+        `${bits.length === 1 ? "Bit" : "Bits"} ${runs(bits)} ${bits.length === 1 ? "is" : "are"} used by both ${prev} and ${what}.`,
+      );
   };
   const field = (name: "facilityCode" | "cardNumber") => {
     const fld = layout[name];
     if (fld === null) return;
     if (fld.offset + fld.length > minBits)
-      add("outOfRange", ["layout", name], `Bits ${fld.offset}–${fld.offset + fld.length - 1} do not fit in a ${minBits}-bit frame (min_input_bits).`);
+      add(
+        "outOfRange",
+        ["layout", name],
+        `Bits ${fld.offset}–${fld.offset + fld.length - 1} do not fit in a ${minBits}-bit frame (min_input_bits).`,
+      );
     claim(fld.offset, fld.length, name, ["layout", name]);
   };
   field("facilityCode");
   field("cardNumber");
   layout.parity.forEach((p, i) => {
     const path = ["layout", "parity", i];
-    if (p.position >= minBits) add("outOfRange", [...path, "position"], `Position ${p.position} is outside a ${minBits}-bit frame (min_input_bits).`);
+    if (p.position >= minBits)
+      add(
+        "outOfRange",
+        [...path, "position"],
+        `Position ${p.position} is outside a ${minBits}-bit frame (min_input_bits).`,
+      );
     claim(p.position, 1, `parity[${i}]`, [...path, "position"]);
     const covers = resolveParityCoverage(p);
     if (covers === null) add("invalid", path, "A parity bit covers either a range or a mask, exactly one of them.");
     else if (covers.length === 0) add("invalid", path, "A parity bit must cover at least one other bit.");
-    else if (covers.some((c) => c >= minBits)) add("outOfRange", path, `Covers bits outside a ${minBits}-bit frame (min_input_bits).`);
+    else if (covers.some((c) => c >= minBits))
+      add("outOfRange", path, `Covers bits outside a ${minBits}-bit frame (min_input_bits).`);
   });
   (layout.fixed ?? []).forEach((f, i) => {
     const path = ["layout", "fixed", i, "position"];
-    if (f.position >= minBits) add("outOfRange", path, `Position ${f.position} is outside a ${minBits}-bit frame (min_input_bits).`);
+    if (f.position >= minBits)
+      add("outOfRange", path, `Position ${f.position} is outside a ${minBits}-bit frame (min_input_bits).`);
     claim(f.position, 1, `fixed[${i}]`, path);
   });
   return issues;

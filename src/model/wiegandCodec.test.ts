@@ -142,11 +142,18 @@ describe.each([
   ["derived by hand", BY_HAND],
   ["derived from proxmark3 arithmetic", DERIVED],
 ] as const)("known vectors (%s)", (_kind, vectors) => {
-  test.each(vectors.map((v) => [`${v.format} FC ${v.facilityCode} CN ${v.cardNumber}`, v] as const))("%s", (_name, v) => {
-    const bits = hexBits(v.hex, KNOWN_CARD_FORMATS[v.format]!.bits);
-    expect(encodeWiegand(v.format, { facilityCode: v.facilityCode, cardNumber: v.cardNumber })).toBe(bits);
-    expect(decodeWiegand(v.format, bits)).toEqual({ facilityCode: v.facilityCode, cardNumber: v.cardNumber, parityOk: true });
-  });
+  test.each(vectors.map((v) => [`${v.format} FC ${v.facilityCode} CN ${v.cardNumber}`, v] as const))(
+    "%s",
+    (_name, v) => {
+      const bits = hexBits(v.hex, KNOWN_CARD_FORMATS[v.format]!.bits);
+      expect(encodeWiegand(v.format, { facilityCode: v.facilityCode, cardNumber: v.cardNumber })).toBe(bits);
+      expect(decodeWiegand(v.format, bits)).toEqual({
+        facilityCode: v.facilityCode,
+        cardNumber: v.cardNumber,
+        parityOk: true,
+      });
+    },
+  );
 });
 
 test("every well-known format has a vector", () => {
@@ -157,9 +164,21 @@ test("every well-known format has a vector", () => {
 describe("the well-known table", () => {
   test("holds at least the ids SPEC §5 names, and the §1.2 formats with parity bits", () => {
     expect(IDS).toEqual(
-      expect.arrayContaining(["H10301", "H10302", "H10304", "H10306", "C1k35s", "C1k48s"].concat(
-        ["ind26", "D10202", "N10002", "BQT34", "C15001", "S12906", "Sie36", "Kastle", "Verkada40", "H800002", "Avig56"],
-      )),
+      expect.arrayContaining(
+        ["H10301", "H10302", "H10304", "H10306", "C1k35s", "C1k48s"].concat([
+          "ind26",
+          "D10202",
+          "N10002",
+          "BQT34",
+          "C15001",
+          "S12906",
+          "Sie36",
+          "Kastle",
+          "Verkada40",
+          "H800002",
+          "Avig56",
+        ]),
+      ),
     );
   });
 
@@ -211,14 +230,14 @@ describe("the well-known table", () => {
 });
 
 /** A value of every width a field may have, up to its largest. */
-const valueOf = (f: BitField) => fc.bigInt({ min: 0n, max: (1n << BigInt(f.length)) - 1n }).map(Number);
+const fieldValue = (f: BitField) => fc.bigInt({ min: 0n, max: (1n << BigInt(f.length)) - 1n }).map(Number);
 
 const knownCard = fc.constantFrom(...IDS).chain((id) => {
   const f = KNOWN_CARD_FORMATS[id]!;
   return fc.record({
     id: fc.constant(id),
-    facilityCode: f.facilityCode === null ? fc.constant(null) : valueOf(f.facilityCode),
-    cardNumber: valueOf(f.cardNumber),
+    facilityCode: f.facilityCode === null ? fc.constant(null) : fieldValue(f.facilityCode),
+    cardNumber: fieldValue(f.cardNumber),
   });
 });
 
@@ -280,11 +299,23 @@ describe("marker bits (SPEC §5)", () => {
   test("Kastle's bit 1 must be 1: a frame with a good parity and bit 1 = 0 fails", () => {
     // FC 0 / CN 0 is 0xC0000001. With bit 1 cleared, even bit 0 over 1–16 becomes 0: 0x00000001,
     // whose parity bits both hold, so only the marker refuses it.
-    expect(decodeWiegand("Kastle", hexBits("C0000001", 32))).toEqual({ facilityCode: 0, cardNumber: 0, parityOk: true });
-    expect(decodeWiegand("Kastle", hexBits("00000001", 32))).toEqual({ facilityCode: 0, cardNumber: 0, parityOk: false });
+    expect(decodeWiegand("Kastle", hexBits("C0000001", 32))).toEqual({
+      facilityCode: 0,
+      cardNumber: 0,
+      parityOk: true,
+    });
+    expect(decodeWiegand("Kastle", hexBits("00000001", 32))).toEqual({
+      facilityCode: 0,
+      cardNumber: 0,
+      parityOk: false,
+    });
     // FC 90 / CN 24175 is 0x40B4BCDE; bit 1 cleared and bit 0 set again: 0x80B4BCDE.
     expect(decodeWiegand("Kastle", hexBits("40B4BCDE", 32)).parityOk).toBe(true);
-    expect(decodeWiegand("Kastle", hexBits("80B4BCDE", 32))).toEqual({ facilityCode: 90, cardNumber: 24175, parityOk: false });
+    expect(decodeWiegand("Kastle", hexBits("80B4BCDE", 32))).toEqual({
+      facilityCode: 90,
+      cardNumber: 24175,
+      parityOk: false,
+    });
     expect(KNOWN_CARD_FORMATS.Kastle!.markers).toEqual([{ position: 1, value: 1 }]);
   });
 
@@ -343,7 +374,11 @@ describe("marker bits (SPEC §5)", () => {
   });
 
   test("a marker past the other positions sets the smallest frame", () => {
-    const tail = custom({ min_input_bits: 12, max_input_bits: 12, layout: { cardNumber: { offset: 0, length: 8 }, fixed: [{ position: 11, value: 1 }] } });
+    const tail = custom({
+      min_input_bits: 12,
+      max_input_bits: 12,
+      layout: { cardNumber: { offset: 0, length: 8 }, fixed: [{ position: 11, value: 1 }] },
+    });
     expect(encodeWiegand(tail, { cardNumber: 3 })).toBe("000000110001");
     expect(() => decodeWiegand(tail, "00000011000")).toThrow(RangeError);
     expect(decodeWiegand(tail, "000000110000")).toEqual({ facilityCode: null, cardNumber: 3, parityOk: false });
@@ -366,7 +401,11 @@ describe("custom layouts", () => {
   test("a layout equal to a well-known one encodes its published vector", () => {
     expect(resolveCardFormat(verkadaLike).bits).toBeNull();
     expect(encodeWiegand(verkadaLike, { facilityCode: 50, cardNumber: 1001 })).toBe(hexBits("86400007D3", 40));
-    expect(decodeWiegand(verkadaLike, hexBits("86400007D3", 40))).toEqual({ facilityCode: 50, cardNumber: 1001, parityOk: true });
+    expect(decodeWiegand(verkadaLike, hexBits("86400007D3", 40))).toEqual({
+      facilityCode: 50,
+      cardNumber: 1001,
+      parityOk: true,
+    });
   });
 
   test("the frame defaults to the smallest that holds every position; longer frames end in zeros", () => {
@@ -387,8 +426,8 @@ describe("custom layouts", () => {
   test("round trip on random frame lengths", () => {
     fc.assert(
       fc.property(
-        valueOf({ offset: 1, length: 10 }),
-        valueOf({ offset: 11, length: 28 }),
+        fieldValue({ offset: 1, length: 10 }),
+        fieldValue({ offset: 11, length: 28 }),
         fc.integer({ min: 40, max: 512 }),
         (facilityCode, cardNumber, bits) => {
           const frame = encodeWiegand(verkadaLike, { facilityCode, cardNumber }, bits);
@@ -411,7 +450,10 @@ describe("custom layouts", () => {
 
   test("an invalid layout is refused with its paths", () => {
     const bad = custom({
-      layout: { cardNumber: { offset: 0, length: 41 }, parity: [{ position: 45, type: "odd", range: { offset: 0, length: 4 } }] },
+      layout: {
+        cardNumber: { offset: 0, length: 41 },
+        parity: [{ position: 45, type: "odd", range: { offset: 0, length: 4 } }],
+      },
     });
     expect(() => resolveCardFormat(bad)).toThrow(/layout\.cardNumber: .*\n.*layout\.parity\[0\]\.position/);
     expect(() => encodeWiegand(bad, { cardNumber: 1 })).toThrow(/invalid layout/);
@@ -423,11 +465,20 @@ describe("custom layouts", () => {
   });
 
   test("a layout string names the well-known layout whatever the id; an unknown name throws", () => {
-    const entry = cardFormatSchema.parse({ id: "9d7c0e1a-lobby", min_input_bits: 34, max_input_bits: 34, layout: "H10306" });
+    const entry = cardFormatSchema.parse({
+      id: "9d7c0e1a-lobby",
+      min_input_bits: 34,
+      max_input_bits: 34,
+      layout: "H10306",
+    });
     expect(resolveCardFormat(entry)).toBe(KNOWN_CARD_FORMATS.H10306);
-    expect(encodeWiegand(entry, { facilityCode: 7, cardNumber: 4242 })).toBe(encodeWiegand("H10306", { facilityCode: 7, cardNumber: 4242 }));
+    expect(encodeWiegand(entry, { facilityCode: 7, cardNumber: 4242 })).toBe(
+      encodeWiegand("H10306", { facilityCode: 7, cardNumber: 4242 }),
+    );
     const wrong = cardFormatSchema.parse({ id: "H10301", min_input_bits: 26, max_input_bits: 26, layout: "H1030" });
-    expect(() => resolveCardFormat(wrong)).toThrow(/Card format "H10301" names an unknown layout "H1030"\. Well-known ids: H10301/);
+    expect(() => resolveCardFormat(wrong)).toThrow(
+      /Card format "H10301" names an unknown layout "H1030"\. Well-known ids: H10301/,
+    );
   });
 });
 
@@ -436,7 +487,11 @@ describe("raw formats (an unknown id without a layout)", () => {
 
   test("the whole frame, first bit sent first, is the card number: no facility code, no parity", () => {
     expect(resolveCardFormat(raw)).toMatchObject({ raw: true, bits: null, facilityCode: null, parity: [] });
-    expect(decodeWiegand(raw, "10000000000000000011")).toEqual({ facilityCode: null, cardNumber: 2 ** 19 + 3, parityOk: true });
+    expect(decodeWiegand(raw, "10000000000000000011")).toEqual({
+      facilityCode: null,
+      cardNumber: 2 ** 19 + 3,
+      parityOk: true,
+    });
     // Every frame "passes parity": there is none to fail.
     expect(decodeWiegand(raw, "1".repeat(26))).toEqual({ facilityCode: null, cardNumber: 2 ** 26 - 1, parityOk: true });
     // A number above 2^53−1 reads as null; leading zeros of a long frame do not matter.
@@ -463,7 +518,9 @@ describe("errors", () => {
   });
 
   test("values that do not fit their field, or are not non-negative safe integers", () => {
-    expect(() => encodeWiegand("H10301", { facilityCode: 256, cardNumber: 1 })).toThrow(/facilityCode 256 does not fit in its 8-bit field \(0 to 255\)/);
+    expect(() => encodeWiegand("H10301", { facilityCode: 256, cardNumber: 1 })).toThrow(
+      /facilityCode 256 does not fit in its 8-bit field \(0 to 255\)/,
+    );
     expect(() => encodeWiegand("H10301", { facilityCode: 1, cardNumber: 65536 })).toThrow(RangeError);
     expect(() => encodeWiegand("H10302", { cardNumber: 2 ** 35 })).toThrow(RangeError);
     for (const bad of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53])
@@ -474,8 +531,12 @@ describe("errors", () => {
   test("a facility code for a format without one; a left-out one elsewhere is 0", () => {
     expect(() => encodeWiegand("H10302", { facilityCode: 5, cardNumber: 1 })).toThrow(/no facility-code field/);
     expect(() => encodeWiegand("H10302", { facilityCode: 0, cardNumber: 1 })).toThrow(RangeError);
-    expect(encodeWiegand("H10302", { cardNumber: 1 })).toBe(encodeWiegand("H10302", { facilityCode: null, cardNumber: 1 }));
-    expect(encodeWiegand("H10301", { cardNumber: 1 })).toBe(encodeWiegand("H10301", { facilityCode: 0, cardNumber: 1 }));
+    expect(encodeWiegand("H10302", { cardNumber: 1 })).toBe(
+      encodeWiegand("H10302", { facilityCode: null, cardNumber: 1 }),
+    );
+    expect(encodeWiegand("H10301", { cardNumber: 1 })).toBe(
+      encodeWiegand("H10301", { facilityCode: 0, cardNumber: 1 }),
+    );
   });
 
   test("frame lengths of well-known formats are exact", () => {

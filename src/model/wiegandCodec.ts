@@ -2,7 +2,13 @@
 // Meant for people and tests (clear errors, BigInt where fields are wide); the decision hot path has
 // its own compiled decoder in src/compile/. Both read a frame the same way: positions are 0-based from
 // the first bit sent, fields are MSB first, fixed runs are not decoded, marker bits are checked.
-import { type BitField, KNOWN_CARD_FORMATS, type ResolvedLayout, entryLayout, resolveCustomLayout } from "./cardFormats.js";
+import {
+  type BitField,
+  KNOWN_CARD_FORMATS,
+  type ResolvedLayout,
+  entryLayout,
+  resolveCustomLayout,
+} from "./cardFormats.js";
 import { formatIssues } from "./issue.js";
 import type { CardFormat } from "./types.js";
 import { validateLayout } from "./validateCardFormat.js";
@@ -52,16 +58,22 @@ export function resolveCardFormat(format: string | CardFormat): ResolvedLayout {
       throw new Error(`Card format "${format.id}" names an unknown layout "${resolved.name}". ${KNOWN_NAMES}`);
     case "custom": {
       const issues = validateLayout(resolved.layout, format.min_input_bits);
-      if (issues.length > 0) throw new Error(`Card format "${format.id}" has an invalid layout:\n${formatIssues(issues)}`);
+      if (issues.length > 0)
+        throw new Error(`Card format "${format.id}" has an invalid layout:\n${formatIssues(issues)}`);
       return resolveCustomLayout(resolved.layout);
     }
     case "raw":
-      return { bits: null, facilityCode: null, cardNumber: { offset: 0, length: format.max_input_bits }, parity: [], raw: true };
+      return {
+        bits: null,
+        facilityCode: null,
+        cardNumber: { offset: 0, length: format.max_input_bits },
+        parity: [],
+        raw: true,
+      };
   }
 }
 
-const KNOWN_NAMES =
-  `Well-known ids: ${Object.keys(KNOWN_CARD_FORMATS).join(", ")}; for any other format pass a card-format entry with a layout.`;
+const KNOWN_NAMES = `Well-known ids: ${Object.keys(KNOWN_CARD_FORMATS).join(", ")}; for any other format pass a card-format entry with a layout.`;
 
 /**
  * Builds the Wiegand frame a reader sends for a card: fields and fixed bits written MSB first, then
@@ -93,15 +105,19 @@ export function encodeWiegand(format: string | CardFormat, fields: WiegandFields
   } else {
     length = bits ?? needed;
     if (!Number.isInteger(length) || length < needed || length > MAX_FRAME_BITS)
-      throw new RangeError(`The layout of ${name} needs a frame of ${needed} to ${MAX_FRAME_BITS} bits; got ${String(bits)}.`);
+      throw new RangeError(
+        `The layout of ${name} needs a frame of ${needed} to ${MAX_FRAME_BITS} bits; got ${String(bits)}.`,
+      );
   }
 
   const frame = new Uint8Array(length);
-  for (const f of layout.fixed ?? []) write(frame, f, fieldValue(f.value, f, `${name} fixed bits ${f.offset}–${f.offset + f.length - 1}`));
+  for (const f of layout.fixed ?? [])
+    write(frame, f, fieldValue(f.value, f, `${name} fixed bits ${f.offset}–${f.offset + f.length - 1}`));
   for (const m of layout.markers ?? []) frame[m.position] = m.value;
   const fc = fields.facilityCode ?? null;
   if (layout.facilityCode === null) {
-    if (fc !== null) throw new RangeError(`${name} has no facility-code field; leave facilityCode out or null (got ${fc}).`);
+    if (fc !== null)
+      throw new RangeError(`${name} has no facility-code field; leave facilityCode out or null (got ${fc}).`);
   } else {
     write(frame, layout.facilityCode, fieldValue(fc ?? 0, layout.facilityCode, `${name} facilityCode`));
   }
@@ -134,15 +150,20 @@ export function encodeWiegand(format: string | CardFormat, fields: WiegandFields
 export function decodeWiegand(format: string | CardFormat, bits: string): DecodedWiegand {
   const layout = resolveCardFormat(format);
   const name = formatName(format);
-  if (typeof bits !== "string" || !/^[01]*$/.test(bits)) throw new TypeError("A Wiegand frame is a string of 0 and 1 characters.");
+  if (typeof bits !== "string" || !/^[01]*$/.test(bits))
+    throw new TypeError("A Wiegand frame is a string of 0 and 1 characters.");
   if (layout.bits !== null && bits.length !== layout.bits)
     throw new RangeError(`${name} frames are exactly ${layout.bits} bits; got ${bits.length}.`);
   if (layout.raw === true) {
-    if (bits.length === 0 || bits.length > MAX_FRAME_BITS) throw new RangeError(`${name} reads frames raw: 1 to ${MAX_FRAME_BITS} bits; got ${bits.length}.`);
+    if (bits.length === 0 || bits.length > MAX_FRAME_BITS)
+      throw new RangeError(`${name} reads frames raw: 1 to ${MAX_FRAME_BITS} bits; got ${bits.length}.`);
     return { facilityCode: null, cardNumber: read(bits, { offset: 0, length: bits.length }), parityOk: true };
   }
   const needed = smallestFrame(layout);
-  if (bits.length < needed) throw new RangeError(`The layout of ${name} reads bits up to position ${needed - 1}; the frame has ${bits.length}.`);
+  if (bits.length < needed)
+    throw new RangeError(
+      `The layout of ${name} reads bits up to position ${needed - 1}; the frame has ${bits.length}.`,
+    );
 
   let parityOk = true;
   for (const p of layout.parity) {
@@ -162,7 +183,10 @@ export function decodeWiegand(format: string | CardFormat, bits: string): Decode
 function encodeRaw(format: CardFormat, fields: WiegandFields, bits: number | undefined): string {
   const name = formatName(format);
   const fc = fields.facilityCode ?? null;
-  if (fc !== null) throw new RangeError(`${name} reads frames raw and has no facility-code field; leave facilityCode out or null (got ${fc}).`);
+  if (fc !== null)
+    throw new RangeError(
+      `${name} reads frames raw and has no facility-code field; leave facilityCode out or null (got ${fc}).`,
+    );
   const length = bits ?? format.min_input_bits;
   if (!Number.isInteger(length) || length < 1 || length > MAX_FRAME_BITS)
     throw new RangeError(`${name} reads frames raw: 1 to ${MAX_FRAME_BITS} bits; got ${String(bits)}.`);

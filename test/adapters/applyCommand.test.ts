@@ -13,7 +13,11 @@ const OPS = [
   JSON.stringify({
     method: "POST",
     path: "/holders",
-    body: { firstName: "Ann", lastName: "Lee", credentials: [{ types: ["card"], credentialNumber: 555001, facilityCode: 17 }] },
+    body: {
+      firstName: "Ann",
+      lastName: "Lee",
+      credentials: [{ types: ["card"], credentialNumber: 555001, facilityCode: 17 }],
+    },
   }),
   "",
   JSON.stringify([
@@ -22,17 +26,33 @@ const OPS = [
   ]),
   JSON.stringify({ method: "GET", path: "/groups?search=porters" }),
   "{not json",
-  JSON.stringify([{ method: "POST", path: "/groups", body: { name: "Weekend porters" } }, { method: "GET", path: "/groups?search=weekend" }]),
+  JSON.stringify([
+    { method: "POST", path: "/groups", body: { name: "Weekend porters" } },
+    { method: "GET", path: "/groups?search=weekend" },
+  ]),
 ].join("\n");
 
 function lines(stdout: string): Record<string, unknown>[] {
-  return stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+  return stdout
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 describe("rsop apply", () => {
   test("answers every input line in order, with statuses, ids, bodies and issues; exit 1 when any was refused", async () => {
     const out = `${dir}/after.json`;
-    const r = await run(["apply", "--system", BUILDING, "--ops", file("ops.jsonl", OPS), "--seed-ids", "7", "--out", out]);
+    const r = await run([
+      "apply",
+      "--system",
+      BUILDING,
+      "--ops",
+      file("ops.jsonl", OPS),
+      "--seed-ids",
+      "7",
+      "--out",
+      out,
+    ]);
     expect(r.code).toBe(1);
     const got = lines(r.stdout);
     expect(got.map((l) => l.line)).toEqual([1, 2, 3, 4, 5, 6, 7]);
@@ -42,14 +62,26 @@ describe("rsop apply", () => {
     expect(got[4]).toMatchObject({ total: 1, body: [{ name: "Night porters" }] });
     expect(got[5]).toMatchObject({ status: 400, issues: [{ path: "", message: expect.stringContaining("column 2") }] });
     expect(JSON.stringify(got[5])).not.toContain("not json"); // the line's text is never echoed
-    expect(got[6]).toMatchObject({ results: [{ status: 200 }, { status: 200, total: 1, body: [{ name: "Weekend porters" }] }] });
+    expect(got[6]).toMatchObject({
+      results: [{ status: 200 }, { status: 200, total: 1, body: [{ name: "Weekend porters" }] }],
+    });
     expect(r.stderr).toContain("3 of 7 operation lines refused");
 
     // The written snapshot loads, keeps the accepted writes only, and decides the new card.
-    const after = JSON.parse(readFileSync(out, "utf8")) as { groups: { name: string }[]; holders: { firstName: string }[] };
-    expect(after.groups.map((g) => g.name).filter((n) => n.endsWith("porters"))).toEqual(["Night porters", "Weekend porters"]);
+    const after = JSON.parse(readFileSync(out, "utf8")) as {
+      groups: { name: string }[];
+      holders: { firstName: string }[];
+    };
+    expect(after.groups.map((g) => g.name).filter((n) => n.endsWith("porters"))).toEqual([
+      "Night porters",
+      "Weekend porters",
+    ]);
     const engine = loadEngineOrThrow(after);
-    const d = engine.decide({ deviceId: "door-main-entrance", at: "2026-04-15T14:15:00Z", credential: { credentialNumber: 555001, facilityCode: 17 } });
+    const d = engine.decide({
+      deviceId: "door-main-entrance",
+      at: "2026-04-15T14:15:00Z",
+      credential: { credentialNumber: 555001, facilityCode: 17 },
+    });
     expect(d).toMatchObject({ outcome: "denied", reason: "noActiveRule", holderId: got[1]!.id });
   });
 
@@ -64,7 +96,10 @@ describe("rsop apply", () => {
 
   test("usage errors exit 2; a refused snapshot exits 1 with its problems", async () => {
     expect((await run(["apply", "--system", BUILDING, "--seed-ids", "x"])).code).toBe(2);
-    const bad = await run(["apply", "--system", file("bad.json", { format: "rsop-system/1", systemId: "s", timezone: "Mars/Olympus" })], "");
+    const bad = await run(
+      ["apply", "--system", file("bad.json", { format: "rsop-system/1", systemId: "s", timezone: "Mars/Olympus" })],
+      "",
+    );
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("timezone");
   });
@@ -117,7 +152,10 @@ describe("rsop apply and a slow reader", () => {
       mostWaiting = Math.max(mostWaiting, stdout.writableLength);
       return ok;
     }) as typeof stdout.write;
-    const code = await applyCommand({ system: BUILDING, ops: "-" }, { stdin: Readable.from(chunks), stdout, stderr: new PassThrough() });
+    const code = await applyCommand(
+      { system: BUILDING, ops: "-" },
+      { stdin: Readable.from(chunks), stdout, stderr: new PassThrough() },
+    );
     await new Promise<void>((resolve) => stdout.end(resolve));
     expect(code).toBe(0);
     const answer = `${JSON.stringify({ line: 2000, status: 200, body: [], total: 0 })}\n`.length;

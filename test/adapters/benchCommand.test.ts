@@ -15,14 +15,53 @@ const snapshot = {
   cloudNodes: [{ id: "n1", name: "Main" }],
   connections: [{ id: "c1", name: "Board", type: "usb", cloudNode: "n1", port: 1 }],
   devices: [
-    { id: "d1", name: "Ward 3", cloudNode: "n1", connection: "c1", port: 1, type: "primaryReader", publicIcon: "swingingDoor" },
-    { id: "d2", name: "Ward 4", cloudNode: "n1", connection: "c1", port: 2, type: "primaryReader", publicIcon: "swingingDoor" },
+    {
+      id: "d1",
+      name: "Ward 3",
+      cloudNode: "n1",
+      connection: "c1",
+      port: 1,
+      type: "primaryReader",
+      publicIcon: "swingingDoor",
+    },
+    {
+      id: "d2",
+      name: "Ward 4",
+      cloudNode: "n1",
+      connection: "c1",
+      port: 2,
+      type: "primaryReader",
+      publicIcon: "swingingDoor",
+    },
   ],
   holders: [
-    { id: "h1", firstName: "Ada", lastName: "Byron", groups: ["g1"], pin: "1234", credentials: [{ id: "k1", types: ["card"], credentialNumber: 100, facilityCode: 17 }] },
-    { id: "h2", firstName: "Alan", lastName: "Turing", groups: ["g1"], credentials: [{ id: "k2", types: ["touch", "token"], credentialNumber: 200 }] },
+    {
+      id: "h1",
+      firstName: "Ada",
+      lastName: "Byron",
+      groups: ["g1"],
+      pin: "1234",
+      credentials: [{ id: "k1", types: ["card"], credentialNumber: 100, facilityCode: 17 }],
+    },
+    {
+      id: "h2",
+      firstName: "Alan",
+      lastName: "Turing",
+      groups: ["g1"],
+      credentials: [{ id: "k2", types: ["touch", "token"], credentialNumber: 200 }],
+    },
   ],
-  rules: [{ id: "r1", type: "door", groupId: "g1", devices: ["d1"], startTime: "07:00:00", stopTime: "19:00:00", recurring: ["Mon", "Tue", "Wed", "Thu", "Fri"] }],
+  rules: [
+    {
+      id: "r1",
+      type: "door",
+      groupId: "g1",
+      devices: ["d1"],
+      startTime: "07:00:00",
+      stopTime: "19:00:00",
+      recurring: ["Mon", "Tue", "Wed", "Thu", "Fri"],
+    },
+  ],
 };
 const system = file("system.json", snapshot);
 const quick = ["--requests", "50", "--seconds", "0.05"];
@@ -37,7 +76,9 @@ describe("rsop bench", () => {
     expect(lines[1]).toMatch(/^load: validate [0-9.]+ ms, compile [0-9.]+ ms$/);
     expect(lines[2]).toMatch(/^requests: 50 random \(seed 1\): [0-9]+% allowed, [0-9]+% denied, [0-9]+% unknown$/);
     expect(lines[3]).toMatch(/^decide: [0-9,]+ decisions\/s \([0-9,]+ decisions in [0-9.]+ s, one thread\)$/);
-    expect(lines[4]).toMatch(/^latency per decision: p50 [0-9.]+ (ns|µs), p99 [0-9.]+ (ns|µs), mean [0-9.]+ (ns|µs) \(percentiles of batches of 256\)$/);
+    expect(lines[4]).toMatch(
+      /^latency per decision: p50 [0-9.]+ (ns|µs), p99 [0-9.]+ (ns|µs), mean [0-9.]+ (ns|µs) \(percentiles of batches of 256\)$/,
+    );
   });
 
   test("--json prints the report with every field; no progress bar when stderr is not a terminal", async () => {
@@ -46,14 +87,27 @@ describe("rsop bench", () => {
     expect(r.stderr).toBe("");
     const report = JSON.parse(r.stdout) as Record<string, unknown>;
     expect(Object.keys(report).sort()).toEqual(
-      ["batch", "compileMs", "decisions", "decisionsPerSecond", "meanNs", "p50Ns", "p99Ns", "requests", "seconds", "system", "validateMs"].sort(),
+      [
+        "batch",
+        "compileMs",
+        "decisions",
+        "decisionsPerSecond",
+        "meanNs",
+        "p50Ns",
+        "p99Ns",
+        "requests",
+        "seconds",
+        "system",
+        "validateMs",
+      ].sort(),
     );
     expect(report.system).toEqual({ id: "sys-bench", holders: 2, devices: 2, rules: 1 });
     const requests = report.requests as Record<string, number>;
     expect(requests.count).toBe(50);
     expect(requests.seed).toBe(7);
     expect(requests.allowed! + requests.denied! + requests.unknown!).toBe(50);
-    for (const k of ["compileMs", "validateMs", "decisionsPerSecond", "meanNs", "p50Ns", "p99Ns", "seconds"]) expect(Number.isFinite(report[k])).toBe(true);
+    for (const k of ["compileMs", "validateMs", "decisionsPerSecond", "meanNs", "p50Ns", "p99Ns", "seconds"])
+      expect(Number.isFinite(report[k])).toBe(true);
     expect(report.decisions as number).toBeGreaterThanOrEqual(256);
     expect((report.decisions as number) % 256).toBe(0);
   });

@@ -12,7 +12,14 @@ import { diffAccess, loadEngineOrThrow, weeklyPicture } from "../../src/evaluate
 import { renderDiffPage, renderPicturePage } from "../../src/adapters/cli/picturePage.js";
 import { BUILDING_JSON, building } from "../http/fixtures.js";
 
-const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--hide-scrollbars", "--no-first-run"];
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--hide-scrollbars",
+  "--no-first-run",
+];
 
 /** The Chromium binary, or why there is none that runs. */
 function findChromium(): { bin: string } | { why: string } {
@@ -21,7 +28,9 @@ function findChromium(): { bin: string } | { why: string } {
     const r = spawnSync(bin, ["--version"], { encoding: "utf8", timeout: 30_000 });
     if (r.status === 0) return { bin };
   }
-  return { why: "no headless Chromium found (RSOP_CHROMIUM, else chromium, chromium-browser, google-chrome): install Debian's chromium (apt-get install -y chromium; .ci/run does) to run the browser tests" };
+  return {
+    why: "no headless Chromium found (RSOP_CHROMIUM, else chromium, chromium-browser, google-chrome): install Debian's chromium (apt-get install -y chromium; .ci/run does) to run the browser tests",
+  };
 }
 
 const chromium = findChromium();
@@ -30,13 +39,26 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function browse(page: string, args: string[]): string {
   const bin = (chromium as { bin: string }).bin;
-  const r = spawnSync(bin, [...FLAGS, `--user-data-dir=${join(dir, `profile-${Math.random().toString(36).slice(2)}`)}`, ...args, `file://${page}`], { encoding: "utf8", timeout: 120_000, maxBuffer: 64 << 20 });
+  const r = spawnSync(
+    bin,
+    [
+      ...FLAGS,
+      `--user-data-dir=${join(dir, `profile-${Math.random().toString(36).slice(2)}`)}`,
+      ...args,
+      `file://${page}`,
+    ],
+    { encoding: "utf8", timeout: 120_000, maxBuffer: 64 << 20 },
+  );
   if (r.status !== 0) throw new Error(`chromium exited ${r.status}: ${r.stderr}`);
   return r.stdout;
 }
 
 /** The RGB pixels of an 8-bit RGB or RGBA PNG (what Chromium writes), un-filtered. */
-function pngPixels(file: string): { width: number; height: number; rgb: (x: number, y: number) => [number, number, number] } {
+function pngPixels(file: string): {
+  width: number;
+  height: number;
+  rgb: (x: number, y: number) => [number, number, number];
+} {
   const buf = readFileSync(file);
   expect(buf.subarray(1, 4).toString("latin1")).toBe("PNG");
   let pos = 8;
@@ -75,11 +97,22 @@ function pngPixels(file: string): { width: number; height: number; rgb: (x: numb
       out[y * stride + i] = (x + [0, a, b, (a + b) >> 1, paeth][f]!) & 255;
     }
   }
-  return { width, height, rgb: (x, y) => [out[y * stride + x * channels]!, out[y * stride + x * channels + 1]!, out[y * stride + x * channels + 2]!] };
+  return {
+    width,
+    height,
+    rgb: (x, y) => [
+      out[y * stride + x * channels]!,
+      out[y * stride + x * channels + 1]!,
+      out[y * stride + x * channels + 2]!,
+    ],
+  };
 }
 
 /** Renders a page; returns its DOM after rendering and facts about its screenshot. */
-function render(name: string, html: string): { dom: string; colours: number; green: number; width: number; height: number } {
+function render(
+  name: string,
+  html: string,
+): { dom: string; colours: number; green: number; width: number; height: number } {
   const page = join(dir, `${name}.html`);
   writeFileSync(page, html);
   const png = join(dir, `${name}.png`);
@@ -122,7 +155,11 @@ test(`the diff page renders in headless Chromium with before and after pictures$
   expect(r.green).toBeGreaterThan(100);
   for (const side of ["before", "after"]) {
     const svg = new RegExp(`<svg[^>]*id="${side}-0"[\\s\\S]*?</svg>`).exec(r.dom)?.[0] ?? "";
-    const changedRows = new Set(diff.changes.filter((c) => c.holderId === diff.changes[0]!.holderId).map((c) => c.deviceId ?? c.floorGroupId)).size;
-    expect((svg.match(/<rect class="cell"/g) ?? []).length, `${side}: cells of the changed rows`).toBe(changedRows * 7 * 24);
+    const changedRows = new Set(
+      diff.changes.filter((c) => c.holderId === diff.changes[0]!.holderId).map((c) => c.deviceId ?? c.floorGroupId),
+    ).size;
+    expect((svg.match(/<rect class="cell"/g) ?? []).length, `${side}: cells of the changed rows`).toBe(
+      changedRows * 7 * 24,
+    );
   }
 }, 300_000);

@@ -14,19 +14,45 @@ const good = {
   cloudNodes: [{ id: "n1", name: "Main" }],
   connections: [{ id: "c1", name: "Board", type: "usb", cloudNode: "n1", port: 1 }],
   devices: [
-    { id: "d1", name: "Ward 3", cloudNode: "n1", connection: "c1", port: 1, type: "primaryReader", publicIcon: "swingingDoor" },
+    {
+      id: "d1",
+      name: "Ward 3",
+      cloudNode: "n1",
+      connection: "c1",
+      port: 1,
+      type: "primaryReader",
+      publicIcon: "swingingDoor",
+    },
   ],
   holders: [
-    { id: "h1", firstName: "Ada", lastName: "Byron", groups: ["g1"], credentials: [{ id: "k1", types: ["card"], credentialNumber: 100, facilityCode: 17 }] },
+    {
+      id: "h1",
+      firstName: "Ada",
+      lastName: "Byron",
+      groups: ["g1"],
+      credentials: [{ id: "k1", types: ["card"], credentialNumber: 100, facilityCode: 17 }],
+    },
   ],
-  rules: [{ id: "r1", type: "door", groupId: "g1", devices: ["d1"], startTime: "07:00:00", stopTime: "19:00:00", recurring: ["Mon", "Tue", "Wed", "Thu", "Fri"] }],
+  rules: [
+    {
+      id: "r1",
+      type: "door",
+      groupId: "g1",
+      devices: ["d1"],
+      startTime: "07:00:00",
+      stopTime: "19:00:00",
+      recurring: ["Mon", "Tue", "Wed", "Thu", "Fri"],
+    },
+  ],
 };
 
 describe("rsop validate", () => {
   test("a valid snapshot: exit 0 and a one-line summary", async () => {
     const r = await run(["validate", "--system", file("good.json", good)]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe("valid: system sys-1: 1 cloud nodes, 1 devices, 1 holders, 1 credentials, 1 groups, 1 rules\n");
+    expect(r.stdout).toBe(
+      "valid: system sys-1: 1 cloud nodes, 1 devices, 1 holders, 1 credentials, 1 groups, 1 rules\n",
+    );
   });
 
   test("five different mistakes are all listed with their paths; exit 1", async () => {
@@ -50,34 +76,66 @@ describe("rsop validate", () => {
   });
 
   test("a missing file or broken JSON is a clear error, exit 1", async () => {
-    expect(await run(["validate", "--system", join(dir, "nope.json")])).toMatchObject({ code: 1, stderr: expect.stringContaining("cannot read system file") });
-    expect(await run(["validate", "--system", file("broken.json", "{")])).toMatchObject({ code: 1, stderr: expect.stringContaining("is not valid JSON") });
+    expect(await run(["validate", "--system", join(dir, "nope.json")])).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("cannot read system file"),
+    });
+    expect(await run(["validate", "--system", file("broken.json", "{")])).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("is not valid JSON"),
+    });
   });
 });
 
 describe("rsop decide", () => {
   const system = file("sys.json", good);
-  const req = { deviceId: "d1", at: "2026-11-20T10:00:00-06:00", credential: { credentialNumber: 100, facilityCode: 17 } };
+  const req = {
+    deviceId: "d1",
+    at: "2026-11-20T10:00:00-06:00",
+    credential: { credentialNumber: 100, facilityCode: 17 },
+  };
 
   test("one pretty-printed JSON request", async () => {
     const r = await run(["decide", "--system", system, "--request", file("one.json", JSON.stringify(req, null, 2))]);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ outcome: "allowed", reason: "allowed", activeRuleId: "r1", holderId: "h1" });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      outcome: "allowed",
+      reason: "allowed",
+      activeRuleId: "r1",
+      holderId: "h1",
+    });
   });
 
   test("JSON Lines on stdin, answered in order; a bad line gets an error line and exit 1", async () => {
     const lines = [req, { ...req, at: "2026-11-22T10:00:00-06:00" }, { deviceId: "d1" }, { ...req, deviceId: "zz" }];
     const r = await run(["decide", "--system", system], `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
     expect(r.code).toBe(1);
-    const out = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
-    expect(out.map((o) => o.reason ?? o.error.message)).toEqual(["allowed", "noActiveRule", "invalid request", "unknownDevice"]);
-    expect(out[2]).toMatchObject({ line: 3, error: { message: "invalid request", issues: [{ path: "at" }, { path: "(root)" }] } });
+    const out = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(out.map((o) => o.reason ?? o.error.message)).toEqual([
+      "allowed",
+      "noActiveRule",
+      "invalid request",
+      "unknownDevice",
+    ]);
+    expect(out[2]).toMatchObject({
+      line: 3,
+      error: { message: "invalid request", issues: [{ path: "at" }, { path: "(root)" }] },
+    });
     expect(r.stderr).toContain("line 3: at:");
   });
 
   test("100,000 requests from a JSON Lines file in one process", async () => {
     const line = JSON.stringify(req);
-    const r = await run(["decide", "--system", system, "--request", file("many.jsonl", `${`${line}\n`.repeat(100_000)}`)]);
+    const r = await run([
+      "decide",
+      "--system",
+      system,
+      "--request",
+      file("many.jsonl", `${`${line}\n`.repeat(100_000)}`),
+    ]);
     expect(r.code).toBe(0);
     const out = r.stdout.split("\n");
     expect(out.length).toBe(100_001); // 100,000 lines and the final newline
@@ -86,7 +144,22 @@ describe("rsop decide", () => {
 });
 
 describe("help", () => {
-  test.each([[[]], [["validate"]], [["decide"]], [["demo"]], [["rsop"]], [["who"]], [["windows"]], [["card"]], [["card", "encode"]], [["card", "decode"]], [["card", "formats"]], [["preflight"]], [["migrate"]], [["serve"]]])("--help on %j", async (cmd) => {
+  test.each([
+    [[]],
+    [["validate"]],
+    [["decide"]],
+    [["demo"]],
+    [["rsop"]],
+    [["who"]],
+    [["windows"]],
+    [["card"]],
+    [["card", "encode"]],
+    [["card", "decode"]],
+    [["card", "formats"]],
+    [["preflight"]],
+    [["migrate"]],
+    [["serve"]],
+  ])("--help on %j", async (cmd) => {
     const r = await run([...cmd, "--help"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^Usage: rsop/);
@@ -122,8 +195,13 @@ describe("rsop card", () => {
   });
 
   test("bad input is a clear error", async () => {
-    expect(await run(["card", "encode", "--format", "H10301", "--facility-code", "256", "--card-number", "1"])).toMatchObject({ code: 1 });
-    expect(await run(["card", "encode", "--format", "NOPE", "--card-number", "1"])).toMatchObject({ code: 1, stderr: expect.stringContaining("unknown card format") });
+    expect(
+      await run(["card", "encode", "--format", "H10301", "--facility-code", "256", "--card-number", "1"]),
+    ).toMatchObject({ code: 1 });
+    expect(await run(["card", "encode", "--format", "NOPE", "--card-number", "1"])).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("unknown card format"),
+    });
     expect(await run(["card", "encode", "--format", "H10301", "--card-number", "-3"])).toMatchObject({ code: 2 });
     expect(await run(["card", "decode", "--format", "H10301", "--bits", "0101"])).toMatchObject({ code: 1 });
   });
@@ -145,7 +223,15 @@ describe("rsop rsop / who / windows", () => {
   });
 
   test("--at accepts epoch milliseconds", async () => {
-    const r = await run(["rsop", "--system", system, "--ids", "h1", "--at", String(Date.parse("2026-11-20T16:00:00Z"))]);
+    const r = await run([
+      "rsop",
+      "--system",
+      system,
+      "--ids",
+      "h1",
+      "--at",
+      String(Date.parse("2026-11-20T16:00:00Z")),
+    ]);
     expect(JSON.parse(r.stdout).date).toBe("2026-11-20T16:00:00.000Z");
   });
 
@@ -157,13 +243,37 @@ describe("rsop rsop / who / windows", () => {
   });
 
   test("windows lists the allowed intervals", async () => {
-    const r = await run(["windows", "--system", system, "--holder", "h1", "--device", "d1", "--from", "2026-11-20T00:00:00Z", "--to", "2026-11-21T00:00:00Z"]);
+    const r = await run([
+      "windows",
+      "--system",
+      system,
+      "--holder",
+      "h1",
+      "--device",
+      "d1",
+      "--from",
+      "2026-11-20T00:00:00Z",
+      "--to",
+      "2026-11-21T00:00:00Z",
+    ]);
     expect(r.code).toBe(0);
     // The period starts Thursday 18:00 in Chicago, inside Thursday's 07:00–19:00 window, and ends
     // Friday 18:00, before Friday's window closes.
     expect(JSON.parse(r.stdout).windows).toEqual([
-      { start: "2026-11-20T00:00:00.000Z", end: "2026-11-20T01:00:00.000Z", startLocal: "2026-11-19T18:00:00.000-06:00", endLocal: "2026-11-19T19:00:00.000-06:00", activeRuleId: "r1" },
-      { start: "2026-11-20T13:00:00.000Z", end: "2026-11-21T00:00:00.000Z", startLocal: "2026-11-20T07:00:00.000-06:00", endLocal: "2026-11-20T18:00:00.000-06:00", activeRuleId: "r1" },
+      {
+        start: "2026-11-20T00:00:00.000Z",
+        end: "2026-11-20T01:00:00.000Z",
+        startLocal: "2026-11-19T18:00:00.000-06:00",
+        endLocal: "2026-11-19T19:00:00.000-06:00",
+        activeRuleId: "r1",
+      },
+      {
+        start: "2026-11-20T13:00:00.000Z",
+        end: "2026-11-21T00:00:00.000Z",
+        startLocal: "2026-11-20T07:00:00.000-06:00",
+        endLocal: "2026-11-20T18:00:00.000-06:00",
+        activeRuleId: "r1",
+      },
     ]);
   });
 });
@@ -174,20 +284,44 @@ describe("architecture 1.0: --panel, preflight, migrate", () => {
 
   test("validate --panel and decide --panel answer in 1.0 terms", async () => {
     expect((await run(["validate", "--panel", panelPath])).stdout).toMatch(/^valid: system panel:/);
-    const r = await run(["decide", "--panel", panelPath], `${JSON.stringify({ deviceId: panel.devices[0].id, at: 0, pin: "000000" })}\n`);
+    const r = await run(
+      ["decide", "--panel", panelPath],
+      `${JSON.stringify({ deviceId: panel.devices[0].id, at: 0, pin: "000000" })}\n`,
+    );
     expect(JSON.parse(r.stdout)).toMatchObject({ topic: "door.request.unknown", reason: "unknownPin" });
-    expect((await run(["decide", "--panel", panelPath, "--system", panelPath])).stderr).toContain("exactly one of --system");
+    expect((await run(["decide", "--panel", panelPath, "--system", panelPath])).stderr).toContain(
+      "exactly one of --system",
+    );
   });
 
   test("migrate --verify compares every scan of every person at every device and every RSOP entry over a week (M3); bad options are usage errors", async () => {
     const { smallPanel } = await import("../live/panelFixture.js");
     const small = file("small-panel.json", smallPanel());
-    const r = await run(["migrate", "--panel", small, "--system-id", "0b6f8a52-3d1c-4f57-9a43-2c8e1f7d6a90", "--verify", "--from", "2026-04-13T00:00:00Z", "--step-hours", "6"]);
+    const r = await run([
+      "migrate",
+      "--panel",
+      small,
+      "--system-id",
+      "0b6f8a52-3d1c-4f57-9a43-2c8e1f7d6a90",
+      "--verify",
+      "--from",
+      "2026-04-13T00:00:00Z",
+      "--step-hours",
+      "6",
+    ]);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).mappings.length).toBeGreaterThan(0);
-    const summary = /verify: (\d+) instants over 7 days from (\S+) .*?, 2 persons, 6 devices, (\d+) scans per instant: ([\d,]+) decisions and ([\d,]+) RSOP entries compared/.exec(r.stderr);
+    const summary =
+      /verify: (\d+) instants over 7 days from (\S+) .*?, 2 persons, 6 devices, (\d+) scans per instant: ([\d,]+) decisions and ([\d,]+) RSOP entries compared/.exec(
+        r.stderr,
+      );
     expect(summary, r.stderr).not.toBeNull();
-    const [instants, , scans, decisions] = [Number(summary![1]), summary![2], Number(summary![3]), Number(summary![4]!.replace(/,/g, ""))];
+    const [instants, , scans, decisions] = [
+      Number(summary![1]),
+      summary![2],
+      Number(summary![3]),
+      Number(summary![4]!.replace(/,/g, "")),
+    ];
     // Ann: her card by id and by number, with her PIN, and the PIN alone; Bob: his pending phone by id — at each of 6 devices.
     expect(scans).toBe(6 * (3 + 1 + 1));
     expect(decisions).toBe(instants * scans);
@@ -195,14 +329,18 @@ describe("architecture 1.0: --panel, preflight, migrate", () => {
     expect(r.stderr).toContain("verify: every decision and RSOP entry is equal through the mapping records");
     const bad = await run(["migrate", "--panel", small, "--system-id", "s", "--verify", "--step-hours", "0"]);
     expect(bad.code).toBe(2);
-    expect((await run(["migrate", "--panel", small, "--system-id", "s", "--verify", "--from", "yesterday"])).code).toBe(2);
+    expect((await run(["migrate", "--panel", small, "--system-id", "s", "--verify", "--from", "yesterday"])).code).toBe(
+      2,
+    );
   });
 
   test("rsop --panel prints the seed 002 shape; ids must be integers", async () => {
     const r = await run(["rsop", "--panel", panelPath, "--ids", "1,2", "--at", "2026-04-15T14:15:00Z"]);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).persons.map((p: { id: number }) => p.id)).toEqual([1, 2]);
-    expect((await run(["rsop", "--panel", panelPath, "--ids", "x1"])).stderr).toContain('1.0 person ids are integers: "x1"');
+    expect((await run(["rsop", "--panel", panelPath, "--ids", "x1"])).stderr).toContain(
+      '1.0 person ids are integers: "x1"',
+    );
   });
 
   test("preflight: exit 0 with the report when nothing blocks (warnings make ok false); exit 1 when something blocks", async () => {
@@ -211,7 +349,13 @@ describe("architecture 1.0: --panel, preflight, migrate", () => {
     const report = JSON.parse(ok.stdout);
     expect(report.ok).toBe(false);
     expect(report.extensions.warnings.droppedFields.length).toBeGreaterThan(0);
-    expect(Object.values(report.errors).every((v) => (Array.isArray(v) ? v.length === 0 : v === false || (typeof v === "object" && Object.keys(v as object).length === 0)))).toBe(true);
+    expect(
+      Object.values(report.errors).every((v) =>
+        Array.isArray(v)
+          ? v.length === 0
+          : v === false || (typeof v === "object" && Object.keys(v as object).length === 0),
+      ),
+    ).toBe(true);
     const broken = structuredClone(panel);
     broken.devices[0].propDelay = 5;
     const bad = await run(["preflight", "--panel", file("broken-panel.json", broken)]);
@@ -225,8 +369,22 @@ describe("architecture 1.0: --panel, preflight, migrate", () => {
   test("migrate --out writes the snapshot and mappings; twice gives identical bytes", async () => {
     const out1 = join(dir, "mig1");
     const out2 = join(dir, "mig2");
-    for (const out of [out1, out2]) expect((await run(["migrate", "--panel", panelPath, "--system-id", "0b6f8a52-3d1c-4f57-9a43-2c8e1f7d6a90", "--out", out])).code).toBe(0);
-    for (const f of ["system.json", "mappings.json", "dropped.json"]) expect(readFileSync(join(out1, f), "utf8")).toBe(readFileSync(join(out2, f), "utf8"));
+    for (const out of [out1, out2])
+      expect(
+        (
+          await run([
+            "migrate",
+            "--panel",
+            panelPath,
+            "--system-id",
+            "0b6f8a52-3d1c-4f57-9a43-2c8e1f7d6a90",
+            "--out",
+            out,
+          ])
+        ).code,
+      ).toBe(0);
+    for (const f of ["system.json", "mappings.json", "dropped.json"])
+      expect(readFileSync(join(out1, f), "utf8")).toBe(readFileSync(join(out2, f), "utf8"));
     expect((await run(["validate", "--system", join(out1, "system.json")])).code).toBe(0);
   });
 });

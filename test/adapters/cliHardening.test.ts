@@ -13,10 +13,16 @@ import { run, start, tempFiles } from "./cliHarness.js";
 const { file } = tempFiles("rsop-cli-hardening-");
 const SYSTEM = fileURLToPath(new URL("../../examples/building.json", import.meta.url));
 const PANEL = fileURLToPath(new URL("../../examples/panel.json", import.meta.url));
-const REQUEST = readFileSync(fileURLToPath(new URL("../../examples/requests.jsonl", import.meta.url)), "utf8").split("\n")[0]!;
+const REQUEST = readFileSync(fileURLToPath(new URL("../../examples/requests.jsonl", import.meta.url)), "utf8").split(
+  "\n",
+)[0]!;
 const PIN = "824613";
 const BROKEN = `{"deviceId": "door-ward-3", "pin": "${PIN}", oops`;
-const lines = (stdout: string) => stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
+const lines = (stdout: string) =>
+  stdout
+    .trimEnd()
+    .split("\n")
+    .map((l) => JSON.parse(l));
 
 describe("rsop decide: input mode", () => {
   test("a broken first line gets one error line and every later line its decision", async () => {
@@ -25,7 +31,10 @@ describe("rsop decide: input mode", () => {
     expect(r.code).toBe(1);
     const out = lines(r.stdout);
     expect(out).toHaveLength(n);
-    expect(out[0]).toEqual({ line: 1, error: { message: "invalid JSON at column 46: expected a double-quoted property name", issues: [] } });
+    expect(out[0]).toEqual({
+      line: 1,
+      error: { message: "invalid JSON at column 46: expected a double-quoted property name", issues: [] },
+    });
     expect(out.slice(1).every((o, i) => o.line === i + 2 && o.reason === "allowed")).toBe(true);
   });
 
@@ -33,7 +42,10 @@ describe("rsop decide: input mode", () => {
     const cli = start(["decide", "--system", SYSTEM]);
     cli.stdin.write(`${BROKEN}\n`);
     cli.stdin.write(`${REQUEST}\n`);
-    expect(JSON.parse(await cli.nextLine())).toMatchObject({ line: 1, error: { message: expect.stringMatching(/^invalid JSON/) } });
+    expect(JSON.parse(await cli.nextLine())).toMatchObject({
+      line: 1,
+      error: { message: expect.stringMatching(/^invalid JSON/) },
+    });
     expect(JSON.parse(await cli.nextLine())).toMatchObject({ line: 2, reason: "allowed" });
     cli.stdin.write(`${REQUEST}\n`);
     expect(JSON.parse(await cli.nextLine())).toMatchObject({ line: 3, reason: "allowed" });
@@ -44,8 +56,14 @@ describe("rsop decide: input mode", () => {
   test("the look-ahead for a document is bounded: past 1 MiB of lines that are not objects, the lines are answered", async () => {
     const cli = start(["decide", "--system", SYSTEM]);
     cli.stdin.write(`{\n${"12345678\n".repeat(120_000)}`); // 1,080,002 characters, stdin left open
-    expect(JSON.parse(await cli.nextLine())).toEqual({ line: 1, error: { message: "invalid JSON at column 2: unexpected end of input", issues: [] } });
-    expect(JSON.parse(await cli.nextLine())).toEqual({ line: 2, error: { message: "invalid request", issues: [{ path: "(root)", message: expect.any(String) }] } });
+    expect(JSON.parse(await cli.nextLine())).toEqual({
+      line: 1,
+      error: { message: "invalid JSON at column 2: unexpected end of input", issues: [] },
+    });
+    expect(JSON.parse(await cli.nextLine())).toEqual({
+      line: 2,
+      error: { message: "invalid request", issues: [{ path: "(root)", message: expect.any(String) }] },
+    });
     cli.stdin.end();
     expect((await cli.done).code).toBe(1);
   });
@@ -54,12 +72,17 @@ describe("rsop decide: input mode", () => {
     const r = await run(["decide", "--system", SYSTEM], `\ufeff${REQUEST}\n`);
     expect(r.code).toBe(0);
     expect(lines(r.stdout)).toEqual([expect.objectContaining({ line: 1, reason: "allowed" })]);
-    expect((await run(["validate", "--system", file("bom.json", `\ufeff${readFileSync(SYSTEM, "utf8")}`)])).code).toBe(0);
+    expect((await run(["validate", "--system", file("bom.json", `\ufeff${readFileSync(SYSTEM, "utf8")}`)])).code).toBe(
+      0,
+    );
   });
 
   test("a request file that cannot be read is a clear error, exit 1", async () => {
     const { dir } = tempFiles("rsop-cli-dir-");
-    expect(await run(["decide", "--system", SYSTEM, "--request", dir])).toMatchObject({ code: 1, stderr: `rsop: cannot read request file "${dir}": EISDIR\n` });
+    expect(await run(["decide", "--system", SYSTEM, "--request", dir])).toMatchObject({
+      code: 1,
+      stderr: `rsop: cannot read request file "${dir}": EISDIR\n`,
+    });
   });
 
   test("JSON Lines stream: the first answer comes out before stdin is closed", async () => {
@@ -84,9 +107,14 @@ describe("rsop decide: input mode", () => {
   });
 
   test("--format json: a syntax error gives its line and column in the document", async () => {
-    const r = await run(["decide", "--system", SYSTEM, "--format", "json"], `{\n  "deviceId": "d1",\n  "pin": "${PIN}",\n  "at": tru\n}\n`);
+    const r = await run(
+      ["decide", "--system", SYSTEM, "--format", "json"],
+      `{\n  "deviceId": "d1",\n  "pin": "${PIN}",\n  "at": tru\n}\n`,
+    );
     expect(r.code).toBe(1);
-    expect(lines(r.stdout)).toEqual([{ line: 1, error: { message: "invalid JSON at line 4, column 12: expected a value", issues: [] } }]);
+    expect(lines(r.stdout)).toEqual([
+      { line: 1, error: { message: "invalid JSON at line 4, column 12: expected a value", issues: [] } },
+    ]);
     expect(`${r.stdout}${r.stderr}`).not.toContain(PIN);
     expect((await run(["decide", "--system", SYSTEM, "--format", "yaml"], "")).code).toBe(2);
   });
@@ -98,14 +126,29 @@ describe("rsop decide: input mode", () => {
     const out = lines(r.stdout);
     expect(out.map((o) => o.line)).toEqual([2, 5, 6]);
     expect(out[0]).toMatchObject({ line: 2, reason: "allowed" });
-    expect(out[1]).toEqual({ line: 5, error: { message: "invalid request", issues: [{ path: "at", message: expect.any(String) }, { path: "(root)", message: expect.any(String) }] } });
+    expect(out[1]).toEqual({
+      line: 5,
+      error: {
+        message: "invalid request",
+        issues: [
+          { path: "at", message: expect.any(String) },
+          { path: "(root)", message: expect.any(String) },
+        ],
+      },
+    });
     expect(Object.keys(out[2]!)[0]).toBe("line");
   });
 
   test("a syntax error in a line never echoes its text (a PIN stays out of stdout and stderr)", async () => {
-    const r = await run(["decide", "--system", SYSTEM], `${REQUEST}\n{"deviceId": "door-ward-3", "at": 0, "pin": "${PIN}" "x"}\n`);
+    const r = await run(
+      ["decide", "--system", SYSTEM],
+      `${REQUEST}\n{"deviceId": "door-ward-3", "at": 0, "pin": "${PIN}" "x"}\n`,
+    );
     expect(r.code).toBe(1);
-    expect(lines(r.stdout)[1]).toEqual({ line: 2, error: { message: "invalid JSON at column 54: expected ',' or '}' after a property value", issues: [] } });
+    expect(lines(r.stdout)[1]).toEqual({
+      line: 2,
+      error: { message: "invalid JSON at column 54: expected ',' or '}' after a property value", issues: [] },
+    });
     expect(r.stderr).toContain("line 2: invalid JSON at column 54");
     expect(`${r.stdout}${r.stderr}`).not.toContain(PIN);
   });
@@ -116,7 +159,9 @@ describe("rsop decide: input mode", () => {
     expect(r.stdout).toContain("Blank lines are skipped");
     expect(r.stdout).toContain('each starting with "line"');
     expect(r.stdout).toMatch(/Exit codes: 0 .*; 1 .*; 2 usage error; 70 internal error/s);
-    expect((await run(["--help"])).stdout).toMatch(/Exit codes:\n +0 +ok[^]*\n +1 +invalid data[^]*\n +2 +usage error[^]*\n +70 +internal error/);
+    expect((await run(["--help"])).stdout).toMatch(
+      /Exit codes:\n +0 +ok[\s\S]*\n +1 +invalid data[\s\S]*\n +2 +usage error[\s\S]*\n +70 +internal error/,
+    );
   });
 });
 
@@ -129,7 +174,22 @@ describe("exit codes: usage errors found by hand are 2, like commander's", () =>
     ["who without --device or --floor-group", ["who", "--system", SYSTEM]],
     ["who with both", ["who", "--system", SYSTEM, "--device", "a", "--floor-group", "b"]],
     ["a malformed --at", ["rsop", "--system", SYSTEM, "--ids", "holder-0001", "--at", "yesterday"]],
-    ["a malformed --from", ["windows", "--system", SYSTEM, "--holder", "h", "--device", "d", "--from", "2026-04-15", "--to", "2026-04-16T00:00:00Z"]],
+    [
+      "a malformed --from",
+      [
+        "windows",
+        "--system",
+        SYSTEM,
+        "--holder",
+        "h",
+        "--device",
+        "d",
+        "--from",
+        "2026-04-15",
+        "--to",
+        "2026-04-16T00:00:00Z",
+      ],
+    ],
     ["no ids", ["rsop", "--system", SYSTEM, "--ids", " , "]],
     ["1.0 person ids that are not integers", ["rsop", "--panel", PANEL, "--ids", "x1"]],
     ["stdin for both the snapshot and the requests", ["decide", "--system", "-"]],
@@ -152,21 +212,42 @@ describe("snapshots: - is stdin, the wrong kind is named, syntax errors have a p
   const building = readFileSync(SYSTEM, "utf8");
 
   test("--system - and --panel - read stdin", async () => {
-    expect(await run(["validate", "--system", "-"], building)).toMatchObject({ code: 0, stdout: expect.stringMatching(/^valid: system 3b6f2c1a-/) });
-    expect(await run(["validate", "--panel", "-"], readFileSync(PANEL, "utf8"))).toMatchObject({ code: 0, stdout: expect.stringMatching(/^valid: system panel:/) });
+    expect(await run(["validate", "--system", "-"], building)).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/^valid: system 3b6f2c1a-/),
+    });
+    expect(await run(["validate", "--panel", "-"], readFileSync(PANEL, "utf8"))).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/^valid: system panel:/),
+    });
     const r = await run(["decide", "--system", "-", "--request", file("one.jsonl", `${REQUEST}\n`)], building);
     expect(r.code).toBe(0);
     expect(lines(r.stdout)).toEqual([expect.objectContaining({ line: 1, reason: "allowed" })]);
   });
 
   test("a 1.0 panel given to --system (and a system to --panel) says which option to use", async () => {
-    for (const argv of [["validate", "--system", PANEL], ["decide", "--system", PANEL], ["rsop", "--system", PANEL, "--ids", "1"], ["who", "--system", PANEL, "--device", "1"]]) {
+    for (const argv of [
+      ["validate", "--system", PANEL],
+      ["decide", "--system", PANEL],
+      ["rsop", "--system", PANEL, "--ids", "1"],
+      ["who", "--system", PANEL, "--device", "1"],
+    ]) {
       const r = await run(argv, "");
-      expect(r).toMatchObject({ code: 2, stderr: expect.stringContaining("this is a 1.0 panel snapshot: use --panel") });
+      expect(r).toMatchObject({
+        code: 2,
+        stderr: expect.stringContaining("this is a 1.0 panel snapshot: use --panel"),
+      });
     }
-    for (const argv of [["validate", "--panel", SYSTEM], ["preflight", "--panel", SYSTEM], ["migrate", "--panel", SYSTEM, "--system-id", "s"]]) {
+    for (const argv of [
+      ["validate", "--panel", SYSTEM],
+      ["preflight", "--panel", SYSTEM],
+      ["migrate", "--panel", SYSTEM, "--system-id", "s"],
+    ]) {
       const r = await run(argv);
-      expect(r).toMatchObject({ code: 2, stderr: expect.stringContaining("this is a 2.0 system snapshot: use --system") });
+      expect(r).toMatchObject({
+        code: 2,
+        stderr: expect.stringContaining("this is a 2.0 system snapshot: use --system"),
+      });
     }
   });
 
@@ -174,9 +255,15 @@ describe("snapshots: - is stdin, the wrong kind is named, syntax errors have a p
     const text = `{\n  "format": "rsop-system/1",\n  "holders": [{ "pin": "${PIN}" "id": "h" }]\n}\n`;
     const r = await run(["validate", "--system", file("broken.json", text)]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe(`rsop: system file "${file("broken.json", text)}" is not valid JSON: line 3, column 33: expected ',' or '}' after a property value\n`);
+    expect(r.stderr).toBe(
+      `rsop: system file "${file("broken.json", text)}" is not valid JSON: line 3, column 33: expected ',' or '}' after a property value\n`,
+    );
     const stdin = await run(["validate", "--system", "-"], text);
-    expect(stdin).toMatchObject({ code: 1, stderr: "rsop: system on stdin is not valid JSON: line 3, column 33: expected ',' or '}' after a property value\n" });
+    expect(stdin).toMatchObject({
+      code: 1,
+      stderr:
+        "rsop: system on stdin is not valid JSON: line 3, column 33: expected ',' or '}' after a property value\n",
+    });
   });
 });
 
@@ -205,18 +292,23 @@ describe("a closed output stream, in-process", () => {
       },
     });
 
-  test.each([[["demo"]], [["decide", "--system", SYSTEM]], [["rsop", "--system", SYSTEM, "--ids", "holder-0001"]]])("%j returns 0 quietly", async (argv) => {
-    const err: string[] = [];
-    const stderr = new Writable({ write: (c, _e, cb) => (err.push(String(c)), cb()) });
-    const stdin = Readable.from([`${REQUEST}\n`.repeat(10_000)]);
-    expect(await runCli(argv, { stdin, stdout: closedPipe(), stderr })).toBe(0);
-    expect(err.join("")).toBe("");
-  });
+  test.each([[["demo"]], [["decide", "--system", SYSTEM]], [["rsop", "--system", SYSTEM, "--ids", "holder-0001"]]])(
+    "%j returns 0 quietly",
+    async (argv) => {
+      const err: string[] = [];
+      const stderr = new Writable({ write: (c, _e, cb) => (err.push(String(c)), cb()) });
+      const stdin = Readable.from([`${REQUEST}\n`.repeat(10_000)]);
+      expect(await runCli(argv, { stdin, stdout: closedPipe(), stderr })).toBe(0);
+      expect(err.join("")).toBe("");
+    },
+  );
 
   test("a stdout that fails otherwise (not EPIPE) is exit 70 with a sentence", async () => {
     const err: string[] = [];
     const stderr = new Writable({ write: (c, _e, cb) => (err.push(String(c)), cb()) });
-    const stdout = new Writable({ write: (_c, _e, cb) => cb(Object.assign(new Error("no space left on device"), { code: "ENOSPC" })) });
+    const stdout = new Writable({
+      write: (_c, _e, cb) => cb(Object.assign(new Error("no space left on device"), { code: "ENOSPC" })),
+    });
     expect(await runCli(["demo"], { stdin: Readable.from([]), stdout, stderr })).toBe(70);
     expect(err.join("")).toBe("rsop: cannot write the output: ENOSPC\n");
   });
@@ -224,15 +316,25 @@ describe("a closed output stream, in-process", () => {
 
 describe("rsop demo --requests", () => {
   test("a broken requests file is a clear error (exit 1): its line and column, not its text, and no stack trace", async () => {
-    const r = await run(["demo", "--requests", file("bad-demo.jsonl", `${REQUEST}\n{"deviceId": "door-ward-3", "pin": "${PIN}" x}\n`)]);
+    const r = await run([
+      "demo",
+      "--requests",
+      file("bad-demo.jsonl", `${REQUEST}\n{"deviceId": "door-ward-3", "pin": "${PIN}" x}\n`),
+    ]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe(`rsop: requests file "${file("bad-demo.jsonl", `${REQUEST}\n{"deviceId": "door-ward-3", "pin": "${PIN}" x}\n`)}", line 2: invalid JSON at column 45: expected ',' or '}' after a property value\n`);
+    expect(r.stderr).toBe(
+      `rsop: requests file "${file("bad-demo.jsonl", `${REQUEST}\n{"deviceId": "door-ward-3", "pin": "${PIN}" x}\n`)}", line 2: invalid JSON at column 45: expected ',' or '}' after a property value\n`,
+    );
     const notObject = await run(["demo", "--requests", file("bad-demo2.jsonl", `${REQUEST}\n7\n`)]);
     expect(notObject).toMatchObject({ code: 1, stderr: expect.stringContaining("line 2: a request is a JSON object") });
   });
 
   test("a first request with a malformed instant is shown as refused, and the RSOP is left out", async () => {
-    const r = await run(["demo", "--requests", file("bad-at.jsonl", '{"deviceId": "door-ward-3", "at": "now", "pin": "1"}\n')]);
+    const r = await run([
+      "demo",
+      "--requests",
+      file("bad-at.jsonl", '{"deviceId": "door-ward-3", "at": "now", "pin": "1"}\n'),
+    ]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("→ DENIED (badRequest)");
     expect(r.stdout).not.toContain("RSOP of");

@@ -63,7 +63,12 @@ export function start(argv: string[]): { stdin: PassThrough; nextLine: () => Pro
     }
   });
   stderr.on("data", (b: Buffer) => err.push(b));
-  const nextLine = () => new Promise<string>((resolve) => (ready.length > 0 ? resolve(ready.shift()!) : waiting.push(resolve)));
-  const done = runCli(argv, { stdin, stdout, stderr }).then((code) => ({ code, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") }));
+  const nextLine = () =>
+    new Promise<string>((resolve) => (ready.length > 0 ? resolve(ready.shift()!) : waiting.push(resolve)));
+  const done = runCli(argv, { stdin, stdout, stderr }).then((code) => ({
+    code,
+    stdout: Buffer.concat(out).toString("utf8"),
+    stderr: Buffer.concat(err).toString("utf8"),
+  }));
   return { stdin, nextLine, done };
 }

@@ -17,13 +17,23 @@ const SYSTEM = join(root, "examples", "building.json");
 const PANEL = join(root, "examples", "panel.json");
 const building = JSON.parse(readFileSync(SYSTEM, "utf8")) as { holders: { id: string }[] };
 const REQUEST = readFileSync(join(root, "examples", "requests.jsonl"), "utf8").split("\n")[0]!;
-const IDS_300 = building.holders.slice(0, 300).map((h) => h.id).join(",");
+const IDS_300 = building.holders
+  .slice(0, 300)
+  .map((h) => h.id)
+  .join(",");
 
 beforeAll(async () => {
   // As the package lays it out: dist/cli.js with examples/ beside dist/, and the dependencies.
   symlinkSync(join(root, "examples"), join(dir, "examples"));
   symlinkSync(join(root, "node_modules"), join(dir, "node_modules"));
-  await build({ entry: { cli: join(root, "src/adapters/cli/bin.ts") }, outDir: join(dir, "dist"), format: ["esm"], target: "node20", silent: true, config: false });
+  await build({
+    entry: { cli: join(root, "src/adapters/cli/bin.ts") },
+    outDir: join(dir, "dist"),
+    format: ["esm"],
+    target: "node20",
+    silent: true,
+    config: false,
+  });
 }, 60_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -45,7 +55,11 @@ function exited(child: ChildProcess): Promise<Exit> {
 }
 
 /** Runs `rsop args` with its stdout (or stderr) a pipe whose reader is gone before it writes. */
-function closedEarly(args: string[], which: "stdout" | "stderr", stdin?: (w: NodeJS.WritableStream) => void): Promise<Exit> {
+function closedEarly(
+  args: string[],
+  which: "stdout" | "stderr",
+  stdin?: (w: NodeJS.WritableStream) => void,
+): Promise<Exit> {
   const child = spawn(process.execPath, [cli, ...args], { stdio: ["pipe", "pipe", "pipe"] });
   child[which]!.destroy();
   const done = exited(child);
@@ -74,8 +88,16 @@ describe("a closed stdout ends the command quietly with exit 0", () => {
   const cases: [string, string[], string][] = [
     ["rsop demo | head -3", ["demo"], "head -3"],
     ["rsop decide … | head -1", ["decide", "--system", SYSTEM, "--request", `${dir}/requests.jsonl`], "head -1"],
-    ["rsop migrate … | head -c 300", ["migrate", "--panel", PANEL, "--system-id", "0b6f8a52-3d1c-4f57-9a43-2c8e1f7d6a90"], "head -c 300"],
-    ["rsop rsop --ids <300 ids> | head -1", ["rsop", "--system", SYSTEM, "--ids", IDS_300, "--at", "2026-04-15T14:15:00Z"], "head -1"],
+    [
+      "rsop migrate … | head -c 300",
+      ["migrate", "--panel", PANEL, "--system-id", "0b6f8a52-3d1c-4f57-9a43-2c8e1f7d6a90"],
+      "head -c 300",
+    ],
+    [
+      "rsop rsop --ids <300 ids> | head -1",
+      ["rsop", "--system", SYSTEM, "--ids", IDS_300, "--at", "2026-04-15T14:15:00Z"],
+      "head -1",
+    ],
   ];
 
   beforeAll(async () => {
@@ -109,24 +131,37 @@ describe("a closed stdout ends the command quietly with exit 0", () => {
   }
 
   test("decide stops reading an endless stdin once its stdout is closed", async () => {
-    expect(await endlessStdin(["decide", "--system", SYSTEM], REQUEST)).toMatchObject({ code: 0, signal: null, stderr: "" });
+    expect(await endlessStdin(["decide", "--system", SYSTEM], REQUEST)).toMatchObject({
+      code: 0,
+      signal: null,
+      stderr: "",
+    });
   });
 
   test("apply stops reading an endless stdin once its stdout is closed", async () => {
     const op = JSON.stringify({ method: "GET", path: "/groups?search=porters" });
-    expect(await endlessStdin(["apply", "--system", SYSTEM, "--ops", "-"], op)).toMatchObject({ code: 0, signal: null, stderr: "" });
+    expect(await endlessStdin(["apply", "--system", SYSTEM, "--ops", "-"], op)).toMatchObject({
+      code: 0,
+      signal: null,
+      stderr: "",
+    });
   }, 20_000);
 });
 
 describe("a closed stderr ends the command quietly, keeping its own exit code", () => {
   test("rsop migrate --verbose (39 dropped lines on stderr)", async () => {
-    const r = await closedEarly(["migrate", "--verbose", "--panel", PANEL, "--system-id", "0b6f8a52-3d1c-4f57-9a43-2c8e1f7d6a90"], "stderr");
+    const r = await closedEarly(
+      ["migrate", "--verbose", "--panel", PANEL, "--system-id", "0b6f8a52-3d1c-4f57-9a43-2c8e1f7d6a90"],
+      "stderr",
+    );
     expect(r).toMatchObject({ code: 0, signal: null });
     expect(r.stdout).not.toMatch(/EPIPE|\n +at /);
   });
 
   test("rsop decide with refused lines (their problems go to stderr): exit 1, no stack trace", async () => {
-    const r = await closedEarly(["decide", "--system", SYSTEM], "stderr", (w) => w.end(`{"deviceId": 1}\n`.repeat(5000)));
+    const r = await closedEarly(["decide", "--system", SYSTEM], "stderr", (w) =>
+      w.end(`{"deviceId": 1}\n`.repeat(5000)),
+    );
     expect(r).toMatchObject({ code: 1, signal: null });
     expect(r.stdout).toMatch(/^\{"line":1,"error":\{"message":"invalid request"/);
     expect(r.stdout).not.toMatch(/EPIPE|\n +at /);

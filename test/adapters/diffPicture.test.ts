@@ -15,7 +15,8 @@ import { run, tempFiles } from "./cliHarness.js";
 afterAll(removeTempDirs);
 
 const WEEK = { from: "2026-04-13T05:00:00Z", to: "2026-04-20T05:00:00Z" }; // Monday to Monday, Chicago
-const json = () => JSON.parse(JSON.stringify(BUILDING_JSON)) as { rules: Record<string, unknown>[]; holders: Record<string, unknown>[] };
+const json = () =>
+  JSON.parse(JSON.stringify(BUILDING_JSON)) as { rules: Record<string, unknown>[]; holders: Record<string, unknown>[] };
 
 function changed(edit: (b: ReturnType<typeof json>) => void): Engine {
   const b = json();
@@ -37,15 +38,26 @@ describe("diffAccess", () => {
       holderId: "holder-0001",
       deviceId: "door-ward-3",
       gained: [],
-      lost: [13, 14, 15, 16, 17].map((day) => ({ start: `2026-04-${day}T23:00:00.000Z`, end: `2026-04-${day + 1}T00:30:00.000Z` })),
+      lost: [13, 14, 15, 16, 17].map((day) => ({
+        start: `2026-04-${day}T23:00:00.000Z`,
+        end: `2026-04-${day + 1}T00:30:00.000Z`,
+      })),
       rulesBefore: ["rule-nurses-day-weekdays"],
       rulesAfter: [],
     });
-    expect(() => diffAccess(building, shorterNurses, { from: WEEK.from, to: "2026-07-01T00:00:00Z" })).toThrow(QueryError);
+    expect(() => diffAccess(building, shorterNurses, { from: WEEK.from, to: "2026-07-01T00:00:00Z" })).toThrow(
+      QueryError,
+    );
     expect(() => diffAccess(building, shorterNurses, { from: "x", to: WEEK.to })).toThrow(QueryError);
     expect(diffAccess(building, building, WEEK).changes).toEqual([]);
     // Renaming a rule decides nothing differently.
-    expect(diffAccess(building, changed((b) => (b.rules[0]!.name = "Renamed")), WEEK).changes).toEqual([]);
+    expect(
+      diffAccess(
+        building,
+        changed((b) => (b.rules[0]!.name = "Renamed")),
+        WEEK,
+      ).changes,
+    ).toEqual([]);
   });
 
   test("X4: doors by deviceId, elevators by floorGroupId; a holder or door on one side only has no access on the other", () => {
@@ -54,22 +66,39 @@ describe("diffAccess", () => {
     });
     const lift = diffAccess(building, noLift, WEEK).changes;
     expect(lift.length).toBeGreaterThan(0);
-    expect(lift.every((c) => c.floorGroupId !== undefined && c.deviceId === undefined && c.gained.length === 0)).toBe(true);
+    expect(lift.every((c) => c.floorGroupId !== undefined && c.deviceId === undefined && c.gained.length === 0)).toBe(
+      true,
+    );
     const gone = changed((b) => {
       b.holders = b.holders.filter((h) => h.id !== "holder-0001");
     });
     const lost = diffAccess(building, gone, WEEK).changes;
     expect(new Set(lost.map((c) => c.holderId))).toEqual(new Set(["holder-0001"]));
     const windows = building.accessWindows("holder-0001", "door-ward-3", WEEK).windows;
-    expect(lost.find((c) => c.deviceId === "door-ward-3")!.lost).toEqual(windows.map((w) => ({ start: w.start, end: w.end })));
+    expect(lost.find((c) => c.deviceId === "door-ward-3")!.lost).toEqual(
+      windows.map((w) => ({ start: w.start, end: w.end })),
+    );
   });
 
   test("X5: rulesBefore and rulesAfter name the rules deciding during the changed time, deny rules included", () => {
     const denied = changed((b) => {
-      b.rules.push({ id: "rule-zz-deny-ward-3", type: "door", groupId: "grp-nurses", devices: ["door-ward-3"], startTime: "12:00:00", stopTime: "13:00:00", recurring: ["Wed"], allow: false });
+      b.rules.push({
+        id: "rule-zz-deny-ward-3",
+        type: "door",
+        groupId: "grp-nurses",
+        devices: ["door-ward-3"],
+        startTime: "12:00:00",
+        stopTime: "13:00:00",
+        recurring: ["Wed"],
+        allow: false,
+      });
     });
     const c = diffAccess(building, denied, WEEK).changes.find((x) => x.holderId === "holder-0001")!;
-    expect(c).toMatchObject({ deviceId: "door-ward-3", gained: [], lost: [{ start: "2026-04-15T17:00:00.000Z", end: "2026-04-15T18:00:00.000Z" }] });
+    expect(c).toMatchObject({
+      deviceId: "door-ward-3",
+      gained: [],
+      lost: [{ start: "2026-04-15T17:00:00.000Z", end: "2026-04-15T18:00:00.000Z" }],
+    });
     expect(c.rulesBefore).toEqual(["rule-nurses-day-weekdays"]);
     expect(c.rulesAfter).toEqual(["rule-zz-deny-ward-3"]);
   });
@@ -84,7 +113,15 @@ describe("live.preview", () => {
     const snapshot = live.snapshot;
     const ops = [
       { method: "POST" as const, path: "/groups", body: { name: "Late nurses" } },
-      { method: "PUT" as const, path: "/rules/rule-nurses-day-weekdays", body: { ...(snapshot.rules.find((r) => r.id === "rule-nurses-day-weekdays") as object), id: undefined, stopTime: "18:00:00" } },
+      {
+        method: "PUT" as const,
+        path: "/rules/rule-nurses-day-weekdays",
+        body: {
+          ...(snapshot.rules.find((r) => r.id === "rule-nurses-day-weekdays") as object),
+          id: undefined,
+          stopTime: "18:00:00",
+        },
+      },
     ];
     const p = live.preview(ops);
     expect(p.ok).toBe(true);
@@ -117,7 +154,11 @@ describe("live.preview", () => {
     expect(bad.body.error.issues[0].path).toMatch(/^operations\[0\]/);
     const malformed = await call("POST", "/preview", { operations: [], to: true, extra: 1 });
     expect(malformed.status).toBe(400);
-    expect(malformed.body.error.issues.map((i: { path: string }) => i.path).sort()).toEqual(["extra", "operations", "to"]);
+    expect(malformed.body.error.issues.map((i: { path: string }) => i.path).sort()).toEqual([
+      "extra",
+      "operations",
+      "to",
+    ]);
   }, 60_000);
 });
 
@@ -157,7 +198,13 @@ describe("weeklyPicture", () => {
     const spring = weeklyPicture(building, { holderId: "holder-0001", weekOf: "2026-03-08" });
     const row = spring.rows.find((r) => r.id === "door-ward-3")!;
     expect(row.days.map((d) => d.weekday)).toEqual(["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]);
-    expect(row.days[6]).toMatchObject({ date: "2026-03-08", hours: 23, dst: true, offsetStart: "-06:00", offsetEnd: "-05:00" });
+    expect(row.days[6]).toMatchObject({
+      date: "2026-03-08",
+      hours: 23,
+      dst: true,
+      offsetStart: "-06:00",
+      offsetEnd: "-05:00",
+    });
     expect(row.cells[6]![2]).toBeNull();
     expect(row.cells.flat().filter((c) => c === null)).toHaveLength(1);
     // Weekdays 06:30–19:30: the 06:00 hour half, 07:00–18:00 whole, the 19:00 hour half.
@@ -167,7 +214,9 @@ describe("weeklyPicture", () => {
     expect(() => weeklyPicture(building, { holderId: "nobody" })).toThrow(QueryError);
     const door = weeklyPicture(building, { deviceId: "door-ward-3", weekOf: "2026-04-15" });
     expect(door.rows.length).toBeGreaterThan(10);
-    expect(door.rows.every((r) => r.kind === "holder" && r.cells.length === 7 && r.cells.every((d) => d.length === 24))).toBe(true);
+    expect(
+      door.rows.every((r) => r.kind === "holder" && r.cells.length === 7 && r.cells.every((d) => d.length === 24)),
+    ).toBe(true);
     const svg = renderPictureSvg(spring);
     expect(svg.match(/class="cell"/g)).toHaveLength(spring.rows.length * 7 * 24);
     expect(svg).toContain("DST: 23 h");
@@ -189,7 +238,19 @@ describe("rsop diff and rsop picture", () => {
     expect(text.stdout).toContain("By holder:");
     expect(text.stdout).toContain("By door or floor group:");
     expect(text.stdout).toContain("  holder-0001 (Maria Alvarez)");
-    const j = await run(["diff", "--before", BUILDING_FILE, "--after", a, "--from", WEEK.from, "--to", WEEK.to, "--format", "json"]);
+    const j = await run([
+      "diff",
+      "--before",
+      BUILDING_FILE,
+      "--after",
+      a,
+      "--from",
+      WEEK.from,
+      "--to",
+      WEEK.to,
+      "--format",
+      "json",
+    ]);
     expect(JSON.parse(j.stdout)).toEqual(JSON.parse(JSON.stringify(diffAccess(building, shorterNurses, WEEK))));
     const html = await run(["diff", "--before", BUILDING_FILE, "--after", a, "--from", WEEK.from, "--format", "html"]);
     expect(html.code).toBe(0);
@@ -198,7 +259,17 @@ describe("rsop diff and rsop picture", () => {
     expect(html.stdout).toContain('id="after-0"');
     const week = await run(["diff", "--before", BUILDING_FILE, "--after", a, "--from", WEEK.from, "--format", "json"]);
     expect(JSON.parse(week.stdout).to).toBe("2026-04-20T05:00:00.000Z");
-    const long = await run(["diff", "--before", BUILDING_FILE, "--after", a, "--from", WEEK.from, "--to", "2026-08-01T00:00:00Z"]);
+    const long = await run([
+      "diff",
+      "--before",
+      BUILDING_FILE,
+      "--after",
+      a,
+      "--from",
+      WEEK.from,
+      "--to",
+      "2026-08-01T00:00:00Z",
+    ]);
     expect(long.code).toBe(1);
     expect(long.stderr).toContain("to: The period may span at most 62 days.");
     expect((await run(["diff", "--before", BUILDING_FILE])).code).toBe(2);
@@ -208,7 +279,17 @@ describe("rsop diff and rsop picture", () => {
 
   test("rsop picture writes a standalone page; an unknown holder exits 1", async () => {
     const out = file("p.html", "");
-    const r = await run(["picture", "--system", BUILDING_FILE, "--holder", "holder-0001", "--week-of", "2026-03-08", "--out", out]);
+    const r = await run([
+      "picture",
+      "--system",
+      BUILDING_FILE,
+      "--holder",
+      "holder-0001",
+      "--week-of",
+      "2026-03-08",
+      "--out",
+      out,
+    ]);
     expect(r.code).toBe(0);
     const page = readFileSync(out, "utf8");
     expect(page).toMatch(/^<!doctype html>/);

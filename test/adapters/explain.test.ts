@@ -11,22 +11,54 @@ import { run, tempFiles } from "./cliHarness.js";
 
 afterAll(removeTempDirs);
 
-const nurseSunday = { deviceId: "door-ward-3", at: "2026-04-19T03:00:00-05:00", credential: { credentialNumber: 10234, facilityCode: 17 } };
+const nurseSunday = {
+  deviceId: "door-ward-3",
+  at: "2026-04-19T03:00:00-05:00",
+  credential: { credentialNumber: 10234, facilityCode: 17 },
+};
 const nurseWeekday = { ...nurseSunday, at: "2026-04-15T09:15:00-05:00" };
 
 describe("engine.explain", () => {
   test("a trace names the device and node, the read, the holder, the local time with its offset and every candidate rule", () => {
     const { decision, trace } = building.explain(nurseSunday);
     expect(decision).toStrictEqual(building.decide(nurseSunday));
-    expect(trace.map((s) => s.step)).toEqual(["request", "device", "read", "fallback", "credential", "holder", "rules", "decision"]);
+    expect(trace.map((s) => s.step)).toEqual([
+      "request",
+      "device",
+      "read",
+      "fallback",
+      "credential",
+      "holder",
+      "rules",
+      "decision",
+    ]);
     const byStep = Object.fromEntries(trace.map((s) => [s.step, s]));
-    expect(byStep.device!.details).toMatchObject({ deviceId: "door-ward-3", cloudNodeId: "node-chicago-main", timezone: "America/Chicago" });
-    expect(byStep.read!.details).toMatchObject({ format: "H10301", facilityCode: 17, credentialNumber: 10234, facilityCodePolicy: "ENFORCED" });
+    expect(byStep.device!.details).toMatchObject({
+      deviceId: "door-ward-3",
+      cloudNodeId: "node-chicago-main",
+      timezone: "America/Chicago",
+    });
+    expect(byStep.read!.details).toMatchObject({
+      format: "H10301",
+      facilityCode: 17,
+      credentialNumber: 10234,
+      facilityCodePolicy: "ENFORCED",
+    });
     expect(byStep.credential!.details).toMatchObject({ holderId: "holder-0001", credentialId: "cred-0001-1" });
-    expect(byStep.holder!.details).toMatchObject({ localTime: "2026-04-19T03:00:00.000-05:00", utcOffset: "-05:00", utc: "2026-04-19T08:00:00.000Z" });
+    expect(byStep.holder!.details).toMatchObject({
+      localTime: "2026-04-19T03:00:00.000-05:00",
+      utcOffset: "-05:00",
+      utc: "2026-04-19T08:00:00.000Z",
+    });
     expect(byStep.rules!.decided).toBe("noActiveRule");
     expect(byStep.rules!.details.candidates).toEqual([
-      expect.objectContaining({ ruleId: "rule-nurses-day-weekdays", allow: true, open: false, applicable: false, window: "06:30:00–19:30:00 Mon,Tue,Wed,Thu,Fri" }),
+      expect.objectContaining({
+        ruleId: "rule-nurses-day-weekdays",
+        allow: true,
+        open: false,
+        applicable: false,
+        window: "06:30:00–19:30:00 Mon,Tue,Wed,Thu,Fri",
+      }),
     ]);
     expect(byStep.decision!.details).toStrictEqual({ ...decision, floors: [] });
   });
@@ -35,7 +67,11 @@ describe("engine.explain", () => {
     const { decision, trace } = building.explain(nurseWeekday);
     expect(decision.outcome).toBe("allowed");
     const policy = trace.at(-2)!;
-    expect(policy).toMatchObject({ step: "policy", decided: "allowed", details: { factors: "card", acceptingRuleId: "rule-nurses-day-weekdays" } });
+    expect(policy).toMatchObject({
+      step: "policy",
+      decided: "allowed",
+      details: { factors: "card", acceptingRuleId: "rule-nurses-day-weekdays" },
+    });
   });
 
   test("a Wiegand read shows the format, the decoded fields and the parity verdict", () => {
@@ -47,7 +83,10 @@ describe("engine.explain", () => {
     const odd = [...data.slice(12)].filter((b) => b === "1").length % 2 === 0 ? "1" : "0";
     const good = `${even}${data}${odd}`;
     const bad = `${even}${data}${odd === "1" ? "0" : "1"}`;
-    expect(building.explain({ ...nurseWeekday, credential: { wiegand: good } }).trace.find((s) => s.step === "read")!.details).toMatchObject({
+    expect(
+      building.explain({ ...nurseWeekday, credential: { wiegand: good } }).trace.find((s) => s.step === "read")!
+        .details,
+    ).toMatchObject({
       bits: 26,
       format: "H10301",
       facilityCode: 17,
@@ -56,7 +95,11 @@ describe("engine.explain", () => {
     });
     const failed = building.explain({ ...nurseWeekday, credential: { wiegand: bad } });
     expect(failed.decision.reason).toBe("parityError");
-    expect(failed.trace.at(-2)).toMatchObject({ step: "read", decided: "parityError", details: { parityOk: false, enforceParity: true } });
+    expect(failed.trace.at(-2)).toMatchObject({
+      step: "read",
+      decided: "parityError",
+      details: { parityOk: false, enforceParity: true },
+    });
   });
 
   test("a malformed request is explained by its problems, with paths; an unknown device stops at the device step", () => {
@@ -70,8 +113,23 @@ describe("engine.explain", () => {
 });
 
 test("explain never throws: hostile requests get decide's decision and a trace", () => {
-  const throwing = new Proxy({}, { get: () => { throw new Error("boom"); }, ownKeys: () => { throw new Error("boom"); } });
-  const getter = Object.defineProperty({ ...nurseWeekday }, "pin", { enumerable: true, get: () => { throw new Error("boom"); } });
+  const throwing = new Proxy(
+    {},
+    {
+      get: () => {
+        throw new Error("boom");
+      },
+      ownKeys: () => {
+        throw new Error("boom");
+      },
+    },
+  );
+  const getter = Object.defineProperty({ ...nurseWeekday }, "pin", {
+    enumerable: true,
+    get: () => {
+      throw new Error("boom");
+    },
+  });
   for (const r of [throwing, getter, null, 42, "x", [], { ...nurseWeekday, credential: null }]) {
     const { decision, trace } = building.explain(r);
     expect(decision).toStrictEqual(building.decide(r));
@@ -88,8 +146,17 @@ describe("rsop explain", () => {
     expect(text.stdout).not.toContain("\u001b[");
     expect(text.stdout).toContain("7. rules → noActiveRule");
     expect(text.stdout).toContain("rule-nurses-day-weekdays");
-    expect(text.stdout.trimEnd().split("\n").at(-1)).toBe("Decision: denied/noActiveRule, holder holder-0001, credential cred-0001-1");
-    const json = await run(["explain", "--system", BUILDING_FILE, "--request", file("req.json", nurseSunday), "--json"]);
+    expect(text.stdout.trimEnd().split("\n").at(-1)).toBe(
+      "Decision: denied/noActiveRule, holder holder-0001, credential cred-0001-1",
+    );
+    const json = await run([
+      "explain",
+      "--system",
+      BUILDING_FILE,
+      "--request",
+      file("req.json", nurseSunday),
+      "--json",
+    ]);
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toStrictEqual(JSON.parse(JSON.stringify(building.explain(nurseSunday))));
     expect(Object.keys(JSON.parse(json.stdout))).toEqual(["decision", "trace"]);
@@ -116,7 +183,13 @@ describe("rsop explain", () => {
 describe("POST /{system_id}/decisions/explain", () => {
   const handle = createHttpHandler({ getEngine: () => building, authorize: (t) => t === TOKEN, indent: 0 });
   const post = (body: string) =>
-    handle(new Request(`http://rsop.test/${BUILDING_ID}/decisions/explain`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body }));
+    handle(
+      new Request(`http://rsop.test/${BUILDING_ID}/decisions/explain`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body,
+      }),
+    );
 
   test("answers engine.explain for one request", async () => {
     const res = await post(JSON.stringify(nurseWeekday));
@@ -127,11 +200,21 @@ describe("POST /{system_id}/decisions/explain", () => {
   test("X1: one request only; a malformed one is 400 with each problem's path", async () => {
     const arr = await post(JSON.stringify([nurseWeekday]));
     expect(arr.status).toBe(400);
-    expect(((await arr.json()) as { error: { issues: unknown } }).error.issues).toEqual([{ path: "", message: expect.stringContaining("not an array") }]);
+    expect(((await arr.json()) as { error: { issues: unknown } }).error.issues).toEqual([
+      { path: "", message: expect.stringContaining("not an array") },
+    ]);
     const bad = await post(JSON.stringify({ deviceId: "door-ward-3", at: "x" }));
     expect(bad.status).toBe(400);
-    expect(((await bad.json()) as { error: { issues: { path: string }[] } }).error.issues.map((i: { path: string }) => i.path)).toEqual(expect.arrayContaining(["at"]));
-    const get = await handle(new Request(`http://rsop.test/${BUILDING_ID}/decisions/explain`, { headers: { authorization: `Bearer ${TOKEN}` } }));
+    expect(
+      ((await bad.json()) as { error: { issues: { path: string }[] } }).error.issues.map(
+        (i: { path: string }) => i.path,
+      ),
+    ).toEqual(expect.arrayContaining(["at"]));
+    const get = await handle(
+      new Request(`http://rsop.test/${BUILDING_ID}/decisions/explain`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      }),
+    );
     expect(get.status).toBe(405);
   });
 

@@ -5,7 +5,10 @@ import { jsonErrorText, jsonSyntaxError, parseJson, tooDeepAt } from "../../src/
 
 describe("parseJson", () => {
   test("a valid document parses as JSON.parse does", () => {
-    expect(parseJson(' {"a": [1, -2.5e3, true, null, "x\\u00e9\\n"]} ')).toEqual({ ok: true, value: { a: [1, -2.5e3, true, null, "x\u00e9\n"] } });
+    expect(parseJson(' {"a": [1, -2.5e3, true, null, "x\\u00e9\\n"]} ')).toEqual({
+      ok: true,
+      value: { a: [1, -2.5e3, true, null, "x\u00e9\n"] },
+    });
   });
 
   test.each([
@@ -41,11 +44,47 @@ describe("parseJson", () => {
   });
 
   test("property: an error is found exactly when JSON.parse throws; messages are from the fixed list", () => {
-    const fixed = /^(unexpected end of input|expected a value|expected a double-quoted property name|expected ':' after a property name|expected ',' or '\}' after a property value|expected ',' or '\]' after an array element|unexpected text after the JSON value|control character in a string \(escape it\)|invalid (\\u )?escape in a string|invalid \\u escape in a string|invalid number(: digits must follow the (decimal point|exponent))?)$/;
+    const fixed =
+      /^(unexpected end of input|expected a value|expected a double-quoted property name|expected ':' after a property name|expected ',' or '\}' after a property value|expected ',' or '\]' after an array element|unexpected text after the JSON value|control character in a string \(escape it\)|invalid (\\u )?escape in a string|invalid \\u escape in a string|invalid number(: digits must follow the (decimal point|exponent))?)$/;
     // Valid JSON with a few characters changed, dropped or added: mostly near-misses.
     const mutated = fc
-      .tuple(fc.json(), fc.array(fc.tuple(fc.nat(), fc.constantFrom("", "{", "}", "[", "]", ",", ":", '"', "\\", "-", ".", "e", "0", "1", "t", "n", " ", "\n", "\u0001", "x")), { maxLength: 3 }))
-      .map(([json, edits]) => edits.reduce((s, [at, ch]) => { const k = s.length === 0 ? 0 : at % (s.length + 1); return s.slice(0, k) + ch + s.slice(k + (ch === "" ? 1 : 0)); }, json));
+      .tuple(
+        fc.json(),
+        fc.array(
+          fc.tuple(
+            fc.nat(),
+            fc.constantFrom(
+              "",
+              "{",
+              "}",
+              "[",
+              "]",
+              ",",
+              ":",
+              '"',
+              "\\",
+              "-",
+              ".",
+              "e",
+              "0",
+              "1",
+              "t",
+              "n",
+              " ",
+              "\n",
+              "\u0001",
+              "x",
+            ),
+          ),
+          { maxLength: 3 },
+        ),
+      )
+      .map(([json, edits]) =>
+        edits.reduce((s, [at, ch]) => {
+          const k = s.length === 0 ? 0 : at % (s.length + 1);
+          return s.slice(0, k) + ch + s.slice(k + (ch === "" ? 1 : 0));
+        }, json),
+      );
     fc.assert(
       fc.property(fc.oneof(mutated, fc.string()), (text) => {
         let throws = false;
@@ -72,17 +111,36 @@ describe("HJ1 parseJson's depth limit (64 arrays and objects, the document being
 
   test("HJ1 64 levels parse; 65 are refused at the 65th bracket with its path; brackets inside strings do not count", () => {
     expect(parseJson(nest(64)).ok).toBe(true);
-    expect(parseJson(nest(65))).toEqual({ ok: false, line: 1, column: 65, offset: 64, message: "nested deeper than 64 arrays and objects", path: Array(64).fill(0) });
+    expect(parseJson(nest(65))).toEqual({
+      ok: false,
+      line: 1,
+      column: 65,
+      offset: 64,
+      message: "nested deeper than 64 arrays and objects",
+      path: Array(64).fill(0),
+    });
     expect(parseJson(`["[[[[", ${nest(63, '"]]]]\\\\"')}]`).ok).toBe(true);
     const keyed = `{"a\\"b": [1, {"x": 2, "y\\u0041": ${nest(70)}}]}`;
     const r = parseJson(keyed, { maxDepth: 10 });
-    expect(r).toMatchObject({ ok: false, message: "nested deeper than 10 arrays and objects", path: ['a"b', 1, "yA", ...Array(7).fill(0)] });
+    expect(r).toMatchObject({
+      ok: false,
+      message: "nested deeper than 10 arrays and objects",
+      path: ['a"b', 1, "yA", ...Array(7).fill(0)],
+    });
     expect(parseJson(keyed, { maxDepth: 100 }).ok).toBe(true);
   });
 
   test("HJ1 a syntax error before the bracket too deep, or at it, is the error; half a million brackets stop at the 65th", () => {
-    expect(parseJson(`[1 2, ${nest(100)}]`)).toMatchObject({ ok: false, column: 4, message: "expected ',' or ']' after an array element" });
-    expect(parseJson(`${"[".repeat(64)}1 [`)).toMatchObject({ ok: false, offset: 66, message: "expected ',' or ']' after an array element" });
+    expect(parseJson(`[1 2, ${nest(100)}]`)).toMatchObject({
+      ok: false,
+      column: 4,
+      message: "expected ',' or ']' after an array element",
+    });
+    expect(parseJson(`${"[".repeat(64)}1 [`)).toMatchObject({
+      ok: false,
+      offset: 66,
+      message: "expected ',' or ']' after an array element",
+    });
     expect(parseJson(`${"[".repeat(64)}[`)).toMatchObject({ ok: false, offset: 64, path: Array(64).fill(0) });
     const t0 = performance.now();
     const big = parseJson("[".repeat(500_000));
@@ -91,7 +149,8 @@ describe("HJ1 parseJson's depth limit (64 arrays and objects, the document being
   });
 
   test("HJ1 property: parseJson refuses exactly the documents deeper than the limit, at the path of the first array or object too deep", () => {
-    const depthOf = (v: unknown): number => (v !== null && typeof v === "object" ? 1 + Math.max(0, ...Object.values(v).map(depthOf)) : 0);
+    const depthOf = (v: unknown): number =>
+      v !== null && typeof v === "object" ? 1 + Math.max(0, ...Object.values(v).map(depthOf)) : 0;
     fc.assert(
       fc.property(fc.jsonValue({ maxDepth: 6 }), fc.integer({ min: 1, max: 8 }), (value, max) => {
         const text = JSON.stringify(value, null, max % 2 === 0 ? 2 : 0);
@@ -109,4 +168,3 @@ describe("HJ1 parseJson's depth limit (64 arrays and objects, the document being
     );
   });
 });
-

@@ -38,17 +38,25 @@ function cutAt(bytes: Buffer, cuts: readonly number[]): Buffer[] {
 }
 
 describe("readLines", () => {
-  test("gives readline's lines for any text and any cutting into chunks", async () => {
-    const piece = fc.constantFrom("a", "{}", "\n", "\r", "\r\n", "é", "😀", " ", "\n\n");
-    await fc.assert(
-      fc.asyncProperty(fc.array(piece, { maxLength: 40 }), fc.array(fc.nat(200), { maxLength: 8 }), async (pieces, cuts) => {
-        const bytes = Buffer.from(pieces.join(""), "utf8");
-        const chunks = cutAt(bytes, cuts);
-        expect(await viaReadLines(chunks)).toEqual(await viaReadline(chunks));
-      }),
-      { numRuns: NUM_RUNS },
-    );
-  }, TIMEOUT);
+  test(
+    "gives readline's lines for any text and any cutting into chunks",
+    async () => {
+      const piece = fc.constantFrom("a", "{}", "\n", "\r", "\r\n", "é", "😀", " ", "\n\n");
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(piece, { maxLength: 40 }),
+          fc.array(fc.nat(200), { maxLength: 8 }),
+          async (pieces, cuts) => {
+            const bytes = Buffer.from(pieces.join(""), "utf8");
+            const chunks = cutAt(bytes, cuts);
+            expect(await viaReadLines(chunks)).toEqual(await viaReadline(chunks));
+          },
+        ),
+        { numRuns: NUM_RUNS },
+      );
+    },
+    TIMEOUT,
+  );
 
   test("fixed cases: blank lines count, no line after a final end of line, a last line without one", async () => {
     expect(await viaReadLines(["a\n\nb\n"])).toEqual(["a", "", "b"]);

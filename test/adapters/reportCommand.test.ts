@@ -27,7 +27,17 @@ describe("rsop report", () => {
   });
 
   test("--filter repeats (all must hold) and --partition restricts", async () => {
-    const r = await run(["report", "--system", system, "--output", "id", "--filter", '{"type":"lastName","operator":"equals","operand":"LEE"}', "--filter", '{"type":"groups","notMemberOf":["g-night"]}']);
+    const r = await run([
+      "report",
+      "--system",
+      system,
+      "--output",
+      "id",
+      "--filter",
+      '{"type":"lastName","operator":"equals","operand":"LEE"}',
+      "--filter",
+      '{"type":"groups","notMemberOf":["g-night"]}',
+    ]);
     expect(JSON.parse(r.stdout)).toEqual([{ id: "h-ann" }, { id: "h-eve" }]);
     const p = await run(["report", "--system", system, "--output", "id", "--partition", "p-lab"]);
     expect(JSON.parse(p.stdout)).toEqual([{ id: "h-dan" }, { id: "h-eve" }]);
@@ -41,20 +51,39 @@ describe("rsop report", () => {
     expect(r.stderr).toBe(`wrote 5 records to ${out}\n`);
     const rows = parse(readFileSync(out, "utf8"), { columns: true }) as Record<string, string>[];
     expect(rows.map((x) => x.id)).toEqual(["h-dan", "h-cat", "h-ann", "h-bob", "h-eve"]);
-    expect(rows[0]!.lastName).toBe("'=HYPERLINK(\"http://evil\",\"x\")");
+    expect(rows[0]!.lastName).toBe('\'=HYPERLINK("http://evil","x")');
     const h = await run(["report", "--system", system, "--format", "html"]);
     expect(h.stdout).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
     expect(h.stdout).not.toContain("<script>alert");
   });
 
   test("--panel: a seed 002 people report", async () => {
-    const r = await run(["report", "--panel", panel, "--output", "id,Last Name,Custom Attributes", "--filter", '{"type":"groups","memberOf":[1]}']);
+    const r = await run([
+      "report",
+      "--panel",
+      panel,
+      "--output",
+      "id,Last Name,Custom Attributes",
+      "--filter",
+      '{"type":"groups","memberOf":[1]}',
+    ]);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual([{ id: 1, "Last Name": "Lee", "Custom Fields": '{"badge":"B-1"}' }]);
   });
 
   test("--rsop --at: one row per holder × device", async () => {
-    const r = await run(["report", "--system", system, "--rsop", "--at", "2026-04-15T14:00:00Z", "--device", "d-front", "--output", "holderId,allowed,activeRuleId"]);
+    const r = await run([
+      "report",
+      "--system",
+      system,
+      "--rsop",
+      "--at",
+      "2026-04-15T14:00:00Z",
+      "--device",
+      "d-front",
+      "--output",
+      "holderId,allowed,activeRuleId",
+    ]);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual([
       { holderId: "h-ann", allowed: true, activeRuleId: "r-day" },
@@ -64,7 +93,18 @@ describe("rsop report", () => {
 
   test("--rsop streams CSV and HTML into --out, chunk by chunk; the CSV parses back to the rows", async () => {
     const out = join(dir, "rsop.csv");
-    const r = await run(["report", "--system", system, "--rsop", "--at", "2026-04-15T14:00:00Z", "--format", "csv", "--out", out]);
+    const r = await run([
+      "report",
+      "--system",
+      system,
+      "--rsop",
+      "--at",
+      "2026-04-15T14:00:00Z",
+      "--format",
+      "csv",
+      "--out",
+      out,
+    ]);
     expect(r.code).toBe(0);
     expect(r.stderr).toBe(`wrote 5 rows to ${out}\n`);
     const rows = parse(readFileSync(out, "utf8"), { columns: true }) as Record<string, string>[];
@@ -75,24 +115,43 @@ describe("rsop report", () => {
       ["h-bob", "d-front", "true", "r-day", "Day front"],
       ["h-bob", "d-lab", "false", "r-night-deny", "Night lab deny"],
     ]);
-    expect(rows[0]!.lastName).toBe("'=HYPERLINK(\"http://evil\",\"x\")");
+    expect(rows[0]!.lastName).toBe('\'=HYPERLINK("http://evil","x")');
     const h = await run(["report", "--system", system, "--rsop", "--at", "2026-04-15T14:00:00Z", "--format", "html"]);
     expect(h.stdout).toContain("<p>5 records.</p>");
     expect(h.stdout).not.toContain("<script>alert");
-    const empty = await run(["report", "--system", system, "--rsop", "--at", "2026-04-15T14:00:00Z", "--filter", '{"type":"enabled","value":false}', "--device", "d-front"]);
+    const empty = await run([
+      "report",
+      "--system",
+      system,
+      "--rsop",
+      "--at",
+      "2026-04-15T14:00:00Z",
+      "--filter",
+      '{"type":"enabled","value":false}',
+      "--device",
+      "d-front",
+    ]);
     expect(JSON.parse(empty.stdout)).toEqual([]);
   });
 
   test("a refused report exits 1 with every problem and its path", async () => {
-    const r = await run(["report", "--system", system, "--filter", '{"type":"firstName","operator":"equals"}', "--output", "id,nope"]);
+    const r = await run([
+      "report",
+      "--system",
+      system,
+      "--filter",
+      '{"type":"firstName","operator":"equals"}',
+      "--output",
+      "id,nope",
+    ]);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe("");
     expect(r.stderr).toBe(
-      "rsop: invalid report: 2 problems\n  filters[0].operand: Is required with an operator: the text to compare.\n  output[1]: Unknown property \"nope\": use \"id\", \"firstName\", \"lastName\", \"email\", \"partition\", \"cards\", \"groups\", \"pin\", \"duressPin\", \"enabled\", \"activeDate\", \"expireDate\", \"bluetooth\", \"pendingBluetooth\", \"mobileApp\", \"pendingMobileApp\", \"customFields\".\n",
+      'rsop: invalid report: 2 problems\n  filters[0].operand: Is required with an operator: the text to compare.\n  output[1]: Unknown property "nope": use "id", "firstName", "lastName", "email", "partition", "cards", "groups", "pin", "duressPin", "enabled", "activeDate", "expireDate", "bluetooth", "pendingBluetooth", "mobileApp", "pendingMobileApp", "customFields".\n',
     );
     const d = await run(["report", "--system", system, "--rsop", "--at", "2026-04-15T14:00:00Z", "--device", "d-x"]);
     expect(d.code).toBe(1);
-    expect(d.stderr).toContain("devices[0]: No device or floor group has id \"d-x\".");
+    expect(d.stderr).toContain('devices[0]: No device or floor group has id "d-x".');
   });
 
   test.each([
@@ -117,8 +176,14 @@ describe("rsop report", () => {
 
 describe("rsop serve --max-report-entries", () => {
   test.each([
-    [["serve", "--insecure-no-auth", "--system", "x.json", "--max-report-entries", "10"], "--max-report-entries needs --data FILE.db"],
-    [["serve", "--insecure-no-auth", "--data", "x.db", "--system", "x.json", "--max-report-entries", "0"], '--max-report-entries must be a positive integer, got "0"'],
+    [
+      ["serve", "--insecure-no-auth", "--system", "x.json", "--max-report-entries", "10"],
+      "--max-report-entries needs --data FILE.db",
+    ],
+    [
+      ["serve", "--insecure-no-auth", "--data", "x.db", "--system", "x.json", "--max-report-entries", "0"],
+      '--max-report-entries must be a positive integer, got "0"',
+    ],
   ])("usage errors exit 2: %j", async (argv, message) => {
     const r = await run(argv);
     expect(r.code).toBe(2);

@@ -7,7 +7,11 @@ const BODY = '{"topic":"entity.added","id":"e-1","data":{"firstName":"Zoë"}}\n'
 const SIGNATURE = createHmac("sha1", "s3cret").update(Buffer.from(BODY, "utf8")).digest("hex");
 
 test("rsop webhook verify: exit 0 when the signature matches the raw body on stdin", async () => {
-  expect(await run(["webhook", "verify", "--secret", "s3cret", "--signature", SIGNATURE], BODY)).toEqual({ code: 0, stdout: `signature ok (${Buffer.byteLength(BODY)} bytes)\n`, stderr: "" });
+  expect(await run(["webhook", "verify", "--secret", "s3cret", "--signature", SIGNATURE], BODY)).toEqual({
+    code: 0,
+    stdout: `signature ok (${Buffer.byteLength(BODY)} bytes)\n`,
+    stderr: "",
+  });
 });
 
 test("rsop webhook verify: exit 1 for another body, secret or signature", async () => {
@@ -32,7 +36,14 @@ test("rsop webhook verify: exit 2 without a secret or a signature", async () => 
 });
 
 test("rsop serve: --organization-id and --webhook-* need --data or --store; a --webhook-* value must be a positive integer (exit 2)", async () => {
-  const noData = await run(["serve", "--system", "examples/building.json", "--insecure-no-auth", "--webhook-attempts", "3"]);
+  const noData = await run([
+    "serve",
+    "--system",
+    "examples/building.json",
+    "--insecure-no-auth",
+    "--webhook-attempts",
+    "3",
+  ]);
   expect(noData.code).toBe(2);
   expect(noData.stderr).toContain("--organization-id and --webhook-* need --data FILE.db or --store postgres://…");
   const zero = await run(["serve", "--data", "never-created.db", "--insecure-no-auth", "--webhook-backoff", "0"]);

@@ -52,7 +52,9 @@ export const H10301_LAYOUT: LayoutInput = {
 };
 
 /** Custom layouts, with the frame lengths they accept. */
-export const CUSTOM_FORMATS: readonly (Pick<CardFormatInput, "id" | "min_input_bits" | "max_input_bits"> & { layout: LayoutInput })[] = [
+export const CUSTOM_FORMATS: readonly (Pick<CardFormatInput, "id" | "min_input_bits" | "max_input_bits"> & {
+  layout: LayoutInput;
+})[] = [
   {
     id: "C32",
     min_input_bits: 32,
@@ -122,13 +124,21 @@ export const CUSTOM_FORMATS: readonly (Pick<CardFormatInput, "id" | "min_input_b
 /** Facility codes shared by credentials, filter lists and requests, so that they meet. */
 export const FACILITY_CODES = [0, 1, 2, 17, 255] as const;
 
-const policyArb = fc.constantFrom<CardFormatInput["facility_code"] | undefined>(undefined, "ENFORCED", "FILTER_LIST", "NOT_ENFORCED");
+const policyArb = fc.constantFrom<CardFormatInput["facility_code"] | undefined>(
+  undefined,
+  "ENFORCED",
+  "FILTER_LIST",
+  "NOT_ENFORCED",
+);
 
 /** Policy fields of a format entry; FILTER_LIST always carries codes (the snapshot requires it). */
 const policyFieldsArb = fc
   .record({
     policy: policyArb,
-    codes: fc.oneof(fc.subarray([...FACILITY_CODES], { minLength: 1 }), fc.array(fc.integer({ min: 0, max: 4095 }), { minLength: 1, maxLength: 3 })),
+    codes: fc.oneof(
+      fc.subarray([...FACILITY_CODES], { minLength: 1 }),
+      fc.array(fc.integer({ min: 0, max: 4095 }), { minLength: 1, maxLength: 3 }),
+    ),
     extraCodes: fc.boolean(),
     parity: fc.constantFrom<boolean | undefined>(undefined, true, false),
   })
@@ -187,7 +197,14 @@ export const cardFormatArb: fc.Arbitrary<CardFormatInput> = fc
     policyFieldsArb,
   )
   .map(([which, fields]): CardFormatInput => {
-    if (which < 0) return { id: "H10301", min_input_bits: 26, max_input_bits: 26, ...(fields.enforce_parity === false ? { layout: null } : {}), ...fields };
+    if (which < 0)
+      return {
+        id: "H10301",
+        min_input_bits: 26,
+        max_input_bits: 26,
+        ...(fields.enforce_parity === false ? { layout: null } : {}),
+        ...fields,
+      };
     if (which >= 2000) {
       // An absent layout and an explicit null mean the same: raw.
       const f = RAW_FORMATS[(which - 2000) >> 1]!;
@@ -205,7 +222,13 @@ export const cardFormatArb: fc.Arbitrary<CardFormatInput> = fc
       return { id, min_input_bits: bits, max_input_bits: bits, ...fields };
     }
     const f = CUSTOM_FORMATS[which]!;
-    return { id: f.id, min_input_bits: f.min_input_bits, max_input_bits: f.max_input_bits, layout: f.layout, ...fields };
+    return {
+      id: f.id,
+      min_input_bits: f.min_input_bits,
+      max_input_bits: f.max_input_bits,
+      layout: f.layout,
+      ...fields,
+    };
   });
 
 /** A node's `cardFormat`: absent, null, empty (all the default) or one to three entries. */

@@ -23,7 +23,12 @@ export const DEFAULT_KILL_TIMER = 259_200;
 
 const ecardPickArb: fc.Arbitrary<EcardPick> = fc.oneof(
   { weight: 3, arbitrary: fc.nat().map((holderCard) => ({ holderCard })) },
-  { weight: 2, arbitrary: fc.oneof(fc.integer({ min: 0, max: 20 }), fc.integer({ min: 0, max: 65_535 })).map((number) => ({ number })) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .oneof(fc.integer({ min: 0, max: 20 }), fc.integer({ min: 0, max: 65_535 }))
+      .map((number) => ({ number })),
+  },
 );
 
 export const cloudNodeSpecArb: fc.Arbitrary<CloudNodeSpec> = fc.record({
@@ -39,6 +44,14 @@ export const cloudNodeSpecArb: fc.Arbitrary<CloudNodeSpec> = fc.record({
     { weight: 1, arbitrary: fc.constantFrom(null, undefined) },
     { weight: 3, arbitrary: fc.array(ecardPickArb, { maxLength: 3 }) },
   ),
-  connectionType: fc.constantFrom("lockhub", "lockhub", "ethernet", "ethernet", "usb", "wirelessCoordinator", "wirelessGateway"),
+  connectionType: fc.constantFrom(
+    "lockhub",
+    "lockhub",
+    "ethernet",
+    "ethernet",
+    "usb",
+    "wirelessCoordinator",
+    "wirelessGateway",
+  ),
   connectionOptions: fc.nat({ max: 15 }),
 });

@@ -28,7 +28,10 @@ const readerOptionsArb: fc.Arbitrary<ReaderOptions> = fc.record({
     { weight: 3, arbitrary: fc.constant(undefined) },
     { weight: 1, arbitrary: fc.shuffledSubarray([...INPUTS], { minLength: 1 }) },
   ),
-  securedReadsOnly: fc.oneof({ weight: 5, arbitrary: fc.constantFrom(undefined, false) }, { weight: 1, arbitrary: fc.constant(true) }),
+  securedReadsOnly: fc.oneof(
+    { weight: 5, arbitrary: fc.constantFrom(undefined, false) },
+    { weight: 1, arbitrary: fc.constant(true) },
+  ),
   supportBleCredentials: fc.constantFrom(undefined, false, true, true),
   authenticationPolicy: policyArb,
 });
@@ -85,5 +88,8 @@ export const elevatorBankSpecArb: fc.Arbitrary<ElevatorBankSpec> = fc.record({
     fc.record({ readerPick: fc.nat(), relayMask: fc.integer({ min: 1, max: 7 }), refsAsObjects: fc.boolean() }),
     { minLength: 1, maxLength: 3 },
   ),
-  extraFloorGroups: fc.oneof({ weight: 10, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 32, max: 34 }) }),
+  extraFloorGroups: fc.oneof(
+    { weight: 10, arbitrary: fc.constant(0) },
+    { weight: 1, arbitrary: fc.integer({ min: 32, max: 34 }) },
+  ),
 });

@@ -69,11 +69,17 @@ const pinPickArb: fc.Arbitrary<number | null | undefined> = fc.oneof(
 );
 
 export const holderSpecArb: fc.Arbitrary<HolderSpec> = fc.record({
-  enabled: fc.oneof({ weight: 7, arbitrary: fc.constantFrom(undefined, true) }, { weight: 1, arbitrary: fc.constant(false) }),
+  enabled: fc.oneof(
+    { weight: 7, arbitrary: fc.constantFrom(undefined, true) },
+    { weight: 1, arbitrary: fc.constant(false) },
+  ),
   activeDate: localDateTimeSpecArb,
   expireDate: localDateTimeSpecArb,
   pin: pinPickArb,
-  duressPin: fc.oneof({ weight: 2, arbitrary: fc.constantFrom(null, undefined) }, { weight: 1, arbitrary: fc.nat(PIN_POOL.length - 1) }),
+  duressPin: fc.oneof(
+    { weight: 2, arbitrary: fc.constantFrom(null, undefined) },
+    { weight: 1, arbitrary: fc.nat(PIN_POOL.length - 1) },
+  ),
   groupMask: fc.nat(15),
   groupsAsObjects: fc.boolean(),
   credentials: fc.oneof(

@@ -31,8 +31,13 @@ export function buildCase(spec: SnapshotSpec, requestSpecs: readonly RequestSpec
   return { snapshot: built.input, requests: requestSpecs.map((r) => buildRequest(built.meta, r)) };
 }
 
-export const snapshotAndRequestsArb = (opts: { minRequests?: number; maxRequests?: number } = {}): fc.Arbitrary<SnapshotAndRequests> =>
+export const snapshotAndRequestsArb = (
+  opts: { minRequests?: number; maxRequests?: number } = {},
+): fc.Arbitrary<SnapshotAndRequests> =>
   fc
-    .tuple(snapshotSpecArb, fc.array(requestSpecArb, { minLength: opts.minRequests ?? 1, maxLength: opts.maxRequests ?? 12 }))
+    .tuple(
+      snapshotSpecArb,
+      fc.array(requestSpecArb, { minLength: opts.minRequests ?? 1, maxLength: opts.maxRequests ?? 12 }),
+    )
     .map(([spec, reqs]) => buildCase(spec, reqs));
 export * from "./operation.js";

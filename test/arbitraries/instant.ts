@@ -17,7 +17,13 @@ const MAX_AT = 4_102_444_800_000;
 export type AtSpec =
   | { readonly kind: "uniform"; readonly ms: number }
   /** Anywhere the engine accepts (1970 to 2100), or near a transition of any year in it. */
-  | { readonly kind: "wide"; readonly ms: number; readonly nearDst: boolean; readonly pick: number; readonly delta: number }
+  | {
+      readonly kind: "wide";
+      readonly ms: number;
+      readonly nearDst: boolean;
+      readonly pick: number;
+      readonly delta: number;
+    }
   | { readonly kind: "inside"; readonly rulePick: number; readonly day: number; readonly fraction: number }
   | { readonly kind: "dst"; readonly pick: number; readonly delta: number }
   | {
@@ -50,7 +56,13 @@ const edgeDeltaArb = fc.oneof(
 );
 
 export const atSpecArb: fc.Arbitrary<AtSpec> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant("uniform" as const), ms: fc.integer({ min: SPAN_START, max: SPAN_END - 1 }) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("uniform" as const),
+      ms: fc.integer({ min: SPAN_START, max: SPAN_END - 1 }),
+    }),
+  },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -60,7 +72,17 @@ export const atSpecArb: fc.Arbitrary<AtSpec> = fc.oneof(
         { weight: 1, arbitrary: fc.integer({ min: 0, max: 3 * DAY }) },
         { weight: 1, arbitrary: fc.integer({ min: MAX_AT - 3 * DAY, max: MAX_AT - 1 }) },
         // The ends of the span, and Pacific/Apia's missing day (2011-12-30 local).
-        { weight: 1, arbitrary: fc.constantFrom(MIN_AT, MIN_AT + 1, MAX_AT - 1, MAX_AT - 1000, Date.UTC(2011, 11, 30, 10), Date.UTC(2011, 11, 29, 9, 59, 59, 999)) },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom(
+            MIN_AT,
+            MIN_AT + 1,
+            MAX_AT - 1,
+            MAX_AT - 1000,
+            Date.UTC(2011, 11, 30, 10),
+            Date.UTC(2011, 11, 29, 9, 59, 59, 999),
+          ),
+        },
       ),
       nearDst: fc.boolean(),
       pick: fc.nat(),
@@ -155,7 +177,12 @@ function insideWindow(zone: string, rule: RuleMeta, day: number, fraction: numbe
  * Epoch ms of an instant spec, for a request at `device` (null: an unknown device, zone UTC).
  * `focus` is the rule the request is aimed at, if any: window and inside instants use it.
  */
-export function resolveAt(spec: AtSpec, meta: SnapshotMeta, device: DeviceMeta | null, focus: RuleMeta | null = null): number {
+export function resolveAt(
+  spec: AtSpec,
+  meta: SnapshotMeta,
+  device: DeviceMeta | null,
+  focus: RuleMeta | null = null,
+): number {
   const zone = device?.node.zone ?? meta.nodes[0]!.zone;
   // A zone without DST (UTC) borrows New York's transition instants: still ordinary instants there.
   const own = dstTransitions(zone);

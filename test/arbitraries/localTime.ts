@@ -42,7 +42,8 @@ export function localInstants(zone: string, day: number, seconds: number): numbe
   const out: number[] = [];
   for (const probe of [wall - DAY, wall, wall + DAY]) {
     const candidate = wall - fastOffsetMinutes(zone, probe) * 60_000;
-    if (candidate + fastOffsetMinutes(zone, candidate) * 60_000 === wall && !out.includes(candidate)) out.push(candidate);
+    if (candidate + fastOffsetMinutes(zone, candidate) * 60_000 === wall && !out.includes(candidate))
+      out.push(candidate);
   }
   // A skipped wall time: read it with the offset before the gap, which lands after the gap.
   if (out.length === 0) out.push(wall - fastOffsetMinutes(zone, wall - DAY) * 60_000);

@@ -21,7 +21,14 @@ export const noopRuleSpecArb: fc.Arbitrary<NoopRuleSpec> = fc.record({
   position: fc.nat(),
   elevator: fc.boolean(),
   mask: fc.nat(15),
-  window: fc.oneof(windowArb, fc.constant<WindowInput>({ startTime: "00:00:00", stopTime: "24:00:00", recurring: ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"] })),
+  window: fc.oneof(
+    windowArb,
+    fc.constant<WindowInput>({
+      startTime: "00:00:00",
+      stopTime: "24:00:00",
+      recurring: ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"],
+    }),
+  ),
   allow: fc.boolean(),
   authenticationPolicy: policyArb,
   enabled: fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
@@ -38,7 +45,13 @@ export function addNoopRule(snapshot: unknown, spec: NoopRuleSpec): unknown {
     .filter((d: Json) => !["elevatorReader", "additionalElevatorReader", "floorRelay"].includes(d.type))
     .map((d: Json) => d.id);
   const elevator = spec.elevator && floorGroups.length > 0;
-  const rule: Json = { id: spec.id, type: elevator ? "elevator" : "door", groupId: "g-nobody", ...spec.window, enabled: spec.enabled };
+  const rule: Json = {
+    id: spec.id,
+    type: elevator ? "elevator" : "door",
+    groupId: "g-nobody",
+    ...spec.window,
+    enabled: spec.enabled,
+  };
   if (elevator) rule.floorGroups = floorGroups.filter((_, i) => (spec.mask >> i) & 1).map((f) => f.id);
   else {
     rule.devices = doors.filter((_, i) => (spec.mask >> i) & 1);

@@ -75,7 +75,11 @@ export const operationSpecArb: fc.Arbitrary<OperationSpec> = fc.record({
   unknownId: fc.oneof({ weight: 9, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
   number: fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 1_000_000 })),
   name: fc.constantFrom("Night", "Day", "Ward 3", "Pharmacy", "Cleaners", "x".repeat(71), ""),
-  window: fc.record({ start: fc.integer({ min: 0, max: 23 }), stop: fc.integer({ min: 0, max: 24 }), days: fc.integer({ min: 0, max: 127 }) }),
+  window: fc.record({
+    start: fc.integer({ min: 0, max: 23 }),
+    stop: fc.integer({ min: 0, max: 24 }),
+    days: fc.integer({ min: 0, max: 127 }),
+  }),
 });
 
 const DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"] as const;
@@ -103,13 +107,23 @@ function subset<T>(list: readonly T[], mask: number): T[] {
  * A node's card format in a write (SPEC §5): an old-style well-known id, a layout name under another
  * id, or a raw format; defect 3 gives a bit range that does not suit it, defect 4 an unknown layout name.
  */
-export function cardFormatBody(spec: { readonly mask: number; readonly number: number; readonly defect: number }): Record<string, unknown> {
+export function cardFormatBody(spec: {
+  readonly mask: number;
+  readonly number: number;
+  readonly defect: number;
+}): Record<string, unknown> {
   const facility_code = spec.mask % 16 < 8 ? "ENFORCED" : "NOT_ENFORCED";
   switch (spec.number % 3) {
     case 0:
       return { id: "H10301", min_input_bits: 26, max_input_bits: spec.defect === 3 ? 8 : 26, facility_code };
     case 1:
-      return { id: "lobby", min_input_bits: 34, max_input_bits: spec.defect === 3 ? 35 : 34, layout: spec.defect === 4 ? "H10036" : "H10306", facility_code };
+      return {
+        id: "lobby",
+        min_input_bits: 34,
+        max_input_bits: spec.defect === 3 ? 35 : 34,
+        layout: spec.defect === 4 ? "H10036" : "H10306",
+        facility_code,
+      };
     default:
       return { id: "site-raw", min_input_bits: 26, max_input_bits: spec.defect === 3 ? 8 : 40, facility_code };
   }
@@ -117,7 +131,9 @@ export function cardFormatBody(spec: { readonly mask: number; readonly number: n
 
 function ruleBody(s: SystemSnapshot, spec: OperationSpec): Record<string, unknown> {
   const elevator = spec.mask % 5 === 0 && s.floorGroups.length > 0;
-  const doors = s.devices.filter((d) => d.type !== "floorRelay" && d.type !== "elevatorReader" && d.type !== "additionalElevatorReader");
+  const doors = s.devices.filter(
+    (d) => d.type !== "floorRelay" && d.type !== "elevatorReader" && d.type !== "additionalElevatorReader",
+  );
   const body: Record<string, unknown> = {
     type: elevator ? "elevator" : "door",
     groupId: idOf(s.groups, spec.a, spec.unknownId),
@@ -170,9 +186,14 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
       const body: Record<string, unknown> = {
         firstName: spec.defect === 1 ? "" : "Ann",
         lastName: spec.defect === 2 ? "L".repeat(36) : "Lee",
-        groups: subset(s.groups, spec.mask).map((g) => g.id).concat(spec.defect === 3 ? ["no-such-group"] : []),
+        groups: subset(s.groups, spec.mask)
+          .map((g) => g.id)
+          .concat(spec.defect === 3 ? ["no-such-group"] : []),
         pin: spec.mask % 3 === 0 ? String(1000 + spec.number) : null,
-        credentials: spec.mask % 2 === 0 ? [{ types: ["card"], credentialNumber: spec.number, facilityCode: spec.mask % 4 === 0 ? 17 : null }] : [],
+        credentials:
+          spec.mask % 2 === 0
+            ? [{ types: ["card"], credentialNumber: spec.number, facilityCode: spec.mask % 4 === 0 ? 17 : null }]
+            : [],
       };
       if (spec.mask % 8 === 3 && s.partitions.length > 0) {
         body.partition = idOf(s.partitions, spec.b, false);
@@ -196,13 +217,18 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
       if (spec.defect === 2) body.pin = "12ab";
       // Sometimes a move to another partition, sometimes new custom field values (L2: else kept).
       if (spec.mask % 16 === 5) body.partition = idOf(s.partitions, spec.b, false);
-      if (spec.mask % 4 === 1 || spec.defect >= 3) body.customFields = customValues(s, body.partition as string | null, spec);
+      if (spec.mask % 4 === 1 || spec.defect >= 3)
+        body.customFields = customValues(s, body.partition as string | null, spec);
       return { method: "PUT", path: `/holders/${holderId}`, body };
     }
     case "deleteHolder":
       return { method: "DELETE", path: `/holders/${holderId}` };
     case "createCard": {
-      const body: Record<string, unknown> = { types: ["card"], credentialNumber: spec.number, facilityCode: spec.mask % 2 === 0 ? 17 : null };
+      const body: Record<string, unknown> = {
+        types: ["card"],
+        credentialNumber: spec.number,
+        facilityCode: spec.mask % 2 === 0 ? 17 : null,
+      };
       if (spec.defect === 1) delete body.credentialNumber;
       if (spec.defect === 2) body.credentialNumber = -1;
       if (spec.defect === 3) body.sendEmail = false;
@@ -219,31 +245,73 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
     case "activateCredential": {
       const creds = holder?.credentials ?? [];
       // Activation mostly targets a pending digital credential of any holder, when there is one.
-      const pending = s.holders.flatMap((h) => h.credentials.filter((c) => c.credentialNumber === null).map((c) => ({ h, c })));
+      const pending = s.holders.flatMap((h) =>
+        h.credentials.filter((c) => c.credentialNumber === null).map((c) => ({ h, c })),
+      );
       if (spec.kind === "activateCredential" && spec.mask % 4 !== 0 && pending.length > 0 && !spec.unknownId) {
         const { h, c } = pick(pending, spec.b)!;
-        return { method: "POST", path: `/holders/${h.id}/credentials/${c.id}/activate`, body: { credentialNumber: spec.defect === 1 ? "x" : spec.number, description: "Phone X" } };
+        return {
+          method: "POST",
+          path: `/holders/${h.id}/credentials/${c.id}/activate`,
+          body: { credentialNumber: spec.defect === 1 ? "x" : spec.number, description: "Phone X" },
+        };
       }
       const credId = idOf(creds, spec.b, spec.unknownId);
       const path = `/holders/${holderId}/credentials/${credId}`;
       if (spec.kind === "deleteCredential") return { method: "DELETE", path };
-      if (spec.kind === "updateCredential") return { method: "PUT", path, body: { types: spec.defect === 1 ? ["card"] : ["touch"] } };
-      return { method: "POST", path: `${path}/activate`, body: { credentialNumber: spec.defect === 1 ? "x" : spec.number, description: "Phone X" } };
+      if (spec.kind === "updateCredential")
+        return { method: "PUT", path, body: { types: spec.defect === 1 ? ["card"] : ["touch"] } };
+      return {
+        method: "POST",
+        path: `${path}/activate`,
+        body: { credentialNumber: spec.defect === 1 ? "x" : spec.number, description: "Phone X" },
+      };
     }
     case "createGroup":
-      return { method: "POST", path: "/groups", body: { name: spec.name, ...(spec.defect === 1 ? { partition: "no-such-partition" } : {}) } };
+      return {
+        method: "POST",
+        path: "/groups",
+        body: { name: spec.name, ...(spec.defect === 1 ? { partition: "no-such-partition" } : {}) },
+      };
     case "updateGroup":
-      return { method: "PUT", path: `/groups/${groupId}`, body: spec.defect === 1 ? { name: spec.name } : { name: spec.name, partition: null } };
+      return {
+        method: "PUT",
+        path: `/groups/${groupId}`,
+        body: spec.defect === 1 ? { name: spec.name } : { name: spec.name, partition: null },
+      };
     case "deleteGroup":
-      return { method: "DELETE", path: `/groups/${spec.mask % 4 === 0 ? groupId : idOf(unreferenced(s.groups, (id) => s.rules.some((r) => r.groupId === id)), spec.b, spec.unknownId)}` };
+      return {
+        method: "DELETE",
+        path: `/groups/${
+          spec.mask % 4 === 0
+            ? groupId
+            : idOf(
+                unreferenced(s.groups, (id) => s.rules.some((r) => r.groupId === id)),
+                spec.b,
+                spec.unknownId,
+              )
+        }`,
+      };
     case "addMembership":
       return { method: "PUT", path: `/holders/${holderId}/groups/${groupId}` };
     case "removeMembership":
       return { method: "DELETE", path: `/holders/${holderId}/groups/${groupId}` };
     case "replaceHolderGroups":
-      return { method: "PUT", path: `/holders/${holderId}/groups`, body: { groups: subset(s.groups, spec.mask).map((g) => g.id).concat(spec.defect === 1 ? ["nope"] : []) } };
+      return {
+        method: "PUT",
+        path: `/holders/${holderId}/groups`,
+        body: {
+          groups: subset(s.groups, spec.mask)
+            .map((g) => g.id)
+            .concat(spec.defect === 1 ? ["nope"] : []),
+        },
+      };
     case "replaceGroupHolders":
-      return { method: "PUT", path: `/groups/${groupId}/holders`, body: { holders: subset(s.holders, spec.mask).map((h) => h.id) } };
+      return {
+        method: "PUT",
+        path: `/groups/${groupId}/holders`,
+        body: { holders: subset(s.holders, spec.mask).map((h) => h.id) },
+      };
     case "createRule":
       return { method: "POST", path: "/rules", body: ruleBody(s, spec) };
     case "updateRule":
@@ -264,8 +332,12 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
       return { method: "PUT", path: `/cloud-nodes/${idOf(s.cloudNodes, spec.a, spec.unknownId)}`, body };
     }
     case "deleteCloudNode": {
-      const used = (id: string): boolean => s.connections.some((c) => c.cloudNode === id) || s.devices.some((d) => d.cloudNode === id);
-      return { method: "DELETE", path: `/cloud-nodes/${idOf(spec.mask % 4 === 0 ? s.cloudNodes : unreferenced(s.cloudNodes, used), spec.a, spec.unknownId)}` };
+      const used = (id: string): boolean =>
+        s.connections.some((c) => c.cloudNode === id) || s.devices.some((d) => d.cloudNode === id);
+      return {
+        method: "DELETE",
+        path: `/cloud-nodes/${idOf(spec.mask % 4 === 0 ? s.cloudNodes : unreferenced(s.cloudNodes, used), spec.a, spec.unknownId)}`,
+      };
     }
     case "createConnection":
     case "updateConnection":
@@ -276,9 +348,15 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
         spec.kind === "configureConnection" && spec.mask % 4 !== 0 && vendorA.length > 0
           ? pick(vendorA, spec.b)
           : spec.kind === "deleteConnection" && spec.mask % 4 !== 0
-            ? pick(unreferenced(s.connections, (id) => s.devices.some((d) => d.connection === id)), spec.b)
+            ? pick(
+                unreferenced(s.connections, (id) => s.devices.some((d) => d.connection === id)),
+                spec.b,
+              )
             : pick(s.connections, spec.b);
-      const nodeId = spec.kind === "createConnection" ? idOf(s.cloudNodes, spec.a, spec.unknownId) : (conn?.cloudNode ?? "no-such-node");
+      const nodeId =
+        spec.kind === "createConnection"
+          ? idOf(s.cloudNodes, spec.a, spec.unknownId)
+          : (conn?.cloudNode ?? "no-such-node");
       const connId = spec.unknownId ? "no-such-connection" : (conn?.id ?? "no-such-connection");
       const type = (["ethernet", "usb", "lockhub", "wirelessCoordinator", "wirelessGateway"] as const)[spec.mask % 5]!;
       const body: Record<string, unknown> = { name: `Controller ${spec.number}`, type };
@@ -292,7 +370,11 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
       const path = `/cloud-nodes/${nodeId}/connections/${connId}`;
       if (spec.kind === "updateConnection") return { method: "PUT", path, body };
       if (spec.kind === "deleteConnection") return { method: "DELETE", path };
-      return { method: "POST", path: `${path}/configure`, body: spec.defect === 1 ? { netmask: "255.0.0.0" } : { dhcp: spec.mask % 2 === 0, netmask: "255.255.255.0" } };
+      return {
+        method: "POST",
+        path: `${path}/configure`,
+        body: spec.defect === 1 ? { netmask: "255.0.0.0" } : { dhcp: spec.mask % 2 === 0, netmask: "255.255.255.0" },
+      };
     }
     case "createDevice":
     case "updateDevice":
@@ -301,10 +383,16 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
         s.rules.some((r) => r.devices.includes(id)) ||
         s.floorGroups.some((f) => f.readerPort === id || f.floors.includes(id)) ||
         s.devices.some((d) => d.primaryReader === id);
-      const device = pick(spec.kind === "deleteDevice" && spec.mask % 4 !== 0 ? unreferenced(s.devices, referenced) : s.devices, spec.a);
+      const device = pick(
+        spec.kind === "deleteDevice" && spec.mask % 4 !== 0 ? unreferenced(s.devices, referenced) : s.devices,
+        spec.a,
+      );
       const conn = pick(s.connections, spec.b);
-      const nodeId = spec.kind === "createDevice" ? (conn?.cloudNode ?? "no-such-node") : (device?.cloudNode ?? "no-such-node");
-      const type = (["primaryReader", "ioDevice", "floorRelay", "elevatorReader", "primaryReader"] as const)[spec.mask % 5]!;
+      const nodeId =
+        spec.kind === "createDevice" ? (conn?.cloudNode ?? "no-such-node") : (device?.cloudNode ?? "no-such-node");
+      const type = (["primaryReader", "ioDevice", "floorRelay", "elevatorReader", "primaryReader"] as const)[
+        spec.mask % 5
+      ]!;
       const body: Record<string, unknown> = {
         name: spec.name === "" ? `Door ${spec.number}` : spec.name,
         type,
@@ -325,15 +413,29 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
       if (spec.kind === "createDevice") return { method: "POST", path: `/cloud-nodes/${nodeId}/devices`, body };
       const path = `/cloud-nodes/${nodeId}/devices/${spec.unknownId ? "no-such-device" : (device?.id ?? "no-such-device")}`;
       if (spec.kind === "updateDevice") {
-        if (device !== undefined && spec.mask % 2 === 1) Object.assign(body, { type: device.type, connection: device.connection, port: device.port, publicIcon: device.publicIcon ?? undefined });
+        if (device !== undefined && spec.mask % 2 === 1)
+          Object.assign(body, {
+            type: device.type,
+            connection: device.connection,
+            port: device.port,
+            publicIcon: device.publicIcon ?? undefined,
+          });
         return { method: "PUT", path, body };
       }
       return { method: "DELETE", path };
     }
     case "createPartition":
-      return { method: "POST", path: "/partitions", body: { name: spec.name, users: spec.defect === 1 ? "admin" : ["user-1"] } };
+      return {
+        method: "POST",
+        path: "/partitions",
+        body: { name: spec.name, users: spec.defect === 1 ? "admin" : ["user-1"] },
+      };
     case "updatePartition":
-      return { method: "PUT", path: `/partitions/${idOf(s.partitions, spec.a, spec.unknownId)}`, body: spec.defect === 1 ? { name: spec.name } : { name: spec.name, users: null } };
+      return {
+        method: "PUT",
+        path: `/partitions/${idOf(s.partitions, spec.a, spec.unknownId)}`,
+        body: spec.defect === 1 ? { name: spec.name } : { name: spec.name, users: null },
+      };
     case "deletePartition": {
       const used = (id: string): boolean =>
         s.holders.some((h) => h.partition === id) ||
@@ -341,13 +443,20 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
         s.floorGroups.some((f) => f.partition === id) ||
         s.devices.some((d) => d.partition.some((p) => p.id === id)) ||
         s.customFields.some((f) => f.partition === id);
-      return { method: "DELETE", path: `/partitions/${idOf(spec.mask % 4 === 0 ? s.partitions : unreferenced(s.partitions, used), spec.a, spec.unknownId)}` };
+      return {
+        method: "DELETE",
+        path: `/partitions/${idOf(spec.mask % 4 === 0 ? s.partitions : unreferenced(s.partitions, used), spec.a, spec.unknownId)}`,
+      };
     }
     case "replacePartitionDevices":
       return {
         method: "PUT",
         path: `/partitions/${idOf(s.partitions, spec.a, spec.unknownId)}/devices`,
-        body: { devices: subset(s.devices, spec.mask).map((d) => d.id).concat(spec.defect === 1 ? ["no-such-device"] : []) },
+        body: {
+          devices: subset(s.devices, spec.mask)
+            .map((d) => d.id)
+            .concat(spec.defect === 1 ? ["no-such-device"] : []),
+        },
       };
     case "removePartitionDevice": {
       const memberships = s.devices.flatMap((d) => d.partition.map((p) => ({ d: d.id, p: p.id })));
@@ -357,7 +466,10 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
       }
       const partitionId = idOf(s.partitions, spec.a, spec.unknownId);
       const members = s.devices.filter((d) => d.partition.some((p) => p.id === partitionId));
-      return { method: "DELETE", path: `/partitions/${partitionId}/devices/${idOf(spec.mask % 4 === 0 || members.length === 0 ? s.devices : members, spec.b, false)}` };
+      return {
+        method: "DELETE",
+        path: `/partitions/${partitionId}/devices/${idOf(spec.mask % 4 === 0 || members.length === 0 ? s.devices : members, spec.b, false)}`,
+      };
     }
     case "createFloorGroup":
     case "updateFloorGroup": {
@@ -367,7 +479,10 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
       const body: Record<string, unknown> = {
         name: spec.name === "" ? `Floors ${spec.number}` : spec.name,
         readerPort: spec.defect === 1 ? idOf(s.devices, spec.b, false) : (reader?.id ?? "no-such-device"),
-        floors: subset(relays.filter((r) => reader === undefined || r.cloudNode === reader.cloudNode), spec.mask | 1).map((d) => d.id),
+        floors: subset(
+          relays.filter((r) => reader === undefined || r.cloudNode === reader.cloudNode),
+          spec.mask | 1,
+        ).map((d) => d.id),
       };
       if (spec.defect === 2) body.floors = [];
       if (spec.kind === "createFloorGroup") return { method: "POST", path: "/floor_groups", body };
@@ -375,18 +490,33 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
     }
     case "deleteFloorGroup": {
       const used = (id: string): boolean => s.rules.some((r) => r.floorGroups.includes(id));
-      return { method: "DELETE", path: `/floor_groups/${idOf(spec.mask % 4 === 0 ? s.floorGroups : unreferenced(s.floorGroups, used), spec.a, spec.unknownId)}` };
+      return {
+        method: "DELETE",
+        path: `/floor_groups/${idOf(spec.mask % 4 === 0 ? s.floorGroups : unreferenced(s.floorGroups, used), spec.a, spec.unknownId)}`,
+      };
     }
     case "createCustomField":
     case "updateCustomField":
     case "deleteCustomField":
     case "replaceCustomFields": {
       const field = pick(s.customFields, spec.a);
-      const partitionId = spec.unknownId ? "no-such-partition" : spec.kind === "createCustomField" || spec.kind === "replaceCustomFields" || field === undefined ? idOf(s.partitions, spec.a, false) : field.partition;
+      const partitionId = spec.unknownId
+        ? "no-such-partition"
+        : spec.kind === "createCustomField" || spec.kind === "replaceCustomFields" || field === undefined
+          ? idOf(s.partitions, spec.a, false)
+          : field.partition;
       const base = `/partitions/${partitionId}/custom-fields`;
-      if (spec.kind === "createCustomField") return { method: "POST", path: `${base}/single`, body: customFieldBody(spec, spec.b) };
+      if (spec.kind === "createCustomField")
+        return { method: "POST", path: `${base}/single`, body: customFieldBody(spec, spec.b) };
       if (spec.kind === "replaceCustomFields")
-        return { method: "POST", path: `${base}/all`, body: subset(CUSTOM_FIELDS.map((_, k) => k), spec.b).map((k, j) => customFieldBody({ ...spec, defect: j === 0 ? spec.defect : 0 }, k)) };
+        return {
+          method: "POST",
+          path: `${base}/all`,
+          body: subset(
+            CUSTOM_FIELDS.map((_, k) => k),
+            spec.b,
+          ).map((k, j) => customFieldBody({ ...spec, defect: j === 0 ? spec.defect : 0 }, k)),
+        };
       const path = `${base}/${field?.id ?? "no-such-field"}`;
       if (spec.kind === "deleteCustomField") return { method: "DELETE", path };
       // An update keeps the field's own template (its values fit) or takes another type's.
@@ -397,7 +527,23 @@ export function resolveOperation(s: SystemSnapshot, spec: OperationSpec): Operat
     case "read": {
       const partitionId = idOf(s.partitions, spec.a, spec.unknownId);
       const fieldId = pick(s.customFields, spec.b)?.id ?? "no-such-field";
-      const paths = [`/partitions/${partitionId}/custom-fields`, `/partitions/${partitionId}/custom-fields/${fieldId}`, "/partitions?include=attributes","/cloud-nodes", "/connections?per_page=100", "/partitions", "/floor_groups", "/holders?per_page=100", `/holders/${holderId}`, "/groups", `/groups/${groupId}/holders`, `/holders/${holderId}/groups`, "/credentials", "/rules?page=1&per_page=2", "/credentials/facility-codes"];
+      const paths = [
+        `/partitions/${partitionId}/custom-fields`,
+        `/partitions/${partitionId}/custom-fields/${fieldId}`,
+        "/partitions?include=attributes",
+        "/cloud-nodes",
+        "/connections?per_page=100",
+        "/partitions",
+        "/floor_groups",
+        "/holders?per_page=100",
+        `/holders/${holderId}`,
+        "/groups",
+        `/groups/${groupId}/holders`,
+        `/holders/${holderId}/groups`,
+        "/credentials",
+        "/rules?page=1&per_page=2",
+        "/credentials/facility-codes",
+      ];
       return { method: "GET", path: paths[spec.mask % paths.length]! };
     }
     case "garbage": {

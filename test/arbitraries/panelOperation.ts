@@ -69,7 +69,11 @@ export const panelOperationSpecArb: fc.Arbitrary<PanelOperationSpec> = fc.record
   unknownId: fc.oneof({ weight: 9, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
   number: fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 1_000_000 })),
   name: fc.constantFrom("Night", "Day", "Ward 3", "Pharmacy", "Cleaners", "x".repeat(71), ""),
-  window: fc.record({ start: fc.integer({ min: 0, max: 23 }), stop: fc.integer({ min: 0, max: 24 }), days: fc.integer({ min: 0, max: 127 }) }),
+  window: fc.record({
+    start: fc.integer({ min: 0, max: 23 }),
+    stop: fc.integer({ min: 0, max: 24 }),
+    days: fc.integer({ min: 0, max: 127 }),
+  }),
 });
 
 type Json = Record<string, any>;
@@ -97,7 +101,9 @@ function subset<T>(list: readonly T[], mask: number): T[] {
 
 function ruleBody(s: PanelSnapshot, spec: PanelOperationSpec): Json {
   const elevator = spec.mask % 5 === 0 && s.floorGroups.length > 0;
-  const doors = s.devices.filter((d) => d.type !== "floorRelay" && d.type !== "elevatorReader" && d.type !== "additionalElevatorReader");
+  const doors = s.devices.filter(
+    (d) => d.type !== "floorRelay" && d.type !== "elevatorReader" && d.type !== "additionalElevatorReader",
+  );
   const body: Json = {
     name: `Rule ${spec.number}`,
     type: elevator ? "elevator" : "door",
@@ -142,7 +148,9 @@ export function resolvePanelOperation(s: PanelSnapshot, spec: PanelOperationSpec
         firstName: spec.defect === 1 ? "" : "Ann",
         lastName: spec.defect === 2 ? "L".repeat(36) : "Lee",
         pin: spec.mask % 3 === 0 ? String(1000 + spec.number) : null,
-        ...(spec.mask % 4 === 0 ? { metadata: { note: spec.defect === 3 ? "x".repeat(10 * 1024) : "badge printed" } } : {}),
+        ...(spec.mask % 4 === 0
+          ? { metadata: { note: spec.defect === 3 ? "x".repeat(10 * 1024) : "badge printed" } }
+          : {}),
         ...(spec.mask % 4 === 1 ? { customAttributes: customValues(s, 0, spec) } : {}),
       };
       if (spec.defect === 4) body.enabled = "yes";
@@ -168,9 +176,17 @@ export function resolvePanelOperation(s: PanelSnapshot, spec: PanelOperationSpec
     case "deletePerson":
       return { method: "DELETE", path: `/api/persons/${personId}` };
     case "updatePhoto":
-      return { method: "PUT", path: `/api/persons/${personId}/photo`, body: spec.defect === 1 ? { base64: "not a data url" } : { base64: "data:image/png;base64,iVBORw0KGgo=" } };
+      return {
+        method: "PUT",
+        path: `/api/persons/${personId}/photo`,
+        body: spec.defect === 1 ? { base64: "not a data url" } : { base64: "data:image/png;base64,iVBORw0KGgo=" },
+      };
     case "createCard": {
-      const body: Json = { types: ["card"], credentialNumber: spec.number, facilityCode: spec.mask % 2 === 0 ? 17 : null };
+      const body: Json = {
+        types: ["card"],
+        credentialNumber: spec.number,
+        facilityCode: spec.mask % 2 === 0 ? 17 : null,
+      };
       if (spec.defect === 1) delete body.credentialNumber;
       if (spec.defect === 2) body.credentialNumber = -1;
       return { method: "POST", path: `/api/persons/${personId}/credentials`, body };
@@ -185,26 +201,78 @@ export function resolvePanelOperation(s: PanelSnapshot, spec: PanelOperationSpec
     case "deleteCredential":
     case "activateCredential": {
       const creds = (person?.credentials ?? []) as { id: number }[];
-      const pending = s.persons.flatMap((p) => p.credentials.filter((c) => c.credentialNumber === null || c.credentialNumber === undefined).map((c) => ({ p, c })));
+      const pending = s.persons.flatMap((p) =>
+        p.credentials
+          .filter((c) => c.credentialNumber === null || c.credentialNumber === undefined)
+          .map((c) => ({ p, c })),
+      );
       if (spec.kind === "activateCredential" && spec.mask % 4 !== 0 && pending.length > 0 && !spec.unknownId) {
         const { p, c } = pick(pending, spec.b)!;
-        return { method: "POST", path: `/api/persons/${p.id}/credentials/${c.id}/activate`, body: { credentialNumber: spec.defect === 1 ? "x" : spec.number, description: "Phone X" } };
+        return {
+          method: "POST",
+          path: `/api/persons/${p.id}/credentials/${c.id}/activate`,
+          body: { credentialNumber: spec.defect === 1 ? "x" : spec.number, description: "Phone X" },
+        };
       }
       const path = `/api/persons/${personId}/credentials/${idOf(creds, spec.b, spec.unknownId)}`;
       if (spec.kind === "deleteCredential") return { method: "DELETE", path };
-      if (spec.kind === "updateCredential") return { method: "PUT", path, body: { types: spec.defect === 1 ? ["card"] : ["touch"] } };
-      return { method: "POST", path: `${path}/activate`, body: { credentialNumber: spec.defect === 1 ? "x" : spec.number, description: "Phone X" } };
+      if (spec.kind === "updateCredential")
+        return { method: "PUT", path, body: { types: spec.defect === 1 ? ["card"] : ["touch"] } };
+      return {
+        method: "POST",
+        path: `${path}/activate`,
+        body: { credentialNumber: spec.defect === 1 ? "x" : spec.number, description: "Phone X" },
+      };
     }
     case "createGroup":
-      return { method: "POST", path: "/api/groups", body: { name: spec.name, ...(spec.defect === 1 ? { partition: "main" } : {}), ...(spec.mask % 3 === 0 ? { metadata: { colour: "blue" } } : {}) } };
+      return {
+        method: "POST",
+        path: "/api/groups",
+        body: {
+          name: spec.name,
+          ...(spec.defect === 1 ? { partition: "main" } : {}),
+          ...(spec.mask % 3 === 0 ? { metadata: { colour: "blue" } } : {}),
+        },
+      };
     case "updateGroup":
-      return { method: "PUT", path: `/api/groups/${groupId}`, body: spec.defect === 1 ? { name: spec.name } : { name: spec.name, partition: 0 } };
+      return {
+        method: "PUT",
+        path: `/api/groups/${groupId}`,
+        body: spec.defect === 1 ? { name: spec.name } : { name: spec.name, partition: 0 },
+      };
     case "deleteGroup":
-      return { method: "DELETE", path: `/api/groups/${spec.mask % 4 === 0 ? groupId : idOf(unreferenced(s.groups, (id) => personRefs(s, id)), spec.b, spec.unknownId)}` };
+      return {
+        method: "DELETE",
+        path: `/api/groups/${
+          spec.mask % 4 === 0
+            ? groupId
+            : idOf(
+                unreferenced(s.groups, (id) => personRefs(s, id)),
+                spec.b,
+                spec.unknownId,
+              )
+        }`,
+      };
     case "replaceGroupPersons":
-      return { method: "PUT", path: `/api/groups/${groupId}/persons`, body: { persons: subset(s.persons, spec.mask).map((p) => p.id).concat(spec.defect === 1 ? [UNKNOWN] : []) } };
+      return {
+        method: "PUT",
+        path: `/api/groups/${groupId}/persons`,
+        body: {
+          persons: subset(s.persons, spec.mask)
+            .map((p) => p.id)
+            .concat(spec.defect === 1 ? [UNKNOWN] : []),
+        },
+      };
     case "replacePersonGroups":
-      return { method: "PUT", path: `/api/persons/${personId}/groups`, body: { groups: subset(s.groups, spec.mask).map((g) => g.id).concat(spec.defect === 1 ? [UNKNOWN] : []) } };
+      return {
+        method: "PUT",
+        path: `/api/persons/${personId}/groups`,
+        body: {
+          groups: subset(s.groups, spec.mask)
+            .map((g) => g.id)
+            .concat(spec.defect === 1 ? [UNKNOWN] : []),
+        },
+      };
     case "removeMembership": {
       const memberships = s.persons.flatMap((p) => p.groups.map((g) => ({ p: p.id, g })));
       if (spec.mask % 4 !== 0 && memberships.length > 0 && !spec.unknownId) {
@@ -228,7 +296,10 @@ export function resolvePanelOperation(s: PanelSnapshot, spec: PanelOperationSpec
         spec.kind === "configureConnection" && spec.mask % 4 !== 0 && vendorA.length > 0
           ? pick(vendorA, spec.b)
           : spec.kind === "deleteConnection" && spec.mask % 4 !== 0
-            ? pick(unreferenced(s.connections, (id) => s.devices.some((d) => d.connection === id)), spec.b)
+            ? pick(
+                unreferenced(s.connections, (id) => s.devices.some((d) => d.connection === id)),
+                spec.b,
+              )
             : pick(s.connections, spec.b);
       const connId = spec.unknownId ? UNKNOWN : (conn?.id ?? UNKNOWN);
       const type = (["ethernet", "usb", "lockhub", "wirelessCoordinator", "wirelessGateway"] as const)[spec.mask % 5]!;
@@ -245,16 +316,27 @@ export function resolvePanelOperation(s: PanelSnapshot, spec: PanelOperationSpec
       const path = `/api/connections/${connId}`;
       if (spec.kind === "updateConnection") return { method: "PUT", path, body };
       if (spec.kind === "deleteConnection") return { method: "DELETE", path };
-      return { method: "POST", path: `${path}/configure`, body: spec.defect === 1 ? { netmask: "255.0.0.0" } : { dhcp: spec.mask % 2 === 0, netmask: "255.255.255.0" } };
+      return {
+        method: "POST",
+        path: `${path}/configure`,
+        body: spec.defect === 1 ? { netmask: "255.0.0.0" } : { dhcp: spec.mask % 2 === 0, netmask: "255.255.255.0" },
+      };
     }
     case "createDevice":
     case "updateDevice":
     case "deleteDevice": {
       const referenced = (id: number): boolean =>
-        s.rules.some((r) => r.devices.includes(id)) || s.floorGroups.some((f) => f.readerPort === id || f.floors.includes(id)) || s.devices.some((d) => d.primaryReader === id);
-      const device = pick(spec.kind === "deleteDevice" && spec.mask % 4 !== 0 ? unreferenced(s.devices, referenced) : s.devices, spec.a) as Json | undefined;
+        s.rules.some((r) => r.devices.includes(id)) ||
+        s.floorGroups.some((f) => f.readerPort === id || f.floors.includes(id)) ||
+        s.devices.some((d) => d.primaryReader === id);
+      const device = pick(
+        spec.kind === "deleteDevice" && spec.mask % 4 !== 0 ? unreferenced(s.devices, referenced) : s.devices,
+        spec.a,
+      ) as Json | undefined;
       const conn = pick(s.connections, spec.b);
-      const type = (["primaryReader", "ioDevice", "floorRelay", "elevatorReader", "primaryReader"] as const)[spec.mask % 5]!;
+      const type = (["primaryReader", "ioDevice", "floorRelay", "elevatorReader", "primaryReader"] as const)[
+        spec.mask % 5
+      ]!;
       const body: Json = {
         name: spec.name === "" ? `Door ${spec.number}` : spec.name,
         type,
@@ -281,7 +363,13 @@ export function resolvePanelOperation(s: PanelSnapshot, spec: PanelOperationSpec
       if (spec.defect === 3) delete body.dwell;
       const path = `/api/devices/${spec.unknownId ? UNKNOWN : (device?.id ?? UNKNOWN)}`;
       if (spec.kind === "updateDevice") {
-        if (device !== undefined && spec.mask % 2 === 1) Object.assign(body, { type: device.type, connection: device.connection, port: device.port, publicIcon: device.publicIcon });
+        if (device !== undefined && spec.mask % 2 === 1)
+          Object.assign(body, {
+            type: device.type,
+            connection: device.connection,
+            port: device.port,
+            publicIcon: device.publicIcon,
+          });
         return { method: "PUT", path, body };
       }
       return { method: "DELETE", path };
@@ -291,7 +379,10 @@ export function resolvePanelOperation(s: PanelSnapshot, spec: PanelOperationSpec
     case "deleteAttribute":
     case "replaceAttributes": {
       const attribute = pick(s.attributes, spec.a);
-      const partition = spec.kind === "createAttribute" || spec.kind === "replaceAttributes" ? (pick(s.persons, spec.b)?.partition ?? 0) : (attribute?.partition ?? 0);
+      const partition =
+        spec.kind === "createAttribute" || spec.kind === "replaceAttributes"
+          ? (pick(s.persons, spec.b)?.partition ?? 0)
+          : (attribute?.partition ?? 0);
       const base = `/api/partitions/${partition}/attributes`;
       const def = (id: string): Json => {
         const d: Json = { id, type: spec.mask % 2 === 0 ? "string" : "number", displayName: `Field ${id}` };
@@ -299,25 +390,51 @@ export function resolvePanelOperation(s: PanelSnapshot, spec: PanelOperationSpec
         if (spec.defect === 2) d.description = "1.0 has none";
         return d;
       };
-      if (spec.kind === "createAttribute") return { method: "POST", path: `${base}/single`, body: def(spec.mask % 4 === 0 && attribute !== undefined ? attribute.id : `f${spec.number}`) };
-      if (spec.kind === "replaceAttributes") return { method: "POST", path: `${base}/all`, body: subset(s.attributes.filter((a) => a.partition === partition), spec.mask).map((a) => def(a.id)).concat([def(`f${spec.number}`)]) };
+      if (spec.kind === "createAttribute")
+        return {
+          method: "POST",
+          path: `${base}/single`,
+          body: def(spec.mask % 4 === 0 && attribute !== undefined ? attribute.id : `f${spec.number}`),
+        };
+      if (spec.kind === "replaceAttributes")
+        return {
+          method: "POST",
+          path: `${base}/all`,
+          body: subset(
+            s.attributes.filter((a) => a.partition === partition),
+            spec.mask,
+          )
+            .map((a) => def(a.id))
+            .concat([def(`f${spec.number}`)]),
+        };
       const path = `${base}/${spec.unknownId || attribute === undefined ? "no-such-field" : encodeURIComponent(attribute.id)}`;
       if (spec.kind === "deleteAttribute") return { method: "DELETE", path };
       // Keeping the field's type usually keeps the persons' values valid.
-      return { method: "PUT", path, body: { ...def(attribute?.id ?? "x"), ...(spec.mask % 4 !== 0 && attribute !== undefined && spec.defect !== 1 ? { type: attribute.type } : {}) } };
+      return {
+        method: "PUT",
+        path,
+        body: {
+          ...def(attribute?.id ?? "x"),
+          ...(spec.mask % 4 !== 0 && attribute !== undefined && spec.defect !== 1 ? { type: attribute.type } : {}),
+        },
+      };
     }
     case "createFloorGroup":
     case "updateFloorGroup":
     case "deleteFloorGroup": {
       if (spec.kind === "deleteFloorGroup") {
         const used = (id: number): boolean => s.rules.some((r) => r.floorGroups.includes(id));
-        return { method: "DELETE", path: `/api/floor_groups/${idOf(spec.mask % 4 === 0 ? s.floorGroups : unreferenced(s.floorGroups, used), spec.a, spec.unknownId)}` };
+        return {
+          method: "DELETE",
+          path: `/api/floor_groups/${idOf(spec.mask % 4 === 0 ? s.floorGroups : unreferenced(s.floorGroups, used), spec.a, spec.unknownId)}`,
+        };
       }
       const readers = s.devices.filter((d) => d.type === "elevatorReader" || d.type === "additionalElevatorReader");
       const relays = s.devices.filter((d) => d.type === "floorRelay");
       const body: Json = {
         name: spec.name === "" ? `Floors ${spec.number}` : spec.name,
-        readerPort: spec.defect === 1 ? (pick(s.devices, spec.a)?.id ?? UNKNOWN) : (pick(readers, spec.a)?.id ?? UNKNOWN),
+        readerPort:
+          spec.defect === 1 ? (pick(s.devices, spec.a)?.id ?? UNKNOWN) : (pick(readers, spec.a)?.id ?? UNKNOWN),
         floors: subset(relays, spec.mask | 1).map((d) => d.id),
       };
       if (spec.defect === 2) delete body.floors;

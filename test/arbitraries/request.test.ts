@@ -29,7 +29,10 @@ describe("request arbitrary", () => {
     let realDevice = 0;
     let realCredential = 0;
     let wiegand26 = 0;
-    for (const [spec, reqs] of fc.sample(fc.tuple(snapshotSpecArb, fc.array(requestSpecArb, { minLength: 5, maxLength: 5 })), { numRuns: 200, seed: 7 })) {
+    for (const [spec, reqs] of fc.sample(
+      fc.tuple(snapshotSpecArb, fc.array(requestSpecArb, { minLength: 5, maxLength: 5 })),
+      { numRuns: 200, seed: 7 },
+    )) {
       const { meta } = buildSnapshot(spec);
       const numbers = new Set(meta.cards.map((c) => c.number));
       for (const r of reqs) {

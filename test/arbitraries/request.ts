@@ -51,7 +51,12 @@ export type PinSpec =
 export type NodeStateSpec =
   | { readonly kind: "absent" }
   | { readonly kind: "online" }
-  | { readonly kind: "offlineKnown"; readonly relation: "below" | "equal" | "above"; readonly amount: number; readonly explicit: boolean }
+  | {
+      readonly kind: "offlineKnown";
+      readonly relation: "below" | "equal" | "above";
+      readonly amount: number;
+      readonly explicit: boolean;
+    }
   | { readonly kind: "offlineUnknown"; readonly seconds: number | undefined };
 
 export interface RequestSpec {
@@ -89,7 +94,10 @@ const credentialRequestArb: fc.Arbitrary<CredentialRequestSpec> = fc.oneof(
       kind: fc.constant("wiegandCard" as const),
       cardPick: fc.nat(),
       formatPick: fc.oneof({ weight: 10, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.nat() }),
-      facilityCode: fc.oneof({ weight: 7, arbitrary: fc.constant("own" as const) }, { weight: 1, arbitrary: fc.constantFrom(...FACILITY_CODES, 3) }),
+      facilityCode: fc.oneof(
+        { weight: 7, arbitrary: fc.constant("own" as const) },
+        { weight: 1, arbitrary: fc.constantFrom(...FACILITY_CODES, 3) },
+      ),
       hugeNumber: fc.oneof({ weight: 3, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
       mutation: fc.oneof(
         { weight: 12, arbitrary: fc.constant<WiegandMutation>("none") },
@@ -131,7 +139,10 @@ const credentialRequestArb: fc.Arbitrary<CredentialRequestSpec> = fc.oneof(
     weight: 4,
     arbitrary: fc.record({
       kind: fc.constant("mobile" as const),
-      mobile: fc.oneof({ weight: 4, arbitrary: fc.constant("match" as const) }, { weight: 1, arbitrary: fc.constantFrom("touch" as const, "token" as const) }),
+      mobile: fc.oneof(
+        { weight: 4, arbitrary: fc.constant("match" as const) },
+        { weight: 1, arbitrary: fc.constantFrom("touch" as const, "token" as const) },
+      ),
       source: fc.oneof(
         { weight: 5, arbitrary: fc.constant("digital" as const) },
         { weight: 1, arbitrary: fc.constantFrom("card" as const, "unknown" as const) },
@@ -150,7 +161,10 @@ const pinSpecArb: fc.Arbitrary<PinSpec> = fc.oneof(
     weight: 1,
     arbitrary: fc.record({
       kind: fc.constant("random" as const),
-      pin: fc.oneof(fc.constantFrom(...PIN_POOL, "9999", "0"), fc.array(fc.constantFrom(..."0123456789"), { minLength: 1, maxLength: 8 }).map((a) => a.join(""))),
+      pin: fc.oneof(
+        fc.constantFrom(...PIN_POOL, "9999", "0"),
+        fc.array(fc.constantFrom(..."0123456789"), { minLength: 1, maxLength: 8 }).map((a) => a.join("")),
+      ),
     }),
   },
 );
@@ -261,14 +275,23 @@ function wiegandFor(
     (layout.facilityCode === null || (c.facilityCode !== null && c.facilityCode < 2 ** layout.facilityCode.length));
   // A frame without a facility-code field (H10302, a raw format) under ENFORCED matches only cards
   // without a code (semantics S17): when the spec asks for the card's own code, aim at those.
-  const codeless = layout.facilityCode === null && (("facility_code" in format ? format.facility_code : undefined) ?? "ENFORCED") === "ENFORCED" && spec.facilityCode === "own";
+  const codeless =
+    layout.facilityCode === null &&
+    (("facility_code" in format ? format.facility_code : undefined) ?? "ENFORCED") === "ENFORCED" &&
+    spec.facilityCode === "own";
   const aimed = (c: CredentialMeta) => fits(c) && (!codeless || c.facilityCode === null);
   // The aimed-at holder's fitting cards, else anyone's fitting cards, else any card.
-  const candidates = [cards.filter(aimed), meta.cards.filter(aimed), cards.filter(fits), meta.cards.filter(fits)].find((l) => l.length > 0) ?? cards;
+  const candidates =
+    [cards.filter(aimed), meta.cards.filter(aimed), cards.filter(fits), meta.cards.filter(fits)].find(
+      (l) => l.length > 0,
+    ) ?? cards;
   const card = pick(candidates, spec.cardPick);
   const fc = spec.facilityCode === "own" ? (card?.facilityCode ?? 0) : spec.facilityCode;
   // A number beyond 2^53−1 only fits a wide card-number field (W60).
-  const cn = spec.hugeNumber && layout.cardNumber.length > 53 ? 2n ** 53n + BigInt(spec.mutationPick % 5) : BigInt(card?.number ?? spec.mutationPick % 65_536);
+  const cn =
+    spec.hugeNumber && layout.cardNumber.length > 53
+      ? 2n ** 53n + BigInt(spec.mutationPick % 5)
+      : BigInt(card?.number ?? spec.mutationPick % 65_536);
   let bits = encodeLayout(layout, length, fc, cn, spec.fill, spec.mutation === "wrongFixed" ? spec.mutationPick : -1);
   switch (spec.mutation) {
     case "flip":
@@ -302,7 +325,11 @@ export function buildRequest(meta: SnapshotMeta, spec: RequestSpec): unknown {
   let aims = spec.targeted ? targets(meta) : [];
   // Without a clock, offline policy 1 only admits 24x7 rules: aim at those half of the time.
   if (spec.node.kind === "offlineUnknown" && spec.targetPick % 2 === 0) {
-    const always = aims.filter(({ rule }) => rule.recurring.length === 7 && (rule.startTime === rule.stopTime || (rule.startTime === "00:00:00" && rule.stopTime === "24:00:00")));
+    const always = aims.filter(
+      ({ rule }) =>
+        rule.recurring.length === 7 &&
+        (rule.startTime === rule.stopTime || (rule.startTime === "00:00:00" && rule.stopTime === "24:00:00")),
+    );
     if (always.length > 0) aims = always;
   }
   const target = pick(aims, spec.targetPick >> 1);
@@ -318,7 +345,8 @@ export function buildRequest(meta: SnapshotMeta, spec: RequestSpec): unknown {
     return mine.length > 0 ? mine : list;
   };
   const c = spec.credential;
-  const holderOf = (cred: CredentialMeta | undefined) => (cred === undefined ? holder : meta.holders.find((h) => h.id === cred.holderId));
+  const holderOf = (cred: CredentialMeta | undefined) =>
+    cred === undefined ? holder : meta.holders.find((h) => h.id === cred.holderId);
   switch (c.kind) {
     case "none":
       if (spec.explicitNulls) req.credential = null;
@@ -336,7 +364,11 @@ export function buildRequest(meta: SnapshotMeta, spec: RequestSpec): unknown {
       let number = c.random;
       let cred: CredentialMeta | undefined;
       if (c.source === "card") cred = pick(own(meta.cards), c.pick);
-      if (c.source === "digital") cred = pick(meta.digital.filter((d) => d.number !== null), c.pick);
+      if (c.source === "digital")
+        cred = pick(
+          meta.digital.filter((d) => d.number !== null),
+          c.pick,
+        );
       if (cred !== undefined) {
         number = cred.number!;
         holder = holderOf(cred);
@@ -362,15 +394,32 @@ export function buildRequest(meta: SnapshotMeta, spec: RequestSpec): unknown {
   // Neither credential nor PIN is malformed (R4); MALFORMATIONS covers that, so here a PIN is typed.
   const p: PinSpec = c.kind === "none" && spec.pin.kind === "none" ? { kind: "own" } : spec.pin;
   let pin: string | null = null;
-  if (p.kind === "own") pin = holder?.pin ?? holder?.duressPin ?? (c.kind === "none" ? pick(meta.holders.filter((h) => h.pin !== null), spec.holderPick)?.pin : null) ?? "5555";
+  if (p.kind === "own")
+    pin =
+      holder?.pin ??
+      holder?.duressPin ??
+      (c.kind === "none"
+        ? pick(
+            meta.holders.filter((h) => h.pin !== null),
+            spec.holderPick,
+          )?.pin
+        : null) ??
+      "5555";
   if (p.kind === "duress") pin = holder?.duressPin ?? holder?.pin ?? "5555";
-  if (p.kind === "otherHolder") pin = pick(meta.holders.filter((h) => h.pin !== null), p.pick)?.pin ?? "0000";
+  if (p.kind === "otherHolder")
+    pin =
+      pick(
+        meta.holders.filter((h) => h.pin !== null),
+        p.pick,
+      )?.pin ?? "0000";
   if (p.kind === "random") pin = p.pin;
   if (pin !== null) req.pin = pin;
   else if (spec.explicitNulls) req.pin = null;
 
   if (spec.input.fit && device !== null) {
-    const options: (string | undefined)[] = device.inputTypes.includes("wiegand") ? [undefined, ...device.inputTypes] : [...device.inputTypes];
+    const options: (string | undefined)[] = device.inputTypes.includes("wiegand")
+      ? [undefined, ...device.inputTypes]
+      : [...device.inputTypes];
     const input = options[spec.input.pick % options.length];
     if (input !== undefined) req.input = input;
   } else if (spec.input.any !== undefined) req.input = spec.input.any;
@@ -386,12 +435,21 @@ export function buildRequest(meta: SnapshotMeta, spec: RequestSpec): unknown {
       break;
     case "offlineKnown": {
       const seconds =
-        n.relation === "equal" ? killTimer : n.relation === "below" ? Math.max(0, killTimer - 1 - (n.amount % killTimer)) : killTimer + 1 + n.amount;
-      req.node = n.explicit ? { online: false, offlineSeconds: seconds, timeKnown: true } : { online: false, offlineSeconds: seconds };
+        n.relation === "equal"
+          ? killTimer
+          : n.relation === "below"
+            ? Math.max(0, killTimer - 1 - (n.amount % killTimer))
+            : killTimer + 1 + n.amount;
+      req.node = n.explicit
+        ? { online: false, offlineSeconds: seconds, timeKnown: true }
+        : { online: false, offlineSeconds: seconds };
       break;
     }
     case "offlineUnknown":
-      req.node = n.seconds === undefined ? { online: false, timeKnown: false } : { online: false, timeKnown: false, offlineSeconds: n.seconds };
+      req.node =
+        n.seconds === undefined
+          ? { online: false, timeKnown: false }
+          : { online: false, timeKnown: false, offlineSeconds: n.seconds };
       break;
   }
   if (spec.explicitNulls) req.note = "unknown keys are ignored";

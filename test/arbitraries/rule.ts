@@ -29,8 +29,14 @@ export const ruleSpecArb: fc.Arbitrary<RuleSpec> = fc.record({
   deviceMask: fc.nat(15),
   floorGroupPicks: fc.array(fc.nat(), { minLength: 1, maxLength: 3 }),
   window: windowArb,
-  allow: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(undefined, true) }, { weight: 1, arbitrary: fc.constant(false) }),
+  allow: fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom(undefined, true) },
+    { weight: 1, arbitrary: fc.constant(false) },
+  ),
   authenticationPolicy: policyArb,
-  enabled: fc.oneof({ weight: 5, arbitrary: fc.constantFrom(undefined, true) }, { weight: 1, arbitrary: fc.constant(false) }),
+  enabled: fc.oneof(
+    { weight: 5, arbitrary: fc.constantFrom(undefined, true) },
+    { weight: 1, arbitrary: fc.constant(false) },
+  ),
   named: fc.boolean(),
 });

@@ -37,9 +37,15 @@ describe("snapshot arbitrary", () => {
           mark(typeof f.layout === "object" && f.layout !== null, "custom layout");
           mark(typeof f.layout === "string", "layout name");
           mark((f.layout === undefined || f.layout === null) && !KNOWN_FORMAT_IDS.includes(f.id), "raw format");
-          mark((f.layout === undefined || f.layout === null) && !KNOWN_FORMAT_IDS.includes(f.id) && f.max_input_bits > 53, "raw format longer than 53 bits");
+          mark(
+            (f.layout === undefined || f.layout === null) && !KNOWN_FORMAT_IDS.includes(f.id) && f.max_input_bits > 53,
+            "raw format longer than 53 bits",
+          );
         }
-        mark((n.ecards ?? []).some((e: number) => meta.cards.some((c) => c.number === e)), "ecard overlapping a card");
+        mark(
+          (n.ecards ?? []).some((e: number) => meta.cards.some((c) => c.number === e)),
+          "ecard overlapping a card",
+        );
       }
       for (const r of s.rules) {
         mark(r.startTime > r.stopTime, "overnight window");
@@ -49,7 +55,8 @@ describe("snapshot arbitrary", () => {
         mark(r.enabled === false, "disabled rule");
         mark(r.type === "elevator", "elevator rule");
         mark(typeof r.startDate === "string" && typeof r.endDate === "string", "dated rule");
-        for (const p of ["cardOnly", "pinOnly", "cardOrPin", "cardAndPin"]) mark(r.authenticationPolicy === p, `rule ${p}`);
+        for (const p of ["cardOnly", "pinOnly", "cardOrPin", "cardAndPin"])
+          mark(r.authenticationPolicy === p, `rule ${p}`);
       }
       for (const d of s.devices) {
         mark(d.securedReadsOnly === true, "securedReadsOnly");
@@ -58,22 +65,69 @@ describe("snapshot arbitrary", () => {
         mark(d.type === "additionalElevatorReader", "additional elevator reader");
         mark(d.type === "floorRelay" && d.id === "fl-1b", "three floor relays");
         mark(d.type === "additionalReader", "additional reader");
-        for (const p of ["cardOnly", "pinOnly", "cardOrPin", "cardAndPin"]) mark(d.authenticationPolicy === p, `device ${p}`);
+        for (const p of ["cardOnly", "pinOnly", "cardOrPin", "cardAndPin"])
+          mark(d.authenticationPolicy === p, `device ${p}`);
       }
       const pins = meta.holders.map((h) => h.pin).filter((p) => p !== null);
       mark(new Set(pins).size < pins.length, "shared PIN");
-      mark(meta.holders.some((h) => h.duressPin !== null), "duress PIN");
-      mark(meta.holders.some((h) => h.activeDate !== null && h.expireDate !== null), "holder dates");
-      mark(meta.digital.some((c) => c.number === null), "pending credential");
-      mark(meta.cards.some((c) => c.facilityCode === null), "card without facility code");
-      mark(s.holders.some((h) => h.enabled === false), "disabled holder");
-      mark((s.floorGroups ?? []).filter((f) => f.readerPort === "e1").length > 31, "more than 31 floor groups at a reader");
+      mark(
+        meta.holders.some((h) => h.duressPin !== null),
+        "duress PIN",
+      );
+      mark(
+        meta.holders.some((h) => h.activeDate !== null && h.expireDate !== null),
+        "holder dates",
+      );
+      mark(
+        meta.digital.some((c) => c.number === null),
+        "pending credential",
+      );
+      mark(
+        meta.cards.some((c) => c.facilityCode === null),
+        "card without facility code",
+      );
+      mark(
+        s.holders.some((h) => h.enabled === false),
+        "disabled holder",
+      );
+      mark(
+        (s.floorGroups ?? []).filter((f) => f.readerPort === "e1").length > 31,
+        "more than 31 floor groups at a reader",
+      );
     }
     const expected = [
-      "node without zone", "Lord Howe", "Santiago", "three floor relays", "more than 31 floor groups at a reader", "offlinePolicy 1", "offlinePolicy 2", "FILTER_LIST", "NOT_ENFORCED", "parity off",
-      "custom layout", "layout name", "raw format", "raw format longer than 53 bits", "ecard overlapping a card", "overnight window", "24-hour window", "full-day window", "deny rule",
-      "disabled rule", "elevator rule", "dated rule", "securedReadsOnly", "BLE", "inputTypes subset", "additional elevator reader",
-      "additional reader", "shared PIN", "duress PIN", "holder dates", "pending credential", "card without facility code",
+      "node without zone",
+      "Lord Howe",
+      "Santiago",
+      "three floor relays",
+      "more than 31 floor groups at a reader",
+      "offlinePolicy 1",
+      "offlinePolicy 2",
+      "FILTER_LIST",
+      "NOT_ENFORCED",
+      "parity off",
+      "custom layout",
+      "layout name",
+      "raw format",
+      "raw format longer than 53 bits",
+      "ecard overlapping a card",
+      "overnight window",
+      "24-hour window",
+      "full-day window",
+      "deny rule",
+      "disabled rule",
+      "elevator rule",
+      "dated rule",
+      "securedReadsOnly",
+      "BLE",
+      "inputTypes subset",
+      "additional elevator reader",
+      "additional reader",
+      "shared PIN",
+      "duress PIN",
+      "holder dates",
+      "pending credential",
+      "card without facility code",
       "disabled holder",
       ...["cardOnly", "pinOnly", "cardOrPin", "cardAndPin"].flatMap((p) => [`rule ${p}`, `device ${p}`]),
     ];

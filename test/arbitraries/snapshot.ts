@@ -31,12 +31,32 @@ export interface SnapshotSpec {
  * Custom field templates of the partition, each with a value that fits it: every type, bounds,
  * a regex (with its description), enum values, array items and object children.
  */
-export const CUSTOM_FIELDS: readonly { readonly def: Record<string, unknown>; readonly value: (i: number) => unknown }[] = [
+export const CUSTOM_FIELDS: readonly {
+  readonly def: Record<string, unknown>;
+  readonly value: (i: number) => unknown;
+}[] = [
   { def: { id: "badge", type: "string", regex: "^B-[0-9]+$", description: "B- and digits" }, value: (i) => `B-${i}` },
   { def: { id: "level", type: "number", min: 0, max: 10, decimals: 1 }, value: (i) => (i % 10) + 0.5 },
-  { def: { id: "colour", type: "enum", values: [{ id: "red" }, { id: "blue", displayName: "Blue" }] }, value: (i) => (i % 2 === 0 ? "red" : "blue") },
-  { def: { id: "tags", type: "array", items: { type: "string" }, minLength: 1, maxLength: 3 }, value: (i) => [`t${i}`] },
-  { def: { id: "address", type: "object", displayName: "Address", fields: [{ id: "city", type: "string" }, { id: "floor", type: "number", min: 0 }] }, value: (i) => ({ city: "Lyon", floor: i }) },
+  {
+    def: { id: "colour", type: "enum", values: [{ id: "red" }, { id: "blue", displayName: "Blue" }] },
+    value: (i) => (i % 2 === 0 ? "red" : "blue"),
+  },
+  {
+    def: { id: "tags", type: "array", items: { type: "string" }, minLength: 1, maxLength: 3 },
+    value: (i) => [`t${i}`],
+  },
+  {
+    def: {
+      id: "address",
+      type: "object",
+      displayName: "Address",
+      fields: [
+        { id: "city", type: "string" },
+        { id: "floor", type: "number", min: 0 },
+      ],
+    },
+    value: (i) => ({ city: "Lyon", floor: i }),
+  },
   { def: { id: "vip", type: "boolean", visibility: "readonly" }, value: (i) => i % 3 === 0 },
 ];
 
@@ -139,7 +159,8 @@ function connectionOf(n: CloudNodeSpec, nodeId: string, i: number): Json {
   const c: Json = { id: `conn-${nodeId}`, name: `Connection ${i + 1}`, type: n.connectionType, cloudNode: nodeId };
   if (n.connectionType !== "lockhub" || o % 2 === 1) c.port = n.connectionType === "usb" ? 1 : 4000 + i;
   if (n.connectionType === "lockhub") c.macAddress = `00:1B:2C:4A:20:${String(10 + i).padStart(2, "0")}`;
-  if (n.connectionType === "ethernet" || n.connectionType === "wirelessGateway") c.ipaddress = `10.0.${i}.${10 + (o % 4)}`;
+  if (n.connectionType === "ethernet" || n.connectionType === "wirelessGateway")
+    c.ipaddress = `10.0.${i}.${10 + (o % 4)}`;
   if (n.connectionType === "ethernet") {
     if (o % 4 < 2) c.manufacturer = (o >> 2) % 2 === 0 ? "VENDOR_A" : "VENDOR_B";
     if ((o >> 3) % 2 === 1) c.protocol = o % 2 === 0 ? "IPv4" : "IPv6";
@@ -211,12 +232,21 @@ export function buildSnapshot(spec: SnapshotSpec): BuiltSnapshot {
       // Values for the partition's custom fields: every required one, about half of the others.
       const values: Json = {};
       CUSTOM_FIELDS.forEach((f, k) => {
-        if ((spec.customFieldMask >> k) & 1 && ((spec.requiredMask >> k) & 1 || (i + k) % 2 === 0)) values[f.def.id as string] = f.value(i);
+        if ((spec.customFieldMask >> k) & 1 && ((spec.requiredMask >> k) & 1 || (i + k) % 2 === 0))
+          values[f.def.id as string] = f.value(i);
       });
       if (Object.keys(values).length > 0 || i % 2 === 0) holder.customFields = values;
     }
     holders.push(holder);
-    holderMetas.push({ id, groups: memberOf.map((g) => g.id as string), pin, duressPin: duress, activeDate: activeDate ?? null, expireDate: expireDate ?? null, credentials: credMetas });
+    holderMetas.push({
+      id,
+      groups: memberOf.map((g) => g.id as string),
+      pin,
+      duressPin: duress,
+      activeDate: activeDate ?? null,
+      expireDate: expireDate ?? null,
+      credentials: credMetas,
+    });
   });
   const allCreds = holderMetas.flatMap((h) => h.credentials);
   const cards = allCreds.filter((c) => c.card);
@@ -229,7 +259,9 @@ export function buildSnapshot(spec: SnapshotSpec): BuiltSnapshot {
     const ecards =
       n.ecards === null || n.ecards === undefined
         ? n.ecards
-        : n.ecards.flatMap((e) => ("number" in e ? [e.number] : cards.length === 0 ? [] : [cards[e.holderCard % cards.length]!.number!]));
+        : n.ecards.flatMap((e) =>
+            "number" in e ? [e.number] : cards.length === 0 ? [] : [cards[e.holderCard % cards.length]!.number!],
+          );
     const node: Json = { id, name: `Node ${i + 1}` };
     if (n.timezone !== undefined) node.timezone = n.timezone;
     if (n.offlinePolicy !== undefined) node.offlinePolicy = n.offlinePolicy;
@@ -299,9 +331,11 @@ export function buildSnapshot(spec: SnapshotSpec): BuiltSnapshot {
       return id;
     });
     const relayIds = RELAY_IDS.slice(0, bank.relayCount);
-    for (const id of relayIds) devices.push({ id, name: `Floor ${id}`, type: "floorRelay", ...place(bank.nodePick, false) });
+    for (const id of relayIds)
+      devices.push({ id, name: `Floor ${id}`, type: "floorRelay", ...place(bank.nodePick, false) });
     const extra: typeof bank.floorGroups = [];
-    for (let k = 0; k < bank.extraFloorGroups; k++) extra.push({ readerPick: 0, relayMask: (k % 7) + 1, refsAsObjects: false });
+    for (let k = 0; k < bank.extraFloorGroups; k++)
+      extra.push({ readerPick: 0, relayMask: (k % 7) + 1, refsAsObjects: false });
     [...bank.floorGroups, ...extra].forEach((fg, k) => {
       const reader = readerIds[fg.readerPick % readerIds.length]!;
       let floors = relayIds.filter((_, r) => (fg.relayMask >> r) & 1);
@@ -328,7 +362,12 @@ export function buildSnapshot(spec: SnapshotSpec): BuiltSnapshot {
     const id = RULE_IDS[k % RULE_IDS.length]!;
     usedRuleIds.add(id);
     const elevator = r.elevator && floorGroups.length > 0;
-    const rule: Json = { id, type: elevator ? "elevator" : "door", groupId: groups[r.groupPick % groups.length]!.id, ...r.window };
+    const rule: Json = {
+      id,
+      type: elevator ? "elevator" : "door",
+      groupId: groups[r.groupPick % groups.length]!.id,
+      ...r.window,
+    };
     let reached: string[];
     if (elevator) {
       const picked = [...new Set(r.floorGroupPicks.map((p) => p % floorGroups.length))];
@@ -344,7 +383,13 @@ export function buildSnapshot(spec: SnapshotSpec): BuiltSnapshot {
     if (r.enabled !== undefined) rule.enabled = r.enabled;
     if (r.named) rule.name = `Rule ${id}`;
     rules.push(rule);
-    const meta: RuleMeta = { id, groupId: rule.groupId as string, enabled: r.enabled !== false, deviceIds: [...new Set(reached)], ...r.window };
+    const meta: RuleMeta = {
+      id,
+      groupId: rule.groupId as string,
+      enabled: r.enabled !== false,
+      deviceIds: [...new Set(reached)],
+      ...r.window,
+    };
     ruleMetas.push(meta);
     for (const d of new Set(reached)) reach.set(d, [...(reach.get(d) ?? []), meta]);
   }
@@ -356,7 +401,9 @@ export function buildSnapshot(spec: SnapshotSpec): BuiltSnapshot {
   if (floorGroups.length > 0) input.floorGroups = floorGroups;
   if (partitionId !== null && spec.customFieldMask !== 0)
     input.customFields = CUSTOM_FIELDS.flatMap((f, k) =>
-      (spec.customFieldMask >> k) & 1 ? [{ ...f.def, partition: partitionId, ...((spec.requiredMask >> k) & 1 ? { required: true } : {}) }] : [],
+      (spec.customFieldMask >> k) & 1
+        ? [{ ...f.def, partition: partitionId, ...((spec.requiredMask >> k) & 1 ? { required: true } : {}) }]
+        : [],
     );
 
   const deviceMetas: DeviceMeta[] = devices.map((d) => ({

@@ -10,7 +10,8 @@ function parityHolds(bits: string, layout: (typeof CUSTOM_FORMATS)[number]["layo
     let ones = Number(bits[p.position]);
     for (let i = 0; i < bits.length; i++) {
       if (i === p.position) continue;
-      const covered = p.range !== undefined ? i >= p.range.offset && i < p.range.offset + p.range.length : p.mask?.[i] === "1";
+      const covered =
+        p.range !== undefined ? i >= p.range.offset && i < p.range.offset + p.range.length : p.mask?.[i] === "1";
       if (covered) ones += Number(bits[i]);
     }
     return p.type === "even" ? ones % 2 === 0 : ones % 2 === 1;
@@ -64,7 +65,9 @@ describe("wiegand encoder", () => {
       }),
       { numRuns: 500 },
     );
-    for (const z of ZONES) for (const t of dstTransitions(z)) for (const ms of [t - 1, t]) expect(fastOffsetMinutes(z, ms)).toBe(offsetMinutes(z, ms));
+    for (const z of ZONES)
+      for (const t of dstTransitions(z))
+        for (const ms of [t - 1, t]) expect(fastOffsetMinutes(z, ms)).toBe(offsetMinutes(z, ms));
     expect(Math.abs(offsetMinutes("Australia/Lord_Howe", lh) - offsetMinutes("Australia/Lord_Howe", lh - 1))).toBe(30);
   });
 });

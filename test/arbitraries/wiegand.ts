@@ -29,9 +29,17 @@ export function encodeH10301(facilityCode: number, cardNumber: number): string {
  * in list order. `wrongFixed` ≥ 0 inverts fixed bit `wrongFixed % count` before parity is computed,
  * so that the frame's parity holds and only its marker is wrong (nothing when the layout has none).
  */
-export function encodeLayout(layout: LayoutInput, length: number, facilityCode: number, cardNumber: bigint | number, fill = 0, wrongFixed = -1): string {
+export function encodeLayout(
+  layout: LayoutInput,
+  length: number,
+  facilityCode: number,
+  cardNumber: bigint | number,
+  fill = 0,
+  wrongFixed = -1,
+): string {
   const bits = new Array<number>(length).fill(fill);
-  if (layout.facilityCode !== null) writeField(bits, layout.facilityCode.offset, layout.facilityCode.length, BigInt(facilityCode));
+  if (layout.facilityCode !== null)
+    writeField(bits, layout.facilityCode.offset, layout.facilityCode.length, BigInt(facilityCode));
   writeField(bits, layout.cardNumber.offset, layout.cardNumber.length, BigInt(cardNumber));
   const fixed = layout.fixed ?? [];
   fixed.forEach((f, i) => {

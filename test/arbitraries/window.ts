@@ -22,7 +22,24 @@ const FIRST_DAY = SPAN_START / DAY;
 const LAST_DAY = SPAN_END / DAY - 1;
 
 /** Clock times (seconds since midnight) where the zones of zone.ts change offset (00:00–04:00, 23:00), and round hours. */
-const EDGE_SECONDS = [0, 1800, 3600, 5400, 7200, 9000, 10800, 4 * 3600, 6 * 3600, 9 * 3600, 12 * 3600, 17 * 3600, 22 * 3600, 23 * 3600, 84_600, 86_399];
+const EDGE_SECONDS = [
+  0,
+  1800,
+  3600,
+  5400,
+  7200,
+  9000,
+  10800,
+  4 * 3600,
+  6 * 3600,
+  9 * 3600,
+  12 * 3600,
+  17 * 3600,
+  22 * 3600,
+  23 * 3600,
+  84_600,
+  86_399,
+];
 
 /** Seconds since midnight, 0…86399: any second, or one near a DST change or a round hour. */
 export const clockSecondsArb: fc.Arbitrary<number> = fc.oneof(

@@ -7,7 +7,14 @@
 import fc from "fast-check";
 import { IANAZone } from "luxon";
 
-export const ZONES = ["UTC", "America/New_York", "Europe/London", "Australia/Lord_Howe", "America/Santiago", "Pacific/Apia"] as const;
+export const ZONES = [
+  "UTC",
+  "America/New_York",
+  "Europe/London",
+  "Australia/Lord_Howe",
+  "America/Santiago",
+  "Pacific/Apia",
+] as const;
 export type Zone = (typeof ZONES)[number];
 
 /** A system or node time zone. */

@@ -9,7 +9,18 @@ import { loadPanelEngineOrThrow } from "../../src/legacy1/panelEngine.js";
 import { type Engine, createEngine, loadEngineOrThrow } from "../../src/evaluate/index.js";
 import { type Decision, encodeWiegand, parseSnapshotOrThrow, requestIssues } from "../../src/model/index.js";
 import { snapshotAndRequestsArb } from "../arbitraries/index.js";
-import { type Hostile, type Path, type Style, type Trap, flipValueArb, hostile, maxReads, pathsOf, replaced, styleArb } from "./hostile.js";
+import {
+  type Hostile,
+  type Path,
+  type Style,
+  type Trap,
+  flipValueArb,
+  hostile,
+  maxReads,
+  pathsOf,
+  replaced,
+  styleArb,
+} from "./hostile.js";
 
 const RUNS = Number(process.env.RSOP_FUZZ_RUNS ?? 200);
 
@@ -50,7 +61,15 @@ function decideBoth(engine: Engine, make: () => Hostile): Decision {
 type TrapKind = "none" | "throw" | "revoked" | "flip" | "reenter";
 
 /** Checks one hostile request against the plain one; returns whether the trap fired. */
-function checkOne(engine: Engine, plain: unknown, style: Style, kind: TrapKind, target: Path, flipTo: unknown, other: unknown): boolean {
+function checkOne(
+  engine: Engine,
+  plain: unknown,
+  style: Style,
+  kind: TrapKind,
+  target: Path,
+  flipTo: unknown,
+  other: unknown,
+): boolean {
   const expected = plainDecision(engine.decide(plain));
   const trap: Trap | null =
     kind === "none"
@@ -96,7 +115,8 @@ function checkOne(engine: Engine, plain: unknown, style: Style, kind: TrapKind, 
   }
   // requestIssues: never throws, names the unreadable field, and otherwise agrees with the plain request.
   const issues = requestIssues(make().value);
-  if (kind === "throw" && once.fired > 0) expect(issues).toContainEqual(expect.objectContaining({ code: "unreadable", path: target }));
+  if (kind === "throw" && once.fired > 0)
+    expect(issues).toContainEqual(expect.objectContaining({ code: "unreadable", path: target }));
   else if (kind === "revoked" && targetRead) expect(issues.length).toBeGreaterThan(0);
   else if (kind === "none" || kind === "reenter") expect(issues).toEqual(requestIssues(plain));
   return once.fired > 0;
@@ -110,7 +130,12 @@ describe("decide and requestIssues against hostile requests", () => {
     const unknownFrame = encodeWiegand("H10301", { facilityCode: 42, cardNumber: 31338 });
     const plain = { deviceId: "door-lon-clinic", at, credential: { wiegand: unknownFrame } };
     const expected = plainDecision(building.decide(plain));
-    expect(expected).toMatchObject({ outcome: "unknown", reason: "unknownCredential", holderId: null, credentialNumber: 31338 });
+    expect(expected).toMatchObject({
+      outcome: "unknown",
+      reason: "unknownCredential",
+      holderId: null,
+      credentialNumber: 31338,
+    });
     let calls = 0;
     const reentrant = {
       ...plain,
@@ -137,7 +162,9 @@ describe("decide and requestIssues against hostile requests", () => {
       },
     };
     expect(plainDecision(building.decide(request))).toEqual(
-      plainDecision(building.decide({ deviceId: "door-lon-clinic", at, credential: { credentialNumber: 31338, facilityCode: 42 } })),
+      plainDecision(
+        building.decide({ deviceId: "door-lon-clinic", at, credential: { credentialNumber: 31338, facilityCode: 42 } }),
+      ),
     );
     expect(reads).toBe(1);
   });
@@ -146,7 +173,9 @@ describe("decide and requestIssues against hostile requests", () => {
     const revoked = Proxy.revocable({}, {});
     revoked.revoke();
     expect(building.decide(revoked.proxy)).toEqual(BAD_REQUEST);
-    expect(requestIssues(revoked.proxy)).toEqual([{ code: "unreadable", path: [], message: "Could not be read: reading it threw an error." }]);
+    expect(requestIssues(revoked.proxy)).toEqual([
+      { code: "unreadable", path: [], message: "Could not be read: reading it threw an error." },
+    ]);
     const throwing = {
       deviceId: "door-lon-clinic",
       at: "2026-04-15T10:00:00+01:00",
@@ -158,7 +187,13 @@ describe("decide and requestIssues against hostile requests", () => {
       },
     };
     expect(building.decide(throwing)).toEqual(BAD_REQUEST);
-    expect(requestIssues(throwing)).toEqual([{ code: "unreadable", path: ["credential", "facilityCode"], message: "Could not be read: reading it threw an error." }]);
+    expect(requestIssues(throwing)).toEqual([
+      {
+        code: "unreadable",
+        path: ["credential", "facilityCode"],
+        message: "Could not be read: reading it threw an error.",
+      },
+    ]);
     const trapThrows = new Proxy(
       {},
       {
@@ -168,7 +203,9 @@ describe("decide and requestIssues against hostile requests", () => {
       },
     );
     expect(building.decide(trapThrows)).toEqual(BAD_REQUEST);
-    expect(requestIssues(trapThrows)).toEqual([{ code: "unreadable", path: ["deviceId"], message: "Could not be read: reading it threw an error." }]);
+    expect(requestIssues(trapThrows)).toEqual([
+      { code: "unreadable", path: ["deviceId"], message: "Could not be read: reading it threw an error." },
+    ]);
   });
 
   test("every field of every example request, in every hostile way (exhaustive)", () => {
@@ -205,7 +242,8 @@ describe("decide and requestIssues against hostile requests", () => {
             const paths = pathsOf(plain).slice(kind === "revoked" || kind === "none" ? 0 : 1);
             if (paths.length === 0) continue;
             const target = paths[pick % paths.length]!;
-            if (checkOne(engine, plain, style, kind, target, flipTo, c.requests[otherPick % c.requests.length])) fired++;
+            if (checkOne(engine, plain, style, kind, target, flipTo, c.requests[otherPick % c.requests.length]))
+              fired++;
             cases++;
           }
         },
@@ -225,8 +263,14 @@ describe("PanelEngine.decide against hostile requests", () => {
   test("a revoked Proxy, a throwing getter or a trap: badRequest with 1.0 topics, never a throw", () => {
     const revoked = Proxy.revocable({}, {});
     revoked.revoke();
-    expect(panel.decide(revoked.proxy)).toMatchObject({ outcome: "denied", reason: "badRequest", topic: "door.request.denied" });
-    expect(panel.requestIssues(revoked.proxy)).toEqual([{ code: "unreadable", path: [], message: "Could not be read: reading it threw an error." }]);
+    expect(panel.decide(revoked.proxy)).toMatchObject({
+      outcome: "denied",
+      reason: "badRequest",
+      topic: "door.request.denied",
+    });
+    expect(panel.requestIssues(revoked.proxy)).toEqual([
+      { code: "unreadable", path: [], message: "Could not be read: reading it threw an error." },
+    ]);
     const throwing = {
       deviceId,
       at: "2026-04-15T10:00:00Z",
@@ -238,8 +282,12 @@ describe("PanelEngine.decide against hostile requests", () => {
     expect(() => panel.requestIssues(throwing)).not.toThrow();
     const credRevoked = Proxy.revocable({}, {});
     credRevoked.revoke();
-    expect(panel.decide({ deviceId, at: "2026-04-15T10:00:00Z", credential: credRevoked.proxy })).toMatchObject({ reason: "badRequest" });
-    expect(() => panel.requestIssues({ deviceId, at: "2026-04-15T10:00:00Z", credential: credRevoked.proxy })).not.toThrow();
+    expect(panel.decide({ deviceId, at: "2026-04-15T10:00:00Z", credential: credRevoked.proxy })).toMatchObject({
+      reason: "badRequest",
+    });
+    expect(() =>
+      panel.requestIssues({ deviceId, at: "2026-04-15T10:00:00Z", credential: credRevoked.proxy }),
+    ).not.toThrow();
   });
 
   test("a getter whose value changes between reads is read once", () => {

@@ -47,7 +47,10 @@ export function at(value: unknown, path: Path): unknown {
 /** A plain copy of `value` with the value at `path` replaced (the root when `path` is empty). */
 export function replaced(value: unknown, path: Path, by: unknown): unknown {
   if (path.length === 0) return by;
-  const copy = (Array.isArray(value) ? [...value] : { ...(value as Record<string, unknown>) }) as Record<string | number, unknown>;
+  const copy = (Array.isArray(value) ? [...value] : { ...(value as Record<string, unknown>) }) as Record<
+    string | number,
+    unknown
+  >;
   const [k, ...rest] = path;
   copy[k!] = replaced(copy[k!], rest, by);
   return copy;
@@ -102,7 +105,11 @@ export function hostile(value: unknown, style: Style, target: Path | null, trap:
     if (style === "getters") {
       const o: Record<string, unknown> | unknown[] = arr ? new Array<unknown>(v.length) : {};
       for (const k of keys)
-        Object.defineProperty(o, k, { enumerable: true, configurable: true, get: () => readProp([...path, seg(k)], children.get(k)) });
+        Object.defineProperty(o, k, {
+          enumerable: true,
+          configurable: true,
+          get: () => readProp([...path, seg(k)], children.get(k)),
+        });
       return o;
     }
     const base: Record<string, unknown> | unknown[] = arr ? new Array<unknown>(v.length) : {};
@@ -127,7 +134,22 @@ export function maxReads(h: Hostile): number {
 
 /** Values a flipping getter turns into. */
 export const flipValueArb: fc.Arbitrary<unknown> = fc.oneof(
-  fc.constantFrom(null, undefined, 0, -1, 2 ** 60, Number.NaN, "", "0", "1111111111111111111111111", "touch", true, false, {}, []),
+  fc.constantFrom(
+    null,
+    undefined,
+    0,
+    -1,
+    2 ** 60,
+    Number.NaN,
+    "",
+    "0",
+    "1111111111111111111111111",
+    "touch",
+    true,
+    false,
+    {},
+    [],
+  ),
   fc.jsonValue({ maxDepth: 2 }),
 );
 

@@ -26,14 +26,35 @@ function echoing(long: string): unknown {
       { id: long, name: "G1" },
       { id: long, name: "G2" },
     ],
-    cloudNodes: [{ id: "n1", name: "N", timezone: long, cardFormat: [{ id: long, min_input_bits: 26, max_input_bits: 26 }] }],
+    cloudNodes: [
+      { id: "n1", name: "N", timezone: long, cardFormat: [{ id: long, min_input_bits: 26, max_input_bits: 26 }] },
+    ],
     connections: [{ id: "c1", name: "C", type: "lockhub", cloudNode: long, macAddress: "00:1B:2C:4A:10:01" }],
     holders: [
-      { id: "h1", firstName: "A", lastName: "B", groups: [long], credentials: [{ id: long, types: ["card"], holderId: long }] },
+      {
+        id: "h1",
+        firstName: "A",
+        lastName: "B",
+        groups: [long],
+        credentials: [{ id: long, types: ["card"], holderId: long }],
+      },
       { id: "h2", firstName: "A", lastName: "B", credentials: [{ id: long, types: ["card"] }] },
     ],
-    devices: [{ id: "d1", name: "D", cloudNode: long, connection: long, port: 1, type: "primaryReader", primaryReader: long }],
-    rules: [{ id: "r1", type: "door", groupId: long, startTime: "00:00:00", stopTime: "24:00:00", recurring: ["Mon"], devices: [long], floorGroups: [long] }],
+    devices: [
+      { id: "d1", name: "D", cloudNode: long, connection: long, port: 1, type: "primaryReader", primaryReader: long },
+    ],
+    rules: [
+      {
+        id: "r1",
+        type: "door",
+        groupId: long,
+        startTime: "00:00:00",
+        stopTime: "24:00:00",
+        recurring: ["Mon"],
+        devices: [long],
+        floorGroups: [long],
+      },
+    ],
   };
 }
 
@@ -73,18 +94,39 @@ describe("issue messages", () => {
     for (const n of [2 ** 53, 2 ** 60, 1e300]) {
       const issues = issuesOf({
         ...base,
-        holders: [{ id: "h1", firstName: "A", lastName: "B", credentials: [{ id: "c1", types: ["card"], credentialNumber: n }] }],
+        holders: [
+          {
+            id: "h1",
+            firstName: "A",
+            lastName: "B",
+            credentials: [{ id: "c1", types: ["card"], credentialNumber: n }],
+          },
+        ],
         cloudNodes: [{ id: "n1", name: "N", ecards: [n] }],
       });
       expect(issues).toEqual([
-        { code: "tooBig", path: ["holders", 0, "credentials", 0, "credentialNumber"], message: "Must be at most 9007199254740991." },
+        {
+          code: "tooBig",
+          path: ["holders", 0, "credentials", 0, "credentialNumber"],
+          message: "Must be at most 9007199254740991.",
+        },
         { code: "tooBig", path: ["cloudNodes", 0, "ecards", 0], message: "Must be at most 9007199254740991." },
       ]);
     }
   });
 
   test("NaN and infinite numbers: Must be a finite number; a fraction: Must be an integer", () => {
-    const issues = issuesOf({ ...base, cloudNodes: [{ id: "n1", name: "N", killTimer: Number.NaN, ecards: [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 1.5] }] });
+    const issues = issuesOf({
+      ...base,
+      cloudNodes: [
+        {
+          id: "n1",
+          name: "N",
+          killTimer: Number.NaN,
+          ecards: [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 1.5],
+        },
+      ],
+    });
     expect(issues.map((i) => [i.path.join("."), i.message])).toEqual([
       ["cloudNodes.0.ecards.0", "Must be a finite number."],
       ["cloudNodes.0.ecards.1", "Must be a finite number."],
@@ -106,7 +148,9 @@ describe("issue messages", () => {
       ["credential.facilityCode", "Must be a finite number."],
       ["node.offlineSeconds", "Must be a finite number."],
     ]);
-    expect(requestIssues({ deviceId: "d1", at: 0, credential: { credentialNumber: 2 ** 60, facilityCode: 2 ** 53 } })).toEqual([
+    expect(
+      requestIssues({ deviceId: "d1", at: 0, credential: { credentialNumber: 2 ** 60, facilityCode: 2 ** 53 } }),
+    ).toEqual([
       { code: "invalid", path: ["credential", "credentialNumber"], message: "Must be a non-negative integer." },
       { code: "invalid", path: ["credential", "facilityCode"], message: "Must be a non-negative integer or null." },
     ]);

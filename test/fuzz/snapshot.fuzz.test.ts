@@ -19,14 +19,25 @@ const minimal = {
   format: "rsop-system/1",
   systemId: "s1",
   groups: [{ id: "g1", name: "G" }],
-  holders: [{ id: "h1", firstName: "A", lastName: "B", groups: ["g1"], credentials: [{ id: "c1", credentialNumber: 7, types: ["card"] }] }],
+  holders: [
+    {
+      id: "h1",
+      firstName: "A",
+      lastName: "B",
+      groups: ["g1"],
+      credentials: [{ id: "c1", credentialNumber: 7, types: ["card"] }],
+    },
+  ],
 };
 
 describe("parseSnapshot and loadEngine against hostile snapshots", () => {
   test("a revoked Proxy, a throwing getter deep in the tree, a throwing trap: issues at their paths, never a throw", () => {
     const revoked = Proxy.revocable({}, {});
     revoked.revoke();
-    expect(parseSnapshot(revoked.proxy)).toEqual({ ok: false, issues: [{ code: "unreadable", path: [], message: UNREADABLE }] });
+    expect(parseSnapshot(revoked.proxy)).toEqual({
+      ok: false,
+      issues: [{ code: "unreadable", path: [], message: UNREADABLE }],
+    });
     expect(loadEngine(revoked.proxy).ok).toBe(false);
     expect(() => loadEngineOrThrow(revoked.proxy)).toThrow(SnapshotError);
 
@@ -50,7 +61,10 @@ describe("parseSnapshot and loadEngine against hostile snapshots", () => {
         },
       },
     );
-    expect(parseSnapshot({ ...minimal, partitions: keysThrow })).toEqual({ ok: false, issues: [{ code: "unreadable", path: ["partitions"], message: UNREADABLE }] });
+    expect(parseSnapshot({ ...minimal, partitions: keysThrow })).toEqual({
+      ok: false,
+      issues: [{ code: "unreadable", path: ["partitions"], message: UNREADABLE }],
+    });
     const revokedGroup = Proxy.revocable({}, {});
     revokedGroup.revoke();
     expect(parseSnapshot({ ...minimal, groups: [revokedGroup.proxy] })).toEqual({
@@ -78,11 +92,23 @@ describe("parseSnapshot and loadEngine against hostile snapshots", () => {
     // The cycle sits where a value is free to be anything, a custom field value. A value that
     // contains itself nests without end: since the JSON depth limit (HJ2) it is refused at the path
     // where it meets itself again, before any check walks it (it was "Must be a string." before).
-    const cyclic: Record<string, unknown> = { ...structuredClone(minimal), partitions: [{ id: "p1", name: "P" }], customFields: [{ id: "notes", type: "object", partition: "p1", fields: [{ id: "self", type: "string" }] }] };
-    Object.assign((cyclic.holders as Record<string, unknown>[])[0]!, { partition: "p1", customFields: { notes: { self: cyclic } } });
+    const cyclic: Record<string, unknown> = {
+      ...structuredClone(minimal),
+      partitions: [{ id: "p1", name: "P" }],
+      customFields: [{ id: "notes", type: "object", partition: "p1", fields: [{ id: "self", type: "string" }] }],
+    };
+    Object.assign((cyclic.holders as Record<string, unknown>[])[0]!, {
+      partition: "p1",
+      customFields: { notes: { self: cyclic } },
+    });
     const r = parseSnapshot(cyclic);
     expect(r.ok ? [] : r.issues).toEqual([
-      { code: "tooBig", path: ["holders", 0, "customFields", "notes", "self"], message: "Contains itself (a cycle), so it nests without end; a JSON input nests at most 64 arrays and objects." },
+      {
+        code: "tooBig",
+        path: ["holders", 0, "customFields", "notes", "self"],
+        message:
+          "Contains itself (a cycle), so it nests without end; a JSON input nests at most 64 arrays and objects.",
+      },
     ]);
     (cyclic.holders as { customFields: { notes: { self: unknown } } }[])[0]!.customFields.notes.self = "fine";
     expect(parseSnapshot(cyclic).ok).toBe(true);
@@ -136,7 +162,8 @@ describe("parseSnapshot and loadEngine against hostile snapshots", () => {
               const engine = loadEngine(hostile(plain, style, kind === "none" ? null : target, trap).value);
               expect(engine.ok).toBe(true);
               const plainEngine = loadEngineOrThrow(plain);
-              if (engine.ok) for (const req of c.requests) expect(engine.value.decide(req)).toEqual(plainEngine.decide(req));
+              if (engine.ok)
+                for (const req of c.requests) expect(engine.value.decide(req)).toEqual(plainEngine.decide(req));
               if (kind === "none") counts.transparent++;
               else counts.reentered++;
               break;
@@ -144,7 +171,11 @@ describe("parseSnapshot and loadEngine against hostile snapshots", () => {
             case "throw":
             case "revoked":
               expect(got.ok).toBe(false);
-              expect(got.ok ? [] : got.issues).toContainEqual({ code: "unreadable", path: target, message: UNREADABLE });
+              expect(got.ok ? [] : got.issues).toContainEqual({
+                code: "unreadable",
+                path: target,
+                message: UNREADABLE,
+              });
               expect(() => loadEngineOrThrow(hostile(plain, style, target, trap).value)).toThrow(SnapshotError);
               if (kind === "throw") counts.thrown++;
               else counts.revoked++;
@@ -159,7 +190,8 @@ describe("parseSnapshot and loadEngine against hostile snapshots", () => {
       { numRuns: RUNS },
     );
     expect(counts.cases).toBe(RUNS);
-    for (const k of ["transparent", "thrown", "revoked", "flipped", "reentered"] as const) expect(counts[k]).toBeGreaterThan(0);
+    for (const k of ["transparent", "thrown", "revoked", "flipped", "reentered"] as const)
+      expect(counts[k]).toBeGreaterThan(0);
   });
 });
 
@@ -169,7 +201,10 @@ describe("parsePanel and loadPanelEngine against hostile panels", () => {
   test("a revoked Proxy or a throwing getter: unreadable issues at their paths, never a throw", () => {
     const revoked = Proxy.revocable({}, {});
     revoked.revoke();
-    expect(parsePanel(revoked.proxy)).toEqual({ ok: false, issues: [{ code: "unreadable", path: [], message: UNREADABLE }] });
+    expect(parsePanel(revoked.proxy)).toEqual({
+      ok: false,
+      issues: [{ code: "unreadable", path: [], message: UNREADABLE }],
+    });
     expect(loadPanelEngine(revoked.proxy).ok).toBe(false);
     const paths = pathsOf(panel).slice(1);
     let checked = 0;

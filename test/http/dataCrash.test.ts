@@ -3,7 +3,6 @@
 // there in part, the incrementally replayed system answers as a fresh load of its snapshot does, and
 // SQLite's integrity check passes. A second process on the database is refused while the first runs.
 import { spawnSync } from "node:child_process";
-import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
 import { buildCli, serveChild } from "../support/cliChild.js";
 import { loadEngineOrThrow } from "../../src/evaluate/index.js";
@@ -33,12 +32,27 @@ test("SIGKILL during 16 concurrent writers: every acknowledged write (and every 
   const cli = await buildCli("crash-test");
   const { db, system } = dataDir();
   // Small snapshot interval: the kill may land around a snapshot too.
-  const { child, url, log } = await serveChild(cli, ["--data", db, "--system", system, "--snapshot-every", "25", "--port", "0"]);
+  const { child, url, log } = await serveChild(cli, [
+    "--data",
+    db,
+    "--system",
+    system,
+    "--snapshot-every",
+    "25",
+    "--port",
+    "0",
+  ]);
   expect(log()).toContain(`imported ${system} into ${db}: system ${SYSTEM_ID}`);
 
   // A second process on the same database is refused at once.
-  const second = spawnSync(process.execPath, [cli, "serve", "--data", db, "--port", "0"], { env: { ...process.env, RSOP_TOKEN: TOKEN }, encoding: "utf8", timeout: 30_000 });
-  expect(second.stderr).toBe(`rsop: ${db} is in use by another process (another rsop serve?); only one process may serve a database at a time\n`);
+  const second = spawnSync(process.execPath, [cli, "serve", "--data", db, "--port", "0"], {
+    env: { ...process.env, RSOP_TOKEN: TOKEN },
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  expect(second.stderr).toBe(
+    `rsop: ${db} is in use by another process (another rsop serve?); only one process may serve a database at a time\n`,
+  );
   expect(second.status).toBe(1);
 
   const acked: Acked = { holders: new Map(), deleted: new Set(), deleting: new Set(), groups: new Set() };
@@ -63,7 +77,12 @@ test("SIGKILL during 16 concurrent writers: every acknowledged write (and every 
         } else {
           const number = numbers++;
           const group = i % 2 === 0 ? "g-staff" : "g-night";
-          const r = await call("POST", "/holders", { firstName: `C${k}`, lastName: `W${i}`, groups: [group], credentials: [{ types: ["card"], credentialNumber: number, facilityCode: 10 }] });
+          const r = await call("POST", "/holders", {
+            firstName: `C${k}`,
+            lastName: `W${i}`,
+            groups: [group],
+            credentials: [{ types: ["card"], credentialNumber: number, facilityCode: 10 }],
+          });
           if (r.status !== 201) throw new Error(`holder create answered ${r.status}: ${JSON.stringify(r.body)}`);
           acked.holders.set(r.body.id, { number, group });
           mine.push(r.body.id);
@@ -91,7 +110,8 @@ test("SIGKILL during 16 concurrent writers: every acknowledged write (and every 
   // Writing for about 3 s: the kill comes at a random moment once every client has had time to
   // write (at least 64 holders acknowledged, however slow a busy machine makes the server).
   const started = performance.now();
-  while ((acked.holders.size < 4 * CLIENTS || seen.size === 0) && performance.now() - started < 60_000) await new Promise((r) => setTimeout(r, 10));
+  while ((acked.holders.size < 4 * CLIENTS || seen.size === 0) && performance.now() - started < 60_000)
+    await new Promise((r) => setTimeout(r, 10));
   const killAfter = Math.floor(Math.random() * 2500);
   await new Promise((r) => setTimeout(r, killAfter));
   const exited = new Promise((r) => child.once("exit", r));
@@ -118,7 +138,10 @@ test("SIGKILL during 16 concurrent writers: every acknowledged write (and every 
     const h = holders.get(id);
     expect(h, `${id} acknowledged (${context})`).toBeDefined();
     expect(h!.groups, context).toEqual([group]);
-    expect(h!.credentials.map((c) => c.credentialNumber), context).toEqual([number]);
+    expect(
+      h!.credentials.map((c) => c.credentialNumber),
+      context,
+    ).toEqual([number]);
   }
   const groupIds = new Set(snapshot.groups.map((g) => g.id));
   for (const id of acked.groups) expect(groupIds.has(id), `group ${id} (${context})`).toBe(true);
@@ -132,9 +155,17 @@ test("SIGKILL during 16 concurrent writers: every acknowledged write (and every 
 
   // The replayed, incrementally updated system answers as a fresh load of its snapshot.
   const fresh = loadEngineOrThrow(JSON.parse(JSON.stringify(snapshot)));
-  const cards = snapshot.holders.flatMap((h) => h.credentials.filter((c) => c.credentialNumber != null).map((c) => ({ number: c.credentialNumber!, fc: c.facilityCode ?? undefined })));
+  const cards = snapshot.holders.flatMap((h) =>
+    h.credentials
+      .filter((c) => c.credentialNumber != null)
+      .map((c) => ({ number: c.credentialNumber!, fc: c.facilityCode ?? undefined })),
+  );
   const scans = cards.flatMap(({ number, fc }) =>
-    ["d-front", "d-side", "d-lift"].map((deviceId) => ({ deviceId, at: AT, credential: fc === undefined ? { credentialNumber: number } : { credentialNumber: number, facilityCode: fc } })),
+    ["d-front", "d-side", "d-lift"].map((deviceId) => ({
+      deviceId,
+      at: AT,
+      credential: fc === undefined ? { credentialNumber: number } : { credentialNumber: number, facilityCode: fc },
+    })),
   );
   const http = caller(again.server.url);
   const decided: { outcome: string }[] = [];

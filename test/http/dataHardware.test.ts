@@ -20,7 +20,9 @@ function notImplemented(server: RunningDataServer, r: Answer, what: RegExp, seq:
   expect(Object.keys(r.body.error)).toEqual(["status", "message", "issues"]);
   expect(r.body.error.status).toBe(501);
   expect(r.body.error.message).toMatch(what);
-  expect(r.body.error.message).toMatch(/is read live from the hardware; this server is not connected to any hardware and the stored system does not hold it\.$/);
+  expect(r.body.error.message).toMatch(
+    /is read live from the hardware; this server is not connected to any hardware and the stored system does not hold it\.$/,
+  );
   expect(r.body.error.issues).toEqual([]);
   expect(server.durable.seq(), "nothing stored").toBe(seq);
 }
@@ -32,8 +34,18 @@ describe("rsop serve --data: live hardware readings", () => {
     snapshot.connections[0] = { ...snapshot.connections[0], connected: true };
     const { server, call } = await startData(db, snapshot);
     const seq = server.durable.seq();
-    notImplemented(server, await call("GET", "/cloud-nodes/n-main/hardware"), /^The hardware list of a cloud node /, seq);
-    notImplemented(server, await call("GET", "/cloud-nodes/n-annex/diagnostics/wireless"), /^The wireless diagnostics of a cloud node /, seq);
+    notImplemented(
+      server,
+      await call("GET", "/cloud-nodes/n-main/hardware"),
+      /^The hardware list of a cloud node /,
+      seq,
+    );
+    notImplemented(
+      server,
+      await call("GET", "/cloud-nodes/n-annex/diagnostics/wireless"),
+      /^The wireless diagnostics of a cloud node /,
+      seq,
+    );
     notImplemented(server, await call("GET", "/cloud-nodes/n-main/hardware?page=0"), /^The hardware list/, seq);
 
     const unknown = await call("GET", "/cloud-nodes/n-nope/hardware");
@@ -63,23 +75,39 @@ describe("rsop serve --data: live hardware readings", () => {
     expect(node.status).toBe(200);
     expect(node.body).not.toHaveProperty("syncStatus");
     expect(node.body).not.toHaveProperty("connectionStatus");
-    expect((await call("GET", "/cloud-nodes?per_page=100")).body.every((n: object) => !("syncStatus" in n) && !("connectionStatus" in n))).toBe(true);
+    expect(
+      (await call("GET", "/cloud-nodes?per_page=100")).body.every(
+        (n: object) => !("syncStatus" in n) && !("connectionStatus" in n),
+      ),
+    ).toBe(true);
   });
 
   test("1.0 (--panel): /api/hardware and /api/diagnostics/wireless answer 501; stored connection status is answered as stored", async () => {
     const { db } = dataDir();
-    const panel = JSON.parse(readFileSync(resolve(__dirname, "../../examples/panel.json"), "utf8")) as { connections: { id: number; connected?: boolean }[] };
-    const { server } = await startData(db, undefined, { initial: { kind: "panel", file: "panel.json", read: async () => panel } });
+    const panel = JSON.parse(readFileSync(resolve(__dirname, "../../examples/panel.json"), "utf8")) as {
+      connections: { id: number; connected?: boolean }[];
+    };
+    const { server } = await startData(db, undefined, {
+      initial: { kind: "panel", file: "panel.json", read: async () => panel },
+    });
     const call = caller(server.url, "");
     const seq = server.durable.seq();
     notImplemented(server, await call("GET", "/api/hardware"), /^The hardware list of this cloud node /, seq);
-    notImplemented(server, await call("GET", "/api/diagnostics/wireless"), /^The wireless diagnostics of this cloud node /, seq);
+    notImplemented(
+      server,
+      await call("GET", "/api/diagnostics/wireless"),
+      /^The wireless diagnostics of this cloud node /,
+      seq,
+    );
     expect((await call("GET", "/api/hardware", undefined, { authorization: "" })).status).toBe(401);
     expect((await call("PUT", "/api/hardware", {})).status).toBe(405);
     const connections = await call("GET", "/api/connections?per_page=100");
     expect(connections.status).toBe(200);
     const stored = panel.connections.filter((c) => c.connected !== undefined);
     expect(stored.length).toBeGreaterThan(0);
-    for (const c of stored) expect((connections.body as { id: number; connected?: boolean }[]).find((x) => x.id === c.id)?.connected).toBe(c.connected);
+    for (const c of stored)
+      expect((connections.body as { id: number; connected?: boolean }[]).find((x) => x.id === c.id)?.connected).toBe(
+        c.connected,
+      );
   });
 });

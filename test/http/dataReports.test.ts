@@ -53,12 +53,16 @@ function reportRows(db: string): { id: string; records: string | null }[] {
 describe("2.0 holder reports", () => {
   test("preview: the records of the body, at most 50, nothing stored", async () => {
     const input = reportSystemInput();
-    for (let i = 0; i < 60; i++) input.holders.push({ id: `h-x${String(i).padStart(2, "0")}`, firstName: "X", lastName: "Many" });
+    for (let i = 0; i < 60; i++)
+      input.holders.push({ id: `h-x${String(i).padStart(2, "0")}`, firstName: "X", lastName: "Many" });
     const { call, server } = await serveSystem(input);
     const all = await call("POST", `${R}/preview`, { output: ["id"] });
     expect(all.status).toBe(200);
     expect(all.body).toHaveLength(50);
-    const lee = await call("POST", `${R}/preview`, { filters: [{ type: "lastName", operator: "equals", operand: "lee" }], output: ["id", "cards"] });
+    const lee = await call("POST", `${R}/preview`, {
+      filters: [{ type: "lastName", operator: "equals", operand: "lee" }],
+      output: ["id", "cards"],
+    });
     expect(lee.body).toEqual([
       { id: "h-ann", cards: "10000, 10050" },
       { id: "h-bob", cards: "10100" },
@@ -112,19 +116,31 @@ describe("2.0 holder reports", () => {
 
   test("RP9: pending at once: the metadata is stored pending before the answer, and the records are built after it", async () => {
     const db = join(tempDir(), "pending.db");
-    const durable = await openDurableSystem(await openSqliteStore(db), { initial: { kind: "system", json: reportSystemInput() } });
+    const durable = await openDurableSystem(await openSqliteStore(db), {
+      initial: { kind: "system", json: reportSystemInput() },
+    });
     let reports: ReportService | undefined;
     const app = await createDataApp({ durable, insecureNoAuth: true, onReports: (r) => (reports = r) });
     try {
-      const g = await app.fetch(new Request(`http://127.0.0.1${SYS}${R}/generate`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }));
+      const g = await app.fetch(
+        new Request(`http://127.0.0.1${SYS}${R}/generate`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: "{}",
+        }),
+      );
       expect(g.status).toBe(204);
       const list = (await (await app.fetch(new Request(`http://127.0.0.1${SYS}${R}/requests`))).json()) as any[];
-      expect(list.map((m) => [m.status, m.entriesCount, m.size, m.finishedTime, m.truncatedAt])).toEqual([["pending", null, null, null, null]]);
+      expect(list.map((m) => [m.status, m.entriesCount, m.size, m.finishedTime, m.truncatedAt])).toEqual([
+        ["pending", null, null, null, null],
+      ]);
       const view = await app.fetch(new Request(`http://127.0.0.1${SYS}${R}/requests/${list[0].id}/view`));
       expect(view.status).toBe(409);
       expect(((await view.json()) as any).error.issues[0].message).toMatch(/is pending/);
       await reports!.settled();
-      const m = (await (await app.fetch(new Request(`http://127.0.0.1${SYS}${R}/requests/${list[0].id}`))).json()) as any;
+      const m = (await (
+        await app.fetch(new Request(`http://127.0.0.1${SYS}${R}/requests/${list[0].id}`))
+      ).json()) as any;
       expect([m.status, m.entriesCount]).toEqual(["finished", 5]);
     } finally {
       await durable.close();
@@ -146,18 +162,33 @@ describe("2.0 holder reports", () => {
     const db = join(tempDir(), "error.db");
     const store = await openSqliteStore(db);
     const errors: unknown[] = [];
-    const reports = await ReportService.open({ store, flavour: "holders", now: Date.now, indent: 0, onError: (e) => errors.push(e) });
+    const reports = await ReportService.open({
+      store,
+      flavour: "holders",
+      now: Date.now,
+      indent: 0,
+      onError: (e) => errors.push(e),
+    });
     const admin = { role: "admin" as const, partitions: null };
     try {
       const snap = parseSnapshotOrThrow(reportSystemInput());
       // Bob's custom fields cannot be written as JSON: building his record throws (Dan, Cat and Ann come before him).
-      const unwritable = { toJSON: () => { throw new Error("unwritable custom field"); } };
-      const broken = { ...snap, holders: snap.holders.map((h) => (h.id === "h-bob" ? { ...h, customFields: unwritable } : h)) };
+      const unwritable = {
+        toJSON: () => {
+          throw new Error("unwritable custom field");
+        },
+      };
+      const broken = {
+        ...snap,
+        holders: snap.holders.map((h) => (h.id === "h-bob" ? { ...h, customFields: unwritable } : h)),
+      };
       const answer = await reports.generate(broken, { output: ["id", "customFields"] }, admin, "UTC");
       expect(answer.status).toBe(204);
       await reports.settled();
       const list = (await reports.list(new URL("http://127.0.0.1/r"), admin).json()) as any[];
-      expect(list.map((m) => [m.status, m.entriesCount, m.truncatedAt !== null && m.truncatedAt === m.finishedTime])).toEqual([["finishedTruncated", 3, true]]);
+      expect(
+        list.map((m) => [m.status, m.entriesCount, m.truncatedAt !== null && m.truncatedAt === m.finishedTime]),
+      ).toEqual([["finishedTruncated", 3, true]]);
       expect(await (await reports.view(String(list[0].id), admin)).json()).toEqual([
         { id: "h-dan", customFields: "{}" },
         { id: "h-cat", customFields: "{}" },
@@ -177,7 +208,25 @@ describe("2.0 holder reports", () => {
     await server.close();
     // A report cut off mid-generation: its row is pending, without records.
     const store = await openSqliteStore(db);
-    const pending = { metadata: { id: "cut-off", status: "pending", startTime: "2026-01-01T00:00:00.000Z", finishedTime: null, truncatedAt: null, timezone: "UTC", size: null, entriesCount: null, creator: "admin", filters: [], links: "holder-report-cut-off", output: ["id"], report: null }, scope: null, partition: null };
+    const pending = {
+      metadata: {
+        id: "cut-off",
+        status: "pending",
+        startTime: "2026-01-01T00:00:00.000Z",
+        finishedTime: null,
+        truncatedAt: null,
+        timezone: "UTC",
+        size: null,
+        entriesCount: null,
+        creator: "admin",
+        filters: [],
+        links: "holder-report-cut-off",
+        output: ["id"],
+        report: null,
+      },
+      scope: null,
+      partition: null,
+    };
     await store.putReport("cut-off", pending);
     await store.close();
     const again = await startData(db, undefined, {});
@@ -193,7 +242,8 @@ describe("2.0 holder reports", () => {
 
   test("RP12: list: newest first, page and per_page, Link headers; a bad page is 400", async () => {
     const { call } = await serveSystem();
-    for (const out of [["id"], ["lastName"], ["email"]]) expect((await call("POST", `${R}/generate`, { output: out })).status).toBe(204);
+    for (const out of [["id"], ["lastName"], ["email"]])
+      expect((await call("POST", `${R}/generate`, { output: out })).status).toBe(204);
     const p0 = await call("GET", `${R}/requests?per_page=2`);
     expect(p0.body.map((m: any) => m.output)).toEqual([["email"], ["lastName"]]);
     expect(p0.headers.get("link")).toContain('rel="next"');
@@ -201,7 +251,9 @@ describe("2.0 holder reports", () => {
     expect(p1.body.map((m: any) => m.output)).toEqual([["id"]]);
     const bad = await call("GET", `${R}/requests?per_page=101`);
     expect(bad.status).toBe(400);
-    expect(bad.body.error.issues).toEqual([{ path: "query.per_page", message: "Must be a whole number from 1 to 100." }]);
+    expect(bad.body.error.issues).toEqual([
+      { path: "query.per_page", message: "Must be a whole number from 1 to 100." },
+    ]);
   });
 
   test("delete: 204, then 404 everywhere; unknown ids are 404; wrong methods 405", async () => {
@@ -210,7 +262,8 @@ describe("2.0 holder reports", () => {
     const id = (await call("GET", `${R}/requests`)).body[0].id;
     await finished(call, id);
     expect((await call("DELETE", `${R}/requests/${id}`)).status).toBe(204);
-    for (const path of [`${R}/requests/${id}`, `${R}/requests/${id}/view`]) expect((await call("GET", path)).status).toBe(404);
+    for (const path of [`${R}/requests/${id}`, `${R}/requests/${id}/view`])
+      expect((await call("GET", path)).status).toBe(404);
     expect((await call("DELETE", `${R}/requests/${id}`)).status).toBe(404);
     expect((await call("GET", `${R}/requests`)).body).toEqual([]);
     const m = await call("GET", `${R}/preview`);
@@ -224,8 +277,21 @@ describe("2.0 holder reports", () => {
     const { call, db, server } = await serveSystem();
     const r = await call("POST", `${R}/generate`, { reportId: "nope", output: ["id"] });
     expect(r.status).toBe(400);
-    expect(r.body).toEqual({ error: { status: 400, message: "The report body is invalid.", issues: [{ path: "body.output", message: "Must not be sent with reportId: a template decides the whole report." }] } });
-    const f = await call("POST", `${R}/preview`, { filters: [{ type: "credentials", cardNumber: { operator: "equals" } }, { type: "groups", memberOf: ["g-x"] }] });
+    expect(r.body).toEqual({
+      error: {
+        status: 400,
+        message: "The report body is invalid.",
+        issues: [
+          { path: "body.output", message: "Must not be sent with reportId: a template decides the whole report." },
+        ],
+      },
+    });
+    const f = await call("POST", `${R}/preview`, {
+      filters: [
+        { type: "credentials", cardNumber: { operator: "equals" } },
+        { type: "groups", memberOf: ["g-x"] },
+      ],
+    });
     expect(f.body.error.issues).toEqual([
       { path: "body.filters[0].cardNumber.operand", message: "Is required: the card number (a whole number)." },
       { path: "body.filters[1].memberOf[0]", message: 'No group has id "g-x".' },
@@ -252,20 +318,25 @@ describe("roles: a manager's or reporter's reports hold its partitions only (RP1
   const LAB = "manager-lab-token-cccccccccccc";
   const MAIN_REPORTER = "reporter-main-token-dddddddddd";
   const tokens = () => {
-    const r = parseTokens({ [LAB]: { role: "manager", partitions: ["p-lab"] }, [MAIN_REPORTER]: { role: "reporter", partitions: ["p-main"] } });
+    const r = parseTokens({
+      [LAB]: { role: "manager", partitions: ["p-lab"] },
+      [MAIN_REPORTER]: { role: "reporter", partitions: ["p-main"] },
+    });
     if (!r.ok) throw new Error("tokens");
     return r.entries;
   };
-  const as = (url: string, token: string): Caller => async (method, path, body) => {
-    const init: RequestInit = { method, headers: { authorization: `Bearer ${token}` } };
-    if (body !== undefined) {
-      init.body = JSON.stringify(body);
-      (init.headers as Record<string, string>)["content-type"] = "application/json";
-    }
-    const res = await fetch(`${url}${SYS}${path}`, { ...init, signal: AbortSignal.timeout(20_000) });
-    const text = await res.text();
-    return { status: res.status, headers: res.headers, body: text === "" ? undefined : JSON.parse(text) };
-  };
+  const as =
+    (url: string, token: string): Caller =>
+    async (method, path, body) => {
+      const init: RequestInit = { method, headers: { authorization: `Bearer ${token}` } };
+      if (body !== undefined) {
+        init.body = JSON.stringify(body);
+        (init.headers as Record<string, string>)["content-type"] = "application/json";
+      }
+      const res = await fetch(`${url}${SYS}${path}`, { ...init, signal: AbortSignal.timeout(20_000) });
+      const text = await res.text();
+      return { status: res.status, headers: res.headers, body: text === "" ? undefined : JSON.parse(text) };
+    };
 
   test("preview and generate see only the token's holders; groups of other partitions are unknown; reports are seen by who sees their partitions", async () => {
     const { server } = await serveSystem(reportSystemInput(), { tokens: { file: "tokens.json", entries: tokens() } });
@@ -274,10 +345,16 @@ describe("roles: a manager's or reporter's reports hold its partitions only (RP1
     const admin = caller(server.url, SYS);
     expect((await lab("POST", `${R}/preview`, { output: ["id"] })).body).toEqual([{ id: "h-dan" }, { id: "h-eve" }]);
     // the default partition is p-main: the holder without a partition is the reporter's
-    expect((await reporter("POST", `${R}/preview`, { output: ["id"] })).body).toEqual([{ id: "h-cat" }, { id: "h-ann" }, { id: "h-bob" }]);
+    expect((await reporter("POST", `${R}/preview`, { output: ["id"] })).body).toEqual([
+      { id: "h-cat" },
+      { id: "h-ann" },
+      { id: "h-bob" },
+    ]);
     const hidden = await lab("POST", `${R}/preview`, { filters: [{ type: "groups", memberOf: ["g-day"] }] });
     expect(hidden.status).toBe(400);
-    expect(hidden.body.error.issues).toEqual([{ path: "body.filters[0].memberOf[0]", message: 'No group has id "g-day".' }]);
+    expect(hidden.body.error.issues).toEqual([
+      { path: "body.filters[0].memberOf[0]", message: 'No group has id "g-day".' },
+    ]);
     expect((await lab("POST", `${R}/generate`, { output: ["id"] })).status).toBe(204);
     const labList = (await lab("GET", `${R}/requests`)).body;
     expect(labList.map((m: any) => m.creator)).toEqual(["manager (p-lab)"]);
@@ -298,17 +375,31 @@ describe("roles: a manager's or reporter's reports hold its partitions only (RP1
 describe("1.0 people reports", () => {
   test("RP12: generate, integer ids, seed 002 records; the export files zipped at /file/{links}.{type}.zip", async () => {
     const db = join(tempDir(), "panel.db");
-    const { server } = await startData(db, undefined, { initial: { kind: "panel", file: "panel.json", read: async () => smallPanel() } });
+    const { server } = await startData(db, undefined, {
+      initial: { kind: "panel", file: "panel.json", read: async () => smallPanel() },
+    });
     const call = caller(server.url, "");
     const P = "/api/reports/cloudpeople";
-    expect((await call("POST", `${P}/preview`, { output: ["id", "Last Name"] })).body).toEqual([{ id: 1, "Last Name": "Lee" }, { id: 2, "Last Name": "Roy" }]);
-    expect((await call("POST", `${P}/generate`, { output: ["id", "First Name", "Custom Attributes"] })).status).toBe(204);
+    expect((await call("POST", `${P}/preview`, { output: ["id", "Last Name"] })).body).toEqual([
+      { id: 1, "Last Name": "Lee" },
+      { id: 2, "Last Name": "Roy" },
+    ]);
+    expect((await call("POST", `${P}/generate`, { output: ["id", "First Name", "Custom Attributes"] })).status).toBe(
+      204,
+    );
     expect((await call("POST", `${P}/generate`, { filters: [{ type: "groups", memberOf: [2] }] })).status).toBe(204);
     const list = (await call("GET", `${P}/requests`)).body;
     expect(list.map((m: any) => m.id)).toEqual([2, 1]);
     expect("report" in list[0]).toBe(false);
     const m = await finished(call, 1, P);
-    expect(m.body).toMatchObject({ id: 1, status: "finished", entriesCount: 2, links: "people-report-1", output: ["id", "First Name", "Custom Attributes"], timezone: "Europe/Paris" });
+    expect(m.body).toMatchObject({
+      id: 1,
+      status: "finished",
+      entriesCount: 2,
+      links: "people-report-1",
+      output: ["id", "First Name", "Custom Attributes"],
+      timezone: "Europe/Paris",
+    });
     const records = (await call("GET", `${P}/requests/1/view`)).body;
     expect(records).toEqual([
       { id: 1, "First Name": "Ann", "Custom Fields": '{"badge":"B-1"}' },
@@ -316,7 +407,10 @@ describe("1.0 people reports", () => {
     ]);
     const dir = tempDir();
     for (const type of ["csv", "json", "html"]) {
-      const res = await fetch(`${server.url}${P}/file/people-report-1.${type}.zip`, { headers: { authorization: `Bearer ${TOKEN}` }, signal: AbortSignal.timeout(20_000) });
+      const res = await fetch(`${server.url}${P}/file/people-report-1.${type}.zip`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+        signal: AbortSignal.timeout(20_000),
+      });
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toBe("application/zip");
       const zip = join(dir, `r.${type}.zip`);
@@ -326,10 +420,18 @@ describe("1.0 people reports", () => {
       const test = spawnSync("unzip", ["-t", zip], { encoding: "utf8", timeout: 10_000 });
       expect(test.status).toBe(0);
       const text = spawnSync("unzip", ["-p", zip], { encoding: "utf8", timeout: 10_000 }).stdout;
-      if (type === "csv") expect(parse(text, { columns: true })).toEqual(records.map((r: any) => ({ id: String(r.id), "First Name": r["First Name"], "Custom Fields": r["Custom Fields"] })));
+      if (type === "csv")
+        expect(parse(text, { columns: true })).toEqual(
+          records.map((r: any) => ({
+            id: String(r.id),
+            "First Name": r["First Name"],
+            "Custom Fields": r["Custom Fields"],
+          })),
+        );
       if (type === "json") expect(JSON.parse(text)).toEqual(records);
       if (type === "html") expect(text).toContain("<td>{&quot;badge&quot;:&quot;B-1&quot;}</td>");
     }
-    for (const name of ["people-report-9.csv.zip", "people-report-1.xml.zip", "nope"]) expect((await call("GET", `${P}/file/${name}`)).status).toBe(404);
+    for (const name of ["people-report-9.csv.zip", "people-report-1.xml.zip", "nope"])
+      expect((await call("GET", `${P}/file/${name}`)).status).toBe(404);
   });
 });

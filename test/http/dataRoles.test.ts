@@ -64,7 +64,15 @@ async function serve(): Promise<{ server: RunningDataServer; as: As; lines: stri
 const ids = (r: Answer): string[] => (r.body as { id: string }[]).map((x) => x.id);
 
 /** A refusal in the one error shape, with nothing stored: the change log and the snapshot are as before. */
-async function refused(server: RunningDataServer, as: As, status: number, token: string, method: string, path: string, body?: unknown) {
+async function refused(
+  server: RunningDataServer,
+  as: As,
+  status: number,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+) {
   const seq = server.durable.seq();
   const before = server.durable.target.live.snapshot;
   const r = await as(token, method, path, body);
@@ -80,7 +88,13 @@ async function refused(server: RunningDataServer, as: As, status: number, token:
 describe("tokens file", () => {
   test("constantTimeEqual compares fixed-length digests: equal strings only, whatever the lengths", () => {
     expect(constantTimeEqual("s3cret-token-0123456789", "s3cret-token-0123456789")).toBe(true);
-    for (const other of ["", "s3cret-token-012345678", "s3cret-token-01234567890", "S3cret-token-0123456789", "x".repeat(100_000)])
+    for (const other of [
+      "",
+      "s3cret-token-012345678",
+      "s3cret-token-01234567890",
+      "S3cret-token-0123456789",
+      "x".repeat(100_000),
+    ])
       expect(constantTimeEqual("s3cret-token-0123456789", other)).toBe(false);
   });
 
@@ -106,14 +120,27 @@ describe("tokens file", () => {
     });
     expect(r.ok).toBe(false);
     if (r.ok) return;
-    expect(r.issues.map((i) => i.path)).toEqual(["#1.role", "#2", "#3", "#4.partitions", "#5.partitions", "#6.partitions", "#7.extra", "#7.partitions.1", "#8"]);
+    expect(r.issues.map((i) => i.path)).toEqual([
+      "#1.role",
+      "#2",
+      "#3",
+      "#4.partitions",
+      "#5.partitions",
+      "#6.partitions",
+      "#7.extra",
+      "#7.partitions.1",
+      "#8",
+    ]);
     for (const i of r.issues) {
       expect(i.message.length).toBeGreaterThan(10);
       expect(i.message).not.toContain(secret);
       expect(i.message).not.toContain("short-one");
     }
     expect(parseTokens([])).toMatchObject({ ok: false, issues: [{ path: "" }] });
-    expect(parseTokens({})).toMatchObject({ ok: false, issues: [{ path: "", message: "Names no token: add at least one." }] });
+    expect(parseTokens({})).toMatchObject({
+      ok: false,
+      issues: [{ path: "", message: "Names no token: add at least one." }],
+    });
   });
 
   test("rsop serve refuses a bad tokens file with its path (exit 1) and wrong option use (exit 2); the token is never echoed", async () => {
@@ -123,30 +150,65 @@ describe("tokens file", () => {
     writeFileSync(file, JSON.stringify({ [secret]: { role: "manager" } }));
     const bad = await run(["serve", "--data", db, "--system", system, "--tokens", file, "--port", "0"]);
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain(`rsop: ${file}: 1 problem\n  #1.partitions: Is required for a manager: the ids of the partitions it may see.`);
+    expect(bad.stderr).toContain(
+      `rsop: ${file}: 1 problem\n  #1.partitions: Is required for a manager: the ids of the partitions it may see.`,
+    );
     expect(bad.stderr).not.toContain(secret);
     writeFileSync(file, `{"${secret}": {"role": "admin"},}`);
     const notJson = await run(["serve", "--data", db, "--system", system, "--tokens", file, "--port", "0"]);
     expect(notJson.code).toBe(1);
     expect(notJson.stderr).toContain(`rsop: ${file}: 1 problem\n  (the file): Is not valid JSON`);
     expect(notJson.stderr).not.toContain(secret);
-    const missing = await run(["serve", "--data", db, "--system", system, "--tokens", join(dir, "nope.json"), "--port", "0"]);
-    expect(missing).toMatchObject({ code: 1, stderr: expect.stringContaining(`${join(dir, "nope.json")}: 1 problem\n  (the file): Cannot be read: ENOENT.`) });
+    const missing = await run([
+      "serve",
+      "--data",
+      db,
+      "--system",
+      system,
+      "--tokens",
+      join(dir, "nope.json"),
+      "--port",
+      "0",
+    ]);
+    expect(missing).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining(`${join(dir, "nope.json")}: 1 problem\n  (the file): Cannot be read: ENOENT.`),
+    });
     writeFileSync(file, JSON.stringify(TOKENS_JSON));
-    expect(await run(["serve", "--data", db, "--system", system, "--tokens", file, "--insecure-no-auth"])).toMatchObject({
+    expect(
+      await run(["serve", "--data", db, "--system", system, "--tokens", file, "--insecure-no-auth"]),
+    ).toMatchObject({
       code: 2,
       stderr: expect.stringContaining("--insecure-no-auth contradicts --tokens FILE"),
     });
     const panel = join(__dirname, "../../examples/panel.json");
-    const onPanel = await run(["serve", "--data", join(dir, "panel.db"), "--panel", panel, "--tokens", file, "--port", "0"]);
+    const onPanel = await run([
+      "serve",
+      "--data",
+      join(dir, "panel.db"),
+      "--panel",
+      panel,
+      "--tokens",
+      file,
+      "--port",
+      "0",
+    ]);
     expect(onPanel.code).toBe(1);
-    expect(onPanel.stderr).toContain(`${file}: 3 problems\n  #3.role: A 1.0 panel is served to admin and integrator tokens only, not to a manager.`);
+    expect(onPanel.stderr).toContain(
+      `${file}: 3 problems\n  #3.role: A 1.0 panel is served to admin and integrator tokens only, not to a manager.`,
+    );
   });
 
   test("the read-only file mode takes the tokens file too: RSOP of a manager's or reporter's holders only, decisions for admins and integrators", async () => {
     const { system } = dataDir();
     const lines: string[] = [];
-    const server = await startServer({ systemFile: system, tokens: { file: "tokens.json", entries: entries() }, token: TOKEN, log: (l) => lines.push(l), reloadWorker: false });
+    const server = await startServer({
+      systemFile: system,
+      tokens: { file: "tokens.json", entries: entries() },
+      token: TOKEN,
+      log: (l) => lines.push(l),
+      reloadWorker: false,
+    });
     try {
       const get = async (token: string, path: string, body?: unknown) => {
         const res = await fetch(`${server.url}/${SYSTEM_ID}${path}`, {
@@ -190,14 +252,23 @@ describe("tokens file", () => {
     let listening!: () => void;
     const started = new Promise<void>((r) => (listening = r));
     const io = { stdin: Readable.from([]), stdout: new PassThrough(), stderr };
-    const exit = serveCommand({ data: db, system, tokens: file, port: "0", host: "127.0.0.1" }, io, { RSOP_TOKEN: TOKEN }, signals, undefined, (s) => {
-      server = s;
-      listening();
-    });
+    const exit = serveCommand(
+      { data: db, system, tokens: file, port: "0", host: "127.0.0.1" },
+      io,
+      { RSOP_TOKEN: TOKEN },
+      signals,
+      undefined,
+      (s) => {
+        server = s;
+        listening();
+      },
+    );
     await Promise.race([started, exit]);
     expect(server, log).toBeDefined();
     const get = (token: string, path: string, method = "GET") =>
-      fetch(`${server!.url}/${SYSTEM_ID}${path}`, { method, headers: { authorization: `Bearer ${token}` } }).then(async (r) => ({ status: r.status, text: await r.text() }));
+      fetch(`${server!.url}/${SYSTEM_ID}${path}`, { method, headers: { authorization: `Bearer ${token}` } }).then(
+        async (r) => ({ status: r.status, text: await r.text() }),
+      );
     expect((await get(TOKEN, "/partitions")).status).toBe(200);
     expect((await get(TOKEN, "/partitions", "POST")).status).toBe(400); // an admin's write reaches the live system
     expect((await get(INTEGRATOR, "/cloud-nodes")).status).toBe(200);
@@ -207,7 +278,9 @@ describe("tokens file", () => {
     expect(wrong.text).not.toContain(ADMIN);
     signals.emit("SIGTERM");
     expect(await exit).toBe(0);
-    expect(log).toContain(`tokens: 5 from ${file} (1 admin, 1 integrator, 2 manager, 1 reporter), and RSOP_TOKEN or --token as an admin's`);
+    expect(log).toContain(
+      `tokens: 5 from ${file} (1 admin, 1 integrator, 2 manager, 1 reporter), and RSOP_TOKEN or --token as an admin's`,
+    );
     expect(log).toMatch(/GET \/sys-1\/holders 401/);
     for (const t of ALL_TOKENS) expect(log).not.toContain(t);
   });
@@ -230,12 +303,32 @@ describe("roles over HTTP", () => {
       expect(ids(holders)).toEqual(["h-ann", "h-bob", "h-cy"]);
       expect(holders.headers.get("x-total-count")).toBe("3");
       expect(ids(await as(token, "GET", "/rules"))).toEqual(["r-night-lift", "r-staff-door"]);
-      expect((await as(token, "POST", "/decisions", { deviceId: "d-front", at: AT, credential: { credentialNumber: 1001, facilityCode: 10 } })).body).toMatchObject({ outcome: "allowed" });
+      expect(
+        (
+          await as(token, "POST", "/decisions", {
+            deviceId: "d-front",
+            at: AT,
+            credential: { credentialNumber: 1001, facilityCode: 10 },
+          })
+        ).body,
+      ).toMatchObject({ outcome: "allowed" });
       expect((await as(token, "GET", "/devices/d-front/access")).status).toBe(200);
     }
     expect((await as(INTEGRATOR, "POST", "/partitions", { name: "North" })).status).toBe(200);
-    expect((await as(INTEGRATOR, "POST", "/cloud-nodes/n-main/devices", { name: "Dock", type: "ioDevice", publicIcon: "fan", connection: "x-spare", port: 9 })).status).toBe(200);
-    expect((await as(ADMIN, "POST", "/holders", { firstName: "Ed", lastName: "Ito", partition: "p-east" })).status).toBe(201);
+    expect(
+      (
+        await as(INTEGRATOR, "POST", "/cloud-nodes/n-main/devices", {
+          name: "Dock",
+          type: "ioDevice",
+          publicIcon: "fan",
+          connection: "x-spare",
+          port: 9,
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (await as(ADMIN, "POST", "/holders", { firstName: "Ed", lastName: "Ito", partition: "p-east" })).status,
+    ).toBe(201);
     expect(server.durable.seq()).toBe(3);
   });
 
@@ -260,7 +353,10 @@ describe("roles over HTTP", () => {
     const bob = (await as(REPORTER, "GET", "/holders/h-bob")).body;
     expect(bob.groups.map((g: { id: string }) => g.id)).toEqual(["g-staff"]); // g-night is p-east's
     expect(ids(await as(REPORTER, "GET", "/holders?include=rules")).length).toBe(2);
-    const withRules = (await as(REPORTER, "GET", "/holders?include=rules,groups")).body as { id: string; rules: { id: string }[] }[];
+    const withRules = (await as(REPORTER, "GET", "/holders?include=rules,groups")).body as {
+      id: string;
+      rules: { id: string }[];
+    }[];
     expect(withRules.find((h) => h.id === "h-bob")!.rules.map((r) => r.id)).toEqual(["r-staff-door"]);
     const groups = await as(REPORTER, "GET", "/groups");
     expect(ids(groups)).toEqual(["g-empty", "g-staff"]);
@@ -301,13 +397,30 @@ describe("roles over HTTP", () => {
     expect(rsop.status).toBe(404);
     expect(JSON.stringify(rsop.body).replace("h-cy", "zz-none")).toBe(JSON.stringify(rsopNone.body));
     // Decisions and who-can-access: 403.
-    await refused(server, as, 403, REPORTER, "POST", "/decisions", { deviceId: "d-front", at: AT, credential: { credentialNumber: 1001, facilityCode: 10 } });
+    await refused(server, as, 403, REPORTER, "POST", "/decisions", {
+      deviceId: "d-front",
+      at: AT,
+      credential: { credentialNumber: 1001, facilityCode: 10 },
+    });
     await refused(server, as, 403, REPORTER, "GET", "/devices/d-front/access");
     // Writes: 403, nothing stored, also for a bad body or an id outside.
     const before = db.seq();
     for (const [method, path, body] of [
       ["POST", "/holders", { firstName: "Zed", lastName: "Ray" }],
-      ["PUT", "/holders/h-ann", { firstName: "Ann", lastName: "Lee", partition: null, enabled: true, activeDate: null, expireDate: null, pin: null, duressPin: null }],
+      [
+        "PUT",
+        "/holders/h-ann",
+        {
+          firstName: "Ann",
+          lastName: "Lee",
+          partition: null,
+          enabled: true,
+          activeDate: null,
+          expireDate: null,
+          pin: null,
+          duressPin: null,
+        },
+      ],
       ["DELETE", "/holders/h-ann", undefined],
       ["DELETE", "/holders/h-cy", undefined],
       ["POST", "/holders/h-ann/credentials", { types: ["card"], credentialNumber: 9, facilityCode: 1 }],
@@ -336,27 +449,67 @@ describe("roles over HTTP", () => {
     expect(ids(await as(EAST, "GET", "/groups/g-night/holders"))).toEqual([]); // h-bob is the default partition's
 
     // Creates in its partition; a holder or group elsewhere, or without a partition (the default one), is 403.
-    const dee = await as(EAST, "POST", "/holders", { firstName: "Dee", lastName: "Park", partition: "p-east", groups: ["g-night"] });
+    const dee = await as(EAST, "POST", "/holders", {
+      firstName: "Dee",
+      lastName: "Park",
+      partition: "p-east",
+      groups: ["g-night"],
+    });
     expect(dee.status).toBe(201);
     for (const partition of [undefined, null, "p-default", "p-nope"]) {
-      const e = await refused(server, as, 403, EAST, "POST", "/holders", { firstName: "Zed", lastName: "Ray", ...(partition !== undefined ? { partition } : {}) });
-      expect(e.issues).toEqual([{ path: "body.partition", message: expect.stringContaining('is not one of this token\'s: "p-east".') }]);
+      const e = await refused(server, as, 403, EAST, "POST", "/holders", {
+        firstName: "Zed",
+        lastName: "Ray",
+        ...(partition !== undefined ? { partition } : {}),
+      });
+      expect(e.issues).toEqual([
+        { path: "body.partition", message: expect.stringContaining('is not one of this token\'s: "p-east".') },
+      ]);
     }
     await refused(server, as, 403, EAST, "POST", "/groups", { name: "Elsewhere", partition: "p-default" });
     await refused(server, as, 403, EAST, "POST", "/groups", { name: "Nowhere" });
     const team = await as(EAST, "POST", "/groups", { name: "East Team", partition: "p-east" });
     expect(team.status).toBe(200);
     expect((await as(EAST, "PUT", `/holders/${dee.body.id}/groups/${team.body.id}`)).status).toBe(204);
-    const rule = await as(EAST, "POST", "/rules", { type: "door", groupId: team.body.id, devices: ["d-side"], startTime: "00:00:00", stopTime: "24:00:00", recurring: WEEK });
+    const rule = await as(EAST, "POST", "/rules", {
+      type: "door",
+      groupId: team.body.id,
+      devices: ["d-side"],
+      startTime: "00:00:00",
+      stopTime: "24:00:00",
+      recurring: WEEK,
+    });
     expect(rule.status).toBe(201);
     expect((await as(EAST, "PUT", "/groups/g-night", { name: "Night Shift", partition: "p-east" })).status).toBe(204);
     // Moving its holder out of its partitions: 403.
-    await refused(server, as, 403, EAST, "PUT", "/holders/h-cy", { firstName: "Cy", lastName: "Annand", partition: "p-default", enabled: true, activeDate: null, expireDate: null, pin: null, duressPin: null });
+    await refused(server, as, 403, EAST, "PUT", "/holders/h-cy", {
+      firstName: "Cy",
+      lastName: "Annand",
+      partition: "p-default",
+      enabled: true,
+      activeDate: null,
+      expireDate: null,
+      pin: null,
+      duressPin: null,
+    });
     await refused(server, as, 403, EAST, "PUT", "/groups/g-night", { name: "Night Shift", partition: null });
 
     // Ids outside: 404 (path) or the answer of an id that does not exist (body), nothing stored.
     for (const [method, path, body] of [
-      ["PUT", "/holders/h-ann", { firstName: "Ann", lastName: "Lee", partition: "p-east", enabled: true, activeDate: null, expireDate: null, pin: null, duressPin: null }],
+      [
+        "PUT",
+        "/holders/h-ann",
+        {
+          firstName: "Ann",
+          lastName: "Lee",
+          partition: "p-east",
+          enabled: true,
+          activeDate: null,
+          expireDate: null,
+          pin: null,
+          duressPin: null,
+        },
+      ],
       ["DELETE", "/holders/h-bob", undefined],
       ["POST", "/holders/h-ann/credentials", { types: ["card"], credentialNumber: 77, facilityCode: 1 }],
       ["PUT", "/holders/h-cy/groups/g-staff", undefined],
@@ -368,17 +521,49 @@ describe("roles over HTTP", () => {
       const e = await refused(server, as, 404, EAST, method, path, body);
       expect(e.issues[0]!.message).toMatch(/^No (holder|group|rule) has id "[a-z-]+"\.$/);
     }
-    const hiddenRef = await refused(server, as, 400, EAST, "PUT", "/holders/h-cy/groups", { groups: ["g-night", "g-staff"] });
-    const noneRef = await refused(server, as, 400, ADMIN, "PUT", "/holders/h-cy/groups", { groups: ["g-night", "zz-none"] });
+    const hiddenRef = await refused(server, as, 400, EAST, "PUT", "/holders/h-cy/groups", {
+      groups: ["g-night", "g-staff"],
+    });
+    const noneRef = await refused(server, as, 400, ADMIN, "PUT", "/holders/h-cy/groups", {
+      groups: ["g-night", "zz-none"],
+    });
     expect(JSON.stringify(hiddenRef).replace("g-staff", "zz-none")).toBe(JSON.stringify(noneRef));
-    const hiddenRule = await refused(server, as, 400, EAST, "POST", "/rules", { type: "door", groupId: "g-staff", devices: ["d-side"], startTime: "00:00:00", stopTime: "24:00:00", recurring: WEEK });
-    const noneRule = await refused(server, as, 400, ADMIN, "POST", "/rules", { type: "door", groupId: "zz-none", devices: ["d-side"], startTime: "00:00:00", stopTime: "24:00:00", recurring: WEEK });
+    const hiddenRule = await refused(server, as, 400, EAST, "POST", "/rules", {
+      type: "door",
+      groupId: "g-staff",
+      devices: ["d-side"],
+      startTime: "00:00:00",
+      stopTime: "24:00:00",
+      recurring: WEEK,
+    });
+    const noneRule = await refused(server, as, 400, ADMIN, "POST", "/rules", {
+      type: "door",
+      groupId: "zz-none",
+      devices: ["d-side"],
+      startTime: "00:00:00",
+      stopTime: "24:00:00",
+      recurring: WEEK,
+    });
     expect(JSON.stringify(hiddenRule).replace("g-staff", "zz-none")).toBe(JSON.stringify(noneRule));
-    const hiddenMember = await refused(server, as, 400, EAST, "POST", "/holders", { firstName: "Gil", lastName: "Ho", partition: "p-east", groups: ["g-night", "g-staff"] });
-    const noneMember = await refused(server, as, 400, ADMIN, "POST", "/holders", { firstName: "Gil", lastName: "Ho", partition: "p-east", groups: ["g-night", "zz-none"] });
+    const hiddenMember = await refused(server, as, 400, EAST, "POST", "/holders", {
+      firstName: "Gil",
+      lastName: "Ho",
+      partition: "p-east",
+      groups: ["g-night", "g-staff"],
+    });
+    const noneMember = await refused(server, as, 400, ADMIN, "POST", "/holders", {
+      firstName: "Gil",
+      lastName: "Ho",
+      partition: "p-east",
+      groups: ["g-night", "zz-none"],
+    });
     expect(JSON.stringify(hiddenMember).replace("g-staff", "zz-none")).toBe(JSON.stringify(noneMember));
-    const hiddenHolder = await refused(server, as, 400, EAST, "PUT", "/groups/g-night/holders", { holders: ["h-cy", "h-ann"] });
-    const noneHolder = await refused(server, as, 400, ADMIN, "PUT", "/groups/g-night/holders", { holders: ["h-cy", "zz-none"] });
+    const hiddenHolder = await refused(server, as, 400, EAST, "PUT", "/groups/g-night/holders", {
+      holders: ["h-cy", "h-ann"],
+    });
+    const noneHolder = await refused(server, as, 400, ADMIN, "PUT", "/groups/g-night/holders", {
+      holders: ["h-cy", "zz-none"],
+    });
     expect(JSON.stringify(hiddenHolder).replace("h-ann", "zz-none")).toBe(JSON.stringify(noneHolder));
 
     // A replace list keeps what the manager cannot see: h-bob stays in g-night.
@@ -390,7 +575,10 @@ describe("roles over HTTP", () => {
     expect(ids(await as(ADMIN, "GET", "/groups/g-night/holders")).sort()).toEqual([dee.body.id, "h-bob"].sort());
     // And a holder's groups keep the ones of other partitions.
     expect((await as(EAST, "PUT", "/holders/h-cy/groups", { groups: ["g-night"] })).status).toBe(204);
-    expect((await as(ADMIN, "GET", "/holders/h-cy")).body.groups.map((g: { id: string }) => g.id)).toEqual(["g-night", "g-empty"]);
+    expect((await as(ADMIN, "GET", "/holders/h-cy")).body.groups.map((g: { id: string }) => g.id)).toEqual([
+      "g-night",
+      "g-empty",
+    ]);
 
     // Other collections: read, not written; decisions 403.
     expect((await as(EAST, "GET", "/cloud-nodes/n-main/devices/d-front")).status).toBe(200);
@@ -404,7 +592,11 @@ describe("roles over HTTP", () => {
       const e = await refused(server, as, 403, EAST, method, path, body);
       expect(e.message).toBe("A manager changes only holders, groups and rules.");
     }
-    await refused(server, as, 403, EAST, "POST", "/decisions", { deviceId: "d-front", at: AT, credential: { credentialNumber: 1001, facilityCode: 10 } });
+    await refused(server, as, 403, EAST, "POST", "/decisions", {
+      deviceId: "d-front",
+      at: AT,
+      credential: { credentialNumber: 1001, facilityCode: 10 },
+    });
     // Deleting its own group and holder.
     expect((await as(EAST, "DELETE", `/rules/${rule.body.id}`)).status).toBe(204);
     expect((await as(EAST, "DELETE", `/groups/${team.body.id}`)).status).toBe(204);
@@ -423,8 +615,16 @@ describe("roles over HTTP", () => {
     await first.server.close();
     const stored = inspect(db).changes;
     const again = await startData(db, undefined, { tokens: { file: "tokens.json", entries: entries() } });
-    for (const [path, body] of [["/groups", "{}"], ["/holders", "{ not json"], ["/rules", "{}"]] as const) {
-      const r = await fetch(`${again.server.url}/${SYSTEM_ID}${path}`, { method: "POST", headers: { authorization: `Bearer ${REPORTER}`, "content-type": "application/json" }, body });
+    for (const [path, body] of [
+      ["/groups", "{}"],
+      ["/holders", "{ not json"],
+      ["/rules", "{}"],
+    ] as const) {
+      const r = await fetch(`${again.server.url}/${SYSTEM_ID}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${REPORTER}`, "content-type": "application/json" },
+        body,
+      });
       expect(r.status, "403 before the body is read").toBe(403);
     }
     await again.server.close();

@@ -17,14 +17,23 @@ const AT = "2026-04-15T15:00:00Z";
 
 test("RSOP answers are JSON.stringify's text of the live engine's result, pretty and compact, for an admin and a manager", async () => {
   for (const indent of [2, 0]) {
-    const durable = await openDurableSystem(await openSqliteStore(join(tempDir(), `rsop-${indent}.db`)), { initial: { kind: "system", json: reportSystemInput() } });
+    const durable = await openDurableSystem(await openSqliteStore(join(tempDir(), `rsop-${indent}.db`)), {
+      initial: { kind: "system", json: reportSystemInput() },
+    });
     const app = await createDataApp({
       durable,
       indent,
-      grants: (token) => (token === "admin-token-aaaaaaaaaaaa" ? { role: "admin", partitions: null } : token === "manager-lab-token-bbbbbbbb" ? { role: "manager", partitions: new Set(["p-lab"]) } : null),
+      grants: (token) =>
+        token === "admin-token-aaaaaaaaaaaa"
+          ? { role: "admin", partitions: null }
+          : token === "manager-lab-token-bbbbbbbb"
+            ? { role: "manager", partitions: new Set(["p-lab"]) }
+            : null,
     });
     const get = async (path: string, token = "admin-token-aaaaaaaaaaaa") => {
-      const res = await app.fetch(new Request(`http://127.0.0.1${SYS}${path}`, { headers: { authorization: `Bearer ${token}` } }));
+      const res = await app.fetch(
+        new Request(`http://127.0.0.1${SYS}${path}`, { headers: { authorization: `Bearer ${token}` } }),
+      );
       expect(res.status, path).toBe(200);
       expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
       return res.text();
@@ -45,7 +54,19 @@ test("RSOP answers are JSON.stringify's text of the live engine's result, pretty
       const rename = await durable.write({
         method: "PUT",
         path: "/cloud-nodes/n-1/devices/d-front",
-        body: { name: "Front door (renamed)", type: "primaryReader", publicIcon: "swingingDoor", connection: "k-1", port: 1, delay: 0, dwell: 30, dps: false, rex: false, autoOpenAfterFirstAllow: false, authenticationPolicy: null },
+        body: {
+          name: "Front door (renamed)",
+          type: "primaryReader",
+          publicIcon: "swingingDoor",
+          connection: "k-1",
+          port: 1,
+          delay: 0,
+          dwell: 30,
+          dps: false,
+          rex: false,
+          autoOpenAfterFirstAllow: false,
+          authenticationPolicy: null,
+        },
       });
       expect(rename.ok, JSON.stringify(rename)).toBe(true);
       const after = await get(`/rsop/holders?ids=h-ann&at=${AT}`);

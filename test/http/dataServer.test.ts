@@ -21,7 +21,15 @@ const WEEK = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 const AT = "2026-04-15T12:00:00Z";
 
 /** A refusal: the JSON error shape with every issue and its path, and nothing stored or changed. */
-async function refused(server: RunningDataServer, call: Caller, status: number, method: string, path: string, body?: unknown, headers?: Record<string, string>) {
+async function refused(
+  server: RunningDataServer,
+  call: Caller,
+  status: number,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+) {
   const seq = server.durable.seq();
   const before = server.durable.target.live.snapshot;
   const r = await call(method, path, body, headers);
@@ -49,35 +57,88 @@ describe("rsop serve --data: routes", () => {
     };
 
     // Holder and card.
-    const holder = (await ok(201, "POST", "/holders", { firstName: "Dee", lastName: "Park", email: "dee@example.com" })).body;
+    const holder = (await ok(201, "POST", "/holders", { firstName: "Dee", lastName: "Park", email: "dee@example.com" }))
+      .body;
     expect(Object.keys(holder)).toEqual(["id"]);
-    const card = (await ok(201, "POST", `/holders/${holder.id}/credentials`, { types: ["card"], credentialNumber: 4242, facilityCode: 10 })).body;
-    expect((await ok(200, "GET", `/holders/${holder.id}`)).body).toMatchObject({ id: holder.id, firstName: "Dee", credentials: [{ id: card.id, credentialNumber: 4242 }] });
-    const put = await ok(204, "PUT", `/holders/${holder.id}`, { firstName: "Dee", lastName: "Parker", email: "dee@example.com", partition: "p-default", enabled: true, activeDate: null, expireDate: null, pin: null, duressPin: null });
+    const card = (
+      await ok(201, "POST", `/holders/${holder.id}/credentials`, {
+        types: ["card"],
+        credentialNumber: 4242,
+        facilityCode: 10,
+      })
+    ).body;
+    expect((await ok(200, "GET", `/holders/${holder.id}`)).body).toMatchObject({
+      id: holder.id,
+      firstName: "Dee",
+      credentials: [{ id: card.id, credentialNumber: 4242 }],
+    });
+    const put = await ok(204, "PUT", `/holders/${holder.id}`, {
+      firstName: "Dee",
+      lastName: "Parker",
+      email: "dee@example.com",
+      partition: "p-default",
+      enabled: true,
+      activeDate: null,
+      expireDate: null,
+      pin: null,
+      duressPin: null,
+    });
     expect(put.body).toBeUndefined();
     expect((await ok(200, "GET", `/holders/${holder.id}`)).body.lastName).toBe("Parker");
-    expect((await ok(200, "GET", `/holders/${holder.id}/credentials/${card.id}`)).body).toMatchObject({ id: card.id, facilityCode: 10 });
+    expect((await ok(200, "GET", `/holders/${holder.id}/credentials/${card.id}`)).body).toMatchObject({
+      id: card.id,
+      facilityCode: 10,
+    });
 
     // Group and membership (a PUT without a body), rule: the card opens the fan.
     const group = (await ok(200, "POST", "/groups", { name: "Night Owls" })).body;
     await ok(204, "PUT", `/holders/${holder.id}/groups/${group.id}`);
-    expect((await ok(200, "GET", `/groups/${group.id}/holders`)).body.map((h: { id: string }) => h.id)).toEqual([holder.id]);
+    expect((await ok(200, "GET", `/groups/${group.id}/holders`)).body.map((h: { id: string }) => h.id)).toEqual([
+      holder.id,
+    ]);
     const scan = { deviceId: "d-fan", at: AT, credential: { credentialNumber: 4242, facilityCode: 10 } };
     expect((await ok(200, "POST", "/decisions", scan)).body).toMatchObject({ outcome: "denied" });
     accepted.pop(); // decisions store nothing
-    const rule = (await ok(201, "POST", "/rules", { type: "door", groupId: group.id, devices: ["d-fan"], startTime: "00:00:00", stopTime: "24:00:00", recurring: WEEK })).body;
-    expect((await ok(200, "POST", "/decisions", scan)).body).toMatchObject({ outcome: "allowed", holderId: holder.id, activeRuleId: rule.id });
+    const rule = (
+      await ok(201, "POST", "/rules", {
+        type: "door",
+        groupId: group.id,
+        devices: ["d-fan"],
+        startTime: "00:00:00",
+        stopTime: "24:00:00",
+        recurring: WEEK,
+      })
+    ).body;
+    expect((await ok(200, "POST", "/decisions", scan)).body).toMatchObject({
+      outcome: "allowed",
+      holderId: holder.id,
+      activeRuleId: rule.id,
+    });
     accepted.pop();
     expect((await ok(200, "GET", `/rsop/holders?ids=${holder.id}&at=${AT}`)).body).toBeDefined();
 
     // Device: create, read, delete.
-    const dev = (await ok(200, "POST", "/cloud-nodes/n-main/devices", { name: "Annex Door", type: "ioDevice", publicIcon: "fan", connection: "x-spare", port: 7 })).body;
-    expect((await ok(200, "GET", `/cloud-nodes/n-main/devices/${dev.id}`)).body).toMatchObject({ id: dev.id, name: "Annex Door", connection: "x-spare" });
+    const dev = (
+      await ok(200, "POST", "/cloud-nodes/n-main/devices", {
+        name: "Annex Door",
+        type: "ioDevice",
+        publicIcon: "fan",
+        connection: "x-spare",
+        port: 7,
+      })
+    ).body;
+    expect((await ok(200, "GET", `/cloud-nodes/n-main/devices/${dev.id}`)).body).toMatchObject({
+      id: dev.id,
+      name: "Annex Door",
+      connection: "x-spare",
+    });
     await ok(204, "DELETE", `/cloud-nodes/n-main/devices/${dev.id}`);
 
     // Custom field.
     await ok(200, "POST", "/partitions/p-default/custom-fields/single", { id: "badge", type: "string" });
-    expect((await ok(200, "GET", "/partitions/p-default/custom-fields")).body.map((f: { id: string }) => f.id)).toEqual(["badge"]);
+    expect((await ok(200, "GET", "/partitions/p-default/custom-fields")).body.map((f: { id: string }) => f.id)).toEqual(
+      ["badge"],
+    );
 
     // Deletes: a group a rule still names is a conflict naming the rule.
     const conflict = await refused(server, call, 409, "DELETE", `/groups/${group.id}`);
@@ -103,10 +164,33 @@ describe("rsop serve --data: routes", () => {
       ["/groups/g-empty", { name: "Guests", partition: "p-east" }],
       ["/groups/g-staff/holders", { holders: ["h-cy"] }],
       ["/holders/h-bob/groups", { groups: ["g-night", "g-empty"] }],
-      ["/rules/r-staff-door", { type: "door", groupId: "g-staff", devices: ["d-front"], startTime: "00:00:00", stopTime: "24:00:00", recurring: WEEK, allow: false }],
+      [
+        "/rules/r-staff-door",
+        {
+          type: "door",
+          groupId: "g-staff",
+          devices: ["d-front"],
+          startTime: "00:00:00",
+          stopTime: "24:00:00",
+          recurring: WEEK,
+          allow: false,
+        },
+      ],
       [
         "/cloud-nodes/n-main/devices/d-fan",
-        { name: "Fan", type: "ioDevice", publicIcon: "fan", connection: "x-spare", port: 2, delay: 5, dwell: 50, dps: true, rex: true, autoOpenAfterFirstAllow: false, authenticationPolicy: null },
+        {
+          name: "Fan",
+          type: "ioDevice",
+          publicIcon: "fan",
+          connection: "x-spare",
+          port: 2,
+          delay: 5,
+          dwell: 50,
+          dps: true,
+          rex: true,
+          autoOpenAfterFirstAllow: false,
+          authenticationPolicy: null,
+        },
       ],
     ];
     for (const [path, body] of puts) {
@@ -114,9 +198,22 @@ describe("rsop serve --data: routes", () => {
       expect(r.status, `PUT ${path}: ${JSON.stringify(r.body)}`).toBe(204);
       expect(r.body).toBeUndefined();
     }
-    expect((await call("POST", "/partitions/p-east/custom-fields/single", { id: "badge", type: "string" })).status).toBe(200);
-    expect((await call("PUT", "/partitions/p-east/custom-fields/badge", { id: "badge", type: "string", visibility: "readonly" })).status).toBe(204);
-    expect((await call("GET", "/partitions/p-east/custom-fields/badge")).body).toMatchObject({ id: "badge", visibility: "readonly" });
+    expect(
+      (await call("POST", "/partitions/p-east/custom-fields/single", { id: "badge", type: "string" })).status,
+    ).toBe(200);
+    expect(
+      (
+        await call("PUT", "/partitions/p-east/custom-fields/badge", {
+          id: "badge",
+          type: "string",
+          visibility: "readonly",
+        })
+      ).status,
+    ).toBe(204);
+    expect((await call("GET", "/partitions/p-east/custom-fields/badge")).body).toMatchObject({
+      id: "badge",
+      visibility: "readonly",
+    });
     expect((await call("DELETE", "/partitions/p-east/custom-fields/badge")).status).toBe(204);
     expect((await call("DELETE", "/holders/h-bob/groups/g-empty")).status).toBe(204);
 
@@ -125,12 +222,21 @@ describe("rsop serve --data: routes", () => {
     expect((await call("GET", "/groups/g-staff/holders")).body.map((h: { id: string }) => h.id)).toEqual(["h-cy"]);
     expect((await call("GET", "/holders/h-bob/groups")).body.map((g: { id: string }) => g.id)).toEqual(["g-night"]);
     expect((await call("GET", "/rules/r-staff-door")).body).toMatchObject({ allow: false, devices: ["d-front"] });
-    expect((await call("GET", "/cloud-nodes/n-main/devices/d-fan")).body).toMatchObject({ connection: "x-spare", dwell: 50 });
+    expect((await call("GET", "/cloud-nodes/n-main/devices/d-fan")).body).toMatchObject({
+      connection: "x-spare",
+      dwell: 50,
+    });
     expect((await call("GET", "/partitions/p-east/custom-fields/badge")).status).toBe(404);
     const seq = server.durable.seq();
     expect(seq).toBe(puts.length + 4);
     await server.close();
-    expect(inspect(db).changes.map((c) => c.operation.method)).toEqual([...puts.map(() => "PUT"), "POST", "PUT", "DELETE", "DELETE"]);
+    expect(inspect(db).changes.map((c) => c.operation.method)).toEqual([
+      ...puts.map(() => "PUT"),
+      "POST",
+      "PUT",
+      "DELETE",
+      "DELETE",
+    ]);
   });
 
   test("paginated lists carry X-Total-Count and Link (first, prev, next, last)", async () => {
@@ -143,7 +249,12 @@ describe("rsop serve --data: routes", () => {
     expect(total).toBeGreaterThanOrEqual(3);
     const base = `${server.url}/${SYSTEM_ID}/holders?search=a&`;
     expect(r.headers.get("link")).toBe(
-      [`<${base}page=0&per_page=1>; rel="first"`, `<${base}page=0&per_page=1>; rel="prev"`, `<${base}page=2&per_page=1>; rel="next"`, `<${base}page=${total - 1}&per_page=1>; rel="last"`].join(", "),
+      [
+        `<${base}page=0&per_page=1>; rel="first"`,
+        `<${base}page=0&per_page=1>; rel="prev"`,
+        `<${base}page=2&per_page=1>; rel="next"`,
+        `<${base}page=${total - 1}&per_page=1>; rel="last"`,
+      ].join(", "),
     );
     expect(r.body).toHaveLength(1);
     const first = await call("GET", "/groups");
@@ -171,7 +282,14 @@ describe("rsop serve --data: routes", () => {
     const invalid = await refused(server, call, 400, "POST", "/holders", {});
     expect(invalid.issues.map((i) => i.path).sort()).toEqual(["body.firstName", "body.lastName"]);
     expect(invalid.issues.every((i) => i.message.length > 0)).toBe(true);
-    await refused(server, call, 400, "POST", "/rules", { type: "door", groupId: "g-nope", devices: ["d-fan"], startTime: "25:00:00", stopTime: "24:00:00", recurring: WEEK });
+    await refused(server, call, 400, "POST", "/rules", {
+      type: "door",
+      groupId: "g-nope",
+      devices: ["d-fan"],
+      startTime: "25:00:00",
+      stopTime: "24:00:00",
+      recurring: WEEK,
+    });
     await refused(server, call, 404, "PUT", "/holders/h-nope", { firstName: "A", lastName: "B" });
     await refused(server, call, 404, "PUT", "/holders/h-ann/groups/g-nope");
     await refused(server, call, 409, "POST", "/groups", { name: "Staff" });
@@ -185,10 +303,16 @@ describe("rsop serve --data: routes", () => {
     await refused(server, call, 400, "POST", "/holders", "{not json", { "content-type": "application/json" });
     const unknown = await refused(server, caller(server.url, "/sys-nope"), 404, "GET", "/holders");
     expect(unknown.issues).toEqual([{ path: "system_id", message: 'Unknown system id "sys-nope".' }]);
-    const anonymous = await fetch(`${server.url}/${SYSTEM_ID}/holders`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+    const anonymous = await fetch(`${server.url}/${SYSTEM_ID}/holders`, {
+      method: "POST",
+      body: "{}",
+      headers: { "content-type": "application/json" },
+    });
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get("www-authenticate")).toBe('Bearer realm="rsop"');
-    const bad = await fetch(`${server.url}/${SYSTEM_ID}/holders`, { headers: { authorization: "Bearer wrong-token-0123456789" } });
+    const bad = await fetch(`${server.url}/${SYSTEM_ID}/holders`, {
+      headers: { authorization: "Bearer wrong-token-0123456789" },
+    });
     expect(bad.status).toBe(401);
     expect(server.durable.seq()).toBe(0);
     await server.close();
@@ -206,24 +330,44 @@ describe("rsop serve --data: restart, lock, import", () => {
     const made: string[] = [];
     for (let k = 0; k < 5; k++) {
       const h = (await call("POST", "/holders", { firstName: `P${k}`, lastName: "Q", groups: ["g-staff"] })).body.id;
-      expect((await call("POST", `/holders/${h}/credentials`, { types: ["card"], credentialNumber: 7000 + k, facilityCode: 10 })).status).toBe(201);
+      expect(
+        (
+          await call("POST", `/holders/${h}/credentials`, {
+            types: ["card"],
+            credentialNumber: 7000 + k,
+            facilityCode: 10,
+          })
+        ).status,
+      ).toBe(201);
       made.push(h);
     }
     expect((await call("PUT", `/holders/${made[0]}/groups/g-night`)).status).toBe(204);
     expect((await call("DELETE", `/holders/${made[4]}`)).status).toBe(204);
     expect(first.server.durable.seq()).toBe(12);
     const before = JSON.parse(JSON.stringify(first.server.durable.target.live.snapshot));
-    const scans = [...made, "h-ann"].flatMap((_, k) => ["d-front", "d-lift", "d-side"].map((deviceId) => ({ deviceId, at: AT, credential: { credentialNumber: 7000 + k, facilityCode: 10 } })));
+    const scans = [...made, "h-ann"].flatMap((_, k) =>
+      ["d-front", "d-lift", "d-side"].map((deviceId) => ({
+        deviceId,
+        at: AT,
+        credential: { credentialNumber: 7000 + k, facilityCode: 10 },
+      })),
+    );
     const decisionsBefore = (await call("POST", "/decisions", scans)).body;
     const rsopBefore = (await call("GET", `/rsop/holders?ids=${made.slice(0, 4).join(",")}&at=${AT}`)).body;
     await first.server.close();
     expect(inspect(db).snapshots).toEqual([9, 12]); // the last kept on close
 
     const again = await startData(db);
-    expect(again.lines.some((l) => l.startsWith(`loaded ${db}: system ${SYSTEM_ID} at change 12 (snapshot of change 12, 0 changes replayed`))).toBe(true);
+    expect(
+      again.lines.some((l) =>
+        l.startsWith(`loaded ${db}: system ${SYSTEM_ID} at change 12 (snapshot of change 12, 0 changes replayed`),
+      ),
+    ).toBe(true);
     expect(JSON.parse(JSON.stringify(again.server.durable.target.live.snapshot))).toEqual(before);
     expect((await again.call("POST", "/decisions", scans)).body).toEqual(decisionsBefore);
-    expect((await again.call("GET", `/rsop/holders?ids=${made.slice(0, 4).join(",")}&at=${AT}`)).body).toEqual(rsopBefore);
+    expect((await again.call("GET", `/rsop/holders?ids=${made.slice(0, 4).join(",")}&at=${AT}`)).body).toEqual(
+      rsopBefore,
+    );
     expect(decisionsBefore.some((d: { outcome: string }) => d.outcome === "allowed")).toBe(true);
   });
 
@@ -245,7 +389,9 @@ describe("rsop serve --data: restart, lock, import", () => {
   test("a second instance on the same file refuses to start (in-process and as `rsop serve`, exit 1)", async () => {
     const { db, system } = dataDir();
     const first = await startData(db, building());
-    await expect(startData(db)).rejects.toThrow(`${db} is in use by another process (another rsop serve?); only one process may serve a database at a time`);
+    await expect(startData(db)).rejects.toThrow(
+      `${db} is in use by another process (another rsop serve?); only one process may serve a database at a time`,
+    );
     await expect(openSqliteStore(db)).rejects.toThrow("is in use by another process");
     const r = await run(["serve", "--data", db, "--system", system, "--token", TOKEN, "--port", "0"]);
     expect(r).toMatchObject({ code: 1, stderr: expect.stringContaining(`rsop: ${db} is in use by another process`) });
@@ -258,19 +404,32 @@ describe("rsop serve --data: restart, lock, import", () => {
   test("an empty database needs a snapshot; --system on a loaded database is ignored with a notice; --panel on a system database is refused", async () => {
     const { db, system } = dataDir();
     const empty = await run(["serve", "--data", db, "--token", TOKEN, "--port", "0"]);
-    expect(empty).toMatchObject({ code: 1, stderr: "rsop: the database is empty: give a snapshot to import (--system FILE or --panel FILE)\n" });
+    expect(empty).toMatchObject({
+      code: 1,
+      stderr: "rsop: the database is empty: give a snapshot to import (--system FILE or --panel FILE)\n",
+    });
     const first = await startData(db, building());
     expect((await first.call("POST", "/groups", { name: "Later" })).status).toBe(200);
     await first.server.close();
     const again = await startData(db, { not: "read" });
-    expect(again.lines).toContain(`building.json ignored: it only seeds an empty database, and ${db} already holds the 2.0 system (change 1)`);
+    expect(again.lines).toContain(
+      `building.json ignored: it only seeds an empty database, and ${db} already holds the 2.0 system (change 1)`,
+    );
     expect((await again.call("GET", "/groups?search=Later")).body).toHaveLength(1);
     await again.server.close();
     const panel = resolve(__dirname, "../../examples/panel.json");
     const r = await run(["serve", "--data", db, "--panel", panel, "--token", TOKEN, "--port", "0"]);
-    expect(r).toMatchObject({ code: 1, stderr: expect.stringContaining(`${db} holds a 2.0 system; serve it with --system FILE or with neither, not with --panel`) });
+    expect(r).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining(
+        `${db} holds a 2.0 system; serve it with --system FILE or with neither, not with --panel`,
+      ),
+    });
     const usage = await run(["serve", "--panel", panel, "--token", TOKEN]);
-    expect(usage).toMatchObject({ code: 2, stderr: expect.stringContaining("--panel is served only from a database: add --data FILE.db") });
+    expect(usage).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("--panel is served only from a database: add --data FILE.db"),
+    });
     expect((await run(["serve", "--data", db, "--system", system, "--panel", panel, "--token", TOKEN])).code).toBe(2);
   });
 
@@ -298,14 +457,23 @@ describe("rsop serve --data: restart, lock, import", () => {
     let listening!: () => void;
     const started = new Promise<void>((r) => (listening = r));
     const io = { stdin: Readable.from([]), stdout: new PassThrough(), stderr };
-    const exit = serveCommand({ data: db, system, port: "0", host: "127.0.0.1", token: TOKEN, snapshotEvery: "2" }, io, {}, signals, undefined, (s) => {
-      server = s;
-      listening();
-    });
+    const exit = serveCommand(
+      { data: db, system, port: "0", host: "127.0.0.1", token: TOKEN, snapshotEvery: "2" },
+      io,
+      {},
+      signals,
+      undefined,
+      (s) => {
+        server = s;
+        listening();
+      },
+    );
     await Promise.race([started, exit]);
     expect(server, log).toBeDefined();
     const call = caller(server!.url);
-    const writes = await Promise.all(Array.from({ length: 8 }, (_, k) => call("POST", "/groups", { name: `Team ${k}` })));
+    const writes = await Promise.all(
+      Array.from({ length: 8 }, (_, k) => call("POST", "/groups", { name: `Team ${k}` })),
+    );
     expect(writes.map((w) => w.status)).toEqual(Array(8).fill(200));
     signals.emit("SIGTERM");
     expect(await exit).toBe(0);
@@ -316,10 +484,12 @@ describe("rsop serve --data: restart, lock, import", () => {
     // What the database holds is what a fresh live system from the import plus the writes holds.
     const fresh = createLiveSystem(JSON.parse(readFileSync(system, "utf8")));
     if (!fresh.ok) throw new Error("fixture");
-    expect(fresh.value.snapshot.groups.length + 8).toBe((await (async () => {
-      const again = await startData(db);
-      return again.server.durable.target.live.snapshot.groups.length;
-    })()));
+    expect(fresh.value.snapshot.groups.length + 8).toBe(
+      await (async () => {
+        const again = await startData(db);
+        return again.server.durable.target.live.snapshot.groups.length;
+      })(),
+    );
   });
 });
 
@@ -329,15 +499,21 @@ describe("the durable system", () => {
     const store = await openSqliteStore(db);
     const durable = await openDurableSystem(store, { initial: { kind: "system", json: building() } });
     expect(durable.startedFrom).toEqual({ how: "imported" });
-    const writes = Array.from({ length: 20 }, (_, k) => durable.write({ method: "POST", path: "/groups", body: { name: `Queue ${k}` } }));
+    const writes = Array.from({ length: 20 }, (_, k) =>
+      durable.write({ method: "POST", path: "/groups", body: { name: `Queue ${k}` } }),
+    );
     writes.push(durable.write({ method: "POST", path: "/groups", body: { name: "Queue 3" } })); // refused: a duplicate name
     const closed = durable.close();
-    await expect(durable.write({ method: "POST", path: "/groups", body: { name: "Too late" } })).rejects.toThrow("the store is closing");
+    await expect(durable.write({ method: "POST", path: "/groups", body: { name: "Too late" } })).rejects.toThrow(
+      "the store is closing",
+    );
     const results = await Promise.all(writes);
     await closed;
     expect(results.map((r) => r.status)).toEqual([...Array(20).fill(200), 409]);
     const stored = inspect(db);
-    expect(stored.changes.map((c) => c.operation.body.name)).toEqual(Array.from({ length: 20 }, (_, k) => `Queue ${k}`));
+    expect(stored.changes.map((c) => c.operation.body.name)).toEqual(
+      Array.from({ length: 20 }, (_, k) => `Queue ${k}`),
+    );
     expect(stored.snapshots).toEqual([0, 20]);
     const reopened = await openDurableSystem(await openSqliteStore(db));
     expect(reopened.startedFrom).toEqual({ how: "loaded", seq: 20, snapshotSeq: 20, replayed: 0 });
@@ -349,7 +525,9 @@ describe("rsop serve --data --panel", () => {
   test("1.0 routes under /api: create, list with headers, restart keeps them", async () => {
     const { db } = dataDir();
     const panel = JSON.parse(readFileSync(resolve(__dirname, "../../examples/panel.json"), "utf8"));
-    const first = await startData(db, undefined, { initial: { kind: "panel", file: "panel.json", read: async () => panel } });
+    const first = await startData(db, undefined, {
+      initial: { kind: "panel", file: "panel.json", read: async () => panel },
+    });
     const call = caller(first.server.url, "");
     const g = await call("POST", "/api/groups", { name: "Durable Group" });
     expect(g.status).toBe(200);
@@ -363,6 +541,9 @@ describe("rsop serve --data --panel", () => {
     await first.server.close();
     const again = await startData(db);
     expect(again.lines.some((l) => l.startsWith(`loaded ${db}: 1.0 panel at change 1`))).toBe(true);
-    expect((await caller(again.server.url, "")("GET", `/api/groups/${g.body.id}`)).body).toMatchObject({ id: g.body.id, name: "Durable Group" });
+    expect((await caller(again.server.url, "")("GET", `/api/groups/${g.body.id}`)).body).toMatchObject({
+      id: g.body.id,
+      name: "Durable Group",
+    });
   });
 });

@@ -21,7 +21,10 @@ const plain = (x: unknown) => JSON.parse(JSON.stringify(x));
 
 describe("jsonSlices", () => {
   test("the slices joined are JSON.stringify's text, for any JSON value and slice size", () => {
-    const big = fc.dictionary(fc.string({ maxLength: 4 }), fc.oneof(fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 700 }), fc.jsonValue({ maxDepth: 2 })));
+    const big = fc.dictionary(
+      fc.string({ maxLength: 4 }),
+      fc.oneof(fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 700 }), fc.jsonValue({ maxDepth: 2 })),
+    );
     fc.assert(
       fc.property(fc.oneof(big, fc.jsonValue()), fc.integer({ min: 1, max: 5000 }), (value, size) => {
         const slices = [...jsonSlices(value, size)];
@@ -32,7 +35,13 @@ describe("jsonSlices", () => {
   });
 
   test("undefined, function and symbol members are left out as JSON.stringify leaves them; a long list is cut between elements", () => {
-    const value = { a: undefined, f: () => 1, s: Symbol("x"), list: Array.from({ length: 1000 }, (_, i) => ({ i, u: undefined })), n: null };
+    const value = {
+      a: undefined,
+      f: () => 1,
+      s: Symbol("x"),
+      list: Array.from({ length: 1000 }, (_, i) => ({ i, u: undefined })),
+      n: null,
+    };
     const slices = [...jsonSlices(value, 2000)];
     expect(slices.length).toBeGreaterThan(3);
     expect(slices.join("")).toBe(JSON.stringify(value));
@@ -43,7 +52,16 @@ describe("jsonSlices", () => {
 function writes(n: number): Operation[] {
   const ops: Operation[] = [];
   for (let k = 0; k < n; k++) {
-    ops.push({ method: "POST", path: "/holders", body: { firstName: `R${k}`, lastName: "Replay", groups: [k % 2 === 0 ? "g-staff" : "g-night"], credentials: [{ types: ["card"], credentialNumber: 90_000 + k, facilityCode: 10 }] } });
+    ops.push({
+      method: "POST",
+      path: "/holders",
+      body: {
+        firstName: `R${k}`,
+        lastName: "Replay",
+        groups: [k % 2 === 0 ? "g-staff" : "g-night"],
+        credentials: [{ types: ["card"], credentialNumber: 90_000 + k, facilityCode: 10 }],
+      },
+    });
     if (k % 5 === 4) ops.push({ method: "POST", path: "/groups", body: { name: `Replay group ${k}` } });
   }
   return ops;
@@ -53,7 +71,10 @@ describe("the durable system's snapshots and replay", () => {
   test("a snapshot written in many parts loads back whole; parts of an unfinished snapshot are ignored and removed", async () => {
     const { db } = dataDir();
     const store = await openSqliteStore(db, { snapshotPartChars: 1024 });
-    const durable = await openDurableSystem(store, { initial: { kind: "system", json: building() }, snapshotEvery: 1_000_000 });
+    const durable = await openDurableSystem(store, {
+      initial: { kind: "system", json: building() },
+      snapshotEvery: 1_000_000,
+    });
     for (const op of writes(300)) expect((await durable.write(op)).ok).toBe(true);
     const before = plain(durable.target.live.snapshot);
     await durable.close(); // stores the snapshot at the last change
@@ -101,7 +122,11 @@ describe("the durable system's snapshots and replay", () => {
       },
     };
     const failures: unknown[] = [];
-    const durable = await openDurableSystem(store, { initial: { kind: "system", json: building() }, snapshotEvery: 7, onSnapshotError: (e) => failures.push(e) });
+    const durable = await openDurableSystem(store, {
+      initial: { kind: "system", json: building() },
+      snapshotEvery: 7,
+      onSnapshotError: (e) => failures.push(e),
+    });
     const ops = writes(150);
     // Writes in bursts (queued behind each other, as 16 clients send them), the event loop turning between.
     for (let i = 0; i < ops.length; i += 5) {
@@ -116,16 +141,29 @@ describe("the durable system's snapshots and replay", () => {
     await real.close(); // as a crash: no closing snapshot
     // Each snapshot row equals the imported snapshot with the log's changes up to its number replayed.
     const d = new Database(db, { readonly: true });
-    const rows = d.prepare("SELECT seq, snapshot FROM snapshots ORDER BY seq").all() as { seq: number; snapshot: string }[];
-    const changes = d.prepare("SELECT seq, patches FROM changes ORDER BY seq").all() as { seq: number; patches: string }[];
-    const textOf = (row: { seq: number; snapshot: string }) => row.snapshot + (d.prepare("SELECT text FROM snapshot_parts WHERE seq = ? ORDER BY part").all(row.seq) as { text: string }[]).map((p) => p.text).join("");
+    const rows = d.prepare("SELECT seq, snapshot FROM snapshots ORDER BY seq").all() as {
+      seq: number;
+      snapshot: string;
+    }[];
+    const changes = d.prepare("SELECT seq, patches FROM changes ORDER BY seq").all() as {
+      seq: number;
+      patches: string;
+    }[];
+    const textOf = (row: { seq: number; snapshot: string }) =>
+      row.snapshot +
+      (d.prepare("SELECT text FROM snapshot_parts WHERE seq = ? ORDER BY part").all(row.seq) as { text: string }[])
+        .map((p) => p.text)
+        .join("");
     expect(rows.length).toBeGreaterThan(5);
     const replayed = createLiveSystem(JSON.parse(textOf(rows[0]!)));
     if (!replayed.ok) throw new Error("the imported snapshot does not load");
     let applied = 0;
     for (const row of rows.slice(1)) {
-      for (; applied < row.seq; applied++) expect(replayed.value.applyPatches(JSON.parse(changes[applied]!.patches)).ok).toBe(true);
-      expect(JSON.parse(textOf(row)), `the snapshot of change ${row.seq} is the state after change ${row.seq}`).toEqual(plain(replayed.value.snapshot));
+      for (; applied < row.seq; applied++)
+        expect(replayed.value.applyPatches(JSON.parse(changes[applied]!.patches)).ok).toBe(true);
+      expect(JSON.parse(textOf(row)), `the snapshot of change ${row.seq} is the state after change ${row.seq}`).toEqual(
+        plain(replayed.value.snapshot),
+      );
     }
     d.close();
     const again = await openDurableSystem(await openSqliteStore(db));
@@ -188,7 +226,10 @@ describe("the durable system's snapshots and replay", () => {
   test("start-up replays hundreds of changes in batches: the state, decisions and RSOP equal those before, and a fresh load's", async () => {
     const { db } = dataDir();
     const store = await openSqliteStore(db);
-    const durable = await openDurableSystem(store, { initial: { kind: "system", json: building() }, snapshotEvery: 1_000_000 });
+    const durable = await openDurableSystem(store, {
+      initial: { kind: "system", json: building() },
+      snapshotEvery: 1_000_000,
+    });
     const made: string[] = [];
     for (const op of writes(200)) {
       const r = await durable.write(op);
@@ -196,8 +237,21 @@ describe("the durable system's snapshots and replay", () => {
     }
     // Updates and swap-removing deletes between the creates' batches.
     expect(made).toHaveLength(200);
-    for (let k = 0; k < made.length; k += 7) { const r = await durable.write({ method: "DELETE", path: `/holders/${made[k]}` }); expect(r.status, JSON.stringify(r).slice(0, 400)).toBe(204); }
-    for (let k = 1; k < made.length; k += 9) if (k % 7 !== 0) expect((await durable.write({ method: "PUT", path: `/holders/${made[k]}/groups`, body: { groups: ["g-night", "g-empty"] } })).status).toBe(204);
+    for (let k = 0; k < made.length; k += 7) {
+      const r = await durable.write({ method: "DELETE", path: `/holders/${made[k]}` });
+      expect(r.status, JSON.stringify(r).slice(0, 400)).toBe(204);
+    }
+    for (let k = 1; k < made.length; k += 9)
+      if (k % 7 !== 0)
+        expect(
+          (
+            await durable.write({
+              method: "PUT",
+              path: `/holders/${made[k]}/groups`,
+              body: { groups: ["g-night", "g-empty"] },
+            })
+          ).status,
+        ).toBe(204);
     const seq = durable.seq();
     expect(seq).toBeGreaterThan(250);
     const live = durable.target.kind === "system" ? durable.target.live : undefined;
@@ -211,7 +265,11 @@ describe("the durable system's snapshots and replay", () => {
     expect(plain(replayed!.snapshot)).toEqual(before);
     expect(replayed!.engine.rsop(ids, { at: AT })).toEqual(rsopBefore);
     const fresh = loadEngineOrThrow(before);
-    const scans = made.map((_, k) => ({ deviceId: k % 2 === 0 ? "d-front" : "d-lift", at: AT, credential: { credentialNumber: 90_000 + k, facilityCode: 10 } }));
+    const scans = made.map((_, k) => ({
+      deviceId: k % 2 === 0 ? "d-front" : "d-lift",
+      at: AT,
+      credential: { credentialNumber: 90_000 + k, facilityCode: 10 },
+    }));
     expect(scans.map((s) => replayed!.engine.decide(s))).toEqual(scans.map((s) => fresh.decide(s)));
     expect(scans.some((s) => fresh.decide(s).outcome === "allowed")).toBe(true);
     await again.close();

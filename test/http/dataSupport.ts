@@ -4,7 +4,11 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { expect, onTestFinished } from "vitest";
-import { type RunningDataServer, type StartDataServerOptions, startDataServer } from "../../src/adapters/http/startDataServer.js";
+import {
+  type RunningDataServer,
+  type StartDataServerOptions,
+  startDataServer,
+} from "../../src/adapters/http/startDataServer.js";
 import { building } from "../live/fixture.js";
 import { TOKEN, tempDir } from "./fixtures.js";
 
@@ -19,7 +23,11 @@ export function dataDir(): { dir: string; db: string; system: string } {
 }
 
 /** Starts a `--data` server (closed after the test); `initial` is imported into an empty database. */
-export function startData(db: string, initial?: unknown, extra: Partial<StartDataServerOptions> = {}): Promise<{ server: RunningDataServer; lines: string[]; call: Caller }> {
+export function startData(
+  db: string,
+  initial?: unknown,
+  extra: Partial<StartDataServerOptions> = {},
+): Promise<{ server: RunningDataServer; lines: string[]; call: Caller }> {
   return startStored({ dataFile: db }, initial, extra);
 }
 
@@ -50,7 +58,12 @@ export interface Answer {
   body: any;
 }
 
-export type Caller = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<Answer>;
+export type Caller = (
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+) => Promise<Answer>;
 
 /** Requests below `url` with the token; a body that is not a string is sent as JSON. */
 export function caller(url: string, prefix = `/${SYSTEM_ID}`): Caller {
@@ -67,14 +80,22 @@ export function caller(url: string, prefix = `/${SYSTEM_ID}`): Caller {
 }
 
 /** The rows of the change log and the integrity check of a database no server holds. */
-export function inspect(db: string): { changes: { seq: number; operation: any }[]; snapshots: number[]; integrity: string } {
+export function inspect(db: string): {
+  changes: { seq: number; operation: any }[];
+  snapshots: number[];
+  integrity: string;
+} {
   const d = new Database(db, { readonly: true, timeout: 0 });
   try {
-    const changes = (d.prepare("SELECT seq, operation FROM changes ORDER BY seq").all() as { seq: number; operation: string }[]).map((r) => ({
+    const changes = (
+      d.prepare("SELECT seq, operation FROM changes ORDER BY seq").all() as { seq: number; operation: string }[]
+    ).map((r) => ({
       seq: r.seq,
       operation: JSON.parse(r.operation),
     }));
-    const snapshots = (d.prepare("SELECT seq FROM snapshots ORDER BY seq").all() as { seq: number }[]).map((r) => r.seq);
+    const snapshots = (d.prepare("SELECT seq FROM snapshots ORDER BY seq").all() as { seq: number }[]).map(
+      (r) => r.seq,
+    );
     const integrity = d.pragma("integrity_check", { simple: true }) as string;
     return { changes, snapshots, integrity };
   } finally {

@@ -22,12 +22,44 @@ export const snapshotA = {
   groups: [{ id: "g1", name: "Day staff" }],
   cloudNodes: [{ id: "n1", name: "Main" }],
   connections: [{ id: "c1", name: "Board", type: "usb", cloudNode: "n1", port: 1 }],
-  devices: [{ id: "d1", name: "Ward 3", cloudNode: "n1", connection: "c1", port: 1, type: "primaryReader", publicIcon: "swingingDoor" }],
-  holders: [
-    { id: "h1", firstName: "Ada", lastName: "Byron", groups: ["g1"], credentials: [{ id: "k1", types: ["card"], credentialNumber: 100, facilityCode: 17 }] },
-    { id: "h2", firstName: "Grace", lastName: "Hopper", groups: ["g1"], credentials: [{ id: "k2", types: ["card"], credentialNumber: 200, facilityCode: 17 }] },
+  devices: [
+    {
+      id: "d1",
+      name: "Ward 3",
+      cloudNode: "n1",
+      connection: "c1",
+      port: 1,
+      type: "primaryReader",
+      publicIcon: "swingingDoor",
+    },
   ],
-  rules: [{ id: "r1", type: "door", groupId: "g1", devices: ["d1"], startTime: "07:00:00", stopTime: "19:00:00", recurring: ["Mon", "Tue", "Wed", "Thu", "Fri"] }],
+  holders: [
+    {
+      id: "h1",
+      firstName: "Ada",
+      lastName: "Byron",
+      groups: ["g1"],
+      credentials: [{ id: "k1", types: ["card"], credentialNumber: 100, facilityCode: 17 }],
+    },
+    {
+      id: "h2",
+      firstName: "Grace",
+      lastName: "Hopper",
+      groups: ["g1"],
+      credentials: [{ id: "k2", types: ["card"], credentialNumber: 200, facilityCode: 17 }],
+    },
+  ],
+  rules: [
+    {
+      id: "r1",
+      type: "door",
+      groupId: "g1",
+      devices: ["d1"],
+      startTime: "07:00:00",
+      stopTime: "19:00:00",
+      recurring: ["Mon", "Tue", "Wed", "Thu", "Fri"],
+    },
+  ],
 };
 
 /** Snapshot B: the same system, but the group is renamed and the rule only opens d1 at night. */

@@ -22,12 +22,27 @@ function callerFrom(url: string, localAddress: string, prefix = `/${SYSTEM_ID}`)
   return (method, path) =>
     new Promise<Answer>((resolve, reject) => {
       const req = request(
-        { host: hostname, port: Number(port), method, path: `${prefix}${path}`, localAddress, agent: false, headers: { authorization: `Bearer ${TOKEN}` }, timeout: 10_000 },
+        {
+          host: hostname,
+          port: Number(port),
+          method,
+          path: `${prefix}${path}`,
+          localAddress,
+          agent: false,
+          headers: { authorization: `Bearer ${TOKEN}` },
+          timeout: 10_000,
+        },
         (res) => {
           let text = "";
           res.setEncoding("utf8");
           res.on("data", (d: string) => (text += d));
-          res.on("end", () => resolve({ status: res.statusCode!, headers: new Headers(res.headers as Record<string, string>), body: text === "" ? undefined : JSON.parse(text) }));
+          res.on("end", () =>
+            resolve({
+              status: res.statusCode!,
+              headers: new Headers(res.headers as Record<string, string>),
+              body: text === "" ? undefined : JSON.parse(text),
+            }),
+          );
         },
       );
       req.on("timeout", () => req.destroy(new Error("no answer in 10 s")));
@@ -94,7 +109,11 @@ describe("row 4: 1,100 idle TCP connections, no token", () => {
         // A connect the kernel's full accept queue left half-made looks open to this side only: one
         // blank line on each socket (no request) makes the kernel reset those.
         for (const c of hostile) if (!c.isClosed()) c.socket.write("\r\n");
-        await waitFor(() => hostile.filter((c) => !c.isClosed()).length <= 100, 10_000, "at most 100 hostile sockets to stay open");
+        await waitFor(
+          () => hostile.filter((c) => !c.isClosed()).length <= 100,
+          10_000,
+          "at most 100 hostile sockets to stay open",
+        );
         // Hold them while the honest client keeps reading.
         await new Promise((r) => setTimeout(r, 1500));
         return hostile.filter((c) => !c.isClosed()).length;
@@ -111,13 +130,28 @@ describe("row 4: 1,100 idle TCP connections, no token", () => {
   }, 60_000);
 
   test("HC4: over the total cap the oldest idle connection (of any address) is closed, so a new client is served; the newest is refused with 503 only when every connection is answering a request", async () => {
-    const server = await startServer({ systemFile: BUILDING_FILE, token: TOKEN, log: () => {}, watch: false, maxConnections: 6, maxConnectionsPerAddress: 3 });
+    const server = await startServer({
+      systemFile: BUILDING_FILE,
+      token: TOKEN,
+      log: () => {},
+      watch: false,
+      maxConnections: 6,
+      maxConnectionsPerAddress: 3,
+    });
     try {
       // Six idle sockets from three addresses fill the total cap.
-      const idle = [...(await idleSockets(server.url, 2, "127.0.0.3")), ...(await idleSockets(server.url, 2, "127.0.0.4")), ...(await idleSockets(server.url, 2, "127.0.0.5"))];
+      const idle = [
+        ...(await idleSockets(server.url, 2, "127.0.0.3")),
+        ...(await idleSockets(server.url, 2, "127.0.0.4")),
+        ...(await idleSockets(server.url, 2, "127.0.0.5")),
+      ];
       await settle();
       expect(idle.filter((c) => !c.isClosed())).toHaveLength(6);
-      const r = await callerFrom(server.url, "127.0.0.2", `/${BUILDING_ID}`)("GET", `/rsop/holders?ids=holder-0001&at=${AT}`);
+      const r = await callerFrom(
+        server.url,
+        "127.0.0.2",
+        `/${BUILDING_ID}`,
+      )("GET", `/rsop/holders?ids=holder-0001&at=${AT}`);
       expect(r.status).toBe(200);
       await waitFor(() => idle[0]!.isClosed(), 2000, "the oldest idle socket to be closed");
       expect(idle.slice(1).every((c) => !c.isClosed())).toBe(true);
@@ -130,7 +164,9 @@ describe("row 4: 1,100 idle TCP connections, no token", () => {
         for (let i = 0; i < 2; i++) {
           const c = raw(server.url, from);
           await c.connected;
-          c.socket.write(`POST /${BUILDING_ID}/decisions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[`);
+          c.socket.write(
+            `POST /${BUILDING_ID}/decisions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[`,
+          );
           busy.push(c);
         }
       await settle();
@@ -140,7 +176,10 @@ describe("row 4: 1,100 idle TCP connections, no token", () => {
       const body = JSON.parse(over.received().split("\r\n\r\n")[1]!);
       expect(body.error.status).toBe(503);
       expect(body.error.message).toContain("6 connections are all answering requests (the connection cap)");
-      expect(busy.every((c) => !c.isClosed()), "busy connections are never closed to make room").toBe(true);
+      expect(
+        busy.every((c) => !c.isClosed()),
+        "busy connections are never closed to make room",
+      ).toBe(true);
       for (const c of busy) c.socket.destroy();
     } finally {
       await server.close();
@@ -148,13 +187,21 @@ describe("row 4: 1,100 idle TCP connections, no token", () => {
   });
 
   test("HC4: one address over its cap: its oldest idle connection makes room; with all of them busy, its newest gets 503 while another address is served", async () => {
-    const server = await startServer({ systemFile: BUILDING_FILE, token: TOKEN, log: () => {}, watch: false, maxConnectionsPerAddress: 2 });
+    const server = await startServer({
+      systemFile: BUILDING_FILE,
+      token: TOKEN,
+      log: () => {},
+      watch: false,
+      maxConnectionsPerAddress: 2,
+    });
     try {
       const busy: Raw[] = [];
       for (let i = 0; i < 2; i++) {
         const c = raw(server.url);
         await c.connected;
-        c.socket.write(`POST /${BUILDING_ID}/decisions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[`);
+        c.socket.write(
+          `POST /${BUILDING_ID}/decisions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[`,
+        );
         busy.push(c);
       }
       await settle();
@@ -162,7 +209,11 @@ describe("row 4: 1,100 idle TCP connections, no token", () => {
       await over.closed;
       expect(over.received()).toMatch(/^HTTP\/1\.1 503 /);
       expect(over.received()).toContain("the per-address connection cap");
-      const r = await callerFrom(server.url, "127.0.0.2", `/${BUILDING_ID}`)("GET", `/rsop/holders?ids=holder-0001&at=${AT}`);
+      const r = await callerFrom(
+        server.url,
+        "127.0.0.2",
+        `/${BUILDING_ID}`,
+      )("GET", `/rsop/holders?ids=holder-0001&at=${AT}`);
       expect(r.status).toBe(200);
       for (const c of busy) c.socket.destroy();
     } finally {
@@ -191,11 +242,19 @@ describe("timeouts", () => {
   });
 
   test("HC2: an idle keep-alive connection is closed keepAliveTimeoutMs after its answer", async () => {
-    const server = await startServer({ systemFile: BUILDING_FILE, token: TOKEN, log: () => {}, watch: false, keepAliveTimeoutMs: 200 });
+    const server = await startServer({
+      systemFile: BUILDING_FILE,
+      token: TOKEN,
+      log: () => {},
+      watch: false,
+      keepAliveTimeoutMs: 200,
+    });
     try {
       const c = raw(server.url);
       await c.connected;
-      c.socket.write(`GET /${BUILDING_ID}/rsop/holders?ids=holder-0001&at=${AT} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`);
+      c.socket.write(
+        `GET /${BUILDING_ID}/rsop/holders?ids=holder-0001&at=${AT} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`,
+      );
       await waitFor(() => c.received().startsWith("HTTP/1.1 200 "), 5000, "the answer");
       const t0 = Date.now();
       await c.closed;
@@ -226,7 +285,14 @@ describe("options", () => {
 
   test("HC5 HP1 HP3 RP16 RP17: the request-bound flags are listed; bad values and use without --data or --store are usage errors (exit 2)", async () => {
     const help = await run(["serve", "--help"]);
-    for (const flag of ["--max-preview-cost <n>", "--max-preview-changes <n>", "--max-batch <n>", "--max-reports <n>", "--max-report-bytes <size>", "--max-report-generations <n>"])
+    for (const flag of [
+      "--max-preview-cost <n>",
+      "--max-preview-changes <n>",
+      "--max-batch <n>",
+      "--max-reports <n>",
+      "--max-report-bytes <size>",
+      "--max-report-generations <n>",
+    ])
       expect(help.stdout).toContain(flag);
     const { db } = dataDir();
     const bad: [string[], string][] = [
@@ -249,9 +315,19 @@ describe("options", () => {
   });
 
   test("HC5: startServer and startDataServer refuse a connection option that is not a positive integer before opening anything", async () => {
-    await expect(startServer({ systemFile: BUILDING_FILE, token: TOKEN, log: () => {}, watch: false, maxConnectionsPerAddress: 0 })).rejects.toThrow(RangeError);
+    await expect(
+      startServer({
+        systemFile: BUILDING_FILE,
+        token: TOKEN,
+        log: () => {},
+        watch: false,
+        maxConnectionsPerAddress: 0,
+      }),
+    ).rejects.toThrow(RangeError);
     const { db } = dataDir();
-    await expect(startData(db, building(), { keepAliveTimeoutMs: 1.5 })).rejects.toThrow("keepAliveTimeoutMs must be a positive integer");
+    await expect(startData(db, building(), { keepAliveTimeoutMs: 1.5 })).rejects.toThrow(
+      "keepAliveTimeoutMs must be a positive integer",
+    );
     expect(existsSync(db), "no database was created").toBe(false);
   });
 

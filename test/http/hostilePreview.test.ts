@@ -50,7 +50,15 @@ beforeAll(async () => {
   // The live system builds its write indexes on the first write or preview after start (once per
   // process, O(system), about 150 ms at 50,000 holders, as compiling at start is): taken here, so the
   // hostile runs below measure what each request costs.
-  expect((await call("POST", "/preview", { operations: [{ method: "DELETE", path: "/holders/gen-1" }], from: FROM, to: WEEK_LATER })).status).toBe(200);
+  expect(
+    (
+      await call("POST", "/preview", {
+        operations: [{ method: "DELETE", path: "/holders/gen-1" }],
+        from: FROM,
+        to: WEEK_LATER,
+      })
+    ).status,
+  ).toBe(200);
 }, 300_000);
 
 afterAll(() => server?.close());
@@ -58,7 +66,9 @@ afterAll(() => server?.close());
 describe("HP1 preview cost bound at 50,000 holders", () => {
   test("HP1 deleting every rule over 61 days (issue row 1) is refused up front with 422 naming the bound; the honest reads stay within 100 ms p99", async () => {
     const seq = server.durable.seq();
-    const run = await whileHostile(call, PROBE, () => call("POST", "/preview", { operations: deleteAll, from: FROM, to: DAYS_61_LATER }));
+    const run = await whileHostile(call, PROBE, () =>
+      call("POST", "/preview", { operations: deleteAll, from: FROM, to: DAYS_61_LATER }),
+    );
     const issues = expectError(run.result, 422, "row 1");
     expect(issues).toHaveLength(1);
     expect(issues[0]!.path).toBe("operations");
@@ -71,12 +81,20 @@ describe("HP1 preview cost bound at 50,000 holders", () => {
   });
 
   test("HP1 one rule over 7 days (78 MB before) is refused too; the bound is per request, so a smaller preview still answers", async () => {
-    const run = await whileHostile(call, PROBE, () => call("POST", "/preview", { operations: deleteNurses, from: FROM, to: WEEK_LATER }));
-    expect(expectError(run.result, 422, "one rule, 7 days")[0]!.message).toMatch(/pairs over 7 days, at least \d+ pair-days; the bound is 100000/);
+    const run = await whileHostile(call, PROBE, () =>
+      call("POST", "/preview", { operations: deleteNurses, from: FROM, to: WEEK_LATER }),
+    );
+    expect(expectError(run.result, 422, "one rule, 7 days")[0]!.message).toMatch(
+      /pairs over 7 days, at least \d+ pair-days; the bound is 100000/,
+    );
     expect(run.p99).toBeLessThan(100);
     expect(run.rssGrowthMiB).toBeLessThan(RSS_BOUND_MIB);
     // A change reaching one holder is well within the bound, and answered.
-    const small = await call("POST", "/preview", { operations: [{ method: "DELETE", path: "/holders/gen-7" }], from: FROM, to: WEEK_LATER });
+    const small = await call("POST", "/preview", {
+      operations: [{ method: "DELETE", path: "/holders/gen-7" }],
+      from: FROM,
+      to: WEEK_LATER,
+    });
     expect(small.status).toBe(200);
     expect(small.body.changes.length).toBeGreaterThan(0);
     expect(small.body.changes.every((c: { holderId: string }) => c.holderId === "gen-7")).toBe(true);
@@ -86,7 +104,11 @@ describe("HP1 preview cost bound at 50,000 holders", () => {
 describe("HP3 the other engine routes at 50,000 holders", () => {
   test("HP3 a decision batch as large as the body bound, who-can-access of the busiest door and RSOP of 100 holders keep the honest reads within 100 ms p99", async () => {
     // As many requests as 1 MiB holds.
-    const one = { credential: { type: "card", facilityCode: 99, credentialNumber: 100_001 }, deviceId: "door-ward-3", at: AT };
+    const one = {
+      credential: { type: "card", facilityCode: 99, credentialNumber: 100_001 },
+      deviceId: "door-ward-3",
+      at: AT,
+    };
     const n = Math.floor((1024 * 1024 - 2) / (JSON.stringify(one).length + 1));
     const batch = JSON.stringify(Array.from({ length: n }, () => one));
     const decisions = await whileHostile(call, PROBE, () => raw("POST", "/decisions", batch));
@@ -100,7 +122,9 @@ describe("HP3 the other engine routes at 50,000 holders", () => {
     expect(rsop.result.status).toBe(200);
     expect(JSON.parse(rsop.result.text).holders).toHaveLength(100);
     // The busiest door: every generated nurse (50,000) and more can open it.
-    expect(Number((await call("GET", `/devices/door-ward-3/access?at=${AT}`)).headers.get("x-total-count"))).toBeGreaterThan(50_000);
+    expect(
+      Number((await call("GET", `/devices/door-ward-3/access?at=${AT}`)).headers.get("x-total-count")),
+    ).toBeGreaterThan(50_000);
     for (const run of [decisions, who, rsop]) {
       expect(run.allOk).toBe(true);
       expect(run.p99).toBeLessThan(100);
@@ -108,8 +132,13 @@ describe("HP3 the other engine routes at 50,000 holders", () => {
     }
     // Over the bounds: 101 RSOP ids, a page of 101, are refused naming the bound.
     const more = Array.from({ length: 101 }, (_, i) => `gen-${i}`).join(",");
-    expect(expectError(await call("GET", `/rsop/holders?ids=${more}`), 400, "101 ids")[0]).toMatchObject({ path: "query.ids", message: expect.stringMatching(/at most 100 holder ids/) });
-    expect(expectError(await call("GET", "/devices/door-ward-3/access?per_page=101"), 400, "per_page 101")[0]!.path).toMatch(/per_page/);
+    expect(expectError(await call("GET", `/rsop/holders?ids=${more}`), 400, "101 ids")[0]).toMatchObject({
+      path: "query.ids",
+      message: expect.stringMatching(/at most 100 holder ids/),
+    });
+    expect(
+      expectError(await call("GET", "/devices/door-ward-3/access?per_page=101"), 400, "per_page 101")[0]!.path,
+    ).toMatch(/per_page/);
   });
 });
 
@@ -146,15 +175,28 @@ describe("HP2 preview answer bound", () => {
     try {
       const c = caller(small.url, `/${BIG.systemId}`);
       const over = await c("POST", "/preview", { operations: deleteNurses, from: FROM, to: WEEK_LATER });
-      expect(expectError(over, 422, "760 changes")[0]).toMatchObject({ path: "operations", message: expect.stringMatching(/more than 100 holder × door-or-floor-group changes/) });
+      expect(expectError(over, 422, "760 changes")[0]).toMatchObject({
+        path: "operations",
+        message: expect.stringMatching(/more than 100 holder × door-or-floor-group changes/),
+      });
       // 760 changes (76 nurses × 10 doors) within a bound of 1,000: the same answer as the live system's own, unbounded.
       const live = createLiveSystem(BUILDING_JSON);
       if (!live.ok) throw new Error("building refused");
       const expected = live.value.preview(deleteNurses as never, { from: FROM, to: WEEK_LATER });
       expect(expected.ok).toBe(true);
-      const within = await startDataServer({ dataFile: join(tempDir(), "w.db"), initial: { kind: "system", file: "b.json", read: async () => BUILDING_JSON }, token: TOKEN, log: () => {}, maxPreviewChanges: 1000 });
+      const within = await startDataServer({
+        dataFile: join(tempDir(), "w.db"),
+        initial: { kind: "system", file: "b.json", read: async () => BUILDING_JSON },
+        token: TOKEN,
+        log: () => {},
+        maxPreviewChanges: 1000,
+      });
       try {
-        const r = await caller(within.url, `/${BIG.systemId}`)("POST", "/preview", { operations: deleteNurses, from: FROM, to: WEEK_LATER });
+        const r = await caller(within.url, `/${BIG.systemId}`)("POST", "/preview", {
+          operations: deleteNurses,
+          from: FROM,
+          to: WEEK_LATER,
+        });
         expect(r.status).toBe(200);
         expect(r.body).toEqual(expected.ok && JSON.parse(JSON.stringify(expected.diff)));
         expect(r.body.changes).toHaveLength(760);

@@ -29,29 +29,43 @@ describe("HS4 the adapters' own routes refuse a query parameter they do not take
     expect(created.status).toBe(201);
     const id = created.body.id as string;
     expect(paths(await api("GET", `${SUBSCRIPTIONS}?page=0`), "list paging")).toEqual(["query.page"]);
-    expect(paths(await api("POST", `${SUBSCRIPTIONS}?dryRun=true`, SUBSCRIPTION), "create with a query")).toEqual(["query.dryRun"]);
+    expect(paths(await api("POST", `${SUBSCRIPTIONS}?dryRun=true`, SUBSCRIPTION), "create with a query")).toEqual([
+      "query.dryRun",
+    ]);
     expect((await api("GET", SUBSCRIPTIONS)).body).toHaveLength(1);
     expect(paths(await api("GET", `${SUBSCRIPTIONS}/${id}?fields=name`), "retrieve")).toEqual(["query.fields"]);
-    expect(paths(await api("GET", `${SUBSCRIPTIONS}/${id}/parked?page=0&page=1`), "parked twice")).toEqual(["query.page"]);
+    expect(paths(await api("GET", `${SUBSCRIPTIONS}/${id}/parked?page=0&page=1`), "parked twice")).toEqual([
+      "query.page",
+    ]);
     expect(paths(await api("GET", `${SUBSCRIPTIONS}/${id}/parked?since=1`), "parked since")).toEqual(["query.since"]);
     expect((await api("GET", `${SUBSCRIPTIONS}/${id}/parked?page=0&per_page=5`)).status).toBe(200);
-    expect(paths(await api("POST", `${SUBSCRIPTIONS}/${id}/parked/redeliver?all=1`), "redeliver")).toEqual(["query.all"]);
+    expect(paths(await api("POST", `${SUBSCRIPTIONS}/${id}/parked/redeliver?all=1`), "redeliver")).toEqual([
+      "query.all",
+    ]);
 
     const sys = caller(server.url);
     const before = server.durable.seq();
     const preview = { operations: [{ method: "DELETE", path: "/holders/h-ann" }] };
-    expect(paths(await sys("POST", "/preview?from=2026-04-13T00:00:00Z", preview), "preview query")).toEqual(["query.from"]);
+    expect(paths(await sys("POST", "/preview?from=2026-04-13T00:00:00Z", preview), "preview query")).toEqual([
+      "query.from",
+    ]);
     expect((await sys("POST", "/preview", preview)).status).toBe(200);
     expect(server.durable.seq()).toBe(before);
   });
 
   test("HS4 the migration routes: preflight, status, backup, initiate, complete and rollback take no query parameter; nothing starts", async () => {
     const { db } = dataDir();
-    const { server } = await startData(db, undefined, { initial: { kind: "panel", file: "panel.json", read: async () => smallPanel() } });
+    const { server } = await startData(db, undefined, {
+      initial: { kind: "panel", file: "panel.json", read: async () => smallPanel() },
+    });
     const api = caller(server.url, "");
     const sn = "SN-TEST-1";
-    expect(paths(await api("GET", `/api/migration/${sn}/preflight-check?verbose=1`), "preflight")).toEqual(["query.verbose"]);
-    expect(paths(await api("POST", "/api/migration/initiate?acceptWarnings=true", { cloudNodeSN: sn }), "initiate")).toEqual(["query.acceptWarnings"]);
+    expect(paths(await api("GET", `/api/migration/${sn}/preflight-check?verbose=1`), "preflight")).toEqual([
+      "query.verbose",
+    ]);
+    expect(
+      paths(await api("POST", "/api/migration/initiate?acceptWarnings=true", { cloudNodeSN: sn }), "initiate"),
+    ).toEqual(["query.acceptWarnings"]);
     expect(paths(await api("GET", `/api/migration/${sn}?x=1`), "status")).toEqual(["query.x"]);
     expect(paths(await api("GET", `/api/migration/${sn}/backup?x=1`), "backup")).toEqual(["query.x"]);
     expect(paths(await api("POST", `/api/migration/${sn}/complete?force=1`), "complete")).toEqual(["query.force"]);

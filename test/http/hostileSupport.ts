@@ -31,7 +31,12 @@ export function quantile(values: readonly number[], q: number): number {
  * Runs `hostile()` and, until it settles, reads `probePath` with `call` one request after another
  * (`gapMs` apart), timing each; one more read follows once it has settled.
  */
-export async function whileHostile<T>(call: Caller, probePath: string, hostile: () => Promise<T>, gapMs = 5): Promise<HostileRun<T>> {
+export async function whileHostile<T>(
+  call: Caller,
+  probePath: string,
+  hostile: () => Promise<T>,
+  gapMs = 5,
+): Promise<HostileRun<T>> {
   const latencies: number[] = [];
   let allOk = true;
   const rss0 = process.memoryUsage().rss;
@@ -58,7 +63,14 @@ export async function whileHostile<T>(call: Caller, probePath: string, hostile: 
     await probing;
   }
   await probeOnce();
-  return { result, samples: latencies.length, p99: quantile(latencies, 0.99), max: Math.max(...latencies), allOk, rssGrowthMiB: (rssPeak - rss0) / 1024 / 1024 };
+  return {
+    result,
+    samples: latencies.length,
+    p99: quantile(latencies, 0.99),
+    max: Math.max(...latencies),
+    allOk,
+    rssGrowthMiB: (rssPeak - rss0) / 1024 / 1024,
+  };
 }
 
 /**
@@ -68,7 +80,9 @@ export async function whileHostile<T>(call: Caller, probePath: string, hostile: 
  */
 export function buildingWithHolders(building: unknown, extra: number): unknown {
   const b = structuredClone(building) as { holders: unknown[]; groups: { id: string; partition?: string | null }[] };
-  const groups = b.groups.filter((g) => g.partition === "part-main-campus" || g.partition === undefined || g.partition === null).map((g) => g.id);
+  const groups = b.groups
+    .filter((g) => g.partition === "part-main-campus" || g.partition === undefined || g.partition === null)
+    .map((g) => g.id);
   for (let i = 0; i < extra; i++)
     b.holders.push({
       id: `gen-${i}`,

@@ -5,7 +5,20 @@ import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
 import { startServer } from "../../src/adapters/http/startServer.js";
-import { AT, TOKEN, brokenSnapshot, engineA, engineB, replaceByRename, snapshotA, snapshotB, removeTempDirs, tempDir, waitFor, writeInPlace } from "./fixtures.js";
+import {
+  AT,
+  TOKEN,
+  brokenSnapshot,
+  engineA,
+  engineB,
+  replaceByRename,
+  snapshotA,
+  snapshotB,
+  removeTempDirs,
+  tempDir,
+  waitFor,
+  writeInPlace,
+} from "./fixtures.js";
 
 afterAll(removeTempDirs);
 
@@ -15,7 +28,11 @@ const SLOW = 5;
 const auth = { authorization: `Bearer ${TOKEN}` };
 const pretty = (v: unknown) => `${JSON.stringify(v, null, 2)}\n`;
 
-const scan = (credentialNumber: number) => ({ deviceId: "d1", at: AT, credential: { credentialNumber, facilityCode: 17 } });
+const scan = (credentialNumber: number) => ({
+  deviceId: "d1",
+  at: AT,
+  credential: { credentialNumber, facilityCode: 17 },
+});
 const batch = [scan(100), scan(200)];
 
 /** The three kinds of request, each with the exact text snapshots A and B answer. */
@@ -25,8 +42,17 @@ const KINDS = [
     a: pretty(engineA.rsop(["h1", "h2"], { at: AT })),
     b: pretty(engineB.rsop(["h1", "h2"], { at: AT })),
   },
-  { path: `/sys-ab/devices/d1/access?at=${AT}`, a: pretty(engineA.whoCanAccess("d1", { at: AT })), b: pretty(engineB.whoCanAccess("d1", { at: AT })) },
-  { path: "/sys-ab/decisions", body: JSON.stringify(batch), a: pretty(batch.map((r) => engineA.decide(r))), b: pretty(batch.map((r) => engineB.decide(r))) },
+  {
+    path: `/sys-ab/devices/d1/access?at=${AT}`,
+    a: pretty(engineA.whoCanAccess("d1", { at: AT })),
+    b: pretty(engineB.whoCanAccess("d1", { at: AT })),
+  },
+  {
+    path: "/sys-ab/decisions",
+    body: JSON.stringify(batch),
+    a: pretty(batch.map((r) => engineA.decide(r))),
+    b: pretty(batch.map((r) => engineB.decide(r))),
+  },
 ] as const;
 
 interface Outcome {
@@ -45,12 +71,16 @@ function classify(kind: (typeof KINDS)[number], status: number, text: string): P
 /** A decisions POST whose body is sent in two parts; the second once `release` resolves. */
 function slowPost(url: string, release: Promise<void>): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(`${url}/sys-ab/decisions`, { method: "POST", headers: { ...auth, "content-type": "application/json" } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (d: string) => (text += d));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
-    });
+    const req = httpRequest(
+      `${url}/sys-ab/decisions`,
+      { method: "POST", headers: { ...auth, "content-type": "application/json" } },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (d: string) => (text += d));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
     req.on("error", reject);
     const body = KINDS[2].body;
     req.write(body.slice(0, 10));
@@ -117,7 +147,12 @@ test("1,000 requests in flight while the file is replaced twice (once broken): 0
         const started = performance.now();
         inFlight++;
         try {
-          const res = await fetch(`${server.url}${kind.path}`, "body" in kind ? { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: kind.body } : { headers: auth });
+          const res = await fetch(
+            `${server.url}${kind.path}`,
+            "body" in kind
+              ? { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: kind.body }
+              : { headers: auth },
+          );
           const text = await res.text();
           outcomes.push({ started, ended: performance.now(), ...classify(kind, res.status, text) });
         } catch (e) {

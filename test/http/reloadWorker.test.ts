@@ -9,7 +9,20 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { SNAPSHOT_SLICE, type WorkerRead, readSnapshotFileInWorker } from "../../src/adapters/http/loadSnapshotFile.js";
 import { startServer } from "../../src/adapters/http/startServer.js";
 import { loadEngineOrThrow } from "../../src/index.js";
-import { AT, BUILDING_JSON, TOKEN, brokenSnapshot, engineA, engineB, logSink, removeTempDirs, snapshotA, snapshotB, tempDir, writeInPlace } from "./fixtures.js";
+import {
+  AT,
+  BUILDING_JSON,
+  TOKEN,
+  brokenSnapshot,
+  engineA,
+  engineB,
+  logSink,
+  removeTempDirs,
+  snapshotA,
+  snapshotB,
+  tempDir,
+  writeInPlace,
+} from "./fixtures.js";
 
 const ROOT = resolve(__dirname, "../..");
 let outDir: string;
@@ -18,7 +31,15 @@ let workerFile: string;
 beforeAll(async () => {
   // Below node_modules so that the worker's imports of the dependencies resolve.
   outDir = mkdtempSync(join(ROOT, "node_modules", ".rsop-worker-test-"));
-  await build({ entry: { "snapshot-worker": join(ROOT, "src/adapters/http/snapshotWorker.ts") }, outDir, format: ["esm"], platform: "node", target: "node20", config: false, silent: true });
+  await build({
+    entry: { "snapshot-worker": join(ROOT, "src/adapters/http/snapshotWorker.ts") },
+    outDir,
+    format: ["esm"],
+    platform: "node",
+    target: "node20",
+    config: false,
+    silent: true,
+  });
   writeFileSync(join(outDir, "package.json"), '{ "type": "module" }\n'); // as the package's own
   workerFile = join(outDir, "snapshot-worker.js");
 }, 120_000);
@@ -35,13 +56,22 @@ describe("reload in a worker thread", () => {
     const file = join(tempDir(), "system.json");
     writeInPlace(file, snapshotA);
     const logs = logSink();
-    const server = await startServer({ systemFile: file, token: TOKEN, log: logs.log, watch: false, reloadWorker: workerFile });
+    const server = await startServer({
+      systemFile: file,
+      token: TOKEN,
+      log: logs.log,
+      watch: false,
+      reloadWorker: workerFile,
+    });
     try {
-      const ask = async () => (await fetch(`${server.url}/sys-ab/devices/d1/access?at=${AT}`, { headers: auth })).json();
+      const ask = async () =>
+        (await fetch(`${server.url}/sys-ab/devices/d1/access?at=${AT}`, { headers: auth })).json();
       writeInPlace(file, brokenSnapshot);
       const refused = await server.reload();
       expect(refused).toMatchObject({ status: "refused" });
-      expect(refused.status === "refused" && refused.issues.map((i) => i.path.join("."))).toEqual(expect.arrayContaining(["timezone", "holders.0.groups.0", "rules.0.stopTime"]));
+      expect(refused.status === "refused" && refused.issues.map((i) => i.path.join("."))).toEqual(
+        expect.arrayContaining(["timezone", "holders.0.groups.0", "rules.0.stopTime"]),
+      );
       expect(logs.lines).toContain(`reload refused: ${file} has 3 problems; still serving the previous snapshot`);
       expect(await ask()).toEqual(engineA.whoCanAccess("d1", { at: AT }));
 
@@ -65,7 +95,13 @@ describe("reload in a worker thread", () => {
   test("the example building crosses the thread unchanged: the same validated snapshot as a load on this thread", async () => {
     const file = join(tempDir(), "building.json");
     writeInPlace(file, BUILDING_JSON);
-    const server = await startServer({ systemFile: file, token: TOKEN, log: () => {}, watch: false, reloadWorker: workerFile });
+    const server = await startServer({
+      systemFile: file,
+      token: TOKEN,
+      log: () => {},
+      watch: false,
+      reloadWorker: workerFile,
+    });
     try {
       const changed = { ...(BUILDING_JSON as Record<string, unknown>), name: "Renamed" };
       writeInPlace(file, changed);
@@ -79,7 +115,13 @@ describe("reload in a worker thread", () => {
   test("a snapshot whose holders cross in several slices is reassembled in order", async () => {
     const file = join(tempDir(), "system.json");
     writeInPlace(file, snapshotA);
-    const server = await startServer({ systemFile: file, token: TOKEN, log: () => {}, watch: false, reloadWorker: workerFile });
+    const server = await startServer({
+      systemFile: file,
+      token: TOKEN,
+      log: () => {},
+      watch: false,
+      reloadWorker: workerFile,
+    });
     try {
       const holders = Array.from({ length: 12_001 }, (_, i) => ({
         id: `h${String(i).padStart(5, "0")}`,
@@ -117,7 +159,13 @@ describe("reload in a worker thread", () => {
   test("requests during a reload are answered (by the old engine) until the swap", async () => {
     const file = join(tempDir(), "system.json");
     writeInPlace(file, snapshotA);
-    const server = await startServer({ systemFile: file, token: TOKEN, log: () => {}, watch: false, reloadWorker: workerFile });
+    const server = await startServer({
+      systemFile: file,
+      token: TOKEN,
+      log: () => {},
+      watch: false,
+      reloadWorker: workerFile,
+    });
     try {
       const a = JSON.stringify(engineA.whoCanAccess("d1", { at: AT }));
       const b = JSON.stringify(engineB.whoCanAccess("d1", { at: AT }));
@@ -131,13 +179,19 @@ describe("reload in a worker thread", () => {
       // received before `swapped` was set was computed before the swap.
       const before: string[] = [];
       while (!swapped) {
-        const text = JSON.stringify(await (await fetch(`${server.url}/sys-ab/devices/d1/access?at=${AT}`, { headers: auth })).json());
+        const text = JSON.stringify(
+          await (await fetch(`${server.url}/sys-ab/devices/d1/access?at=${AT}`, { headers: auth })).json(),
+        );
         if (!swapped) before.push(text);
       }
       expect((await reload).status).toBe("reloaded");
       expect(before.length).toBeGreaterThan(0);
       expect(new Set(before)).toEqual(new Set([a]));
-      expect(JSON.stringify(await (await fetch(`${server.url}/sys-ab/devices/d1/access?at=${AT}`, { headers: auth })).json())).toBe(b);
+      expect(
+        JSON.stringify(
+          await (await fetch(`${server.url}/sys-ab/devices/d1/access?at=${AT}`, { headers: auth })).json(),
+        ),
+      ).toBe(b);
     } finally {
       await server.close();
     }
@@ -146,7 +200,13 @@ describe("reload in a worker thread", () => {
   test("close() during a reload stops the worker; the reload reports nothing swapped", async () => {
     const file = join(tempDir(), "system.json");
     writeInPlace(file, snapshotA);
-    const server = await startServer({ systemFile: file, token: TOKEN, log: () => {}, watch: false, reloadWorker: workerFile });
+    const server = await startServer({
+      systemFile: file,
+      token: TOKEN,
+      log: () => {},
+      watch: false,
+      reloadWorker: workerFile,
+    });
     writeInPlace(file, snapshotB);
     const reload = server.reload();
     await server.close();
@@ -156,7 +216,14 @@ describe("reload in a worker thread", () => {
 });
 
 describe("reload through the changed slices only", () => {
-  type Building = { holders: { id: string; enabled?: boolean; credentials?: { credentialNumber?: number | null; facilityCode?: number | null }[] }[]; timezone?: string };
+  type Building = {
+    holders: {
+      id: string;
+      enabled?: boolean;
+      credentials?: { credentialNumber?: number | null; facilityCode?: number | null }[];
+    }[];
+    timezone?: string;
+  };
 
   /** Every card of the building at every door, at two instants: a fresh engine's answers and the server's. */
   function sameAnswers(served: ReturnType<typeof loadEngineOrThrow>, json: unknown): number {
@@ -168,7 +235,11 @@ describe("reload through the changed slices only", () => {
         if (c.credentialNumber !== null)
           for (const d of fresh.snapshot.devices.slice(0, 8))
             for (const at of [AT, "2026-04-18T03:30:00Z"]) {
-              const req = { deviceId: d.id, at, credential: { credentialNumber: c.credentialNumber, facilityCode: c.facilityCode } };
+              const req = {
+                deviceId: d.id,
+                at,
+                credential: { credentialNumber: c.credentialNumber, facilityCode: c.facilityCode },
+              };
               expect({ ...served.decide(req) }).toStrictEqual({ ...fresh.decide(req) });
               n++;
             }
@@ -180,7 +251,13 @@ describe("reload through the changed slices only", () => {
   test("a holder change updates the served engine in place and answers as a fresh load; a zone change compiles anew", async () => {
     const file = join(tempDir(), "building.json");
     writeInPlace(file, BUILDING_JSON);
-    const server = await startServer({ systemFile: file, token: TOKEN, log: () => {}, watch: false, reloadWorker: workerFile });
+    const server = await startServer({
+      systemFile: file,
+      token: TOKEN,
+      log: () => {},
+      watch: false,
+      reloadWorker: workerFile,
+    });
     try {
       const before = server.engine();
       const changed = structuredClone(BUILDING_JSON) as Building;

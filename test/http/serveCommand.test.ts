@@ -10,7 +10,17 @@ import { afterAll, afterEach, describe, expect, onTestFinished, test, vi } from 
 import { type ServeOptions, serveCommand } from "../../src/adapters/cli/serveCommand.js";
 import type { RunningServer } from "../../src/adapters/http/startServer.js";
 import { run } from "../adapters/cliHarness.js";
-import { AT, BUILDING_FILE, BUILDING_ID, TOKEN, brokenSnapshot, building, removeTempDirs, tempDir, writeInPlace } from "./fixtures.js";
+import {
+  AT,
+  BUILDING_FILE,
+  BUILDING_ID,
+  TOKEN,
+  brokenSnapshot,
+  building,
+  removeTempDirs,
+  tempDir,
+  writeInPlace,
+} from "./fixtures.js";
 
 afterAll(removeTempDirs);
 
@@ -49,12 +59,17 @@ describe("rsop serve", () => {
 
   test("a token and --insecure-no-auth contradict; a bad port is refused", async () => {
     vi.stubEnv("RSOP_TOKEN", TOKEN);
-    expect((await run(["serve", "--system", BUILDING_FILE, "--insecure-no-auth"])).stderr).toContain("--insecure-no-auth contradicts");
+    expect((await run(["serve", "--system", BUILDING_FILE, "--insecure-no-auth"])).stderr).toContain(
+      "--insecure-no-auth contradicts",
+    );
     vi.stubEnv("RSOP_TOKEN", "");
     const r = await run(["serve", "--system", BUILDING_FILE, "--token", TOKEN, "--port", "http"]);
     expect(r).toMatchObject({ code: 2, stderr: expect.stringContaining("--port must be an integer from 0 to 65535") });
     const spaced = await run(["serve", "--system", BUILDING_FILE, "--token", "two words", "--port", "0"]);
-    expect(spaced).toMatchObject({ code: 1, stderr: expect.stringContaining("the token may hold only letters, digits and -._~+/") });
+    expect(spaced).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("the token may hold only letters, digits and -._~+/"),
+    });
   });
 
   test("a broken snapshot: every problem listed, exit 1", async () => {
@@ -63,7 +78,8 @@ describe("rsop serve", () => {
     const r = await run(["serve", "--system", file, "--token", TOKEN, "--port", "0"]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("3 problems");
-    for (const path of ["timezone", "holders[0].groups[0]", "rules[0].stopTime"]) expect(r.stderr).toContain(`  ${path}: `);
+    for (const path of ["timezone", "holders[0].groups[0]", "rules[0].stopTime"])
+      expect(r.stderr).toContain(`  ${path}: `);
   });
 
   test("a port in use is a clear error, exit 1", async () => {
@@ -98,14 +114,29 @@ describe("rsop serve", () => {
     const { server, signals, exit } = await serving({}, { RSOP_TOKEN: TOKEN });
     try {
       const ids = "holder-0001,holder-0002,holder-0150";
-      const http = await fetch(`${server.url}/${BUILDING_ID}/rsop/holders?ids=${ids}&at=${AT}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const http = await fetch(`${server.url}/${BUILDING_ID}/rsop/holders?ids=${ids}&at=${AT}`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
       const cli = await run(["rsop", "--system", BUILDING_FILE, "--ids", ids, "--at", AT]);
       expect(cli.code).toBe(0);
       expect(http.status).toBe(200);
       expect(await http.text()).toBe(cli.stdout);
 
-      const scoped = await fetch(`${server.url}/${BUILDING_ID}/cloud-nodes/node-london-annex/rsop/holders?ids=${ids}&at=${AT}`, { headers: { authorization: `Bearer ${TOKEN}` } });
-      const cliScoped = await run(["rsop", "--system", BUILDING_FILE, "--ids", ids, "--at", AT, "--cloud-node", "node-london-annex"]);
+      const scoped = await fetch(
+        `${server.url}/${BUILDING_ID}/cloud-nodes/node-london-annex/rsop/holders?ids=${ids}&at=${AT}`,
+        { headers: { authorization: `Bearer ${TOKEN}` } },
+      );
+      const cliScoped = await run([
+        "rsop",
+        "--system",
+        BUILDING_FILE,
+        "--ids",
+        ids,
+        "--at",
+        AT,
+        "--cloud-node",
+        "node-london-annex",
+      ]);
       expect(await scoped.text()).toBe(cliScoped.stdout);
     } finally {
       signals.emit("SIGTERM");
@@ -115,7 +146,9 @@ describe("rsop serve", () => {
 
   test("logs a start line and one line per request; SIGINT closes the server (exit 0)", async () => {
     const { server, signals, exit, log } = await serving({ token: TOKEN, basePath: "/v2" }, {});
-    const res = await fetch(`${server.url}/v2/${BUILDING_ID}/devices/door-pharmacy/access?at=${AT}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    const res = await fetch(`${server.url}/v2/${BUILDING_ID}/devices/door-pharmacy/access?at=${AT}`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     expect(res.status).toBe(200);
     signals.emit("SIGINT");
     expect(await exit).toBe(0);
@@ -158,9 +191,18 @@ describe("rsop serve: hardening", () => {
   test("a token shorter than 16 characters: refused (exit 2) unless --allow-short-token, which warns", async () => {
     vi.stubEnv("RSOP_TOKEN", "");
     const r = await run(["serve", "--system", BUILDING_FILE, "--token", "hunter2", "--port", "0"]);
-    expect(r).toMatchObject({ code: 2, stderr: expect.stringContaining("the token has 7 characters; use at least 16") });
+    expect(r).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("the token has 7 characters; use at least 16"),
+    });
     const { server, signals, exit, log } = await serving({ token: "hunter2", allowShortToken: true }, {});
-    expect((await fetch(`${server.url}/${BUILDING_ID}/rsop/holders?ids=holder-0001&at=${AT}`, { headers: { authorization: "Bearer hunter2" } })).status).toBe(200);
+    expect(
+      (
+        await fetch(`${server.url}/${BUILDING_ID}/rsop/holders?ids=holder-0001&at=${AT}`, {
+          headers: { authorization: "Bearer hunter2" },
+        })
+      ).status,
+    ).toBe(200);
     signals.emit("SIGTERM");
     expect(await exit).toBe(0);
     expect(log()).toContain("warning: the token has only 7 characters (--allow-short-token)");
@@ -176,14 +218,22 @@ describe("rsop serve: hardening", () => {
       }));
       const body = JSON.stringify(requests);
       expect(body.length).toBeGreaterThan(1024 * 1024);
-      const res = await fetch(`${server.url}/${BUILDING_ID}/decisions`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body });
+      const res = await fetch(`${server.url}/${BUILDING_ID}/decisions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body,
+      });
       expect(res.status).toBe(200);
       const decisions = (await res.json()) as unknown[];
       expect(decisions).toHaveLength(100_000);
       for (const i of [0, 1, 4_999, 77_777, 99_999]) expect(decisions[i]).toEqual(building.decide(requests[i]));
       // Without the flag the same body is refused.
       const small = await serving({ token: TOKEN }, {});
-      const refused = await fetch(`${small.server.url}/${BUILDING_ID}/decisions`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body });
+      const refused = await fetch(`${small.server.url}/${BUILDING_ID}/decisions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body,
+      });
       expect(refused.status).toBe(413);
       small.signals.emit("SIGTERM");
       expect(await small.exit).toBe(0);
@@ -199,11 +249,24 @@ describe("rsop serve: hardening", () => {
     // the dependencies resolve.
     const outDir = mkdtempSync(join(ROOT, "node_modules", ".rsop-serve-test-"));
     onTestFinished(() => rmSync(outDir, { recursive: true, force: true }));
-    await build({ entry: { cli: join(ROOT, "src/adapters/cli/bin.ts") }, outDir, format: ["esm"], platform: "node", target: "node20", config: false, silent: true, outExtension: () => ({ js: ".mjs" }) });
-    const child = spawn(process.execPath, [join(outDir, "cli.mjs"), "serve", "--system", BUILDING_FILE, "--port", "0"], {
-      env: { ...process.env, RSOP_TOKEN: TOKEN },
-      stdio: ["ignore", "ignore", "pipe"],
+    await build({
+      entry: { cli: join(ROOT, "src/adapters/cli/bin.ts") },
+      outDir,
+      format: ["esm"],
+      platform: "node",
+      target: "node20",
+      config: false,
+      silent: true,
+      outExtension: () => ({ js: ".mjs" }),
     });
+    const child = spawn(
+      process.execPath,
+      [join(outDir, "cli.mjs"), "serve", "--system", BUILDING_FILE, "--port", "0"],
+      {
+        env: { ...process.env, RSOP_TOKEN: TOKEN },
+        stdio: ["ignore", "ignore", "pipe"],
+      },
+    );
     try {
       const url = await new Promise<string>((resolveUrl, reject) => {
         let text = "";
@@ -216,7 +279,9 @@ describe("rsop serve: hardening", () => {
       });
       child.stderr!.destroy(); // from now on every log line the server writes meets EPIPE
       for (let i = 0; i < 5; i++) {
-        const res = await fetch(`${url}/${BUILDING_ID}/rsop/holders?ids=holder-0001&at=${AT}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+        const res = await fetch(`${url}/${BUILDING_ID}/rsop/holders?ids=holder-0001&at=${AT}`, {
+          headers: { authorization: `Bearer ${TOKEN}` },
+        });
         expect(res.status).toBe(200);
         await res.text();
         await new Promise((r) => setTimeout(r, 20));

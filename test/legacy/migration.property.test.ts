@@ -14,7 +14,10 @@ import { atSpecArb, resolveAt, snapshotAndRequestsArb } from "../arbitraries/ind
 import { buildSnapshot, snapshotSpecArb } from "../arbitraries/snapshot.js";
 import { systemToPanel } from "./systemToPanel.js";
 
-const NUM_RUNS = process.env.RSOP_PROPERTY_RUNS === undefined ? 150 : Math.max(150, Math.ceil(Number(process.env.RSOP_PROPERTY_RUNS) / 50));
+const NUM_RUNS =
+  process.env.RSOP_PROPERTY_RUNS === undefined
+    ? 150
+    : Math.max(150, Math.ceil(Number(process.env.RSOP_PROPERTY_RUNS) / 50));
 const SYSTEM_ID = "0b6f8a52-3d1c-4f57-9a43-2c8e1f7d6a90";
 
 type Json = Record<string, any>;
@@ -47,7 +50,13 @@ function migrate(panel: unknown) {
  * SPEC §8's guarantee for one panel, its requests (2.0 terms, as generated) and one instant:
  * compareMigration finds no difference. `plant` changes the migrated snapshot (planted-bug test).
  */
-function checkGuarantee(panel: Json, ids: ReturnType<typeof systemToPanel>["ids"], requests: unknown[], at: string | number, plant?: (s: Json) => Json): MigrationCheck {
+function checkGuarantee(
+  panel: Json,
+  ids: ReturnType<typeof systemToPanel>["ids"],
+  requests: unknown[],
+  at: string | number,
+  plant?: (s: Json) => Json,
+): MigrationCheck {
   const m = migrate(panel);
   // Every mapping record names an entity of its type that the migrated snapshot holds (semantics M7).
   const present = idsByType(m.snapshot as Json);
@@ -57,7 +66,13 @@ function checkGuarantee(panel: Json, ids: ReturnType<typeof systemToPanel>["ids"
     if (typeof req !== "object" || req === null || typeof req.deviceId !== "string") return [];
     const cred = req.credential;
     const credInt = cred?.credentialId !== undefined ? (ids.credential.get(cred.credentialId) ?? 9_999_999) : undefined;
-    return [{ ...req, deviceId: ids.device.get(req.deviceId) ?? 9_999_999, ...(credInt !== undefined ? { credential: { ...cred, credentialId: credInt } } : {}) }];
+    return [
+      {
+        ...req,
+        deviceId: ids.device.get(req.deviceId) ?? 9_999_999,
+        ...(credInt !== undefined ? { credential: { ...cred, credentialId: credInt } } : {}),
+      },
+    ];
   });
   const check = compareMigration(panel, m, legacyRequests, [at], plant === undefined ? {} : { plant });
   expect(check.differences, `${check.differenceCount} differences`).toEqual([]);
@@ -67,7 +82,12 @@ function checkGuarantee(panel: Json, ids: ReturnType<typeof systemToPanel>["ids"
 const cases = () =>
   fc.tuple(snapshotAndRequestsArb(), snapshotSpecArb, atSpecArb).map(([{ snapshot, requests }, spec, atSpec]) => {
     const { panel, ids } = systemToPanel(snapshot);
-    return { panel: panel as Json, ids, requests: requests as unknown[], at: resolveAt(atSpec, buildSnapshot(spec).meta, null) };
+    return {
+      panel: panel as Json,
+      ids,
+      requests: requests as unknown[],
+      at: resolveAt(atSpec, buildSnapshot(spec).meta, null),
+    };
   });
 
 test(
@@ -90,7 +110,13 @@ test(
 );
 
 test("the same check fails on a planted bug: a migrated rule losing a weekday", () => {
-  const dropWeekday = (s: Json): Json => ({ ...s, rules: (s.rules ?? []).map((r: Json) => ({ ...r, recurring: (r.recurring ?? []).filter((d: string) => d !== "Wed") })) });
+  const dropWeekday = (s: Json): Json => ({
+    ...s,
+    rules: (s.rules ?? []).map((r: Json) => ({
+      ...r,
+      recurring: (r.recurring ?? []).filter((d: string) => d !== "Wed"),
+    })),
+  });
   const found = fc.check(
     fc.property(cases(), ({ panel, ids, requests, at }) => {
       checkGuarantee(panel, ids, requests, at, dropWeekday);

@@ -19,28 +19,43 @@ describe("a 1.0 panel, evaluated directly", () => {
   test("decisions carry door.request.* topics and integer ids", () => {
     // Scan 1 of the demo (a nurse at Ward 3), on the panel made from the Chicago node.
     const ward3 = PANEL.devices.find((d: { name: string }) => d.name === "Ward 3 (Medical)");
-    const d = panel.decide({ deviceId: ward3.id, at: "2026-04-15T09:15:00-05:00", credential: { credentialNumber: 10234, facilityCode: 17 } });
+    const d = panel.decide({
+      deviceId: ward3.id,
+      at: "2026-04-15T09:15:00-05:00",
+      credential: { credentialNumber: 10234, facilityCode: 17 },
+    });
     expect(d).toMatchObject({ outcome: "allowed", topic: "door.request.allowed", reason: "allowed" });
     expect(typeof d.holderId).toBe("number");
     expect(typeof d.credentialId).toBe("number");
     expect(typeof d.activeRuleId).toBe("number");
     const rule = PANEL.rules.find((r: { id: number }) => r.id === d.activeRuleId);
     expect(rule.name).toBe("Nurses: wards and entrances, weekday day shift");
-    expect(panel.decide({ deviceId: "not-an-integer", at: 0, pin: "1" })).toMatchObject({ reason: "badRequest", topic: "door.request.denied" });
+    expect(panel.decide({ deviceId: "not-an-integer", at: 0, pin: "1" })).toMatchObject({
+      reason: "badRequest",
+      topic: "door.request.denied",
+    });
     expect(panel.decide({ deviceId: 99_999, at: 0, pin: "1" })).toMatchObject({ reason: "unknownDevice" });
   });
 
   test("every demo scan at a Chicago door decides as on the 2.0 building", () => {
     const building = loadEngineOrThrow(BUILDING);
     const byName = new Map(PANEL.devices.map((d: { name: string; id: number }) => [d.name, d.id]));
-    const scans = readFileSync(new URL("../../examples/requests.jsonl", import.meta.url), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const scans = readFileSync(new URL("../../examples/requests.jsonl", import.meta.url), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     let compared = 0;
     for (const scan of scans) {
       const dev = BUILDING.devices.find((d: { id: string }) => d.id === scan.deviceId);
       if (!byName.has(dev.name) || scan.credential?.mobile !== undefined) continue;
       const d2 = building.decide(scan);
       const d1 = panel.decide({ ...scan, deviceId: byName.get(dev.name) });
-      expect({ scan: scan.note, outcome: d1.outcome, reason: d1.reason, duress: d1.duress }).toEqual({ scan: scan.note, outcome: d2.outcome, reason: d2.reason, duress: d2.duress });
+      expect({ scan: scan.note, outcome: d1.outcome, reason: d1.reason, duress: d1.duress }).toEqual({
+        scan: scan.note,
+        outcome: d2.outcome,
+        reason: d2.reason,
+        duress: d2.duress,
+      });
       compared++;
     }
     expect(compared).toBeGreaterThan(12);
@@ -52,11 +67,31 @@ describe("a 1.0 panel, evaluated directly", () => {
     expect(Object.keys(person)).toEqual(["id", "enabled", "groups", "doors", "rules", "floorGroups"]);
     expect(person.doors).toHaveLength(10);
     expect(Object.keys(person.doors[0]!)).toEqual([
-      "id", "activeRuleId", "allowed", "name", "created", "type", "publicIcon", "readerType", "securedReadsOnly", "supportBleCredentials", "readerSerialNumber",
+      "id",
+      "activeRuleId",
+      "allowed",
+      "name",
+      "created",
+      "type",
+      "publicIcon",
+      "readerType",
+      "securedReadsOnly",
+      "supportBleCredentials",
+      "readerSerialNumber",
     ]);
-    expect(person.rules[0]).toMatchObject({ type: "door", active: true, allow: true, startTime: "06:30", stopTime: "19:30" });
+    expect(person.rules[0]).toMatchObject({
+      type: "door",
+      active: true,
+      allow: true,
+      startTime: "06:30",
+      stopTime: "19:30",
+    });
     expect(person.rules.find((x) => x.type === "elevator")).not.toHaveProperty("allow");
-    expect(person.floorGroups[0]!.readerPort).toEqual({ id: expect.any(Number), name: "Lift A car reader", type: "elevatorReader" });
+    expect(person.floorGroups[0]!.readerPort).toEqual({
+      id: expect.any(Number),
+      name: "Lift A car reader",
+      type: "elevatorReader",
+    });
     expect(() => panel.rsop([1, 424242], { at: 0 })).toThrow('Unknown person id "424242"');
   });
 
@@ -82,7 +117,13 @@ describe("a 1.0 panel, evaluated directly", () => {
     q.devices[0].connection = 77;
     const s = parsePanel(q);
     expect(s.ok ? [] : s.issues.map((i) => i.path.join("."))).toEqual(
-      expect.arrayContaining(["persons.0.firstName", "persons.2.credentials.0.credentialNumber", "config.cardFormat.layout", "config.timezone", "devices.0.connection"]),
+      expect.arrayContaining([
+        "persons.0.firstName",
+        "persons.2.credentials.0.credentialNumber",
+        "config.cardFormat.layout",
+        "config.timezone",
+        "devices.0.connection",
+      ]),
     );
     // The duplicate number is reported where it repeats; the zone once, though system and node share it.
     expect(s.ok ? 0 : s.issues.filter((i) => i.path.join(".") === "config.timezone").length).toBe(1);
@@ -91,7 +132,9 @@ describe("a 1.0 panel, evaluated directly", () => {
 
 describe("migration", () => {
   test("UUID v5 matches the RFC 9562 example", () => {
-    expect(uuidV5("6ba7b810-9dad-11d1-80b4-00c04fd430c8", "www.example.com")).toBe("2ed6657d-e927-568b-95e1-2665a8aea6a2");
+    expect(uuidV5("6ba7b810-9dad-11d1-80b4-00c04fd430c8", "www.example.com")).toBe(
+      "2ed6657d-e927-568b-95e1-2665a8aea6a2",
+    );
     expect(uuidV5(URL_NAMESPACE, "x")).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
@@ -112,16 +155,37 @@ describe("migration", () => {
     expect(count("holder")).toBe(PANEL.persons.length);
     expect(count("device")).toBe(PANEL.devices.length);
     expect(count("rule")).toBe(PANEL.rules.length);
-    expect(count("credential")).toBe(PANEL.persons.reduce((n: number, p: { credentials: unknown[] }) => n + p.credentials.length, 0));
-    expect(new Set(mappings.map((r) => r.type))).toEqual(new Set(["cardFormat", "connection", "credential", "device", "floorGroup", "group", "holder", "partition", "rule"]));
+    expect(count("credential")).toBe(
+      PANEL.persons.reduce((n: number, p: { credentials: unknown[] }) => n + p.credentials.length, 0),
+    );
+    expect(new Set(mappings.map((r) => r.type))).toEqual(
+      new Set([
+        "cardFormat",
+        "connection",
+        "credential",
+        "device",
+        "floorGroup",
+        "group",
+        "holder",
+        "partition",
+        "rule",
+      ]),
+    );
     expect(Object.keys(mappings[0]!)).toEqual(["id", "legacyId", "serialNumber", "type", "systemId"]);
     expect(mappings.every((r) => r.serialNumber === PANEL.serialNumber && r.systemId === SYSTEM_ID)).toBe(true);
     expect(mappings.find((r) => r.type === "holder" && r.legacyId === 7)!.id).toBe(migratedId(SYSTEM_ID, "holder", 7));
     // Attributes became custom fields; person values came along.
     expect((snapshot as unknown as { customFields: unknown[] }).customFields).toHaveLength(PANEL.attributes.length);
-    expect((snapshot.holders as { customFields: Record<string, unknown> }[])[0]!.customFields).toEqual(PANEL.persons[0].customAttributes);
+    expect((snapshot.holders as { customFields: Record<string, unknown> }[])[0]!.customFields).toEqual(
+      PANEL.persons[0].customAttributes,
+    );
     // What 2.0 cannot hold is reported, not silently dropped.
-    expect(m.value.dropped).toEqual(expect.arrayContaining([expect.objectContaining({ type: "holder", field: "metadata" }), expect.objectContaining({ type: "cloudNode", field: "config.logPurgeDays" })]));
+    expect(m.value.dropped).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: "holder", field: "metadata" }),
+        expect.objectContaining({ type: "cloudNode", field: "config.logPurgeDays" }),
+      ]),
+    );
   });
 
   test("S13 migrated connections pass the 2.0 connection rules, with the ethernet defaults and the request spelling macaddress mapped", () => {
@@ -135,7 +199,8 @@ describe("migration", () => {
     if (!m.ok) throw new Error(JSON.stringify(m.issues));
     const loaded = parseSnapshot(m.value.snapshot);
     if (!loaded.ok) throw new Error(JSON.stringify(loaded.issues));
-    const byId = (legacy: number) => loaded.value.connections.find((c) => c.id === migratedId(SYSTEM_ID, "connection", legacy))!;
+    const byId = (legacy: number) =>
+      loaded.value.connections.find((c) => c.id === migratedId(SYSTEM_ID, "connection", legacy))!;
     expect(byId(90)).toMatchObject({ type: "ethernet", protocol: "IPv6", manufacturer: "VENDOR_B" });
     expect(byId(91)).toMatchObject({ type: "lockhub", macAddress: "00:1B:2C:4A:11:91", port: null });
     expect(byId(92).manufacturer).toBeUndefined();
@@ -147,35 +212,60 @@ describe("migration", () => {
     bad.connections.push({ id: 93, name: "Hub", type: "lockhub" });
     const refused = migratePanel(bad, { systemId: SYSTEM_ID });
     expect(refused.ok).toBe(false);
-    expect(refused.ok ? [] : refused.issues.map((i) => i.path.join("."))).toContain(`connections.${PANEL.connections.length}.macAddress`);
+    expect(refused.ok ? [] : refused.issues.map((i) => i.path.join("."))).toContain(
+      `connections.${PANEL.connections.length}.macAddress`,
+    );
   });
 
   test("M5 attributes become custom fields of their partition; a regex gets the description 2.0 requires; a panel's values are checked as 2.0's", () => {
     const panel = clone();
-    panel.attributes.push({ id: "desk", type: "string", regex: "^D[0-9]+$", partition: 0 }, { id: "codes", type: "array", items: { type: "string", regex: "^[A-Z]$" }, partition: 0 });
+    panel.attributes.push(
+      { id: "desk", type: "string", regex: "^D[0-9]+$", partition: 0 },
+      { id: "codes", type: "array", items: { type: "string", regex: "^[A-Z]$" }, partition: 0 },
+    );
     panel.persons[0].customAttributes.desk = "D12";
     const m = migratePanel(panel, { systemId: SYSTEM_ID });
     if (!m.ok) throw new Error("refused");
     const fields = (m.value.snapshot as unknown as { customFields: Record<string, unknown>[] }).customFields;
     const partition0 = migratedId(SYSTEM_ID, "partition", 0);
-    expect(fields.filter((f) => f.partition === partition0).map((f) => f.id)).toEqual(["badgeColour", "employeeNumber", "desk", "codes"]);
-    expect(fields.find((f) => f.id === "desk")).toMatchObject({ regex: "^D[0-9]+$", description: "Must match ^D[0-9]+$.", partition: partition0 });
-    expect(fields.find((f) => f.id === "codes")!.items).toEqual({ type: "string", regex: "^[A-Z]$", description: "Must match ^[A-Z]$." });
+    expect(fields.filter((f) => f.partition === partition0).map((f) => f.id)).toEqual([
+      "badgeColour",
+      "employeeNumber",
+      "desk",
+      "codes",
+    ]);
+    expect(fields.find((f) => f.id === "desk")).toMatchObject({
+      regex: "^D[0-9]+$",
+      description: "Must match ^D[0-9]+$.",
+      partition: partition0,
+    });
+    expect(fields.find((f) => f.id === "codes")!.items).toEqual({
+      type: "string",
+      regex: "^[A-Z]$",
+      description: "Must match ^[A-Z]$.",
+    });
     expect(loadEngineOrThrow(m.value.snapshot).snapshot.customFields).toHaveLength(fields.length);
     // A value that does not fit its attribute refuses the panel, at the panel path.
     panel.persons[0].customAttributes.desk = "X";
     const bad = parsePanel(panel);
-    expect(bad.ok ? [] : bad.issues.map((i) => [i.path.join("."), i.code])).toEqual([["persons.0.customAttributes.desk", "invalidValue"]]);
+    expect(bad.ok ? [] : bad.issues.map((i) => [i.path.join("."), i.code])).toEqual([
+      ["persons.0.customAttributes.desk", "invalidValue"],
+    ]);
     panel.persons[0].customAttributes.desk = "D1";
     panel.attributes.push({ id: "desk", type: "boolean", partition: 0 });
     const twice = parsePanel(panel);
-    expect(twice.ok ? [] : twice.issues.map((i) => [i.path.join("."), i.code])).toEqual([[`attributes.${panel.attributes.length - 1}.id`, "duplicateId"]]);
+    expect(twice.ok ? [] : twice.issues.map((i) => [i.path.join("."), i.code])).toEqual([
+      [`attributes.${panel.attributes.length - 1}.id`, "duplicateId"],
+    ]);
   });
 
   test("every mapping record names an entity of its type in the migrated snapshot", () => {
     const m = migratePanel(clone(), { systemId: SYSTEM_ID });
     if (!m.ok) throw new Error("refused");
-    const snap = m.value.snapshot as unknown as Record<string, { id: string; credentials?: { id: string }[]; cardFormat?: { id: string }[] }[]>;
+    const snap = m.value.snapshot as unknown as Record<
+      string,
+      { id: string; credentials?: { id: string }[]; cardFormat?: { id: string }[] }[]
+    >;
     const ids: Record<string, string[]> = {
       cardFormat: snap.cloudNodes!.flatMap((n) => (n.cardFormat ?? []).map((f) => f.id)),
       connection: snap.connections!.map((x) => x.id),
@@ -191,7 +281,9 @@ describe("migration", () => {
     expect(missing).toEqual([]);
     // …and each migrated entity has its record.
     const mapped = new Set(m.value.mappings.map((r) => `${r.type}:${r.id}`));
-    expect(Object.entries(ids).flatMap(([t, list]) => list.filter((x) => !mapped.has(`${t}:${x}`)).map((x) => `${t}:${x}`))).toEqual([]);
+    expect(
+      Object.entries(ids).flatMap(([t, list]) => list.filter((x) => !mapped.has(`${t}:${x}`)).map((x) => `${t}:${x}`)),
+    ).toEqual([]);
   });
 
   test("M7 the card format gets its mapped UUID and a layout that decodes as before: well-known name, custom object, or raw", () => {
@@ -204,20 +296,44 @@ describe("migration", () => {
       expect(node.cardFormat).toHaveLength(1);
       expect(node.cardFormat[0]!.id).toBe(migratedId(SYSTEM_ID, "cardFormat", 0));
       expect(m.value.mappings.filter((r) => r.type === "cardFormat")).toEqual([
-        { id: migratedId(SYSTEM_ID, "cardFormat", 0), legacyId: 0, serialNumber: PANEL.serialNumber, type: "cardFormat", systemId: SYSTEM_ID },
+        {
+          id: migratedId(SYSTEM_ID, "cardFormat", 0),
+          legacyId: 0,
+          serialNumber: PANEL.serialNumber,
+          type: "cardFormat",
+          systemId: SYSTEM_ID,
+        },
       ]);
       return node.cardFormat[0]!;
     };
     // The example panel's H10301: the name moves to `layout`, the rest stays.
-    expect(formatOf(PANEL.config.cardFormat)).toEqual({ ...PANEL.config.cardFormat, id: migratedId(SYSTEM_ID, "cardFormat", 0), layout: "H10301" });
+    expect(formatOf(PANEL.config.cardFormat)).toEqual({
+      ...PANEL.config.cardFormat,
+      id: migratedId(SYSTEM_ID, "cardFormat", 0),
+      layout: "H10301",
+    });
     // A legacy id outside the table without a layout stays raw (no layout); the id is kept as the description.
-    expect(formatOf({ id: "NOPE37", min_input_bits: 37, max_input_bits: 37 })).toEqual({ id: migratedId(SYSTEM_ID, "cardFormat", 0), description: "NOPE37", min_input_bits: 37, max_input_bits: 37 });
+    expect(formatOf({ id: "NOPE37", min_input_bits: 37, max_input_bits: 37 })).toEqual({
+      id: migratedId(SYSTEM_ID, "cardFormat", 0),
+      description: "NOPE37",
+      min_input_bits: 37,
+      max_input_bits: 37,
+    });
     // A custom layout object, and a layout string, are carried as they are.
     const custom = { cardNumber: { offset: 0, length: 12 }, facilityCode: { offset: 12, length: 4 } };
-    expect(formatOf({ id: "site-16", description: "Site", min_input_bits: 16, max_input_bits: 16, layout: custom })).toEqual({
-      id: migratedId(SYSTEM_ID, "cardFormat", 0), description: "Site", min_input_bits: 16, max_input_bits: 16, layout: custom,
+    expect(
+      formatOf({ id: "site-16", description: "Site", min_input_bits: 16, max_input_bits: 16, layout: custom }),
+    ).toEqual({
+      id: migratedId(SYSTEM_ID, "cardFormat", 0),
+      description: "Site",
+      min_input_bits: 16,
+      max_input_bits: 16,
+      layout: custom,
     });
-    expect(formatOf({ id: "lobby", min_input_bits: 34, max_input_bits: 34, layout: "H10306" })).toMatchObject({ layout: "H10306", description: "lobby" });
+    expect(formatOf({ id: "lobby", min_input_bits: 34, max_input_bits: 34, layout: "H10306" })).toMatchObject({
+      layout: "H10306",
+      description: "lobby",
+    });
     // No card format (the default H10301) maps nothing.
     const p = clone();
     p.config.cardFormat = null;
@@ -239,12 +355,22 @@ describe("migration", () => {
     const after = loadEngineOrThrow(m.value.snapshot);
     const id = new Map(m.value.mappings.map((r) => [`${r.type}:${r.legacyId}`, r.id]));
     let allowed = 0;
-    for (const frame of [(123_456_789).toString(2).padStart(32, "0"), (123_456_789).toString(2).padStart(40, "0"), "1".repeat(31), "0".repeat(29)])
+    for (const frame of [
+      (123_456_789).toString(2).padStart(32, "0"),
+      (123_456_789).toString(2).padStart(40, "0"),
+      "1".repeat(31),
+      "0".repeat(29),
+    ])
       for (const device of p.devices as { id: number }[])
         for (const at of ["2026-04-15T14:15:00Z", "2026-04-18T03:00:00Z"]) {
           const d1 = before.decide({ deviceId: device.id, at, credential: { wiegand: frame } });
           const d2 = after.decide({ deviceId: id.get(`device:${device.id}`)!, at, credential: { wiegand: frame } });
-          expect([d2.outcome, d2.reason, d2.credentialNumber, d2.facilityCode]).toEqual([d1.outcome, d1.reason, d1.credentialNumber, d1.facilityCode]);
+          expect([d2.outcome, d2.reason, d2.credentialNumber, d2.facilityCode]).toEqual([
+            d1.outcome,
+            d1.reason,
+            d1.credentialNumber,
+            d1.facilityCode,
+          ]);
           expect(d2.holderId).toBe(d1.holderId === null ? null : id.get(`holder:${d1.holderId}`));
           if (d1.outcome === "allowed") allowed++;
         }
@@ -260,14 +386,19 @@ describe("migration", () => {
     const persons = PANEL.persons.map((p: { id: number }) => p.id);
     for (const at of ["2026-04-15T14:15:00Z", "2026-04-18T10:59:59Z", "2026-11-01T06:30:00Z"]) {
       const r1 = before.rsop(persons, { at });
-      const r2 = after.rsop(persons.map((p: number) => id.get(`holder:${p}`)!), { at, cloudNodeId: m.value.cloudNodeId });
+      const r2 = after.rsop(
+        persons.map((p: number) => id.get(`holder:${p}`)!),
+        { at, cloudNodeId: m.value.cloudNodeId },
+      );
       r1.persons.forEach((p, i) => {
         const h = r2.holders[i]!;
         const doors = Object.fromEntries(p.doors.map((d) => [id.get(`device:${d.id}`), d.allowed]));
         expect(Object.fromEntries(h.devices.map((d) => [d.id, d.allowed]))).toEqual(doors);
         const fgs = Object.fromEntries(p.floorGroups.map((f) => [id.get(`floorGroup:${f.id}`), f.allowed]));
         expect(Object.fromEntries(h.floorGroups.map((f) => [f.id, f.allowed]))).toEqual(fgs);
-        expect(Object.fromEntries(h.rules.map((r) => [r.id, r.active]))).toEqual(Object.fromEntries(p.rules.map((r) => [id.get(`rule:${r.id}`), r.active])));
+        expect(Object.fromEntries(h.rules.map((r) => [r.id, r.active]))).toEqual(
+          Object.fromEntries(p.rules.map((r) => [id.get(`rule:${r.id}`), r.active])),
+        );
       });
     }
   });
@@ -278,8 +409,24 @@ describe("preflight", () => {
     const p = preflightPanel(clone());
     expect(Object.keys(p)).toEqual(["ok", "warnings", "errors", "extensions"]);
     expect(Object.keys(p.warnings)).toEqual(["integrations"]);
-    expect(Object.keys(p.errors)).toEqual(["softwareVersion", "integrations", "personalInfoMissing", "controllerOffline", "controllerVersion", "legacyDevice", "invalidDevice"]);
-    expect(p.errors).toEqual({ softwareVersion: {}, integrations: [], personalInfoMissing: false, controllerOffline: [], controllerVersion: [], legacyDevice: [], invalidDevice: [] });
+    expect(Object.keys(p.errors)).toEqual([
+      "softwareVersion",
+      "integrations",
+      "personalInfoMissing",
+      "controllerOffline",
+      "controllerVersion",
+      "legacyDevice",
+      "invalidDevice",
+    ]);
+    expect(p.errors).toEqual({
+      softwareVersion: {},
+      integrations: [],
+      personalInfoMissing: false,
+      controllerOffline: [],
+      controllerVersion: [],
+      legacyDevice: [],
+      invalidDevice: [],
+    });
     expect(Object.keys(p.extensions.errors)).toEqual(["duplicateNames", "invalidPanel"]);
     expect(Object.keys(p.extensions.warnings)).toEqual(["droppedFields", "unknownCardFormat"]);
     expect(p.extensions.warnings.droppedFields.length).toBeGreaterThan(0);
@@ -305,7 +452,9 @@ describe("preflight", () => {
     p.devices[0].propAlarm = false;
     const report = preflightPanel(p);
     expect(report.ok).toBe(false);
-    expect(report.errors.invalidDevice).toEqual([expect.objectContaining({ id: p.devices[0].id, propDelay: 30, connection: p.devices[0].connection })]);
+    expect(report.errors.invalidDevice).toEqual([
+      expect.objectContaining({ id: p.devices[0].id, propDelay: 30, connection: p.devices[0].connection }),
+    ]);
     const m = migratePanel(p, { systemId: SYSTEM_ID });
     expect(m.ok).toBe(false);
     // …while the panel itself still loads and decides (1.0 tolerates it).
@@ -328,7 +477,9 @@ describe("preflight", () => {
     p.config.cardFormat.layout = "NOPE37";
     const bad = preflightPanel(p);
     expect(bad.ok).toBe(false);
-    expect(bad.extensions.errors.invalidPanel.map((i) => [i.code, i.path.join(".")])).toEqual([["unknownCardFormat", "config.cardFormat.layout"]]);
+    expect(bad.extensions.errors.invalidPanel.map((i) => [i.code, i.path.join(".")])).toEqual([
+      ["unknownCardFormat", "config.cardFormat.layout"],
+    ]);
     const m = migratePanel(p, { systemId: SYSTEM_ID });
     expect(m.ok ? [] : m.issues.map((i) => i.path.join("."))).toEqual(["config.cardFormat.layout"]);
   });
@@ -339,7 +490,9 @@ describe("preflight", () => {
     p.persons[3].lastName = "";
     const report = preflightPanel(p);
     expect(report.ok).toBe(false);
-    expect(report.extensions.errors.duplicateNames).toEqual([{ type: "partition", name: p.partitions[0].name, legacyIds: [0, 9] }]);
+    expect(report.extensions.errors.duplicateNames).toEqual([
+      { type: "partition", name: p.partitions[0].name, legacyIds: [0, 9] },
+    ]);
     expect(report.errors.personalInfoMissing).toBe(true);
   });
 });

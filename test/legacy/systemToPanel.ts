@@ -22,7 +22,9 @@ export function systemToPanel(input: SystemSnapshotInput): PanelCase {
   const onNode: Json[] = (s.devices ?? []).filter((d: Json) => d.cloudNode === node.id);
   const onNodeIds = new Set(onNode.map((d) => d.id));
   // An additional reader whose primary reader sits on another node cannot come along.
-  const devices = onNode.filter((d) => d.primaryReader === undefined || d.primaryReader === null || onNodeIds.has(refId(d.primaryReader)));
+  const devices = onNode.filter(
+    (d) => d.primaryReader === undefined || d.primaryReader === null || onNodeIds.has(refId(d.primaryReader)),
+  );
   const deviceIds = new Set(devices.map((d) => d.id));
   const connections: Json[] = (s.connections ?? []).filter((c: Json) => c.cloudNode === node.id);
   const floorGroups: Json[] = (s.floorGroups ?? []).filter((f: Json) => deviceIds.has(refId(f.readerPort)));
@@ -55,7 +57,11 @@ export function systemToPanel(input: SystemSnapshotInput): PanelCase {
     groups: (s.groups ?? []).map((g: Json) => ({ id: nGroup.get(g.id), name: g.name })),
     // Every person is in partition 0, so are the custom fields: 1.0 has no regex description, and
     // persons that were outside the fields' partition have no values, so none is required.
-    attributes: (s.customFields ?? []).map(({ partition: _p, description: _d, ...d }: Json) => ({ ...d, required: false, partition: 0 })),
+    attributes: (s.customFields ?? []).map(({ partition: _p, description: _d, ...d }: Json) => ({
+      ...d,
+      required: false,
+      partition: 0,
+    })),
     persons: holders.map((h) => ({
       ...h,
       id: nHolder.get(h.id),
@@ -63,7 +69,12 @@ export function systemToPanel(input: SystemSnapshotInput): PanelCase {
       customFields: undefined,
       customAttributes: h.customFields ?? {},
       groups: (h.groups ?? []).map((g: unknown) => nGroup.get(refId(g))),
-      credentials: (h.credentials ?? []).map((c: Json) => ({ ...c, id: nCred.get(c.id), personId: nHolder.get(h.id), holderId: undefined })),
+      credentials: (h.credentials ?? []).map((c: Json) => ({
+        ...c,
+        id: nCred.get(c.id),
+        personId: nHolder.get(h.id),
+        holderId: undefined,
+      })),
     })),
     connections: connections.map((c) => ({ ...c, id: nConn.get(c.id), cloudNode: undefined })),
     devices: devices.map((d) => ({
@@ -71,11 +82,17 @@ export function systemToPanel(input: SystemSnapshotInput): PanelCase {
       id: nDev.get(d.id),
       cloudNode: undefined,
       connection: nConn.get(refId(d.connection)),
-      primaryReader: d.primaryReader === undefined || d.primaryReader === null ? null : nDev.get(refId(d.primaryReader)),
+      primaryReader:
+        d.primaryReader === undefined || d.primaryReader === null ? null : nDev.get(refId(d.primaryReader)),
       publicIcon: d.publicIcon ?? null,
       partition: [],
     })),
-    floorGroups: floorGroups.map((f) => ({ id: nFg.get(f.id), name: f.name, readerPort: nDev.get(refId(f.readerPort)), floors: f.floors.map((x: unknown) => nDev.get(refId(x))) })),
+    floorGroups: floorGroups.map((f) => ({
+      id: nFg.get(f.id),
+      name: f.name,
+      readerPort: nDev.get(refId(f.readerPort)),
+      floors: f.floors.map((x: unknown) => nDev.get(refId(x))),
+    })),
     rules: rules.map((r) => ({
       ...r,
       id: nRule.get(r.id),

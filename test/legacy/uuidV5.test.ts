@@ -6,7 +6,10 @@ import { URL_NAMESPACE, systemNamespace, uuidV5 } from "../../src/adapters/migra
 
 // The definition, written with node:crypto, to compare against.
 function reference(namespace: string, name: string): string {
-  const hash = createHash("sha1").update(Buffer.from(namespace.replace(/-/g, ""), "hex")).update(name, "utf8").digest();
+  const hash = createHash("sha1")
+    .update(Buffer.from(namespace.replace(/-/g, ""), "hex"))
+    .update(name, "utf8")
+    .digest();
   hash[6] = (hash[6]! & 0x0f) | 0x50;
   hash[8] = (hash[8]! & 0x3f) | 0x80;
   const hex = hash.subarray(0, 16).toString("hex");
@@ -14,7 +17,9 @@ function reference(namespace: string, name: string): string {
 }
 
 test("RFC 9562 test vector: www.example.com in the DNS namespace", () => {
-  expect(uuidV5("6ba7b810-9dad-11d1-80b4-00c04fd430c8", "www.example.com")).toBe("2ed6657d-e927-568b-95e1-2665a8aea6a2");
+  expect(uuidV5("6ba7b810-9dad-11d1-80b4-00c04fd430c8", "www.example.com")).toBe(
+    "2ed6657d-e927-568b-95e1-2665a8aea6a2",
+  );
 });
 
 test("equals the node:crypto definition for any namespace and name (unicode included)", () => {

@@ -7,9 +7,25 @@ import { NOW, building } from "./fixture.js";
 
 const OPS: readonly Operation[] = [
   { method: "POST", path: "/groups", body: { name: "Night Owls" } },
-  { method: "POST", path: "/holders", body: { firstName: "Ada", lastName: "B", credentials: [{ types: ["card"], credentialNumber: 77_001, facilityCode: 10 }] } },
+  {
+    method: "POST",
+    path: "/holders",
+    body: {
+      firstName: "Ada",
+      lastName: "B",
+      credentials: [{ types: ["card"], credentialNumber: 77_001, facilityCode: 10 }],
+    },
+  },
   // The same card again: refused because of the create before it (left out of what follows).
-  { method: "POST", path: "/holders", body: { firstName: "Eve", lastName: "C", credentials: [{ types: ["card"], credentialNumber: 77_001, facilityCode: 10 }] } },
+  {
+    method: "POST",
+    path: "/holders",
+    body: {
+      firstName: "Eve",
+      lastName: "C",
+      credentials: [{ types: ["card"], credentialNumber: 77_001, facilityCode: 10 }],
+    },
+  },
   { method: "POST", path: "/groups", body: { name: "Night Owls" } },
   { method: "PUT", path: "/holders/h-ann/groups/g-night" },
   { method: "DELETE", path: "/groups/g-empty" },
@@ -33,6 +49,7 @@ test("check answers as apply one after the other, changes nothing, and its patch
   expect(results).toEqual(expected);
   expect(previewed.snapshot).toBe(before);
   expect(previewed.engine).toBe(engine);
-  for (const r of results) if (r.ok && "patches" in r) expect(previewed.applyPatches(r.patches as Patch[]).ok).toBe(true);
+  for (const r of results)
+    if (r.ok && "patches" in r) expect(previewed.applyPatches(r.patches as Patch[]).ok).toBe(true);
   expect(previewed.snapshot).toEqual(applied.snapshot);
 });

@@ -1,7 +1,13 @@
 // A small building for the live-system scenario tests: two nodes, three connections, doors, an
 // elevator with two floor groups, partitions, and rules that make each delete conflict reachable.
 import { expect } from "vitest";
-import { type LiveSystem, type Operation, type OperationResult, createLiveSystem, seededIds } from "../../src/live/index.js";
+import {
+  type LiveSystem,
+  type Operation,
+  type OperationResult,
+  createLiveSystem,
+  seededIds,
+} from "../../src/live/index.js";
 import { formatIssues } from "../../src/model/index.js";
 
 export const NOW = Date.parse("2026-04-15T12:00:00Z");
@@ -31,7 +37,9 @@ export function building(): Record<string, unknown> {
         email: "ann@example.com",
         pin: "1234",
         groups: ["g-staff"],
-        credentials: [{ id: "c-ann", types: ["card"], credentialNumber: 1001, facilityCode: 10, description: "Blue fob" }],
+        credentials: [
+          { id: "c-ann", types: ["card"], credentialNumber: 1001, facilityCode: 10, description: "Blue fob" },
+        ],
       },
       {
         id: "h-bob",
@@ -52,26 +60,92 @@ export function building(): Record<string, unknown> {
       { id: "n-annex", name: "Annex", serialNumber: "SN-0002" },
     ],
     connections: [
-      { id: "x-eth", name: "Controller A", type: "ethernet", cloudNode: "n-main", ipaddress: "10.0.0.5", port: 4000, protocol: "IPv4", manufacturer: "VENDOR_A" },
+      {
+        id: "x-eth",
+        name: "Controller A",
+        type: "ethernet",
+        cloudNode: "n-main",
+        ipaddress: "10.0.0.5",
+        port: 4000,
+        protocol: "IPv4",
+        manufacturer: "VENDOR_A",
+      },
       { id: "x-usb", name: "Onboard", type: "usb", cloudNode: "n-main", port: 1 },
-      { id: "x-spare", name: "Spare", type: "ethernet", cloudNode: "n-main", ipaddress: "10.0.0.6", port: 4001, manufacturer: "VENDOR_B" },
+      {
+        id: "x-spare",
+        name: "Spare",
+        type: "ethernet",
+        cloudNode: "n-main",
+        ipaddress: "10.0.0.6",
+        port: 4001,
+        manufacturer: "VENDOR_B",
+      },
     ],
     devices: [
-      { id: "d-front", name: "Front Door", cloudNode: "n-main", connection: "x-eth", port: 1, type: "primaryReader", publicIcon: "swingingDoor" },
-      { id: "d-front-out", name: "Front Door Exit", cloudNode: "n-main", connection: "x-eth", port: 2, type: "additionalReader", primaryReader: "d-front" },
+      {
+        id: "d-front",
+        name: "Front Door",
+        cloudNode: "n-main",
+        connection: "x-eth",
+        port: 1,
+        type: "primaryReader",
+        publicIcon: "swingingDoor",
+      },
+      {
+        id: "d-front-out",
+        name: "Front Door Exit",
+        cloudNode: "n-main",
+        connection: "x-eth",
+        port: 2,
+        type: "additionalReader",
+        primaryReader: "d-front",
+      },
       { id: "d-lift", name: "Lift", cloudNode: "n-main", connection: "x-eth", port: 3, type: "elevatorReader" },
       { id: "d-floor-1", name: "Floor 1", cloudNode: "n-main", connection: "x-eth", port: 4, type: "floorRelay" },
       { id: "d-floor-2", name: "Floor 2", cloudNode: "n-main", connection: "x-eth", port: 5, type: "floorRelay" },
-      { id: "d-side", name: "Side Gate", cloudNode: "n-main", connection: "x-usb", port: 1, type: "primaryReader", publicIcon: "swingingGate", partition: [{ id: "p-east", name: "East Wing" }] },
-      { id: "d-fan", name: "Fan", cloudNode: "n-main", connection: "x-usb", port: 2, type: "ioDevice", publicIcon: "fan" },
+      {
+        id: "d-side",
+        name: "Side Gate",
+        cloudNode: "n-main",
+        connection: "x-usb",
+        port: 1,
+        type: "primaryReader",
+        publicIcon: "swingingGate",
+        partition: [{ id: "p-east", name: "East Wing" }],
+      },
+      {
+        id: "d-fan",
+        name: "Fan",
+        cloudNode: "n-main",
+        connection: "x-usb",
+        port: 2,
+        type: "ioDevice",
+        publicIcon: "fan",
+      },
     ],
     floorGroups: [
       { id: "f-low", name: "Low Floors", partition: "p-default", readerPort: "d-lift", floors: ["d-floor-1"] },
       { id: "f-high", name: "High Floors", readerPort: "d-lift", floors: ["d-floor-2"] },
     ],
     rules: [
-      { id: "r-staff-door", type: "door", groupId: "g-staff", devices: ["d-front", "d-side"], startTime: "00:00:00", stopTime: "24:00:00", recurring: ALL_WEEK },
-      { id: "r-night-lift", type: "elevator", groupId: "g-night", floorGroups: ["f-low"], startTime: "00:00:00", stopTime: "24:00:00", recurring: ALL_WEEK },
+      {
+        id: "r-staff-door",
+        type: "door",
+        groupId: "g-staff",
+        devices: ["d-front", "d-side"],
+        startTime: "00:00:00",
+        stopTime: "24:00:00",
+        recurring: ALL_WEEK,
+      },
+      {
+        id: "r-night-lift",
+        type: "elevator",
+        groupId: "g-night",
+        floorGroups: ["f-low"],
+        startTime: "00:00:00",
+        stopTime: "24:00:00",
+        recurring: ALL_WEEK,
+      },
     ],
   };
 }
@@ -83,7 +157,11 @@ export function liveOf(input: unknown = building()): LiveSystem {
 }
 
 /** Applies a write that must be accepted with `status`; returns its result (with the created id). */
-export function accept(live: LiveSystem, op: Operation, status: 200 | 201 | 204): Extract<OperationResult, { patches: unknown }> {
+export function accept(
+  live: LiveSystem,
+  op: Operation,
+  status: 200 | 201 | 204,
+): Extract<OperationResult, { patches: unknown }> {
   const r = live.apply(op);
   if (!r.ok) throw new Error(`${op.method} ${op.path} refused ${r.status}:\n${formatIssues(r.issues)}`);
   expect(r.status, `${op.method} ${op.path}`).toBe(status);
@@ -117,7 +195,17 @@ export function read(live: LiveSystem, path: string): { body: any; total?: numbe
 }
 
 /** The outcome and reason of a card scan (credentialNumber/facilityCode) at `deviceId` at AT. */
-export function scan(live: LiveSystem, deviceId: string, credentialNumber: number, facilityCode?: number, at: string = AT) {
-  const d = live.engine.decide({ deviceId, at, credential: facilityCode === undefined ? { credentialNumber } : { credentialNumber, facilityCode } });
+export function scan(
+  live: LiveSystem,
+  deviceId: string,
+  credentialNumber: number,
+  facilityCode?: number,
+  at: string = AT,
+) {
+  const d = live.engine.decide({
+    deviceId,
+    at,
+    credential: facilityCode === undefined ? { credentialNumber } : { credentialNumber, facilityCode },
+  });
   return { outcome: d.outcome, reason: d.reason, holderId: d.holderId, activeRuleId: d.activeRuleId, floors: d.floors };
 }

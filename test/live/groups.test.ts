@@ -18,7 +18,9 @@ describe("POST /groups", () => {
     const live = liveOf();
     expect(refuse(live, { method: "POST", path: "/groups", body: {} }, 400).paths).toEqual(["body.name"]);
     expect(refuse(live, { method: "POST", path: "/groups", body: { name: "" } }, 400).paths).toEqual(["body.name"]);
-    expect(refuse(live, { method: "POST", path: "/groups", body: { name: "g".repeat(71) } }, 400).paths).toEqual(["body.name"]);
+    expect(refuse(live, { method: "POST", path: "/groups", body: { name: "g".repeat(71) } }, 400).paths).toEqual([
+      "body.name",
+    ]);
     accept(live, { method: "POST", path: "/groups", body: { name: "g".repeat(70) } }, 200);
     const dup = refuse(live, { method: "POST", path: "/groups", body: { name: "Staff" } }, 409);
     expect(dup.issues.map((i) => i.code)).toEqual(["duplicateName"]);
@@ -35,8 +37,12 @@ describe("POST /groups", () => {
 describe("PUT /groups/{group_id}", () => {
   test("name and partition are both required (partition may be null); 204", () => {
     const live = liveOf();
-    expect(refuse(live, { method: "PUT", path: "/groups/g-empty", body: { name: "Guests" } }, 400).paths).toEqual(["body.partition"]);
-    expect(refuse(live, { method: "PUT", path: "/groups/g-empty", body: { partition: null } }, 400).paths).toEqual(["body.name"]);
+    expect(refuse(live, { method: "PUT", path: "/groups/g-empty", body: { name: "Guests" } }, 400).paths).toEqual([
+      "body.partition",
+    ]);
+    expect(refuse(live, { method: "PUT", path: "/groups/g-empty", body: { partition: null } }, 400).paths).toEqual([
+      "body.name",
+    ]);
     accept(live, { method: "PUT", path: "/groups/g-empty", body: { name: "Guests", partition: "p-east" } }, 204);
     expect(read(live, "/groups/g-empty").body).toEqual({ id: "g-empty", name: "Guests", partition: "p-east" });
     // the holder read shows the new name
@@ -45,7 +51,10 @@ describe("PUT /groups/{group_id}", () => {
 
   test("renaming onto another group's name → 409; keeping its own name is fine; unknown group → 404", () => {
     const live = liveOf();
-    expect(refuse(live, { method: "PUT", path: "/groups/g-empty", body: { name: "Night Shift", partition: null } }, 409).paths).toEqual(["body.name"]);
+    expect(
+      refuse(live, { method: "PUT", path: "/groups/g-empty", body: { name: "Night Shift", partition: null } }, 409)
+        .paths,
+    ).toEqual(["body.name"]);
     accept(live, { method: "PUT", path: "/groups/g-night", body: { name: "Night Shift", partition: null } }, 204);
     refuse(live, { method: "PUT", path: "/groups/g-nope", body: { name: "X", partition: null } }, 404);
   });
@@ -54,8 +63,13 @@ describe("PUT /groups/{group_id}", () => {
 describe("PUT /groups/{group_id}: limits", () => {
   test("name ≤ 70 as on create; an unknown partition → 400; the change reads back", () => {
     const live = liveOf();
-    expect(refuse(live, { method: "PUT", path: "/groups/g-staff", body: { name: "g".repeat(71), partition: null } }, 400).paths).toEqual(["body.name"]);
-    expect(refuse(live, { method: "PUT", path: "/groups/g-staff", body: { name: "Staff", partition: "p-nope" } }, 400).paths).toEqual(["body.partition"]);
+    expect(
+      refuse(live, { method: "PUT", path: "/groups/g-staff", body: { name: "g".repeat(71), partition: null } }, 400)
+        .paths,
+    ).toEqual(["body.name"]);
+    expect(
+      refuse(live, { method: "PUT", path: "/groups/g-staff", body: { name: "Staff", partition: "p-nope" } }, 400).paths,
+    ).toEqual(["body.partition"]);
     accept(live, { method: "PUT", path: "/groups/g-staff", body: { name: "g".repeat(70), partition: "p-east" } }, 204);
     expect(read(live, "/groups/g-staff").body).toEqual({ id: "g-staff", name: "g".repeat(70), partition: "p-east" });
   });
@@ -64,7 +78,22 @@ describe("PUT /groups/{group_id}: limits", () => {
 describe("DELETE /groups/{group_id}", () => {
   test("a group that rules use → 409 naming each rule; nothing changes", () => {
     const live = liveOf();
-    accept(live, { method: "POST", path: "/rules", body: { type: "door", groupId: "g-staff", devices: ["d-fan"], startTime: "08:00:00", stopTime: "09:00:00", recurring: ["Mon"] } }, 201);
+    accept(
+      live,
+      {
+        method: "POST",
+        path: "/rules",
+        body: {
+          type: "door",
+          groupId: "g-staff",
+          devices: ["d-fan"],
+          startTime: "08:00:00",
+          stopTime: "09:00:00",
+          recurring: ["Mon"],
+        },
+      },
+      201,
+    );
     const r = refuse(live, { method: "DELETE", path: "/groups/g-staff" }, 409);
     expect(r.paths).toEqual(["rules.0.groupId", "rules.2.groupId"]);
     expect(r.issues[0]!.message).toContain("r-staff-door");
@@ -108,8 +137,12 @@ describe("memberships", () => {
   test("unknown holder or group in the path → 404", () => {
     const live = liveOf();
     for (const method of ["PUT", "DELETE"] as const) {
-      expect(refuse(live, { method, path: "/holders/h-nope/groups/g-staff" }, 404).issues[0]!.message).toContain("h-nope");
-      expect(refuse(live, { method, path: "/holders/h-ann/groups/g-nope" }, 404).issues[0]!.message).toContain("g-nope");
+      expect(refuse(live, { method, path: "/holders/h-nope/groups/g-staff" }, 404).issues[0]!.message).toContain(
+        "h-nope",
+      );
+      expect(refuse(live, { method, path: "/holders/h-ann/groups/g-nope" }, 404).issues[0]!.message).toContain(
+        "g-nope",
+      );
     }
   });
 
@@ -124,25 +157,45 @@ describe("memberships", () => {
 
   test("PUT /holders/{h}/groups: groups required, ids only, each known, none twice", () => {
     const live = liveOf();
-    expect(refuse(live, { method: "PUT", path: "/holders/h-bob/groups", body: {} }, 400).paths).toEqual(["body.groups"]);
-    expect(refuse(live, { method: "PUT", path: "/holders/h-bob/groups", body: { groups: "g-staff" } }, 400).paths).toEqual(["body.groups"]);
-    expect(refuse(live, { method: "PUT", path: "/holders/h-bob/groups", body: { groups: ["g-staff", "g-x", "g-y"] } }, 400).paths).toEqual(["body.groups.1", "body.groups.2"]);
-    expect(refuse(live, { method: "PUT", path: "/holders/h-bob/groups", body: { groups: ["g-staff", "g-staff"] } }, 400).paths).toEqual(["body.groups.1"]);
+    expect(refuse(live, { method: "PUT", path: "/holders/h-bob/groups", body: {} }, 400).paths).toEqual([
+      "body.groups",
+    ]);
+    expect(
+      refuse(live, { method: "PUT", path: "/holders/h-bob/groups", body: { groups: "g-staff" } }, 400).paths,
+    ).toEqual(["body.groups"]);
+    expect(
+      refuse(live, { method: "PUT", path: "/holders/h-bob/groups", body: { groups: ["g-staff", "g-x", "g-y"] } }, 400)
+        .paths,
+    ).toEqual(["body.groups.1", "body.groups.2"]);
+    expect(
+      refuse(live, { method: "PUT", path: "/holders/h-bob/groups", body: { groups: ["g-staff", "g-staff"] } }, 400)
+        .paths,
+    ).toEqual(["body.groups.1"]);
     refuse(live, { method: "PUT", path: "/holders/h-nope/groups", body: { groups: [] } }, 404);
   });
 
   test("PUT /groups/{g}/holders overwrites all of a group's holders", () => {
     const live = liveOf();
-    accept(live, { method: "POST", path: "/holders/h-cy/credentials", body: { types: ["card"], credentialNumber: 3003 } }, 201);
+    accept(
+      live,
+      { method: "POST", path: "/holders/h-cy/credentials", body: { types: ["card"], credentialNumber: 3003 } },
+      201,
+    );
     accept(live, { method: "PUT", path: "/groups/g-staff/holders", body: { holders: ["h-cy"] } }, 204);
     const members = read(live, "/groups/g-staff/holders");
-    expect(members.body).toEqual([{ id: "h-cy", firstName: "Cy", lastName: "Annand", enabled: true, partition: "p-east", email: null }]);
+    expect(members.body).toEqual([
+      { id: "h-cy", firstName: "Cy", lastName: "Annand", enabled: true, partition: "p-east", email: null },
+    ]);
     expect(scan(live, "d-front", 1001, 10).outcome).toBe("denied");
     expect(scan(live, "d-front", 3003).outcome).toBe("allowed");
     // the other memberships of the removed holders stay
     expect(ids(read(live, "/holders/h-bob/groups").body)).toEqual(["g-night"]);
-    expect(refuse(live, { method: "PUT", path: "/groups/g-staff/holders", body: {} }, 400).paths).toEqual(["body.holders"]);
-    expect(refuse(live, { method: "PUT", path: "/groups/g-staff/holders", body: { holders: ["h-x"] } }, 400).paths).toEqual(["body.holders.0"]);
+    expect(refuse(live, { method: "PUT", path: "/groups/g-staff/holders", body: {} }, 400).paths).toEqual([
+      "body.holders",
+    ]);
+    expect(
+      refuse(live, { method: "PUT", path: "/groups/g-staff/holders", body: { holders: ["h-x"] } }, 400).paths,
+    ).toEqual(["body.holders.0"]);
     refuse(live, { method: "PUT", path: "/groups/g-nope/holders", body: { holders: [] } }, 404);
   });
 });

@@ -1,7 +1,12 @@
 // A small 1.0 panel for the live panel scenarios, and helpers that apply operations with the
 // expected status (a refused operation must leave the panel and its engine untouched).
 import { expect } from "vitest";
-import { type Operation, type PanelLiveSystem, type PanelOperationResult, createPanelLiveSystem } from "../../src/live/index.js";
+import {
+  type Operation,
+  type PanelLiveSystem,
+  type PanelOperationResult,
+  createPanelLiveSystem,
+} from "../../src/live/index.js";
 import { formatIssues } from "../../src/model/index.js";
 
 /** Wednesday 15 April 2026, 14:15 in Paris. */
@@ -17,7 +22,13 @@ export function smallPanel(): Record<string, any> {
     config: {
       timezone: "Europe/Paris",
       logPurgeDays: 30,
-      cardFormat: { id: "H10301", description: "HID H10301 standard 26-bit", min_input_bits: 26, max_input_bits: 26, facility_code: "ENFORCED" },
+      cardFormat: {
+        id: "H10301",
+        description: "HID H10301 standard 26-bit",
+        min_input_bits: 26,
+        max_input_bits: 26,
+        facility_code: "ENFORCED",
+      },
       locale: "en",
       offlinePolicy: 1,
       killTimer: 259200,
@@ -38,7 +49,9 @@ export function smallPanel(): Record<string, any> {
         pin: "2468",
         customAttributes: { badge: "B-1" },
         groups: [1],
-        credentials: [{ id: 1, personId: 1, credentialNumber: 1001, facilityCode: 17, description: "Card", types: ["card"] }],
+        credentials: [
+          { id: 1, personId: 1, credentialNumber: 1001, facilityCode: 17, description: "Card", types: ["card"] },
+        ],
       },
       {
         id: 2,
@@ -46,12 +59,22 @@ export function smallPanel(): Record<string, any> {
         lastName: "Roy",
         partition: 0,
         groups: [2],
-        credentials: [{ id: 2, personId: 2, credentialNumber: null, facilityCode: null, description: "Pending", types: ["touch"] }],
+        credentials: [
+          { id: 2, personId: 2, credentialNumber: null, facilityCode: null, description: "Pending", types: ["touch"] },
+        ],
       },
     ],
     connections: [
       { id: 1, name: "On-board", type: "usb", port: 1 },
-      { id: 2, name: "Lift controller", type: "ethernet", protocol: "IPv4", ipaddress: "10.0.0.2", port: 4050, manufacturer: "VENDOR_A" },
+      {
+        id: 2,
+        name: "Lift controller",
+        type: "ethernet",
+        protocol: "IPv4",
+        ipaddress: "10.0.0.2",
+        port: 4050,
+        manufacturer: "VENDOR_A",
+      },
     ],
     devices: [
       { id: 1, name: "Front door", connection: 1, port: 1, type: "primaryReader", publicIcon: "swingingDoor" },
@@ -63,8 +86,30 @@ export function smallPanel(): Record<string, any> {
     ],
     floorGroups: [{ id: 1, name: "Lower floors", partition: 0, readerPort: 4, floors: [5, 6] }],
     rules: [
-      { id: 1, name: "Staff front door", type: "door", groupId: 1, devices: [1], startTime: "00:00", stopTime: "24:00", recurring: ALL_DAYS, allow: true, enabled: true },
-      { id: 2, name: "Staff lift", type: "elevator", groupId: 1, floorGroups: [1], startTime: "00:00", stopTime: "24:00", recurring: ALL_DAYS, allow: true, enabled: true },
+      {
+        id: 1,
+        name: "Staff front door",
+        type: "door",
+        groupId: 1,
+        devices: [1],
+        startTime: "00:00",
+        stopTime: "24:00",
+        recurring: ALL_DAYS,
+        allow: true,
+        enabled: true,
+      },
+      {
+        id: 2,
+        name: "Staff lift",
+        type: "elevator",
+        groupId: 1,
+        floorGroups: [1],
+        startTime: "00:00",
+        stopTime: "24:00",
+        recurring: ALL_DAYS,
+        allow: true,
+        enabled: true,
+      },
     ],
   };
 }
@@ -107,6 +152,12 @@ export function read(live: PanelLiveSystem, path: string): { body: any; total?: 
 }
 
 /** A card scan at a 1.0 device. */
-export function scan(live: PanelLiveSystem, deviceId: number, credentialNumber: number, facilityCode = 17, at: string = AT) {
+export function scan(
+  live: PanelLiveSystem,
+  deviceId: number,
+  credentialNumber: number,
+  facilityCode = 17,
+  at: string = AT,
+) {
   return live.engine.decide({ deviceId, at, credential: { credentialNumber, facilityCode } });
 }

@@ -13,7 +13,12 @@ test("RH4 RH8 a handle taken before changes follows them: incremental, a full re
   expect(front).not.toBeNull();
   expect(live.engine.reader("d-nowhere")).toBeNull();
   const scan = () => front.card(1001, 10, at);
-  expect(scan()).toMatchObject({ outcome: "allowed", reason: "allowed", holderId: "h-ann", activeRuleId: "r-staff-door" });
+  expect(scan()).toMatchObject({
+    outcome: "allowed",
+    reason: "allowed",
+    holderId: "h-ann",
+    activeRuleId: "r-staff-door",
+  });
 
   // Incremental: Ann leaves Staff (the compiled system is changed in place).
   const compiled = live.engine.compiled_;
@@ -27,7 +32,9 @@ test("RH4 RH8 a handle taken before changes follows them: incremental, a full re
   const indexBefore = live.engine.deviceIndex("d-side");
   accept(live, { method: "DELETE", path: "/cloud-nodes/n-main/devices/d-fan" }, 204);
   expect(live.engine.compiled_).not.toBe(compiled);
-  expect({ ...scan() }).toStrictEqual({ ...live.engine.decide({ deviceId: "d-front", at, credential: { credentialNumber: 1001, facilityCode: 10 } }) });
+  expect({ ...scan() }).toStrictEqual({
+    ...live.engine.decide({ deviceId: "d-front", at, credential: { credentialNumber: 1001, facilityCode: 10 } }),
+  });
   expect(scan().outcome).toBe("allowed");
   expect(fan.card(1001, 10, at)).toMatchObject({ outcome: "denied", reason: "unknownDevice", holderId: null });
   expect(fan.pin("x1", at).reason).toBe("badRequest"); // a malformed scan stays badRequest, as in decide
@@ -37,17 +44,39 @@ test("RH4 RH8 a handle taken before changes follows them: incremental, a full re
   // A batch against the live engine: indexes from deviceIndex, codes back to names.
   const out = { outcome: new Uint8Array(2), reason: new Uint8Array(2), rule: new Int32Array(2) };
   live.engine.decideBatch(
-    { device: Uint32Array.of(live.engine.deviceIndex("d-side"), 999), card: Float64Array.of(1002, 1002), facility: Float64Array.of(20, -1), atMs: Float64Array.of(at, at) },
+    {
+      device: Uint32Array.of(live.engine.deviceIndex("d-side"), 999),
+      card: Float64Array.of(1002, 1002),
+      facility: Float64Array.of(20, -1),
+      atMs: Float64Array.of(at, at),
+    },
     out,
   );
-  expect([live.engine.outcomeCodes[out.outcome[0]!], live.engine.reasonCodes[out.reason[0]!], live.engine.ruleId(out.rule[0]!)]).toEqual(["allowed", "allowed", "r-staff-door"]);
-  expect([live.engine.outcomeCodes[out.outcome[1]!], live.engine.reasonCodes[out.reason[1]!], out.rule[1]]).toEqual(["denied", "unknownDevice", -1]);
+  expect([
+    live.engine.outcomeCodes[out.outcome[0]!],
+    live.engine.reasonCodes[out.reason[0]!],
+    live.engine.ruleId(out.rule[0]!),
+  ]).toEqual(["allowed", "allowed", "r-staff-door"]);
+  expect([live.engine.outcomeCodes[out.outcome[1]!], live.engine.reasonCodes[out.reason[1]!], out.rule[1]]).toEqual([
+    "denied",
+    "unknownDevice",
+    -1,
+  ]);
 });
 
 test("RH5 decideBatch refuses columns of the wrong type or too short, before writing anything", () => {
   const engine = liveOf().engine;
-  const out = { outcome: new Uint8Array(2).fill(9), reason: new Uint8Array(2).fill(9), rule: new Int32Array(2).fill(9) };
-  const good = { device: Uint32Array.of(0, 0), card: Float64Array.of(1, 2), facility: Float64Array.of(-1, -1), atMs: Float64Array.of(at, at) };
+  const out = {
+    outcome: new Uint8Array(2).fill(9),
+    reason: new Uint8Array(2).fill(9),
+    rule: new Int32Array(2).fill(9),
+  };
+  const good = {
+    device: Uint32Array.of(0, 0),
+    card: Float64Array.of(1, 2),
+    facility: Float64Array.of(-1, -1),
+    atMs: Float64Array.of(at, at),
+  };
   expect(() => engine.decideBatch({ ...good, card: [1, 2] as never }, out)).toThrow(TypeError);
   expect(() => engine.decideBatch({ ...good, facility: Int32Array.of(-1, -1) as never }, out)).toThrow(TypeError);
   expect(() => engine.decideBatch({ ...good, atMs: Float64Array.of(at) }, out)).toThrow(RangeError);

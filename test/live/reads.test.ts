@@ -11,7 +11,11 @@ const ids = (list: { id: string }[]) => list.map((x) => x.id);
 function crowded() {
   const live = liveOf();
   const holders = live.snapshot.holders;
-  const more = Array.from({ length: 12 }, (_, i) => ({ id: `z-${String(11 - i).padStart(2, "0")}`, firstName: "Zed", lastName: String(11 - i).padStart(2, "0") }));
+  const more = Array.from({ length: 12 }, (_, i) => ({
+    id: `z-${String(11 - i).padStart(2, "0")}`,
+    firstName: "Zed",
+    lastName: String(11 - i).padStart(2, "0"),
+  }));
   return liveOf({ ...JSON.parse(JSON.stringify({ ...live.snapshot, holders: [...holders, ...more] })) });
 }
 
@@ -31,7 +35,9 @@ describe("lists", () => {
   test("per_page 1…100 and page ≥ 0 whole numbers, else 400 at query.<name>", () => {
     const live = liveOf();
     for (const q of ["per_page=101", "per_page=0", "per_page=ten", "page=-1", "page=1.5"])
-      expect(refuse(live, { method: "GET", path: `/holders?${q}` }, 400).paths, q).toEqual([`query.${q.split("=")[0]}`]);
+      expect(refuse(live, { method: "GET", path: `/holders?${q}` }, 400).paths, q).toEqual([
+        `query.${q.split("=")[0]}`,
+      ]);
   });
 
   test("holder search: partial and case-insensitive over firstName, lastName, email by default", () => {
@@ -54,7 +60,9 @@ describe("lists", () => {
     expect(ids(read(live, "/holders?search=1234&search_fields=pin").body)).toEqual(["h-ann"]);
     expect(ids(read(live, "/holders?search=ann&search_fields=lastName").body)).toEqual(["h-cy"]);
     expect(ids(read(live, "/holders?search=ann&search_fields=firstName,email").body)).toEqual(["h-ann"]);
-    expect(refuse(live, { method: "GET", path: "/holders?search=x&search_fields=partition" }, 400).paths).toEqual(["query.search_fields"]);
+    expect(refuse(live, { method: "GET", path: "/holders?search=x&search_fields=partition" }, 400).paths).toEqual([
+      "query.search_fields",
+    ]);
     // an empty search_fields is the default set; spaces around names are allowed
     expect(ids(read(live, "/holders?search=ann&search_fields=").body)).toEqual(["h-ann", "h-cy"]);
     expect(ids(read(live, "/holders?search=1234&search_fields=firstName,%20pin").body)).toEqual(["h-ann"]);
@@ -67,7 +75,9 @@ describe("lists", () => {
     expect(ids(read(live, "/groups?ids=g-staff,g-night&search=night").body)).toEqual(["g-night"]);
     const fifty = Array.from({ length: 49 }, (_, i) => `x-${i}`).concat("g-staff");
     expect(ids(read(live, `/groups?ids=${fifty.join(",")}`).body)).toEqual(["g-staff"]);
-    expect(refuse(live, { method: "GET", path: `/groups?ids=${fifty.join(",")},x-50` }, 400).paths).toEqual(["query.ids"]);
+    expect(refuse(live, { method: "GET", path: `/groups?ids=${fifty.join(",")},x-50` }, 400).paths).toEqual([
+      "query.ids",
+    ]);
   });
 
   test("cloud nodes: search on name, serialNumber and description; partitions and floor groups on name", () => {
@@ -93,12 +103,25 @@ describe("lists", () => {
       id: "g-night",
       name: "Night Shift",
       partition: { id: "p-east", name: "East Wing" },
-      holders: [{ id: "h-bob", firstName: "Bob", lastName: "Stone", enabled: true, partition: null, email: "bob@example.org" }],
+      holders: [
+        { id: "h-bob", firstName: "Bob", lastName: "Stone", enabled: true, partition: null, email: "bob@example.org" },
+      ],
       rules: [live.snapshot.rules[1]],
     });
-    expect(read(live, "/groups?ids=g-night").body[0]).toEqual({ id: "g-night", name: "Night Shift", partition: "p-east" });
+    expect(read(live, "/groups?ids=g-night").body[0]).toEqual({
+      id: "g-night",
+      name: "Night Shift",
+      partition: "p-east",
+    });
     const east = read(live, "/partitions?search=east&include=devices,users,attributes").body[0];
-    expect(east).toEqual({ id: "p-east", name: "East Wing", users: ["u-1"], default: false, devices: [{ id: "d-side", name: "Side Gate", type: "primaryReader" }], attributes: [] });
+    expect(east).toEqual({
+      id: "p-east",
+      name: "East Wing",
+      users: ["u-1"],
+      default: false,
+      devices: [{ id: "d-side", name: "Side Gate", type: "primaryReader" }],
+      attributes: [],
+    });
     expect(refuse(live, { method: "GET", path: "/holders?include=devices" }, 400).paths).toEqual(["query.include"]);
     expect(refuse(live, { method: "GET", path: "/groups?include=credentials" }, 400).paths).toEqual(["query.include"]);
     expect(refuse(live, { method: "GET", path: "/partitions?include=rules" }, 400).paths).toEqual(["query.include"]);
@@ -108,7 +131,9 @@ describe("lists", () => {
     const live = liveOf();
     const r = read(live, "/groups/g-staff/holders?per_page=1");
     expect(r.total).toBe(2);
-    expect(r.body).toEqual([{ id: "h-ann", firstName: "Ann", lastName: "Lee", enabled: true, partition: null, email: "ann@example.com" }]);
+    expect(r.body).toEqual([
+      { id: "h-ann", firstName: "Ann", lastName: "Lee", enabled: true, partition: null, email: "ann@example.com" },
+    ]);
     refuse(live, { method: "GET", path: "/groups/g-nope/holders" }, 404);
     refuse(live, { method: "GET", path: "/holders/h-nope/groups" }, 404);
   });
@@ -119,7 +144,10 @@ describe("lists", () => {
       { id: "g-staff", name: "Staff", partition: "p-default" },
       { id: "g-night", name: "Night Shift", partition: "p-east" },
     ]);
-    expect(h.credentials.map((c: { id: string; holderId: string }) => [c.id, c.holderId])).toEqual([["c-bob", "h-bob"], ["c-bob-phone", "h-bob"]]);
+    expect(h.credentials.map((c: { id: string; holderId: string }) => [c.id, c.holderId])).toEqual([
+      ["c-bob", "h-bob"],
+      ["c-bob-phone", "h-bob"],
+    ]);
   });
 });
 
@@ -130,8 +158,13 @@ describe("RSOP", () => {
     refuse(live, { method: "GET", path: "/rsop/holders?ids=h-nope" }, 404);
     const r = read(live, `/rsop/holders?ids=h-ann,h-bob&at=${AT}`).body;
     expect(r).toEqual(live.engine.rsop(["h-ann", "h-bob"], { at: AT }));
-    expect(r.holders[0].devices.map((d: { id: string; allowed: boolean }) => [d.id, d.allowed])).toEqual([["d-front", true], ["d-side", true]]);
-    expect(read(live, `/cloud-nodes/n-main/rsop/holders?ids=h-bob&at=${AT}`).body).toEqual(live.engine.rsop(["h-bob"], { at: AT, cloudNodeId: "n-main" }));
+    expect(r.holders[0].devices.map((d: { id: string; allowed: boolean }) => [d.id, d.allowed])).toEqual([
+      ["d-front", true],
+      ["d-side", true],
+    ]);
+    expect(read(live, `/cloud-nodes/n-main/rsop/holders?ids=h-bob&at=${AT}`).body).toEqual(
+      live.engine.rsop(["h-bob"], { at: AT, cloudNodeId: "n-main" }),
+    );
   });
 
   test("after a membership change the RSOP answer follows", () => {
@@ -147,7 +180,9 @@ describe("routing", () => {
     const live = liveOf();
     expect(refuse(live, { method: "GET", path: "/doors" }, 404).paths).toEqual(["path"]);
     expect(refuse(live, { method: "GET", path: "/holders/" }, 404).paths).toEqual(["path"]);
-    expect(refuse(live, { method: "POST", path: "/holders/h-ann/credentials/c-ann/activate/now" }, 404).paths).toEqual(["path"]);
+    expect(refuse(live, { method: "POST", path: "/holders/h-ann/credentials/c-ann/activate/now" }, 404).paths).toEqual([
+      "path",
+    ]);
     const m = refuse(live, { method: "DELETE", path: "/holders" }, 405);
     expect(m.paths).toEqual(["method"]);
     expect(m.issues[0]!.message).toContain("GET, POST");
@@ -161,7 +196,10 @@ describe("routing", () => {
   });
 
   test("path segments are URL-decoded", () => {
-    const live = liveOf({ ...liveOf().snapshot, groups: [...liveOf().snapshot.groups, { id: "g 1/2", name: "Odd" }] } as unknown);
+    const live = liveOf({
+      ...liveOf().snapshot,
+      groups: [...liveOf().snapshot.groups, { id: "g 1/2", name: "Odd" }],
+    } as unknown);
     expect(read(live, `/groups/${encodeURIComponent("g 1/2")}`).body.name).toBe("Odd");
   });
 });
@@ -200,11 +238,31 @@ describe("batches of creates (run on one draft, validated once: semantics L20)",
     Array.from({ length: n }, (_, k) => ({
       method: "POST" as const,
       path: "/holders",
-      body: { firstName: "Bat", lastName: `Ch${k}`, groups: [group], credentials: [{ types: ["card"], credentialNumber: 7000 + k, facilityCode: 10 }] },
+      body: {
+        firstName: "Bat",
+        lastName: `Ch${k}`,
+        groups: [group],
+        credentials: [{ types: ["card"], credentialNumber: 7000 + k, facilityCode: 10 }],
+      },
     }));
 
   test("answer, snapshot, patches and ids equal those of the same creates applied one at a time", () => {
-    const ops = [...creates(5), { method: "POST" as const, path: "/groups", body: { name: "Cleaners" } }, { method: "POST" as const, path: "/rules", body: { type: "door", groupId: "g-staff", devices: ["d-front"], startTime: "00:00:00", stopTime: "24:00:00", recurring: ["Mon"] } }];
+    const ops = [
+      ...creates(5),
+      { method: "POST" as const, path: "/groups", body: { name: "Cleaners" } },
+      {
+        method: "POST" as const,
+        path: "/rules",
+        body: {
+          type: "door",
+          groupId: "g-staff",
+          devices: ["d-front"],
+          startTime: "00:00:00",
+          stopTime: "24:00:00",
+          recurring: ["Mon"],
+        },
+      },
+    ];
     const batched = liveOf();
     const single = liveOf();
     const r = batched.apply(ops);
@@ -213,7 +271,8 @@ describe("batches of creates (run on one draft, validated once: semantics L20)",
     expect(r.results).toEqual(one);
     expect(batched.snapshot).toEqual(single.snapshot);
     // Each result's inverse undoes it: undone last to first, the snapshot is back where it started.
-    for (const x of [...r.results].reverse()) expect(batched.applyPatches((x as unknown as { inversePatches: never[] }).inversePatches).ok).toBe(true);
+    for (const x of [...r.results].reverse())
+      expect(batched.applyPatches((x as unknown as { inversePatches: never[] }).inversePatches).ok).toBe(true);
     expect(batched.snapshot).toEqual(liveOf().snapshot);
     // The engine answers for the new holders as a fresh load does.
     const fresh = liveOf(single.snapshot);
@@ -223,7 +282,11 @@ describe("batches of creates (run on one draft, validated once: semantics L20)",
 
   test("a refused create names its index and problems as one-at-a-time would, changes nothing, and the ids drawn are used again", () => {
     // The third create reuses the first one's card number; two more follow it.
-    const ops = creates(5).map((op, k) => (k === 2 ? { ...op, body: { ...op.body, credentials: [{ types: ["card"], credentialNumber: 7000, facilityCode: 10 }] } } : op));
+    const ops = creates(5).map((op, k) =>
+      k === 2
+        ? { ...op, body: { ...op.body, credentials: [{ types: ["card"], credentialNumber: 7000, facilityCode: 10 }] } }
+        : op,
+    );
     const live = liveOf();
     const before = live.snapshot;
     const r = live.apply(ops);
@@ -241,7 +304,10 @@ describe("batches of creates (run on one draft, validated once: semantics L20)",
     expect(live.snapshot).toBe(before);
     // Later creates get the ids that a system running the operations one at a time, up to the refused
     // one, gives them (that system kept the two creates before it: a batch keeps none).
-    const later = creates(3).map((op, k) => ({ ...op, body: { ...op.body, credentials: [{ types: ["card"], credentialNumber: 8000 + k, facilityCode: 10 }] } }));
+    const later = creates(3).map((op, k) => ({
+      ...op,
+      body: { ...op.body, credentials: [{ types: ["card"], credentialNumber: 8000 + k, facilityCode: 10 }] },
+    }));
     for (const op of later) {
       const [a, b] = [live.apply(op), sequential.apply(op)];
       expect([a.status, b.status]).toEqual([201, 201]);
@@ -257,7 +323,18 @@ describe("batches of creates (run on one draft, validated once: semantics L20)",
     const live = liveOf();
     const r = live.apply([
       { method: "POST", path: "/groups", body: { name: "First" } },
-      { method: "POST", path: "/rules", body: { type: "door", groupId: second, devices: ["d-front"], startTime: "00:00:00", stopTime: "24:00:00", recurring: ["Mon"] } },
+      {
+        method: "POST",
+        path: "/rules",
+        body: {
+          type: "door",
+          groupId: second,
+          devices: ["d-front"],
+          startTime: "00:00:00",
+          stopTime: "24:00:00",
+          recurring: ["Mon"],
+        },
+      },
       { method: "POST", path: "/groups", body: { name: "Second" } },
     ]);
     expect(!r.ok && [r.status, r.index, r.issues.map((i) => i.path.join("."))]).toEqual([400, 1, ["body.groupId"]]);
@@ -270,7 +347,11 @@ describe("what a live snapshot freezes (semantics L19)", () => {
     expect(Object.isFrozen(live.snapshot)).toBe(true);
     expect(Object.isFrozen(live.snapshot.holders[0])).toBe(true);
     expect(Object.isFrozen(live.snapshot.holders[0]!.credentials[0])).toBe(true);
-    const created = accept(live, { method: "POST", path: "/holders", body: { firstName: "New", lastName: "Person", groups: ["g-staff"] } }, 201);
+    const created = accept(
+      live,
+      { method: "POST", path: "/holders", body: { firstName: "New", lastName: "Person", groups: ["g-staff"] } },
+      201,
+    );
     accept(live, { method: "PUT", path: "/holders/h-ann/groups/g-night" }, 204);
     const s = live.snapshot;
     const ann = s.holders.find((h) => h.id === "h-ann")!;

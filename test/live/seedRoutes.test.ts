@@ -145,15 +145,22 @@ const NOT_LIVE_ROUTES: ReadonlyMap<string, string> = new Map([
   ["DELETE /reports/holders/requests/{report_id}", "report metadata and records are stored apart from the snapshot"],
   ["POST /api/reports/cloudpeople/preview", "a report preview reads the panel and stores nothing"],
   ["POST /api/reports/cloudpeople/generate", "report metadata and records are stored apart from the panel"],
-  ["DELETE /api/reports/cloudpeople/requests/{report_id}", "report metadata and records are stored apart from the panel"],
+  [
+    "DELETE /api/reports/cloudpeople/requests/{report_id}",
+    "report metadata and records are stored apart from the panel",
+  ],
   ["POST /api/persons/import/preview", "a preview changes nothing; executing an import is not shown in the seed"],
 ]);
 
 const key = ([method, template]: Route): string => `${method} ${template}`;
 /** `{holder_id}` → the route table's parameter name `holderId`. */
-const paramName = (seedName: string): string => seedName.replace(/_id$/, "Id").replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+const paramName = (seedName: string): string =>
+  seedName.replace(/_id$/, "Id").replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 /** The template with a sample value for each parameter, and the params a match must give back. */
-function instantiate(template: string, sample: (name: string, k: number) => string): { path: string; params: Record<string, string> } {
+function instantiate(
+  template: string,
+  sample: (name: string, k: number) => string,
+): { path: string; params: Record<string, string> } {
   const params: Record<string, string> = {};
   let k = 0;
   const path = template.replace(/\{([a-z_]+)\}/g, (_, name: string) => {
@@ -171,7 +178,10 @@ interface Interface {
   readonly pending: ReadonlySet<string>;
   readonly match: (method: string, path: string) => { kind: string; params?: Record<string, string> };
   readonly sample: (name: string, k: number) => string;
-  readonly apply: (method: Method, path: string) => { ok: boolean; status: number; issues?: readonly { code: string }[] };
+  readonly apply: (
+    method: Method,
+    path: string,
+  ) => { ok: boolean; status: number; issues?: readonly { code: string }[] };
 }
 
 const INTERFACES: readonly Interface[] = [
@@ -203,16 +213,19 @@ const routed = (i: Interface, route: Route) => {
 describe.each(INTERFACES)("write routes of $name", (i) => {
   const expected = [...i.seed, ...i.extensions].filter((r) => !i.pending.has(key(r)) && !NOT_LIVE_ROUTES.has(key(r)));
 
-  test.each(expected.map((r) => [key(r), r] as const))("%s is routed to a write handler with its path parameters", (_name, route) => {
-    const { path, params, match } = routed(i, route);
-    expect(match.kind, `${route[0]} ${path}`).toBe("write");
-    expect(match.params).toEqual(params);
-    // And the live system answers it: unknown ids are 404 "notFound" or the body is refused, never "no such route".
-    const r = i.apply(route[0], path);
-    const codes = r.ok ? [] : (r.issues ?? []).map((x) => x.code);
-    expect(codes, `${route[0]} ${path} → ${r.status}`).not.toContain("unknownRoute");
-    expect(codes).not.toContain("methodNotAllowed");
-  });
+  test.each(expected.map((r) => [key(r), r] as const))(
+    "%s is routed to a write handler with its path parameters",
+    (_name, route) => {
+      const { path, params, match } = routed(i, route);
+      expect(match.kind, `${route[0]} ${path}`).toBe("write");
+      expect(match.params).toEqual(params);
+      // And the live system answers it: unknown ids are 404 "notFound" or the body is refused, never "no such route".
+      const r = i.apply(route[0], path);
+      const codes = r.ok ? [] : (r.issues ?? []).map((x) => x.code);
+      expect(codes, `${route[0]} ${path} → ${r.status}`).not.toContain("unknownRoute");
+      expect(codes).not.toContain("methodNotAllowed");
+    },
+  );
 
   test("every pending route is still unrouted (empty the pending set once they land)", () => {
     const stale = [...i.seed].filter((r) => i.pending.has(key(r)) && routed(i, r).match.kind === "write").map(key);
@@ -223,7 +236,8 @@ describe.each(INTERFACES)("write routes of $name", (i) => {
 
   test("every write route the live system leaves out is listed with its reason, and is indeed unrouted", () => {
     const left = i.seed.filter((r) => NOT_LIVE_ROUTES.has(key(r)));
-    for (const r of left) expect(routed(i, r).match.kind, `${key(r)} is routed now: move it out of NOT_LIVE_ROUTES`).not.toBe("write");
+    for (const r of left)
+      expect(routed(i, r).match.kind, `${key(r)} is routed now: move it out of NOT_LIVE_ROUTES`).not.toBe("write");
     expect(left.length).toBeGreaterThan(0);
   });
 });
@@ -231,6 +245,8 @@ describe.each(INTERFACES)("write routes of $name", (i) => {
 test("the copied route lists are complete: 38 write rows in seed 001 §4 and 29 in seed 002 §4; no route twice", () => {
   expect(SEED_001_WRITE_ROUTES).toHaveLength(38);
   expect(SEED_002_WRITE_ROUTES).toHaveLength(29);
-  for (const list of [SEED_001_WRITE_ROUTES, SEED_002_WRITE_ROUTES]) expect(new Set(list.map(key)).size).toBe(list.length);
-  for (const k of NOT_LIVE_ROUTES.keys()) expect([...SEED_001_WRITE_ROUTES, ...SEED_002_WRITE_ROUTES].map(key)).toContain(k);
+  for (const list of [SEED_001_WRITE_ROUTES, SEED_002_WRITE_ROUTES])
+    expect(new Set(list.map(key)).size).toBe(list.length);
+  for (const k of NOT_LIVE_ROUTES.keys())
+    expect([...SEED_001_WRITE_ROUTES, ...SEED_002_WRITE_ROUTES].map(key)).toContain(k);
 });

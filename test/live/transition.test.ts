@@ -14,7 +14,11 @@ type Snap = { format: string; holders: Record<string, unknown>[]; rules: Record<
 function base(): Snap {
   return freezeSnapshot({
     format: "rsop-system/1",
-    holders: [0, 1, 2, 3].map((i) => ({ id: `h${i}`, groups: ["g1"], credentials: [{ id: `c${i}`, types: ["card"] }] })),
+    holders: [0, 1, 2, 3].map((i) => ({
+      id: `h${i}`,
+      groups: ["g1"],
+      credentials: [{ id: `c${i}`, types: ["card"] }],
+    })),
     rules: [{ id: "r1", devices: ["d1"] }],
   });
 }
@@ -57,7 +61,8 @@ describe("applySnapshotPatches", () => {
     expect(Object.isFrozen(mine)).toBe(true);
     for (const p of patches) {
       const top = (mine as Record<string, unknown>)[p.path[0] as string];
-      if (Array.isArray(top) && typeof p.path[1] === "number" && top[p.path[1]] !== undefined) expect(Object.isFrozen(top[p.path[1]])).toBe(true);
+      if (Array.isArray(top) && typeof p.path[1] === "number" && top[p.path[1]] !== undefined)
+        expect(Object.isFrozen(top[p.path[1]])).toBe(true);
     }
   });
 
@@ -104,8 +109,10 @@ describe("applySnapshotPatches", () => {
           } else if (n > 0 && e.op === "remove") {
             patches.push({ op: "remove", path: ["holders", e.at % n] });
             n--;
-          } else if (n > 0 && e.op === "replace") patches.push({ op: "replace", path: ["holders", e.at % n], value: h(e.id) });
-          else if (n > 0 && e.op === "deep") patches.push({ op: "replace", path: ["holders", e.at % n, "groups"], value: [e.id] });
+          } else if (n > 0 && e.op === "replace")
+            patches.push({ op: "replace", path: ["holders", e.at % n], value: h(e.id) });
+          else if (n > 0 && e.op === "deep")
+            patches.push({ op: "replace", path: ["holders", e.at % n, "groups"], value: [e.id] });
         }
         const b = base();
         expect(applySnapshotPatches(b, patches)).toEqual(immer.applyPatches(freeze(b, true), patches));

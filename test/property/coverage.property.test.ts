@@ -3,7 +3,13 @@
 // fixed seed so the check is deterministic.
 import fc from "fast-check";
 import { expect, test } from "vitest";
-import { type CardFormat, KNOWN_CARD_FORMATS, REASONS, type SystemSnapshot, parseSnapshot } from "../../src/model/index.js";
+import {
+  type CardFormat,
+  KNOWN_CARD_FORMATS,
+  REASONS,
+  type SystemSnapshot,
+  parseSnapshot,
+} from "../../src/model/index.js";
 import { snapshotAndRequestsArb } from "../arbitraries/index.js";
 import { decideNaive } from "../reference/decideNaive.js";
 
@@ -14,7 +20,9 @@ function formatKind(snapshot: SystemSnapshot, request: unknown): string | null {
   const length = r.credential.wiegand.length;
   const device = snapshot.devices.find((d) => d.id === r.deviceId);
   const node = snapshot.cloudNodes.find((n) => n.id === device?.cloudNode);
-  const f: CardFormat | undefined = node?.cardFormat.find((x) => x.min_input_bits <= length && length <= x.max_input_bits);
+  const f: CardFormat | undefined = node?.cardFormat.find(
+    (x) => x.min_input_bits <= length && length <= x.max_input_bits,
+  );
   if (f === undefined) return null;
   if (typeof f.layout === "string") return "layout name";
   if (f.layout !== null) return "custom layout";
@@ -34,10 +42,13 @@ test("Wiegand reads through every kind of card format (SPEC §5) reach allowed a
       reasons.get(kind)!.add(decideNaive(parsed.value, r).reason);
     }
   }
-  for (const kind of ["well-known id", "layout name", "custom layout", "raw"]) expect([kind, [...(reasons.get(kind) ?? [])].includes("allowed")]).toEqual([kind, true]);
+  for (const kind of ["well-known id", "layout name", "custom layout", "raw"])
+    expect([kind, [...(reasons.get(kind) ?? [])].includes("allowed")]).toEqual([kind, true]);
   // A raw read has no facility code and no parity (semantics S17).
   const raw = reasons.get("raw")!;
-  expect(["unknownCredential", "facilityCodeMismatch", "facilityCodeNotAllowed"].filter((r) => !raw.has(r))).toEqual([]);
+  expect(["unknownCredential", "facilityCodeMismatch", "facilityCodeNotAllowed"].filter((r) => !raw.has(r))).toEqual(
+    [],
+  );
   expect(raw.has("parityError")).toBe(false);
   expect(reasons.get("layout name")!.has("parityError")).toBe(true);
 });

@@ -35,45 +35,67 @@ function decideOrFail(engine: Engine, request: unknown, out?: Decision): Decisio
 }
 
 describe("decide (differential against decideNaive)", () => {
-  test("engine.decide equals decideNaive on every field; never throws; fills out; repeatable", () => {
-    fc.assert(
-      fc.property(snapshotAndRequestsArb(), ({ snapshot: input, requests }) => {
-        const snapshot = parseOrFail(input);
-        const engine = createEngine(snapshot);
-        const reused = staleDecision();
-        for (const r of requests) {
-          const fast = plain(decideOrFail(engine, r));
-          const naive = decideNaive(snapshot, r);
-          assertSameDecision("engine vs reference", r, fast, naive);
-          if (fast.topic !== `device.request.${fast.outcome}` || fast.outcome !== outcomeOf(fast.reason))
-            throw new Error(`inconsistent decision ${show(fast)} for ${show(r)}`);
-          assertSameDecision("same request twice", r, decideOrFail(engine, r), fast);
-          const out = staleDecision();
-          const got = decideOrFail(engine, r, out);
-          if (got !== out) throw new Error(`decide(request, out) returned another object for ${show(r)}`);
-          assertSameDecision("decide into a stale out object", r, got, fast);
-          const again = decideOrFail(engine, r, reused);
-          if (again !== reused) throw new Error(`decide(request, out) returned another object for ${show(r)}`);
-          assertSameDecision("decide into a reused out object", r, again, fast);
-        }
-      }),
-      { numRuns: NUM_RUNS, ...REPLAY },
-    );
-  }, TIMEOUT);
+  test(
+    "engine.decide equals decideNaive on every field; never throws; fills out; repeatable",
+    () => {
+      fc.assert(
+        fc.property(snapshotAndRequestsArb(), ({ snapshot: input, requests }) => {
+          const snapshot = parseOrFail(input);
+          const engine = createEngine(snapshot);
+          const reused = staleDecision();
+          for (const r of requests) {
+            const fast = plain(decideOrFail(engine, r));
+            const naive = decideNaive(snapshot, r);
+            assertSameDecision("engine vs reference", r, fast, naive);
+            if (fast.topic !== `device.request.${fast.outcome}` || fast.outcome !== outcomeOf(fast.reason))
+              throw new Error(`inconsistent decision ${show(fast)} for ${show(r)}`);
+            assertSameDecision("same request twice", r, decideOrFail(engine, r), fast);
+            const out = staleDecision();
+            const got = decideOrFail(engine, r, out);
+            if (got !== out) throw new Error(`decide(request, out) returned another object for ${show(r)}`);
+            assertSameDecision("decide into a stale out object", r, got, fast);
+            const again = decideOrFail(engine, r, reused);
+            if (again !== reused) throw new Error(`decide(request, out) returned another object for ${show(r)}`);
+            assertSameDecision("decide into a reused out object", r, again, fast);
+          }
+        }),
+        { numRuns: NUM_RUNS, ...REPLAY },
+      );
+    },
+    TIMEOUT,
+  );
 
-  test("a rule for a group with no holders changes no decision (engine and reference)", () => {
-    fc.assert(
-      fc.property(snapshotAndRequestsArb({ maxRequests: 8 }), noopRuleSpecArb, ({ snapshot: input, requests }, extra) => {
-        const before = parseOrFail(input);
-        const after = parseOrFail(addNoopRule(input, extra));
-        const engineBefore = createEngine(before);
-        const engineAfter = createEngine(after);
-        for (const r of requests) {
-          assertSameDecision("engine after adding a no-op rule", r, decideOrFail(engineAfter, r), decideOrFail(engineBefore, r));
-          assertSameDecision("reference after adding a no-op rule", r, decideNaive(after, r), decideNaive(before, r));
-        }
-      }),
-      { numRuns: Math.ceil(NUM_RUNS / 2), ...REPLAY },
-    );
-  }, TIMEOUT);
+  test(
+    "a rule for a group with no holders changes no decision (engine and reference)",
+    () => {
+      fc.assert(
+        fc.property(
+          snapshotAndRequestsArb({ maxRequests: 8 }),
+          noopRuleSpecArb,
+          ({ snapshot: input, requests }, extra) => {
+            const before = parseOrFail(input);
+            const after = parseOrFail(addNoopRule(input, extra));
+            const engineBefore = createEngine(before);
+            const engineAfter = createEngine(after);
+            for (const r of requests) {
+              assertSameDecision(
+                "engine after adding a no-op rule",
+                r,
+                decideOrFail(engineAfter, r),
+                decideOrFail(engineBefore, r),
+              );
+              assertSameDecision(
+                "reference after adding a no-op rule",
+                r,
+                decideNaive(after, r),
+                decideNaive(before, r),
+              );
+            }
+          },
+        ),
+        { numRuns: Math.ceil(NUM_RUNS / 2), ...REPLAY },
+      );
+    },
+    TIMEOUT,
+  );
 });

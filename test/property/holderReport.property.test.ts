@@ -9,7 +9,10 @@ import { holderReport, toCsv } from "../../src/live/reports/index.js";
 import { reportBodyArb, reportSnapshotArb } from "../arbitraries/reportCase.js";
 import { holderReportNaive } from "../reference/holderReportNaive.js";
 
-const NUM_RUNS = process.env.RSOP_PROPERTY_RUNS === undefined ? 300 : Math.max(300, Math.ceil(Number(process.env.RSOP_PROPERTY_RUNS) / 10));
+const NUM_RUNS =
+  process.env.RSOP_PROPERTY_RUNS === undefined
+    ? 300
+    : Math.max(300, Math.ceil(Number(process.env.RSOP_PROPERTY_RUNS) / 10));
 
 test("holderReport equals the naive report on random holders and filter bodies", () => {
   fc.assert(
@@ -32,13 +35,18 @@ test("the CSV export of any report parses back to its records (neutralised cells
       const got = holderReport(parsed.value, body);
       if (!got.ok) throw new Error(formatIssues(got.issues));
       const columns = got.value.length > 0 ? Object.keys(got.value[0]!) : ["id"];
-      const rows = parse(toCsv(got.value, columns), { columns: true, record_delimiter: "\r\n" }) as Record<string, string>[];
+      const rows = parse(toCsv(got.value, columns), { columns: true, record_delimiter: "\r\n" }) as Record<
+        string,
+        string
+      >[];
       const expected = got.value.map((r) =>
-        Object.fromEntries(columns.map((c) => {
-          const v = r[c];
-          const text = v === null || v === undefined ? "" : String(v);
-          return [c, /^[=+\-@\t\r]/.test(text) ? `'${text}` : text];
-        })),
+        Object.fromEntries(
+          columns.map((c) => {
+            const v = r[c];
+            const text = v === null || v === undefined ? "" : String(v);
+            return [c, /^[=+\-@\t\r]/.test(text) ? `'${text}` : text];
+          }),
+        ),
       );
       expect(rows).toEqual(expected);
     }),

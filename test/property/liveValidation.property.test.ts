@@ -13,7 +13,12 @@ import { matchRoute } from "../../src/live/routes.js";
 import { WriteValidator } from "../../src/live/validation.js";
 import { type Issue, type SystemSnapshot, deviceSchema, parseSnapshot } from "../../src/model/index.js";
 import { COLLECTIONS, type Collection } from "../../src/model/checks/index.js";
-import { type OperationSpec, operationSpecArb, resolveOperation, snapshotAndRequestsArb } from "../arbitraries/index.js";
+import {
+  type OperationSpec,
+  operationSpecArb,
+  resolveOperation,
+  snapshotAndRequestsArb,
+} from "../arbitraries/index.js";
 import { runWrite } from "../../src/live/write.js";
 
 /** Removes list[i] on a draft as a delete route does (the last element moves into its place). */
@@ -27,7 +32,10 @@ function removeAt<T>(list: T[], i: number): void {
  * 100 runs by default; RSOP_PROPERTY_RUNS scales it down by 20 (one run validates a sequence of writes both ways (about 6 ms a run)), so that the
  * 1,000,000-run hunt gives 50,000 runs here.
  */
-const NUM_RUNS = process.env.RSOP_PROPERTY_RUNS === undefined ? 100 : Math.max(100, Math.ceil(Number(process.env.RSOP_PROPERTY_RUNS) / 20));
+const NUM_RUNS =
+  process.env.RSOP_PROPERTY_RUNS === undefined
+    ? 100
+    : Math.max(100, Math.ceil(Number(process.env.RSOP_PROPERTY_RUNS) / 20));
 const TIMEOUT = 60_000 + NUM_RUNS * 60; // generous: the machine may be shared
 /**
  * The default run (the suite's) has a fixed seed, one whose 100 runs reach every refusal code the
@@ -35,7 +43,11 @@ const TIMEOUT = 60_000 + NUM_RUNS * 60; // generous: the machine may be shared
  * and the check failed by chance. Hunts (RSOP_PROPERTY_RUNS) draw a fresh seed; RSOP_PROPERTY_SEED=N replays one.
  */
 const SEED =
-  process.env.RSOP_PROPERTY_SEED !== undefined ? Number(process.env.RSOP_PROPERTY_SEED) : process.env.RSOP_PROPERTY_RUNS === undefined ? 1 : undefined;
+  process.env.RSOP_PROPERTY_SEED !== undefined
+    ? Number(process.env.RSOP_PROPERTY_SEED)
+    : process.env.RSOP_PROPERTY_RUNS === undefined
+      ? 1
+      : undefined;
 
 enablePatches();
 
@@ -59,15 +71,56 @@ const editSpecArb: fc.Arbitrary<EditSpec> = fc.record({
   value: fc.nat({ max: 500 }),
 });
 
-const JUNK: readonly unknown[] = ["zz-missing", "Mars/Olympus", "Europe/Paris", null, 7, 0, "floorRelay", "elevatorReader", "primaryReader", "ioDevice", "ethernet", "wirelessCoordinator", "lockhub", "usb", "wirelessGateway", "IPv4", "VENDOR_A", "w-1", ""];
+const JUNK: readonly unknown[] = [
+  "zz-missing",
+  "Mars/Olympus",
+  "Europe/Paris",
+  null,
+  7,
+  0,
+  "floorRelay",
+  "elevatorReader",
+  "primaryReader",
+  "ioDevice",
+  "ethernet",
+  "wirelessCoordinator",
+  "lockhub",
+  "usb",
+  "wirelessGateway",
+  "IPv4",
+  "VENDOR_A",
+  "w-1",
+  "",
+];
 /** Fields the checks across entities read, per collection. */
 const FIELDS: Record<Collection, readonly string[]> = {
   partitions: ["id", "name"],
   groups: ["id", "name", "partition"],
   holders: ["id", "partition", "groups", "pin", "customFields"],
   cloudNodes: ["id", "timezone", "cardFormat"],
-  connections: ["id", "cloudNode", "type", "port", "ipaddress", "macAddress", "protocol", "manufacturer", "ipv6Address"],
-  devices: ["id", "name", "cloudNode", "connection", "port", "type", "primaryReader", "wirelessAddress", "partition", "publicIcon"],
+  connections: [
+    "id",
+    "cloudNode",
+    "type",
+    "port",
+    "ipaddress",
+    "macAddress",
+    "protocol",
+    "manufacturer",
+    "ipv6Address",
+  ],
+  devices: [
+    "id",
+    "name",
+    "cloudNode",
+    "connection",
+    "port",
+    "type",
+    "primaryReader",
+    "wirelessAddress",
+    "partition",
+    "publicIcon",
+  ],
   floorGroups: ["id", "name", "partition", "readerPort", "floors"],
   rules: ["id", "groupId", "devices", "floorGroups", "type"],
   customFields: ["id", "partition", "type", "required", "values", "min", "max"],
@@ -79,7 +132,11 @@ function pool(s: SystemSnapshot, field: string): unknown[] {
   for (const c of COLLECTIONS)
     for (const e of s[c] as unknown as Record<string, unknown>[]) {
       if (field in e) out.push(e[field]);
-      if (field !== "id" && ["partition", "groupId", "readerPort", "primaryReader", "connection", "cloudNode"].includes(field)) out.push(e.id);
+      if (
+        field !== "id" &&
+        ["partition", "groupId", "readerPort", "primaryReader", "connection", "cloudNode"].includes(field)
+      )
+        out.push(e.id);
     }
   return [...out, ...JUNK];
 }
@@ -107,7 +164,17 @@ function edit(s: SystemSnapshot, spec: EditSpec): (draft: Record<Collection, Rec
         // 62…67 devices on it in all: a lockhub at or just past its 64 locks.
         const target = 62 + (spec.value % 6);
         for (let k = 0; on + k < target; k++)
-          draft.devices.push(deviceSchema.parse({ id: `fill-${spec.value}-${k}`, name: `Lock ${spec.value}-${k}`, cloudNode: conn.cloudNode, connection: conn.id, port: 1000 + k, type: "ioDevice", publicIcon: "other" }) as never);
+          draft.devices.push(
+            deviceSchema.parse({
+              id: `fill-${spec.value}-${k}`,
+              name: `Lock ${spec.value}-${k}`,
+              cloudNode: conn.cloudNode,
+              connection: conn.id,
+              port: 1000 + k,
+              type: "ioDevice",
+              publicIcon: "other",
+            }) as never,
+          );
         return;
       }
       case "splice":
@@ -121,17 +188,22 @@ function edit(s: SystemSnapshot, spec: EditSpec): (draft: Record<Collection, Rec
         if (arrays.length === 0) return;
         const f = arrays[spec.field % arrays.length]!;
         const ids = pool(s, "id");
-        (e[f] as unknown[]).push(f === "partition" ? { id: ids[spec.value % ids.length] } : ids[spec.value % ids.length]);
+        (e[f] as unknown[]).push(
+          f === "partition" ? { id: ids[spec.value % ids.length] } : ids[spec.value % ids.length],
+        );
         return;
       }
       case "credential": {
         const holders = draft.holders;
-        const h = holders[spec.a % Math.max(1, holders.length)] as { credentials: Record<string, unknown>[] } | undefined;
+        const h = holders[spec.a % Math.max(1, holders.length)] as
+          | { credentials: Record<string, unknown>[] }
+          | undefined;
         if (h === undefined || h.credentials.length === 0) return;
         const cred = h.credentials[spec.field % h.credentials.length]!;
         const others = s.holders.flatMap((x) => x.credentials);
         const other = others[spec.value % others.length]!;
-        if (spec.value % 2 === 0) cred.credentialNumber = (cred.types as string[]).includes("card") ? other.credentialNumber ?? 1 : null;
+        if (spec.value % 2 === 0)
+          cred.credentialNumber = (cred.types as string[]).includes("card") ? (other.credentialNumber ?? 1) : null;
         else cred.id = other.id;
         return;
       }
@@ -152,18 +224,32 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
 );
 
 /** The change one step makes to `s`: the next snapshot and its patches, or null (a read, or refused by the handler). */
-function change(s: SystemSnapshot, step: Step, seed: number): { next: SystemSnapshot; patches: Patch[]; inverse: Patch[] } | null {
+function change(
+  s: SystemSnapshot,
+  step: Step,
+  seed: number,
+): { next: SystemSnapshot; patches: Patch[]; inverse: Patch[] } | null {
   if ("edit" in step) {
     const [next, patches, inverse] = produceWithPatches(s, edit(s, step.edit) as never);
     return { next, patches, inverse };
   }
   const op: Operation = resolveOperation(s, step.op);
-  if (op === null || typeof op !== "object" || typeof op.method !== "string" || typeof op.path !== "string") return null;
+  if (op === null || typeof op !== "object" || typeof op.method !== "string" || typeof op.path !== "string")
+    return null;
   const q = op.path.indexOf("?");
   const route = matchRoute(op.method, q < 0 ? op.path : op.path.slice(0, q));
   if (route.kind !== "write") return null;
   try {
-    const { next, patches, inversePatches: inverse } = runWrite(s, route.handler, { params: route.params, body: op.body, newId: seededIds(seed), now: () => Date.UTC(2026, 3, 1) });
+    const {
+      next,
+      patches,
+      inversePatches: inverse,
+    } = runWrite(s, route.handler, {
+      params: route.params,
+      body: op.body,
+      newId: seededIds(seed),
+      now: () => Date.UTC(2026, 3, 1),
+    });
     return { next, patches, inverse };
   } catch (e) {
     if (e instanceof Refusal) return null;
@@ -177,61 +263,85 @@ function expectSameVerdict(inc: readonly Issue[], next: SystemSnapshot, what: st
   return ref.ok;
 }
 
-test("the incremental verdict on every write (routes, raw edits, batches, undo) is parseSnapshot's on the resulting snapshot", () => {
-  const counts = { accepted: 0, refused: 0, batchesRolledBack: 0, undone: 0, codes: new Map<string, number>() };
-  fc.assert(
-    fc.property(
-      snapshotAndRequestsArb({ maxRequests: 1 }),
-      fc.array(fc.array(stepArb, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 40 }),
-      fc.nat(),
-      ({ snapshot: input }, batches, seed) => {
-        const made = createLiveSystem(input);
-        if (!made.ok) throw new Error("generated snapshot refused");
-        let committed = made.value.snapshot;
-        const validator = new WriteValidator();
-        batches.forEach((steps, b) => {
-          let current = committed;
-          const inverses: Patch[][] = [];
-          for (const step of steps) {
-            const c = change(current, step, seed + b);
-            if (c === null) continue;
-            const what = `batch ${b}: ${JSON.stringify(step)}`;
-            const issues = validator.validate(committed, current, c.next, c.patches);
-            if (expectSameVerdict(issues, c.next, what)) {
-              counts.accepted++;
-              current = c.next;
-              inverses.push(c.inverse);
-            } else {
-              counts.refused++;
-              for (const i of issues) counts.codes.set(i.code, (counts.codes.get(i.code) ?? 0) + 1);
-              if (current !== committed) counts.batchesRolledBack++;
-              return; // the batch is refused as a whole: nothing is committed
+test(
+  "the incremental verdict on every write (routes, raw edits, batches, undo) is parseSnapshot's on the resulting snapshot",
+  () => {
+    const counts = { accepted: 0, refused: 0, batchesRolledBack: 0, undone: 0, codes: new Map<string, number>() };
+    fc.assert(
+      fc.property(
+        snapshotAndRequestsArb({ maxRequests: 1 }),
+        fc.array(fc.array(stepArb, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 40 }),
+        fc.nat(),
+        ({ snapshot: input }, batches, seed) => {
+          const made = createLiveSystem(input);
+          if (!made.ok) throw new Error("generated snapshot refused");
+          let committed = made.value.snapshot;
+          const validator = new WriteValidator();
+          batches.forEach((steps, b) => {
+            let current = committed;
+            const inverses: Patch[][] = [];
+            for (const step of steps) {
+              const c = change(current, step, seed + b);
+              if (c === null) continue;
+              const what = `batch ${b}: ${JSON.stringify(step)}`;
+              const issues = validator.validate(committed, current, c.next, c.patches);
+              if (expectSameVerdict(issues, c.next, what)) {
+                counts.accepted++;
+                current = c.next;
+                inverses.push(c.inverse);
+              } else {
+                counts.refused++;
+                for (const i of issues) counts.codes.set(i.code, (counts.codes.get(i.code) ?? 0) + 1);
+                if (current !== committed) counts.batchesRolledBack++;
+                return; // the batch is refused as a whole: nothing is committed
+              }
             }
-          }
-          committed = current;
-          if (inverses.length === 1 && (seed + b) % 4 === 0) {
-            // Undo through the validator: the inverse patches lead back to a valid snapshot.
-            const back = applyPatches(committed, inverses[0]!);
-            expect(expectSameVerdict(validator.validate(committed, committed, back, inverses[0]!), back, `undo of batch ${b}`)).toBe(true);
-            committed = back;
-            counts.undone++;
-          }
-        });
-      },
-    ),
-    { numRuns: NUM_RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
-  );
-  if (process.env.RSOP_PROPERTY_REPORT) process.stdout.write(`liveValidation: ${NUM_RUNS} runs, ${counts.accepted} accepted, ${counts.refused} refused, ${counts.batchesRolledBack} refused batches rolled back, ${counts.undone} undone; codes ${JSON.stringify(Object.fromEntries(counts.codes))}\n`);
-  // The property compared accepted and refused writes of many kinds.
-  expect(counts.accepted).toBeGreaterThan(NUM_RUNS);
-  expect(counts.refused).toBeGreaterThan(NUM_RUNS);
-  expect(counts.batchesRolledBack).toBeGreaterThan(0);
-  expect(counts.undone).toBeGreaterThan(0);
-  const codes = [...counts.codes.keys()];
-  for (const code of ["duplicateId", "duplicateName", "duplicateCredentialNumber", "unknownReference", "invalidReference", "inconsistentReference", "portInUse", "overCapacity", "invalidKey", "invalidValue"])
-    expect(codes, `refusals with ${code}`).toContain(code);
-  // A required custom field without a value comes from a raw edit of a definition (about 1 in 100 runs).
-  if (NUM_RUNS >= 1000) expect(codes, "refusals with required").toContain("required");
-  // A bad zone comes from a cloud node write only (about 3 in 100 runs): asserted where it is certain.
-  if (NUM_RUNS >= 1000) expect(codes, "refusals with invalidTimezone").toContain("invalidTimezone");
-}, TIMEOUT);
+            committed = current;
+            if (inverses.length === 1 && (seed + b) % 4 === 0) {
+              // Undo through the validator: the inverse patches lead back to a valid snapshot.
+              const back = applyPatches(committed, inverses[0]!);
+              expect(
+                expectSameVerdict(
+                  validator.validate(committed, committed, back, inverses[0]!),
+                  back,
+                  `undo of batch ${b}`,
+                ),
+              ).toBe(true);
+              committed = back;
+              counts.undone++;
+            }
+          });
+        },
+      ),
+      { numRuns: NUM_RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
+    );
+    if (process.env.RSOP_PROPERTY_REPORT)
+      process.stdout.write(
+        `liveValidation: ${NUM_RUNS} runs, ${counts.accepted} accepted, ${counts.refused} refused, ${counts.batchesRolledBack} refused batches rolled back, ${counts.undone} undone; codes ${JSON.stringify(Object.fromEntries(counts.codes))}\n`,
+      );
+    // The property compared accepted and refused writes of many kinds.
+    expect(counts.accepted).toBeGreaterThan(NUM_RUNS);
+    expect(counts.refused).toBeGreaterThan(NUM_RUNS);
+    expect(counts.batchesRolledBack).toBeGreaterThan(0);
+    expect(counts.undone).toBeGreaterThan(0);
+    const codes = [...counts.codes.keys()];
+    for (const code of [
+      "duplicateId",
+      "duplicateName",
+      "duplicateCredentialNumber",
+      "unknownReference",
+      "invalidReference",
+      "inconsistentReference",
+      "portInUse",
+      "overCapacity",
+      "invalidKey",
+      "invalidValue",
+    ])
+      expect(codes, `refusals with ${code}`).toContain(code);
+    // A required custom field without a value comes from a raw edit of a definition (about 1 in 100 runs).
+    if (NUM_RUNS >= 1000) expect(codes, "refusals with required").toContain("required");
+    // A bad zone comes from a cloud node write only (about 3 in 100 runs): asserted where it is certain.
+    if (NUM_RUNS >= 1000) expect(codes, "refusals with invalidTimezone").toContain("invalidTimezone");
+  },
+  TIMEOUT,
+);

@@ -9,30 +9,45 @@ import { NUM_RUNS, TIMEOUT } from "./support.js";
 
 const fresh = (v: unknown) => JSON.parse(JSON.stringify(v)) as unknown;
 
-test("plainJson answers what the default answers, for generated snapshots, whole or with one field broken", () => {
-  fc.assert(
-    fc.property(snapshotAndRequestsArb({ maxRequests: 1 }), fc.nat(), fc.constantFrom<unknown>(null, 7, "x", [], {}, true), ({ snapshot }, pick, junk) => {
-      expect(parseSnapshot(fresh(snapshot), { plainJson: true })).toEqual(parseSnapshot(fresh(snapshot)));
-      // One field of one entity replaced with junk.
-      const broken = fresh(snapshot) as Record<string, unknown>;
-      const lists = Object.keys(broken).filter((k) => Array.isArray(broken[k]) && (broken[k] as unknown[]).length > 0);
-      if (lists.length > 0) {
-        const list = broken[lists[pick % lists.length]!] as Record<string, unknown>[];
-        const entity = list[pick % list.length]!;
-        const keys = Object.keys(entity);
-        if (keys.length > 0) entity[keys[pick % keys.length]!] = junk;
-      }
-      expect(parseSnapshot(fresh(broken), { plainJson: true })).toEqual(parseSnapshot(fresh(broken)));
-    }),
-    { numRuns: Math.max(1, Math.floor(NUM_RUNS / 3)) },
-  );
-}, TIMEOUT);
+test(
+  "plainJson answers what the default answers, for generated snapshots, whole or with one field broken",
+  () => {
+    fc.assert(
+      fc.property(
+        snapshotAndRequestsArb({ maxRequests: 1 }),
+        fc.nat(),
+        fc.constantFrom<unknown>(null, 7, "x", [], {}, true),
+        ({ snapshot }, pick, junk) => {
+          expect(parseSnapshot(fresh(snapshot), { plainJson: true })).toEqual(parseSnapshot(fresh(snapshot)));
+          // One field of one entity replaced with junk.
+          const broken = fresh(snapshot) as Record<string, unknown>;
+          const lists = Object.keys(broken).filter(
+            (k) => Array.isArray(broken[k]) && (broken[k] as unknown[]).length > 0,
+          );
+          if (lists.length > 0) {
+            const list = broken[lists[pick % lists.length]!] as Record<string, unknown>[];
+            const entity = list[pick % list.length]!;
+            const keys = Object.keys(entity);
+            if (keys.length > 0) entity[keys[pick % keys.length]!] = junk;
+          }
+          expect(parseSnapshot(fresh(broken), { plainJson: true })).toEqual(parseSnapshot(fresh(broken)));
+        },
+      ),
+      { numRuns: Math.max(1, Math.floor(NUM_RUNS / 3)) },
+    );
+  },
+  TIMEOUT,
+);
 
-test("plainJson answers what the default answers, for any JSON value", () => {
-  fc.assert(
-    fc.property(fc.jsonValue(), (v) => {
-      expect(parseSnapshot(fresh(v), { plainJson: true })).toEqual(parseSnapshot(fresh(v)));
-    }),
-    { numRuns: NUM_RUNS },
-  );
-}, TIMEOUT);
+test(
+  "plainJson answers what the default answers, for any JSON value",
+  () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => {
+        expect(parseSnapshot(fresh(v), { plainJson: true })).toEqual(parseSnapshot(fresh(v)));
+      }),
+      { numRuns: NUM_RUNS },
+    );
+  },
+  TIMEOUT,
+);

@@ -10,7 +10,10 @@ import { type BuiltSnapshot, atSpecArb, builtSnapshotArb, resolveAt } from "../a
 // One run here computes RSOP for every holder and replays each entry through decide (~27 ms a run,
 // against ~2.6 ms for the decide differential property), so long hunts scale these properties to
 // 1/50 of RSOP_PROPERTY_RUNS: 1,000,000 runs of the differential property mean 20,000 here.
-const NUM_RUNS = process.env.RSOP_PROPERTY_RUNS === undefined ? 150 : Math.max(150, Math.ceil(Number(process.env.RSOP_PROPERTY_RUNS) / 50));
+const NUM_RUNS =
+  process.env.RSOP_PROPERTY_RUNS === undefined
+    ? 150
+    : Math.max(150, Math.ceil(Number(process.env.RSOP_PROPERTY_RUNS) / 50));
 const TIMEOUT = 60_000 + NUM_RUNS * 200; // generous: the machine may be shared
 
 /** Reasons that say the presented credential or read was not one the device accepts (steps 1, 2, 4). */
@@ -40,8 +43,11 @@ function presentations(snap: SystemSnapshot, holderId: string, deviceId: string)
   const out: Record<string, unknown>[] = [];
   for (const c of h.credentials) {
     for (const input of inputs) {
-      if (c.types.includes("card")) out.push({ input, credential: { credentialNumber: c.credentialNumber, facilityCode: c.facilityCode } });
-      else for (const mobile of ["touch", "token"]) if (c.types.includes(mobile as "touch")) out.push({ input, credential: { mobile, credentialId: c.id } });
+      if (c.types.includes("card"))
+        out.push({ input, credential: { credentialNumber: c.credentialNumber, facilityCode: c.facilityCode } });
+      else
+        for (const mobile of ["touch", "token"])
+          if (c.types.includes(mobile as "touch")) out.push({ input, credential: { mobile, credentialId: c.id } });
     }
   }
   return out;
@@ -62,7 +68,13 @@ function scanByDecide(engine: Engine, holderId: string, deviceId: string, at: nu
   return null;
 }
 
-const caseArb = fc.record({ built: builtSnapshotArb, at: atSpecArb, holderPick: fc.nat(), spanMinutes: fc.integer({ min: 1, max: 4 * 24 * 60 }), probes: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 6 }) });
+const caseArb = fc.record({
+  built: builtSnapshotArb,
+  at: atSpecArb,
+  holderPick: fc.nat(),
+  spanMinutes: fc.integer({ min: 1, max: 4 * 24 * 60 }),
+  probes: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 6 }),
+});
 
 function instantFor(built: BuiltSnapshot, spec: Parameters<typeof resolveAt>[0], pick: number): number {
   const devices = built.meta.devices;
@@ -105,8 +117,14 @@ describe("RSOP agrees with decide", () => {
               if (expected === null) continue;
               const here = rh.floorGroups.filter((fg) => fg.readerPort.id === reader);
               seen.floors++;
-              const union = [...new Set(here.filter((fg) => fg.allowed).flatMap((fg) => fg.floors.map((f) => f.id)))].sort();
-              expect({ holder: rh.id, reader, floors: union }).toEqual({ holder: rh.id, reader, floors: [...expected.floors] });
+              const union = [
+                ...new Set(here.filter((fg) => fg.allowed).flatMap((fg) => fg.floors.map((f) => f.id))),
+              ].sort();
+              expect({ holder: rh.id, reader, floors: union }).toEqual({
+                holder: rh.id,
+                reader,
+                floors: [...expected.floors],
+              });
               for (const fg of here) {
                 if (fg.allowed) expect(expected.outcome).toBe("allowed");
                 // An allowed floor group names an accepting rule that reaches it; a closed one names none.
@@ -140,20 +158,34 @@ describe("RSOP agrees with decide", () => {
           );
           for (const device of snap.devices) {
             if (device.type === "floorRelay") continue;
-            const who = engine.whoCanAccess(device.id, { at }).holders.map((h) => ({ id: h.holderId, rule: h.activeRuleId }));
+            const who = engine
+              .whoCanAccess(device.id, { at })
+              .holders.map((h) => ({ id: h.holderId, rule: h.activeRuleId }));
             entries += who.length;
             const fromRsop = rsop.holders
-              .flatMap((h) => h.devices.filter((d) => d.id === device.id && d.allowed).map((d) => ({ id: h.id, rule: d.activeRuleId })))
+              .flatMap((h) =>
+                h.devices
+                  .filter((d) => d.id === device.id && d.allowed)
+                  .map((d) => ({ id: h.id, rule: d.activeRuleId })),
+              )
               .sort((a, b) => (a.id < b.id ? -1 : 1));
             if (device.type === "elevatorReader" || device.type === "additionalElevatorReader") {
-              const ids = rsop.holders.filter((h) => h.floorGroups.some((fg) => fg.readerPort.id === device.id && fg.allowed)).map((h) => h.id);
+              const ids = rsop.holders
+                .filter((h) => h.floorGroups.some((fg) => fg.readerPort.id === device.id && fg.allowed))
+                .map((h) => h.id);
               expect(who.map((w) => w.id)).toEqual([...ids].sort());
             } else expect(who).toEqual(fromRsop);
           }
           for (const fg of snap.floorGroups) {
-            const who = engine.whoCanAccessFloorGroup(fg.id, { at }).holders.map((h) => ({ id: h.holderId, rule: h.activeRuleId }));
+            const who = engine
+              .whoCanAccessFloorGroup(fg.id, { at })
+              .holders.map((h) => ({ id: h.holderId, rule: h.activeRuleId }));
             const fromRsop = rsop.holders
-              .flatMap((h) => h.floorGroups.filter((x) => x.id === fg.id && x.allowed).map((x) => ({ id: h.id, rule: x.activeRuleId })))
+              .flatMap((h) =>
+                h.floorGroups
+                  .filter((x) => x.id === fg.id && x.allowed)
+                  .map((x) => ({ id: h.id, rule: x.activeRuleId })),
+              )
               .sort((a, b) => (a.id < b.id ? -1 : 1));
             expect(who).toEqual(fromRsop);
           }
@@ -183,7 +215,11 @@ describe("accessWindows agrees with decide", () => {
             if (device.type === "floorRelay") continue;
             const { windows } = engine.accessWindows(holder.id, device.id, { from, to });
             seen.windows += windows.length;
-            const ranges = windows.map((w) => ({ start: Date.parse(w.start), end: Date.parse(w.end), rule: w.activeRuleId }));
+            const ranges = windows.map((w) => ({
+              start: Date.parse(w.start),
+              end: Date.parse(w.end),
+              rule: w.activeRuleId,
+            }));
             const expectedAt = (t: number) => {
               const inside = ranges.find((r) => r.start <= t && t < r.end);
               return inside === undefined ? { allowed: false } : { allowed: true, rule: inside.rule };
@@ -193,7 +229,10 @@ describe("accessWindows agrees with decide", () => {
               if (d === null) return;
               seen.checks++;
               const got = d.outcome === "allowed" ? { allowed: true, rule: d.activeRuleId } : { allowed: false };
-              expect({ t: new Date(t).toISOString(), ...got }).toEqual({ t: new Date(t).toISOString(), ...expectedAt(t) });
+              expect({ t: new Date(t).toISOString(), ...got }).toEqual({
+                t: new Date(t).toISOString(),
+                ...expectedAt(t),
+              });
             };
             for (const r of ranges) {
               check(r.start);

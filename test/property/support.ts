@@ -13,10 +13,24 @@ export const TIMEOUT = 60_000 + NUM_RUNS * 20;
 export const REPLAY =
   process.env.RSOP_PROPERTY_SEED === undefined
     ? {}
-    : { seed: Number(process.env.RSOP_PROPERTY_SEED), ...(process.env.RSOP_PROPERTY_PATH ? { path: process.env.RSOP_PROPERTY_PATH } : {}) };
+    : {
+        seed: Number(process.env.RSOP_PROPERTY_SEED),
+        ...(process.env.RSOP_PROPERTY_PATH ? { path: process.env.RSOP_PROPERTY_PATH } : {}),
+      };
 
 /** Every field of a decision, compared one by one. */
-export const FIELDS = ["outcome", "topic", "reason", "holderId", "credentialId", "activeRuleId", "duress", "floors", "facilityCode", "credentialNumber"] as const;
+export const FIELDS = [
+  "outcome",
+  "topic",
+  "reason",
+  "holderId",
+  "credentialId",
+  "activeRuleId",
+  "duress",
+  "floors",
+  "facilityCode",
+  "credentialNumber",
+] as const;
 
 /** A plain copy, so internal classes, frozen or reused arrays never decide the comparison. */
 export function plain(d: Decision): Decision {

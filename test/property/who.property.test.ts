@@ -9,11 +9,25 @@ import type { Engine } from "../../src/evaluate/index.js";
 import { createEngine } from "../../src/evaluate/index.js";
 import { type Operation, createLiveSystem, seededIds } from "../../src/live/index.js";
 import { type SystemSnapshot, formatIssues, parseSnapshot } from "../../src/model/index.js";
-import { type BuiltSnapshot, atSpecArb, builtSnapshotArb, operationSpecArb, resolveAt, resolveOperation, snapshotAndRequestsArb } from "../arbitraries/index.js";
+import {
+  type BuiltSnapshot,
+  atSpecArb,
+  builtSnapshotArb,
+  operationSpecArb,
+  resolveAt,
+  resolveOperation,
+  snapshotAndRequestsArb,
+} from "../arbitraries/index.js";
 import { whoFloorGroupOneByOne, whoOneByOne } from "../reference/whoOneByOne.js";
 
-const NUM_RUNS = process.env.RSOP_PROPERTY_RUNS === undefined ? 150 : Math.max(150, Math.ceil(Number(process.env.RSOP_PROPERTY_RUNS) / 50));
-const LIVE_RUNS = process.env.RSOP_PROPERTY_RUNS === undefined ? 60 : Math.max(60, Math.ceil(Number(process.env.RSOP_PROPERTY_RUNS) / 200));
+const NUM_RUNS =
+  process.env.RSOP_PROPERTY_RUNS === undefined
+    ? 150
+    : Math.max(150, Math.ceil(Number(process.env.RSOP_PROPERTY_RUNS) / 50));
+const LIVE_RUNS =
+  process.env.RSOP_PROPERTY_RUNS === undefined
+    ? 60
+    : Math.max(60, Math.ceil(Number(process.env.RSOP_PROPERTY_RUNS) / 200));
 const TIMEOUT = 60_000 + NUM_RUNS * 300; // generous: the machine may be shared
 const AT = ["2026-04-15T14:15:00Z", "2026-04-18T03:30:00Z", "2026-11-01T06:30:00Z"];
 
@@ -37,19 +51,26 @@ function assertWhoMatches(engine: Engine, at: number, seen: Seen, what: string):
   const groupsOf = new Map(snap.holders.map((h) => [h.id, h.groups.length]));
   for (const d of snap.devices) {
     const got = engine.whoCanAccess(d.id, { at }).holders;
-    expect(got, `${what}: who can access ${d.id} at ${new Date(at).toISOString()}`).toStrictEqual(whoOneByOne(sys, d.id, at));
+    expect(got, `${what}: who can access ${d.id} at ${new Date(at).toISOString()}`).toStrictEqual(
+      whoOneByOne(sys, d.id, at),
+    );
     seen.entries += got.length;
     for (const e of got) {
       if (groupsOf.get(e.holderId)! > 1) seen.multiGroup++;
       if (e.floors.length > 0) seen.floors++;
     }
     // Holders the card alone does not admit but card + PIN does: the second factor combination.
-    const policies = new Set(snap.rules.filter((r) => got.some((e) => e.activeRuleId === r.id)).map((r) => r.authenticationPolicy));
-    if (policies.has("cardAndPin") || d.authenticationPolicy === "cardAndPin" || d.authenticationPolicy === "pinOnly") seen.pinOnly++;
+    const policies = new Set(
+      snap.rules.filter((r) => got.some((e) => e.activeRuleId === r.id)).map((r) => r.authenticationPolicy),
+    );
+    if (policies.has("cardAndPin") || d.authenticationPolicy === "cardAndPin" || d.authenticationPolicy === "pinOnly")
+      seen.pinOnly++;
   }
   for (const fg of snap.floorGroups) {
     const got = engine.whoCanAccessFloorGroup(fg.id, { at }).holders;
-    expect(got, `${what}: who can access ${fg.id} at ${new Date(at).toISOString()}`).toStrictEqual(whoFloorGroupOneByOne(sys, fg.id, at));
+    expect(got, `${what}: who can access ${fg.id} at ${new Date(at).toISOString()}`).toStrictEqual(
+      whoFloorGroupOneByOne(sys, fg.id, at),
+    );
     seen.entries += got.length;
   }
 }
@@ -65,10 +86,14 @@ test(
   () => {
     const seen: Seen = { entries: 0, multiGroup: 0, pinOnly: 0, floors: 0 };
     fc.assert(
-      fc.property(builtSnapshotArb, fc.array(fc.tuple(atSpecArb, fc.nat()), { minLength: 1, maxLength: 3 }), (built, ats) => {
-        const engine = createEngine(parseOrFail(built.input));
-        for (const [spec, pick] of ats) assertWhoMatches(engine, instantFor(built, spec, pick), seen, "fresh engine");
-      }),
+      fc.property(
+        builtSnapshotArb,
+        fc.array(fc.tuple(atSpecArb, fc.nat()), { minLength: 1, maxLength: 3 }),
+        (built, ats) => {
+          const engine = createEngine(parseOrFail(built.input));
+          for (const [spec, pick] of ats) assertWhoMatches(engine, instantFor(built, spec, pick), seen, "fresh engine");
+        },
+      ),
       { numRuns: NUM_RUNS },
     );
     // Not vacuous: allowed holders, some through several groups, some by card + PIN, some with floors.
@@ -91,21 +116,27 @@ test(
     const seen: Seen = { entries: 0, multiGroup: 0, pinOnly: 0, floors: 0 };
     let changes = 0;
     fc.assert(
-      fc.property(snapshotAndRequestsArb({ maxRequests: 1 }), fc.array(stepArb, { minLength: 3, maxLength: 25 }), fc.nat(), fc.constantFrom(...AT), ({ snapshot: input }, steps, seed, atIso) => {
-        const made = createLiveSystem(input, { newId: seededIds(seed) });
-        if (!made.ok) throw new Error("generated snapshot refused");
-        const live = made.value;
-        const at = Date.parse(atIso);
-        // Asked once before any change, so that the order exists and later changes patch it.
-        assertWhoMatches(live.engine, at, seen, "before any change");
-        for (const specs of steps) {
-          const ops: Operation[] = specs.map((spec) => resolveOperation(live.snapshot, spec));
-          const result = ops.length > 1 ? live.apply(ops) : live.apply(ops[0]!);
-          if (!result.ok) continue;
-          changes++;
-          assertWhoMatches(live.engine, at, seen, JSON.stringify(ops));
-        }
-      }),
+      fc.property(
+        snapshotAndRequestsArb({ maxRequests: 1 }),
+        fc.array(stepArb, { minLength: 3, maxLength: 25 }),
+        fc.nat(),
+        fc.constantFrom(...AT),
+        ({ snapshot: input }, steps, seed, atIso) => {
+          const made = createLiveSystem(input, { newId: seededIds(seed) });
+          if (!made.ok) throw new Error("generated snapshot refused");
+          const live = made.value;
+          const at = Date.parse(atIso);
+          // Asked once before any change, so that the order exists and later changes patch it.
+          assertWhoMatches(live.engine, at, seen, "before any change");
+          for (const specs of steps) {
+            const ops: Operation[] = specs.map((spec) => resolveOperation(live.snapshot, spec));
+            const result = ops.length > 1 ? live.apply(ops) : live.apply(ops[0]!);
+            if (!result.ok) continue;
+            changes++;
+            assertWhoMatches(live.engine, at, seen, JSON.stringify(ops));
+          }
+        },
+      ),
       { numRuns: LIVE_RUNS },
     );
     expect(changes).toBeGreaterThan(LIVE_RUNS * 2);

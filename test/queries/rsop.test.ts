@@ -24,9 +24,34 @@ const system = {
     { id: "c-tyo", name: "Tokyo board", type: "usb", cloudNode: "n-tyo", port: 1 },
   ],
   devices: [
-    { id: "d-chi-lab", name: "Chicago lab", cloudNode: "n-chi", connection: "c-chi", port: 1, type: "primaryReader", publicIcon: "swingingDoor", created: "2024-01-02 03:04:05" },
-    { id: "d-chi-server", name: "Chicago server room", cloudNode: "n-chi", connection: "c-chi", port: 2, type: "primaryReader", publicIcon: "swingingDoor" },
-    { id: "d-tyo-lab", name: "Tokyo lab", cloudNode: "n-tyo", connection: "c-tyo", port: 1, type: "primaryReader", publicIcon: "swingingDoor" },
+    {
+      id: "d-chi-lab",
+      name: "Chicago lab",
+      cloudNode: "n-chi",
+      connection: "c-chi",
+      port: 1,
+      type: "primaryReader",
+      publicIcon: "swingingDoor",
+      created: "2024-01-02 03:04:05",
+    },
+    {
+      id: "d-chi-server",
+      name: "Chicago server room",
+      cloudNode: "n-chi",
+      connection: "c-chi",
+      port: 2,
+      type: "primaryReader",
+      publicIcon: "swingingDoor",
+    },
+    {
+      id: "d-tyo-lab",
+      name: "Tokyo lab",
+      cloudNode: "n-tyo",
+      connection: "c-tyo",
+      port: 1,
+      type: "primaryReader",
+      publicIcon: "swingingDoor",
+    },
     { id: "d-tyo-lift", name: "Tokyo lift", cloudNode: "n-tyo", connection: "c-tyo", port: 2, type: "elevatorReader" },
     { id: "d-tyo-f1", name: "Tokyo floor 1", cloudNode: "n-tyo", connection: "c-tyo", port: 3, type: "floorRelay" },
     { id: "d-tyo-f2", name: "Tokyo floor 2", cloudNode: "n-tyo", connection: "c-tyo", port: 4, type: "floorRelay" },
@@ -36,16 +61,71 @@ const system = {
     { id: "fg-2", name: "Offices", readerPort: "d-tyo-lift", floors: ["d-tyo-f2"] },
   ],
   holders: [
-    { id: "h-ann", firstName: "Ann", lastName: "Lee", groups: ["g-staff"], credentials: [{ id: "k-ann", types: ["card"], credentialNumber: 1 }] },
-    { id: "h-bob", firstName: "Bob", lastName: "Roe", groups: ["g-staff", "g-contractors"], credentials: [{ id: "k-bob", types: ["card"], credentialNumber: 2 }] },
+    {
+      id: "h-ann",
+      firstName: "Ann",
+      lastName: "Lee",
+      groups: ["g-staff"],
+      credentials: [{ id: "k-ann", types: ["card"], credentialNumber: 1 }],
+    },
+    {
+      id: "h-bob",
+      firstName: "Bob",
+      lastName: "Roe",
+      groups: ["g-staff", "g-contractors"],
+      credentials: [{ id: "k-bob", types: ["card"], credentialNumber: 2 }],
+    },
   ],
   rules: [
     // 09:00–17:00 local, every day: in Chicago and in Tokyo the same rule opens at different instants.
-    { id: "r-staff-day", type: "door", groupId: "g-staff", devices: ["d-chi-lab", "d-chi-server", "d-tyo-lab"], startTime: "09:00:00", stopTime: "17:00:00", recurring: WEEK },
-    { id: "r-contractors-deny", type: "door", groupId: "g-contractors", devices: ["d-chi-server"], startTime: "00:00:00", stopTime: "24:00:00", recurring: WEEK, allow: false },
-    { id: "r-staff-lift", type: "elevator", groupId: "g-staff", floorGroups: ["fg-1"], startTime: "09:00:00", stopTime: "17:00:00", recurring: WEEK },
-    { id: "r-staff-offices", type: "elevator", groupId: "g-staff", floorGroups: ["fg-2"], startTime: "09:00:00", stopTime: "17:00:00", recurring: WEEK, authenticationPolicy: "cardAndPin" },
-    { id: "r-disabled", type: "door", groupId: "g-staff", devices: ["d-chi-lab"], startTime: "00:00:00", stopTime: "24:00:00", recurring: WEEK, enabled: false },
+    {
+      id: "r-staff-day",
+      type: "door",
+      groupId: "g-staff",
+      devices: ["d-chi-lab", "d-chi-server", "d-tyo-lab"],
+      startTime: "09:00:00",
+      stopTime: "17:00:00",
+      recurring: WEEK,
+    },
+    {
+      id: "r-contractors-deny",
+      type: "door",
+      groupId: "g-contractors",
+      devices: ["d-chi-server"],
+      startTime: "00:00:00",
+      stopTime: "24:00:00",
+      recurring: WEEK,
+      allow: false,
+    },
+    {
+      id: "r-staff-lift",
+      type: "elevator",
+      groupId: "g-staff",
+      floorGroups: ["fg-1"],
+      startTime: "09:00:00",
+      stopTime: "17:00:00",
+      recurring: WEEK,
+    },
+    {
+      id: "r-staff-offices",
+      type: "elevator",
+      groupId: "g-staff",
+      floorGroups: ["fg-2"],
+      startTime: "09:00:00",
+      stopTime: "17:00:00",
+      recurring: WEEK,
+      authenticationPolicy: "cardAndPin",
+    },
+    {
+      id: "r-disabled",
+      type: "door",
+      groupId: "g-staff",
+      devices: ["d-chi-lab"],
+      startTime: "00:00:00",
+      stopTime: "24:00:00",
+      recurring: WEEK,
+      enabled: false,
+    },
   ],
 };
 
@@ -123,7 +203,11 @@ describe("RSOP", () => {
       {
         id: "fg-1",
         name: "Lobby",
-        readerPort: { id: "d-tyo-lift", name: "Tokyo lift", cloudNode: { id: "n-tyo", serialNumber: "SN-TYO", name: "Tokyo" } },
+        readerPort: {
+          id: "d-tyo-lift",
+          name: "Tokyo lift",
+          cloudNode: { id: "n-tyo", serialNumber: "SN-TYO", name: "Tokyo" },
+        },
         floors: [{ id: "d-tyo-f1", name: "Tokyo floor 1", type: "floorRelay" }],
         allowed: true,
         activeRuleId: "r-staff-lift",
@@ -131,7 +215,11 @@ describe("RSOP", () => {
       {
         id: "fg-2",
         name: "Offices",
-        readerPort: { id: "d-tyo-lift", name: "Tokyo lift", cloudNode: { id: "n-tyo", serialNumber: "SN-TYO", name: "Tokyo" } },
+        readerPort: {
+          id: "d-tyo-lift",
+          name: "Tokyo lift",
+          cloudNode: { id: "n-tyo", serialNumber: "SN-TYO", name: "Tokyo" },
+        },
         floors: [{ id: "d-tyo-f2", name: "Tokyo floor 2", type: "floorRelay" }],
         allowed: false,
         activeRuleId: null,
@@ -162,13 +250,19 @@ describe("who can access", () => {
       { holderId: "h-ann", activeRuleId: "r-staff-day", floors: [] },
       { holderId: "h-bob", activeRuleId: "r-staff-day", floors: [] },
     ]);
-    expect(engine.whoCanAccess("d-chi-server", { at: CHICAGO_MORNING }).holders.map((h) => h.holderId)).toEqual(["h-ann"]);
+    expect(engine.whoCanAccess("d-chi-server", { at: CHICAGO_MORNING }).holders.map((h) => h.holderId)).toEqual([
+      "h-ann",
+    ]);
     expect(engine.whoCanAccess("d-tyo-lab", { at: CHICAGO_MORNING }).holders).toEqual([]);
   });
 
   test("an elevator reader and a floor group", () => {
     const at = "2026-01-14T01:00:00Z";
-    expect(engine.whoCanAccess("d-tyo-lift", { at }).holders[0]).toEqual({ holderId: "h-ann", activeRuleId: "r-staff-lift", floors: ["d-tyo-f1"] });
+    expect(engine.whoCanAccess("d-tyo-lift", { at }).holders[0]).toEqual({
+      holderId: "h-ann",
+      activeRuleId: "r-staff-lift",
+      floors: ["d-tyo-f1"],
+    });
     expect(engine.whoCanAccessFloorGroup("fg-1", { at }).holders.map((h) => h.holderId)).toEqual(["h-ann", "h-bob"]);
     expect(engine.whoCanAccessFloorGroup("fg-2", { at }).holders).toEqual([]);
     expect(() => engine.whoCanAccess("nope", { at })).toThrow(QueryError);
@@ -191,11 +285,20 @@ describe("RSOP and who can access across calls and changes (docs/semantics.md WA
     expect(e.compiled_).toBe(compiled); // the incremental path, not a recompile
     const after = e.rsop(["h-ann"], { at: CHICAGO_MORNING });
     expect(after).toStrictEqual(loadEngineOrThrow(next).rsop(["h-ann"], { at: CHICAGO_MORNING }));
-    expect(after.holders[0]!.devices[0]).toMatchObject({ name: "Chicago lab (renamed)", cloudNode: { name: "Chicago HQ" } });
-    expect(after.holders[0]!.floorGroups.find((fg) => fg.id === "fg-2")!.floors).toEqual([{ id: "d-tyo-f2", name: "Tokyo floor 2 (renamed)", type: "floorRelay" }]);
+    expect(after.holders[0]!.devices[0]).toMatchObject({
+      name: "Chicago lab (renamed)",
+      cloudNode: { name: "Chicago HQ" },
+    });
+    expect(after.holders[0]!.floorGroups.find((fg) => fg.id === "fg-2")!.floors).toEqual([
+      { id: "d-tyo-f2", name: "Tokyo floor 2 (renamed)", type: "floorRelay" },
+    ]);
     expect(new TextDecoder().decode(e.rsopJsonBytes(["h-ann"], { at: CHICAGO_MORNING }))).toBe(JSON.stringify(after));
-    expect(new TextDecoder().decode(e.rsopJsonBytes(["h-ann", "h-bob"], { at: CHICAGO_MORNING }, 2))).toBe(JSON.stringify(e.rsop(["h-ann", "h-bob"], { at: CHICAGO_MORNING }), null, 2));
-    expect(new TextDecoder().decode(e.rsopJsonBytes([], { at: CHICAGO_MORNING }, 4))).toBe(JSON.stringify(e.rsop([], { at: CHICAGO_MORNING }), null, 4));
+    expect(new TextDecoder().decode(e.rsopJsonBytes(["h-ann", "h-bob"], { at: CHICAGO_MORNING }, 2))).toBe(
+      JSON.stringify(e.rsop(["h-ann", "h-bob"], { at: CHICAGO_MORNING }), null, 2),
+    );
+    expect(new TextDecoder().decode(e.rsopJsonBytes([], { at: CHICAGO_MORNING }, 4))).toBe(
+      JSON.stringify(e.rsop([], { at: CHICAGO_MORNING }), null, 4),
+    );
   });
 
   test("WA5. a result belongs to its caller: changing one changes neither the engine nor the next result", () => {
@@ -209,11 +312,21 @@ describe("RSOP and who can access across calls and changes (docs/semantics.md WA
     expect(e.rsop(["h-ann", "h-bob"], { at: CHICAGO_MORNING })).toStrictEqual(expected);
     const who = e.whoCanAccess("d-chi-lab", { at: CHICAGO_MORNING });
     who.holders[0]!.holderId = "scribbled";
-    expect(e.whoCanAccess("d-chi-lab", { at: CHICAGO_MORNING }).holders.map((h) => h.holderId)).toEqual(["h-ann", "h-bob"]);
+    expect(e.whoCanAccess("d-chi-lab", { at: CHICAGO_MORNING }).holders.map((h) => h.holderId)).toEqual([
+      "h-ann",
+      "h-bob",
+    ]);
   });
 
   test("WA1. one pass per door: a deny in any of a holder's groups, card + PIN only with a PIN, dates, several groups", () => {
-    const holder = (id: string, groups: string[], extra: object = {}) => ({ id, firstName: id, lastName: "X", groups, credentials: [], ...extra });
+    const holder = (id: string, groups: string[], extra: object = {}) => ({
+      id,
+      firstName: id,
+      lastName: "X",
+      groups,
+      credentials: [],
+      ...extra,
+    });
     const e = loadEngineOrThrow({
       ...system,
       groups: [...system.groups, { id: "g-pin", name: "PIN people" }, { id: "g-late", name: "Late" }],
@@ -228,11 +341,30 @@ describe("RSOP and who can access across calls and changes (docs/semantics.md WA
       ],
       rules: [
         ...system.rules,
-        { id: "r-pin", type: "door", groupId: "g-pin", devices: ["d-chi-server"], startTime: "00:00:00", stopTime: "24:00:00", recurring: WEEK, authenticationPolicy: "cardAndPin" },
-        { id: "r-late", type: "door", groupId: "g-late", devices: ["d-chi-server"], startTime: "20:00:00", stopTime: "21:00:00", recurring: WEEK, allow: false },
+        {
+          id: "r-pin",
+          type: "door",
+          groupId: "g-pin",
+          devices: ["d-chi-server"],
+          startTime: "00:00:00",
+          stopTime: "24:00:00",
+          recurring: WEEK,
+          authenticationPolicy: "cardAndPin",
+        },
+        {
+          id: "r-late",
+          type: "door",
+          groupId: "g-late",
+          devices: ["d-chi-server"],
+          startTime: "20:00:00",
+          stopTime: "21:00:00",
+          recurring: WEEK,
+          allow: false,
+        },
       ],
     });
-    const who = (deviceId: string) => e.whoCanAccess(deviceId, { at: CHICAGO_MORNING }).holders.map((h) => `${h.holderId}:${h.activeRuleId}`);
+    const who = (deviceId: string) =>
+      e.whoCanAccess(deviceId, { at: CHICAGO_MORNING }).holders.map((h) => `${h.holderId}:${h.activeRuleId}`);
     expect(who("d-chi-server")).toEqual(["h-b:r-pin", "h-f:r-staff-day", "h-h:r-staff-day"]);
     expect(who("d-chi-lab")).toEqual(["h-a:r-staff-day", "h-f:r-staff-day", "h-h:r-staff-day"]);
   });
@@ -241,16 +373,34 @@ describe("RSOP and who can access across calls and changes (docs/semantics.md WA
     const e = loadEngineOrThrow(system);
     const at = CHICAGO_MORNING;
     expect(e.whoCanAccess("d-chi-lab", { at }).holders.map((h) => h.holderId)).toEqual(["h-ann", "h-bob"]);
-    const holder = (id: string, groups: string[]) => ({ ...e.snapshot.holders[0]!, id, groups, credentials: [], pin: null, duressPin: null });
+    const holder = (id: string, groups: string[]) => ({
+      ...e.snapshot.holders[0]!,
+      id,
+      groups,
+      credentials: [],
+      pin: null,
+      duressPin: null,
+    });
     const [next, patches] = produceWithPatches(e.snapshot, (d: SystemSnapshot) => {
       const holders = d.holders as unknown as unknown[];
-      holders.push(holder("h-aaa", ["g-staff"]), holder("h-zed", ["g-contractors", "g-staff"]), holder("h-bb", ["g-staff"]));
+      holders.push(
+        holder("h-aaa", ["g-staff"]),
+        holder("h-zed", ["g-contractors", "g-staff"]),
+        holder("h-bb", ["g-staff"]),
+      );
       holders.splice(0, 1); // h-ann leaves
     });
     e.update(next, patches);
-    expect(e.whoCanAccess("d-chi-lab", { at }).holders.map((h) => h.holderId)).toEqual(["h-aaa", "h-bb", "h-bob", "h-zed"]);
+    expect(e.whoCanAccess("d-chi-lab", { at }).holders.map((h) => h.holderId)).toEqual([
+      "h-aaa",
+      "h-bb",
+      "h-bob",
+      "h-zed",
+    ]);
     expect(e.whoCanAccess("d-chi-server", { at }).holders.map((h) => h.holderId)).toEqual(["h-aaa", "h-bb"]); // h-zed is a contractor: denied
-    expect(e.whoCanAccess("d-chi-lab", { at })).toStrictEqual(loadEngineOrThrow(next).whoCanAccess("d-chi-lab", { at }));
+    expect(e.whoCanAccess("d-chi-lab", { at })).toStrictEqual(
+      loadEngineOrThrow(next).whoCanAccess("d-chi-lab", { at }),
+    );
   });
   test("WA3. holders added one by one and several at once, and removed, after a query: the order is patched or sorted again, as a fresh load", () => {
     const e = loadEngineOrThrow(system);
@@ -259,12 +409,22 @@ describe("RSOP and who can access across calls and changes (docs/semantics.md WA
     expect(ids()).toEqual(["h-ann", "h-bob"]);
     const add = (...newIds: string[]) => {
       const [next, patches] = produceWithPatches(e.snapshot, (d: SystemSnapshot) => {
-        for (const id of newIds) (d.holders as unknown as unknown[]).push({ ...d.holders[0]!, id, groups: ["g-staff"], credentials: [], pin: null, duressPin: null });
+        for (const id of newIds)
+          (d.holders as unknown as unknown[]).push({
+            ...d.holders[0]!,
+            id,
+            groups: ["g-staff"],
+            credentials: [],
+            pin: null,
+            duressPin: null,
+          });
       });
       const compiled = e.compiled_;
       e.update(next, patches);
       expect(e.compiled_).toBe(compiled); // the incremental path
-      expect(e.whoCanAccess("d-chi-lab", { at })).toStrictEqual(loadEngineOrThrow(next).whoCanAccess("d-chi-lab", { at }));
+      expect(e.whoCanAccess("d-chi-lab", { at })).toStrictEqual(
+        loadEngineOrThrow(next).whoCanAccess("d-chi-lab", { at }),
+      );
     };
     add("h-aa");
     expect(ids()).toEqual(["h-aa", "h-ann", "h-bob"]);
@@ -294,7 +454,8 @@ describe("RSOP and who can access across calls and changes (docs/semantics.md WA
     e.update(next, patches);
     expect(e.compiled_).toBe(compiled);
     const fresh = loadEngineOrThrow(next);
-    for (const device of ["d-chi-server", "d-chi-lab", "d-tyo-lift"]) expect(e.whoCanAccess(device, { at })).toStrictEqual(fresh.whoCanAccess(device, { at }));
+    for (const device of ["d-chi-server", "d-chi-lab", "d-tyo-lift"])
+      expect(e.whoCanAccess(device, { at })).toStrictEqual(fresh.whoCanAccess(device, { at }));
     expect(e.whoCanAccess("d-chi-server", { at }).holders.map((h) => h.holderId)).toEqual(["h-bob"]);
     expect(e.whoCanAccess("d-chi-lab", { at }).holders.map((h) => h.holderId)).toEqual(["h-ann", "h-bob"]);
   });
@@ -304,15 +465,30 @@ describe("access windows", () => {
   test("one day in Chicago and in Tokyo, in local wall time", () => {
     const period = { from: "2026-01-14T00:00:00Z", to: "2026-01-15T00:00:00Z" };
     expect(engine.accessWindows("h-ann", "d-chi-lab", period).windows).toEqual([
-      { start: "2026-01-14T15:00:00.000Z", end: "2026-01-14T23:00:00.000Z", startLocal: "2026-01-14T09:00:00.000-06:00", endLocal: "2026-01-14T17:00:00.000-06:00", activeRuleId: "r-staff-day" },
+      {
+        start: "2026-01-14T15:00:00.000Z",
+        end: "2026-01-14T23:00:00.000Z",
+        startLocal: "2026-01-14T09:00:00.000-06:00",
+        endLocal: "2026-01-14T17:00:00.000-06:00",
+        activeRuleId: "r-staff-day",
+      },
     ]);
     expect(engine.accessWindows("h-ann", "d-tyo-lab", period).windows).toEqual([
-      { start: "2026-01-14T00:00:00.000Z", end: "2026-01-14T08:00:00.000Z", startLocal: "2026-01-14T09:00:00.000+09:00", endLocal: "2026-01-14T17:00:00.000+09:00", activeRuleId: "r-staff-day" },
+      {
+        start: "2026-01-14T00:00:00.000Z",
+        end: "2026-01-14T08:00:00.000Z",
+        startLocal: "2026-01-14T09:00:00.000+09:00",
+        endLocal: "2026-01-14T17:00:00.000+09:00",
+        activeRuleId: "r-staff-day",
+      },
     ]);
   });
 
   test("across the spring-forward night in Chicago: 09:00 is still 09:00 local", () => {
-    const w = engine.accessWindows("h-ann", "d-chi-lab", { from: "2026-03-07T00:00:00Z", to: "2026-03-09T00:00:00Z" }).windows;
+    const w = engine.accessWindows("h-ann", "d-chi-lab", {
+      from: "2026-03-07T00:00:00Z",
+      to: "2026-03-09T00:00:00Z",
+    }).windows;
     expect(w.map((x) => [x.startLocal, x.endLocal])).toEqual([
       ["2026-03-07T09:00:00.000-06:00", "2026-03-07T17:00:00.000-06:00"],
       ["2026-03-08T09:00:00.000-05:00", "2026-03-08T17:00:00.000-05:00"],
@@ -320,7 +496,9 @@ describe("access windows", () => {
   });
 
   test("a period over 62 days or backwards is refused", () => {
-    expect(() => engine.accessWindows("h-ann", "d-chi-lab", { from: 0, to: 63 * 86_400_000 })).toThrow(/at most 62 days/);
+    expect(() => engine.accessWindows("h-ann", "d-chi-lab", { from: 0, to: 63 * 86_400_000 })).toThrow(
+      /at most 62 days/,
+    );
     expect(() => engine.accessWindows("h-ann", "d-chi-lab", { from: 10, to: 5 })).toThrow(/after from/);
   });
 });

@@ -19,7 +19,17 @@ function system(patch: Obj = {}, nodePatch: Obj = {}): Obj {
     timezone: "UTC",
     cloudNodes: [{ id: "n1", name: "Node 1", ...nodePatch }],
     connections: [{ id: "c1", name: "Conn 1", type: "ethernet", cloudNode: "n1", ipaddress: "10.0.0.10", port: 4000 }],
-    devices: [{ id: "d1", name: "Front door", cloudNode: "n1", connection: "c1", port: 1, type: "primaryReader", publicIcon: "swingingDoor" }],
+    devices: [
+      {
+        id: "d1",
+        name: "Front door",
+        cloudNode: "n1",
+        connection: "c1",
+        port: 1,
+        type: "primaryReader",
+        publicIcon: "swingingDoor",
+      },
+    ],
     groups: [{ id: "g1", name: "Staff" }],
     holders: [
       {
@@ -38,7 +48,16 @@ function system(patch: Obj = {}, nodePatch: Obj = {}): Obj {
 }
 
 function rule24x7(id: string, extra: Obj = {}): Obj {
-  return { id, type: "door", groupId: "g1", devices: ["d1"], startTime: "00:00:00", stopTime: "24:00:00", recurring: ALL_DAYS, ...extra };
+  return {
+    id,
+    type: "door",
+    groupId: "g1",
+    devices: ["d1"],
+    startTime: "00:00:00",
+    stopTime: "24:00:00",
+    recurring: ALL_DAYS,
+    ...extra,
+  };
 }
 
 function load(input: Obj): SystemSnapshot {
@@ -106,24 +125,60 @@ describe("decideNaive", () => {
 
   test("reads: unknown format, parity error keeps the decoded fields, facility-code mismatch", () => {
     const snap = load(system());
-    expectReason(decideNaive(snap, { deviceId: "d1", at: AT, credential: { wiegand: "1".repeat(27) } }), "unknown", "unknownCardFormat");
+    expectReason(
+      decideNaive(snap, { deviceId: "d1", at: AT, credential: { wiegand: "1".repeat(27) } }),
+      "unknown",
+      "unknownCardFormat",
+    );
     const good = h10301(17, 12345);
-    const flipped = (good[25] === "1" ? good.slice(0, 25) + "0" : good.slice(0, 25) + "1");
+    const flipped = good[25] === "1" ? `${good.slice(0, 25)}0` : `${good.slice(0, 25)}1`;
     const parity = decideNaive(snap, { deviceId: "d1", at: AT, credential: { wiegand: flipped } });
     expect(parity).toMatchObject({ reason: "parityError", facilityCode: 17, credentialNumber: 12345, holderId: null });
     const mismatch = decideNaive(snap, { deviceId: "d1", at: AT, credential: { wiegand: h10301(18, 12345) } });
-    expect(mismatch).toMatchObject({ outcome: "unknown", reason: "facilityCodeMismatch", holderId: null, credentialId: null, facilityCode: 18 });
-    expectReason(decideNaive(snap, { deviceId: "d1", at: AT, credential: { credentialNumber: 777, facilityCode: 17 } }), "unknown", "unknownCredential");
+    expect(mismatch).toMatchObject({
+      outcome: "unknown",
+      reason: "facilityCodeMismatch",
+      holderId: null,
+      credentialId: null,
+      facilityCode: 18,
+    });
+    expectReason(
+      decideNaive(snap, { deviceId: "d1", at: AT, credential: { credentialNumber: 777, facilityCode: 17 } }),
+      "unknown",
+      "unknownCredential",
+    );
     // Already decoded, no facility code: null never equals 17 under ENFORCED.
-    expectReason(decideNaive(snap, { deviceId: "d1", at: AT, credential: { credentialNumber: 12345 } }), "unknown", "facilityCodeMismatch");
+    expectReason(
+      decideNaive(snap, { deviceId: "d1", at: AT, credential: { credentialNumber: 12345 } }),
+      "unknown",
+      "facilityCodeMismatch",
+    );
   });
 
   test("FILTER_LIST refuses codes outside the list and ignores the credential's own code", () => {
-    const fmt = { id: "H10301", min_input_bits: 26, max_input_bits: 26, facility_code: "FILTER_LIST", allowed_facility_codes: [5] };
+    const fmt = {
+      id: "H10301",
+      min_input_bits: 26,
+      max_input_bits: 26,
+      facility_code: "FILTER_LIST",
+      allowed_facility_codes: [5],
+    };
     const snap = load(system({}, { cardFormat: [fmt] }));
-    expectReason(decideNaive(snap, { deviceId: "d1", at: AT, credential: { wiegand: h10301(17, 12345) } }), "denied", "facilityCodeNotAllowed");
-    expectReason(decideNaive(snap, { deviceId: "d1", at: AT, credential: { wiegand: h10301(5, 12345) } }), "allowed", "allowed");
-    expectReason(decideNaive(snap, { deviceId: "d1", at: AT, credential: { credentialNumber: 12345 } }), "denied", "facilityCodeNotAllowed");
+    expectReason(
+      decideNaive(snap, { deviceId: "d1", at: AT, credential: { wiegand: h10301(17, 12345) } }),
+      "denied",
+      "facilityCodeNotAllowed",
+    );
+    expectReason(
+      decideNaive(snap, { deviceId: "d1", at: AT, credential: { wiegand: h10301(5, 12345) } }),
+      "allowed",
+      "allowed",
+    );
+    expectReason(
+      decideNaive(snap, { deviceId: "d1", at: AT, credential: { credentialNumber: 12345 } }),
+      "denied",
+      "facilityCodeNotAllowed",
+    );
   });
 
   test("a custom 64-bit layout: a card number above 2^53−1 is unknownCredential with a null number (E17)", () => {
@@ -132,14 +187,23 @@ describe("decideNaive", () => {
       min_input_bits: 64,
       max_input_bits: 64,
       facility_code: "NOT_ENFORCED",
-      layout: { facilityCode: null, cardNumber: { offset: 1, length: 62 }, parity: [{ position: 63, type: "odd", mask: "0" + "1".repeat(62) }] },
+      layout: {
+        facilityCode: null,
+        cardNumber: { offset: 1, length: 62 },
+        parity: [{ position: 63, type: "odd", mask: `0${"1".repeat(62)}` }],
+      },
     };
     const snap = load(system({}, { cardFormat: [fmt] }));
     // 62 ones: even count, so the odd parity bit is 1.
-    const d = decideNaive(snap, { deviceId: "d1", at: AT, credential: { wiegand: "0" + "1".repeat(62) + "1" } });
-    expect(d).toMatchObject({ outcome: "unknown", reason: "unknownCredential", facilityCode: null, credentialNumber: null });
+    const d = decideNaive(snap, { deviceId: "d1", at: AT, credential: { wiegand: `0${"1".repeat(62)}1` } });
+    expect(d).toMatchObject({
+      outcome: "unknown",
+      reason: "unknownCredential",
+      facilityCode: null,
+      credentialNumber: null,
+    });
     // A small number in the same layout decodes and matches.
-    const bits = "0" + (12345).toString(2).padStart(62, "0");
+    const bits = `0${(12345).toString(2).padStart(62, "0")}`;
     const ones = [...bits].filter((c) => c === "1").length;
     const frame = bits + (ones % 2 === 0 ? "1" : "0");
     expect(decideNaive(snap, { deviceId: "d1", at: AT, credential: { wiegand: frame } })).toMatchObject({
@@ -150,8 +214,11 @@ describe("decideNaive", () => {
   });
 
   test("overnight window Fri 22:00 → Sat 06:00", () => {
-    const snap = load(system({ rules: [rule24x7("r1", { startTime: "22:00:00", stopTime: "06:00:00", recurring: ["Fri"] })] }));
-    const scan = (at: string) => decideNaive(snap, { deviceId: "d1", at, credential: { credentialNumber: 12345, facilityCode: 17 } });
+    const snap = load(
+      system({ rules: [rule24x7("r1", { startTime: "22:00:00", stopTime: "06:00:00", recurring: ["Fri"] })] }),
+    );
+    const scan = (at: string) =>
+      decideNaive(snap, { deviceId: "d1", at, credential: { credentialNumber: 12345, facilityCode: 17 } });
     expectReason(scan("2026-11-20T21:59:59.999Z"), "denied", "noActiveRule"); // Fri
     expect(scan("2026-11-20T22:00:00Z")).toMatchObject({ reason: "allowed", activeRuleId: "r1" });
     expectReason(scan("2026-11-21T05:59:59Z"), "allowed", "allowed"); // Sat
@@ -161,9 +228,16 @@ describe("decideNaive", () => {
   });
 
   test("rule dates bound the occurrence's start day (E15)", () => {
-    const r = rule24x7("r1", { startTime: "22:00:00", stopTime: "06:00:00", recurring: ["Fri"], startDate: "2026-11-20", endDate: "2026-11-20" });
+    const r = rule24x7("r1", {
+      startTime: "22:00:00",
+      stopTime: "06:00:00",
+      recurring: ["Fri"],
+      startDate: "2026-11-20",
+      endDate: "2026-11-20",
+    });
     const snap = load(system({ rules: [r] }));
-    const scan = (at: string) => decideNaive(snap, { deviceId: "d1", at, credential: { credentialNumber: 12345, facilityCode: 17 } });
+    const scan = (at: string) =>
+      decideNaive(snap, { deviceId: "d1", at, credential: { credentialNumber: 12345, facilityCode: 17 } });
     expectReason(scan("2026-11-21T03:00:00Z"), "allowed", "allowed"); // Sat, but the occurrence started on the 20th
     expectReason(scan("2026-11-14T03:00:00Z"), "denied", "noActiveRule"); // started on the 13th
     expectReason(scan("2026-11-28T03:00:00Z"), "denied", "noActiveRule"); // started on the 27th
@@ -174,14 +248,27 @@ describe("decideNaive", () => {
       system(
         {
           rules: [
-            rule24x7("spring", { startTime: "02:00:00", stopTime: "03:00:00", recurring: ["Sun"], startDate: "2026-03-01", endDate: "2026-03-31" }),
-            rule24x7("fall", { startTime: "01:00:00", stopTime: "02:00:00", recurring: ["Sun"], startDate: "2026-11-01", endDate: "2026-11-01" }),
+            rule24x7("spring", {
+              startTime: "02:00:00",
+              stopTime: "03:00:00",
+              recurring: ["Sun"],
+              startDate: "2026-03-01",
+              endDate: "2026-03-31",
+            }),
+            rule24x7("fall", {
+              startTime: "01:00:00",
+              stopTime: "02:00:00",
+              recurring: ["Sun"],
+              startDate: "2026-11-01",
+              endDate: "2026-11-01",
+            }),
           ],
         },
         { timezone: "America/New_York" },
       ),
     );
-    const scan = (at: string) => decideNaive(snap, { deviceId: "d1", at, credential: { credentialNumber: 12345, facilityCode: 17 } });
+    const scan = (at: string) =>
+      decideNaive(snap, { deviceId: "d1", at, credential: { credentialNumber: 12345, facilityCode: 17 } });
     // 2026-03-08: 01:59:59.999 EST is followed by 03:00:00 EDT.
     expectReason(scan("2026-03-08T06:59:59.999Z"), "denied", "noActiveRule");
     expectReason(scan("2026-03-08T07:00:00Z"), "denied", "noActiveRule");
@@ -197,16 +284,28 @@ describe("decideNaive", () => {
   test("holder dates compare the node's local wall time (E14)", () => {
     const base = system({}, { timezone: "Asia/Tokyo" });
     const holders = base.holders as Obj[];
-    const snap = load({ ...base, holders: [{ ...holders[0], activeDate: "2026-11-18T09:00:00", expireDate: "2026-11-19T00:00:00" }] });
-    const scan = (at: string) => decideNaive(snap, { deviceId: "d1", at, credential: { credentialNumber: 12345, facilityCode: 17 } });
+    const snap = load({
+      ...base,
+      holders: [{ ...holders[0], activeDate: "2026-11-18T09:00:00", expireDate: "2026-11-19T00:00:00" }],
+    });
+    const scan = (at: string) =>
+      decideNaive(snap, { deviceId: "d1", at, credential: { credentialNumber: 12345, facilityCode: 17 } });
     expectReason(scan("2026-11-17T23:59:59.999Z"), "denied", "holderNotYetActive"); // 08:59:59.999 JST
     expectReason(scan("2026-11-18T00:00:00Z"), "allowed", "allowed"); // 09:00 JST
     expectReason(scan("2026-11-18T14:59:59.999Z"), "allowed", "allowed");
-    expect(scan("2026-11-18T15:00:00Z")).toMatchObject({ reason: "holderExpired", holderId: "h1", credentialId: "cr1" });
+    expect(scan("2026-11-18T15:00:00Z")).toMatchObject({
+      reason: "holderExpired",
+      holderId: "h1",
+      credentialId: "cr1",
+    });
   });
 
   test("deny rules win, smallest id decides", () => {
-    const snap = load(system({ rules: [rule24x7("a-allow"), rule24x7("z-deny", { allow: false }), rule24x7("m-deny", { allow: false })] }));
+    const snap = load(
+      system({
+        rules: [rule24x7("a-allow"), rule24x7("z-deny", { allow: false }), rule24x7("m-deny", { allow: false })],
+      }),
+    );
     const d = decideNaive(snap, { deviceId: "d1", at: AT, credential: { credentialNumber: 12345, facilityCode: 17 } });
     expect(d).toMatchObject({ outcome: "denied", reason: "deniedByRule", activeRuleId: "m-deny", holderId: "h1" });
   });
@@ -216,13 +315,32 @@ describe("decideNaive", () => {
     const devices = base.devices as Obj[];
     const snap = load({ ...base, devices: [{ ...devices[0], authenticationPolicy: "pinOnly" }] });
     const card = { credentialNumber: 12345, facilityCode: 17 };
-    expect(decideNaive(snap, { deviceId: "d1", at: AT, credential: card })).toMatchObject({ reason: "pinRequired", activeRuleId: "r1" });
-    expect(decideNaive(snap, { deviceId: "d1", at: AT, pin: "1234" })).toMatchObject({ reason: "cardRequired", credentialId: null, holderId: "h1" });
-    expect(decideNaive(snap, { deviceId: "d1", at: AT, credential: card, pin: "0000" })).toMatchObject({ reason: "wrongPin", duress: false });
-    expect(decideNaive(snap, { deviceId: "d1", at: AT, credential: card, pin: "1234" })).toMatchObject({ reason: "allowed", duress: false });
-    expect(decideNaive(snap, { deviceId: "d1", at: AT, credential: card, pin: "9999" })).toMatchObject({ reason: "allowed", duress: true });
+    expect(decideNaive(snap, { deviceId: "d1", at: AT, credential: card })).toMatchObject({
+      reason: "pinRequired",
+      activeRuleId: "r1",
+    });
+    expect(decideNaive(snap, { deviceId: "d1", at: AT, pin: "1234" })).toMatchObject({
+      reason: "cardRequired",
+      credentialId: null,
+      holderId: "h1",
+    });
+    expect(decideNaive(snap, { deviceId: "d1", at: AT, credential: card, pin: "0000" })).toMatchObject({
+      reason: "wrongPin",
+      duress: false,
+    });
+    expect(decideNaive(snap, { deviceId: "d1", at: AT, credential: card, pin: "1234" })).toMatchObject({
+      reason: "allowed",
+      duress: false,
+    });
+    expect(decideNaive(snap, { deviceId: "d1", at: AT, credential: card, pin: "9999" })).toMatchObject({
+      reason: "allowed",
+      duress: true,
+    });
     // Duress fires on a denial too (E9).
-    expect(decideNaive(snap, { deviceId: "d1", at: AT, pin: "9999" })).toMatchObject({ reason: "cardRequired", duress: true });
+    expect(decideNaive(snap, { deviceId: "d1", at: AT, pin: "9999" })).toMatchObject({
+      reason: "cardRequired",
+      duress: true,
+    });
   });
 
   test("card + wrong PIN counts as card alone (E10); PIN alone: unknown and ambiguous", () => {
@@ -234,9 +352,17 @@ describe("decideNaive", () => {
     });
     const card = { credentialNumber: 12345, facilityCode: 17 };
     expectReason(decideNaive(snap, { deviceId: "d1", at: AT, credential: card, pin: "5555" }), "allowed", "allowed");
-    expect(decideNaive(snap, { deviceId: "d1", at: AT, pin: "1234" })).toMatchObject({ reason: "ambiguousPin", holderId: null, duress: false });
+    expect(decideNaive(snap, { deviceId: "d1", at: AT, pin: "1234" })).toMatchObject({
+      reason: "ambiguousPin",
+      holderId: null,
+      duress: false,
+    });
     expectReason(decideNaive(snap, { deviceId: "d1", at: AT, pin: "4321" }), "unknown", "unknownPin");
-    expect(decideNaive(snap, { deviceId: "d1", at: AT, pin: "9999" })).toMatchObject({ reason: "allowed", holderId: "h1", duress: true });
+    expect(decideNaive(snap, { deviceId: "d1", at: AT, pin: "9999" })).toMatchObject({
+      reason: "allowed",
+      holderId: "h1",
+      duress: true,
+    });
   });
 
   test("mobile credentials: pending, BLE, securedReadsOnly", () => {
@@ -250,61 +376,119 @@ describe("decideNaive", () => {
       holders: [
         {
           ...h1,
-          credentials: [...(h1.credentials as Obj[]), { id: "tok", credentialNumber: 900, types: ["touch", "token"] }, { id: "pend", types: ["token"] }],
+          credentials: [
+            ...(h1.credentials as Obj[]),
+            { id: "tok", credentialNumber: 900, types: ["touch", "token"] },
+            { id: "pend", types: ["token"] },
+          ],
         },
       ],
     });
-    expect(decideNaive(snap, { deviceId: "d1", at: AT, credential: { mobile: "token", credentialId: "pend" } })).toMatchObject({
+    expect(
+      decideNaive(snap, { deviceId: "d1", at: AT, credential: { mobile: "token", credentialId: "pend" } }),
+    ).toMatchObject({
       reason: "credentialPending",
       holderId: "h1",
       credentialId: "pend",
     });
-    expectReason(decideNaive(snap, { deviceId: "d1", at: AT, credential: { mobile: "touch", credentialId: "tok" } }), "denied", "bleNotSupported");
-    expect(decideNaive(snap, { deviceId: "d1", at: AT, credential: { mobile: "token", credentialId: "tok" } })).toMatchObject({
+    expectReason(
+      decideNaive(snap, { deviceId: "d1", at: AT, credential: { mobile: "touch", credentialId: "tok" } }),
+      "denied",
+      "bleNotSupported",
+    );
+    expect(
+      decideNaive(snap, { deviceId: "d1", at: AT, credential: { mobile: "token", credentialId: "tok" } }),
+    ).toMatchObject({
       reason: "allowed",
       credentialId: "tok",
       facilityCode: null,
       credentialNumber: null,
     });
-    expectReason(decideNaive(snap, { deviceId: "d1", at: AT, credential: { mobile: "touch", credentialId: "cr1" } }), "unknown", "unknownCredential");
+    expectReason(
+      decideNaive(snap, { deviceId: "d1", at: AT, credential: { mobile: "touch", credentialId: "cr1" } }),
+      "unknown",
+      "unknownCredential",
+    );
     const card = { credentialNumber: 12345, facilityCode: 17 };
     expectReason(decideNaive(snap, { deviceId: "d1", at: AT, credential: card }), "denied", "insecureRead");
-    expectReason(decideNaive(snap, { deviceId: "d1", at: AT, credential: card, input: "encryptedOsdp" }), "allowed", "allowed");
+    expectReason(
+      decideNaive(snap, { deviceId: "d1", at: AT, credential: card, input: "encryptedOsdp" }),
+      "allowed",
+      "allowed",
+    );
   });
 
   test("offline modes: kill timer, e-card only, 24x7 and any schedule", () => {
     const nightOnly = rule24x7("r2", { startTime: "22:00:00", stopTime: "23:00:00", recurring: ["Mon"] });
     const card = { credentialNumber: 12345, facilityCode: 17 };
     const ecard = { credentialNumber: 4242 };
-    const mk = (offlinePolicy: number, rules: Obj[]) => load(system({ rules }, { ecards: [4242], offlinePolicy, killTimer: 300 }));
-    const scan = (snap: SystemSnapshot, credential: Obj, node: Obj) => decideNaive(snap, { deviceId: "d1", at: AT, credential, node });
+    const mk = (offlinePolicy: number, rules: Obj[]) =>
+      load(system({ rules }, { ecards: [4242], offlinePolicy, killTimer: 300 }));
+    const scan = (snap: SystemSnapshot, credential: Obj, node: Obj) =>
+      decideNaive(snap, { deviceId: "d1", at: AT, credential, node });
 
     const p0 = mk(0, [rule24x7("r1")]);
     expectReason(scan(p0, card, { online: false, offlineSeconds: 300 }), "allowed", "allowed");
-    expect(scan(p0, card, { online: false, offlineSeconds: 301 })).toMatchObject({ reason: "offlineEcardOnly", holderId: null });
-    expect(scan(p0, ecard, { online: false, offlineSeconds: 301 })).toMatchObject({ reason: "ecard", holderId: null, credentialNumber: 4242 });
+    expect(scan(p0, card, { online: false, offlineSeconds: 301 })).toMatchObject({
+      reason: "offlineEcardOnly",
+      holderId: null,
+    });
+    expect(scan(p0, ecard, { online: false, offlineSeconds: 301 })).toMatchObject({
+      reason: "ecard",
+      holderId: null,
+      credentialNumber: 4242,
+    });
     expectReason(scan(p0, card, { online: false, timeKnown: false }), "denied", "offlineEcardOnly");
     expectReason(scan(p0, ecard, { online: true }), "unknown", "unknownCredential");
 
     const p1 = mk(1, [nightOnly]);
-    expect(scan(p1, card, { online: false, timeKnown: false })).toMatchObject({ reason: "offlineNot24x7", holderId: "h1", activeRuleId: null });
+    expect(scan(p1, card, { online: false, timeKnown: false })).toMatchObject({
+      reason: "offlineNot24x7",
+      holderId: "h1",
+      activeRuleId: null,
+    });
     expectReason(scan(p1, ecard, { online: false, timeKnown: false }), "allowed", "ecard");
-    const p1b = mk(1, [nightOnly, rule24x7("r9", { startTime: "07:00:00", stopTime: "07:00:00", endDate: "2020-01-01" })]);
-    expect(scan(p1b, card, { online: false, timeKnown: false })).toMatchObject({ reason: "offline24x7", activeRuleId: "r9" });
+    const p1b = mk(1, [
+      nightOnly,
+      rule24x7("r9", { startTime: "07:00:00", stopTime: "07:00:00", endDate: "2020-01-01" }),
+    ]);
+    expect(scan(p1b, card, { online: false, timeKnown: false })).toMatchObject({
+      reason: "offline24x7",
+      activeRuleId: "r9",
+    });
 
     const p2 = mk(2, [nightOnly]);
-    expect(scan(p2, card, { online: false, timeKnown: false })).toMatchObject({ reason: "offlineAnySchedule", activeRuleId: "r2" });
+    expect(scan(p2, card, { online: false, timeKnown: false })).toMatchObject({
+      reason: "offlineAnySchedule",
+      activeRuleId: "r2",
+    });
     const p2deny = mk(2, [nightOnly, rule24x7("r0", { allow: false, recurring: ["Sun"] })]);
-    expect(scan(p2deny, card, { online: false, timeKnown: false })).toMatchObject({ reason: "deniedByRule", activeRuleId: "r0" });
+    expect(scan(p2deny, card, { online: false, timeKnown: false })).toMatchObject({
+      reason: "deniedByRule",
+      activeRuleId: "r0",
+    });
   });
 
   test("elevator reader: floors are the sorted union over accepted rules; door rules elsewhere give []", () => {
     const base = system();
     const devices = base.devices as Obj[];
-    const dev = (id: string, port: number, type: string) => ({ id, name: id, cloudNode: "n1", connection: "c1", port, type });
+    const dev = (id: string, port: number, type: string) => ({
+      id,
+      name: id,
+      cloudNode: "n1",
+      connection: "c1",
+      port,
+      type,
+    });
     const snap = load({
       ...base,
-      devices: [...devices, dev("elev", 2, "elevatorReader"), dev("f3", 3, "floorRelay"), dev("f1", 4, "floorRelay"), dev("F2", 5, "floorRelay")],
+      devices: [
+        ...devices,
+        dev("elev", 2, "elevatorReader"),
+        dev("f3", 3, "floorRelay"),
+        dev("f1", 4, "floorRelay"),
+        dev("F2", 5, "floorRelay"),
+      ],
       floorGroups: [
         { id: "fgA", name: "Low", readerPort: "elev", floors: ["f3", "f1"] },
         { id: "fgB", name: "High", readerPort: "elev", floors: ["F2", "f1"] },
@@ -312,26 +496,76 @@ describe("decideNaive", () => {
       ],
       rules: [
         rule24x7("r1"),
-        { id: "e1", type: "elevator", groupId: "g1", floorGroups: ["fgA"], startTime: "00:00:00", stopTime: "24:00:00", recurring: ALL_DAYS },
-        { id: "e2", type: "elevator", groupId: "g1", floorGroups: ["fgB"], startTime: "00:00:00", stopTime: "24:00:00", recurring: ALL_DAYS },
-        { id: "e3", type: "elevator", groupId: "g1", floorGroups: ["fgC"], startTime: "00:00:00", stopTime: "24:00:00", recurring: ALL_DAYS, authenticationPolicy: "cardAndPin" },
+        {
+          id: "e1",
+          type: "elevator",
+          groupId: "g1",
+          floorGroups: ["fgA"],
+          startTime: "00:00:00",
+          stopTime: "24:00:00",
+          recurring: ALL_DAYS,
+        },
+        {
+          id: "e2",
+          type: "elevator",
+          groupId: "g1",
+          floorGroups: ["fgB"],
+          startTime: "00:00:00",
+          stopTime: "24:00:00",
+          recurring: ALL_DAYS,
+        },
+        {
+          id: "e3",
+          type: "elevator",
+          groupId: "g1",
+          floorGroups: ["fgC"],
+          startTime: "00:00:00",
+          stopTime: "24:00:00",
+          recurring: ALL_DAYS,
+          authenticationPolicy: "cardAndPin",
+        },
       ],
     });
     const card = { credentialNumber: 12345, facilityCode: 17 };
-    expect(decideNaive(snap, { deviceId: "elev", at: AT, credential: card })).toMatchObject({ reason: "allowed", activeRuleId: "e1", floors: ["F2", "f1", "f3"] });
-    expect(decideNaive(snap, { deviceId: "d1", at: AT, credential: card })).toMatchObject({ reason: "allowed", activeRuleId: "r1", floors: [] });
+    expect(decideNaive(snap, { deviceId: "elev", at: AT, credential: card })).toMatchObject({
+      reason: "allowed",
+      activeRuleId: "e1",
+      floors: ["F2", "f1", "f3"],
+    });
+    expect(decideNaive(snap, { deviceId: "d1", at: AT, credential: card })).toMatchObject({
+      reason: "allowed",
+      activeRuleId: "r1",
+      floors: [],
+    });
     const onlyPinFloors = load({ ...snap, rules: [(snap.rules as readonly Obj[])[3]] } as Obj);
-    expect(decideNaive(onlyPinFloors, { deviceId: "elev", at: AT, credential: card })).toMatchObject({ reason: "pinRequired", activeRuleId: "e3", floors: [] });
-    expect(decideNaive(onlyPinFloors, { deviceId: "elev", at: AT, credential: card, pin: "1234" })).toMatchObject({ reason: "allowed", floors: ["f3"] });
+    expect(decideNaive(onlyPinFloors, { deviceId: "elev", at: AT, credential: card })).toMatchObject({
+      reason: "pinRequired",
+      activeRuleId: "e3",
+      floors: [],
+    });
+    expect(decideNaive(onlyPinFloors, { deviceId: "elev", at: AT, credential: card, pin: "1234" })).toMatchObject({
+      reason: "allowed",
+      floors: ["f3"],
+    });
   });
 
   test("step order: input type before read, disabled holder after identification", () => {
     const base = system();
     const devices = base.devices as Obj[];
     const holders = base.holders as Obj[];
-    const snap = load({ ...base, devices: [{ ...devices[0], inputTypes: ["encryptedOsdp"] }], holders: [{ ...holders[0], enabled: false }] });
-    expectReason(decideNaive(snap, { deviceId: "d1", at: AT, credential: { wiegand: "1".repeat(27) } }), "denied", "inputTypeNotAllowed");
-    expect(decideNaive(snap, { deviceId: "d1", at: AT, input: "encryptedOsdp", credential: { wiegand: h10301(17, 12345) } })).toMatchObject({
+    const snap = load({
+      ...base,
+      devices: [{ ...devices[0], inputTypes: ["encryptedOsdp"] }],
+      holders: [{ ...holders[0], enabled: false }],
+    });
+    expectReason(
+      decideNaive(snap, { deviceId: "d1", at: AT, credential: { wiegand: "1".repeat(27) } }),
+      "denied",
+      "inputTypeNotAllowed",
+    );
+    expect(
+      decideNaive(snap, { deviceId: "d1", at: AT, input: "encryptedOsdp", credential: { wiegand: h10301(17, 12345) } }),
+    ).toMatchObject({
       reason: "holderDisabled",
       holderId: "h1",
       credentialId: "cr1",
@@ -341,7 +575,13 @@ describe("decideNaive", () => {
 
 test("keys holding undefined count as absent, as in checkRequest", () => {
   const snap = load(system());
-  const d = decideNaive(snap, { deviceId: "d1", at: AT, credential: { wiegand: undefined, credentialNumber: 12345, facilityCode: 17 }, pin: undefined, node: undefined });
+  const d = decideNaive(snap, {
+    deviceId: "d1",
+    at: AT,
+    credential: { wiegand: undefined, credentialNumber: 12345, facilityCode: 17 },
+    pin: undefined,
+    node: undefined,
+  });
   expect(d).toMatchObject({ reason: "allowed", credentialNumber: 12345 });
 });
 
@@ -351,16 +591,39 @@ test("never throws, whatever the request", () => {
   const request = fc.record(
     {
       deviceId: fc.oneof(fc.constantFrom("d1", "zz"), value),
-      at: fc.oneof(fc.integer({ min: -1, max: 4_102_444_800_001 }), fc.constantFrom(AT, "2026-11-18T12:00Z", "x"), value),
+      at: fc.oneof(
+        fc.integer({ min: -1, max: 4_102_444_800_001 }),
+        fc.constantFrom(AT, "2026-11-18T12:00Z", "x"),
+        value,
+      ),
       credential: fc.oneof(
         value,
         fc.record({ wiegand: fc.oneof(fc.stringMatching(/^[01]{9,40}$/), value) }, { requiredKeys: [] }),
-        fc.record({ credentialNumber: fc.oneof(fc.nat(), value), facilityCode: fc.oneof(fc.nat(255), value) }, { requiredKeys: [] }),
-        fc.record({ mobile: fc.oneof(fc.constantFrom("touch", "token"), value), credentialId: fc.oneof(fc.constantFrom("cr1", "x"), value) }, { requiredKeys: [] }),
+        fc.record(
+          { credentialNumber: fc.oneof(fc.nat(), value), facilityCode: fc.oneof(fc.nat(255), value) },
+          { requiredKeys: [] },
+        ),
+        fc.record(
+          {
+            mobile: fc.oneof(fc.constantFrom("touch", "token"), value),
+            credentialId: fc.oneof(fc.constantFrom("cr1", "x"), value),
+          },
+          { requiredKeys: [] },
+        ),
       ),
       input: fc.oneof(fc.constantFrom("wiegand", "unencryptedOsdp", "encryptedOsdp"), value),
       pin: fc.oneof(fc.constantFrom("1234", "9999", "0"), value),
-      node: fc.oneof(value, fc.record({ online: fc.oneof(fc.boolean(), value), timeKnown: fc.oneof(fc.boolean(), value), offlineSeconds: fc.oneof(fc.nat(), value) }, { requiredKeys: [] })),
+      node: fc.oneof(
+        value,
+        fc.record(
+          {
+            online: fc.oneof(fc.boolean(), value),
+            timeKnown: fc.oneof(fc.boolean(), value),
+            offlineSeconds: fc.oneof(fc.nat(), value),
+          },
+          { requiredKeys: [] },
+        ),
+      ),
     },
     { requiredKeys: [] },
   );
@@ -379,13 +642,33 @@ test("H10302 has no facility-code field: ENFORCED matches only a credential with
   const holders = base.holders as Obj[];
   const snap = load({
     ...base,
-    holders: [{ ...holders[0], credentials: [{ id: "cr1", credentialNumber: 12345, facilityCode: 17, types: ["card"] }, { id: "cr5", credentialNumber: 5, types: ["card"] }] }],
+    holders: [
+      {
+        ...holders[0],
+        credentials: [
+          { id: "cr1", credentialNumber: 12345, facilityCode: 17, types: ["card"] },
+          { id: "cr5", credentialNumber: 5, types: ["card"] },
+        ],
+      },
+    ],
   });
   // Card number 5 in bits 1–35; even parity over 1–18 at 0 (no ones → 0); odd over 18–35 at 36 (two ones → 1).
-  const frame5 = "0" + "0".repeat(32) + "101" + "1";
-  expect(decideNaive(snap, { deviceId: "d1", at: AT, credential: { wiegand: frame5 } })).toMatchObject({ reason: "allowed", credentialId: "cr5", facilityCode: null, credentialNumber: 5 });
-  const frame5bad = frame5.slice(0, 36) + "0";
-  expect(decideNaive(snap, { deviceId: "d1", at: AT, credential: { wiegand: frame5bad } })).toMatchObject({ reason: "parityError", facilityCode: null, credentialNumber: 5 });
+  const frame5 = `0${"0".repeat(32)}1011`;
+  expect(decideNaive(snap, { deviceId: "d1", at: AT, credential: { wiegand: frame5 } })).toMatchObject({
+    reason: "allowed",
+    credentialId: "cr5",
+    facilityCode: null,
+    credentialNumber: 5,
+  });
+  const frame5bad = `${frame5.slice(0, 36)}0`;
+  expect(decideNaive(snap, { deviceId: "d1", at: AT, credential: { wiegand: frame5bad } })).toMatchObject({
+    reason: "parityError",
+    facilityCode: null,
+    credentialNumber: 5,
+  });
   // The credential with code 17 can never match a read without a facility code.
-  expect(decideNaive(snap, { deviceId: "d1", at: AT, credential: { credentialNumber: 12345 } })).toMatchObject({ outcome: "unknown", reason: "facilityCodeMismatch" });
+  expect(decideNaive(snap, { deviceId: "d1", at: AT, credential: { credentialNumber: 12345 } })).toMatchObject({
+    outcome: "unknown",
+    reason: "facilityCodeMismatch",
+  });
 });

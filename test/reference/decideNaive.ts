@@ -83,7 +83,12 @@ function emptyKnown(): Known {
 }
 
 /** Builds the decision: exactly the SPEC §2 keys, in that order. */
-function makeDecision(reason: Reason, known: Known, activeRuleId: string | null = null, floors: string[] = []): Decision {
+function makeDecision(
+  reason: Reason,
+  known: Known,
+  activeRuleId: string | null = null,
+  floors: string[] = [],
+): Decision {
   const outcome = OUTCOME_OF_REASON[reason];
   const holder = known.holder;
   // E9: duress exactly when the decision names a holder and the PIN is that holder's duress PIN.
@@ -174,7 +179,8 @@ function layoutOf(format: CardFormat): Layout | null {
   if (typeof format.layout === "string") name = format.layout;
   else if (Object.hasOwn(KNOWN_CARD_FORMATS, format.id)) name = format.id;
   else return null;
-  if (!Object.hasOwn(KNOWN_CARD_FORMATS, name)) throw new Error(`reference: card format "${format.id}" names an unknown layout "${name}"`);
+  if (!Object.hasOwn(KNOWN_CARD_FORMATS, name))
+    throw new Error(`reference: card format "${format.id}" names an unknown layout "${name}"`);
   const known = KNOWN_CARD_FORMATS[name]!;
   const parity: ParityCheck[] = [];
   for (const p of known.parity) {
@@ -190,7 +196,7 @@ function layoutOf(format: CardFormat): Layout | null {
 function readField(bits: string, field: Field): number | null {
   const slice = bits.slice(field.offset, field.offset + field.length);
   if (slice.length <= 53) return parseInt(slice, 2);
-  const big = BigInt("0b" + slice);
+  const big = BigInt(`0b${slice}`);
   if (big > BigInt(Number.MAX_SAFE_INTEGER)) return null;
   return Number(big);
 }
@@ -266,7 +272,9 @@ function windowContains(rule: Rule, t: LocalTime): boolean {
   const start = clockToMs(rule.startTime);
   const stop = clockToMs(rule.stopTime);
   if (start < stop) {
-    return rule.recurring.includes(t.weekday) && start <= t.msOfDay && t.msOfDay < stop && startDayInRange(rule, t.date);
+    return (
+      rule.recurring.includes(t.weekday) && start <= t.msOfDay && t.msOfDay < stop && startDayInRange(rule, t.date)
+    );
   }
   // Crosses midnight (equal means 24 hours).
   const startedToday = rule.recurring.includes(t.weekday) && t.msOfDay >= start && startDayInRange(rule, t.date);
@@ -377,7 +385,11 @@ export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decisio
   // SPEC §5: a decoded number that does not fit in 2^53−1 never matches; the decision shows null.
   let facilityCodeOverflow = false;
   // Which shape was presented: the key whose value is defined (checkRequest's reading of R5).
-  const presented = credentialIn as { wiegand?: string; credentialNumber?: number; facilityCode?: number | null } | null;
+  const presented = credentialIn as {
+    wiegand?: string;
+    credentialNumber?: number;
+    facilityCode?: number | null;
+  } | null;
   if (presented !== null && presented.wiegand !== undefined) {
     kind = "card";
     const bits = presented.wiegand;
@@ -387,7 +399,12 @@ export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decisio
     }
     if (format === null) return makeDecision("unknownCardFormat", known);
     // A raw format (SPEC §5): the whole frame is the card number; no facility code, no parity bits.
-    const layout = layoutOf(format) ?? { facilityCode: null, cardNumber: { offset: 0, length: bits.length }, parity: [], markers: [] };
+    const layout = layoutOf(format) ?? {
+      facilityCode: null,
+      cardNumber: { offset: 0, length: bits.length },
+      parity: [],
+      markers: [],
+    };
     known.facilityCode = layout.facilityCode === null ? null : readField(bits, layout.facilityCode);
     facilityCodeOverflow = layout.facilityCode !== null && known.facilityCode === null;
     known.credentialNumber = readField(bits, layout.cardNumber);
@@ -434,11 +451,14 @@ export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decisio
   // readerPort is that reader, their sorted union; at a door, none.
   const ecardFloors: string[] = [];
   if (isElevatorReader(device)) {
-    for (const fg of snapshot.floorGroups) if (fg.readerPort === device.id) for (const f of fg.floors) if (!ecardFloors.includes(f)) ecardFloors.push(f);
+    for (const fg of snapshot.floorGroups)
+      if (fg.readerPort === device.id) for (const f of fg.floors) if (!ecardFloors.includes(f)) ecardFloors.push(f);
     ecardFloors.sort(compareIds);
   }
-  if (mode === "ecardOnly") return isEcard ? makeDecision("ecard", known, null, ecardFloors) : makeDecision("offlineEcardOnly", known);
-  if ((mode === "offline24x7" || mode === "offlineAnySchedule") && isEcard) return makeDecision("ecard", known, null, ecardFloors);
+  if (mode === "ecardOnly")
+    return isEcard ? makeDecision("ecard", known, null, ecardFloors) : makeDecision("offlineEcardOnly", known);
+  if ((mode === "offline24x7" || mode === "offlineAnySchedule") && isEcard)
+    return makeDecision("ecard", known, null, ecardFloors);
 
   // ---- Step 4: credential ---------------------------------------------------------------------
   let holder: Holder | null = null;
@@ -490,7 +510,8 @@ export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decisio
   }
   known.holder = holder;
   // E7: mobile credentials and encryptedOsdp reads only.
-  if (device.securedReadsOnly && kind !== "mobile" && input !== "encryptedOsdp") return makeDecision("insecureRead", known);
+  if (device.securedReadsOnly && kind !== "mobile" && input !== "encryptedOsdp")
+    return makeDecision("insecureRead", known);
 
   // ---- Step 5: holder -------------------------------------------------------------------------
   if (!holder.enabled) return makeDecision("holderDisabled", known);
@@ -498,8 +519,10 @@ export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decisio
   const local = clockKnown ? localTimeOf(at, node.timezone) : null;
   if (local !== null) {
     // E14: activeDate ≤ t < expireDate, wall clock with milliseconds.
-    if (holder.activeDate !== null && local.stamp < holder.activeDate + ".000") return makeDecision("holderNotYetActive", known);
-    if (holder.expireDate !== null && local.stamp >= holder.expireDate + ".000") return makeDecision("holderExpired", known);
+    if (holder.activeDate !== null && local.stamp < `${holder.activeDate}.000`)
+      return makeDecision("holderNotYetActive", known);
+    if (holder.expireDate !== null && local.stamp >= `${holder.expireDate}.000`)
+      return makeDecision("holderExpired", known);
   }
 
   // ---- Step 6: rules --------------------------------------------------------------------------
@@ -540,7 +563,8 @@ export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decisio
   const pinCorrect = pinGiven && (pin === holder.pin || pin === holder.duressPin);
   let factors: Factors;
   if (hasCard && pinCorrect) factors = "cardAndPin";
-  else if (hasCard) factors = "cardAlone"; // E10: a wrong PIN is no factor
+  else if (hasCard)
+    factors = "cardAlone"; // E10: a wrong PIN is no factor
   else factors = "pinAlone";
   const accepted: Rule[] = [];
   for (const r of allowRules) if (effectiveAccepts(r, device, factors)) accepted.push(r);
@@ -561,6 +585,7 @@ export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decisio
     floors = [...set].sort(compareIds);
     // SPEC §3.8 "allowed iff non-empty": never empty here (S6: a floor group opens a floor).
   }
-  const reason: Reason = mode === "offline24x7" ? "offline24x7" : mode === "offlineAnySchedule" ? "offlineAnySchedule" : "allowed";
+  const reason: Reason =
+    mode === "offline24x7" ? "offline24x7" : mode === "offlineAnySchedule" ? "offlineAnySchedule" : "allowed";
   return makeDecision(reason, known, accepted[0]!.id, floors);
 }

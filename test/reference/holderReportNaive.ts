@@ -90,7 +90,10 @@ function recordOf(snapshot: Json, h: Json): Json {
   const p = partitionOf(snapshot, h);
   for (const x of snapshot.partitions ?? []) if (x.id === p) partitionName = x.name;
   const cards: string[] = [];
-  let bluetooth = 0, pendingBluetooth = 0, mobileApp = 0, pendingMobileApp = 0;
+  let bluetooth = 0,
+    pendingBluetooth = 0,
+    mobileApp = 0,
+    pendingMobileApp = 0;
   for (const c of h.credentials ?? []) {
     if (c.types.includes("card")) {
       cards.push(String(c.credentialNumber));
@@ -102,7 +105,8 @@ function recordOf(snapshot: Json, h: Json): Json {
   }
   const groupNames: string[] = [];
   for (const g of h.groups ?? []) for (const x of snapshot.groups ?? []) if (x.id === g) groupNames.push(x.name);
-  const date = (d: string | null | undefined) => (d === null || d === undefined ? null : `${d.slice(0, 10)} ${d.slice(11)}`);
+  const date = (d: string | null | undefined) =>
+    d === null || d === undefined ? null : `${d.slice(0, 10)} ${d.slice(11)}`;
   return {
     id: h.id,
     firstName: h.firstName,
@@ -124,7 +128,25 @@ function recordOf(snapshot: Json, h: Json): Json {
   };
 }
 
-const ALL = ["id", "firstName", "lastName", "email", "partition", "cards", "groups", "pin", "duressPin", "enabled", "activeDate", "expireDate", "bluetooth", "pendingBluetooth", "mobileApp", "pendingMobileApp", "customFields"];
+const ALL = [
+  "id",
+  "firstName",
+  "lastName",
+  "email",
+  "partition",
+  "cards",
+  "groups",
+  "pin",
+  "duressPin",
+  "enabled",
+  "activeDate",
+  "expireDate",
+  "bluetooth",
+  "pendingBluetooth",
+  "mobileApp",
+  "pendingMobileApp",
+  "customFields",
+];
 
 /** The holder report of a snapshot's input JSON for a valid body. */
 export function holderReportNaive(snapshot: Json, body: Json): Json[] {

@@ -2,11 +2,26 @@
 // accumulated each holder's rules per device and reused device records across calls (docs/semantics.md
 // WA4–WA5). Every device and floor group goes through scanAccess — the building block property-tested
 // against decide — and every entry is built from the snapshot's objects on each call.
-import { type CompiledSystem, holderGroupFrom, holderGroupTo, offsetAt, windowContains } from "../../src/compile/index.js";
+import {
+  type CompiledSystem,
+  holderGroupFrom,
+  holderGroupTo,
+  offsetAt,
+  windowContains,
+} from "../../src/compile/index.js";
 import { type Issue, QueryError } from "../../src/model/index.js";
 import { NONE, newRuleOutcome } from "../../src/evaluate/decide.js";
 import { isoInstant } from "../../src/evaluate/formatInstant.js";
-import { type RsopDevice, type RsopFloorGroup, type RsopHolder, type RsopNodeRef, type RsopOptions, type RsopResult, type RsopRule, queryInstant } from "../../src/evaluate/rsop.js";
+import {
+  type RsopDevice,
+  type RsopFloorGroup,
+  type RsopHolder,
+  type RsopNodeRef,
+  type RsopOptions,
+  type RsopResult,
+  type RsopRule,
+  queryInstant,
+} from "../../src/evaluate/rsop.js";
 import { minRankReaching, reachesFloorGroup, scanAccess } from "../../src/evaluate/scanAccess.js";
 
 /** A cloud node reference maker for one result: every device of a node shares one object there. */
@@ -29,9 +44,11 @@ export function rsopOneByOne(sys: CompiledSystem, holderIds: readonly string[], 
   const at = queryInstant(options.at, "at", issues);
   const scope = options.cloudNodeId;
   const scopeNode = scope === undefined ? undefined : sys.nodeIndex_.get(scope);
-  if (scope !== undefined && scopeNode === undefined) issues.push({ code: "unknownId", path: ["cloudNodeId"], message: `Unknown cloud node id "${scope}".` });
+  if (scope !== undefined && scopeNode === undefined)
+    issues.push({ code: "unknownId", path: ["cloudNodeId"], message: `Unknown cloud node id "${scope}".` });
   holderIds.forEach((id, i) => {
-    if (!sys.holderIndex_.has(id)) issues.push({ code: "unknownId", path: ["ids", i], message: `Unknown holder id "${id}".` });
+    if (!sys.holderIndex_.has(id))
+      issues.push({ code: "unknownId", path: ["ids", i], message: `Unknown holder id "${id}".` });
   });
   if (issues.length > 0) throw new QueryError(issues);
 
@@ -46,7 +63,9 @@ export function rsopOneByOne(sys: CompiledSystem, holderIds: readonly string[], 
     const index = sys.holderIndex_.get(id)!;
     const h = sys.holders_[index]!;
     const ranks = new Set<number>();
-    for (const g of sys.holderGroups_.subarray(holderGroupFrom(sys, index), holderGroupTo(sys, index))) for (const rank of sys.rulesOfGroup_[g]!) if (scope === undefined || sys.nodesOfRule_[rank]!.has(scope)) ranks.add(rank);
+    for (const g of sys.holderGroups_.subarray(holderGroupFrom(sys, index), holderGroupTo(sys, index)))
+      for (const rank of sys.rulesOfGroup_[g]!)
+        if (scope === undefined || sys.nodesOfRule_[rank]!.has(scope)) ranks.add(rank);
     const sorted = [...ranks].sort((a, b) => a - b);
     const rules = sorted.map((rank): RsopRule => {
       const r = sys.rules_[rank]!.rule_;

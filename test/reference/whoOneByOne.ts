@@ -10,7 +10,8 @@ import type { AccessEntry } from "../../src/evaluate/who.js";
 
 function candidates(sys: CompiledSystem, device: CompiledDevice): number[] {
   const seen = new Set<number>();
-  for (let slot = 0; slot < device.slotGroup_.length; slot++) for (const h of sys.holdersOfGroup_[device.slotGroup_[slot]!]!) seen.add(h);
+  for (let slot = 0; slot < device.slotGroup_.length; slot++)
+    for (const h of sys.holdersOfGroup_[device.slotGroup_[slot]!]!) seen.add(h);
   return [...seen];
 }
 

@@ -4,7 +4,16 @@ import { parse } from "csv-parse/sync";
 import { describe, expect, test } from "vitest";
 import { loadPanelEngineOrThrow } from "../../src/legacy1/panelEngine.js";
 import { createEngine } from "../../src/evaluate/index.js";
-import { HOLDER_PROPERTIES, PREVIEW_LIMIT, holderReport, peopleReport, rsopReport, toCsv, toHtml, toJson } from "../../src/live/reports/index.js";
+import {
+  HOLDER_PROPERTIES,
+  PREVIEW_LIMIT,
+  holderReport,
+  peopleReport,
+  rsopReport,
+  toCsv,
+  toHtml,
+  toJson,
+} from "../../src/live/reports/index.js";
 import { parseSnapshotOrThrow } from "../../src/model/index.js";
 import { smallPanel } from "../live/panelFixture.js";
 import { reportSystem, reportSystemInput } from "./fixture.js";
@@ -32,9 +41,23 @@ describe("order and records", () => {
     const r = holderReport(snap, { filters: [{ type: "firstName", operator: "equals", operand: "Ann" }] });
     expect(r.ok && r.value).toEqual([
       {
-        id: "h-ann", firstName: "Ann", lastName: "Lee", email: "ann.lee@example.com", partition: "Main", cards: "10000, 10050", groups: "Day",
-        pin: "2468", duressPin: "8642", enabled: true, activeDate: "2026-01-05 08:00:00", expireDate: "2026-12-31 18:00:00",
-        bluetooth: 1, pendingBluetooth: 0, mobileApp: 0, pendingMobileApp: 0, customFields: '{"badge":"B-1"}',
+        id: "h-ann",
+        firstName: "Ann",
+        lastName: "Lee",
+        email: "ann.lee@example.com",
+        partition: "Main",
+        cards: "10000, 10050",
+        groups: "Day",
+        pin: "2468",
+        duressPin: "8642",
+        enabled: true,
+        activeDate: "2026-01-05 08:00:00",
+        expireDate: "2026-12-31 18:00:00",
+        bluetooth: 1,
+        pendingBluetooth: 0,
+        mobileApp: 0,
+        pendingMobileApp: 0,
+        customFields: '{"badge":"B-1"}',
       },
     ]);
     expect(Object.keys((r.ok && r.value[0]) || {})).toEqual([...HOLDER_PROPERTIES]);
@@ -56,9 +79,15 @@ describe("order and records", () => {
   });
 
   test("a holder without a partition is in the default partition, and its record says so (RP2)", () => {
-    expect(holderReport(snap, { output: ["id", "partition"], filters: [{ type: "partition", memberOf: ["p-main"] }] })).toEqual({
+    expect(
+      holderReport(snap, { output: ["id", "partition"], filters: [{ type: "partition", memberOf: ["p-main"] }] }),
+    ).toEqual({
       ok: true,
-      value: [{ id: "h-cat", partition: "Main" }, { id: "h-ann", partition: "Main" }, { id: "h-bob", partition: "Main" }],
+      value: [
+        { id: "h-cat", partition: "Main" },
+        { id: "h-ann", partition: "Main" },
+        { id: "h-bob", partition: "Main" },
+      ],
     });
   });
 
@@ -87,10 +116,17 @@ describe("filters", () => {
     expect(ids({ filters: [{ type: "firstName", operator: "equals", operand: "EVE" }] })).toEqual(["h-eve"]);
   });
 
-  test("RP4: email: a missing email is the empty string (equals \"\" finds holders without one, RP4)", () => {
+  test('RP4: email: a missing email is the empty string (equals "" finds holders without one, RP4)', () => {
     expect(ids({ filters: [{ type: "email", operator: "equals", operand: "" }] })).toEqual(["h-cat"]);
-    expect(ids({ filters: [{ type: "email", operator: "contains", operand: "EXAMPLE.com" }] })).toEqual(["h-ann", "h-bob"]);
-    expect(ids({ filters: [{ type: "email", operator: "does not contain", operand: "example" }] })).toEqual(["h-dan", "h-cat", "h-eve"]);
+    expect(ids({ filters: [{ type: "email", operator: "contains", operand: "EXAMPLE.com" }] })).toEqual([
+      "h-ann",
+      "h-bob",
+    ]);
+    expect(ids({ filters: [{ type: "email", operator: "does not contain", operand: "example" }] })).toEqual([
+      "h-dan",
+      "h-cat",
+      "h-eve",
+    ]);
   });
 
   test("enabled with value", () => {
@@ -111,10 +147,16 @@ describe("filters", () => {
   });
 
   test("credentials cardNumber equals (holds that card) / does not equal (holds none)", () => {
-    expect(ids({ filters: [{ type: "credentials", cardNumber: { operator: "equals", operand: 10050 } }] })).toEqual(["h-ann"]);
-    expect(ids({ filters: [{ type: "credentials", cardNumber: { operator: "does not equal", operand: 10050 } }] })).toEqual(["h-dan", "h-cat", "h-bob", "h-eve"]);
+    expect(ids({ filters: [{ type: "credentials", cardNumber: { operator: "equals", operand: 10050 } }] })).toEqual([
+      "h-ann",
+    ]);
+    expect(
+      ids({ filters: [{ type: "credentials", cardNumber: { operator: "does not equal", operand: 10050 } }] }),
+    ).toEqual(["h-dan", "h-cat", "h-bob", "h-eve"]);
     // a digital credential's number is not a card number
-    expect(ids({ filters: [{ type: "credentials", cardNumber: { operator: "equals", operand: 777001 } }] })).toEqual([]);
+    expect(ids({ filters: [{ type: "credentials", cardNumber: { operator: "equals", operand: 777001 } }] })).toEqual(
+      [],
+    );
   });
 
   test("credentials mobile: touch/token, accepted (number set) / pending", () => {
@@ -125,11 +167,25 @@ describe("filters", () => {
     expect(m("token", "pending")).toEqual(["h-bob"]);
   });
 
-  test("all filters must hold: \"everyone with a card 10000–10100 who is not in Night\" as two reports' worth of filters", () => {
-    const inRange = [10000, 10050, 10100].flatMap((n) => ids({ filters: [{ type: "credentials", cardNumber: { operator: "equals", operand: n } }, { type: "groups", notMemberOf: ["g-night"] }] }));
+  test('all filters must hold: "everyone with a card 10000–10100 who is not in Night" as two reports\' worth of filters', () => {
+    const inRange = [10000, 10050, 10100].flatMap((n) =>
+      ids({
+        filters: [
+          { type: "credentials", cardNumber: { operator: "equals", operand: n } },
+          { type: "groups", notMemberOf: ["g-night"] },
+        ],
+      }),
+    );
     expect(inRange).toEqual(["h-ann", "h-ann"]);
     // "who has a PIN but no card": the audit of the issue
-    expect(ids({ filters: [{ type: "credentials", cardNumber: { operator: "does not equal", operand: 10000 } }, { type: "credentials", mobile: { type: "touch", status: "accepted" } }] })).toEqual(["h-cat"]);
+    expect(
+      ids({
+        filters: [
+          { type: "credentials", cardNumber: { operator: "does not equal", operand: 10000 } },
+          { type: "credentials", mobile: { type: "touch", status: "accepted" } },
+        ],
+      }),
+    ).toEqual(["h-cat"]);
   });
 });
 
@@ -146,11 +202,13 @@ describe("refusals: every problem, with its path", () => {
   });
   test("operator without operand, operand without operator, unknown operator, caseSensitive not boolean", () => {
     expect(
-      issues({ filters: [
-        { type: "firstName", operator: "equals" },
-        { type: "lastName", operand: "x" },
-        { type: "email", operator: "starts with", operand: "x", caseSensitive: "yes" },
-      ] }),
+      issues({
+        filters: [
+          { type: "firstName", operator: "equals" },
+          { type: "lastName", operand: "x" },
+          { type: "email", operator: "starts with", operand: "x", caseSensitive: "yes" },
+        ],
+      }),
     ).toEqual([
       { path: "filters.0.operand", code: "required" },
       { path: "filters.1.operator", code: "required" },
@@ -165,7 +223,15 @@ describe("refusals: every problem, with its path", () => {
     ]);
   });
   test("groups and partition: neither list, an empty list, unknown ids", () => {
-    expect(issues({ filters: [{ type: "groups" }, { type: "groups", memberOf: [] }, { type: "partition", notMemberOf: ["p-main", "p-nope", 3] }] })).toEqual([
+    expect(
+      issues({
+        filters: [
+          { type: "groups" },
+          { type: "groups", memberOf: [] },
+          { type: "partition", notMemberOf: ["p-main", "p-nope", 3] },
+        ],
+      }),
+    ).toEqual([
       { path: "filters.0", code: "required" },
       { path: "filters.1.memberOf", code: "invalidType" },
       { path: "filters.2.notMemberOf.1", code: "unknownReference" },
@@ -174,11 +240,13 @@ describe("refusals: every problem, with its path", () => {
   });
   test("credentials: neither cardNumber nor mobile; cardNumber without operand; bad mobile", () => {
     expect(
-      issues({ filters: [
-        { type: "credentials" },
-        { type: "credentials", cardNumber: { operator: "equals" } },
-        { type: "credentials", cardNumber: { operator: "contains", operand: -1 }, mobile: { type: "nfc" } },
-      ] }),
+      issues({
+        filters: [
+          { type: "credentials" },
+          { type: "credentials", cardNumber: { operator: "equals" } },
+          { type: "credentials", cardNumber: { operator: "contains", operand: -1 }, mobile: { type: "nfc" } },
+        ],
+      }),
     ).toEqual([
       { path: "filters.0", code: "required" },
       { path: "filters.1.cardNumber.operand", code: "required" },
@@ -196,8 +264,12 @@ describe("refusals: every problem, with its path", () => {
   });
   test("reportId: unknown without a template lookup; a known template stands for its body", () => {
     expect(issues({ reportId: "r-1" })).toEqual([{ path: "reportId", code: "unknownReference" }]);
-    const templates = (id: string | number) => (id === "t-night" ? { filters: [{ type: "groups", memberOf: ["g-night"] }], output: ["id"] } : undefined);
-    expect(holderReport(snap, { reportId: "t-night" }, { templates })).toEqual({ ok: true, value: [{ id: "h-cat" }, { id: "h-bob" }] });
+    const templates = (id: string | number) =>
+      id === "t-night" ? { filters: [{ type: "groups", memberOf: ["g-night"] }], output: ["id"] } : undefined;
+    expect(holderReport(snap, { reportId: "t-night" }, { templates })).toEqual({
+      ok: true,
+      value: [{ id: "h-cat" }, { id: "h-bob" }],
+    });
   });
   test("RP8: output: unknown, duplicate, empty; partition unknown", () => {
     expect(issues({ output: ["id", "ID", "id"], partition: "p-x" })).toEqual([
@@ -218,8 +290,22 @@ describe("1.0 people reports (seed 002)", () => {
   test("display-name keys in seed order, integer ids, custom fields as JSON", () => {
     const r = peopleReport(panel, {});
     expect(r.ok && r.value[0]).toEqual({
-      id: 1, "First Name": "Ann", "Last Name": "Lee", Cards: "1001", Groups: "Staff", Email: null, Enabled: true, Pin: "2468", "Duress Pin": null,
-      Partition: "Main", "Active Date": null, "Expire Date": null, "Mobile App": 0, "Pending Mobile App": 0, Bluetooth: 0, "Pending Bluetooth": 1 - 1,
+      id: 1,
+      "First Name": "Ann",
+      "Last Name": "Lee",
+      Cards: "1001",
+      Groups: "Staff",
+      Email: null,
+      Enabled: true,
+      Pin: "2468",
+      "Duress Pin": null,
+      Partition: "Main",
+      "Active Date": null,
+      "Expire Date": null,
+      "Mobile App": 0,
+      "Pending Mobile App": 0,
+      Bluetooth: 0,
+      "Pending Bluetooth": 1 - 1,
       "Custom Fields": '{"badge":"B-1"}',
     });
   });
@@ -227,13 +313,25 @@ describe("1.0 people reports (seed 002)", () => {
     const input = smallPanel();
     input.persons[0].activeDate = "2026-01-10T09:00:00";
     input.persons[0].expireDate = "2026-07-10T18:30:00";
-    const r = peopleReport(loadPanelEngineOrThrow(input), { output: ["Active Date", "Expire Date"], filters: [{ type: "firstName", operator: "equals", operand: "Ann" }] });
-    expect(r.ok && r.value).toEqual([{ "Active Date": "2026-01-10T09:00:00+01:00", "Expire Date": "2026-07-10T18:30:00+02:00" }]);
+    const r = peopleReport(loadPanelEngineOrThrow(input), {
+      output: ["Active Date", "Expire Date"],
+      filters: [{ type: "firstName", operator: "equals", operand: "Ann" }],
+    });
+    expect(r.ok && r.value).toEqual([
+      { "Active Date": "2026-01-10T09:00:00+01:00", "Expire Date": "2026-07-10T18:30:00+02:00" },
+    ]);
   });
-  test("output names custom fields \"Custom Attributes\"; filters take integer ids", () => {
-    const r = peopleReport(panel, { output: ["id", "Custom Attributes"], filters: [{ type: "groups", memberOf: [2] }] });
+  test('output names custom fields "Custom Attributes"; filters take integer ids', () => {
+    const r = peopleReport(panel, {
+      output: ["id", "Custom Attributes"],
+      filters: [{ type: "groups", memberOf: [2] }],
+    });
     expect(r.ok ? r.value : r.issues).toEqual([{ id: 2, "Custom Fields": "{}" }]);
-    const bad = peopleReport(panel, { output: ["Custom Fields"], filters: [{ type: "groups", memberOf: ["2"] }], reportId: undefined });
+    const bad = peopleReport(panel, {
+      output: ["Custom Fields"],
+      filters: [{ type: "groups", memberOf: ["2"] }],
+      reportId: undefined,
+    });
     expect(!bad.ok && bad.issues.map((i) => i.path.join("."))).toEqual(["filters.0.memberOf.0", "output.0"]);
   });
 });
@@ -257,7 +355,7 @@ describe("exports", () => {
   test("CSV: a cell starting with =, +, -, @ is neutralised with a leading apostrophe (RP7)", () => {
     const back = parse(toCsv(records, columns), { columns: true }) as Record<string, string>[];
     const dan = back.find((r) => r.id === "h-dan")!;
-    expect(dan.lastName).toBe("'=HYPERLINK(\"http://evil\",\"x\")");
+    expect(dan.lastName).toBe('\'=HYPERLINK("http://evil","x")');
     expect(dan.email).toBe("'@dan");
     const more = toCsv([{ a: "+1", b: "-2", c: "ok", d: 5, e: null, f: true }], ["a", "b", "c", "d", "e", "f"]);
     expect(parse(more, { columns: true })).toEqual([{ a: "'+1", b: "'-2", c: "ok", d: "5", e: "", f: "true" }]);
@@ -279,7 +377,8 @@ describe("exports", () => {
     // the only script is the fixed sorting script, and it holds no holder text
     const scripts = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1]!);
     expect(scripts).toHaveLength(1);
-    for (const r of records) for (const v of Object.values(r)) if (typeof v === "string" && v.length > 3) expect(scripts[0]).not.toContain(v);
+    for (const r of records)
+      for (const v of Object.values(r)) if (typeof v === "string" && v.length > 3) expect(scripts[0]).not.toContain(v);
   });
 });
 
@@ -290,9 +389,42 @@ describe("RSOP reports (RP13)", () => {
   test("one row per holder × device: allowed, the deciding rule and its name", () => {
     const r = rsopReport(engine, { at, holders: [{ type: "lastName", operator: "equals", operand: "Lee" }] });
     expect(r.ok && r.value).toEqual([
-      { holderId: "h-ann", firstName: "Ann", lastName: "Lee", deviceId: "d-front", floorGroupId: null, deviceName: "Front door", cloudNode: "HQ", allowed: true, activeRuleId: "r-day", ruleName: "Day front" },
-      { holderId: "h-bob", firstName: "Bob", lastName: "Lee", deviceId: "d-front", floorGroupId: null, deviceName: "Front door", cloudNode: "HQ", allowed: true, activeRuleId: "r-day", ruleName: "Day front" },
-      { holderId: "h-bob", firstName: "Bob", lastName: "Lee", deviceId: "d-lab", floorGroupId: null, deviceName: "Lab door", cloudNode: "HQ", allowed: false, activeRuleId: "r-night-deny", ruleName: "Night lab deny" },
+      {
+        holderId: "h-ann",
+        firstName: "Ann",
+        lastName: "Lee",
+        deviceId: "d-front",
+        floorGroupId: null,
+        deviceName: "Front door",
+        cloudNode: "HQ",
+        allowed: true,
+        activeRuleId: "r-day",
+        ruleName: "Day front",
+      },
+      {
+        holderId: "h-bob",
+        firstName: "Bob",
+        lastName: "Lee",
+        deviceId: "d-front",
+        floorGroupId: null,
+        deviceName: "Front door",
+        cloudNode: "HQ",
+        allowed: true,
+        activeRuleId: "r-day",
+        ruleName: "Day front",
+      },
+      {
+        holderId: "h-bob",
+        firstName: "Bob",
+        lastName: "Lee",
+        deviceId: "d-lab",
+        floorGroupId: null,
+        deviceName: "Lab door",
+        cloudNode: "HQ",
+        allowed: false,
+        activeRuleId: "r-night-deny",
+        ruleName: "Night lab deny",
+      },
     ]);
   });
 

@@ -31,17 +31,17 @@ import {
   type Issue,
   type Reason,
   type SystemSnapshot,
-  cloudNodeSchema,
-  connectionSchema,
-  deviceSchema,
-  floorGroupSchema,
+  type cloudNodeSchema,
+  type connectionSchema,
+  type deviceSchema,
+  type floorGroupSchema,
   formatIssues,
-  groupSchema,
-  holderSchema,
+  type groupSchema,
+  type holderSchema,
   outcomeOf,
   parseSnapshot,
-  partitionSchema,
-  ruleSchema,
+  type partitionSchema,
+  type ruleSchema,
 } from "../../src/model/index.js";
 import { decideNaive } from "../reference/decideNaive.js";
 
@@ -149,7 +149,11 @@ function baseRaw(): RawSnapshot {
     ],
     devices: [
       reader("door-front", "Front door", 1),
-      reader("door-side", "Side reader", 2, { type: "additionalReader", publicIcon: null, primaryReader: "door-front" }),
+      reader("door-side", "Side reader", 2, {
+        type: "additionalReader",
+        publicIcon: null,
+        primaryReader: "door-front",
+      }),
       reader("door-lab", "Lab door", 3),
       reader("elev-1", "Elevator", 4, { type: "elevatorReader", publicIcon: null }),
       reader("floor-1", "Floor 1", 5, { type: "floorRelay", publicIcon: null }),
@@ -446,7 +450,8 @@ export function check(impl: Impl, snapshot: SystemSnapshot, request: unknown, ex
     } catch {
       other = undefined; // the reference pass reports its own exception
     }
-    if (other !== undefined) expect.soft(got, `engine and reference disagree on ${describeRequest(request)}`).toEqual(other);
+    if (other !== undefined)
+      expect.soft(got, `engine and reference disagree on ${describeRequest(request)}`).toEqual(other);
   }
 }
 
@@ -459,7 +464,13 @@ export function checker(impl: Impl, snapshot: SystemSnapshot): (request: unknown
 // Requests
 
 /** A card read at `deviceId`: the standard 26-bit frame of `facilityCode`/`cardNumber`. */
-export function cardAt(deviceId: string, at: string | number, facilityCode: number, cardNumber: number, extra: Record<string, unknown> = {}) {
+export function cardAt(
+  deviceId: string,
+  at: string | number,
+  facilityCode: number,
+  cardNumber: number,
+  extra: Record<string, unknown> = {},
+) {
   return { deviceId, at, credential: { wiegand: h10301(facilityCode, cardNumber) }, ...extra };
 }
 
@@ -469,7 +480,13 @@ export function pinAt(deviceId: string, at: string | number, pin: string, extra:
 }
 
 /** A phone presented at `deviceId`. */
-export function mobileAt(deviceId: string, at: string | number, mobile: "touch" | "token", credentialId: string, extra: Record<string, unknown> = {}) {
+export function mobileAt(
+  deviceId: string,
+  at: string | number,
+  mobile: "touch" | "token",
+  credentialId: string,
+  extra: Record<string, unknown> = {},
+) {
   return { deviceId, at, credential: { mobile, credentialId }, ...extra };
 }
 

@@ -66,7 +66,10 @@ describe("isoOffset / isoLocal", () => {
       Object.assign(d.rule("r-staff-front"), { startTime: "08:00:00", stopTime: "17:00:00", recurring: ["Mon"] });
     });
     const engine = createEngine(snap);
-    const { windows } = engine.accessWindows("h-alice", "door-front", { from: "1971-06-07T00:00:00Z", to: "1971-06-08T00:00:00Z" });
+    const { windows } = engine.accessWindows("h-alice", "door-front", {
+      from: "1971-06-07T00:00:00Z",
+      to: "1971-06-08T00:00:00Z",
+    });
     expect(windows).toEqual([
       {
         start: "1971-06-07T08:44:30.000Z",
@@ -99,7 +102,9 @@ describe("isoOffset / isoLocal", () => {
             if (seen.has(offset)) continue;
             seen.add(offset);
             if (offset.length > 6) withSeconds.add(`${zone} ${offset}`);
-            expect(isoLocal(at, offsetMs(offset)), `${zone} at ${new Date(at).toISOString()}`).toBe(expected(zone, at, offset));
+            expect(isoLocal(at, offsetMs(offset)), `${zone} at ${new Date(at).toISOString()}`).toBe(
+              expected(zone, at, offset),
+            );
             checked++;
           }
     }

@@ -26,14 +26,17 @@ describe.each(IMPLS)("$name", (impl) => {
 
   test("allowed: an already-decoded card number", () => {
     const at = checker(impl, base);
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 1001, facilityCode: 17 } }, {
-      reason: "allowed",
-      holderId: "h-alice",
-      credentialId: "c-alice-card",
-      activeRuleId: "r-staff-front",
-      facilityCode: 17,
-      credentialNumber: 1001,
-    });
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 1001, facilityCode: 17 } },
+      {
+        reason: "allowed",
+        holderId: "h-alice",
+        credentialId: "c-alice-card",
+        activeRuleId: "r-staff-front",
+        facilityCode: 17,
+        credentialNumber: 1001,
+      },
+    );
   });
 
   test("allowed: a phone (token) and a PIN alone", () => {
@@ -44,7 +47,11 @@ describe.each(IMPLS)("$name", (impl) => {
       credentialId: "c-alice-phone",
       activeRuleId: "r-staff-front",
     });
-    at(pinAt("door-front", T.WED_NOON, "1234"), { reason: "allowed", holderId: "h-alice", activeRuleId: "r-staff-front" });
+    at(pinAt("door-front", T.WED_NOON, "1234"), {
+      reason: "allowed",
+      holderId: "h-alice",
+      activeRuleId: "r-staff-front",
+    });
   });
 
   test("allowed: a card and the right PIN at the cardAndPin lab door", () => {
@@ -209,7 +216,9 @@ describe.each(IMPLS)("$name", (impl) => {
     });
     const at = checker(impl, snap);
     at(cardAt("door-lab", T.WED_10, 17, 1001, { pin: "1234" }), { reason: "inputTypeNotAllowed" });
-    at(cardAt("door-lab", T.WED_10, 17, 1001, { pin: "1234", input: "unencryptedOsdp" }), { reason: "inputTypeNotAllowed" });
+    at(cardAt("door-lab", T.WED_10, 17, 1001, { pin: "1234", input: "unencryptedOsdp" }), {
+      reason: "inputTypeNotAllowed",
+    });
     at(cardAt("door-lab", T.WED_10, 17, 1001, { pin: "1234", input: "encryptedOsdp" }), {
       reason: "allowed",
       holderId: "h-alice",
@@ -223,17 +232,23 @@ describe.each(IMPLS)("$name", (impl) => {
   // --- read -----------------------------------------------------------------------------------
 
   test("unknownCardFormat: a 30-bit frame at a node with only the 26-bit format", () => {
-    checker(impl, base)({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: "1".repeat(30) } }, { reason: "unknownCardFormat" });
+    checker(impl, base)(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: "1".repeat(30) } },
+      { reason: "unknownCardFormat" },
+    );
   });
 
   test("parityError: either parity bit wrong", () => {
     const at = checker(impl, base);
     for (const bit of [0, 25]) {
-      at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 1001, [bit]) } }, {
-        reason: "parityError",
-        facilityCode: 17,
-        credentialNumber: 1001,
-      });
+      at(
+        { deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 1001, [bit]) } },
+        {
+          reason: "parityError",
+          facilityCode: 17,
+          credentialNumber: 1001,
+        },
+      );
     }
   });
 
@@ -241,29 +256,45 @@ describe.each(IMPLS)("$name", (impl) => {
     const snap = building((d) => {
       d.node("node-a").cardFormat = [{ id: "H10301", min_input_bits: 26, max_input_bits: 26, enforce_parity: false }];
     });
-    checker(impl, snap)({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 1001, [0, 25]) } }, {
-      reason: "allowed",
-      holderId: "h-alice",
-      credentialId: "c-alice-card",
-      activeRuleId: "r-staff-front",
-      facilityCode: 17,
-      credentialNumber: 1001,
-    });
+    checker(impl, snap)(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 1001, [0, 25]) } },
+      {
+        reason: "allowed",
+        holderId: "h-alice",
+        credentialId: "c-alice-card",
+        activeRuleId: "r-staff-front",
+        facilityCode: 17,
+        credentialNumber: 1001,
+      },
+    );
   });
 
   test("facilityCodeNotAllowed: FILTER_LIST without the card's facility code", () => {
     const snap = building((d) => {
       d.node("node-a").cardFormat = [
-        { id: "H10301", min_input_bits: 26, max_input_bits: 26, facility_code: "FILTER_LIST", allowed_facility_codes: [20] },
+        {
+          id: "H10301",
+          min_input_bits: 26,
+          max_input_bits: 26,
+          facility_code: "FILTER_LIST",
+          allowed_facility_codes: [20],
+        },
       ];
     });
     const at = checker(impl, snap);
-    at(cardAt("door-front", T.WED_NOON, 17, 1001), { reason: "facilityCodeNotAllowed", facilityCode: 17, credentialNumber: 1001 });
-    // A decoded request takes the policy of the node's first format; a missing facility code is never listed.
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 1001 } }, {
+    at(cardAt("door-front", T.WED_NOON, 17, 1001), {
       reason: "facilityCodeNotAllowed",
+      facilityCode: 17,
       credentialNumber: 1001,
     });
+    // A decoded request takes the policy of the node's first format; a missing facility code is never listed.
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 1001 } },
+      {
+        reason: "facilityCodeNotAllowed",
+        credentialNumber: 1001,
+      },
+    );
     // A listed facility code passes, and FILTER_LIST does not compare the credential's own code.
     at(cardAt("door-front", T.WED_NOON, 20, 1001), {
       reason: "allowed",
@@ -288,12 +319,17 @@ describe.each(IMPLS)("$name", (impl) => {
             cardNumber: { offset: 17, length: 16 },
             parity: [
               { position: 0, type: "even", range: { offset: 1, length: 16 } },
-              { position: 33, type: "odd", mask: "0" + "0".repeat(16) + "1".repeat(16) + "0" },
+              { position: 33, type: "odd", mask: `0${"0".repeat(16)}${"1".repeat(16)}0` },
             ],
           },
         },
         // A parity-free 26-bit reading listed before H10301: it wins for 26-bit frames.
-        { id: "RAW26", min_input_bits: 26, max_input_bits: 26, layout: { facilityCode: { offset: 1, length: 8 }, cardNumber: { offset: 9, length: 16 } } },
+        {
+          id: "RAW26",
+          min_input_bits: 26,
+          max_input_bits: 26,
+          layout: { facilityCode: { offset: 1, length: 8 }, cardNumber: { offset: 9, length: 16 } },
+        },
         { id: "H10301", min_input_bits: 26, max_input_bits: 26 },
       ];
     });
@@ -301,7 +337,9 @@ describe.each(IMPLS)("$name", (impl) => {
     const frame34 = (fc: number, cn: number, flip: number[] = []) => {
       const body = fc.toString(2).padStart(16, "0") + cn.toString(2).padStart(16, "0");
       const ones = (x: string) => [...x].filter((c) => c === "1").length;
-      const bits = [...((ones(body.slice(0, 16)) % 2 === 0 ? "0" : "1") + body + (ones(body.slice(16)) % 2 === 0 ? "1" : "0"))];
+      const bits = [
+        ...((ones(body.slice(0, 16)) % 2 === 0 ? "0" : "1") + body + (ones(body.slice(16)) % 2 === 0 ? "1" : "0")),
+      ];
       for (const p of flip) bits[p] = bits[p] === "1" ? "0" : "1";
       return { deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: bits.join("") } };
     };
@@ -310,37 +348,66 @@ describe.each(IMPLS)("$name", (impl) => {
     at(frame34(17, 1001, [0]), { reason: "parityError", facilityCode: 17, credentialNumber: 1001 });
     at(frame34(17, 1001, [33]), { reason: "parityError", facilityCode: 17, credentialNumber: 1001 });
     // RAW26 decodes first and checks no parity, so a frame H10301 would refuse is read.
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 1001, [0, 25]) } }, {
-      reason: "allowed",
-      ...alice,
-      facilityCode: 17,
-      credentialNumber: 1001,
-    });
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: "1".repeat(30) } }, { reason: "unknownCardFormat" });
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 1001, [0, 25]) } },
+      {
+        reason: "allowed",
+        ...alice,
+        facilityCode: 17,
+        credentialNumber: 1001,
+      },
+    );
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: "1".repeat(30) } },
+      { reason: "unknownCardFormat" },
+    );
   });
 
   test("read: the decoding format's facility-code policy applies; a decoded request takes the first format's", () => {
     const snap = building((d) => {
       d.node("node-a").cardFormat = [
-        { id: "WIDE30", min_input_bits: 30, max_input_bits: 30, facility_code: "FILTER_LIST", allowed_facility_codes: [99], layout: { facilityCode: { offset: 1, length: 8 }, cardNumber: { offset: 9, length: 16 } } },
+        {
+          id: "WIDE30",
+          min_input_bits: 30,
+          max_input_bits: 30,
+          facility_code: "FILTER_LIST",
+          allowed_facility_codes: [99],
+          layout: { facilityCode: { offset: 1, length: 8 }, cardNumber: { offset: 9, length: 16 } },
+        },
         { id: "H10301", min_input_bits: 26, max_input_bits: 26 },
       ];
     });
     const at = checker(impl, snap);
     // 26-bit: H10301 decodes, ENFORCED.
-    at(cardAt("door-front", T.WED_NOON, 17, 1001), { reason: "allowed", holderId: "h-alice", credentialId: "c-alice-card", activeRuleId: "r-staff-front", facilityCode: 17, credentialNumber: 1001 });
-    // 30-bit: WIDE30 decodes, FILTER_LIST [99].
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 1001) + "0000" } }, { reason: "facilityCodeNotAllowed", facilityCode: 17, credentialNumber: 1001 });
-    // Decoded: the first format's policy (FILTER_LIST [99]) applies.
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 1001, facilityCode: 17 } }, { reason: "facilityCodeNotAllowed", facilityCode: 17, credentialNumber: 1001 });
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 1001, facilityCode: 99 } }, {
+    at(cardAt("door-front", T.WED_NOON, 17, 1001), {
       reason: "allowed",
       holderId: "h-alice",
       credentialId: "c-alice-card",
       activeRuleId: "r-staff-front",
-      facilityCode: 99,
+      facilityCode: 17,
       credentialNumber: 1001,
     });
+    // 30-bit: WIDE30 decodes, FILTER_LIST [99].
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: `${h10301(17, 1001)}0000` } },
+      { reason: "facilityCodeNotAllowed", facilityCode: 17, credentialNumber: 1001 },
+    );
+    // Decoded: the first format's policy (FILTER_LIST [99]) applies.
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 1001, facilityCode: 17 } },
+      { reason: "facilityCodeNotAllowed", facilityCode: 17, credentialNumber: 1001 },
+    );
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 1001, facilityCode: 99 } },
+      {
+        reason: "allowed",
+        holderId: "h-alice",
+        credentialId: "c-alice-card",
+        activeRuleId: "r-staff-front",
+        facilityCode: 99,
+        credentialNumber: 1001,
+      },
+    );
   });
 
   test("read: ENFORCED matches a credential without a facility code only when none was read", () => {
@@ -349,30 +416,65 @@ describe.each(IMPLS)("$name", (impl) => {
       d.addRule({ id: "r-contractors", groupId: "g-contractors", devices: ["door-front"] });
     });
     const at = checker(impl, snap);
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 1004 } }, { reason: "allowed", holderId: "h-dave", credentialId: "c-dave-card", activeRuleId: "r-contractors", credentialNumber: 1004 });
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 1004, facilityCode: null } }, { reason: "allowed", holderId: "h-dave", credentialId: "c-dave-card", activeRuleId: "r-contractors", credentialNumber: 1004 });
-    at(cardAt("door-front", T.WED_NOON, 0, 1004), { reason: "facilityCodeMismatch", facilityCode: 0, credentialNumber: 1004 });
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 1004 } },
+      {
+        reason: "allowed",
+        holderId: "h-dave",
+        credentialId: "c-dave-card",
+        activeRuleId: "r-contractors",
+        credentialNumber: 1004,
+      },
+    );
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 1004, facilityCode: null } },
+      {
+        reason: "allowed",
+        holderId: "h-dave",
+        credentialId: "c-dave-card",
+        activeRuleId: "r-contractors",
+        credentialNumber: 1004,
+      },
+    );
+    at(cardAt("door-front", T.WED_NOON, 0, 1004), {
+      reason: "facilityCodeMismatch",
+      facilityCode: 0,
+      credentialNumber: 1004,
+    });
   });
 
   // --- credential -----------------------------------------------------------------------------
 
   test("unknownCredential: a card number no holder has", () => {
-    checker(impl, base)(cardAt("door-front", T.WED_NOON, 17, 7777), { reason: "unknownCredential", facilityCode: 17, credentialNumber: 7777 });
+    checker(impl, base)(cardAt("door-front", T.WED_NOON, 17, 7777), {
+      reason: "unknownCredential",
+      facilityCode: 17,
+      credentialNumber: 7777,
+    });
   });
 
   test("facilityCodeMismatch: ENFORCED (the default) and another facility code", () => {
     const at = checker(impl, base);
-    at(cardAt("door-front", T.WED_NOON, 18, 1001), { reason: "facilityCodeMismatch", facilityCode: 18, credentialNumber: 1001 });
-    // A decoded request without a facility code matches only a credential whose code is null.
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 1001 } }, {
+    at(cardAt("door-front", T.WED_NOON, 18, 1001), {
       reason: "facilityCodeMismatch",
+      facilityCode: 18,
       credentialNumber: 1001,
     });
+    // A decoded request without a facility code matches only a credential whose code is null.
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 1001 } },
+      {
+        reason: "facilityCodeMismatch",
+        credentialNumber: 1001,
+      },
+    );
   });
 
   test("facilityCodeMismatch: NOT_ENFORCED does not compare the credential's code", () => {
     const snap = building((d) => {
-      d.node("node-a").cardFormat = [{ id: "H10301", min_input_bits: 26, max_input_bits: 26, facility_code: "NOT_ENFORCED" }];
+      d.node("node-a").cardFormat = [
+        { id: "H10301", min_input_bits: 26, max_input_bits: 26, facility_code: "NOT_ENFORCED" },
+      ];
     });
     checker(impl, snap)(cardAt("door-front", T.WED_NOON, 18, 1001), {
       reason: "allowed",
@@ -486,13 +588,28 @@ describe.each(IMPLS)("$name", (impl) => {
       facilityCode: 17,
       credentialNumber: 1001,
     });
-    at(cardAt("door-front", T.WED_NOON, 17, 4242, { node: { online: false, offlineSeconds: 300 } }), { reason: "unknownCredential", facilityCode: 17, credentialNumber: 4242 });
-    at(cardAt("door-front", T.WED_NOON, 17, 1001, { node: { online: false, offlineSeconds: 301 } }), { reason: "offlineEcardOnly", facilityCode: 17, credentialNumber: 1001 });
-    at(cardAt("door-front", T.WED_NOON, 17, 4242, { node: { online: false, offlineSeconds: 301 } }), { reason: "ecard", facilityCode: 17, credentialNumber: 4242 });
+    at(cardAt("door-front", T.WED_NOON, 17, 4242, { node: { online: false, offlineSeconds: 300 } }), {
+      reason: "unknownCredential",
+      facilityCode: 17,
+      credentialNumber: 4242,
+    });
+    at(cardAt("door-front", T.WED_NOON, 17, 1001, { node: { online: false, offlineSeconds: 301 } }), {
+      reason: "offlineEcardOnly",
+      facilityCode: 17,
+      credentialNumber: 1001,
+    });
+    at(cardAt("door-front", T.WED_NOON, 17, 4242, { node: { online: false, offlineSeconds: 301 } }), {
+      reason: "ecard",
+      facilityCode: 17,
+      credentialNumber: 4242,
+    });
   });
 
   test("offline, time unknown: a PIN alone under policies 1 and 2", () => {
-    for (const [policy, reason] of [[1, "offline24x7"], [2, "offlineAnySchedule"]] as const) {
+    for (const [policy, reason] of [
+      [1, "offline24x7"],
+      [2, "offlineAnySchedule"],
+    ] as const) {
       const snap = building((d) => {
         d.node("node-a").offlinePolicy = policy;
       });
@@ -588,7 +705,14 @@ describe.each(IMPLS)("$name", (impl) => {
 
   test("deniedByRule: an active deny rule beats an allow rule", () => {
     const snap = building((d) => {
-      d.addRule({ id: "r-lunch-lock", groupId: "g-staff", devices: ["door-front"], allow: false, startTime: "12:00:00", stopTime: "13:00:00" });
+      d.addRule({
+        id: "r-lunch-lock",
+        groupId: "g-staff",
+        devices: ["door-front"],
+        allow: false,
+        startTime: "12:00:00",
+        stopTime: "13:00:00",
+      });
     });
     const at = checker(impl, snap);
     at(cardAt("door-front", T.WED_NOON, 17, 1001), {
@@ -635,7 +759,13 @@ describe.each(IMPLS)("$name", (impl) => {
 
   test("wrongPin / pinRequired for a holder without any PIN", () => {
     const at = checker(impl, base);
-    const carol = { holderId: "h-carol", credentialId: "c-carol-card", activeRuleId: "r-staff-lab", facilityCode: 17, credentialNumber: 1003 };
+    const carol = {
+      holderId: "h-carol",
+      credentialId: "c-carol-card",
+      activeRuleId: "r-staff-lab",
+      facilityCode: 17,
+      credentialNumber: 1003,
+    };
     at(cardAt("door-lab", T.WED_10, 17, 1003, { pin: "1234" }), { reason: "wrongPin", ...carol });
     at(cardAt("door-lab", T.WED_10, 17, 1003), { reason: "pinRequired", ...carol });
   });
@@ -646,7 +776,11 @@ describe.each(IMPLS)("$name", (impl) => {
       d.rule("r-staff-front").authenticationPolicy = "cardOrPin";
     });
     const at = checker(impl, snap);
-    at(pinAt("door-front", T.WED_NOON, "1234"), { reason: "cardRequired", holderId: "h-alice", activeRuleId: "r-staff-front" });
+    at(pinAt("door-front", T.WED_NOON, "1234"), {
+      reason: "cardRequired",
+      holderId: "h-alice",
+      activeRuleId: "r-staff-front",
+    });
     at(cardAt("door-front", T.WED_NOON, 17, 1001), {
       reason: "allowed",
       holderId: "h-alice",

@@ -19,9 +19,19 @@ import {
   rawBuilding,
 } from "./fixture.js";
 
-const ALICE_CARD = { holderId: "h-alice", credentialId: "c-alice-card", facilityCode: 17, credentialNumber: 1001 } as const;
+const ALICE_CARD = {
+  holderId: "h-alice",
+  credentialId: "c-alice-card",
+  facilityCode: 17,
+  credentialNumber: 1001,
+} as const;
 const BOB_CARD = { holderId: "h-bob", credentialId: "c-bob-card", facilityCode: 17, credentialNumber: 1002 } as const;
-const aliceIn = (ruleId = "r-staff-front", extra: Partial<Expected> = {}): Expected => ({ reason: "allowed", activeRuleId: ruleId, ...ALICE_CARD, ...extra });
+const aliceIn = (ruleId = "r-staff-front", extra: Partial<Expected> = {}): Expected => ({
+  reason: "allowed",
+  activeRuleId: ruleId,
+  ...ALICE_CARD,
+  ...extra,
+});
 const OFFLINE_UNKNOWN = { node: { online: false, timeKnown: false } } as const;
 
 // ---------------------------------------------------------------------------------------------
@@ -50,7 +60,10 @@ describe("snapshot (S*)", () => {
       ["holders.3.credentials.0.credentialNumber", "duplicateCredentialNumber"],
     ]);
     // Pending digital credentials (null numbers) never collide.
-    expect(parseSnapshot(rawBuilding((d) => d.holder("h-bob").credentials!.push({ id: "c-bob-phone", types: ["token"] }))).ok).toBe(true);
+    expect(
+      parseSnapshot(rawBuilding((d) => d.holder("h-bob").credentials!.push({ id: "c-bob-phone", types: ["token"] })))
+        .ok,
+    ).toBe(true);
   });
 
   test("S2 a node without card formats uses H10301, 26 bits, ENFORCED, parity enforced", () => {
@@ -79,30 +92,45 @@ describe("snapshot (S*)", () => {
 
   test("S3 a well-known format reads exactly its length; a layout fits inside min_input_bits", () => {
     // The layout named by a string sets the length, not the id; a raw format takes any range.
-    const one = (f: Record<string, unknown>) => pathsAndCodes(issuesOf((d) => (d.node("node-a").cardFormat = [f as never])));
-    const loads = (f: Record<string, unknown>) => parseSnapshot(rawBuilding((d) => (d.node("node-a").cardFormat = [f as never]))).ok;
+    const one = (f: Record<string, unknown>) =>
+      pathsAndCodes(issuesOf((d) => (d.node("node-a").cardFormat = [f as never])));
+    const loads = (f: Record<string, unknown>) =>
+      parseSnapshot(rawBuilding((d) => (d.node("node-a").cardFormat = [f as never]))).ok;
     expect(loads({ id: "lobby", layout: "H10306", min_input_bits: 34, max_input_bits: 34 })).toBe(true);
     expect(one({ id: "H10301", layout: "H10306", min_input_bits: 26, max_input_bits: 26 })).toEqual([
       ["cloudNodes.0.cardFormat.0.max_input_bits", "invalidRange"],
       ["cloudNodes.0.cardFormat.0.min_input_bits", "invalidRange"],
     ]);
     expect(loads({ id: "site-raw", min_input_bits: 9, max_input_bits: 512 })).toBe(true);
-    expect(pathsAndCodes(issuesOf((d) => (d.node("node-a").cardFormat = [{ id: "H10301", min_input_bits: 26, max_input_bits: 27 }])))).toEqual([
-      ["cloudNodes.0.cardFormat.0.max_input_bits", "invalidRange"],
-    ]);
-    expect(pathsAndCodes(issuesOf((d) => (d.node("node-a").cardFormat = [{ id: "H10301", min_input_bits: 34, max_input_bits: 34 }])))).toEqual([
+    expect(
+      pathsAndCodes(
+        issuesOf((d) => (d.node("node-a").cardFormat = [{ id: "H10301", min_input_bits: 26, max_input_bits: 27 }])),
+      ),
+    ).toEqual([["cloudNodes.0.cardFormat.0.max_input_bits", "invalidRange"]]);
+    expect(
+      pathsAndCodes(
+        issuesOf((d) => (d.node("node-a").cardFormat = [{ id: "H10301", min_input_bits: 34, max_input_bits: 34 }])),
+      ),
+    ).toEqual([
       ["cloudNodes.0.cardFormat.0.max_input_bits", "invalidRange"],
       ["cloudNodes.0.cardFormat.0.min_input_bits", "invalidRange"],
     ]);
-    expect(pathsAndCodes(issuesOf((d) => (d.node("node-a").cardFormat = [{ id: "H10301", min_input_bits: 24, max_input_bits: 26 }])))).toEqual([
-      ["cloudNodes.0.cardFormat.0.min_input_bits", "invalidRange"],
-    ]);
+    expect(
+      pathsAndCodes(
+        issuesOf((d) => (d.node("node-a").cardFormat = [{ id: "H10301", min_input_bits: 24, max_input_bits: 26 }])),
+      ),
+    ).toEqual([["cloudNodes.0.cardFormat.0.min_input_bits", "invalidRange"]]);
     expect(
       pathsAndCodes(
         issuesOf(
           (d) =>
             (d.node("node-a").cardFormat = [
-              { id: "TALL", min_input_bits: 26, max_input_bits: 40, layout: { cardNumber: { offset: 20, length: 10 } } },
+              {
+                id: "TALL",
+                min_input_bits: 26,
+                max_input_bits: 40,
+                layout: { cardNumber: { offset: 20, length: 10 } },
+              },
             ]),
         ),
       ),
@@ -111,17 +139,26 @@ describe("snapshot (S*)", () => {
 
   test("S4 a layout string names a well-known layout (an unknown name is refused at layout); without a layout an unknown id is raw", () => {
     const one = (f: Record<string, unknown>) => issuesOf((d) => (d.node("node-a").cardFormat = [f as never]));
-    const loads = (f: Record<string, unknown>) => parseSnapshot(rawBuilding((d) => (d.node("node-a").cardFormat = [f as never]))).ok;
+    const loads = (f: Record<string, unknown>) =>
+      parseSnapshot(rawBuilding((d) => (d.node("node-a").cardFormat = [f as never]))).ok;
     // An unknown id without a layout loads: it is a raw format.
     expect(loads({ id: "NOT-A-FORMAT", min_input_bits: 26, max_input_bits: 26 })).toBe(true);
     expect(loads({ id: "NOT-A-FORMAT", min_input_bits: 26, max_input_bits: 26, layout: null })).toBe(true);
     // A layout name must be in the table, spelled as it spells it.
-    for (const name of ["H10301", "H10302", "H10304", "H10306", "C1k35s", "C1k48s"]) expect(one({ id: "x", layout: name, min_input_bits: 9, max_input_bits: 9 }).map((i) => i.path.at(-1))).not.toContain("layout");
+    for (const name of ["H10301", "H10302", "H10304", "H10306", "C1k35s", "C1k48s"])
+      expect(
+        one({ id: "x", layout: name, min_input_bits: 9, max_input_bits: 9 }).map((i) => i.path.at(-1)),
+      ).not.toContain("layout");
     const refused = one({ id: "x", layout: "c1k35s", min_input_bits: 35, max_input_bits: 35 });
     expect(pathsAndCodes(refused)).toEqual([["cloudNodes.0.cardFormat.0.layout", "unknownCardFormat"]]);
-    expect(refused[0]!.message).toMatch(/^"c1k35s" is not a well-known layout \(did you mean "C1k35s"\?\)\. Known layouts: H10301, /);
-    for (const name of ["H10302", "H10304", "H10306", "C1k35s", "C1k48s"]) expect(refused[0]!.message).toContain(` ${name},`);
-    expect(pathsAndCodes(one({ id: "x", layout: 26, min_input_bits: 26, max_input_bits: 26 }))).toEqual([["cloudNodes.0.cardFormat.0.layout", "invalidType"]]);
+    expect(refused[0]!.message).toMatch(
+      /^"c1k35s" is not a well-known layout \(did you mean "C1k35s"\?\)\. Known layouts: H10301, /,
+    );
+    for (const name of ["H10302", "H10304", "H10306", "C1k35s", "C1k48s"])
+      expect(refused[0]!.message).toContain(` ${name},`);
+    expect(pathsAndCodes(one({ id: "x", layout: 26, min_input_bits: 26, max_input_bits: 26 }))).toEqual([
+      ["cloudNodes.0.cardFormat.0.layout", "invalidType"],
+    ]);
   });
 
   test("S17 a raw format loads with any bit range, facility-code policy and parity setting", () => {
@@ -133,9 +170,16 @@ describe("snapshot (S*)", () => {
     ])
       expect(parseSnapshot(rawBuilding((d) => (d.node("node-a").cardFormat = [f as never]))).ok).toBe(true);
     // The entry checks every format has still apply.
-    expect(pathsAndCodes(issuesOf((d) => (d.node("node-a").cardFormat = [{ id: "raw", min_input_bits: 26, max_input_bits: 26, facility_code: "FILTER_LIST" }])))).toEqual([
-      ["cloudNodes.0.cardFormat.0.allowed_facility_codes", "invalid"],
-    ]);
+    expect(
+      pathsAndCodes(
+        issuesOf(
+          (d) =>
+            (d.node("node-a").cardFormat = [
+              { id: "raw", min_input_bits: 26, max_input_bits: 26, facility_code: "FILTER_LIST" },
+            ]),
+        ),
+      ),
+    ).toEqual([["cloudNodes.0.cardFormat.0.allowed_facility_codes", "invalid"]]);
   });
 
   test("S5 door rules name no elevator reader or floor relay; elevator rules name no device and never deny", () => {
@@ -144,7 +188,13 @@ describe("snapshot (S*)", () => {
         issuesOf((d) => {
           d.addRule({ id: "r-x1", groupId: "g-staff", devices: ["elev-1"] });
           d.addRule({ id: "r-x2", groupId: "g-staff", devices: ["door-front", "floor-1"] });
-          d.addRule({ id: "r-x3", groupId: "g-staff", type: "elevator", devices: ["door-front"], floorGroups: ["fg-low"] });
+          d.addRule({
+            id: "r-x3",
+            groupId: "g-staff",
+            type: "elevator",
+            devices: ["door-front"],
+            floorGroups: ["fg-low"],
+          });
           d.addRule({ id: "r-x4", groupId: "g-staff", type: "elevator", floorGroups: ["fg-low"], allow: false });
         }),
       ),
@@ -157,11 +207,20 @@ describe("snapshot (S*)", () => {
   });
 
   test("S6 a floor group opens floor relays of its reader's node, and its reader is an elevator reader", () => {
-    expect(pathsAndCodes(issuesOf((d) => (d.floorGroup("fg-high").floors = [])))).toEqual([["floorGroups.1.floors", "tooSmall"]]);
+    expect(pathsAndCodes(issuesOf((d) => (d.floorGroup("fg-high").floors = [])))).toEqual([
+      ["floorGroups.1.floors", "tooSmall"],
+    ]);
     expect(
       pathsAndCodes(
         issuesOf((d) => {
-          d.addDevice({ id: "floor-b", port: 2, cloudNode: "node-b", connection: "conn-b", type: "floorRelay", publicIcon: null });
+          d.addDevice({
+            id: "floor-b",
+            port: 2,
+            cloudNode: "node-b",
+            connection: "conn-b",
+            type: "floorRelay",
+            publicIcon: null,
+          });
           d.raw.floorGroups.push(
             { id: "fg-x1", name: "Wrong floor type", readerPort: "elev-1", floors: ["door-lab"] },
             { id: "fg-x2", name: "Other node", readerPort: "elev-1", floors: ["floor-1", "floor-b"] },
@@ -177,7 +236,9 @@ describe("snapshot (S*)", () => {
   });
 
   test("S7 a holder's duress PIN differs from its own PIN; holders may share PINs", () => {
-    expect(pathsAndCodes(issuesOf((d) => (d.holder("h-alice").duressPin = "1234")))).toEqual([["holders.0.duressPin", "invalid"]]);
+    expect(pathsAndCodes(issuesOf((d) => (d.holder("h-alice").duressPin = "1234")))).toEqual([
+      ["holders.0.duressPin", "invalid"],
+    ]);
     expect(parseSnapshot(rawBuilding((d) => (d.holder("h-bob").pin = "1234"))).ok).toBe(true);
     expect(parseSnapshot(rawBuilding((d) => (d.holder("h-bob").duressPin = "1234"))).ok).toBe(true);
   });
@@ -209,36 +270,75 @@ describe("snapshot (S*)", () => {
   });
 
   test("S9 a device's cloud node is its connection's cloud node", () => {
-    expect(pathsAndCodes(issuesOf((d) => (d.device("door-annex").cloudNode = "node-a")))).toEqual([["devices.7.cloudNode", "inconsistentReference"]]);
+    expect(pathsAndCodes(issuesOf((d) => (d.device("door-annex").cloudNode = "node-a")))).toEqual([
+      ["devices.7.cloudNode", "inconsistentReference"],
+    ]);
   });
 
   test("S13 a connection has what its type needs (ipaddress, port, macAddress), ethernet-only fields only on ethernet, and an ethernet controller's defaults", () => {
     const conn = (d: { raw: { connections: Record<string, unknown>[] } }, i: number, c: Record<string, unknown>) => {
-      d.raw.connections[i] = { id: d.raw.connections[i]!.id, name: "Controller", cloudNode: d.raw.connections[i]!.cloudNode, ...c };
+      d.raw.connections[i] = {
+        id: d.raw.connections[i]!.id,
+        name: "Controller",
+        cloudNode: d.raw.connections[i]!.cloudNode,
+        ...c,
+      };
     };
     // What each type needs: an ipaddress for ethernet and wirelessGateway, a port unless lockhub, a MAC address for a lockhub.
-    expect(pathsAndCodes(issuesOf((d) => conn(d, 0, { type: "ethernet", port: 4000 })))).toEqual([["connections.0.ipaddress", "invalid"]]);
-    expect(pathsAndCodes(issuesOf((d) => conn(d, 0, { type: "ethernet", ipaddress: "10.0.0.5" })))).toEqual([["connections.0.port", "invalid"]]);
-    expect(pathsAndCodes(issuesOf((d) => conn(d, 0, { type: "wirelessGateway", port: 7, ipaddress: "" })))).toEqual([["connections.0.ipaddress", "invalid"]]);
+    expect(pathsAndCodes(issuesOf((d) => conn(d, 0, { type: "ethernet", port: 4000 })))).toEqual([
+      ["connections.0.ipaddress", "invalid"],
+    ]);
+    expect(pathsAndCodes(issuesOf((d) => conn(d, 0, { type: "ethernet", ipaddress: "10.0.0.5" })))).toEqual([
+      ["connections.0.port", "invalid"],
+    ]);
+    expect(pathsAndCodes(issuesOf((d) => conn(d, 0, { type: "wirelessGateway", port: 7, ipaddress: "" })))).toEqual([
+      ["connections.0.ipaddress", "invalid"],
+    ]);
     expect(pathsAndCodes(issuesOf((d) => conn(d, 0, { type: "usb" })))).toEqual([["connections.0.port", "invalid"]]);
-    expect(pathsAndCodes(issuesOf((d) => conn(d, 0, { type: "wirelessCoordinator", port: null })))).toEqual([["connections.0.port", "invalid"]]);
+    expect(pathsAndCodes(issuesOf((d) => conn(d, 0, { type: "wirelessCoordinator", port: null })))).toEqual([
+      ["connections.0.port", "invalid"],
+    ]);
     const hub = issuesOf((d) => conn(d, 1, { type: "lockhub", macAddress: null }));
     expect(pathsAndCodes(hub)).toEqual([["connections.1.macAddress", "invalid"]]);
     expect(hub[0]!.message).toBe("A lockhub connection needs a macAddress.");
     // protocol, ipv6Address and manufacturer are ethernet-only: each is reported on any other type.
-    const usb = issuesOf((d) => conn(d, 0, { type: "usb", port: 1, protocol: "IPv4", ipv6Address: "fd00::5", manufacturer: "VENDOR_A" }));
-    expect(pathsAndCodes(usb)).toEqual([["connections.0.ipv6Address", "invalid"], ["connections.0.manufacturer", "invalid"], ["connections.0.protocol", "invalid"]]);
-    expect(usb.map((i) => i.message)).toContain("manufacturer is used by ethernet connections only; this is a usb connection.");
+    const usb = issuesOf((d) =>
+      conn(d, 0, { type: "usb", port: 1, protocol: "IPv4", ipv6Address: "fd00::5", manufacturer: "VENDOR_A" }),
+    );
+    expect(pathsAndCodes(usb)).toEqual([
+      ["connections.0.ipv6Address", "invalid"],
+      ["connections.0.manufacturer", "invalid"],
+      ["connections.0.protocol", "invalid"],
+    ]);
+    expect(usb.map((i) => i.message)).toContain(
+      "manufacturer is used by ethernet connections only; this is a usb connection.",
+    );
     // null is no value: a usb connection with null ethernet fields loads.
     const ok = (c: Record<string, unknown>) => {
       const r = parseSnapshot(rawBuilding((d) => conn(d, 0, c)));
       if (!r.ok) throw new Error(JSON.stringify(r.issues));
       return r.value.connections[0]! as Record<string, unknown>;
     };
-    expect(ok({ type: "usb", port: 1, protocol: null, manufacturer: null, ipv6Address: null })).toMatchObject({ type: "usb", protocol: null, manufacturer: null });
+    expect(ok({ type: "usb", port: 1, protocol: null, manufacturer: null, ipv6Address: null })).toMatchObject({
+      type: "usb",
+      protocol: null,
+      manufacturer: null,
+    });
     // Defaults: an ethernet controller speaks IPv6 and is VENDOR_B unless it says otherwise; other types get neither.
-    expect(ok({ type: "ethernet", ipaddress: "10.0.0.5", port: 4000 })).toMatchObject({ protocol: "IPv6", manufacturer: "VENDOR_B" });
-    expect(ok({ type: "ethernet", ipaddress: "10.0.0.5", port: 4000, protocol: "IPv4", manufacturer: "VENDOR_A", ipv6Address: "fd00::5" })).toMatchObject({ protocol: "IPv4", manufacturer: "VENDOR_A", ipv6Address: "fd00::5" });
+    expect(ok({ type: "ethernet", ipaddress: "10.0.0.5", port: 4000 })).toMatchObject({
+      protocol: "IPv6",
+      manufacturer: "VENDOR_B",
+    });
+    expect(
+      ok({
+        type: "ethernet",
+        ipaddress: "10.0.0.5",
+        port: 4000,
+        protocol: "IPv4",
+        manufacturer: "VENDOR_A",
+        ipv6Address: "fd00::5",
+      }),
+    ).toMatchObject({ protocol: "IPv4", manufacturer: "VENDOR_A", ipv6Address: "fd00::5" });
     const gateway = ok({ type: "wirelessGateway", ipaddress: "10.0.0.7", port: 7 });
     expect([gateway.protocol, gateway.manufacturer]).toEqual([undefined, undefined]);
     const lockhub = ok({ type: "lockhub", macAddress: "00:1B:2C:4A:10:09" });
@@ -251,7 +351,15 @@ describe("snapshot (S*)", () => {
     // conn-a (a lockhub) carries 7 devices; `n` more makes 7 + n.
     const locks = (n: number) => (d: { raw: { devices: Record<string, unknown>[] } }) => {
       for (let k = 0; k < n; k++)
-        d.raw.devices.push({ id: `lock-${k}`, name: `Lock ${k}`, cloudNode: "node-a", connection: "conn-a", port: 100 + k, type: "ioDevice", publicIcon: "other" });
+        d.raw.devices.push({
+          id: `lock-${k}`,
+          name: `Lock ${k}`,
+          cloudNode: "node-a",
+          connection: "conn-a",
+          port: 100 + k,
+          type: "ioDevice",
+          publicIcon: "other",
+        });
     };
     expect(parseSnapshot(rawBuilding(locks(57))).ok).toBe(true);
     const over = issuesOf(locks(58));
@@ -259,15 +367,44 @@ describe("snapshot (S*)", () => {
     expect(over[0]!.message).toBe('Lockhub "conn-a" has 65 devices on it; a lockhub operates at most 64 locks.');
     // An ethernet controller has no such limit here (its model decides how many doors it runs).
     const ethernet = (d: { raw: { connections: Record<string, unknown>[] } }) => {
-      d.raw.connections[0] = { id: "conn-a", name: "HQ controller", type: "ethernet", cloudNode: "node-a", ipaddress: "10.0.0.5", port: 4000 };
+      d.raw.connections[0] = {
+        id: "conn-a",
+        name: "HQ controller",
+        type: "ethernet",
+        cloudNode: "node-a",
+        ipaddress: "10.0.0.5",
+        port: 4000,
+      };
     };
-    expect(parseSnapshot(rawBuilding((d) => { ethernet(d); locks(58)(d); })).ok).toBe(true);
+    expect(
+      parseSnapshot(
+        rawBuilding((d) => {
+          ethernet(d);
+          locks(58)(d);
+        }),
+      ).ok,
+    ).toBe(true);
   });
 
   test("S15 custom field definitions: the seed rules, defaults, a description wherever a regex is, ids unique per partition, the partition listed", () => {
-    const snap = (customFields: unknown[]) => ({ format: "rsop-system/1", systemId: "s", partitions: [{ id: "p1", name: "One" }, { id: "p2", name: "Two" }], customFields });
-    const r = parseSnapshot(snap([{ id: "badge", type: "string", partition: "p1" }, { id: "badge", type: "number", decimals: 10, partition: "p2" }]));
-    expect(r.ok && r.value.customFields.map((d) => [d.partition, d.id, d.displayName, d.required, d.visibility])).toEqual([
+    const snap = (customFields: unknown[]) => ({
+      format: "rsop-system/1",
+      systemId: "s",
+      partitions: [
+        { id: "p1", name: "One" },
+        { id: "p2", name: "Two" },
+      ],
+      customFields,
+    });
+    const r = parseSnapshot(
+      snap([
+        { id: "badge", type: "string", partition: "p1" },
+        { id: "badge", type: "number", decimals: 10, partition: "p2" },
+      ]),
+    );
+    expect(
+      r.ok && r.value.customFields.map((d) => [d.partition, d.id, d.displayName, d.required, d.visibility]),
+    ).toEqual([
       ["p1", "badge", "badge", false, "visible"],
       ["p2", "badge", "badge", false, "visible"],
     ]);
@@ -299,7 +436,10 @@ describe("snapshot (S*)", () => {
     const snap = (holders: unknown[]) => ({
       format: "rsop-system/1",
       systemId: "s",
-      partitions: [{ id: "p1", name: "One" }, { id: "p2", name: "Two" }],
+      partitions: [
+        { id: "p1", name: "One" },
+        { id: "p2", name: "Two" },
+      ],
       customFields: [
         { id: "badge", type: "string", regex: "^B", description: "B first", required: true, partition: "p1" },
         { id: "level", type: "number", max: 3, partition: "p1" },
@@ -307,7 +447,15 @@ describe("snapshot (S*)", () => {
       ],
       holders: holders.map((h, i) => ({ id: `h${i}`, firstName: "A", lastName: "B", ...(h as object) })),
     });
-    expect(parseSnapshot(snap([{ partition: "p1", customFields: { badge: "B1", level: null } }, { partition: "p2", customFields: { wing: "East" } }, { partition: null }])).ok).toBe(true);
+    expect(
+      parseSnapshot(
+        snap([
+          { partition: "p1", customFields: { badge: "B1", level: null } },
+          { partition: "p2", customFields: { wing: "East" } },
+          { partition: null },
+        ]),
+      ).ok,
+    ).toBe(true);
     const bad = parseSnapshot(
       snap([
         { partition: "p1", customFields: { badge: "X", level: 4, wing: "East" } },
@@ -352,9 +500,19 @@ describe.each(IMPLS)("$name", (impl) => {
   test("S2 a node without card formats reads H10301 with ENFORCED facility codes and parity", () => {
     const at = checker(impl, base);
     at(cardAt("door-front", T.WED_NOON, 17, 1001), aliceIn());
-    at(cardAt("door-front", T.WED_NOON, 16, 1001), { reason: "facilityCodeMismatch", facilityCode: 16, credentialNumber: 1001 });
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 1001, [25]) } }, { reason: "parityError", facilityCode: 17, credentialNumber: 1001 });
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 1001).slice(1) } }, { reason: "unknownCardFormat" });
+    at(cardAt("door-front", T.WED_NOON, 16, 1001), {
+      reason: "facilityCodeMismatch",
+      facilityCode: 16,
+      credentialNumber: 1001,
+    });
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 1001, [25]) } },
+      { reason: "parityError", facilityCode: 17, credentialNumber: 1001 },
+    );
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 1001).slice(1) } },
+      { reason: "unknownCardFormat" },
+    );
   });
 
   test("S3 a custom layout admitting 26–30 bits ignores a longer frame's extra bits", () => {
@@ -370,18 +528,30 @@ describe.each(IMPLS)("$name", (impl) => {
     });
     const at = checker(impl, snap);
     at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 1001) } }, aliceIn());
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 1001) + "1011" } }, aliceIn());
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 1001) + "10110" } }, { reason: "unknownCardFormat" });
+    at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: `${h10301(17, 1001)}1011` } }, aliceIn());
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: `${h10301(17, 1001)}10110` } },
+      { reason: "unknownCardFormat" },
+    );
   });
 
   test("S4 an entry with a layout and a well-known id decodes by its layout", () => {
     const snap = building((d) => {
       d.node("node-a").cardFormat = [
-        { id: "H10301", min_input_bits: 26, max_input_bits: 26, facility_code: "NOT_ENFORCED", layout: { facilityCode: null, cardNumber: { offset: 0, length: 26 } } },
+        {
+          id: "H10301",
+          min_input_bits: 26,
+          max_input_bits: 26,
+          facility_code: "NOT_ENFORCED",
+          layout: { facilityCode: null, cardNumber: { offset: 0, length: 26 } },
+        },
       ];
     });
     // The whole frame is the card number: no facility code, no parity.
-    checker(impl, snap)({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: bitsOf(1001, 26) } }, aliceIn("r-staff-front", { facilityCode: null }));
+    checker(impl, snap)(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: bitsOf(1001, 26) } },
+      aliceIn("r-staff-front", { facilityCode: null }),
+    );
   });
 
   test("S4 a layout string decodes by that well-known layout whatever the id; an unknown id without a layout decodes raw", () => {
@@ -392,19 +562,52 @@ describe.each(IMPLS)("$name", (impl) => {
       ];
     });
     let at = checker(impl, named);
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: encodeWiegand("H10306", { facilityCode: 17, cardNumber: 1001 }) } }, aliceIn());
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: encodeWiegand("H10304", { facilityCode: 17, cardNumber: 1001 }) } }, aliceIn());
+    at(
+      {
+        deviceId: "door-front",
+        at: T.WED_NOON,
+        credential: { wiegand: encodeWiegand("H10306", { facilityCode: 17, cardNumber: 1001 }) },
+      },
+      aliceIn(),
+    );
+    at(
+      {
+        deviceId: "door-front",
+        at: T.WED_NOON,
+        credential: { wiegand: encodeWiegand("H10304", { facilityCode: 17, cardNumber: 1001 }) },
+      },
+      aliceIn(),
+    );
     // The id "H10301" does not make 26-bit frames readable: its layout says 37.
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 1001) } }, { reason: "unknownCardFormat" });
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 1001) } },
+      { reason: "unknownCardFormat" },
+    );
     const raw = building((d) => {
-      d.node("node-a").cardFormat = [{ id: "0b6f8a52-3d1c-4f57-9a43-2c8e1f7d6a90", min_input_bits: 26, max_input_bits: 40, facility_code: "NOT_ENFORCED" }];
+      d.node("node-a").cardFormat = [
+        {
+          id: "0b6f8a52-3d1c-4f57-9a43-2c8e1f7d6a90",
+          min_input_bits: 26,
+          max_input_bits: 40,
+          facility_code: "NOT_ENFORCED",
+        },
+      ];
     });
     at = checker(impl, raw);
     // The whole frame, of any admitted length, is the card number.
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: bitsOf(1001, 26) } }, aliceIn("r-staff-front", { facilityCode: null }));
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: bitsOf(1001, 40) } }, aliceIn("r-staff-front", { facilityCode: null }));
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: bitsOf(1001, 26) } },
+      aliceIn("r-staff-front", { facilityCode: null }),
+    );
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: bitsOf(1001, 40) } },
+      aliceIn("r-staff-front", { facilityCode: null }),
+    );
     // An H10301 frame of Alice's card is read whole: another number.
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 1001) } }, { reason: "unknownCredential", credentialNumber: parseInt(h10301(17, 1001), 2) });
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 1001) } },
+      { reason: "unknownCredential", credentialNumber: parseInt(h10301(17, 1001), 2) },
+    );
   });
 
   test("S17 a raw format: no facility code and no parity; ENFORCED matches code-less credentials, FILTER_LIST denies raw reads, long frames overflow", () => {
@@ -413,7 +616,12 @@ describe.each(IMPLS)("$name", (impl) => {
         d.node("node-a").cardFormat = [{ id: "site-raw", min_input_bits: 26, max_input_bits: 64, ...f } as never];
         d.credential("c-bob-card").facilityCode = null;
       });
-    const read = (n: number | bigint, length = 26, extra: Record<string, unknown> = {}) => ({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: bitsOf(n, length) }, ...extra });
+    const read = (n: number | bigint, length = 26, extra: Record<string, unknown> = {}) => ({
+      deviceId: "door-front",
+      at: T.WED_NOON,
+      credential: { wiegand: bitsOf(n, length) },
+      ...extra,
+    });
     // ENFORCED (the default): a credential without a facility code matches; one with a code does not.
     let at = checker(impl, rawNode({}));
     at(read(1002), { reason: "noActiveRule", ...BOB_CARD, facilityCode: null });
@@ -427,7 +635,11 @@ describe.each(IMPLS)("$name", (impl) => {
     // FILTER_LIST: a raw read has no code, so it is never in the list; a decoded request is filtered by its own code.
     at = checker(impl, rawNode({ facility_code: "FILTER_LIST", allowed_facility_codes: [17] }));
     at(read(1001), { reason: "facilityCodeNotAllowed", credentialNumber: 1001 });
-    const decoded = (facilityCode: number) => ({ deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 1001, facilityCode } });
+    const decoded = (facilityCode: number) => ({
+      deviceId: "door-front",
+      at: T.WED_NOON,
+      credential: { credentialNumber: 1001, facilityCode },
+    });
     at(decoded(17), aliceIn());
     at(decoded(16), { reason: "facilityCodeNotAllowed", facilityCode: 16, credentialNumber: 1001 });
     // Above 2^53−1 nothing matches; leading zeros do not matter; the e-card check reads the same number.
@@ -521,7 +733,10 @@ describe.each(IMPLS)("$name", (impl) => {
     at(pinAt("door-front", T.WED_NOON, "-123"), { reason: "badRequest" });
     at({ deviceId: "door-front", at: T.WED_NOON, pin: 1234 }, { reason: "badRequest" });
     at(cardAt("door-front", T.WED_NOON, 17, 1001, { pin: "" }), { reason: "badRequest" });
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: null, pin: "1234" }, { reason: "allowed", holderId: "h-alice", activeRuleId: "r-staff-front" });
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: null, pin: "1234" },
+      { reason: "allowed", holderId: "h-alice", activeRuleId: "r-staff-front" },
+    );
   });
 
   test("R5 one credential kind only; credentialNumber/facilityCode are non-negative safe integers", () => {
@@ -544,7 +759,10 @@ describe.each(IMPLS)("$name", (impl) => {
     at(card({ mobile: "token" }), { reason: "badRequest" });
     at(card("1001"), { reason: "badRequest" });
     // Well formed: explicit null facility code (matches only a null-code credential).
-    at(card({ credentialNumber: 1001, facilityCode: null }), { reason: "facilityCodeMismatch", credentialNumber: 1001 });
+    at(card({ credentialNumber: 1001, facilityCode: null }), {
+      reason: "facilityCodeMismatch",
+      credentialNumber: 1001,
+    });
     at(card({ credentialNumber: 1001, facilityCode: 17 }), aliceIn());
   });
 
@@ -563,7 +781,11 @@ describe.each(IMPLS)("$name", (impl) => {
     at(withNode({ online: true }), aliceIn());
     at(withNode(null), aliceIn());
     // Time unknown needs no offlineSeconds; policy 0 then means e-card only.
-    at(withNode({ online: false, timeKnown: false }), { reason: "offlineEcardOnly", facilityCode: 17, credentialNumber: 1001 });
+    at(withNode({ online: false, timeKnown: false }), {
+      reason: "offlineEcardOnly",
+      facilityCode: 17,
+      credentialNumber: 1001,
+    });
   });
 
   // --- evaluation -----------------------------------------------------------------------------
@@ -581,15 +803,41 @@ describe.each(IMPLS)("$name", (impl) => {
       ];
     });
     const at = checker(impl, base);
-    at(cardAt("door-front", T.WED_NOON, 17, 7777), { reason: "unknownCredential", facilityCode: 17, credentialNumber: 7777 });
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(200, 65535, [0]) } }, { reason: "parityError", facilityCode: 200, credentialNumber: 65535 });
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 7777, facilityCode: 3 } }, { reason: "unknownCredential", facilityCode: 3, credentialNumber: 7777 });
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 7777 } }, { reason: "unknownCredential", credentialNumber: 7777 });
+    at(cardAt("door-front", T.WED_NOON, 17, 7777), {
+      reason: "unknownCredential",
+      facilityCode: 17,
+      credentialNumber: 7777,
+    });
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(200, 65535, [0]) } },
+      { reason: "parityError", facilityCode: 200, credentialNumber: 65535 },
+    );
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 7777, facilityCode: 3 } },
+      { reason: "unknownCredential", facilityCode: 3, credentialNumber: 7777 },
+    );
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 7777 } },
+      { reason: "unknownCredential", credentialNumber: 7777 },
+    );
     at(cardAt("door-nowhere", T.WED_NOON, 17, 1001), { reason: "unknownDevice" });
-    at(mobileAt("door-front", T.WED_NOON, "token", "c-alice-phone"), { reason: "allowed", holderId: "h-alice", credentialId: "c-alice-phone", activeRuleId: "r-staff-front" });
-    at(pinAt("door-front", T.WED_NOON, "1234"), { reason: "allowed", holderId: "h-alice", activeRuleId: "r-staff-front" });
+    at(mobileAt("door-front", T.WED_NOON, "token", "c-alice-phone"), {
+      reason: "allowed",
+      holderId: "h-alice",
+      credentialId: "c-alice-phone",
+      activeRuleId: "r-staff-front",
+    });
+    at(pinAt("door-front", T.WED_NOON, "1234"), {
+      reason: "allowed",
+      holderId: "h-alice",
+      activeRuleId: "r-staff-front",
+    });
     const w = checker(impl, wide);
-    const frame = (n: bigint) => ({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: "0000" + bitsOf(n, 60) } });
+    const frame = (n: bigint) => ({
+      deviceId: "door-front",
+      at: T.WED_NOON,
+      credential: { wiegand: `0000${bitsOf(n, 60)}` },
+    });
     w(frame(1001n), aliceIn("r-staff-front", { facilityCode: null }));
     w(frame(2n ** 59n + 1001n), { reason: "unknownCredential" });
   });
@@ -598,26 +846,71 @@ describe.each(IMPLS)("$name", (impl) => {
     const at = checker(impl, base);
     const dead = { node: { online: false, offlineSeconds: 259_201 } };
     at(cardAt("door-front", T.WED_NOON, 99, 4242, dead), { reason: "ecard", facilityCode: 99, credentialNumber: 4242 });
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 4242 }, ...dead }, { reason: "ecard", credentialNumber: 4242 });
-    at(cardAt("door-front", T.WED_NOON, 17, 4242, { ...dead, pin: "1234" }), { reason: "ecard", facilityCode: 17, credentialNumber: 4242 });
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 4242 }, ...dead },
+      { reason: "ecard", credentialNumber: 4242 },
+    );
+    at(cardAt("door-front", T.WED_NOON, 17, 4242, { ...dead, pin: "1234" }), {
+      reason: "ecard",
+      facilityCode: 17,
+      credentialNumber: 4242,
+    });
     at(mobileAt("door-front", T.WED_NOON, "token", "c-alice-phone", dead), { reason: "offlineEcardOnly" });
     at(pinAt("door-front", T.WED_NOON, "1234", dead), { reason: "offlineEcardOnly" });
     at(pinAt("door-front", T.WED_NOON, "0000", dead), { reason: "offlineEcardOnly" });
-    at(cardAt("door-front", T.WED_NOON, 17, 1001, dead), { reason: "offlineEcardOnly", facilityCode: 17, credentialNumber: 1001 });
-    at(cardAt("door-front", T.WED_NOON, 17, 7777, dead), { reason: "offlineEcardOnly", facilityCode: 17, credentialNumber: 7777 });
+    at(cardAt("door-front", T.WED_NOON, 17, 1001, dead), {
+      reason: "offlineEcardOnly",
+      facilityCode: 17,
+      credentialNumber: 1001,
+    });
+    at(cardAt("door-front", T.WED_NOON, 17, 7777, dead), {
+      reason: "offlineEcardOnly",
+      facilityCode: 17,
+      credentialNumber: 7777,
+    });
     // Online, an e-card number is just a number: it is nobody's credential.
-    at(cardAt("door-front", T.WED_NOON, 17, 4242), { reason: "unknownCredential", facilityCode: 17, credentialNumber: 4242 });
+    at(cardAt("door-front", T.WED_NOON, 17, 4242), {
+      reason: "unknownCredential",
+      facilityCode: 17,
+      credentialNumber: 4242,
+    });
     // E-cards are per node: node-b lists none.
-    at(cardAt("door-annex", T.WED_NOON, 17, 4242, dead), { reason: "offlineEcardOnly", facilityCode: 17, credentialNumber: 4242 });
+    at(cardAt("door-annex", T.WED_NOON, 17, 4242, dead), {
+      reason: "offlineEcardOnly",
+      facilityCode: 17,
+      credentialNumber: 4242,
+    });
     // Steps 1 and 2 still come first (SPEC §3 order).
     at(cardAt("door-nowhere", T.WED_NOON, 17, 4242, dead), { reason: "unknownDevice" });
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 4242, [0]) }, ...dead }, { reason: "parityError", facilityCode: 17, credentialNumber: 4242 });
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: "1".repeat(30) }, ...dead }, { reason: "unknownCardFormat" });
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 4242, [0]) }, ...dead },
+      { reason: "parityError", facilityCode: 17, credentialNumber: 4242 },
+    );
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: "1".repeat(30) }, ...dead },
+      { reason: "unknownCardFormat" },
+    );
     const filtered = building((d) => {
-      d.node("node-a").cardFormat = [{ id: "H10301", min_input_bits: 26, max_input_bits: 26, facility_code: "FILTER_LIST", allowed_facility_codes: [17] }];
+      d.node("node-a").cardFormat = [
+        {
+          id: "H10301",
+          min_input_bits: 26,
+          max_input_bits: 26,
+          facility_code: "FILTER_LIST",
+          allowed_facility_codes: [17],
+        },
+      ];
     });
-    checker(impl, filtered)(cardAt("door-front", T.WED_NOON, 99, 4242, dead), { reason: "facilityCodeNotAllowed", facilityCode: 99, credentialNumber: 4242 });
-    checker(impl, filtered)(cardAt("door-front", T.WED_NOON, 17, 4242, dead), { reason: "ecard", facilityCode: 17, credentialNumber: 4242 });
+    checker(impl, filtered)(cardAt("door-front", T.WED_NOON, 99, 4242, dead), {
+      reason: "facilityCodeNotAllowed",
+      facilityCode: 99,
+      credentialNumber: 4242,
+    });
+    checker(impl, filtered)(cardAt("door-front", T.WED_NOON, 17, 4242, dead), {
+      reason: "ecard",
+      facilityCode: 17,
+      credentialNumber: 4242,
+    });
   });
 
   test("E3 offline with time unknown: steps 4–5 without dates, candidates without windows, deny candidates win", () => {
@@ -629,14 +922,39 @@ describe.each(IMPLS)("$name", (impl) => {
     });
     const at1 = checker(impl, p1);
     at1(cardAt("door-front", T.WED_NOON, 17, 1001, OFFLINE_UNKNOWN), { ...aliceIn(), reason: "offline24x7" });
-    at1(cardAt("door-lab", T.WED_NOON, 17, 1001, OFFLINE_UNKNOWN), { reason: "pinRequired", activeRuleId: "r-lab-24x7", ...ALICE_CARD });
-    at1(cardAt("door-lab", T.WED_NOON, 17, 1001, { ...OFFLINE_UNKNOWN, pin: "0000" }), { reason: "wrongPin", activeRuleId: "r-lab-24x7", ...ALICE_CARD });
-    at1(cardAt("door-lab", T.WED_NOON, 17, 1001, { ...OFFLINE_UNKNOWN, pin: "1234" }), { ...aliceIn("r-lab-24x7"), reason: "offline24x7" });
+    at1(cardAt("door-lab", T.WED_NOON, 17, 1001, OFFLINE_UNKNOWN), {
+      reason: "pinRequired",
+      activeRuleId: "r-lab-24x7",
+      ...ALICE_CARD,
+    });
+    at1(cardAt("door-lab", T.WED_NOON, 17, 1001, { ...OFFLINE_UNKNOWN, pin: "0000" }), {
+      reason: "wrongPin",
+      activeRuleId: "r-lab-24x7",
+      ...ALICE_CARD,
+    });
+    at1(cardAt("door-lab", T.WED_NOON, 17, 1001, { ...OFFLINE_UNKNOWN, pin: "1234" }), {
+      ...aliceIn("r-lab-24x7"),
+      reason: "offline24x7",
+    });
     at1(cardAt("door-front", T.WED_NOON, 17, 1002, OFFLINE_UNKNOWN), { reason: "offlineNot24x7", ...BOB_CARD });
-    at1(cardAt("door-front", T.WED_NOON, 17, 1004, OFFLINE_UNKNOWN), { reason: "offlineNot24x7", holderId: "h-dave", credentialId: "c-dave-card", facilityCode: 17, credentialNumber: 1004 });
-    at1(cardAt("door-front", T.WED_NOON, 17, 7777, OFFLINE_UNKNOWN), { reason: "unknownCredential", facilityCode: 17, credentialNumber: 7777 });
+    at1(cardAt("door-front", T.WED_NOON, 17, 1004, OFFLINE_UNKNOWN), {
+      reason: "offlineNot24x7",
+      holderId: "h-dave",
+      credentialId: "c-dave-card",
+      facilityCode: 17,
+      credentialNumber: 1004,
+    });
+    at1(cardAt("door-front", T.WED_NOON, 17, 7777, OFFLINE_UNKNOWN), {
+      reason: "unknownCredential",
+      facilityCode: 17,
+      credentialNumber: 7777,
+    });
     // Elevator: only the 24x7 rule's floors.
-    at1(cardAt("elev-1", T.WED_10, 17, 1001, OFFLINE_UNKNOWN), { ...aliceIn("r-staff-low"), reason: "offline24x7", floors: ["floor-1", "floor-2"] });
+    at1(cardAt("elev-1", T.WED_10, 17, 1001, OFFLINE_UNKNOWN), {
+      ...aliceIn("r-staff-low"),
+      reason: "offline24x7",
+      floors: ["floor-1", "floor-2"],
+    });
 
     const p2 = building((d) => {
       d.node("node-a").offlinePolicy = 2;
@@ -645,36 +963,94 @@ describe.each(IMPLS)("$name", (impl) => {
       d.addRule({ id: "r-night-lab-off", groupId: "g-night", devices: ["door-lab"], enabled: false });
     });
     const at2 = checker(impl, p2);
-    at2(cardAt("door-front", T.WED_NOON, 17, 1002, OFFLINE_UNKNOWN), { reason: "offlineAnySchedule", activeRuleId: "r-night-front", ...BOB_CARD });
+    at2(cardAt("door-front", T.WED_NOON, 17, 1002, OFFLINE_UNKNOWN), {
+      reason: "offlineAnySchedule",
+      activeRuleId: "r-night-front",
+      ...BOB_CARD,
+    });
     at2(cardAt("door-lab", T.WED_NOON, 17, 1002, OFFLINE_UNKNOWN), { reason: "noActiveRule", ...BOB_CARD });
-    at2(cardAt("door-front", T.WED_NOON, 17, 1004, OFFLINE_UNKNOWN), { reason: "noActiveRule", holderId: "h-dave", credentialId: "c-dave-card", facilityCode: 17, credentialNumber: 1004 });
-    at2(cardAt("door-lab", T.WED_20, 17, 1001, OFFLINE_UNKNOWN), { reason: "pinRequired", activeRuleId: "r-staff-lab", ...ALICE_CARD });
-    at2(cardAt("door-lab", T.WED_20, 17, 1001, { ...OFFLINE_UNKNOWN, pin: "1234" }), { ...aliceIn("r-staff-lab"), reason: "offlineAnySchedule" });
-    at2(cardAt("elev-1", T.SAT_NOON, 17, 1001, OFFLINE_UNKNOWN), { ...aliceIn("r-staff-high"), reason: "offlineAnySchedule", floors: ["floor-1", "floor-2", "floor-3"] });
+    at2(cardAt("door-front", T.WED_NOON, 17, 1004, OFFLINE_UNKNOWN), {
+      reason: "noActiveRule",
+      holderId: "h-dave",
+      credentialId: "c-dave-card",
+      facilityCode: 17,
+      credentialNumber: 1004,
+    });
+    at2(cardAt("door-lab", T.WED_20, 17, 1001, OFFLINE_UNKNOWN), {
+      reason: "pinRequired",
+      activeRuleId: "r-staff-lab",
+      ...ALICE_CARD,
+    });
+    at2(cardAt("door-lab", T.WED_20, 17, 1001, { ...OFFLINE_UNKNOWN, pin: "1234" }), {
+      ...aliceIn("r-staff-lab"),
+      reason: "offlineAnySchedule",
+    });
+    at2(cardAt("elev-1", T.SAT_NOON, 17, 1001, OFFLINE_UNKNOWN), {
+      ...aliceIn("r-staff-high"),
+      reason: "offlineAnySchedule",
+      floors: ["floor-1", "floor-2", "floor-3"],
+    });
 
     // A deny rule can't be proven inactive without a clock (both policies), and steps 4–5 still run.
     for (const policy of [1, 2] as const) {
       const snap = building((d) => {
         d.node("node-a").offlinePolicy = policy;
-        d.addRule({ id: "r-deny-sunday", groupId: "g-staff", devices: ["door-front"], allow: false, startTime: "03:00:00", stopTime: "04:00:00", recurring: ["Sun"] });
+        d.addRule({
+          id: "r-deny-sunday",
+          groupId: "g-staff",
+          devices: ["door-front"],
+          allow: false,
+          startTime: "03:00:00",
+          stopTime: "04:00:00",
+          recurring: ["Sun"],
+        });
         d.holder("h-carol").enabled = false;
       });
       const at = checker(impl, snap);
-      at(cardAt("door-front", T.WED_NOON, 17, 1001, OFFLINE_UNKNOWN), { reason: "deniedByRule", activeRuleId: "r-deny-sunday", ...ALICE_CARD });
-      at(cardAt("door-front", T.WED_NOON, 17, 1003, OFFLINE_UNKNOWN), { reason: "holderDisabled", holderId: "h-carol", credentialId: "c-carol-card", facilityCode: 17, credentialNumber: 1003 });
-      at(mobileAt("door-front", T.WED_NOON, "token", "c-carol-phone", OFFLINE_UNKNOWN), { reason: "credentialPending", holderId: "h-carol", credentialId: "c-carol-phone" });
-      at(mobileAt("door-front", T.WED_NOON, "touch", "c-alice-phone", OFFLINE_UNKNOWN), { reason: "bleNotSupported", holderId: "h-alice", credentialId: "c-alice-phone" });
+      at(cardAt("door-front", T.WED_NOON, 17, 1001, OFFLINE_UNKNOWN), {
+        reason: "deniedByRule",
+        activeRuleId: "r-deny-sunday",
+        ...ALICE_CARD,
+      });
+      at(cardAt("door-front", T.WED_NOON, 17, 1003, OFFLINE_UNKNOWN), {
+        reason: "holderDisabled",
+        holderId: "h-carol",
+        credentialId: "c-carol-card",
+        facilityCode: 17,
+        credentialNumber: 1003,
+      });
+      at(mobileAt("door-front", T.WED_NOON, "token", "c-carol-phone", OFFLINE_UNKNOWN), {
+        reason: "credentialPending",
+        holderId: "h-carol",
+        credentialId: "c-carol-phone",
+      });
+      at(mobileAt("door-front", T.WED_NOON, "touch", "c-alice-phone", OFFLINE_UNKNOWN), {
+        reason: "bleNotSupported",
+        holderId: "h-alice",
+        credentialId: "c-alice-phone",
+      });
     }
   });
 
   test("E4 24x7 is a property of one rule: enabled, allow, every day, whole day; its dates are ignored", () => {
-    const scenario = (rules: { id: string; startTime?: string; stopTime?: string; recurring?: string[]; enabled?: boolean; endDate?: string }[]) =>
+    const scenario = (
+      rules: {
+        id: string;
+        startTime?: string;
+        stopTime?: string;
+        recurring?: string[];
+        enabled?: boolean;
+        endDate?: string;
+      }[],
+    ) =>
       building((d) => {
         d.node("node-a").offlinePolicy = 1;
         d.keepRules();
-        for (const r of rules) d.addRule({ groupId: "g-staff", devices: ["door-front"], ...r } as Parameters<typeof d.addRule>[0]);
+        for (const r of rules)
+          d.addRule({ groupId: "g-staff", devices: ["door-front"], ...r } as Parameters<typeof d.addRule>[0]);
       });
-    const scan = (snap: ReturnType<typeof building>, expected: Expected) => checker(impl, snap)(cardAt("door-front", T.WED_NOON, 17, 1001, OFFLINE_UNKNOWN), expected);
+    const scan = (snap: ReturnType<typeof building>, expected: Expected) =>
+      checker(impl, snap)(cardAt("door-front", T.WED_NOON, 17, 1001, OFFLINE_UNKNOWN), expected);
     const in24 = (id: string): Expected => ({ ...aliceIn(id), reason: "offline24x7" });
     const not24: Expected = { reason: "offlineNot24x7", ...ALICE_CARD };
     scan(scenario([{ id: "r-a", startTime: "00:00:00", stopTime: "24:00:00" }]), in24("r-a"));
@@ -693,7 +1069,10 @@ describe.each(IMPLS)("$name", (impl) => {
       not24,
     );
     // Online, the expired rule's dates do apply.
-    checker(impl, scenario([{ id: "r-a", endDate: "2020-01-01" }]))(cardAt("door-front", T.WED_NOON, 17, 1001), { reason: "noActiveRule", ...ALICE_CARD });
+    checker(impl, scenario([{ id: "r-a", endDate: "2020-01-01" }]))(cardAt("door-front", T.WED_NOON, 17, 1001), {
+      reason: "noActiveRule",
+      ...ALICE_CARD,
+    });
   });
 
   test("E5 card reads match card credentials; phones match digital credentials of the requested kind", () => {
@@ -708,17 +1087,36 @@ describe.each(IMPLS)("$name", (impl) => {
     });
     const at = checker(impl, snap);
     // Alice's phone number 5001 is not a card.
-    at(cardAt("door-front", T.WED_NOON, 17, 5001), { reason: "unknownCredential", facilityCode: 17, credentialNumber: 5001 });
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 5001 } }, { reason: "unknownCredential", credentialNumber: 5001 });
+    at(cardAt("door-front", T.WED_NOON, 17, 5001), {
+      reason: "unknownCredential",
+      facilityCode: 17,
+      credentialNumber: 5001,
+    });
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 5001 } },
+      { reason: "unknownCredential", credentialNumber: 5001 },
+    );
     // A card credential is not a phone.
     at(mobileAt("door-front", T.WED_NOON, "token", "c-alice-card"), { reason: "unknownCredential" });
     at(mobileAt("door-front", T.WED_NOON, "token", "c-nobody"), { reason: "unknownCredential" });
     // A touch-only phone is not a token.
     at(mobileAt("door-front", T.WED_NOON, "token", "c-bob-touch"), { reason: "unknownCredential" });
-    at(mobileAt("door-front", T.WED_NOON, "touch", "c-bob-touch"), { reason: "allowed", holderId: "h-bob", credentialId: "c-bob-touch", activeRuleId: "r-night-front" });
+    at(mobileAt("door-front", T.WED_NOON, "touch", "c-bob-touch"), {
+      reason: "allowed",
+      holderId: "h-bob",
+      credentialId: "c-bob-touch",
+      activeRuleId: "r-night-front",
+    });
     // A credential with the card type is read as a card, never as a phone.
     at(mobileAt("door-front", T.WED_NOON, "touch", "c-bob-hybrid"), { reason: "unknownCredential" });
-    at(cardAt("door-front", T.WED_NOON, 17, 6002), { reason: "allowed", holderId: "h-bob", credentialId: "c-bob-hybrid", activeRuleId: "r-night-front", facilityCode: 17, credentialNumber: 6002 });
+    at(cardAt("door-front", T.WED_NOON, 17, 6002), {
+      reason: "allowed",
+      holderId: "h-bob",
+      credentialId: "c-bob-hybrid",
+      activeRuleId: "r-night-front",
+      facilityCode: 17,
+      credentialNumber: 6002,
+    });
   });
 
   test("E6 step 4 order: identify, then credentialPending, then bleNotSupported, then insecureRead", () => {
@@ -728,13 +1126,29 @@ describe.each(IMPLS)("$name", (impl) => {
       d.holder("h-dave").pin = "1234";
     });
     const at = checker(impl, snap);
-    at(cardAt("door-front", T.WED_NOON, 17, 7777), { reason: "unknownCredential", facilityCode: 17, credentialNumber: 7777 });
-    at(cardAt("door-front", T.WED_NOON, 18, 1001), { reason: "facilityCodeMismatch", facilityCode: 18, credentialNumber: 1001 });
+    at(cardAt("door-front", T.WED_NOON, 17, 7777), {
+      reason: "unknownCredential",
+      facilityCode: 17,
+      credentialNumber: 7777,
+    });
+    at(cardAt("door-front", T.WED_NOON, 18, 1001), {
+      reason: "facilityCodeMismatch",
+      facilityCode: 18,
+      credentialNumber: 1001,
+    });
     at(pinAt("door-front", T.WED_NOON, "0000"), { reason: "unknownPin" });
     at(pinAt("door-front", T.WED_NOON, "1234"), { reason: "ambiguousPin" });
     // Pending beats no-BLE; no-BLE beats (the absent) insecure read for phones.
-    at(mobileAt("door-front", T.WED_NOON, "touch", "c-carol-phone"), { reason: "credentialPending", holderId: "h-carol", credentialId: "c-carol-phone" });
-    at(mobileAt("door-front", T.WED_NOON, "touch", "c-alice-phone"), { reason: "bleNotSupported", holderId: "h-alice", credentialId: "c-alice-phone" });
+    at(mobileAt("door-front", T.WED_NOON, "touch", "c-carol-phone"), {
+      reason: "credentialPending",
+      holderId: "h-carol",
+      credentialId: "c-carol-phone",
+    });
+    at(mobileAt("door-front", T.WED_NOON, "touch", "c-alice-phone"), {
+      reason: "bleNotSupported",
+      holderId: "h-alice",
+      credentialId: "c-alice-phone",
+    });
     at(cardAt("door-front", T.WED_NOON, 17, 1001), { reason: "insecureRead", ...ALICE_CARD });
     // And all of step 4 precedes the holder (step 5).
     const disabled = building((d) => {
@@ -742,7 +1156,11 @@ describe.each(IMPLS)("$name", (impl) => {
       d.holder("h-alice").enabled = false;
     });
     checker(impl, disabled)(cardAt("door-front", T.WED_NOON, 17, 1001), { reason: "insecureRead", ...ALICE_CARD });
-    checker(impl, disabled)(mobileAt("door-front", T.WED_NOON, "touch", "c-alice-phone"), { reason: "bleNotSupported", holderId: "h-alice", credentialId: "c-alice-phone" });
+    checker(impl, disabled)(mobileAt("door-front", T.WED_NOON, "touch", "c-alice-phone"), {
+      reason: "bleNotSupported",
+      holderId: "h-alice",
+      credentialId: "c-alice-phone",
+    });
   });
 
   test("E7 securedReadsOnly admits phones and encryptedOsdp reads; card or PIN over wiegand/unencryptedOsdp is insecureRead", () => {
@@ -751,13 +1169,31 @@ describe.each(IMPLS)("$name", (impl) => {
     });
     const at = checker(impl, snap);
     at(cardAt("door-front", T.WED_NOON, 17, 1001, { input: "encryptedOsdp" }), aliceIn());
-    at(cardAt("door-front", T.WED_NOON, 17, 1001, { input: "unencryptedOsdp" }), { reason: "insecureRead", ...ALICE_CARD });
+    at(cardAt("door-front", T.WED_NOON, 17, 1001, { input: "unencryptedOsdp" }), {
+      reason: "insecureRead",
+      ...ALICE_CARD,
+    });
     at(cardAt("door-front", T.WED_NOON, 17, 1001, { input: "wiegand" }), { reason: "insecureRead", ...ALICE_CARD });
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 1001, facilityCode: 17 } }, { reason: "insecureRead", ...ALICE_CARD });
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { credentialNumber: 1001, facilityCode: 17 } },
+      { reason: "insecureRead", ...ALICE_CARD },
+    );
     at(pinAt("door-front", T.WED_NOON, "1234"), { reason: "insecureRead", holderId: "h-alice" });
-    at(pinAt("door-front", T.WED_NOON, "1234", { input: "unencryptedOsdp" }), { reason: "insecureRead", holderId: "h-alice" });
-    at(pinAt("door-front", T.WED_NOON, "1234", { input: "encryptedOsdp" }), { reason: "allowed", holderId: "h-alice", activeRuleId: "r-staff-front" });
-    at(mobileAt("door-front", T.WED_NOON, "token", "c-alice-phone"), { reason: "allowed", holderId: "h-alice", credentialId: "c-alice-phone", activeRuleId: "r-staff-front" });
+    at(pinAt("door-front", T.WED_NOON, "1234", { input: "unencryptedOsdp" }), {
+      reason: "insecureRead",
+      holderId: "h-alice",
+    });
+    at(pinAt("door-front", T.WED_NOON, "1234", { input: "encryptedOsdp" }), {
+      reason: "allowed",
+      holderId: "h-alice",
+      activeRuleId: "r-staff-front",
+    });
+    at(mobileAt("door-front", T.WED_NOON, "token", "c-alice-phone"), {
+      reason: "allowed",
+      holderId: "h-alice",
+      credentialId: "c-alice-phone",
+      activeRuleId: "r-staff-front",
+    });
     at(mobileAt("door-front", T.WED_NOON, "token", "c-alice-phone", { input: "unencryptedOsdp", pin: "1234" }), {
       reason: "allowed",
       holderId: "h-alice",
@@ -788,25 +1224,59 @@ describe.each(IMPLS)("$name", (impl) => {
 
   test("E9 duress fires on a denial", () => {
     const at = checker(impl, base);
-    at(pinAt("door-front", T.WED_NOON, "9999"), { reason: "allowed", holderId: "h-alice", activeRuleId: "r-staff-front", duress: true });
+    at(pinAt("door-front", T.WED_NOON, "9999"), {
+      reason: "allowed",
+      holderId: "h-alice",
+      activeRuleId: "r-staff-front",
+      duress: true,
+    });
     at(cardAt("door-front", T.WED_NOON, 17, 1001, { pin: "9999" }), aliceIn("r-staff-front", { duress: true }));
     at(cardAt("door-lab", T.WED_10, 17, 1001, { pin: "9999" }), aliceIn("r-staff-lab", { duress: true }));
     // Denials that name Alice still raise the alarm.
-    at(pinAt("door-lab", T.WED_10, "9999"), { reason: "cardRequired", holderId: "h-alice", activeRuleId: "r-staff-lab", duress: true });
-    at(cardAt("door-lab", T.WED_20, 17, 1001, { pin: "9999" }), { reason: "noActiveRule", ...ALICE_CARD, duress: true });
+    at(pinAt("door-lab", T.WED_10, "9999"), {
+      reason: "cardRequired",
+      holderId: "h-alice",
+      activeRuleId: "r-staff-lab",
+      duress: true,
+    });
+    at(cardAt("door-lab", T.WED_20, 17, 1001, { pin: "9999" }), {
+      reason: "noActiveRule",
+      ...ALICE_CARD,
+      duress: true,
+    });
     at(pinAt("door-side", T.WED_NOON, "9999"), { reason: "noActiveRule", holderId: "h-alice", duress: true });
     const disabled = building((d) => {
       d.holder("h-alice").enabled = false;
       d.device("door-lab").securedReadsOnly = true;
     });
-    checker(impl, disabled)(cardAt("door-front", T.WED_NOON, 17, 1001, { pin: "9999" }), { reason: "holderDisabled", ...ALICE_CARD, duress: true });
-    checker(impl, disabled)(cardAt("door-lab", T.WED_NOON, 17, 1001, { pin: "9999" }), { reason: "insecureRead", ...ALICE_CARD, duress: true });
+    checker(impl, disabled)(cardAt("door-front", T.WED_NOON, 17, 1001, { pin: "9999" }), {
+      reason: "holderDisabled",
+      ...ALICE_CARD,
+      duress: true,
+    });
+    checker(impl, disabled)(cardAt("door-lab", T.WED_NOON, 17, 1001, { pin: "9999" }), {
+      reason: "insecureRead",
+      ...ALICE_CARD,
+      duress: true,
+    });
     // No holder named (or another holder named): no duress.
-    at(cardAt("door-front", T.WED_NOON, 17, 7777, { pin: "9999" }), { reason: "unknownCredential", facilityCode: 17, credentialNumber: 7777 });
-    at(cardAt("door-front", T.WED_NOON, 18, 1001, { pin: "9999" }), { reason: "facilityCodeMismatch", facilityCode: 18, credentialNumber: 1001 });
+    at(cardAt("door-front", T.WED_NOON, 17, 7777, { pin: "9999" }), {
+      reason: "unknownCredential",
+      facilityCode: 17,
+      credentialNumber: 7777,
+    });
+    at(cardAt("door-front", T.WED_NOON, 18, 1001, { pin: "9999" }), {
+      reason: "facilityCodeMismatch",
+      facilityCode: 18,
+      credentialNumber: 1001,
+    });
     at(cardAt("door-nowhere", T.WED_NOON, 17, 1001, { pin: "9999" }), { reason: "unknownDevice" });
     at(cardAt("door-front", T.WED_NOON, 17, 1002, { pin: "9999" }), { reason: "noActiveRule", ...BOB_CARD });
-    at(cardAt("door-front", T.WED_NOON, 17, 4242, { pin: "9999", node: { online: false, offlineSeconds: 259_201 } }), { reason: "ecard", facilityCode: 17, credentialNumber: 4242 });
+    at(cardAt("door-front", T.WED_NOON, 17, 4242, { pin: "9999", node: { online: false, offlineSeconds: 259_201 } }), {
+      reason: "ecard",
+      facilityCode: 17,
+      credentialNumber: 4242,
+    });
     const shared = building((d) => {
       d.holder("h-bob").pin = "9999";
     });
@@ -819,10 +1289,27 @@ describe.each(IMPLS)("$name", (impl) => {
     });
     const at = checker(impl, snap);
     at(cardAt("door-front", T.WED_NOON, 17, 1001, { pin: "0000" }), aliceIn());
-    at(mobileAt("door-front", T.WED_NOON, "token", "c-alice-phone", { pin: "0000" }), { reason: "allowed", holderId: "h-alice", credentialId: "c-alice-phone", activeRuleId: "r-staff-front" });
-    at(cardAt("door-lab", T.WED_10, 17, 1001, { pin: "0000" }), { reason: "wrongPin", activeRuleId: "r-staff-lab", ...ALICE_CARD });
-    at(cardAt("door-lab", T.WED_10, 17, 1002, { pin: "1234" }), { reason: "wrongPin", activeRuleId: "r-lab-pinonly", ...BOB_CARD });
-    at(cardAt("door-lab", T.WED_10, 17, 1002, { pin: "5678" }), { reason: "allowed", activeRuleId: "r-lab-pinonly", ...BOB_CARD });
+    at(mobileAt("door-front", T.WED_NOON, "token", "c-alice-phone", { pin: "0000" }), {
+      reason: "allowed",
+      holderId: "h-alice",
+      credentialId: "c-alice-phone",
+      activeRuleId: "r-staff-front",
+    });
+    at(cardAt("door-lab", T.WED_10, 17, 1001, { pin: "0000" }), {
+      reason: "wrongPin",
+      activeRuleId: "r-staff-lab",
+      ...ALICE_CARD,
+    });
+    at(cardAt("door-lab", T.WED_10, 17, 1002, { pin: "1234" }), {
+      reason: "wrongPin",
+      activeRuleId: "r-lab-pinonly",
+      ...BOB_CARD,
+    });
+    at(cardAt("door-lab", T.WED_10, 17, 1002, { pin: "5678" }), {
+      reason: "allowed",
+      activeRuleId: "r-lab-pinonly",
+      ...BOB_CARD,
+    });
   });
 
   test("E11 with no accepting rule, the smallest-id applicable allow rule gives the reason", () => {
@@ -835,32 +1322,66 @@ describe.each(IMPLS)("$name", (impl) => {
     });
     const at = checker(impl, snap);
     at(cardAt("door-lab", T.WED_NOON, 17, 1001), { reason: "pinRequired", activeRuleId: "r-a", ...ALICE_CARD });
-    at(cardAt("door-lab", T.WED_NOON, 17, 1001, { pin: "0000" }), { reason: "wrongPin", activeRuleId: "r-a", ...ALICE_CARD });
+    at(cardAt("door-lab", T.WED_NOON, 17, 1001, { pin: "0000" }), {
+      reason: "wrongPin",
+      activeRuleId: "r-a",
+      ...ALICE_CARD,
+    });
     at(pinAt("door-lab", T.WED_NOON, "1234"), { reason: "allowed", holderId: "h-alice", activeRuleId: "r-b" });
     at(cardAt("door-lab", T.WED_NOON, 17, 1001, { pin: "1234" }), aliceIn("r-a"));
     at(cardAt("door-front", T.WED_NOON, 17, 1001), { reason: "pinRequired", activeRuleId: "r-c", ...ALICE_CARD });
     at(pinAt("door-front", T.WED_NOON, "1234"), { reason: "cardRequired", holderId: "h-alice", activeRuleId: "r-c" });
-    at(mobileAt("door-front", T.WED_NOON, "token", "c-alice-phone"), { reason: "pinRequired", holderId: "h-alice", credentialId: "c-alice-phone", activeRuleId: "r-c" });
+    at(mobileAt("door-front", T.WED_NOON, "token", "c-alice-phone"), {
+      reason: "pinRequired",
+      holderId: "h-alice",
+      credentialId: "c-alice-phone",
+      activeRuleId: "r-c",
+    });
     at(cardAt("door-front", T.WED_NOON, 17, 1001, { pin: "1234" }), aliceIn("r-c"));
     // A null rule policy combined with the device's cardAndPin is cardAndPin.
     const orPin = building((d) => {
       d.device("door-front").authenticationPolicy = "cardAndPin";
     });
-    checker(impl, orPin)(cardAt("door-front", T.WED_NOON, 17, 1001), { reason: "pinRequired", activeRuleId: "r-staff-front", ...ALICE_CARD });
-    checker(impl, orPin)(pinAt("door-front", T.WED_NOON, "1234"), { reason: "cardRequired", holderId: "h-alice", activeRuleId: "r-staff-front" });
+    checker(impl, orPin)(cardAt("door-front", T.WED_NOON, 17, 1001), {
+      reason: "pinRequired",
+      activeRuleId: "r-staff-front",
+      ...ALICE_CARD,
+    });
+    checker(impl, orPin)(pinAt("door-front", T.WED_NOON, "1234"), {
+      reason: "cardRequired",
+      holderId: "h-alice",
+      activeRuleId: "r-staff-front",
+    });
   });
 
   test("E12 activeRuleId names the deciding rule, and is null for every other reason", () => {
     const snap = building((d) => {
-      d.addRule({ id: "r-deny-lunch", groupId: "g-staff", devices: ["door-lab"], allow: false, startTime: "12:00:00", stopTime: "13:00:00" });
+      d.addRule({
+        id: "r-deny-lunch",
+        groupId: "g-staff",
+        devices: ["door-lab"],
+        allow: false,
+        startTime: "12:00:00",
+        stopTime: "13:00:00",
+      });
       d.holder("h-carol").expireDate = "2026-01-01T00:00:00";
     });
     const at = checker(impl, snap);
-    at(cardAt("door-lab", T.WED_NOON, 17, 1001, { pin: "1234" }), { reason: "deniedByRule", activeRuleId: "r-deny-lunch", ...ALICE_CARD });
+    at(cardAt("door-lab", T.WED_NOON, 17, 1001, { pin: "1234" }), {
+      reason: "deniedByRule",
+      activeRuleId: "r-deny-lunch",
+      ...ALICE_CARD,
+    });
     at(cardAt("door-lab", T.WED_10, 17, 1001, { pin: "1234" }), aliceIn("r-staff-lab"));
     at(cardAt("door-lab", T.WED_10, 17, 1001), { reason: "pinRequired", activeRuleId: "r-staff-lab", ...ALICE_CARD });
     // Rules apply to Carol at this instant, but the holder step decides first.
-    at(cardAt("door-front", T.WED_NOON, 17, 1003), { reason: "holderExpired", holderId: "h-carol", credentialId: "c-carol-card", facilityCode: 17, credentialNumber: 1003 });
+    at(cardAt("door-front", T.WED_NOON, 17, 1003), {
+      reason: "holderExpired",
+      holderId: "h-carol",
+      credentialId: "c-carol-card",
+      facilityCode: 17,
+      credentialNumber: 1003,
+    });
     at(cardAt("door-front", T.WED_NOON, 17, 1002), { reason: "noActiveRule", ...BOB_CARD });
   });
 
@@ -874,14 +1395,24 @@ describe.each(IMPLS)("$name", (impl) => {
     const strictHigh = building((d) => {
       d.rule("r-staff-high").authenticationPolicy = "cardAndPin";
     });
-    checker(impl, strictHigh)(cardAt("elev-1", T.WED_10, 17, 1001), aliceIn("r-staff-low", { floors: ["floor-1", "floor-2"] }));
-    checker(impl, strictHigh)(cardAt("elev-1", T.WED_10, 17, 1001, { pin: "1234" }), aliceIn("r-staff-high", { floors: ["floor-1", "floor-2", "floor-3"] }));
+    checker(impl, strictHigh)(
+      cardAt("elev-1", T.WED_10, 17, 1001),
+      aliceIn("r-staff-low", { floors: ["floor-1", "floor-2"] }),
+    );
+    checker(impl, strictHigh)(
+      cardAt("elev-1", T.WED_10, 17, 1001, { pin: "1234" }),
+      aliceIn("r-staff-high", { floors: ["floor-1", "floor-2", "floor-3"] }),
+    );
     // Nothing accepted: denied, no floors.
     const allStrict = building((d) => {
       d.rule("r-staff-high").authenticationPolicy = "cardAndPin";
       d.device("elev-1").authenticationPolicy = "cardAndPin";
     });
-    checker(impl, allStrict)(cardAt("elev-1", T.WED_10, 17, 1001), { reason: "pinRequired", activeRuleId: "r-staff-high", ...ALICE_CARD });
+    checker(impl, allStrict)(cardAt("elev-1", T.WED_10, 17, 1001), {
+      reason: "pinRequired",
+      activeRuleId: "r-staff-high",
+      ...ALICE_CARD,
+    });
     // Overlapping floor groups: each floor once; an additional elevator reader has its own groups.
     const overlap = building((d) => {
       d.addDevice({ id: "elev-1b", port: 9, type: "additionalElevatorReader", publicIcon: null });
@@ -891,7 +1422,10 @@ describe.each(IMPLS)("$name", (impl) => {
       );
       d.addRule({ id: "r-staff-mid", groupId: "g-staff", type: "elevator", floorGroups: ["fg-mid", "fg-b"] });
     });
-    checker(impl, overlap)(cardAt("elev-1", T.WED_20, 17, 1001), aliceIn("r-staff-low", { floors: ["floor-1", "floor-2", "floor-3"] }));
+    checker(impl, overlap)(
+      cardAt("elev-1", T.WED_20, 17, 1001),
+      aliceIn("r-staff-low", { floors: ["floor-1", "floor-2", "floor-3"] }),
+    );
     checker(impl, overlap)(cardAt("elev-1b", T.WED_20, 17, 1001), aliceIn("r-staff-mid", { floors: ["floor-3"] }));
     // SPEC §3 step 3: an e-card at an elevator reader enables every floor of every floor group whose
     // readerPort is that reader (their sorted union), whatever the rules; at a door, none.
@@ -912,8 +1446,14 @@ describe.each(IMPLS)("$name", (impl) => {
     const unknownTime = { node: { online: false, timeKnown: false } };
     const e = checker(impl, ecards);
     // Floor groups no rule reaches count too; each floor once, in string order; other readers' groups don't.
-    e(cardAt("elev-1", T.WED_NOON, 17, 4242, dead), { ...ecard, floors: ["floor-1", "floor-10", "floor-2", "floor-3"] });
-    e(cardAt("elev-1", T.WED_NOON, 17, 4242, unknownTime), { ...ecard, floors: ["floor-1", "floor-10", "floor-2", "floor-3"] });
+    e(cardAt("elev-1", T.WED_NOON, 17, 4242, dead), {
+      ...ecard,
+      floors: ["floor-1", "floor-10", "floor-2", "floor-3"],
+    });
+    e(cardAt("elev-1", T.WED_NOON, 17, 4242, unknownTime), {
+      ...ecard,
+      floors: ["floor-1", "floor-10", "floor-2", "floor-3"],
+    });
     e(cardAt("elev-1b", T.WED_NOON, 17, 4242, dead), { ...ecard, floors: ["floor-3"] });
     // An elevator reader without floor groups: still the e-card's decision, with no floors.
     e(cardAt("elev-bare", T.WED_NOON, 17, 4242, dead), ecard);
@@ -948,15 +1488,26 @@ describe.each(IMPLS)("$name", (impl) => {
     const later = building((d) => {
       d.rule("r-night-front").startDate = "2026-03-07";
     });
-    checker(impl, later)(cardAt("door-front", "2026-03-07T03:00:00-05:00", 17, 1002), { reason: "noActiveRule", ...BOB_CARD });
+    checker(impl, later)(cardAt("door-front", "2026-03-07T03:00:00-05:00", 17, 1002), {
+      reason: "noActiveRule",
+      ...BOB_CARD,
+    });
   });
 
   test("E16 windows compare to the millisecond: 05:59:59.999 is inside a window ending 06:00:00", () => {
     const at = checker(impl, base);
-    at(cardAt("door-front", "2026-03-07T05:59:59.999-05:00", 17, 1002), { reason: "allowed", activeRuleId: "r-night-front", ...BOB_CARD });
+    at(cardAt("door-front", "2026-03-07T05:59:59.999-05:00", 17, 1002), {
+      reason: "allowed",
+      activeRuleId: "r-night-front",
+      ...BOB_CARD,
+    });
     at(cardAt("door-front", "2026-03-07T06:00:00.000-05:00", 17, 1002), { reason: "noActiveRule", ...BOB_CARD });
     at(cardAt("door-front", "2026-03-06T21:59:59.999-05:00", 17, 1002), { reason: "noActiveRule", ...BOB_CARD });
-    at(cardAt("door-front", "2026-03-06T22:00:00.000-05:00", 17, 1002), { reason: "allowed", activeRuleId: "r-night-front", ...BOB_CARD });
+    at(cardAt("door-front", "2026-03-06T22:00:00.000-05:00", 17, 1002), {
+      reason: "allowed",
+      activeRuleId: "r-night-front",
+      ...BOB_CARD,
+    });
   });
 
   test("E17 a card number beyond 2^53−1 is unknownCredential, and never an e-card", () => {
@@ -970,12 +1521,27 @@ describe.each(IMPLS)("$name", (impl) => {
           layout: { facilityCode: null, cardNumber: { offset: 4, length: 60 } },
         },
       ];
-      d.addHolder({ id: "h-max", groups: ["g-staff"], credentials: [{ id: "c-max", credentialNumber: Number.MAX_SAFE_INTEGER, types: ["card"] }] });
+      d.addHolder({
+        id: "h-max",
+        groups: ["g-staff"],
+        credentials: [{ id: "c-max", credentialNumber: Number.MAX_SAFE_INTEGER, types: ["card"] }],
+      });
     });
     const at = checker(impl, snap);
-    const frame = (n: bigint, extra: Record<string, unknown> = {}) => ({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: "0000" + bitsOf(n, 60) }, ...extra });
+    const frame = (n: bigint, extra: Record<string, unknown> = {}) => ({
+      deviceId: "door-front",
+      at: T.WED_NOON,
+      credential: { wiegand: `0000${bitsOf(n, 60)}` },
+      ...extra,
+    });
     const max = BigInt(Number.MAX_SAFE_INTEGER);
-    at(frame(max), { reason: "allowed", holderId: "h-max", credentialId: "c-max", activeRuleId: "r-staff-front", credentialNumber: Number.MAX_SAFE_INTEGER });
+    at(frame(max), {
+      reason: "allowed",
+      holderId: "h-max",
+      credentialId: "c-max",
+      activeRuleId: "r-staff-front",
+      credentialNumber: Number.MAX_SAFE_INTEGER,
+    });
     at(frame(max + 1n), { reason: "unknownCredential" });
     at(frame(2n ** 59n + 1001n), { reason: "unknownCredential" }); // low bits are Alice's number
     at(frame(2n ** 60n - 1n), { reason: "unknownCredential" });
@@ -1002,8 +1568,19 @@ describe.each(IMPLS)("$name", (impl) => {
       d.rule("r-night-front").startTime = d.rule("r-night-front").stopTime = "00:00:00";
     });
     const at = checker(impl, snap);
-    const frame = (fcValue: bigint, cn: number) => ({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: bitsOf(fcValue, 60) + bitsOf(cn, 16) + "0000" } });
-    at(frame(5n, 1002), { reason: "allowed", activeRuleId: "r-night-front", holderId: "h-bob", credentialId: "c-bob-card", facilityCode: 5, credentialNumber: 1002 });
+    const frame = (fcValue: bigint, cn: number) => ({
+      deviceId: "door-front",
+      at: T.WED_NOON,
+      credential: { wiegand: `${bitsOf(fcValue, 60) + bitsOf(cn, 16)}0000` },
+    });
+    at(frame(5n, 1002), {
+      reason: "allowed",
+      activeRuleId: "r-night-front",
+      holderId: "h-bob",
+      credentialId: "c-bob-card",
+      facilityCode: 5,
+      credentialNumber: 1002,
+    });
     at(frame(0n, 1004), { reason: "facilityCodeMismatch", facilityCode: 0, credentialNumber: 1004 });
     // The read code does not fit: the decision shows null (E1), and it matches no credential (SPEC §5).
     at(frame(2n ** 59n + 5n, 1004), { reason: "facilityCodeMismatch", credentialNumber: 1004 });
@@ -1016,11 +1593,23 @@ describe.each(IMPLS)("$name", (impl) => {
       d.holder("h-bob").enabled = false;
     });
     const at = checker(impl, snap);
-    at(cardAt("door-front", T.WED_NOON, 18, 1001), { reason: "facilityCodeMismatch", facilityCode: 18, credentialNumber: 1001 });
-    at({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 1001, [0]) } }, { reason: "parityError", facilityCode: 17, credentialNumber: 1001 });
+    at(cardAt("door-front", T.WED_NOON, 18, 1001), {
+      reason: "facilityCodeMismatch",
+      facilityCode: 18,
+      credentialNumber: 1001,
+    });
+    at(
+      { deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: h10301(17, 1001, [0]) } },
+      { reason: "parityError", facilityCode: 17, credentialNumber: 1001 },
+    );
     at(pinAt("door-front", T.WED_NOON, "1234"), { reason: "ambiguousPin" });
     at(pinAt("door-front", T.WED_NOON, "5678"), { reason: "holderDisabled", holderId: "h-bob" });
-    at(pinAt("door-front", T.WED_NOON, "9999"), { reason: "allowed", holderId: "h-alice", activeRuleId: "r-staff-front", duress: true });
+    at(pinAt("door-front", T.WED_NOON, "9999"), {
+      reason: "allowed",
+      holderId: "h-alice",
+      activeRuleId: "r-staff-front",
+      duress: true,
+    });
     at(cardAt("door-front", T.WED_NOON, 17, 1002, { pin: "5678" }), { reason: "holderDisabled", ...BOB_CARD });
   });
 
@@ -1043,7 +1632,10 @@ describe.each(IMPLS)("$name", (impl) => {
     at(cardAt("door-front", T.WED_NOON, 17, 1001), aliceIn("r-Z"));
     at(cardAt("door-side", T.WED_NOON, 17, 1001), aliceIn("r-10"));
     at(cardAt("door-lab", T.WED_NOON, 17, 1001), { reason: "deniedByRule", activeRuleId: "d-C", ...ALICE_CARD });
-    at(cardAt("elev-1", T.WED_NOON, 17, 1001), aliceIn("r-elev-B", { floors: ["floor-10", "floor-2", "floor-3", "floor-Z", "floor-a"] }));
+    at(
+      cardAt("elev-1", T.WED_NOON, 17, 1001),
+      aliceIn("r-elev-B", { floors: ["floor-10", "floor-2", "floor-3", "floor-Z", "floor-a"] }),
+    );
   });
 
   test("E20 a wrong marker bit (Kastle's bit 1, a custom fixed bit) is a parityError under enforce_parity, read as usual without", () => {
@@ -1053,7 +1645,7 @@ describe.each(IMPLS)("$name", (impl) => {
      * Parity is computed after the marker is written, so a wrong marker keeps parity good.
      */
     const kastle = (facilityCode: number, cardNumber: number, marker: "0" | "1") => {
-      const body = [..."0" + marker + "00000" + bitsOf(facilityCode, 8) + bitsOf(cardNumber, 16) + "0"];
+      const body = [...`0${marker}00000${bitsOf(facilityCode, 8)}${bitsOf(cardNumber, 16)}0`];
       const ones = (from: number, to: number) => body.slice(from, to + 1).filter((b) => b === "1").length;
       body[0] = ones(1, 16) % 2 === 0 ? "0" : "1";
       body[31] = ones(14, 30) % 2 === 0 ? "1" : "0";
@@ -1061,9 +1653,16 @@ describe.each(IMPLS)("$name", (impl) => {
     };
     const kastleNode = (enforce: boolean) =>
       building((d) => {
-        d.node("node-a").cardFormat = [{ id: "Kastle", min_input_bits: 32, max_input_bits: 32, enforce_parity: enforce }];
+        d.node("node-a").cardFormat = [
+          { id: "Kastle", min_input_bits: 32, max_input_bits: 32, enforce_parity: enforce },
+        ];
       });
-    const wiegand = (bits: string, extra: Record<string, unknown> = {}) => ({ deviceId: "door-front", at: T.WED_NOON, credential: { wiegand: bits }, ...extra });
+    const wiegand = (bits: string, extra: Record<string, unknown> = {}) => ({
+      deviceId: "door-front",
+      at: T.WED_NOON,
+      credential: { wiegand: bits },
+      ...extra,
+    });
     const enforced = checker(impl, kastleNode(true));
     enforced(wiegand(kastle(17, 1001, "1")), aliceIn());
     enforced(wiegand(kastle(17, 1001, "0")), { reason: "parityError", facilityCode: 17, credentialNumber: 1001 });
@@ -1097,7 +1696,7 @@ describe.each(IMPLS)("$name", (impl) => {
         ];
       });
     const m30 = (f26: string, f28: string, f29: string) => {
-      const body = [..."0" + bitsOf(17, 8) + bitsOf(1001, 16) + "0" + f26 + "0" + f28 + f29];
+      const body = [...`0${bitsOf(17, 8)}${bitsOf(1001, 16)}0${f26}0${f28}${f29}`];
       body[0] = body.slice(1, 27).filter((b) => b === "1").length % 2 === 0 ? "0" : "1";
       return body.join("");
     };

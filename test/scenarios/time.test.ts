@@ -116,8 +116,22 @@ describe.each(IMPLS)("$name", (impl) => {
 
   test("Europe/London: summer time is applied at the annex (node-b)", () => {
     const snap = building((d) => {
-      d.addRule({ id: "r-night-annex", groupId: "g-night", devices: ["door-annex"], startTime: "08:00:00", stopTime: "18:00:00", recurring: ["Mon", "Tue", "Wed", "Thu", "Fri"] });
-      d.addRule({ id: "r-night-annex-sun", groupId: "g-night", devices: ["door-annex"], startTime: "01:00:00", stopTime: "02:00:00", recurring: ["Sun"] });
+      d.addRule({
+        id: "r-night-annex",
+        groupId: "g-night",
+        devices: ["door-annex"],
+        startTime: "08:00:00",
+        stopTime: "18:00:00",
+        recurring: ["Mon", "Tue", "Wed", "Thu", "Fri"],
+      });
+      d.addRule({
+        id: "r-night-annex-sun",
+        groupId: "g-night",
+        devices: ["door-annex"],
+        startTime: "01:00:00",
+        stopTime: "02:00:00",
+        recurring: ["Sun"],
+      });
     });
     scan(impl, snap, "door-annex", [
       ["2026-06-01T07:30:00Z", bobIn("r-night-annex")], // Mon 08:30 BST
@@ -137,8 +151,22 @@ describe.each(IMPLS)("$name", (impl) => {
   test("Australia/Lord_Howe: the 30-minute shift (+10:30 → +11:00 on Sun 2026-10-04, back on Sun 2026-04-05)", () => {
     const snap = building((d) => {
       d.node("node-b").timezone = "Australia/Lord_Howe";
-      d.addRule({ id: "r-lh-spring", groupId: "g-night", devices: ["door-annex"], startTime: "02:40:00", stopTime: "03:00:00", recurring: ["Sun"] });
-      d.addRule({ id: "r-lh-autumn", groupId: "g-night", devices: ["door-annex"], startTime: "01:40:00", stopTime: "01:50:00", recurring: ["Sun"] });
+      d.addRule({
+        id: "r-lh-spring",
+        groupId: "g-night",
+        devices: ["door-annex"],
+        startTime: "02:40:00",
+        stopTime: "03:00:00",
+        recurring: ["Sun"],
+      });
+      d.addRule({
+        id: "r-lh-autumn",
+        groupId: "g-night",
+        devices: ["door-annex"],
+        startTime: "01:40:00",
+        stopTime: "01:50:00",
+        recurring: ["Sun"],
+      });
     });
     scan(impl, snap, "door-annex", [
       // Spring: 02:00 +10:30 becomes 02:30 +11:00.
@@ -156,9 +184,12 @@ describe.each(IMPLS)("$name", (impl) => {
   });
 
   test("the same instant answers differently at nodes in different zones", () => {
-    const snap = withNightRule(
-      { devices: ["door-front", "door-annex"], startTime: "09:00:00", stopTime: "17:00:00", recurring: ["Mon", "Tue", "Wed", "Thu", "Fri"] },
-    );
+    const snap = withNightRule({
+      devices: ["door-front", "door-annex"],
+      startTime: "09:00:00",
+      stopTime: "17:00:00",
+      recurring: ["Mon", "Tue", "Wed", "Thu", "Fri"],
+    });
     const at = checker(impl, snap);
     // Mon 2026-06-01 18:00Z: 14:00 EDT in New York (open), 19:00 BST in London (closed).
     at(cardAt("door-front", "2026-06-01T18:00:00Z", 17, 1002), bobIn());
@@ -167,7 +198,12 @@ describe.each(IMPLS)("$name", (impl) => {
     at(cardAt("door-front", "2026-06-01T08:30:00Z", 17, 1002), BOB_OUT);
     at(cardAt("door-annex", "2026-06-01T08:30:00Z", 17, 1002), bobIn());
     // Sat 2026-06-06 02:00Z is still Friday 22:00 EDT in New York, Saturday 03:00 BST in London.
-    const fri = withNightRule({ devices: ["door-front", "door-annex"], startTime: "22:00:00", stopTime: "23:00:00", recurring: ["Fri"] });
+    const fri = withNightRule({
+      devices: ["door-front", "door-annex"],
+      startTime: "22:00:00",
+      stopTime: "23:00:00",
+      recurring: ["Fri"],
+    });
     checker(impl, fri)(cardAt("door-front", "2026-06-06T02:00:00Z", 17, 1002), bobIn());
     checker(impl, fri)(cardAt("door-annex", "2026-06-06T02:00:00Z", 17, 1002), BOB_OUT);
   });
@@ -204,7 +240,13 @@ describe.each(IMPLS)("$name", (impl) => {
     });
 
     test("a same-day window is bounded by its own day", () => {
-      const snap = withNightRule({ startTime: "09:00:00", stopTime: "17:00:00", recurring: ["Wed", "Thu"], startDate: "2026-03-05", endDate: "2026-03-05" });
+      const snap = withNightRule({
+        startTime: "09:00:00",
+        stopTime: "17:00:00",
+        recurring: ["Wed", "Thu"],
+        startDate: "2026-03-05",
+        endDate: "2026-03-05",
+      });
       scan(impl, snap, "door-front", [
         ["2026-03-04T12:00:00-05:00", BOB_OUT], // Wed 03-04
         ["2026-03-05T12:00:00-05:00", bobIn()], // Thu 03-05
@@ -308,7 +350,13 @@ describe.each(IMPLS)("$name", (impl) => {
     });
 
     test("rule dates on a leap day", () => {
-      const snap = withNightRule({ startTime: "09:00:00", stopTime: "17:00:00", recurring: ["Tue"], startDate: "2028-02-29", endDate: "2028-02-29" });
+      const snap = withNightRule({
+        startTime: "09:00:00",
+        stopTime: "17:00:00",
+        recurring: ["Tue"],
+        startDate: "2028-02-29",
+        endDate: "2028-02-29",
+      });
       scan(impl, snap, "door-front", [
         ["2028-02-22T12:00:00-05:00", BOB_OUT],
         ["2028-02-29T12:00:00-05:00", bobIn()],
@@ -327,7 +375,14 @@ describe.each(IMPLS)("$name", (impl) => {
     test("Asia/Kathmandu (+05:45)", () => {
       const snap = building((d) => {
         d.node("node-b").timezone = "Asia/Kathmandu";
-        d.addRule({ id: "r-ktm", groupId: "g-night", devices: ["door-annex"], startTime: "05:45:00", stopTime: "06:00:00", recurring: ["Mon"] });
+        d.addRule({
+          id: "r-ktm",
+          groupId: "g-night",
+          devices: ["door-annex"],
+          startTime: "05:45:00",
+          stopTime: "06:00:00",
+          recurring: ["Mon"],
+        });
       });
       scan(impl, snap, "door-annex", [
         ["2026-05-31T23:59:59.999Z", BOB_OUT], // Mon 05:44:59.999
@@ -341,7 +396,14 @@ describe.each(IMPLS)("$name", (impl) => {
       const snap = building((d) => {
         d.node("node-b").timezone = "Pacific/Apia";
         d.addRule({ id: "r-apia-fri", groupId: "g-night", devices: ["door-annex"], recurring: ["Fri"] });
-        d.addRule({ id: "r-apia-thu", groupId: "g-night", devices: ["door-annex"], startTime: "22:00:00", stopTime: "06:00:00", recurring: ["Thu"] });
+        d.addRule({
+          id: "r-apia-thu",
+          groupId: "g-night",
+          devices: ["door-annex"],
+          startTime: "22:00:00",
+          stopTime: "06:00:00",
+          recurring: ["Thu"],
+        });
       });
       scan(impl, snap, "door-annex", [
         ["2011-12-30T08:00:00Z", bobIn("r-apia-thu")], // Thu 2011-12-29 22:00 -10:00

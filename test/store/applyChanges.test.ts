@@ -40,7 +40,8 @@ test("a batch that does not apply: the changes before the bad one are applied, t
   // Change 3 adds a group whose name another already has: refused by validation.
   const bad = structuredClone(log);
   (bad[2]!.patches as Patch[]).forEach((p) => {
-    if (p.op === "add" && typeof p.value === "object" && p.value !== null && "name" in p.value) (p.value as { name: string }).name = "Staff";
+    if (p.op === "add" && typeof p.value === "object" && p.value !== null && "name" in p.value)
+      (p.value as { name: string }).name = "Staff";
   });
   const target = system();
   const told: number[] = [];

@@ -33,12 +33,20 @@ export async function freshDatabase(): Promise<string> {
 }
 
 /** Starts a replica on `url` (closed after the test); `initial` is imported into an empty database. */
-export function startReplica(url: string, initial?: unknown, extra: Partial<StartDataServerOptions> = {}): Promise<{ server: RunningDataServer; lines: string[]; call: Caller }> {
+export function startReplica(
+  url: string,
+  initial?: unknown,
+  extra: Partial<StartDataServerOptions> = {},
+): Promise<{ server: RunningDataServer; lines: string[]; call: Caller }> {
   return startStored({ storeUrl: url }, initial, extra);
 }
 
 /** Runs one query on `url` in a connection of its own. */
-export async function sql<R extends object = Record<string, unknown>>(url: string, text: string, params: unknown[] = []): Promise<R[]> {
+export async function sql<R extends object = Record<string, unknown>>(
+  url: string,
+  text: string,
+  params: unknown[] = [],
+): Promise<R[]> {
   const c = new pg.Client({ connectionString: url });
   // A server restart during the query ends it with an error event as well as the query's rejection.
   c.on("error", () => undefined);
@@ -51,12 +59,18 @@ export async function sql<R extends object = Record<string, unknown>>(url: strin
 }
 
 /** The change log (sequence numbers and operations) and the stored snapshots' sequence numbers. */
-export async function inspectPg(url: string): Promise<{ changes: { seq: number; operation: any }[]; snapshots: number[] }> {
-  const changes = (await sql<{ seq: string; operation: string }>(url, "SELECT seq, operation FROM rsop_changes ORDER BY seq")).map((r) => ({
+export async function inspectPg(
+  url: string,
+): Promise<{ changes: { seq: number; operation: any }[]; snapshots: number[] }> {
+  const changes = (
+    await sql<{ seq: string; operation: string }>(url, "SELECT seq, operation FROM rsop_changes ORDER BY seq")
+  ).map((r) => ({
     seq: Number(r.seq),
     operation: JSON.parse(r.operation),
   }));
-  const snapshots = (await sql<{ seq: string }>(url, "SELECT seq FROM rsop_snapshots ORDER BY seq")).map((r) => Number(r.seq));
+  const snapshots = (await sql<{ seq: string }>(url, "SELECT seq FROM rsop_snapshots ORDER BY seq")).map((r) =>
+    Number(r.seq),
+  );
   return { changes, snapshots };
 }
 

@@ -51,7 +51,9 @@ test.skipIf(!PG.ok)(
       startReplica(url, building(), { snapshotEvery: 50 }),
       serveChild(cli, ["--store", url, "--system", system, "--snapshot-every", "50", "--port", "0"], {}, 60_000),
     ]);
-    const imports = [a.lines, b.lines, [c.log()]].filter((ls) => ls.some((l) => l.includes("imported building.json") || l.includes(`imported ${system}`))).length;
+    const imports = [a.lines, b.lines, [c.log()]].filter((ls) =>
+      ls.some((l) => l.includes("imported building.json") || l.includes(`imported ${system}`)),
+    ).length;
     expect(imports).toBe(1);
     const replicas: Replica[] = [
       { name: "A", call: a.call, up: true, server: a.server },
@@ -97,11 +99,16 @@ test.skipIf(!PG.ok)(
             const r = await w.call("DELETE", `/holders/${id}`);
             if (r.status === 204) acked.deleted.add(id);
             else if (r.status >= 500) unknown++;
-            else if (r.status === 404) maybeDeleted.delete(id); // that replica had not applied the create yet
+            else if (r.status === 404)
+              maybeDeleted.delete(id); // that replica had not applied the create yet
             else throw new Error(`delete answered ${r.status}`);
           } else if (i % 3 === 2) {
             const number = POOL_BASE + Math.floor(Math.random() * POOL);
-            const r = await w.call("POST", "/holders", { firstName: `P${k}`, lastName: `N${i}`, credentials: [{ types: ["card"], credentialNumber: number, facilityCode: 10 }] });
+            const r = await w.call("POST", "/holders", {
+              firstName: `P${k}`,
+              lastName: `N${i}`,
+              credentials: [{ types: ["card"], credentialNumber: number, facilityCode: 10 }],
+            });
             if (r.status === 201) acked.pool.set(number, [...(acked.pool.get(number) ?? []), r.body.id]);
             else if (r.status === 409) poolRefused++;
             else if (r.status >= 500) unknown++;
@@ -109,7 +116,12 @@ test.skipIf(!PG.ok)(
           } else {
             const number = numbers++;
             const group = i % 2 === 0 ? "g-staff" : "g-night";
-            const r = await w.call("POST", "/holders", { firstName: `C${k}`, lastName: `W${i}`, groups: [group], credentials: [{ types: ["card"], credentialNumber: number, facilityCode: 10 }] });
+            const r = await w.call("POST", "/holders", {
+              firstName: `C${k}`,
+              lastName: `W${i}`,
+              groups: [group],
+              credentials: [{ types: ["card"], credentialNumber: number, facilityCode: 10 }],
+            });
             if (r.status >= 500) {
               unknown++;
               continue;
@@ -120,15 +132,26 @@ test.skipIf(!PG.ok)(
             // Read-your-writes on another replica: the card decides as this holder's.
             const d = pick(w);
             const revision = r.headers.get("x-rsop-revision")!;
-            const seen = await d.call("POST", "/decisions", { deviceId: "d-front", at: AT, credential: { credentialNumber: number, facilityCode: 10 } }, { "x-rsop-min-revision": revision });
+            const seen = await d.call(
+              "POST",
+              "/decisions",
+              { deviceId: "d-front", at: AT, credential: { credentialNumber: number, facilityCode: 10 } },
+              { "x-rsop-min-revision": revision },
+            );
             if (seen.status === 200) {
               readYourWrites++;
-              if (seen.body.holderId !== r.body.id) stale.push(`${d.name} at min revision ${revision}: ${JSON.stringify(seen.body)}`);
-            } else if (seen.status !== 503) throw new Error(`decision answered ${seen.status}: ${JSON.stringify(seen.body)}`);
+              if (seen.body.holderId !== r.body.id)
+                stale.push(`${d.name} at min revision ${revision}: ${JSON.stringify(seen.body)}`);
+            } else if (seen.status !== 503)
+              throw new Error(`decision answered ${seen.status}: ${JSON.stringify(seen.body)}`);
           }
         } catch (e) {
           // A replica that is down (killed, or closing) cuts its connections: that write's outcome is unknown.
-          if (/fetch failed|aborted|other side closed|ECONNRESET|ECONNREFUSED|terminated/i.test(String((e as Error)?.message) + String((e as Error)?.cause))) {
+          if (
+            /fetch failed|aborted|other side closed|ECONNRESET|ECONNREFUSED|terminated/i.test(
+              String((e as Error)?.message) + String((e as Error)?.cause),
+            )
+          ) {
             unknown++;
             continue;
           }
@@ -168,9 +191,17 @@ test.skipIf(!PG.ok)(
     const context = `${events.join("; ")}; ${acked.holders.size} holders, ${acked.deleted.size} deletes (+${maybeDeleted.size - acked.deleted.size} of unknown outcome), ${acked.groups.size} groups, ${[...acked.pool.values()].flat().length} pool creates acknowledged, ${poolRefused} refused (409), ${unknown} of unknown outcome; ${readYourWrites} read-your-writes checks; log at ${last}; races lost ${servers.map((s) => s.replica!.health().racesLost).join("/")}`;
     // RSOP_SOAK_REPORT=FILE: what happened, for a person reading a run (the console is closed to tests).
     if (process.env.RSOP_SOAK_REPORT !== undefined) writeFileSync(process.env.RSOP_SOAK_REPORT, `${context}\n`);
-    expect(stored.changes.map((ch) => ch.seq), context).toEqual(stored.changes.map((_, i) => stored.changes[0]!.seq + i));
-    await eventually(`every replica at change ${last} (${context})`, () => servers.every((s) => s.durable.seq() === last), 60_000);
-    for (const s of servers) expect(s.replica!.health(), context).toMatchObject({ status: "ok", revision: last, lag: 0 });
+    expect(
+      stored.changes.map((ch) => ch.seq),
+      context,
+    ).toEqual(stored.changes.map((_, i) => stored.changes[0]!.seq + i));
+    await eventually(
+      `every replica at change ${last} (${context})`,
+      () => servers.every((s) => s.durable.seq() === last),
+      60_000,
+    );
+    for (const s of servers)
+      expect(s.replica!.health(), context).toMatchObject({ status: "ok", revision: last, lag: 0 });
 
     // A fresh load of the database: its latest snapshot plus the log after it.
     const store = await openPostgresStore(url);
@@ -178,13 +209,25 @@ test.skipIf(!PG.ok)(
     await store.close();
     const made = createLiveSystem(state.snapshot);
     if (!made.ok) throw new Error("the stored snapshot loads");
-    for (const ch of state.changes) expect(made.value.applyPatches(ch.patches as Patch[]).ok, `change ${ch.seq}`).toBe(true);
+    for (const ch of state.changes)
+      expect(made.value.applyPatches(ch.patches as Patch[]).ok, `change ${ch.seq}`).toBe(true);
     const fresh = JSON.parse(JSON.stringify(made.value.snapshot));
-    for (const [i, s] of servers.entries()) expect(JSON.parse(JSON.stringify(s.durable.target.live.snapshot)), `replica ${replicas[i]!.name} (${context})`).toEqual(fresh);
+    for (const [i, s] of servers.entries())
+      expect(
+        JSON.parse(JSON.stringify(s.durable.target.live.snapshot)),
+        `replica ${replicas[i]!.name} (${context})`,
+      ).toEqual(fresh);
 
     // Every acknowledged write is there.
-    const deletesStored = new Set(stored.changes.filter((ch) => ch.operation?.method === "DELETE").map((ch) => ch.operation.path as string));
-    const holders = new Map((fresh.holders as { id: string; groups: string[]; credentials: { credentialNumber: number }[] }[]).map((h) => [h.id, h]));
+    const deletesStored = new Set(
+      stored.changes.filter((ch) => ch.operation?.method === "DELETE").map((ch) => ch.operation.path as string),
+    );
+    const holders = new Map(
+      (fresh.holders as { id: string; groups: string[]; credentials: { credentialNumber: number }[] }[]).map((h) => [
+        h.id,
+        h,
+      ]),
+    );
     expect(acked.holders.size, context).toBeGreaterThan(CLIENTS);
     for (const [id, { number, group }] of acked.holders) {
       if (acked.deleted.has(id)) {
@@ -205,7 +248,10 @@ test.skipIf(!PG.ok)(
     for (const [number, ids] of acked.pool) {
       expect(ids, `card ${number} (${context})`).toHaveLength(1);
       const owner = [...holders.values()].filter((h) => h.credentials.some((x) => x.credentialNumber === number));
-      expect(owner.map((h) => h.id), `card ${number} (${context})`).toEqual(ids);
+      expect(
+        owner.map((h) => h.id),
+        `card ${number} (${context})`,
+      ).toEqual(ids);
     }
     expect(poolRefused, `the pool did conflict (${context})`).toBeGreaterThan(0);
     // Read-your-writes held under load, across replicas.

@@ -14,7 +14,16 @@ const ROOT = resolve(__dirname, "../..");
 export async function buildCli(name: string): Promise<string> {
   const outDir = mkdtempSync(join(ROOT, "node_modules", `.rsop-${name}-`));
   onTestFinished(() => rmSync(outDir, { recursive: true, force: true }));
-  await build({ entry: { cli: join(ROOT, "src/adapters/cli/bin.ts") }, outDir, format: ["esm"], platform: "node", target: "node20", config: false, silent: true, outExtension: () => ({ js: ".mjs" }) });
+  await build({
+    entry: { cli: join(ROOT, "src/adapters/cli/bin.ts") },
+    outDir,
+    format: ["esm"],
+    platform: "node",
+    target: "node20",
+    config: false,
+    silent: true,
+    outExtension: () => ({ js: ".mjs" }),
+  });
   return join(outDir, "cli.mjs");
 }
 
@@ -30,14 +39,25 @@ export interface ServeChild {
  * the test if still running; resolves once its log says where it listens.
  * @throws when it exits first or does not listen within `timeoutMs`.
  */
-export function serveChild(cli: string, args: readonly string[], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<ServeChild> {
-  const child = spawn(process.execPath, [cli, "serve", ...args], { env: { ...process.env, RSOP_TOKEN: TOKEN, ...env }, stdio: ["ignore", "ignore", "pipe"] });
+export function serveChild(
+  cli: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
+  timeoutMs = 30_000,
+): Promise<ServeChild> {
+  const child = spawn(process.execPath, [cli, "serve", ...args], {
+    env: { ...process.env, RSOP_TOKEN: TOKEN, ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   onTestFinished(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   });
   let text = "";
   return new Promise((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start in ${timeoutMs / 1000} s: ${text}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`serve did not start in ${timeoutMs / 1000} s: ${text}`)),
+      timeoutMs,
+    );
     child.stderr!.on("data", (b: Buffer) => {
       text += b.toString("utf8");
       const m = / on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(text);

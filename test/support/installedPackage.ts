@@ -7,7 +7,17 @@
 // and a lock folder keeps parallel test files from building at the same time.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -37,7 +47,9 @@ function walk(dir: string): string[] {
 
 function inputsHash(): string {
   const h = createHash("sha1");
-  const files = [...INPUT_FILES.map((f) => join(repoRoot, f)), ...INPUT_DIRS.flatMap((d) => walk(join(repoRoot, d)))].filter((f) => existsSync(f)).sort();
+  const files = [...INPUT_FILES.map((f) => join(repoRoot, f)), ...INPUT_DIRS.flatMap((d) => walk(join(repoRoot, d)))]
+    .filter((f) => existsSync(f))
+    .sort();
   for (const f of files) h.update(f).update("\0").update(readFileSync(f)).update("\0");
   return h.digest("hex").slice(0, 16);
 }
@@ -52,14 +64,20 @@ function build(dir: string): InstalledPackage {
   for (const f of INPUT_FILES) if (existsSync(join(repoRoot, f))) cpSync(join(repoRoot, f), join(stage, f));
   for (const d of INPUT_DIRS) cpSync(join(repoRoot, d), join(stage, d), { recursive: true });
   symlinkSync(join(repoRoot, "node_modules"), join(stage, "node_modules"), "dir");
-  const out = execFileSync("npm", ["pack", "--json", "--pack-destination", dir], { cwd: stage, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  const out = execFileSync("npm", ["pack", "--json", "--pack-destination", dir], {
+    cwd: stage,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const report = JSON.parse(out.slice(out.indexOf("[\n"))) as { filename: string; files: { path: string }[] }[];
   const tarball = join(dir, report[0]!.filename);
   const app = join(dir, "app");
   const pkg = join(app, "node_modules", "rsop-engine");
   mkdirSync(pkg, { recursive: true });
   execFileSync("tar", ["xzf", tarball, "-C", pkg, "--strip-components=1"]);
-  const manifest = JSON.parse(readFileSync(join(pkg, "package.json"), "utf8")) as { dependencies?: Record<string, string> };
+  const manifest = JSON.parse(readFileSync(join(pkg, "package.json"), "utf8")) as {
+    dependencies?: Record<string, string>;
+  };
   for (const dep of Object.keys(manifest.dependencies ?? {})) {
     const link = join(app, "node_modules", dep);
     mkdirSync(dirname(link), { recursive: true });

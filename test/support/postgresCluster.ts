@@ -12,7 +12,9 @@ import { join } from "node:path";
 import pg from "pg";
 
 /** Where the binaries are, or why the PostgreSQL tests skip. */
-export type PostgresBinaries = { readonly ok: true; readonly bin: string; readonly runAs: string | null } | { readonly ok: false; readonly why: string };
+export type PostgresBinaries =
+  | { readonly ok: true; readonly bin: string; readonly runAs: string | null }
+  | { readonly ok: false; readonly why: string };
 
 /** Milliseconds any one pg_ctl or initdb call may take before the helper gives up. */
 const STEP_TIMEOUT_MS = 60_000;
@@ -32,18 +34,30 @@ function versionsIn(dir: string): string[] {
  * @param where - where to look (the tests of the skip message change it): the environment
  *   (`RSOP_PG_BIN`, `PATH`) and the Debian folder of versions.
  */
-export function findPostgres(where: { readonly env?: NodeJS.ProcessEnv; readonly debianDir?: string } = {}): PostgresBinaries {
+export function findPostgres(
+  where: { readonly env?: NodeJS.ProcessEnv; readonly debianDir?: string } = {},
+): PostgresBinaries {
   const env = where.env ?? process.env;
   const debian = where.debianDir ?? "/usr/lib/postgresql";
-  const candidates = [...(env.RSOP_PG_BIN !== undefined ? [env.RSOP_PG_BIN] : []), ...versionsIn(debian).map((v) => `${debian}/${v}/bin`)];
+  const candidates = [
+    ...(env.RSOP_PG_BIN !== undefined ? [env.RSOP_PG_BIN] : []),
+    ...versionsIn(debian).map((v) => `${debian}/${v}/bin`),
+  ];
   const which = spawnSync("/bin/sh", ["-c", "command -v initdb"], { encoding: "utf8", env });
   if (which.status === 0 && which.stdout.trim() !== "") candidates.push(join(which.stdout.trim(), ".."));
   const bin = candidates.find((d) => ["initdb", "pg_ctl", "postgres"].every((b) => existsSync(join(d, b))));
   if (bin === undefined)
-    return { ok: false, why: "no PostgreSQL server binaries (initdb, pg_ctl, postgres) in /usr/lib/postgresql/*/bin, $RSOP_PG_BIN or the PATH: apt-get install postgresql (.ci/run does)" };
+    return {
+      ok: false,
+      why: "no PostgreSQL server binaries (initdb, pg_ctl, postgres) in /usr/lib/postgresql/*/bin, $RSOP_PG_BIN or the PATH: apt-get install postgresql (.ci/run does)",
+    };
   if (userInfo().uid !== 0) return { ok: true, bin, runAs: null };
   const user = spawnSync("id", ["-u", "postgres"], { encoding: "utf8" });
-  if (user.status !== 0) return { ok: false, why: "running as root, and PostgreSQL refuses root: no `postgres` user to run the test cluster as" };
+  if (user.status !== 0)
+    return {
+      ok: false,
+      why: "running as root, and PostgreSQL refuses root: no `postgres` user to run the test cluster as",
+    };
   return { ok: true, bin, runAs: "postgres" };
 }
 
@@ -89,7 +103,10 @@ export async function startPostgresCluster(bins: Extract<PostgresBinaries, { ok:
     const cmd = bins.runAs === null ? join(bins.bin, tool) : "runuser";
     const full = bins.runAs === null ? args : ["-u", bins.runAs, "--", join(bins.bin, tool), ...args];
     const r = spawnSync(cmd, full, { encoding: "utf8", timeout: STEP_TIMEOUT_MS, cwd: dir });
-    if (r.status !== 0) throw new Error(`${tool} ${args.join(" ")} failed (${r.status ?? r.signal}): ${r.stderr}${r.stdout}${r.error?.message ?? ""}`);
+    if (r.status !== 0)
+      throw new Error(
+        `${tool} ${args.join(" ")} failed (${r.status ?? r.signal}): ${r.stderr}${r.stdout}${r.error?.message ?? ""}`,
+      );
     return r.stdout;
   };
   const runAsync = (tool: string, args: readonly string[]) =>
@@ -97,7 +114,9 @@ export async function startPostgresCluster(bins: Extract<PostgresBinaries, { ok:
       const cmd = bins.runAs === null ? join(bins.bin, tool) : "runuser";
       const full = bins.runAs === null ? args : ["-u", bins.runAs, "--", join(bins.bin, tool), ...args];
       execFile(cmd, full, { timeout: STEP_TIMEOUT_MS, cwd: dir }, (e, stdout, stderr) =>
-        e === null ? resolveRun() : reject(new Error(`${tool} ${args.join(" ")} failed: ${e.message} ${stderr}${stdout}`)),
+        e === null
+          ? resolveRun()
+          : reject(new Error(`${tool} ${args.join(" ")} failed: ${e.message} ${stderr}${stdout}`)),
       );
     });
   let port = 0;

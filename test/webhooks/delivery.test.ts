@@ -18,7 +18,12 @@ beforeAll(() => {
 
 const SUBS = "/api/organizations/sys-1/subscriptions";
 const FAST: WebhookOptions = { backoffMs: 20, maxBackoffMs: 200, attempts: 8, timeoutMs: 5000, allow: RECEIVER_ALLOW };
-const SCAN = { deviceId: "d-front", at: "2026-04-15T12:00:00Z", credential: { credentialNumber: 1001, facilityCode: 10 }, pin: "90817263" };
+const SCAN = {
+  deviceId: "d-front",
+  at: "2026-04-15T12:00:00Z",
+  credential: { credentialNumber: 1001, facilityCode: 10 },
+  pin: "90817263",
+};
 
 async function setup(options: WebhookOptions = FAST) {
   const { db } = dataDir();
@@ -33,7 +38,14 @@ function subscription(url: string, extra: Record<string, unknown> = {}) {
     url,
     scope: "this",
     authentication: { type: "None" },
-    events: ["entity.added", "entity.modified", "entity.removed", "device.request.allowed", "device.request.denied", "device.request.unknown"],
+    events: [
+      "entity.added",
+      "entity.modified",
+      "entity.removed",
+      "device.request.allowed",
+      "device.request.denied",
+      "device.request.unknown",
+    ],
     sslVerification: false,
     ...extra,
   };
@@ -41,7 +53,17 @@ function subscription(url: string, extra: Record<string, unknown> = {}) {
 
 test("a self-signed receiver with sslVerification false gets the events of a write and of a decision: JSON POSTs whose signature verifies, with the Basic credentials; the odometer counts them", async () => {
   const { api, sys, receiver } = await setup();
-  const id = (await api("POST", SUBS, subscription(receiver.url, { secret: "s3cret-key", authentication: { type: "Basic", user: "hook-user", password: "pa:ss wörd" }, secrecyLevel: 0 }))).body.id;
+  const id = (
+    await api(
+      "POST",
+      SUBS,
+      subscription(receiver.url, {
+        secret: "s3cret-key",
+        authentication: { type: "Basic", user: "hook-user", password: "pa:ss wörd" },
+        secrecyLevel: 0,
+      }),
+    )
+  ).body.id;
   expect((await sys("POST", "/groups", { name: "Night watch" })).status).toBe(200);
   const decided = await sys("POST", "/decisions", SCAN);
   expect(decided.body.outcome).toBe("allowed");
@@ -53,7 +75,13 @@ test("a self-signed receiver with sslVerification false gets the events of a wri
     expect(r.headers["x-service-signature"]).toMatch(/^[0-9a-f]{40}$/);
     expect(r.headers.authorization).toBe(`Basic ${Buffer.from("hook-user:pa:ss wörd").toString("base64")}`);
   }
-  expect(change!.body).toMatchObject({ topic: "entity.added", systemId: "sys-1", entityType: "group", data: { name: "Night watch" }, sequence: 1 });
+  expect(change!.body).toMatchObject({
+    topic: "entity.added",
+    systemId: "sys-1",
+    entityType: "group",
+    data: { name: "Night watch" },
+    sequence: 1,
+  });
   // HW4: every notification carries its subscription's sequence number (1, 2, … in outbox order).
   expect(access!.body).toEqual({
     topic: "device.request.allowed",
@@ -79,16 +107,26 @@ test("a self-signed receiver with sslVerification false gets the events of a wri
 
 test("sslVerification true refuses the self-signed receiver: the event is parked after its last attempt, listed, and re-delivered once the subscription accepts the certificate", async () => {
   const { api, sys, receiver } = await setup({ ...FAST, attempts: 2 });
-  const id = (await api("POST", SUBS, subscription(receiver.url, { sslVerification: true, events: ["entity.added"] }))).body.id;
+  const id = (await api("POST", SUBS, subscription(receiver.url, { sslVerification: true, events: ["entity.added"] })))
+    .body.id;
   await sys("POST", "/groups", { name: "Parked group" });
   let parked: any;
-  await eventually(async () => {
-    parked = await api("GET", `${SUBS}/${id}/parked`);
-    return parked.body.length === 1;
-  }, 20_000, "the parked event");
+  await eventually(
+    async () => {
+      parked = await api("GET", `${SUBS}/${id}/parked`);
+      return parked.body.length === 1;
+    },
+    20_000,
+    "the parked event",
+  );
   expect(receiver.all).toEqual([]);
   expect(parked.headers.get("x-total-count")).toBe("1");
-  expect(parked.body[0]).toMatchObject({ topic: "entity.added", reason: "failed", attempts: 2, event: { entityType: "group", data: { name: "Parked group" } } });
+  expect(parked.body[0]).toMatchObject({
+    topic: "entity.added",
+    reason: "failed",
+    attempts: 2,
+    event: { entityType: "group", data: { name: "Parked group" } },
+  });
   expect(parked.body[0].lastError).toMatch(/self[- ]signed|SELF_SIGNED|certificate/i);
   expect((await api("GET", `${SUBS}/${id}`)).body.odometer).toBe(0);
 
@@ -125,13 +163,31 @@ test("a receiver that is down gets the events in order once it is back; a refuse
   await new Promise((r) => setTimeout(r, 300)); // a few refused connections
   await receiver.listen();
   await receiver.waitFor(() => receiver.delivered.length === 6);
-  expect(receiver.delivered.map((r) => `${r.body.topic} ${r.body.entityId}`)).toEqual([...ids.map((g) => `entity.added ${g}`), `entity.removed ${ids[0]}`]);
+  expect(receiver.delivered.map((r) => `${r.body.topic} ${r.body.entityId}`)).toEqual([
+    ...ids.map((g) => `entity.added ${g}`),
+    `entity.removed ${ids[0]}`,
+  ]);
 });
 
 test("each secrecy level filters what its subscriber receives", async () => {
   const { api, sys, receiver } = await setup();
-  for (const level of [0, 1, 2]) await api("POST", SUBS, subscription(receiver.url, { name: `level ${level}`, secrecyLevel: level, events: ["entity.added", "device.request.allowed"] }));
-  await sys("POST", "/holders", { firstName: "Zoe", lastName: "Park", email: "zoe@example.com", pin: "4455", credentials: [{ types: ["card"], credentialNumber: 4242, facilityCode: 10 }] });
+  for (const level of [0, 1, 2])
+    await api(
+      "POST",
+      SUBS,
+      subscription(receiver.url, {
+        name: `level ${level}`,
+        secrecyLevel: level,
+        events: ["entity.added", "device.request.allowed"],
+      }),
+    );
+  await sys("POST", "/holders", {
+    firstName: "Zoe",
+    lastName: "Park",
+    email: "zoe@example.com",
+    pin: "4455",
+    credentials: [{ types: ["card"], credentialNumber: 4242, facilityCode: 10 }],
+  });
   await sys("POST", "/decisions", SCAN);
   await receiver.waitFor(() => receiver.delivered.length === 9);
   const bodies = receiver.delivered.map((r) => r.raw.toString("utf8"));
@@ -149,7 +205,11 @@ test("a decision is answered while the subscriber holds its notification open; t
   expect((await sys("POST", "/decisions", SCAN)).status).toBe(200);
   await eventually(() => receiver.open === 1, 10_000, "the receiver to hold a notification");
   // The receiver holds the first notification; decisions are still answered at once.
-  const answered = await sys("POST", "/decisions", Array.from({ length: 10 }, () => SCAN));
+  const answered = await sys(
+    "POST",
+    "/decisions",
+    Array.from({ length: 10 }, () => SCAN),
+  );
   expect(answered.status).toBe(200);
   expect(receiver.open).toBe(1);
   const parked = await api("GET", `${SUBS}/${id}/parked?per_page=100`);
@@ -162,11 +222,17 @@ test("a decision is answered while the subscriber holds its notification open; t
   // The 3 newest, and the oldest (in flight when it was parked: its retry delivers it, W8).
   await receiver.waitFor(() => receiver.delivered.length >= 4);
   let left: any;
-  await eventually(async () => {
-    left = await api("GET", `${SUBS}/${id}/parked?per_page=100`);
-    return left.body.length === 7;
-  }, 10_000, "7 parked events");
-  expect((await api("POST", `${SUBS}/${id}/parked/redeliver`, { ids: [left.body[0].id, "no-such-event"] })).body).toEqual({ redelivered: 1 });
+  await eventually(
+    async () => {
+      left = await api("GET", `${SUBS}/${id}/parked?per_page=100`);
+      return left.body.length === 7;
+    },
+    10_000,
+    "7 parked events",
+  );
+  expect(
+    (await api("POST", `${SUBS}/${id}/parked/redeliver`, { ids: [left.body[0].id, "no-such-event"] })).body,
+  ).toEqual({ redelivered: 1 });
   await receiver.waitFor(() => receiver.delivered.length >= 5);
   expect((await api("POST", `${SUBS}/${id}/parked/redeliver`)).body).toEqual({ redelivered: 6 });
   await receiver.waitFor(() => receiver.delivered.length >= 11);

@@ -61,40 +61,89 @@ const REFUSED_URLS = [
 
 test("HW1 the policy: refused ranges in IPv4 and IPv6 (IPv4-mapped included), public addresses allowed, the allow-list admits exactly its CIDRs", () => {
   const d = new Destinations();
-  for (const a of ["127.0.0.1", "127.255.0.9", "10.1.2.3", "169.254.169.254", "100.64.0.1", "100.127.255.255", "172.16.0.1", "172.31.255.255", "192.168.0.1", "0.0.0.0", "224.0.0.251", "255.255.255.255"])
+  for (const a of [
+    "127.0.0.1",
+    "127.255.0.9",
+    "10.1.2.3",
+    "169.254.169.254",
+    "100.64.0.1",
+    "100.127.255.255",
+    "172.16.0.1",
+    "172.31.255.255",
+    "192.168.0.1",
+    "0.0.0.0",
+    "224.0.0.251",
+    "255.255.255.255",
+  ])
     expect(d.allowed(a), a).toBe(false);
-  for (const a of ["::", "::1", "::ffff:127.0.0.1", "::ffff:a9fe:a9fe", "::ffff:10.0.0.1", "fd12::1", "fc00::1", "fe80::1", "fec0::1", "ff02::1", "::7f00:1"]) expect(d.allowed(a), a).toBe(false);
-  for (const a of ["8.8.8.8", "100.128.0.1", "172.32.0.1", "192.169.0.1", "2001:4860:4860::8888", "::ffff:8.8.8.8"]) expect(d.allowed(a), a).toBe(true);
+  for (const a of [
+    "::",
+    "::1",
+    "::ffff:127.0.0.1",
+    "::ffff:a9fe:a9fe",
+    "::ffff:10.0.0.1",
+    "fd12::1",
+    "fc00::1",
+    "fe80::1",
+    "fec0::1",
+    "ff02::1",
+    "::7f00:1",
+  ])
+    expect(d.allowed(a), a).toBe(false);
+  for (const a of ["8.8.8.8", "100.128.0.1", "172.32.0.1", "192.169.0.1", "2001:4860:4860::8888", "::ffff:8.8.8.8"])
+    expect(d.allowed(a), a).toBe(true);
   expect(d.allowed("not-an-ip")).toBe(false);
 
   const allow = new Destinations(["127.0.0.1/32", "fd00::/8", "10.9.0.0/16"]);
   for (const a of ["127.0.0.1", "::ffff:127.0.0.1", "fd00::5", "10.9.200.1"]) expect(allow.allowed(a), a).toBe(true);
   for (const a of ["127.0.0.2", "::1", "10.8.0.1", "169.254.169.254"]) expect(allow.allowed(a), a).toBe(false);
 
-  expect(Destinations.parseList("127.0.0.1/32, ::1 ,10.0.0.0/8")).toEqual({ ok: true, cidrs: ["127.0.0.1/32", "::1", "10.0.0.0/8"] });
-  for (const bad of ["", "1.2.3/8", "10.0.0.0/33", "fd00::/129", "example.com", "10.0.0.0/8/1"]) expect(Destinations.parseList(bad).ok, bad).toBe(false);
+  expect(Destinations.parseList("127.0.0.1/32, ::1 ,10.0.0.0/8")).toEqual({
+    ok: true,
+    cidrs: ["127.0.0.1/32", "::1", "10.0.0.0/8"],
+  });
+  for (const bad of ["", "1.2.3/8", "10.0.0.0/33", "fd00::/129", "example.com", "10.0.0.0/8/1"])
+    expect(Destinations.parseList(bad).ok, bad).toBe(false);
   expect(() => new Destinations(["nope"])).toThrow(RangeError);
 });
 
 test("HW1 every spelling of a refused address in the URL text is what the URL parser makes of it, and refused; names are left to the delivery check", () => {
   const d = new Destinations();
   for (const u of REFUSED_URLS) expect(d.urlProblem(new URL(u)), u).toMatch(/private network.*--webhook-allow\.$/);
-  for (const u of ["https://receiver.example/hook", "https://8.8.8.8/", "https://[2001:db8::1]/", "https://vm.example/"]) expect(d.urlProblem(new URL(u)), u).toBeNull();
+  for (const u of [
+    "https://receiver.example/hook",
+    "https://8.8.8.8/",
+    "https://[2001:db8::1]/",
+    "https://vm.example/",
+  ])
+    expect(d.urlProblem(new URL(u)), u).toBeNull();
   const loopback = new Destinations(RECEIVER_ALLOW);
-  for (const u of ["https://127.0.0.1:8443/hook", "https://0x7f000001/", "https://2130706433/", "https://127.1/", "https://[::ffff:127.0.0.1]/", "https://localhost:1/"])
+  for (const u of [
+    "https://127.0.0.1:8443/hook",
+    "https://0x7f000001/",
+    "https://2130706433/",
+    "https://127.1/",
+    "https://[::ffff:127.0.0.1]/",
+    "https://localhost:1/",
+  ])
     expect(loopback.urlProblem(new URL(u)), u).toBeNull();
   expect(loopback.urlProblem(new URL("https://10.0.0.1/"))).not.toBeNull();
 });
 
 test("HW1 the delivery lookup keeps only allowed DNS answers: localhost fails with the refused code, before any connection", async () => {
   const lookup = (d: Destinations, all: boolean) =>
-    new Promise<{ err: NodeJS.ErrnoException | null; address: unknown }>((resolve) => d.lookup("localhost", { all, family: 4 } as never, (err, address) => resolve({ err, address })));
+    new Promise<{ err: NodeJS.ErrnoException | null; address: unknown }>((resolve) =>
+      d.lookup("localhost", { all, family: 4 } as never, (err, address) => resolve({ err, address })),
+    );
   const refused = await lookup(new Destinations(), false);
   expect(refused.err?.code).toBe(REFUSED_CODE);
   expect(refused.err?.message).toBe(REFUSED_DESTINATION);
   expect((await lookup(new Destinations(), true)).err?.code).toBe(REFUSED_CODE);
   expect(await lookup(new Destinations(RECEIVER_ALLOW), false)).toEqual({ err: null, address: "127.0.0.1" });
-  expect(await lookup(new Destinations(RECEIVER_ALLOW), true)).toEqual({ err: null, address: [{ address: "127.0.0.1", family: 4 }] });
+  expect(await lookup(new Destinations(RECEIVER_ALLOW), true)).toEqual({
+    err: null,
+    address: [{ address: "127.0.0.1", family: 4 }],
+  });
 });
 
 /** Creating and updating a subscription to each refused URL: 400 at body.url with a sentence, nothing stored or changed. */
@@ -102,7 +151,14 @@ async function refusesEveryUrl(api: Caller): Promise<void> {
   for (const url of REFUSED_URLS) {
     const r = await api("POST", SUBS, body(url));
     expect(r.status, url).toBe(400);
-    expect(r.body.error.issues, url).toEqual([{ path: "body.url", message: expect.stringMatching(/^Names .+ an address of this machine or of a private network .*--webhook-allow\.$/) }]);
+    expect(r.body.error.issues, url).toEqual([
+      {
+        path: "body.url",
+        message: expect.stringMatching(
+          /^Names .+ an address of this machine or of a private network .*--webhook-allow\.$/,
+        ),
+      },
+    ]);
   }
   expect((await api("GET", SUBS)).body).toEqual([]);
   const id = (await api("POST", SUBS, body("https://receiver.example/hook"))).body.id as string;
@@ -123,17 +179,26 @@ test("HW1 --data: a subscription to any refused address is refused at body.url o
   const { db: db2 } = dataDir();
   const allowed = await startData(db2, building(), { webhooks: { ...FAST, allow: RECEIVER_ALLOW } });
   const api = caller(allowed.server.url, "");
-  for (const url of ["https://127.0.0.1:8443/hook", "https://0x7f000001/", "https://2130706433/", "https://127.1/", "https://[::ffff:127.0.0.1]/"])
+  for (const url of [
+    "https://127.0.0.1:8443/hook",
+    "https://0x7f000001/",
+    "https://2130706433/",
+    "https://127.1/",
+    "https://[::ffff:127.0.0.1]/",
+  ])
     expect((await api("POST", SUBS, body(url))).status, url).toBe(201);
   expect((await api("POST", SUBS, body("https://10.0.0.1/"))).body.error.issues[0].path).toBe("body.url");
 });
 
 describe("HW1 --store postgres://", () => {
-  test.skipIf(!PG.ok)(`a subscription to any refused address is refused at body.url on create and update${SKIP_NOTE}`, async () => {
-    const url = await freshDatabase();
-    const replica = await startReplica(url, building(), { webhooks: FAST });
-    await refusesEveryUrl(caller(replica.server.url, ""));
-  });
+  test.skipIf(!PG.ok)(
+    `a subscription to any refused address is refused at body.url on create and update${SKIP_NOTE}`,
+    async () => {
+      const url = await freshDatabase();
+      const replica = await startReplica(url, building(), { webhooks: FAST });
+      await refusesEveryUrl(caller(replica.server.url, ""));
+    },
+  );
 });
 
 /** A TCP server that accepts and at once resets every connection: a port that is open but speaks nothing. */
@@ -151,14 +216,18 @@ async function resetter(): Promise<{ port: number; connections: () => number }> 
 /** The parked events of every subscription, once each has one: [lastError, attempts] by name. */
 async function parkedOf(api: Caller, ids: Record<string, string>): Promise<Record<string, [string, number]>> {
   const out: Record<string, [string, number]> = {};
-  await eventually(async () => {
-    for (const [name, id] of Object.entries(ids)) {
-      const p = (await api("GET", `${SUBS}/${id}/parked`)).body;
-      if (p.length === 0) return false;
-      out[name] = [p[0].lastError, p[0].attempts];
-    }
-    return true;
-  }, 30_000, "every subscription's parked event");
+  await eventually(
+    async () => {
+      for (const [name, id] of Object.entries(ids)) {
+        const p = (await api("GET", `${SUBS}/${id}/parked`)).body;
+        if (p.length === 0) return false;
+        out[name] = [p[0].lastError, p[0].attempts];
+      }
+      return true;
+    },
+    30_000,
+    "every subscription's parked event",
+  );
   return out;
 }
 
@@ -179,7 +248,8 @@ test("HW1 HW2 without the allow-list a delivery to 127.0.0.1 connects to nothing
   const first = await startData(db, building(), { webhooks: { ...FAST, allow: RECEIVER_ALLOW } });
   const firstApi = caller(first.server.url, "");
   const ids: Record<string, string> = {};
-  for (const [name, url] of Object.entries(urls)) ids[name] = (await firstApi("POST", SUBS, body(url, { name }))).body.id;
+  for (const [name, url] of Object.entries(urls))
+    ids[name] = (await firstApi("POST", SUBS, body(url, { name }))).body.id;
   await first.server.close();
 
   const { server, call, lines } = await startData(db, undefined, { webhooks: FAST });
@@ -187,7 +257,9 @@ test("HW1 HW2 without the allow-list a delivery to 127.0.0.1 connects to nothing
   expect((await call("POST", "/groups", { name: "Probe" })).status).toBe(200);
   const parked = await parkedOf(api, ids);
   for (const name of Object.keys(urls)) expect(parked[name], name).toEqual([REFUSED_DESTINATION, 2]);
-  expect(lines.filter((l) => / parked after 2 attempts: .*refused: destination address not allowed/.test(l))).toHaveLength(4);
+  expect(
+    lines.filter((l) => / parked after 2 attempts: .*refused: destination address not allowed/.test(l)),
+  ).toHaveLength(4);
   // No byte reached any of them: not even a TCP connection was made.
   expect(open.connections).toBe(0);
   expect(reset.connections()).toBe(0);
@@ -240,7 +312,14 @@ test("HW3 rsop serve --webhook-allow: a malformed CIDR is a usage error (exit 2)
     expect(r.code, value).toBe(2);
     expect(r.stderr).toContain(`--webhook-allow: ${says}`);
   }
-  const noData = await run(["serve", "--system", "examples/building.json", "--insecure-no-auth", "--webhook-allow", "127.0.0.1"]);
+  const noData = await run([
+    "serve",
+    "--system",
+    "examples/building.json",
+    "--insecure-no-auth",
+    "--webhook-allow",
+    "127.0.0.1",
+  ]);
   expect(noData.code).toBe(2);
   expect(noData.stderr).toContain("--webhook-* need --data FILE.db or --store");
 });

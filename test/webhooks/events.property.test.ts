@@ -10,7 +10,10 @@ import { accessEvent, changeEvents, filterEvent } from "../../src/webhooks.js";
 import type { SecrecyLevel, WebhookEvent } from "../../src/webhooks.js";
 import { operationSpecArb, resolveOperation, snapshotAndRequestsArb } from "../arbitraries/index.js";
 
-const NUM_RUNS = process.env.RSOP_PROPERTY_RUNS === undefined ? 100 : Math.max(100, Math.ceil(Number(process.env.RSOP_PROPERTY_RUNS) / 20));
+const NUM_RUNS =
+  process.env.RSOP_PROPERTY_RUNS === undefined
+    ? 100
+    : Math.max(100, Math.ceil(Number(process.env.RSOP_PROPERTY_RUNS) / 20));
 const LEVELS: readonly SecrecyLevel[] = [0, 1, 2];
 const CREDENTIAL_KEYS = ["pin", "duressPin", "credentials", "credentialNumber", "facilityCode", "ecards"];
 const NAME_KEYS = ["firstName", "lastName", "email", "photoUrl"];
@@ -34,11 +37,14 @@ function checkLevels(event: WebhookEvent, typedPin: string | undefined): void {
     const keys = new Set<string>();
     const strings = new Set<string>();
     walk(seen, keys, strings);
-    if (typedPin !== undefined) expect(strings.has(typedPin), `the typed PIN ${typedPin} in ${JSON.stringify(seen)}`).toBe(false);
+    if (typedPin !== undefined)
+      expect(strings.has(typedPin), `the typed PIN ${typedPin} in ${JSON.stringify(seen)}`).toBe(false);
     if (level >= 1) {
-      for (const k of CREDENTIAL_KEYS) expect(keys.has(k), `level ${level} keeps ${k}: ${JSON.stringify(seen)}`).toBe(false);
+      for (const k of CREDENTIAL_KEYS)
+        expect(keys.has(k), `level ${level} keeps ${k}: ${JSON.stringify(seen)}`).toBe(false);
       if ("credential" in seen) expect(seen.credential).toBeNull();
-      if ("entityType" in seen && seen.entityType === "credential") expect(Object.keys(seen.data as object).sort()).toEqual(["holderId", "id"]);
+      if ("entityType" in seen && seen.entityType === "credential")
+        expect(Object.keys(seen.data as object).sort()).toEqual(["holderId", "id"]);
     }
     if (level === 2) for (const k of NAME_KEYS) expect(keys.has(k), `level 2 keeps ${k}`).toBe(false);
   }
@@ -83,11 +89,12 @@ function diff(before: SystemSnapshot, after: SystemSnapshot): string[] {
     ["holders", "holder"],
     ["rules", "rule"],
   ];
-  const keyOf = (type: string, e: Keyed) => (type === "customField" ? `${String(e.partition)}/${String(e.id)}` : String(e.id));
+  const keyOf = (type: string, e: Keyed) =>
+    type === "customField" ? `${String(e.partition)}/${String(e.id)}` : String(e.id);
   const compare = (type: string, was: readonly Keyed[], now: readonly Keyed[], strip: (e: Keyed) => unknown) => {
     const a = new Map(was.map((e) => [keyOf(type, e), e]));
     const b = new Map(now.map((e) => [keyOf(type, e), e]));
-    for (const [k, e] of a) if (!b.has(k)) out.push(`entity.removed ${type} ${k}`);
+    for (const [k, _e] of a) if (!b.has(k)) out.push(`entity.removed ${type} ${k}`);
     for (const [k, e] of b) {
       const old = a.get(k);
       if (old === undefined) out.push(`entity.added ${type} ${k}`);
@@ -107,31 +114,38 @@ function diff(before: SystemSnapshot, after: SystemSnapshot): string[] {
 let accepted = 0;
 test("change events: exactly the entities a write added, modified or removed (the after state; before it for removals); every level filters them", () => {
   fc.assert(
-    fc.property(snapshotAndRequestsArb({ minRequests: 0, maxRequests: 0 }), fc.array(operationSpecArb, { minLength: 1, maxLength: 20 }), ({ snapshot }, specs) => {
-      const made = createLiveSystem(snapshot, { newId: seededIds(7), now: () => Date.parse("2026-04-15T12:00:00Z") });
-      if (!made.ok) throw new Error("the arbitrary made an invalid snapshot");
-      const live = made.value;
-      for (const spec of specs) {
-        const before = live.snapshot;
-        const r = live.apply(resolveOperation(before, spec));
-        if (!r.ok || !("patches" in r)) continue;
-        const after = live.snapshot;
-        const events = changeEvents({ before, after, patches: r.patches, occurredAt: "2026-04-15T12:00:00.000Z" });
-        const key = (e: (typeof events)[number]) => {
-          const d = e.data as Keyed;
-          return e.entityType === "customField" ? `${String(d.partition)}/${String(d.id)}` : String(e.entityId);
-        };
-        expect(events.map((e) => `${e.topic} ${e.entityType} ${key(e)}`).sort()).toEqual(diff(before, after));
-        accepted += 1;
-        for (const e of events) {
-          const source = e.topic === "entity.removed" ? before : after;
-          const all = [...Object.values(source).filter(Array.isArray).flat(), ...source.holders.flatMap((h) => h.credentials)] as Keyed[];
-          expect(all, "the data is the entity itself").toContain(e.data);
-          expect(e.systemId).toBe(after.systemId);
-          checkLevels(e, undefined);
+    fc.property(
+      snapshotAndRequestsArb({ minRequests: 0, maxRequests: 0 }),
+      fc.array(operationSpecArb, { minLength: 1, maxLength: 20 }),
+      ({ snapshot }, specs) => {
+        const made = createLiveSystem(snapshot, { newId: seededIds(7), now: () => Date.parse("2026-04-15T12:00:00Z") });
+        if (!made.ok) throw new Error("the arbitrary made an invalid snapshot");
+        const live = made.value;
+        for (const spec of specs) {
+          const before = live.snapshot;
+          const r = live.apply(resolveOperation(before, spec));
+          if (!r.ok || !("patches" in r)) continue;
+          const after = live.snapshot;
+          const events = changeEvents({ before, after, patches: r.patches, occurredAt: "2026-04-15T12:00:00.000Z" });
+          const key = (e: (typeof events)[number]) => {
+            const d = e.data as Keyed;
+            return e.entityType === "customField" ? `${String(d.partition)}/${String(d.id)}` : String(e.entityId);
+          };
+          expect(events.map((e) => `${e.topic} ${e.entityType} ${key(e)}`).sort()).toEqual(diff(before, after));
+          accepted += 1;
+          for (const e of events) {
+            const source = e.topic === "entity.removed" ? before : after;
+            const all = [
+              ...Object.values(source).filter(Array.isArray).flat(),
+              ...source.holders.flatMap((h) => h.credentials),
+            ] as Keyed[];
+            expect(all, "the data is the entity itself").toContain(e.data);
+            expect(e.systemId).toBe(after.systemId);
+            checkLevels(e, undefined);
+          }
         }
-      }
-    }),
+      },
+    ),
     { numRuns: NUM_RUNS },
   );
   expect(accepted, "writes were accepted (and their events checked)").toBeGreaterThan(NUM_RUNS);

@@ -23,7 +23,25 @@ export function selfSignedCertificate(): { cert: string; key: string } {
   const cert = join(dir, "cert.pem");
   execFileSync(
     "openssl",
-    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-keyout",
+      key,
+      "-out",
+      cert,
+      "-days",
+      "1",
+      "-subj",
+      "/CN=127.0.0.1",
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+    ],
     { stdio: "ignore", timeout: 30_000 },
   );
   return { cert: readFileSync(cert, "utf8"), key: readFileSync(key, "utf8") };
@@ -139,7 +157,11 @@ export class Receiver {
 }
 
 /** Polls `check` every 20 ms until it resolves to true, or fails after `ms`. */
-export async function eventually(check: () => Promise<boolean> | boolean, ms = 20_000, what = "the condition"): Promise<void> {
+export async function eventually(
+  check: () => Promise<boolean> | boolean,
+  ms = 20_000,
+  what = "the condition",
+): Promise<void> {
   const end = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);

@@ -12,7 +12,16 @@ import { RECEIVER_ALLOW, Receiver, selfSignedCertificate } from "./receiver.js";
 afterAll(removeTempDirs);
 
 const CLIENTS = 4;
-const FLAGS = ["--webhook-backoff", "50", "--webhook-attempts", "1000000", "--webhook-allow", RECEIVER_ALLOW.join(","), "--port", "0"];
+const FLAGS = [
+  "--webhook-backoff",
+  "50",
+  "--webhook-attempts",
+  "1000000",
+  "--webhook-allow",
+  RECEIVER_ALLOW.join(","),
+  "--port",
+  "0",
+];
 
 test("SIGKILL while the subscriber is down: after a restart, every acknowledged write and decision reaches it, in each client's order, none twice", async () => {
   const cli = await buildCli("webhook-restart");
@@ -43,8 +52,13 @@ test("SIGKILL while the subscriber is down: after a restart, every acknowledged 
         if (i % 3 === 2) {
           // A decision: its event's device and holder identify it; its id is answered by no one, so the client remembers its instant.
           const at = new Date(Date.UTC(2026, 3, 15, 12, 0, 0) + (k * 100_000 + i) * 1000).toISOString();
-          const r = await call("POST", "/decisions", { deviceId: "d-front", at, credential: { credentialNumber: 1001, facilityCode: 10 } });
-          if (r.status !== 200 || r.body.outcome !== "allowed") throw new Error(`decision answered ${r.status}: ${JSON.stringify(r.body)}`);
+          const r = await call("POST", "/decisions", {
+            deviceId: "d-front",
+            at,
+            credential: { credentialNumber: 1001, facilityCode: 10 },
+          });
+          if (r.status !== 200 || r.body.outcome !== "allowed")
+            throw new Error(`decision answered ${r.status}: ${JSON.stringify(r.body)}`);
           acked[k]!.push(`access ${at}`);
         } else {
           const r = await call("POST", "/groups", { name: `Crew ${k}-${i}` });
@@ -81,5 +95,9 @@ test("SIGKILL while the subscriber is down: after a restart, every acknowledged 
   const delivered = receiver.delivered.map((r) => key(r.body));
   expect(new Set(delivered).size, "no event twice").toBe(delivered.length);
   expect(new Set(receiver.delivered.map((r) => r.body.id)).size).toBe(delivered.length);
-  for (const mine of acked) expect(delivered.filter((d) => mine.includes(d)), "a client's events in its order").toEqual(mine);
+  for (const mine of acked)
+    expect(
+      delivered.filter((d) => mine.includes(d)),
+      "a client's events in its order",
+    ).toEqual(mine);
 }, 180_000);

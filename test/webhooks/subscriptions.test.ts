@@ -46,13 +46,44 @@ test("create 201 {id}; retrieve gives every field with the defaults; list; updat
     secret: null,
   });
   expect((await api("GET", BASE)).body).toEqual([got.body]);
-  const update = { ...VALID, name: "Renamed", active: false, sslVerification: false, secrecyLevel: 2, secret: "s3cret", expiresAt: "2099-01-01T00:00:00+01:00" };
+  const update = {
+    ...VALID,
+    name: "Renamed",
+    active: false,
+    sslVerification: false,
+    secrecyLevel: 2,
+    secret: "s3cret",
+    expiresAt: "2099-01-01T00:00:00+01:00",
+  };
   expect((await api("PUT", `${BASE}/${id}`, update)).status).toBe(204);
-  expect((await api("GET", `${BASE}/${id}`)).body).toMatchObject({ name: "Renamed", active: false, sslVerification: false, secrecyLevel: 2, secret: "s3cret", expiresAt: "2098-12-31T23:00:00.000Z" });
+  expect((await api("GET", `${BASE}/${id}`)).body).toMatchObject({
+    name: "Renamed",
+    active: false,
+    sslVerification: false,
+    secrecyLevel: 2,
+    secret: "s3cret",
+    expiresAt: "2098-12-31T23:00:00.000Z",
+  });
   // W3: an update that omits the optional expiresAt and secret keeps them; null clears them.
-  expect((await api("PUT", `${BASE}/${id}`, { ...VALID, active: true, sslVerification: true, secrecyLevel: 1 })).status).toBe(204);
-  expect((await api("GET", `${BASE}/${id}`)).body).toMatchObject({ secret: "s3cret", expiresAt: "2098-12-31T23:00:00.000Z" });
-  expect((await api("PUT", `${BASE}/${id}`, { ...VALID, active: true, sslVerification: true, secrecyLevel: 1, secret: null, expiresAt: null })).status).toBe(204);
+  expect(
+    (await api("PUT", `${BASE}/${id}`, { ...VALID, active: true, sslVerification: true, secrecyLevel: 1 })).status,
+  ).toBe(204);
+  expect((await api("GET", `${BASE}/${id}`)).body).toMatchObject({
+    secret: "s3cret",
+    expiresAt: "2098-12-31T23:00:00.000Z",
+  });
+  expect(
+    (
+      await api("PUT", `${BASE}/${id}`, {
+        ...VALID,
+        active: true,
+        sslVerification: true,
+        secrecyLevel: 1,
+        secret: null,
+        expiresAt: null,
+      })
+    ).status,
+  ).toBe(204);
   expect((await api("GET", `${BASE}/${id}`)).body).toMatchObject({ secret: null, expiresAt: null });
   expect((await api("DELETE", `${BASE}/${id}`)).status).toBe(204);
   const gone = await api("GET", `${BASE}/${id}`);
@@ -86,17 +117,28 @@ test("each seed validation rule refuses its bad subscription, at the field's pat
   expect(await refusal(api, { ...VALID, secret: "s".repeat(256) })).toEqual(["body.secret"]);
   expect((await api("POST", BASE, { ...VALID, secret: "s".repeat(255) })).status).toBe(201);
   // events: known topics only, never organization and cloud-node events together
-  expect(await refusal(api, { ...VALID, events: ["device.request.allowed", "door.opened"] })).toEqual(["body.events[1]"]);
-  expect(await refusal(api, { ...VALID, events: ["organization.created", "device.request.denied"] })).toEqual(["body.events"]);
+  expect(await refusal(api, { ...VALID, events: ["device.request.allowed", "door.opened"] })).toEqual([
+    "body.events[1]",
+  ]);
+  expect(await refusal(api, { ...VALID, events: ["organization.created", "device.request.denied"] })).toEqual([
+    "body.events",
+  ]);
   expect(await refusal(api, { ...VALID, events: [] })).toEqual(["body.events"]);
   // scope: this / recursive / cloud-node ids of this system, which admit cloud-node events only
   expect(await refusal(api, { ...VALID, scope: "everything" })).toEqual(["body.scope"]);
   expect(await refusal(api, { ...VALID, scope: ["n-main", "n-elsewhere"] })).toEqual(["body.scope[1]"]);
-  expect(await refusal(api, { ...VALID, scope: ["n-main"], events: ["device.request.allowed", "entity.added"] })).toEqual(["body.events[1]"]);
+  expect(
+    await refusal(api, { ...VALID, scope: ["n-main"], events: ["device.request.allowed", "entity.added"] }),
+  ).toEqual(["body.events[1]"]);
   expect((await api("POST", BASE, { ...VALID, scope: ["n-main", "n-annex"] })).status).toBe(201);
-  expect((await api("POST", BASE, { ...VALID, scope: "recursive", events: ["entity.added", "device.request.unknown"] })).status).toBe(201);
+  expect(
+    (await api("POST", BASE, { ...VALID, scope: "recursive", events: ["entity.added", "device.request.unknown"] }))
+      .status,
+  ).toBe(201);
   // authentication: None or Basic with user and password
-  expect(await refusal(api, { ...VALID, authentication: { type: "Basic", user: "u" } })).toEqual(["body.authentication.password"]);
+  expect(await refusal(api, { ...VALID, authentication: { type: "Basic", user: "u" } })).toEqual([
+    "body.authentication.password",
+  ]);
   expect(await refusal(api, { ...VALID, authentication: { type: "Digest" } })).toEqual(["body.authentication.type"]);
   // secrecyLevel 0, 1 or 2
   expect(await refusal(api, { ...VALID, secrecyLevel: 3 })).toEqual(["body.secrecyLevel"]);
@@ -111,10 +153,35 @@ test("each seed validation rule refuses its bad subscription, at the field's pat
 
 test("every problem of a body is listed at once; an update also requires active, sslVerification and secrecyLevel", async () => {
   const { api } = await server();
-  const paths = await refusal(api, { name: "", url: "ftp://x", scope: ["nope"], authentication: {}, events: ["organization.created", "x"], active: "yes", secrecyLevel: -1, secret: 5, expiresAt: "2001-01-01T00:00Z" });
-  expect(paths).toEqual(["body.name", "body.url", "body.scope[0]", "body.authentication.type", "body.events[0]", "body.events[1]", "body.active", "body.secrecyLevel", "body.expiresAt", "body.secret"]);
+  const paths = await refusal(api, {
+    name: "",
+    url: "ftp://x",
+    scope: ["nope"],
+    authentication: {},
+    events: ["organization.created", "x"],
+    active: "yes",
+    secrecyLevel: -1,
+    secret: 5,
+    expiresAt: "2001-01-01T00:00Z",
+  });
+  expect(paths).toEqual([
+    "body.name",
+    "body.url",
+    "body.scope[0]",
+    "body.authentication.type",
+    "body.events[0]",
+    "body.events[1]",
+    "body.active",
+    "body.secrecyLevel",
+    "body.expiresAt",
+    "body.secret",
+  ]);
   const id = (await api("POST", BASE, VALID)).body.id;
-  expect(await refusal(api, VALID, "PUT", `${BASE}/${id}`)).toEqual(["body.active", "body.sslVerification", "body.secrecyLevel"]);
+  expect(await refusal(api, VALID, "PUT", `${BASE}/${id}`)).toEqual([
+    "body.active",
+    "body.sslVerification",
+    "body.secrecyLevel",
+  ]);
   expect((await api("GET", `${BASE}/${id}`)).body.name).toBe(VALID.name);
 });
 
@@ -122,7 +189,12 @@ test("an unknown organization or subscription is 404, a wrong method 405 with Al
   const { dir, db } = dataDir();
   const tokens = join(dir, "tokens.json");
   writeFileSync(tokens, JSON.stringify({ "manager-token-0123456789": { role: "manager", partitions: ["p-default"] } }));
-  const { server: s } = await startData(db, building(), { tokens: { file: tokens, entries: [{ token: "manager-token-0123456789", grant: { role: "manager", partitions: new Set(["p-default"]) } }] } });
+  const { server: s } = await startData(db, building(), {
+    tokens: {
+      file: tokens,
+      entries: [{ token: "manager-token-0123456789", grant: { role: "manager", partitions: new Set(["p-default"]) } }],
+    },
+  });
   const api = caller(s.url, "");
   const org = await api("GET", "/api/organizations/other-org/subscriptions");
   expect(org.status).toBe(404);
@@ -149,17 +221,33 @@ test("--organization-id names the organization of the routes", async () => {
 test("1.0 (--panel): /api/ous/{serial number}/hooks with door and panel events, scope ou / ouRecursive / the panel's serial number", async () => {
   const { db } = dataDir();
   const p = smallPanel() as { serialNumber: string };
-  const { server: s } = await startData(db, undefined, { initial: { kind: "panel", file: "panel.json", read: async () => p } });
+  const { server: s } = await startData(db, undefined, {
+    initial: { kind: "panel", file: "panel.json", read: async () => p },
+  });
   const api = caller(s.url, "");
   const hooks = `/api/ous/${p.serialNumber}/hooks`;
-  const body = { name: "Sync", url: "https://receiver.example/", scope: "ou", authentication: { type: "None" }, events: ["entity.added", "door.request.denied"] };
+  const body = {
+    name: "Sync",
+    url: "https://receiver.example/",
+    scope: "ou",
+    authentication: { type: "None" },
+    events: ["entity.added", "door.request.denied"],
+  };
   const id = (await api("POST", hooks, body)).body.id;
-  expect((await api("GET", `${hooks}/${id}`)).body).toMatchObject({ id, scope: "ou", events: ["entity.added", "door.request.denied"] });
+  expect((await api("GET", `${hooks}/${id}`)).body).toMatchObject({
+    id,
+    scope: "ou",
+    events: ["entity.added", "door.request.denied"],
+  });
   expect((await api("POST", hooks, { ...body, scope: [p.serialNumber] })).status).toBe(201);
   expect(await refusal(api, { ...body, scope: ["SN-OTHER"] }, "POST", hooks)).toEqual(["body.scope[0]"]);
   expect(await refusal(api, { ...body, scope: "this" }, "POST", hooks)).toEqual(["body.scope"]);
-  expect(await refusal(api, { ...body, events: ["ou.created", "door.request.allowed"] }, "POST", hooks)).toEqual(["body.events"]);
-  expect(await refusal(api, { ...body, events: ["device.request.allowed"] }, "POST", hooks)).toEqual(["body.events[0]"]);
+  expect(await refusal(api, { ...body, events: ["ou.created", "door.request.allowed"] }, "POST", hooks)).toEqual([
+    "body.events",
+  ]);
+  expect(await refusal(api, { ...body, events: ["device.request.allowed"] }, "POST", hooks)).toEqual([
+    "body.events[0]",
+  ]);
 });
 
 test("W10: with --base-path the subscription routes are below it, like every route", async () => {

@@ -50,7 +50,15 @@ function applyLine(live: Target, text: string): { line: Record<string, unknown>;
   const r0 = parseJson(text);
   if (!r0.ok)
     return {
-      line: { status: 400, issues: [{ path: "", message: `Is not valid JSON (column ${r0.column}: ${r0.message}): expected one operation object or an array of them.` }] },
+      line: {
+        status: 400,
+        issues: [
+          {
+            path: "",
+            message: `Is not valid JSON (column ${r0.column}: ${r0.message}): expected one operation object or an array of them.`,
+          },
+        ],
+      },
       refused: true,
     };
   const parsed = r0.value;
@@ -74,25 +82,40 @@ export async function applyCommand(opts: ApplyOptions, io: CliIo): Promise<numbe
   }
   const path = "system" in target ? target.system : target.panel;
   if (path === "-" && (opts.ops === undefined || opts.ops === "-"))
-    throw new UsageError("stdin can hold the snapshot or the operations, not both: give the operations with --ops FILE");
+    throw new UsageError(
+      "stdin can hold the snapshot or the operations, not both: give the operations with --ops FILE",
+    );
   const json = await readSnapshotFile(path, "system" in target ? "system" : "panel", io);
   let live: Target;
   if ("system" in target) {
     const made = createLiveSystem(json, { newId });
-    if (!made.ok) throw new CliError(`${path === "-" ? "stdin" : path}: ${made.issues.length} problem${made.issues.length === 1 ? "" : "s"}`, made.issues);
+    if (!made.ok)
+      throw new CliError(
+        `${path === "-" ? "stdin" : path}: ${made.issues.length} problem${made.issues.length === 1 ? "" : "s"}`,
+        made.issues,
+      );
     const system = made.value;
     live = { one: (op) => system.apply(op), batch: (ops) => system.apply(ops), snapshot: () => system.snapshot };
   } else {
     // 1.0 creates take the next free integer: --seed-ids has nothing to draw.
     const made = createPanelLiveSystem(json);
-    if (!made.ok) throw new CliError(`${path === "-" ? "stdin" : path}: ${made.issues.length} problem${made.issues.length === 1 ? "" : "s"}`, made.issues);
+    if (!made.ok)
+      throw new CliError(
+        `${path === "-" ? "stdin" : path}: ${made.issues.length} problem${made.issues.length === 1 ? "" : "s"}`,
+        made.issues,
+      );
     const panel = made.value;
     live = { one: (op) => panel.apply(op), batch: (ops) => panel.apply(ops), snapshot: () => panel.snapshot };
   }
 
-  const input: Readable = opts.ops === undefined || opts.ops === "-" ? io.stdin : createReadStream(opts.ops, { highWaterMark: READ_CHUNK_BYTES });
+  const input: Readable =
+    opts.ops === undefined || opts.ops === "-"
+      ? io.stdin
+      : createReadStream(opts.ops, { highWaterMark: READ_CHUNK_BYTES });
   const opened = new Promise<void>((resolve, reject) => {
-    input.once("error", (e: NodeJS.ErrnoException) => reject(new CliError(`cannot read operations file "${opts.ops}": ${e.code ?? e.message}`)));
+    input.once("error", (e: NodeJS.ErrnoException) =>
+      reject(new CliError(`cannot read operations file "${opts.ops}": ${e.code ?? e.message}`)),
+    );
     input.once("readable", () => resolve());
     input.once("end", () => resolve());
   });
@@ -106,7 +129,13 @@ export async function applyCommand(opts: ApplyOptions, io: CliIo): Promise<numbe
     n++;
     const r =
       text.trim() === ""
-        ? { line: { status: 400, issues: [{ path: "", message: "Is blank: expected one operation object or an array of them." }] }, refused: true }
+        ? {
+            line: {
+              status: 400,
+              issues: [{ path: "", message: "Is blank: expected one operation object or an array of them." }],
+            },
+            refused: true,
+          }
         : applyLine(live, text);
     if (r.refused) refused++;
     if (!io.stdout.write(`${JSON.stringify({ line: n, ...r.line })}\n`) && !full) {

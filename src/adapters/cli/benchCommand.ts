@@ -57,7 +57,8 @@ export function randomRequests(snapshot: SystemSnapshot, count: number, seed: nu
   const devices = readers.length > 0 ? readers : snapshot.devices;
   const holders = snapshot.holders.filter((h) => h.credentials.length > 0 || h.pin !== null);
   const used = new Set<number>();
-  for (const h of snapshot.holders) for (const c of h.credentials) if (c.credentialNumber !== null) used.add(c.credentialNumber);
+  for (const h of snapshot.holders)
+    for (const c of h.credentials) if (c.credentialNumber !== null) used.add(c.credentialNumber);
   const out: unknown[] = [];
   for (let i = 0; i < count; i++) {
     const device = pick(devices);
@@ -72,8 +73,13 @@ export function randomRequests(snapshot: SystemSnapshot, count: number, seed: nu
       const h = pick(holders);
       if (h.credentials.length > 0) {
         const c = pick(h.credentials);
-        if (c.types.includes("card")) req.credential = { credentialNumber: c.credentialNumber, facilityCode: c.facilityCode };
-        else req.credential = { mobile: c.types.includes("touch") && random() < 0.5 ? "touch" : "token", credentialId: c.id };
+        if (c.types.includes("card"))
+          req.credential = { credentialNumber: c.credentialNumber, facilityCode: c.facilityCode };
+        else
+          req.credential = {
+            mobile: c.types.includes("touch") && random() < 0.5 ? "touch" : "token",
+            credentialId: c.id,
+          };
         if (h.pin !== null && random() < 0.5) req.pin = h.pin;
       } else req.pin = h.pin;
     }
@@ -89,7 +95,12 @@ function percentile(sorted: Float64Array, p: number): number {
 }
 
 /** Runs the benchmark and returns its report; progress goes to `progress` (null: none). */
-export function runBench(snapshot: SystemSnapshot, opts: BenchOptions, validateMs: number, progress: cliProgress.SingleBar | null): BenchReport {
+export function runBench(
+  snapshot: SystemSnapshot,
+  opts: BenchOptions,
+  validateMs: number,
+  progress: cliProgress.SingleBar | null,
+): BenchReport {
   const t0 = performance.now();
   const engine = createEngine(snapshot);
   const compileMs = performance.now() - t0;
@@ -118,7 +129,9 @@ export function runBench(snapshot: SystemSnapshot, opts: BenchOptions, validateM
     samples.push(now - b0);
     decisions += BATCH;
     if (progress !== null && now >= nextUpdate) {
-      progress.update(Math.min(100, Math.floor((100 * (now - start)) / budgetMs)), { decisions: decisions.toLocaleString("en-US") });
+      progress.update(Math.min(100, Math.floor((100 * (now - start)) / budgetMs)), {
+        decisions: decisions.toLocaleString("en-US"),
+      });
       nextUpdate = now + 100;
     }
   } while (now - start < budgetMs);
@@ -130,7 +143,12 @@ export function runBench(snapshot: SystemSnapshot, opts: BenchOptions, validateM
   const sorted = Float64Array.from(samples).sort();
   const toNs = 1e6 / BATCH;
   return {
-    system: { id: snapshot.systemId, holders: snapshot.holders.length, devices: snapshot.devices.length, rules: snapshot.rules.length },
+    system: {
+      id: snapshot.systemId,
+      holders: snapshot.holders.length,
+      devices: snapshot.devices.length,
+      rules: snapshot.rules.length,
+    },
     validateMs,
     compileMs,
     requests: { count: pool.length, seed: opts.seed, ...outcomes },
@@ -163,14 +181,16 @@ function textReport(r: BenchReport): string {
 function positiveInteger(name: string) {
   return (v: string): number => {
     const n = Number(v);
-    if (!/^[0-9]+$/.test(v) || !Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a positive integer.`);
+    if (!/^[0-9]+$/.test(v) || !Number.isSafeInteger(n) || n < 1)
+      throw new InvalidArgumentError(`${name} must be a positive integer.`);
     return n;
   };
 }
 
 function seconds(v: string): number {
   const n = Number(v);
-  if (!/^[0-9]*\.?[0-9]+$/.test(v) || !(n > 0) || n > 3600) throw new InvalidArgumentError("--seconds must be a number of seconds above 0, at most 3600.");
+  if (!/^[0-9]*\.?[0-9]+$/.test(v) || !(n > 0) || n > 3600)
+    throw new InvalidArgumentError("--seconds must be a number of seconds above 0, at most 3600.");
   return n;
 }
 
@@ -178,9 +198,16 @@ function seconds(v: string): number {
 export function registerBenchCommand(program: Command, io: CliIo, setCode: (code: number) => void): void {
   program
     .command("bench")
-    .description("Benchmark decisions on a snapshot: random requests over its readers and holders; prints decisions/s, p50/p99 latency and load times.")
+    .description(
+      "Benchmark decisions on a snapshot: random requests over its readers and holders; prints decisions/s, p50/p99 latency and load times.",
+    )
     .requiredOption("--system <file>", "rsop-system/1 snapshot (JSON)")
-    .option("--requests <n>", "distinct random requests to generate and cycle through", positiveInteger("--requests"), 10_000)
+    .option(
+      "--requests <n>",
+      "distinct random requests to generate and cycle through",
+      positiveInteger("--requests"),
+      10_000,
+    )
     .option("--seconds <s>", "how long to measure", seconds, 3)
     .option("--seed <n>", "seed of the random requests", positiveInteger("--seed"), 1)
     .option("--json", "print the report as JSON")
@@ -189,12 +216,21 @@ export function registerBenchCommand(program: Command, io: CliIo, setCode: (code
       const t0 = performance.now();
       const parsed = parseSnapshot(json);
       const validateMs = performance.now() - t0;
-      if (!parsed.ok) throw new CliError(`${opts.system}: ${parsed.issues.length} problem${parsed.issues.length === 1 ? "" : "s"}`, parsed.issues);
+      if (!parsed.ok)
+        throw new CliError(
+          `${opts.system}: ${parsed.issues.length} problem${parsed.issues.length === 1 ? "" : "s"}`,
+          parsed.issues,
+        );
       const stderr = io.stderr as { isTTY?: boolean };
       const bar =
         stderr.isTTY === true
           ? new cliProgress.SingleBar(
-              { stream: io.stderr as NodeJS.WriteStream, format: "measuring [{bar}] {percentage}% | {decisions} decisions", hideCursor: true, clearOnComplete: true },
+              {
+                stream: io.stderr as NodeJS.WriteStream,
+                format: "measuring [{bar}] {percentage}% | {decisions} decisions",
+                hideCursor: true,
+                clearOnComplete: true,
+              },
               cliProgress.Presets.shades_classic,
             )
           : null;

@@ -41,7 +41,9 @@ export function registerCardCommand(program: Command, io: CliIo, setCode: (code:
     .action((opts: { format: string; facilityCode?: number; cardNumber: number }) => {
       known(opts.format);
       try {
-        io.stdout.write(`${encodeWiegand(opts.format, { facilityCode: opts.facilityCode ?? null, cardNumber: opts.cardNumber })}\n`);
+        io.stdout.write(
+          `${encodeWiegand(opts.format, { facilityCode: opts.facilityCode ?? null, cardNumber: opts.cardNumber })}\n`,
+        );
       } catch (e) {
         throw new CliError((e as Error).message);
       }
@@ -63,17 +65,24 @@ export function registerCardCommand(program: Command, io: CliIo, setCode: (code:
     });
   card
     .command("formats")
-    .description("List the well-known card formats: id, bits, fields and parity (0-based positions from the first bit sent).")
+    .description(
+      "List the well-known card formats: id, bits, fields and parity (0-based positions from the first bit sent).",
+    )
     .option("--json", "print the table as JSON")
     .action((opts: { json?: boolean }) => {
       const rows = Object.values(KNOWN_CARD_FORMATS);
       if (opts.json) io.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
       else
         for (const f of rows) {
-          const fc = f.facilityCode === null ? "no FC" : `FC ${f.facilityCode.offset}-${f.facilityCode.offset + f.facilityCode.length - 1}`;
+          const fc =
+            f.facilityCode === null
+              ? "no FC"
+              : `FC ${f.facilityCode.offset}-${f.facilityCode.offset + f.facilityCode.length - 1}`;
           const cn = `CN ${f.cardNumber.offset}-${f.cardNumber.offset + f.cardNumber.length - 1}`;
           const parity = f.parity.map((p) => `${p.position}:${p.odd ? "odd" : "even"}(${ranges(p.covers)})`).join(" ");
-          io.stdout.write(`${f.id.padEnd(10)} ${String(f.bits).padStart(2)} bits  ${fc.padEnd(9)} ${cn.padEnd(9)} ${parity}  ${f.description}\n`);
+          io.stdout.write(
+            `${f.id.padEnd(10)} ${String(f.bits).padStart(2)} bits  ${fc.padEnd(9)} ${cn.padEnd(9)} ${parity}  ${f.description}\n`,
+          );
         }
       setCode(0);
     });

@@ -65,18 +65,31 @@ export async function decideCommand(opts: DecideOptions, io: CliIo): Promise<num
   const format = opts.format ?? "auto";
   const requestPath = opts.request ?? "-";
   if ((opts.system === "-" || opts.panel === "-") && requestPath === "-")
-    throw new UsageError("stdin can hold the snapshot or the requests, not both: give the requests with --request FILE");
+    throw new UsageError(
+      "stdin can hold the snapshot or the requests, not both: give the requests with --request FILE",
+    );
   const workers = parseWorkers(opts.workers);
-  if (workers > 1 && (opts.system === "-" || opts.panel === "-")) throw new UsageError("--workers needs the snapshot in a file (each worker reads it)");
+  if (workers > 1 && (opts.system === "-" || opts.panel === "-"))
+    throw new UsageError("--workers needs the snapshot in a file (each worker reads it)");
   const workerFile = workers > 1 ? (opts.workerFile ?? defaultDecideWorker()) : null;
-  if (workers > 1 && workerFile === null) throw new CliError("--workers needs the built CLI (npm run build): its decide-worker.js was not found next to it");
+  if (workers > 1 && workerFile === null)
+    throw new CliError("--workers needs the built CLI (npm run build): its decide-worker.js was not found next to it");
   // With workers, they load the snapshot (each reports its problems, said once here) and this thread
   // does not, unless the input turns out to be one JSON document, which it answers itself.
-  const pool = workerFile !== null ? DecidePool.start(workers, workerFile, "system" in target ? { kind: "system", path: target.system } : { kind: "panel", path: target.panel }) : null;
+  const pool =
+    workerFile !== null
+      ? DecidePool.start(
+          workers,
+          workerFile,
+          "system" in target ? { kind: "system", path: target.system } : { kind: "panel", path: target.panel },
+        )
+      : null;
   let loaded: Answerer | null = null;
   const load = async (): Promise<Answerer> =>
     (loaded ??=
-      "system" in target ? lineAnswerer({ kind: "system", engine: await loadSystemFile(target.system, io) }) : lineAnswerer({ kind: "panel", panel: await loadPanelFile(target.panel, io) }));
+      "system" in target
+        ? lineAnswerer({ kind: "system", engine: await loadSystemFile(target.system, io) })
+        : lineAnswerer({ kind: "panel", panel: await loadPanelFile(target.panel, io) }));
   try {
     if (pool === null) await load();
     else await pool.ready();
@@ -114,7 +127,11 @@ export interface Answerer {
 }
 
 /** The answerer of a loaded snapshot (this thread's, and each worker's). */
-export function lineAnswerer(target: { readonly kind: "system"; readonly engine: Engine } | { readonly kind: "panel"; readonly panel: PanelEngine }): Answerer {
+export function lineAnswerer(
+  target:
+    | { readonly kind: "system"; readonly engine: Engine }
+    | { readonly kind: "panel"; readonly panel: PanelEngine },
+): Answerer {
   /** Writes the answer line of a request and returns true, or returns false when the request is not well formed. */
   let answerLine: (req: unknown, line: number, out: AnswerBuffer) => boolean;
   let check: (req: unknown) => Issue[];
@@ -146,13 +163,19 @@ export function lineAnswerer(target: { readonly kind: "system"; readonly engine:
     out.line(JSON.stringify({ line, error: { message, issues: list } }));
     return { message, issues: list };
   };
-  const value = (req: unknown, line: number, out: AnswerBuffer): Refusal | null => (answerLine(req, line, out) ? null : refuse(line, "invalid request", check(req), out));
+  const value = (req: unknown, line: number, out: AnswerBuffer): Refusal | null =>
+    answerLine(req, line, out) ? null : refuse(line, "invalid request", check(req), out);
   return {
     value,
     text(text, line, document, out) {
       const r = parseJson(text);
       if (r.ok) return value(r.value, line, out);
-      return refuse(line, `invalid JSON at ${document ? jsonErrorText(r) : `column ${r.column}: ${r.message}`}`, [], out);
+      return refuse(
+        line,
+        `invalid JSON at ${document ? jsonErrorText(r) : `column ${r.column}: ${r.message}`}`,
+        [],
+        out,
+      );
     },
   };
 }
@@ -294,7 +317,11 @@ async function answerLines(
   try {
     await lines.done;
   } catch (e) {
-    throw requestPath === "-" ? e : new CliError(`cannot read request file "${requestPath}": ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw requestPath === "-"
+      ? e
+      : new CliError(
+          `cannot read request file "${requestPath}": ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+        );
   } finally {
     io.closed?.removeEventListener("abort", stop);
     if (input !== io.stdin) input.destroy();
@@ -325,7 +352,8 @@ async function answerLines(
       io.closed?.addEventListener("abort", () => resolve(), { once: true });
     });
   if (io.closed?.aborted) return bad === 0 ? 0 : 1; // runCli makes it 0 if stdout was closed
-  if (bad > STDERR_LINES) io.stderr.write(`… ${bad - STDERR_LINES} more refused lines (every one has its error line on stdout)\n`);
+  if (bad > STDERR_LINES)
+    io.stderr.write(`… ${bad - STDERR_LINES} more refused lines (every one has its error line on stdout)\n`);
   if (bad > 0) io.stderr.write(`rsop: ${bad} of ${answered} requests refused\n`);
   return bad === 0 ? 0 : 1;
 }

@@ -29,14 +29,21 @@ export interface ChunkAnswers {
   readonly seq: number;
   readonly bytes: Uint8Array;
   readonly count: number;
-  readonly refused: readonly { readonly line: number; readonly message: string; readonly issues: readonly { readonly path: string; readonly message: string }[] }[];
+  readonly refused: readonly {
+    readonly line: number;
+    readonly message: string;
+    readonly issues: readonly { readonly path: string; readonly message: string }[];
+  }[];
 }
 
 /**
  * What a worker posts: that it loaded the snapshot, a chunk's answers, or why it cannot answer
  * (`usage`: the snapshot option is wrong, exit 2; `issues`: the snapshot's problems).
  */
-export type DecideWorkerMessage = ChunkAnswers | { readonly ready: true } | { readonly error: string; readonly issues?: readonly Issue[]; readonly usage?: boolean };
+export type DecideWorkerMessage =
+  | ChunkAnswers
+  | { readonly ready: true }
+  | { readonly error: string; readonly issues?: readonly Issue[]; readonly usage?: boolean };
 
 /** The worker script next to this module once built (dist/decide-worker.js), or null (running from source). */
 export function defaultDecideWorker(): string | null {
@@ -66,7 +73,8 @@ export class DecidePool {
     for (const w of workers) {
       w.on("message", (m: DecideWorkerMessage) => {
         if ("ready" in m) this.#loaded();
-        else if ("error" in m) this.#fail(m.usage === true ? new UsageError(m.error) : new CliError(m.error, m.issues ?? []));
+        else if ("error" in m)
+          this.#fail(m.usage === true ? new UsageError(m.error) : new CliError(m.error, m.issues ?? []));
         else this.#answered(m);
       });
       w.on("error", (e) => this.#fail(new CliError(`a decide worker failed: ${e.message}`)));

@@ -14,13 +14,18 @@ const io = { stdin: process.stdin, stdout: process.stdout, stderr: process.stder
 let answerer: Answerer | null = null;
 try {
   answerer =
-    data.kind === "system" ? lineAnswerer({ kind: "system", engine: await loadSystemFile(data.path, io) }) : lineAnswerer({ kind: "panel", panel: await loadPanelFile(data.path, io) });
+    data.kind === "system"
+      ? lineAnswerer({ kind: "system", engine: await loadSystemFile(data.path, io) })
+      : lineAnswerer({ kind: "panel", panel: await loadPanelFile(data.path, io) });
 } catch (e) {
   // What the command's thread would have said loading it (the pool says it once); with no listener the
   // worker then ends by itself.
   if (e instanceof CliError) port.postMessage({ error: e.message, issues: e.issues } satisfies DecideWorkerMessage);
   else if (e instanceof UsageError) port.postMessage({ error: e.message, usage: true } satisfies DecideWorkerMessage);
-  else port.postMessage({ error: `a decide worker could not load ${data.path}: ${(e as Error).message}` } satisfies DecideWorkerMessage);
+  else
+    port.postMessage({
+      error: `a decide worker could not load ${data.path}: ${(e as Error).message}`,
+    } satisfies DecideWorkerMessage);
 }
 if (answerer !== null) {
   listen(answerer);
@@ -39,6 +44,8 @@ function listen(answerer: Answerer): void {
     }
     // The bytes' memory is the buffer's own (AnswerBuffer.take): handed over, not copied.
     const bytes = out.take();
-    port.postMessage({ seq: chunk.seq, bytes, count: chunk.lines.length, refused } satisfies DecideWorkerMessage, [bytes.buffer as ArrayBuffer]);
+    port.postMessage({ seq: chunk.seq, bytes, count: chunk.lines.length, refused } satisfies DecideWorkerMessage, [
+      bytes.buffer as ArrayBuffer,
+    ]);
   });
 }

@@ -50,19 +50,27 @@ export async function demoCommand(opts: DemoOptions, io: CliIo): Promise<number>
   text.split("\n").forEach((line, i) => {
     if (line.trim() === "") return;
     const r = parseJson(line);
-    if (!r.ok) throw new CliError(`requests file "${requestsPath}", line ${i + 1}: invalid JSON at column ${r.column}: ${r.message}`);
-    if (typeof r.value !== "object" || r.value === null || Array.isArray(r.value)) throw new CliError(`requests file "${requestsPath}", line ${i + 1}: a request is a JSON object`);
+    if (!r.ok)
+      throw new CliError(
+        `requests file "${requestsPath}", line ${i + 1}: invalid JSON at column ${r.column}: ${r.message}`,
+      );
+    if (typeof r.value !== "object" || r.value === null || Array.isArray(r.value))
+      throw new CliError(`requests file "${requestsPath}", line ${i + 1}: a request is a JSON object`);
     reqs.push(r.value as DemoRequest);
   });
   const w = (s: string) => io.stdout.write(`${s}\n`);
-  w(`Example building ${snap.systemId}: ${snap.cloudNodes.map((n) => `${n.name} (${n.timezone})`).join(", ")}; ${snap.holders.length} holders, ${snap.devices.length} devices, ${snap.rules.length} rules.`);
+  w(
+    `Example building ${snap.systemId}: ${snap.cloudNodes.map((n) => `${n.name} (${n.timezone})`).join(", ")}; ${snap.holders.length} holders, ${snap.devices.length} devices, ${snap.rules.length} rules.`,
+  );
   w("");
   reqs.forEach((req, i) => {
     const d: Decision = engine.decide(req);
     const dev = devices.get(req.deviceId);
     const node = dev === undefined ? undefined : nodes.get(dev.cloudNode);
     const at = parseInstant(req.at);
-    const local = Number.isNaN(at) ? String(req.at) : DateTime.fromMillis(at, { zone: node?.timezone ?? snap.timezone }).toFormat("ccc yyyy-LL-dd HH:mm:ss ZZ");
+    const local = Number.isNaN(at)
+      ? String(req.at)
+      : DateTime.fromMillis(at, { zone: node?.timezone ?? snap.timezone }).toFormat("ccc yyyy-LL-dd HH:mm:ss ZZ");
     const h = d.holderId === null ? undefined : holders.get(d.holderId);
     const who = h === undefined ? describeCredential(req) : `${h.firstName} ${h.lastName}`;
     const rule = d.activeRuleId === null ? "" : ` · rule "${rules.get(d.activeRuleId)?.name ?? d.activeRuleId}"`;
@@ -82,12 +90,20 @@ export async function demoCommand(opts: DemoOptions, io: CliIo): Promise<number>
     const rsop = engine.rsop([subject.id], { at: first.at });
     const h = rsop.holders[0]!;
     w("");
-    w(`RSOP of ${subject.firstName} ${subject.lastName} (${h.id}) at ${rsop.date}: groups ${h.groups.map((g) => g.name).join(", ")}`);
+    w(
+      `RSOP of ${subject.firstName} ${subject.lastName} (${h.id}) at ${rsop.date}: groups ${h.groups.map((g) => g.name).join(", ")}`,
+    );
     for (const d of h.devices)
-      w(`    ${d.allowed ? "open  " : "closed"} ${d.name} (${d.cloudNode.name})${d.activeRuleId === null ? "" : ` · rule "${rules.get(d.activeRuleId)?.name ?? d.activeRuleId}"`}`);
+      w(
+        `    ${d.allowed ? "open  " : "closed"} ${d.name} (${d.cloudNode.name})${d.activeRuleId === null ? "" : ` · rule "${rules.get(d.activeRuleId)?.name ?? d.activeRuleId}"`}`,
+      );
     for (const fg of h.floorGroups)
-      w(`    ${fg.allowed ? "open  " : "closed"} floors "${fg.name}" from ${fg.readerPort.name}${fg.activeRuleId === null ? "" : ` · rule "${rules.get(fg.activeRuleId)?.name ?? fg.activeRuleId}"`}`);
-    w(`    ${h.rules.filter((r) => r.active).length} of ${h.rules.length} rules active now (system zone ${snap.timezone}).`);
+      w(
+        `    ${fg.allowed ? "open  " : "closed"} floors "${fg.name}" from ${fg.readerPort.name}${fg.activeRuleId === null ? "" : ` · rule "${rules.get(fg.activeRuleId)?.name ?? fg.activeRuleId}"`}`,
+      );
+    w(
+      `    ${h.rules.filter((r) => r.active).length} of ${h.rules.length} rules active now (system zone ${snap.timezone}).`,
+    );
   }
   return 0;
 }

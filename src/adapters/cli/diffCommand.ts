@@ -29,7 +29,9 @@ function changeLine(c: AccessChange, what: string): string[] {
   const g = total(c.gained);
   const l = total(c.lost);
   const parts = [g > 0 ? `+${duration(g)}` : "", l > 0 ? `−${duration(l)}` : ""].filter((s) => s !== "").join(", ");
-  const lines = [`    ${what}: ${parts}   (rules before: ${c.rulesBefore.join(", ") || "none"}; after: ${c.rulesAfter.join(", ") || "none"})`];
+  const lines = [
+    `    ${what}: ${parts}   (rules before: ${c.rulesBefore.join(", ") || "none"}; after: ${c.rulesAfter.join(", ") || "none"})`,
+  ];
   for (const s of c.gained) lines.push(`      + ${s.start} → ${s.end}`);
   for (const s of c.lost) lines.push(`      − ${s.start} → ${s.end}`);
   return lines;
@@ -40,7 +42,9 @@ export function formatDiffText(diff: AccessDiff, after: Engine): string {
   const names = new Map(after.snapshot.holders.map((h) => [h.id, `${h.firstName} ${h.lastName}`]));
   const holders = [...new Set(diff.changes.map((c) => c.holderId))];
   const targets = [...new Set(diff.changes.map(target))].sort();
-  const lines = [`Access from ${diff.from} to ${diff.to}: ${diff.changes.length} change${diff.changes.length === 1 ? "" : "s"} for ${holders.length} holder${holders.length === 1 ? "" : "s"} at ${targets.length} door${targets.length === 1 ? "" : "s"} or floor groups.`];
+  const lines = [
+    `Access from ${diff.from} to ${diff.to}: ${diff.changes.length} change${diff.changes.length === 1 ? "" : "s"} for ${holders.length} holder${holders.length === 1 ? "" : "s"} at ${targets.length} door${targets.length === 1 ? "" : "s"} or floor groups.`,
+  ];
   if (diff.changes.length === 0) return `${lines[0]}\n`;
   lines.push("", "By holder:");
   for (const h of holders) {
@@ -61,29 +65,45 @@ export function formatDiffText(diff: AccessDiff, after: Engine): string {
 export function registerDiffCommand(program: Command, io: CliIo, setCode: (code: number) => void): void {
   program
     .command("diff")
-    .description("Who gains or loses access between two snapshots over a period (default: the coming week): per holder and door or floor group, the gained and lost intervals and the rules responsible.")
+    .description(
+      "Who gains or loses access between two snapshots over a period (default: the coming week): per holder and door or floor group, the gained and lost intervals and the rules responsible.",
+    )
     .requiredOption("--before <file>", "the system as it is (rsop-system/1 JSON)")
     .requiredOption("--after <file>", "the system as it would be")
     .option("--from <instant>", "start of the period, inclusive (ISO 8601 with Z or offset, or epoch ms; default: now)")
     .option("--to <instant>", "end of the period, exclusive (default: a week after --from; at most 62 days)")
     .addOption(new Option("--format <format>", "output format").choices(["text", "json", "html"]).default("text"))
     .option("--out <file>", "write the output to this file instead of stdout")
-    .action(async (opts: { before: string; after: string; from?: string; to?: string; format: "text" | "json" | "html"; out?: string }) => {
-      if (opts.before === "-" && opts.after === "-") throw new UsageError("stdin can hold one snapshot, not both");
-      const from = instant(opts.from, "--from");
-      const to = opts.to !== undefined ? instant(opts.to, "--to") : parseInstant(from) + WEEK_MS;
-      const before = await loadSystemFile(opts.before, io);
-      const after = await loadSystemFile(opts.after, io);
-      let diff: AccessDiff;
-      try {
-        diff = diffAccess(before, after, { from, to });
-      } catch (e) {
-        if (e instanceof QueryError) throw new CliError("invalid period", e.issues);
-        throw e;
-      }
-      const text = opts.format === "json" ? `${JSON.stringify(diff, null, 2)}\n` : opts.format === "html" ? renderDiffPage(diff, before, after) : formatDiffText(diff, after);
-      if (opts.out !== undefined) await writeFile(opts.out, text);
-      else io.stdout.write(text);
-      setCode(0);
-    });
+    .action(
+      async (opts: {
+        before: string;
+        after: string;
+        from?: string;
+        to?: string;
+        format: "text" | "json" | "html";
+        out?: string;
+      }) => {
+        if (opts.before === "-" && opts.after === "-") throw new UsageError("stdin can hold one snapshot, not both");
+        const from = instant(opts.from, "--from");
+        const to = opts.to !== undefined ? instant(opts.to, "--to") : parseInstant(from) + WEEK_MS;
+        const before = await loadSystemFile(opts.before, io);
+        const after = await loadSystemFile(opts.after, io);
+        let diff: AccessDiff;
+        try {
+          diff = diffAccess(before, after, { from, to });
+        } catch (e) {
+          if (e instanceof QueryError) throw new CliError("invalid period", e.issues);
+          throw e;
+        }
+        const text =
+          opts.format === "json"
+            ? `${JSON.stringify(diff, null, 2)}\n`
+            : opts.format === "html"
+              ? renderDiffPage(diff, before, after)
+              : formatDiffText(diff, after);
+        if (opts.out !== undefined) await writeFile(opts.out, text);
+        else io.stdout.write(text);
+        setCode(0);
+      },
+    );
 }

@@ -44,7 +44,9 @@ async function readRequest(value: string, io: CliIo): Promise<unknown> {
 function ruleLine(c: TraceRule, paint: Paint): string {
   const verdict = c.open === null ? "window not looked at" : c.open ? paint.good("open") : paint.dim("closed");
   const kind = c.allow ? "allow" : paint.bad("deny");
-  const policy = c.allow ? `; policy ${c.effectivePolicy}, ${c.acceptsFactors ? "accepts" : "does not accept"} the factors` : "";
+  const policy = c.allow
+    ? `; policy ${c.effectivePolicy}, ${c.acceptsFactors ? "accepts" : "does not accept"} the factors`
+    : "";
   return `      ${c.applicable ? "•" : "◦"} ${c.ruleId}${c.name !== null ? ` "${c.name}"` : ""} (${kind}, group ${c.groupId}, ${c.window}${c.is24x7 ? ", 24x7" : ""}): ${verdict}${policy}`;
 }
 
@@ -55,12 +57,16 @@ export function formatExplanation(e: Explanation, paint: Paint): string {
   for (const s of e.trace) {
     if (s.step === "decision") continue;
     n++;
-    const mark = s.decided === null ? "" : ` ${e.decision.outcome === "allowed" ? paint.good(`→ ${s.decided}`) : paint.bad(`→ ${s.decided}`)}`;
+    const mark =
+      s.decided === null
+        ? ""
+        : ` ${e.decision.outcome === "allowed" ? paint.good(`→ ${s.decided}`) : paint.bad(`→ ${s.decided}`)}`;
     lines.push(`${paint.bold(`${n}. ${s.step}`)}${mark}`);
     lines.push(`   ${s.summary}`);
     if (s.step === "rules") for (const c of s.details.candidates as TraceRule[]) lines.push(ruleLine(c, paint));
     if (s.step === "request" && Array.isArray(s.details.issues))
-      for (const i of s.details.issues as { path: string; message: string }[]) lines.push(`      ${i.path}: ${i.message}`);
+      for (const i of s.details.issues as { path: string; message: string }[])
+        lines.push(`      ${i.path}: ${i.message}`);
   }
   const d = e.decision;
   const outcome = d.outcome === "allowed" ? paint.good(d.outcome) : paint.bad(d.outcome);
@@ -76,18 +82,25 @@ export function formatExplanation(e: Explanation, paint: Paint): string {
 export function registerExplainCommand(program: Command, io: CliIo, setCode: (code: number) => void): void {
   program
     .command("explain")
-    .description("Why a scan is decided as it is: every evaluation step with what it looked at and found, ending in the decision (text, or JSON with --json).")
+    .description(
+      "Why a scan is decided as it is: every evaluation step with what it looked at and found, ending in the decision (text, or JSON with --json).",
+    )
     .requiredOption("--system <file>", "rsop-system/1 snapshot (JSON)")
     .requiredOption("--request <json>", "one access request as JSON text, or a file holding one (- is stdin)")
     .option("--json", 'print one JSON object {"decision": …, "trace": […]}')
     .action(async (opts: { system: string; request: string; json?: boolean }) => {
-      if (opts.system === "-" && opts.request === "-") throw new UsageError("stdin can hold the snapshot or the request, not both");
+      if (opts.system === "-" && opts.request === "-")
+        throw new UsageError("stdin can hold the snapshot or the request, not both");
       const request = await readRequest(opts.request, io);
       const issues = requestIssues(request);
       if (issues.length > 0) throw new CliError("invalid access request", issues);
       const engine = await loadSystemFile(opts.system, io);
       const explanation = engine.explain(request);
-      io.stdout.write(opts.json === true ? `${JSON.stringify(explanation, null, 2)}\n` : formatExplanation(explanation, paintFor(io.stdout)));
+      io.stdout.write(
+        opts.json === true
+          ? `${JSON.stringify(explanation, null, 2)}\n`
+          : formatExplanation(explanation, paintFor(io.stdout)),
+      );
       setCode(0);
     });
 }

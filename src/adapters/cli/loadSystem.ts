@@ -4,7 +4,10 @@ import type { Issue } from "../../model/index.js";
 import { CliError, type CliIo, UsageError, readJsonFile } from "./io.js";
 
 function refused(path: string, issues: readonly Issue[]): never {
-  throw new CliError(`${path === "-" ? "stdin" : path}: ${issues.length} problem${issues.length === 1 ? "" : "s"}`, issues);
+  throw new CliError(
+    `${path === "-" ? "stdin" : path}: ${issues.length} problem${issues.length === 1 ? "" : "s"}`,
+    issues,
+  );
 }
 
 /**
@@ -14,8 +17,10 @@ function refused(path: string, issues: readonly Issue[]): never {
 export function expectKind(json: unknown, kind: "system" | "panel", path: string): void {
   const format = typeof json === "object" && json !== null ? (json as { format?: unknown }).format : undefined;
   const name = path === "-" ? "stdin" : path;
-  if (kind === "system" && format === "rsop-panel/1") throw new UsageError(`${name}: this is a 1.0 panel snapshot: use --panel`);
-  if (kind === "panel" && format === "rsop-system/1") throw new UsageError(`${name}: this is a 2.0 system snapshot: use --system`);
+  if (kind === "system" && format === "rsop-panel/1")
+    throw new UsageError(`${name}: this is a 1.0 panel snapshot: use --panel`);
+  if (kind === "panel" && format === "rsop-system/1")
+    throw new UsageError(`${name}: this is a 2.0 system snapshot: use --system`);
 }
 
 /** Reads (`-` is stdin) and checks a snapshot of the given kind. */

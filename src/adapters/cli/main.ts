@@ -60,7 +60,9 @@ export async function runCli(argv: readonly string[], base: CliIo): Promise<numb
 
   program
     .command("validate")
-    .description("Check a system snapshot (or 1.0 panel); print every problem with its JSON path (exit 1), or a one-line summary (exit 0).")
+    .description(
+      "Check a system snapshot (or 1.0 panel); print every problem with its JSON path (exit 1), or a one-line summary (exit 0).",
+    )
     .option("--system <file>", "rsop-system/1 snapshot (JSON)")
     .option("--panel <file>", "rsop-panel/1 architecture 1.0 panel (JSON), instead of --system")
     .option("--json", "print the result as JSON")
@@ -70,16 +72,25 @@ export async function runCli(argv: readonly string[], base: CliIo): Promise<numb
 
   program
     .command("decide")
-    .description("Answer access requests: one JSON request, or JSON Lines from --request or stdin; one decision JSON per line, in order.")
+    .description(
+      "Answer access requests: one JSON request, or JSON Lines from --request or stdin; one decision JSON per line, in order.",
+    )
     .option("--system <file>", "rsop-system/1 snapshot (JSON)")
-    .option("--panel <file>", "rsop-panel/1 architecture 1.0 panel (JSON), instead of --system: 1.0 ids and door.request.* topics")
+    .option(
+      "--panel <file>",
+      "rsop-panel/1 architecture 1.0 panel (JSON), instead of --system: 1.0 ids and door.request.* topics",
+    )
     .option("--request <file>", "request file (JSON Lines, or one JSON request); - or absent: stdin")
-    .addOption(new Option("--format <format>", "input format (see below)").choices(["auto", "jsonl", "json"]).default("auto"))
+    .addOption(
+      new Option("--format <format>", "input format (see below)").choices(["auto", "jsonl", "json"]).default("auto"),
+    )
     .option("--workers <n>", "answer JSON Lines on n worker threads (1 to 64; answers stay in input order); default 1")
     .addHelpText("after", DECIDE_HELP)
-    .action(async (opts: { system?: string; panel?: string; request?: string; format: DecideFormat; workers?: string }) => {
-      code = await decideCommand(opts, io);
-    });
+    .action(
+      async (opts: { system?: string; panel?: string; request?: string; format: DecideFormat; workers?: string }) => {
+        code = await decideCommand(opts, io);
+      },
+    );
 
   program
     .command("apply")
@@ -90,7 +101,10 @@ export async function runCli(argv: readonly string[], base: CliIo): Promise<numb
     .option("--panel <file>", "rsop-panel/1 architecture 1.0 panel (JSON), instead of --system: seed 002 routes")
     .option("--ops <file>", "operations as JSON Lines; default (or -): stdin")
     .option("--out <file>", "write the resulting snapshot here, in the input's format")
-    .option("--seed-ids <n>", "2.0: draw created ids from a PRNG seeded with n, so a replay gives the same ids (1.0 creates take the next free integer)")
+    .option(
+      "--seed-ids <n>",
+      "2.0: draw created ids from a PRNG seeded with n, so a replay gives the same ids (1.0 creates take the next free integer)",
+    )
     .action(async (opts: { system?: string; panel?: string; ops?: string; out?: string; seedIds?: string }) => {
       code = await applyCommand(opts, io);
     });
@@ -143,9 +157,11 @@ export async function runCli(argv: readonly string[], base: CliIo): Promise<numb
   await settled(io.stderr);
   const outFailure = (io.stdout.errored ?? null) as Error | null;
   const errFailure = (io.stderr.errored ?? null) as Error | null;
-  const failure = writeFailure ?? [outFailure, errFailure].find((e): e is Error => e !== null && !isClosedStreamError(e));
+  const failure =
+    writeFailure ?? [outFailure, errFailure].find((e): e is Error => e !== null && !isClosedStreamError(e));
   if (failure !== undefined) {
-    if (!io.stderr.destroyed) io.stderr.write(`rsop: cannot write the output: ${(failure as NodeJS.ErrnoException).code ?? failure.message}\n`);
+    if (!io.stderr.destroyed)
+      io.stderr.write(`rsop: cannot write the output: ${(failure as NodeJS.ErrnoException).code ?? failure.message}\n`);
     return 70;
   }
   // stdout closed by its reader: it got what it wanted. stderr closed: its messages are lost, but the

@@ -24,7 +24,15 @@ function verify(panel: unknown, migration: Migration, from: number, stepHours: n
   const stderr = io.stderr as { isTTY?: boolean };
   const bar =
     stderr.isTTY === true
-      ? new cliProgress.SingleBar({ stream: io.stderr as NodeJS.WriteStream, format: "verifying [{bar}] {value}/{total} instants", hideCursor: true, clearOnComplete: true }, cliProgress.Presets.shades_classic)
+      ? new cliProgress.SingleBar(
+          {
+            stream: io.stderr as NodeJS.WriteStream,
+            format: "verifying [{bar}] {value}/{total} instants",
+            hideCursor: true,
+            clearOnComplete: true,
+          },
+          cliProgress.Presets.shades_classic,
+        )
       : null;
   bar?.start(instants.length, 0);
   const check = compareMigration(panel, migration, scans, instants, { onInstant: (done) => bar?.update(done) });
@@ -40,7 +48,9 @@ function verify(panel: unknown, migration: Migration, from: number, stepHours: n
     return 0;
   }
   for (const d of check.differences) io.stderr.write(`verify: difference: ${JSON.stringify(d)}\n`);
-  io.stderr.write(`verify: ${n(check.differenceCount)} difference${check.differenceCount === 1 ? "" : "s"}${check.differenceCount > check.differences.length ? ` (the first ${check.differences.length} above)` : ""}\n`);
+  io.stderr.write(
+    `verify: ${n(check.differenceCount)} difference${check.differenceCount === 1 ? "" : "s"}${check.differenceCount > check.differences.length ? ` (the first ${check.differences.length} above)` : ""}\n`,
+  );
   return 1;
 }
 
@@ -48,7 +58,9 @@ function verify(panel: unknown, migration: Migration, from: number, stepHours: n
 export function registerMigrationCommands(program: Command, io: CliIo, setCode: (code: number) => void): void {
   program
     .command("preflight")
-    .description("Check a 1.0 panel for what would block (errors, exit 1) or degrade (warnings, exit 0) its migration to 2.0; prints seed 000's preflight JSON with ★ extensions.")
+    .description(
+      "Check a 1.0 panel for what would block (errors, exit 1) or degrade (warnings, exit 0) its migration to 2.0; prints seed 000's preflight JSON with ★ extensions.",
+    )
     .requiredOption("--panel <file>", "rsop-panel/1 snapshot (JSON)")
     .action(async (opts: { panel: string }) => {
       const report = preflightPanel(await readSnapshotFile(opts.panel, "panel", io));
@@ -58,36 +70,70 @@ export function registerMigrationCommands(program: Command, io: CliIo, setCode: 
 
   program
     .command("migrate")
-    .description("Migrate a 1.0 panel to a 2.0 system snapshot plus entity-mapping records (UUID v5 ids: the same input gives the same output).")
+    .description(
+      "Migrate a 1.0 panel to a 2.0 system snapshot plus entity-mapping records (UUID v5 ids: the same input gives the same output).",
+    )
     .requiredOption("--panel <file>", "rsop-panel/1 snapshot (JSON)")
     .requiredOption("--system-id <id>", "the 2.0 system the panel moves into")
-    .option("--out <dir>", "write system.json, mappings.json and dropped.json there (default: one JSON document on stdout)")
-    .option("--verbose", "also list each dropped field on stderr (`dropped: type id field: reason`); the count is always printed")
-    .option("--verify", "check that the migration changes nobody's access: every scan of every person at every device, and every RSOP entry, over a week of instants (exit 1 on a difference)")
-    .option("--from <instant>", "with --verify: the week starts on this instant's day in the panel's zone (ISO 8601 or epoch ms; default now)")
-    .option("--step-hours <n>", "with --verify: instants every n hours, plus each rule's start and stop and the minute before each", "3")
-    .action(async (opts: { panel: string; systemId: string; out?: string; verbose?: boolean; verify?: boolean; from?: string; stepHours: string }) => {
-      const step = Number(opts.stepHours);
-      if (!/^[0-9]+$/.test(opts.stepHours) || step < 1 || step > 24) throw new UsageError("--step-hours must be a whole number from 1 to 24");
-      const from = instant(opts.from, "--from");
-      const json = await readSnapshotFile(opts.panel, "panel", io);
-      const m = migratePanel(json, { systemId: opts.systemId });
-      if (!m.ok) throw new CliError(`${opts.panel}: migration refused by the preflight check`, m.issues);
-      const { snapshot, mappings, dropped, cloudNodeId } = m.value;
-      if (opts.out === undefined) {
-        // Nothing more is said once the reader has gone (`rsop migrate … | head -c 300`).
-        if (!(await written(io.stdout, `${JSON.stringify({ cloudNodeId, snapshot, mappings, dropped }, null, 2)}\n`))) return;
-      } else {
-        await mkdir(opts.out, { recursive: true });
-        await writeFile(join(opts.out, "system.json"), `${JSON.stringify(snapshot, null, 2)}\n`);
-        await writeFile(join(opts.out, "mappings.json"), `${JSON.stringify(mappings, null, 2)}\n`);
-        await writeFile(join(opts.out, "dropped.json"), `${JSON.stringify(dropped, null, 2)}\n`);
-        io.stdout.write(
-          `migrated panel ${snapshot.cloudNodes?.[0]?.serialNumber ?? ""} into system ${opts.systemId}: cloud node ${cloudNodeId}, ${mappings.length} mapping records, ${dropped.length} dropped fields reported; wrote ${join(opts.out, "system.json")}, mappings.json, dropped.json\n`,
-        );
-      }
-      if (opts.verbose) for (const d of dropped) io.stderr.write(`dropped: ${d.type} ${d.legacyId} ${d.field}: ${d.reason}\n`);
-      if (opts.out === undefined) io.stderr.write(`${dropped.length} dropped field${dropped.length === 1 ? "" : "s"} reported (in "dropped"${opts.verbose ? "" : "; --verbose lists them here"})\n`);
-      setCode(opts.verify === true ? verify(json, m.value, parseInstant(from), step, io) : 0);
-    });
+    .option(
+      "--out <dir>",
+      "write system.json, mappings.json and dropped.json there (default: one JSON document on stdout)",
+    )
+    .option(
+      "--verbose",
+      "also list each dropped field on stderr (`dropped: type id field: reason`); the count is always printed",
+    )
+    .option(
+      "--verify",
+      "check that the migration changes nobody's access: every scan of every person at every device, and every RSOP entry, over a week of instants (exit 1 on a difference)",
+    )
+    .option(
+      "--from <instant>",
+      "with --verify: the week starts on this instant's day in the panel's zone (ISO 8601 or epoch ms; default now)",
+    )
+    .option(
+      "--step-hours <n>",
+      "with --verify: instants every n hours, plus each rule's start and stop and the minute before each",
+      "3",
+    )
+    .action(
+      async (opts: {
+        panel: string;
+        systemId: string;
+        out?: string;
+        verbose?: boolean;
+        verify?: boolean;
+        from?: string;
+        stepHours: string;
+      }) => {
+        const step = Number(opts.stepHours);
+        if (!/^[0-9]+$/.test(opts.stepHours) || step < 1 || step > 24)
+          throw new UsageError("--step-hours must be a whole number from 1 to 24");
+        const from = instant(opts.from, "--from");
+        const json = await readSnapshotFile(opts.panel, "panel", io);
+        const m = migratePanel(json, { systemId: opts.systemId });
+        if (!m.ok) throw new CliError(`${opts.panel}: migration refused by the preflight check`, m.issues);
+        const { snapshot, mappings, dropped, cloudNodeId } = m.value;
+        if (opts.out === undefined) {
+          // Nothing more is said once the reader has gone (`rsop migrate … | head -c 300`).
+          if (!(await written(io.stdout, `${JSON.stringify({ cloudNodeId, snapshot, mappings, dropped }, null, 2)}\n`)))
+            return;
+        } else {
+          await mkdir(opts.out, { recursive: true });
+          await writeFile(join(opts.out, "system.json"), `${JSON.stringify(snapshot, null, 2)}\n`);
+          await writeFile(join(opts.out, "mappings.json"), `${JSON.stringify(mappings, null, 2)}\n`);
+          await writeFile(join(opts.out, "dropped.json"), `${JSON.stringify(dropped, null, 2)}\n`);
+          io.stdout.write(
+            `migrated panel ${snapshot.cloudNodes?.[0]?.serialNumber ?? ""} into system ${opts.systemId}: cloud node ${cloudNodeId}, ${mappings.length} mapping records, ${dropped.length} dropped fields reported; wrote ${join(opts.out, "system.json")}, mappings.json, dropped.json\n`,
+          );
+        }
+        if (opts.verbose)
+          for (const d of dropped) io.stderr.write(`dropped: ${d.type} ${d.legacyId} ${d.field}: ${d.reason}\n`);
+        if (opts.out === undefined)
+          io.stderr.write(
+            `${dropped.length} dropped field${dropped.length === 1 ? "" : "s"} reported (in "dropped"${opts.verbose ? "" : "; --verbose lists them here"})\n`,
+          );
+        setCode(opts.verify === true ? verify(json, m.value, parseInstant(from), step, io) : 0);
+      },
+    );
 }

@@ -11,21 +11,30 @@ import { renderPicturePage } from "./picturePage.js";
 export function registerPictureCommand(program: Command, io: CliIo, setCode: (code: number) => void): void {
   program
     .command("picture")
-    .description("A week of access at a glance: for a holder (its doors and floor groups) or a door (its holders), an SVG heat map of the allowed share of every local hour, in a standalone HTML page.")
+    .description(
+      "A week of access at a glance: for a holder (its doors and floor groups) or a door (its holders), an SVG heat map of the allowed share of every local hour, in a standalone HTML page.",
+    )
     .requiredOption("--system <file>", "rsop-system/1 snapshot (JSON)")
     .option("--holder <id>", "the holder to draw")
     .option("--device <id>", "the door to draw (instead of --holder)")
     .option("--week-of <date>", "a date of the week (YYYY-MM-DD, local; or an ISO instant); default: this week")
     .requiredOption("--out <file>", "the HTML file to write (- for stdout)")
     .action(async (opts: { system: string; holder?: string; device?: string; weekOf?: string; out: string }) => {
-      if ((opts.holder === undefined) === (opts.device === undefined)) throw new UsageError("give exactly one of --holder ID and --device ID");
-      if (opts.weekOf !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(opts.weekOf) && !/^\d{4}-\d{2}-\d{2}T/.test(opts.weekOf))
+      if ((opts.holder === undefined) === (opts.device === undefined))
+        throw new UsageError("give exactly one of --holder ID and --device ID");
+      if (
+        opts.weekOf !== undefined &&
+        !/^\d{4}-\d{2}-\d{2}$/.test(opts.weekOf) &&
+        !/^\d{4}-\d{2}-\d{2}T/.test(opts.weekOf)
+      )
         throw new UsageError("--week-of must be a date YYYY-MM-DD (or an ISO 8601 instant)");
       const engine = await loadSystemFile(opts.system, io);
       let html: string;
       try {
         const subject = opts.holder !== undefined ? { holderId: opts.holder } : { deviceId: opts.device! };
-        html = renderPicturePage(weeklyPicture(engine, { ...subject, ...(opts.weekOf !== undefined ? { weekOf: opts.weekOf } : {}) }));
+        html = renderPicturePage(
+          weeklyPicture(engine, { ...subject, ...(opts.weekOf !== undefined ? { weekOf: opts.weekOf } : {}) }),
+        );
       } catch (e) {
         if (e instanceof QueryError) throw new CliError("invalid picture", e.issues);
         throw e;

@@ -10,13 +10,19 @@ import { loadPanelFile, loadSystemFile, systemOrPanel } from "./loadSystem.js";
 export function instant(v: string | undefined, option = "--at"): string | number {
   if (v === undefined) return Date.now();
   const at = /^[0-9]+$/.test(v) ? Number(v) : v;
-  if (Number.isNaN(parseInstant(at))) throw new UsageError(`${option} must be an ISO 8601 instant with Z or an offset (e.g. 2026-04-15T14:15:00Z), or epoch milliseconds`);
+  if (Number.isNaN(parseInstant(at)))
+    throw new UsageError(
+      `${option} must be an ISO 8601 instant with Z or an offset (e.g. 2026-04-15T14:15:00Z), or epoch milliseconds`,
+    );
   return at;
 }
 
 /** The comma-separated ids of --ids; none is a usage error. */
 function idList(v: string): string[] {
-  const ids = v.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  const ids = v
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
   if (ids.length === 0) throw new UsageError("--ids needs at least one id");
   return ids;
 }
@@ -35,7 +41,9 @@ function query<T>(run: () => T): T {
 export function registerQueryCommands(program: Command, io: CliIo, setCode: (code: number) => void): void {
   program
     .command("rsop")
-    .description("Resultant access of holders at an instant (seed RSOP shape, JSON); with --panel, of 1.0 persons (seed 002 shape).")
+    .description(
+      "Resultant access of holders at an instant (seed RSOP shape, JSON); with --panel, of 1.0 persons (seed 002 shape).",
+    )
     .option("--system <file>", "rsop-system/1 snapshot (JSON)")
     .option("--panel <file>", "rsop-panel/1 architecture 1.0 panel (JSON), instead of --system")
     .requiredOption("--ids <ids>", "comma-separated holder ids (person ids with --panel)")
@@ -47,16 +55,31 @@ export function registerQueryCommands(program: Command, io: CliIo, setCode: (cod
       const at = instant(opts.at);
       if ("panel" in target) {
         const bad = ids.filter((s) => !/^[0-9]+$/.test(s));
-        if (bad.length > 0) throw new UsageError(`1.0 person ids are integers: ${bad.map((s) => JSON.stringify(s)).join(", ")}`);
+        if (bad.length > 0)
+          throw new UsageError(`1.0 person ids are integers: ${bad.map((s) => JSON.stringify(s)).join(", ")}`);
         const panel = await loadPanelFile(target.panel, io);
         const personIds = ids.map(Number);
-        io.stdout.write(`${JSON.stringify(query(() => panel.rsop(personIds, { at })), null, 2)}\n`);
+        io.stdout.write(
+          `${JSON.stringify(
+            query(() => panel.rsop(personIds, { at })),
+            null,
+            2,
+          )}\n`,
+        );
         setCode(0);
         return;
       }
       const engine = await loadSystemFile(target.system, io);
       // JSON.stringify(engine.rsop(…), null, 2)'s bytes, from the pieces the engine keeps (WA7).
-      io.stdout.write(query(() => engine.rsopJsonBytes(ids, { at, ...(opts.cloudNode !== undefined ? { cloudNodeId: opts.cloudNode } : {}) }, 2)));
+      io.stdout.write(
+        query(() =>
+          engine.rsopJsonBytes(
+            ids,
+            { at, ...(opts.cloudNode !== undefined ? { cloudNodeId: opts.cloudNode } : {}) },
+            2,
+          ),
+        ),
+      );
       io.stdout.write("\n");
       setCode(0);
     });
@@ -69,11 +92,14 @@ export function registerQueryCommands(program: Command, io: CliIo, setCode: (cod
     .option("--floor-group <id>", "floor group id (instead of --device)")
     .option("--at <instant>", "ISO 8601 instant with Z or offset, or epoch ms (default: now)")
     .action(async (opts: { system: string; device?: string; floorGroup?: string; at?: string }) => {
-      if ((opts.device === undefined) === (opts.floorGroup === undefined)) throw new UsageError("give exactly one of --device ID and --floor-group ID");
+      if ((opts.device === undefined) === (opts.floorGroup === undefined))
+        throw new UsageError("give exactly one of --device ID and --floor-group ID");
       const at = instant(opts.at);
       const engine = await loadSystemFile(opts.system, io);
       const result = query(() =>
-        opts.device !== undefined ? engine.whoCanAccess(opts.device, { at }) : engine.whoCanAccessFloorGroup(opts.floorGroup as string, { at }),
+        opts.device !== undefined
+          ? engine.whoCanAccess(opts.device, { at })
+          : engine.whoCanAccessFloorGroup(opts.floorGroup as string, { at }),
       );
       io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
       setCode(0);

@@ -75,9 +75,14 @@ function refused(issues: readonly Issue[]): never {
 export function registerReportCommand(program: Command, io: CliIo, setCode: (code: number) => void): void {
   program
     .command("report")
-    .description("Holder report (2.0), people report (1.0 --panel) or RSOP report (--rsop): JSON records on stdout, or CSV/JSON/HTML with --format and --out.")
+    .description(
+      "Holder report (2.0), people report (1.0 --panel) or RSOP report (--rsop): JSON records on stdout, or CSV/JSON/HTML with --format and --out.",
+    )
     .option("--system <file>", "rsop-system/1 snapshot (JSON)")
-    .option("--panel <file>", "rsop-panel/1 architecture 1.0 panel (JSON), instead of --system: a seed 002 people report")
+    .option(
+      "--panel <file>",
+      "rsop-panel/1 architecture 1.0 panel (JSON), instead of --system: a seed 002 people report",
+    )
     .option("--filter <json>", "a report filter (JSON object); repeat for more (all must hold)", collect, [])
     .option("--partition <id>", "only holders of this partition (an integer with --panel)")
     .option("--output <names>", "comma-separated record properties, in order (default: all, seed order)")
@@ -90,22 +95,47 @@ export function registerReportCommand(program: Command, io: CliIo, setCode: (cod
     .action(async (opts: ReportOptions) => {
       const target = systemOrPanel(opts);
       const filterList = filters(opts.filter);
-      const output = opts.output?.split(",").map((s) => s.trim()).filter((s) => s !== "");
-      if (output !== undefined && output.length === 0) throw new UsageError("--output needs at least one property name");
+      const output = opts.output
+        ?.split(",")
+        .map((s) => s.trim())
+        .filter((s) => s !== "");
+      if (output !== undefined && output.length === 0)
+        throw new UsageError("--output needs at least one property name");
       if (opts.rsop === true) {
-        if ("panel" in target) throw new UsageError("--rsop reports are for 2.0 systems: use --system (or `rsop rsop --panel` for 1.0 persons)");
-        if (opts.partition !== undefined) throw new UsageError("--partition is not used with --rsop: filter holders with --filter '{\"type\":\"partition\",\"memberOf\":[…]}'");
+        if ("panel" in target)
+          throw new UsageError(
+            "--rsop reports are for 2.0 systems: use --system (or `rsop rsop --panel` for 1.0 persons)",
+          );
+        if (opts.partition !== undefined)
+          throw new UsageError(
+            '--partition is not used with --rsop: filter holders with --filter \'{"type":"partition","memberOf":[…]}\'',
+          );
         let at: string | number = Date.now();
         if (opts.at !== undefined) {
           at = /^[0-9]+$/.test(opts.at) ? Number(opts.at) : opts.at;
-          if (Number.isNaN(parseInstant(at))) throw new UsageError("--at must be an ISO 8601 instant with Z or an offset (e.g. 2026-04-15T14:15:00Z), or epoch milliseconds");
+          if (Number.isNaN(parseInstant(at)))
+            throw new UsageError(
+              "--at must be an ISO 8601 instant with Z or an offset (e.g. 2026-04-15T14:15:00Z), or epoch milliseconds",
+            );
         }
         const engine = await loadSystemFile(target.system, io);
         const cols = output ?? [...RSOP_REPORT_COLUMNS];
         const bad = cols.flatMap((c, i): Issue[] =>
-          (RSOP_REPORT_COLUMNS as readonly string[]).includes(c) ? [] : [{ code: "invalidValue", path: ["output", i], message: `Unknown column "${c}": use ${RSOP_REPORT_COLUMNS.join(", ")}.` }],
+          (RSOP_REPORT_COLUMNS as readonly string[]).includes(c)
+            ? []
+            : [
+                {
+                  code: "invalidValue",
+                  path: ["output", i],
+                  message: `Unknown column "${c}": use ${RSOP_REPORT_COLUMNS.join(", ")}.`,
+                },
+              ],
         );
-        const r = rsopReportChunks(engine, { at, holders: filterList, ...(opts.device.length > 0 ? { devices: opts.device } : {}) });
+        const r = rsopReportChunks(engine, {
+          at,
+          holders: filterList,
+          ...(opts.device.length > 0 ? { devices: opts.device } : {}),
+        });
         if (!r.ok || bad.length > 0) refused([...(r.ok ? [] : r.issues), ...bad]);
         // Every holder of a large system is tens of millions of rows: they are written a chunk at a time.
         const title = `RSOP report at ${typeof at === "number" ? new Date(at).toISOString() : at}`;
@@ -113,20 +143,34 @@ export function registerReportCommand(program: Command, io: CliIo, setCode: (cod
         setCode(0);
         return;
       }
-      if (opts.at !== undefined || opts.device.length > 0) throw new UsageError("--at and --device belong to --rsop reports");
+      if (opts.at !== undefined || opts.device.length > 0)
+        throw new UsageError("--at and --device belong to --rsop reports");
       let partition: string | number | undefined = opts.partition;
       if (partition !== undefined && "panel" in target) {
         if (!/^[0-9]+$/.test(partition)) throw new UsageError("--partition of a 1.0 panel is an integer id");
         partition = Number(partition);
       }
-      const body = { filters: filterList, ...(partition !== undefined ? { partition } : {}), ...(output !== undefined ? { output } : {}) };
-      const r = "panel" in target ? peopleReport(await loadPanelFile(target.panel, io), body) : holderReport((await loadSystemFile(target.system, io)).snapshot, body);
+      const body = {
+        filters: filterList,
+        ...(partition !== undefined ? { partition } : {}),
+        ...(output !== undefined ? { output } : {}),
+      };
+      const r =
+        "panel" in target
+          ? peopleReport(await loadPanelFile(target.panel, io), body)
+          : holderReport((await loadSystemFile(target.system, io)).snapshot, body);
       if (!r.ok) refused(r.issues);
       const records = r.value;
       // The record keys (a 1.0 output's "Custom Attributes" is the record's "Custom Fields").
-      const columns = records.length > 0 ? Object.keys(records[0]!) : [...("panel" in target ? PEOPLE_PROPERTIES : HOLDER_PROPERTIES)];
+      const columns =
+        records.length > 0
+          ? Object.keys(records[0]!)
+          : [...("panel" in target ? PEOPLE_PROPERTIES : HOLDER_PROPERTIES)];
       const title = "panel" in target ? "People report" : "Holder report";
-      const text = opts.format === "json" ? `${JSON.stringify(records, null, 2)}\n` : exportReport(opts.format, records, columns, { title });
+      const text =
+        opts.format === "json"
+          ? `${JSON.stringify(records, null, 2)}\n`
+          : exportReport(opts.format, records, columns, { title });
       if (opts.out === undefined) io.stdout.write(text);
       else {
         try {
@@ -141,16 +185,30 @@ export function registerReportCommand(program: Command, io: CliIo, setCode: (cod
 }
 
 /** Writes RSOP rows chunk by chunk to --out (or stdout) in the chosen format. */
-async function streamRows(opts: ReportOptions, io: CliIo, chunks: Iterable<readonly object[]>, columns: readonly string[], title: string): Promise<void> {
+async function streamRows(
+  opts: ReportOptions,
+  io: CliIo,
+  chunks: Iterable<readonly object[]>,
+  columns: readonly string[],
+  title: string,
+): Promise<void> {
   const sink: Writable = opts.out === undefined ? io.stdout : createWriteStream(opts.out);
   const failed = new Promise<never>((_, reject) => sink.once("error", reject));
   failed.catch(() => undefined);
-  const write = async (text: string): Promise<boolean> => (text === "" ? true : Promise.race([written(sink, text), failed]));
+  const write = async (text: string): Promise<boolean> =>
+    text === "" ? true : Promise.race([written(sink, text), failed]);
   let count = 0;
   try {
-    if (!(await write(opts.format === "csv" ? csvHeader(columns) : opts.format === "html" ? htmlStart(columns, { title }) : "["))) return;
+    if (
+      !(await write(
+        opts.format === "csv" ? csvHeader(columns) : opts.format === "html" ? htmlStart(columns, { title }) : "[",
+      ))
+    )
+      return;
     for (const chunk of chunks) {
-      const picked = chunk.map((row) => Object.fromEntries(columns.map((c) => [c, (row as Record<string, unknown>)[c]])));
+      const picked = chunk.map((row) =>
+        Object.fromEntries(columns.map((c) => [c, (row as Record<string, unknown>)[c]])),
+      );
       const text =
         opts.format === "csv"
           ? csvRows(picked, columns)

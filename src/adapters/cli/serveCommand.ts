@@ -75,7 +75,16 @@ function parsePositive(flag: string, v: string | undefined): number | undefined 
   return n;
 }
 
-const SIZE_UNITS: Readonly<Record<string, number>> = { "": 1, b: 1, k: 1024, kib: 1024, m: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gib: 1024 ** 3 };
+const SIZE_UNITS: Readonly<Record<string, number>> = {
+  "": 1,
+  b: 1,
+  k: 1024,
+  kib: 1024,
+  m: 1024 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gib: 1024 ** 3,
+};
 
 /** `--max-body`: bytes, or with a binary unit (`512KiB`, `16MiB`, `16m`). */
 function parseSize(v: string | undefined, flag = "--max-body"): number | undefined {
@@ -83,7 +92,8 @@ function parseSize(v: string | undefined, flag = "--max-body"): number | undefin
   const m = /^([0-9]{1,15})\s*([a-z]*)$/i.exec(v.trim());
   const unit = m === null ? undefined : SIZE_UNITS[m[2]!.toLowerCase()];
   const n = m === null || unit === undefined ? NaN : Number(m[1]) * unit;
-  if (!(n >= 1 && Number.isSafeInteger(n))) throw new UsageError(`${flag} must be a size in bytes, e.g. 1048576 or 16MiB, got "${v}"`);
+  if (!(n >= 1 && Number.isSafeInteger(n)))
+    throw new UsageError(`${flag} must be a size in bytes, e.g. 1048576 or 16MiB, got "${v}"`);
   return n;
 }
 
@@ -103,28 +113,48 @@ export async function serveCommand(
 ): Promise<number> {
   // Timestamped lines; a closed stderr (the log reader gone) silences the log but never stops serving.
   const log = streamLog(io.stderr);
-  const token = opts.token !== undefined && opts.token !== "" ? opts.token : env.RSOP_TOKEN !== undefined && env.RSOP_TOKEN !== "" ? env.RSOP_TOKEN : undefined;
+  const token =
+    opts.token !== undefined && opts.token !== ""
+      ? opts.token
+      : env.RSOP_TOKEN !== undefined && env.RSOP_TOKEN !== ""
+        ? env.RSOP_TOKEN
+        : undefined;
   const insecure = opts.insecureNoAuth === true;
   if (opts.tokens !== undefined && insecure) throw new UsageError("--insecure-no-auth contradicts --tokens FILE");
   if (token === undefined && !insecure && opts.tokens === undefined)
-    throw new CliError("refusing to start without authentication: pass --token <token> or set RSOP_TOKEN (or give --tokens FILE; --insecure-no-auth for a local experiment)");
-  if (token !== undefined && insecure) throw new CliError("--insecure-no-auth contradicts the token given by --token or RSOP_TOKEN");
-  if (token !== undefined && !isBearerToken(token)) throw new CliError("the token may hold only letters, digits and -._~+/ (then = padding): clients could not send it as a Bearer token");
+    throw new CliError(
+      "refusing to start without authentication: pass --token <token> or set RSOP_TOKEN (or give --tokens FILE; --insecure-no-auth for a local experiment)",
+    );
+  if (token !== undefined && insecure)
+    throw new CliError("--insecure-no-auth contradicts the token given by --token or RSOP_TOKEN");
+  if (token !== undefined && !isBearerToken(token))
+    throw new CliError(
+      "the token may hold only letters, digits and -._~+/ (then = padding): clients could not send it as a Bearer token",
+    );
   if (token !== undefined && token.length < MIN_TOKEN_LENGTH && opts.allowShortToken !== true)
-    throw new UsageError(`the token has ${token.length} characters; use at least ${MIN_TOKEN_LENGTH} (e.g. openssl rand -hex 24), or pass --allow-short-token`);
-  if (opts.data !== undefined && opts.store !== undefined) throw new UsageError("give at most one of --data FILE.db and --store postgres://…");
-  if (opts.store !== undefined && !/^postgres(ql)?:\/\//.test(opts.store)) throw new UsageError("--store takes a PostgreSQL URL: postgres://user@host:5432/database");
+    throw new UsageError(
+      `the token has ${token.length} characters; use at least ${MIN_TOKEN_LENGTH} (e.g. openssl rand -hex 24), or pass --allow-short-token`,
+    );
+  if (opts.data !== undefined && opts.store !== undefined)
+    throw new UsageError("give at most one of --data FILE.db and --store postgres://…");
+  if (opts.store !== undefined && !/^postgres(ql)?:\/\//.test(opts.store))
+    throw new UsageError("--store takes a PostgreSQL URL: postgres://user@host:5432/database");
   const stored = opts.data !== undefined || opts.store !== undefined;
-  if (!stored && opts.panel !== undefined) throw new UsageError("--panel is served only from a database: add --data FILE.db");
+  if (!stored && opts.panel !== undefined)
+    throw new UsageError("--panel is served only from a database: add --data FILE.db");
   if (!stored && opts.system === undefined) throw new UsageError("give --system FILE (or --data FILE.db)");
   if (!stored && opts.snapshotEvery !== undefined) throw new UsageError("--snapshot-every needs --data FILE.db");
-  if (opts.system !== undefined && opts.panel !== undefined) throw new UsageError("give at most one of --system FILE and --panel FILE");
+  if (opts.system !== undefined && opts.panel !== undefined)
+    throw new UsageError("give at most one of --system FILE and --panel FILE");
   const port = parsePort(opts.port);
   const snapshotEvery = parsePositive("--snapshot-every", opts.snapshotEvery);
-  if (opts.data === undefined && opts.maxReportEntries !== undefined) throw new UsageError("--max-report-entries needs --data FILE.db");
+  if (opts.data === undefined && opts.maxReportEntries !== undefined)
+    throw new UsageError("--max-report-entries needs --data FILE.db");
   const maxReportEntries = parsePositive("--max-report-entries", opts.maxReportEntries);
   if (!stored && [opts.maxReports, opts.maxReportBytes, opts.maxReportGenerations].some((f) => f !== undefined))
-    throw new UsageError("--max-reports, --max-report-bytes and --max-report-generations need --data FILE.db or --store postgres://…");
+    throw new UsageError(
+      "--max-reports, --max-report-bytes and --max-report-generations need --data FILE.db or --store postgres://…",
+    );
   const maxReports = parsePositive("--max-reports", opts.maxReports);
   const maxReportBytes = parseSize(opts.maxReportBytes, "--max-report-bytes");
   const maxGenerating = parsePositive("--max-report-generations", opts.maxReportGenerations);
@@ -133,10 +163,12 @@ export async function serveCommand(
     ...(maxReportBytes !== undefined ? { maxReportBytes } : {}),
     ...(maxGenerating !== undefined ? { maxGenerating } : {}),
   };
-  if (!stored && (opts.maxPreviewCost !== undefined || opts.maxPreviewChanges !== undefined)) throw new UsageError("--max-preview-cost and --max-preview-changes need --data FILE.db or --store postgres://…");
+  if (!stored && (opts.maxPreviewCost !== undefined || opts.maxPreviewChanges !== undefined))
+    throw new UsageError("--max-preview-cost and --max-preview-changes need --data FILE.db or --store postgres://…");
   const maxPreviewCost = parsePositive("--max-preview-cost", opts.maxPreviewCost);
   const maxPreviewChanges = parsePositive("--max-preview-changes", opts.maxPreviewChanges);
-  if (!stored && opts.maxBatch !== undefined) throw new UsageError("--max-batch needs --data FILE.db or --store postgres://…");
+  if (!stored && opts.maxBatch !== undefined)
+    throw new UsageError("--max-batch needs --data FILE.db or --store postgres://…");
   const maxBatch = parsePositive("--max-batch", opts.maxBatch);
   const maxBodyBytes = parseSize(opts.maxBody);
   const requestTimeoutMs = parsePositive("--request-timeout", opts.requestTimeout);
@@ -144,7 +176,14 @@ export async function serveCommand(
   const maxConnections = parsePositive("--max-connections", opts.maxConnections);
   const maxConnectionsPerAddress = parsePositive("--max-connections-per-address", opts.maxConnectionsPerAddress);
   const keepAliveTimeoutMs = parsePositive("--keep-alive-timeout", opts.keepAliveTimeout);
-  const webhookFlags = [opts.organizationId, opts.webhookAttempts, opts.webhookBackoff, opts.webhookTimeout, opts.webhookBacklog, opts.webhookAllow];
+  const webhookFlags = [
+    opts.organizationId,
+    opts.webhookAttempts,
+    opts.webhookBackoff,
+    opts.webhookTimeout,
+    opts.webhookBacklog,
+    opts.webhookAllow,
+  ];
   if (opts.data === undefined && opts.store === undefined && webhookFlags.some((f) => f !== undefined))
     throw new UsageError("--organization-id and --webhook-* need --data FILE.db or --store postgres://…");
   if (opts.organizationId === "") throw new UsageError("--organization-id must not be empty");
@@ -161,8 +200,10 @@ export async function serveCommand(
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...(maxPendingAccess !== undefined ? { maxPendingAccess } : {}),
   };
-  if (token !== undefined && token.length < MIN_TOKEN_LENGTH) log(`warning: the token has only ${token.length} characters (--allow-short-token)`);
-  if (insecure && !LOOPBACK.test(opts.host)) log(`warning: serving without authentication on ${opts.host}, which other machines may reach`);
+  if (token !== undefined && token.length < MIN_TOKEN_LENGTH)
+    log(`warning: the token has only ${token.length} characters (--allow-short-token)`);
+  if (insecure && !LOOPBACK.test(opts.host))
+    log(`warning: serving without authentication on ${opts.host}, which other machines may reach`);
 
   let tokens: { file: string; entries: TokenEntry[] } | undefined;
   if (opts.tokens !== undefined) {
@@ -172,8 +213,12 @@ export async function serveCommand(
       if (e instanceof TokensFileError) throw new CliError(tokensFileMessage(e));
       throw e;
     }
-    const counts = ROLES.map((r) => [r, tokens!.entries.filter((x) => x.grant.role === r).length] as const).filter(([, n]) => n > 0);
-    log(`tokens: ${tokens.entries.length} from ${opts.tokens} (${counts.map(([r, n]) => `${n} ${r}`).join(", ")})${token !== undefined ? ", and RSOP_TOKEN or --token as an admin's" : ""}`);
+    const counts = ROLES.map((r) => [r, tokens!.entries.filter((x) => x.grant.role === r).length] as const).filter(
+      ([, n]) => n > 0,
+    );
+    log(
+      `tokens: ${tokens.entries.length} from ${opts.tokens} (${counts.map(([r, n]) => `${n} ${r}`).join(", ")})${token !== undefined ? ", and RSOP_TOKEN or --token as an admin's" : ""}`,
+    );
   }
 
   let server: RunningServer | RunningDataServer;
@@ -196,11 +241,16 @@ export async function serveCommand(
     if (stored) {
       const kind = opts.panel !== undefined ? "panel" : "system";
       const initial: StartDataServerOptions["initial"] =
-        snapshotFile === undefined ? undefined : { kind, file: snapshotFile, read: () => readSnapshotFile(snapshotFile, kind, io) };
+        snapshotFile === undefined
+          ? undefined
+          : { kind, file: snapshotFile, read: () => readSnapshotFile(snapshotFile, kind, io) };
       // RSOP_MIGRATION_TASK_DELAY_MS: each migration task waits this long once Processing, to watch a
       // migration step by step (a demonstration and the restart test's knob, semantics M11).
       const delay = Number(process.env.RSOP_MIGRATION_TASK_DELAY_MS ?? "0");
-      const migrationPace = Number.isFinite(delay) && delay > 0 ? () => new Promise<void>((resolveDelay) => setTimeout(resolveDelay, Math.min(delay, 600_000))) : undefined;
+      const migrationPace =
+        Number.isFinite(delay) && delay > 0
+          ? () => new Promise<void>((resolveDelay) => setTimeout(resolveDelay, Math.min(delay, 600_000)))
+          : undefined;
       const data = await startDataServer({
         ...common,
         ...(opts.store !== undefined ? { storeUrl: opts.store } : { dataFile: opts.data! }),
@@ -223,12 +273,15 @@ export async function serveCommand(
       onListening?.(file);
     }
   } catch (e) {
-    if (e instanceof SnapshotError) throw new CliError(`${snapshotFile}: ${e.issues.length} problem${e.issues.length === 1 ? "" : "s"}`, e.issues);
+    if (e instanceof SnapshotError)
+      throw new CliError(`${snapshotFile}: ${e.issues.length} problem${e.issues.length === 1 ? "" : "s"}`, e.issues);
     if (e instanceof StoreError) throw new CliError(e.message);
     if (e instanceof TokensFileError) throw new CliError(tokensFileMessage(e));
     const err = e as NodeJS.ErrnoException;
-    if (err.syscall === "listen") throw new CliError(`cannot listen on ${opts.host}:${port}: ${err.code ?? err.message}`);
-    if (err.code === "ERR_MODULE_NOT_FOUND") throw new CliError(`rsop serve needs the packages @hono/node-server and hono: ${err.message}`);
+    if (err.syscall === "listen")
+      throw new CliError(`cannot listen on ${opts.host}:${port}: ${err.code ?? err.message}`);
+    if (err.code === "ERR_MODULE_NOT_FOUND")
+      throw new CliError(`rsop serve needs the packages @hono/node-server and hono: ${err.message}`);
     throw e;
   }
 
@@ -263,35 +316,98 @@ export function registerServeCommand(program: Command, io: CliIo, setCode: (c: n
       "Serve the HTTP API (RSOP, decisions, who can access) on a snapshot file; the file is watched and a valid new version is swapped in atomically. With --data, serve every route (reads and writes) of a live system kept in a SQLite database; with --store, the same as one of any number of replicas of a system kept in PostgreSQL. Stops on SIGINT/SIGTERM.",
     )
     .option("--system <file>", "rsop-system/1 snapshot (JSON); with --data or --store, imported into an empty database")
-    .option("--data <file.db>", "serve the live system kept in this SQLite database (needs better-sqlite3); created on first start")
-    .option("--store <url>", "serve as one replica of the live system kept in this PostgreSQL database (postgres://…; needs pg); any number of replicas may share it")
-    .option("--panel <file>", "with --data: import this rsop-panel/1 1.0 panel into an empty database and serve its /api routes")
-    .option("--snapshot-every <n>", "with --data or --store: store a snapshot every n changes (start-up replays the changes after the latest); default 1000")
-    .option("--max-report-entries <n>", "with --data: a generated report keeps at most n records, then ends finishedTruncated; default 1000000")
-    .option("--max-preview-cost <n>", "with --data or --store: most holder × door-or-floor-group pairs × days one POST /{system}/preview may evaluate, else 422; default 100000")
-    .option("--max-preview-changes <n>", "with --data or --store: most changed pairs one preview answers, else 422; default 10000")
-    .option("--max-batch <n>", "with --data or --store: most access requests in one POST /{system}/decisions batch, else 413; default 10000 per started MiB of --max-body")
-    .option("--max-reports <n>", "with --data or --store: most reports stored at once; a new one removes the oldest finished first (409 when all are pending); default 100")
-    .option("--max-report-bytes <size>", "with --data or --store: most bytes of report records stored at once, bytes or with a unit (256MiB); a finishing report removes the oldest finished first, one alone over it is truncated; default 256MiB")
-    .option("--max-report-generations <n>", "with --data or --store: most reports being generated at once; another generate is answered 429; default 2")
+    .option(
+      "--data <file.db>",
+      "serve the live system kept in this SQLite database (needs better-sqlite3); created on first start",
+    )
+    .option(
+      "--store <url>",
+      "serve as one replica of the live system kept in this PostgreSQL database (postgres://…; needs pg); any number of replicas may share it",
+    )
+    .option(
+      "--panel <file>",
+      "with --data: import this rsop-panel/1 1.0 panel into an empty database and serve its /api routes",
+    )
+    .option(
+      "--snapshot-every <n>",
+      "with --data or --store: store a snapshot every n changes (start-up replays the changes after the latest); default 1000",
+    )
+    .option(
+      "--max-report-entries <n>",
+      "with --data: a generated report keeps at most n records, then ends finishedTruncated; default 1000000",
+    )
+    .option(
+      "--max-preview-cost <n>",
+      "with --data or --store: most holder × door-or-floor-group pairs × days one POST /{system}/preview may evaluate, else 422; default 100000",
+    )
+    .option(
+      "--max-preview-changes <n>",
+      "with --data or --store: most changed pairs one preview answers, else 422; default 10000",
+    )
+    .option(
+      "--max-batch <n>",
+      "with --data or --store: most access requests in one POST /{system}/decisions batch, else 413; default 10000 per started MiB of --max-body",
+    )
+    .option(
+      "--max-reports <n>",
+      "with --data or --store: most reports stored at once; a new one removes the oldest finished first (409 when all are pending); default 100",
+    )
+    .option(
+      "--max-report-bytes <size>",
+      "with --data or --store: most bytes of report records stored at once, bytes or with a unit (256MiB); a finishing report removes the oldest finished first, one alone over it is truncated; default 256MiB",
+    )
+    .option(
+      "--max-report-generations <n>",
+      "with --data or --store: most reports being generated at once; another generate is answered 429; default 2",
+    )
     .option("--port <n>", "TCP port (0: any free port)", "8080")
     .option("--host <address>", "address to listen on", "127.0.0.1")
-    .option("--token <token>", "bearer token clients must send (default: $RSOP_TOKEN; prefer the variable, a command line is visible to other users)")
-    .option("--tokens <file>", 'JSON object mapping each bearer token to {"role": "admin"|"integrator"|"manager"|"reporter", "partitions": [ids]} (RSOP_TOKEN stays an admin token)')
+    .option(
+      "--token <token>",
+      "bearer token clients must send (default: $RSOP_TOKEN; prefer the variable, a command line is visible to other users)",
+    )
+    .option(
+      "--tokens <file>",
+      'JSON object mapping each bearer token to {"role": "admin"|"integrator"|"manager"|"reporter", "partitions": [ids]} (RSOP_TOKEN stays an admin token)',
+    )
     .option("--insecure-no-auth", "serve without authentication (local experiments only)")
     .option("--base-path <path>", "prefix of every route, e.g. /v2")
     .option("--max-body <size>", "largest request body, bytes or with a unit (16MiB); default 1MiB")
-    .option("--request-timeout <ms>", "time a client has to send a whole request, else 408 and the connection is closed; default 30000")
-    .option("--headers-timeout <ms>", "time a client has to send the request headers (a connection that sends none is closed); default 10000")
+    .option(
+      "--request-timeout <ms>",
+      "time a client has to send a whole request, else 408 and the connection is closed; default 30000",
+    )
+    .option(
+      "--headers-timeout <ms>",
+      "time a client has to send the request headers (a connection that sends none is closed); default 10000",
+    )
     .option("--keep-alive-timeout <ms>", "time an idle connection stays open after an answer; default 5000")
-    .option("--max-connections <n>", "most connections open at once; over it, the oldest idle one is closed (503 when all are busy); default 1000")
-    .option("--max-connections-per-address <n>", "most connections open at once from one client address (IPv6: one /64); behind a reverse proxy raise it to --max-connections; default 100")
+    .option(
+      "--max-connections <n>",
+      "most connections open at once; over it, the oldest idle one is closed (503 when all are busy); default 1000",
+    )
+    .option(
+      "--max-connections-per-address <n>",
+      "most connections open at once from one client address (IPv6: one /64); behind a reverse proxy raise it to --max-connections; default 100",
+    )
     .option("--allow-short-token", `accept a token shorter than ${MIN_TOKEN_LENGTH} characters (with a warning)`)
-    .option("--organization-id <id>", "with --data or --store: the organization id of the webhook subscription routes; default the system id (1.0: the panel's serial number)")
-    .option("--webhook-attempts <n>", "with --data or --store: attempts per webhook event before it is parked; default 8")
-    .option("--webhook-backoff <ms>", "with --data or --store: delay after a failed webhook attempt, doubled after each further one (with jitter, at most 5 minutes); default 1000")
+    .option(
+      "--organization-id <id>",
+      "with --data or --store: the organization id of the webhook subscription routes; default the system id (1.0: the panel's serial number)",
+    )
+    .option(
+      "--webhook-attempts <n>",
+      "with --data or --store: attempts per webhook event before it is parked; default 8",
+    )
+    .option(
+      "--webhook-backoff <ms>",
+      "with --data or --store: delay after a failed webhook attempt, doubled after each further one (with jitter, at most 5 minutes); default 1000",
+    )
     .option("--webhook-timeout <ms>", "with --data or --store: time limit of one webhook attempt; default 10000")
-    .option("--webhook-backlog <n>", "with --data or --store: most access events waiting per subscription; the oldest beyond it are parked; default 10000")
+    .option(
+      "--webhook-backlog <n>",
+      "with --data or --store: most access events waiting per subscription; the oldest beyond it are parked; default 10000",
+    )
     .option(
       "--webhook-allow <cidrs>",
       "with --data or --store: comma-separated CIDRs (or addresses) of loopback, link-local or private networks webhooks may be sent to; default none: such addresses are refused",

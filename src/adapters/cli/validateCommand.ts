@@ -15,13 +15,18 @@ export async function validateCommand(opts: ValidateOptions, io: CliIo): Promise
   const path = "system" in target ? target.system : target.panel;
   const json = await readSnapshotFile(path, "system" in target ? "system" : "panel", io);
   const parsed = "system" in target ? parseSnapshot(json) : parsePanel(json);
-  const r = parsed.ok ? { ok: true as const, value: "system" in parsed.value ? parsed.value.system : parsed.value } : parsed;
+  const r = parsed.ok
+    ? { ok: true as const, value: "system" in parsed.value ? parsed.value.system : parsed.value }
+    : parsed;
   if (!r.ok) {
     if (opts.json) {
       io.stdout.write(`${JSON.stringify({ valid: false, issues: r.issues }, null, 2)}\n`);
       return 1;
     }
-    throw new CliError(`${path === "-" ? "stdin" : path}: ${r.issues.length} problem${r.issues.length === 1 ? "" : "s"}`, r.issues);
+    throw new CliError(
+      `${path === "-" ? "stdin" : path}: ${r.issues.length} problem${r.issues.length === 1 ? "" : "s"}`,
+      r.issues,
+    );
   }
   const summary = loadSnapshotSummary(r.value);
   if (opts.json) io.stdout.write(`${JSON.stringify({ valid: true, ...summary }, null, 2)}\n`);

@@ -27,7 +27,9 @@ function indexOf(snapshot: SystemSnapshot): Index {
     index = {
       devices: new Map(snapshot.devices.map((d) => [d.id, { name: d.name, cloudNode: d.cloudNode }])),
       nodes: new Map(snapshot.cloudNodes.map((n) => [n.id, n.name])),
-      holders: new Map(snapshot.holders.map((h) => [h.id, { firstName: h.firstName ?? null, lastName: h.lastName ?? null }])),
+      holders: new Map(
+        snapshot.holders.map((h) => [h.id, { firstName: h.firstName ?? null, lastName: h.lastName ?? null }]),
+      ),
     };
     indexes.set(snapshot, index);
   }
@@ -52,9 +54,15 @@ function instantOf(request: unknown, now: number): string {
  * const request = { deviceId: "door-ward-3", at: "2026-04-15T09:15:00-05:00", credential: { credentialNumber: 10234, facilityCode: 17 } };
  * accessEvent(engine.decide(request), request, engine.snapshot).topic; //=> "device.request.allowed"
  */
-export function accessEvent(decision: Decision, request: unknown, snapshot: SystemSnapshot, options: AccessEventOptions = {}): AccessEvent {
+export function accessEvent(
+  decision: Decision,
+  request: unknown,
+  snapshot: SystemSnapshot,
+  options: AccessEventOptions = {},
+): AccessEvent {
   const index = indexOf(snapshot);
-  const deviceId = typeof request === "object" && request !== null ? (request as { deviceId?: unknown }).deviceId : undefined;
+  const deviceId =
+    typeof request === "object" && request !== null ? (request as { deviceId?: unknown }).deviceId : undefined;
   const device = typeof deviceId === "string" ? index.devices.get(deviceId) : undefined;
   const holder = decision.holderId === null ? undefined : index.holders.get(decision.holderId);
   const read = decision.credentialId !== null || decision.credentialNumber !== null;
@@ -65,8 +73,13 @@ export function accessEvent(decision: Decision, request: unknown, snapshot: Syst
     systemId: snapshot.systemId,
     cloudNode: device === undefined ? null : { id: device.cloudNode, name: index.nodes.get(device.cloudNode) ?? null },
     device: { id: typeof deviceId === "string" ? deviceId : "", name: device?.name ?? null },
-    holder: decision.holderId === null ? null : { id: decision.holderId, firstName: holder?.firstName ?? null, lastName: holder?.lastName ?? null },
-    credential: read ? { id: decision.credentialId, credentialNumber: decision.credentialNumber, facilityCode: decision.facilityCode } : null,
+    holder:
+      decision.holderId === null
+        ? null
+        : { id: decision.holderId, firstName: holder?.firstName ?? null, lastName: holder?.lastName ?? null },
+    credential: read
+      ? { id: decision.credentialId, credentialNumber: decision.credentialNumber, facilityCode: decision.facilityCode }
+      : null,
     reason: decision.reason,
     activeRuleId: decision.activeRuleId,
     duress: decision.duress,

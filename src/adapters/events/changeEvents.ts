@@ -93,7 +93,15 @@ export function changeEvents(input: ChangeInput): ChangeEvent[] {
   const collections = panel ? PANEL : SYSTEM;
   const events: ChangeEvent[] = [];
   const emit = (topic: ChangeEvent["topic"], entityType: EntityType, entity: Entity) =>
-    events.push({ topic, id: newId(), occurredAt: input.occurredAt, systemId, entityType, entityId: entity.id as string | number, data: entity });
+    events.push({
+      topic,
+      id: newId(),
+      occurredAt: input.occurredAt,
+      systemId,
+      entityType,
+      entityId: entity.id as string | number,
+      data: entity,
+    });
 
   // Where the patches reach: per collection, the indexes they name (before and after), or all.
   const touched = new Map<string, Set<number> | "all">();
@@ -169,7 +177,13 @@ export function changeEvents(input: ChangeInput): ChangeEvent[] {
     }
   }
   if (panelNode) {
-    const node = (s: Entity): Entity => ({ id: s.serialNumber, serialNumber: s.serialNumber, name: s.name, config: s.config, ecards: s.ecards });
+    const node = (s: Entity): Entity => ({
+      id: s.serialNumber,
+      serialNumber: s.serialNumber,
+      name: s.name,
+      config: s.config,
+      ecards: s.ecards,
+    });
     const a = node(before);
     const b = node(after);
     if (!same(a, b)) emit("entity.modified", "cloudNode", b);
@@ -181,7 +195,11 @@ function credentialsOf(holder: Entity): Entity[] {
   return Array.isArray(holder.credentials) ? (holder.credentials as unknown[]).filter(isObject) : [];
 }
 
-function credentialChanges(was: Entity[], now: Entity[], emit: (t: ChangeEvent["topic"], type: EntityType, e: Entity) => void): void {
+function credentialChanges(
+  was: Entity[],
+  now: Entity[],
+  emit: (t: ChangeEvent["topic"], type: EntityType, e: Entity) => void,
+): void {
   const before = new Map(was.map((c) => [String(c.id), c]));
   const after = new Map(now.map((c) => [String(c.id), c]));
   for (const [id, c] of before) if (!after.has(id)) emit("entity.removed", "credential", c);

@@ -12,7 +12,9 @@ import { SIGNATURE_HEADER, signBody } from "./signature.js";
 import type { Subscription } from "./subscription.js";
 
 /** The outcome of one attempt. */
-export type Attempt = { readonly ok: true; readonly status: number } | { readonly ok: false; readonly error: string; readonly detail: string };
+export type Attempt =
+  | { readonly ok: true; readonly status: number }
+  | { readonly ok: false; readonly error: string; readonly detail: string };
 
 /** A failed attempt: its category (served as `lastError`) and what happened (logged only). */
 const failed = (error: string, detail: string = error): Attempt => ({ ok: false, error, detail });
@@ -21,7 +23,8 @@ const failed = (error: string, detail: string = error): Attempt => ({ ok: false,
 function category(e: NodeJS.ErrnoException): string {
   const code = e.code ?? "";
   if (code === REFUSED_CODE) return REFUSED_DESTINATION;
-  if (/CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)/.test(code)) return "TLS error: the receiver's certificate was not accepted";
+  if (/CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)/.test(code))
+    return "TLS error: the receiver's certificate was not accepted";
   if (/^ERR_(TLS|SSL)_|^EPROTO$/.test(code) || /\b(TLS|SSL)\b/.test(e.message)) return "TLS error";
   return "connection failed";
 }
@@ -38,7 +41,12 @@ export class Agents {
     const had = this.#agents.get(id);
     if (had !== undefined && had.verify === verify) return had.agent;
     had?.agent.destroy();
-    const agent = new Agent({ keepAlive: true, maxSockets: 1, rejectUnauthorized: verify, lookup: this.#destinations.lookup as never });
+    const agent = new Agent({
+      keepAlive: true,
+      maxSockets: 1,
+      rejectUnauthorized: verify,
+      lookup: this.#destinations.lookup as never,
+    });
     this.#agents.set(id, { verify, agent });
     return agent;
   }
@@ -56,17 +64,26 @@ export class Agents {
  * Sends one body to a subscription's url.
  * @param signal - aborts the attempt (the server is closing).
  */
-export function deliver(subscription: Subscription, body: string, agent: Agent, destinations: Destinations, timeoutMs: number, signal: AbortSignal): Promise<Attempt> {
+export function deliver(
+  subscription: Subscription,
+  body: string,
+  agent: Agent,
+  destinations: Destinations,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<Attempt> {
   const url = new URL(subscription.url);
   // No lookup runs for an IP literal: it is checked here, before any connection (HW1).
-  if (destinations.refusesLiteral(url)) return Promise.resolve(failed(REFUSED_DESTINATION, `${REFUSED_DESTINATION} (${url.hostname})`));
+  if (destinations.refusesLiteral(url))
+    return Promise.resolve(failed(REFUSED_DESTINATION, `${REFUSED_DESTINATION} (${url.hostname})`));
   const headers: Record<string, string> = {
     "content-type": "application/json; charset=utf-8",
     "content-length": String(Buffer.byteLength(body)),
     "user-agent": "rsop-engine-webhooks",
   };
   const auth = subscription.authentication;
-  if (auth.type === "Basic") headers.authorization = `Basic ${Buffer.from(`${auth.user}:${auth.password}`, "utf8").toString("base64")}`;
+  if (auth.type === "Basic")
+    headers.authorization = `Basic ${Buffer.from(`${auth.user}:${auth.password}`, "utf8").toString("base64")}`;
   if (subscription.secret !== null) headers[SIGNATURE_HEADER] = signBody(body, subscription.secret);
   return new Promise((resolve) => {
     let settled = false;
@@ -77,7 +94,13 @@ export function deliver(subscription: Subscription, body: string, agent: Agent, 
       signal.removeEventListener("abort", onAbort);
       resolve(a);
     };
-    const options = { method: "POST", headers, agent, rejectUnauthorized: subscription.sslVerification, lookup: destinations.lookup as never };
+    const options = {
+      method: "POST",
+      headers,
+      agent,
+      rejectUnauthorized: subscription.sslVerification,
+      lookup: destinations.lookup as never,
+    };
     const req = request(url, options, (res) => {
       const status = res.statusCode ?? 0;
       // Read the answer to its end so the connection can carry the next notification.
@@ -94,7 +117,9 @@ export function deliver(subscription: Subscription, body: string, agent: Agent, 
       req.destroy();
     };
     signal.addEventListener("abort", onAbort);
-    req.on("error", (e: NodeJS.ErrnoException) => done(failed(category(e), e.code !== undefined ? `${e.code}: ${e.message}` : e.message)));
+    req.on("error", (e: NodeJS.ErrnoException) =>
+      done(failed(category(e), e.code !== undefined ? `${e.code}: ${e.message}` : e.message)),
+    );
     req.end(body);
   });
 }

@@ -42,7 +42,8 @@ function parseCidr(text: string): { address: string; prefix: number; family: "ip
   const [raw = "", prefixText, ...rest] = text.trim().split("/");
   const address = raw.startsWith("[") && raw.endsWith("]") ? raw.slice(1, -1) : raw;
   const version = isIP(address);
-  if (version === 0 || rest.length > 0) return `"${text}" is not an IP address or CIDR (e.g. 127.0.0.1, 10.0.0.0/8, fd00::/8)`;
+  if (version === 0 || rest.length > 0)
+    return `"${text}" is not an IP address or CIDR (e.g. 127.0.0.1, 10.0.0.0/8, fd00::/8)`;
   const max = version === 4 ? 32 : 128;
   const prefix = prefixText === undefined ? max : /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : NaN;
   if (!(prefix >= 0 && prefix <= max)) return `"${text}" has a prefix length outside 0–${max}`;
@@ -79,8 +80,12 @@ export class Destinations {
 
   /** Splits `--webhook-allow` text (commas) into its CIDRs; a message for the first bad one. */
   static parseList(text: string): { ok: true; cidrs: string[] } | { ok: false; message: string } {
-    const cidrs = text.split(",").map((s) => s.trim()).filter((s) => s !== "");
-    if (cidrs.length === 0) return { ok: false, message: "give at least one IP address or CIDR (e.g. 127.0.0.1/32,10.0.0.0/8)" };
+    const cidrs = text
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== "");
+    if (cidrs.length === 0)
+      return { ok: false, message: "give at least one IP address or CIDR (e.g. 127.0.0.1/32,10.0.0.0/8)" };
     for (const c of cidrs) {
       const parsed = parseCidr(c);
       if (typeof parsed === "string") return { ok: false, message: parsed };

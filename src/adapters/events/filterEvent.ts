@@ -35,7 +35,8 @@ export function filterEvent<E extends WebhookEvent>(event: E, level: SecrecyLeve
   if (level === 0) return event;
   if ("entityType" in event && event.entityType === "credential") {
     const d = (typeof event.data === "object" && event.data !== null ? event.data : {}) as Record<string, unknown>;
-    const owner = "holderId" in d ? { holderId: d.holderId } : "personId" in d ? { personId: d.personId } : { holderId: null };
+    const owner =
+      "holderId" in d ? { holderId: d.holderId } : "personId" in d ? { personId: d.personId } : { holderId: null };
     return { ...event, data: { id: d.id, ...owner } };
   }
   return strip(event, level) as E;

@@ -11,7 +11,9 @@ export const MAX_NAME = 70;
 export const MAX_SECRET = 255;
 
 /** How a subscription authenticates to its receiver. */
-export type SubscriptionAuthentication = { readonly type: "None" } | { readonly type: "Basic"; readonly user: string; readonly password: string };
+export type SubscriptionAuthentication =
+  | { readonly type: "None" }
+  | { readonly type: "Basic"; readonly user: string; readonly password: string };
 
 /** A subscription as served (retrieve, list). */
 export interface Subscription {
@@ -50,13 +52,20 @@ export interface SubscriptionContext {
   readonly destinations?: Destinations;
 }
 
-const SCOPES: Readonly<Record<Generation, readonly [string, string]>> = { "2.0": ["this", "recursive"], "1.0": ["ou", "ouRecursive"] };
+const SCOPES: Readonly<Record<Generation, readonly [string, string]>> = {
+  "2.0": ["this", "recursive"],
+  "1.0": ["ou", "ouRecursive"],
+};
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
-const show = (x: unknown): string => (typeof x === "string" ? `"${x.length > 100 ? `${x.slice(0, 100)}…` : x}"` : JSON.stringify(x) ?? String(x));
+const show = (x: unknown): string =>
+  typeof x === "string" ? `"${x.length > 100 ? `${x.slice(0, 100)}…` : x}"` : (JSON.stringify(x) ?? String(x));
 
 /** An absolute HTTPS URL whose host, when an IP literal or `localhost`, the destination policy allows (HW1). */
-function checkUrl(value: unknown, destinations: Destinations | undefined): { ok: true; url: string } | { ok: false; message: string } {
+function checkUrl(
+  value: unknown,
+  destinations: Destinations | undefined,
+): { ok: true; url: string } | { ok: false; message: string } {
   let parsed: URL | null = null;
   if (typeof value === "string")
     try {
@@ -65,7 +74,11 @@ function checkUrl(value: unknown, destinations: Destinations | undefined): { ok:
       parsed = null;
     }
   if (parsed === null) return { ok: false, message: `Must be an absolute HTTPS URL (https://…), not ${show(value)}.` };
-  if (parsed.protocol !== "https:") return { ok: false, message: `Must be an HTTPS URL: notifications are sent over HTTPS only, not ${parsed.protocol.slice(0, -1)}.` };
+  if (parsed.protocol !== "https:")
+    return {
+      ok: false,
+      message: `Must be an HTTPS URL: notifications are sent over HTTPS only, not ${parsed.protocol.slice(0, -1)}.`,
+    };
   const refused = destinations?.urlProblem(parsed) ?? null;
   return refused === null ? { ok: true, url: value as string } : { ok: false, message: refused };
 }
@@ -99,7 +112,8 @@ export function parseSubscriptionBody(
   let name = "";
   if (required("name")) {
     if (typeof body.name !== "string" || body.name.trim() === "") add(at("name"), "Must be a non-empty string.");
-    else if (body.name.length > MAX_NAME) add(at("name"), `Must be at most ${MAX_NAME} characters; it has ${body.name.length}.`);
+    else if (body.name.length > MAX_NAME)
+      add(at("name"), `Must be at most ${MAX_NAME} characters; it has ${body.name.length}.`);
     else name = body.name;
   }
 
@@ -121,7 +135,12 @@ export function parseSubscriptionBody(
       s.forEach((id, i) => {
         if (typeof id !== "string") add(at("scope", i), `Must be a ${nodeWord} (a string).`);
         else if (!ctx.nodeIds.has(id))
-          add(at("scope", i), ctx.generation === "2.0" ? `Names cloud node ${show(id)}, which is not in this system.` : `Names cloud node ${show(id)}, which is not this organization's panel.`);
+          add(
+            at("scope", i),
+            ctx.generation === "2.0"
+              ? `Names cloud node ${show(id)}, which is not in this system.`
+              : `Names cloud node ${show(id)}, which is not this organization's panel.`,
+          );
       });
       scope = s.filter((x): x is string => typeof x === "string");
     } else add(at("scope"), `Must be "${own}", "${recursive}" or an array of ${nodeWord}s, not ${show(s)}.`);
@@ -130,7 +149,8 @@ export function parseSubscriptionBody(
   let authentication: SubscriptionAuthentication = { type: "None" };
   if (required("authentication")) {
     const a = body.authentication;
-    if (!isObject(a)) add(at("authentication"), 'Must be an object: {"type": "None"} or {"type": "Basic", "user", "password"}.');
+    if (!isObject(a))
+      add(at("authentication"), 'Must be an object: {"type": "None"} or {"type": "Basic", "user", "password"}.');
     else if (a.type === "None") authentication = { type: "None" };
     else if (a.type === "Basic") {
       const ok = (k: "user" | "password") => {
@@ -140,12 +160,16 @@ export function parseSubscriptionBody(
       };
       const u = ok("user");
       const p = ok("password");
-      if (u && typeof a.user === "string" && a.user.includes(":")) add(at("authentication", "user"), "May not contain a colon: Basic authentication separates user and password with one.");
+      if (u && typeof a.user === "string" && a.user.includes(":"))
+        add(
+          at("authentication", "user"),
+          "May not contain a colon: Basic authentication separates user and password with one.",
+        );
       else if (u && p) authentication = { type: "Basic", user: a.user as string, password: a.password as string };
     } else add(at("authentication", "type"), `Must be "None" or "Basic", not ${show(a.type)}.`);
   }
 
-  let events: string[] = [];
+  const events: string[] = [];
   if (required("events")) {
     const e = body.events;
     const known = TOPICS[ctx.generation];
@@ -162,12 +186,18 @@ export function parseSubscriptionBody(
         events.push(t as string);
         byCategory.set(category, [...(byCategory.get(category) ?? []), t as string]);
         if (Array.isArray(body.scope) && category !== "cloudNode")
-          add(at("events", i), `${show(t)} is not a cloud-node event: a scope of ${nodeWord}s admits cloud-node events only.`);
+          add(
+            at("events", i),
+            `${show(t)} is not a cloud-node event: a scope of ${nodeWord}s admits cloud-node events only.`,
+          );
       });
       const org = byCategory.get("organization");
       const node = byCategory.get("cloudNode");
       if (org !== undefined && node !== undefined)
-        add(at("events"), `Mixes organization events (${org.join(", ")}) with cloud-node events (${node.join(", ")}): subscribe to each kind separately.`);
+        add(
+          at("events"),
+          `Mixes organization events (${org.join(", ")}) with cloud-node events (${node.join(", ")}): subscribe to each kind separately.`,
+        );
     }
   }
 
@@ -186,16 +216,26 @@ export function parseSubscriptionBody(
   let secrecyLevel: SecrecyLevel = 1;
   if (body.secrecyLevel === undefined) {
     if (mode === "update") required("secrecyLevel");
-  } else if (body.secrecyLevel === 0 || body.secrecyLevel === 1 || body.secrecyLevel === 2) secrecyLevel = body.secrecyLevel;
-  else add(at("secrecyLevel"), `Must be 0 (no filtering), 1 (no PINs or credentials) or 2 (also no names), not ${show(body.secrecyLevel)}.`);
+  } else if (body.secrecyLevel === 0 || body.secrecyLevel === 1 || body.secrecyLevel === 2)
+    secrecyLevel = body.secrecyLevel;
+  else
+    add(
+      at("secrecyLevel"),
+      `Must be 0 (no filtering), 1 (no PINs or credentials) or 2 (also no names), not ${show(body.secrecyLevel)}.`,
+    );
 
   let expiresAt: string | null = current?.expiresAt ?? null;
   if (body.expiresAt === null) expiresAt = null;
   else if (body.expiresAt !== undefined) {
     const v = body.expiresAt;
     const ms = typeof v === "string" && ISO_INSTANT.test(v) ? Date.parse(v) : NaN;
-    if (Number.isNaN(ms)) add(at("expiresAt"), `Must be an ISO 8601 instant with a time zone offset (e.g. 2027-01-01T00:00:00Z) or null, not ${show(v)}.`);
-    else if (ms <= ctx.now) add(at("expiresAt"), `Must be in the future; ${v} is not after ${new Date(ctx.now).toISOString()}.`);
+    if (Number.isNaN(ms))
+      add(
+        at("expiresAt"),
+        `Must be an ISO 8601 instant with a time zone offset (e.g. 2027-01-01T00:00:00Z) or null, not ${show(v)}.`,
+      );
+    else if (ms <= ctx.now)
+      add(at("expiresAt"), `Must be in the future; ${v} is not after ${new Date(ctx.now).toISOString()}.`);
     else expiresAt = new Date(ms).toISOString();
   }
 
@@ -203,10 +243,14 @@ export function parseSubscriptionBody(
   if (body.secret === null) secret = null;
   else if (body.secret !== undefined) {
     if (typeof body.secret !== "string") add(at("secret"), "Must be a string or null.");
-    else if (body.secret.length > MAX_SECRET) add(at("secret"), `Must be at most ${MAX_SECRET} characters; it has ${body.secret.length}.`);
+    else if (body.secret.length > MAX_SECRET)
+      add(at("secret"), `Must be at most ${MAX_SECRET} characters; it has ${body.secret.length}.`);
     else secret = body.secret === "" ? null : body.secret;
   }
 
   if (issues.length > 0) return { ok: false, issues };
-  return { ok: true, value: { name, url, scope, authentication, events, active, sslVerification, secrecyLevel, expiresAt, secret } };
+  return {
+    ok: true,
+    value: { name, url, scope, authentication, events, active, sslVerification, secrecyLevel, expiresAt, secret },
+  };
 }

@@ -30,7 +30,15 @@ const ORGANIZATION_2 = [
   "permission.deleted",
   "permission.updated",
 ] as const;
-const ORGANIZATION_1 = ["ou.created", "ou.deleted", "ou.updated", "panel.created", "panel.deleted", "panel.updated", "permission.accepted"] as const;
+const ORGANIZATION_1 = [
+  "ou.created",
+  "ou.deleted",
+  "ou.updated",
+  "panel.created",
+  "panel.deleted",
+  "panel.updated",
+  "permission.accepted",
+] as const;
 
 /** Every known topic of a generation and its category. */
 export const TOPICS: Readonly<Record<Generation, ReadonlyMap<string, TopicCategory>>> = {

@@ -15,9 +15,17 @@ export interface AccessEvent {
   /** The device (its name null when the system does not know it). */
   readonly device: { readonly id: string; readonly name: string | null };
   /** The holder the credential or PIN belongs to; null when none could be tied to one. */
-  readonly holder: { readonly id: string; readonly firstName?: string | null; readonly lastName?: string | null } | null;
+  readonly holder: {
+    readonly id: string;
+    readonly firstName?: string | null;
+    readonly lastName?: string | null;
+  } | null;
   /** The credential as read (id null when no credential has the number read); null when none was presented or read. */
-  readonly credential: { readonly id: string | null; readonly credentialNumber: number | null; readonly facilityCode: number | null } | null;
+  readonly credential: {
+    readonly id: string | null;
+    readonly credentialNumber: number | null;
+    readonly facilityCode: number | null;
+  } | null;
   readonly reason: Reason;
   readonly activeRuleId: string | null;
   readonly duress: boolean;

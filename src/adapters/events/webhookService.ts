@@ -133,7 +133,12 @@ export class Webhooks {
     const shared = store.shared;
     if (shared !== undefined) {
       w.#stopWatching = await shared.watch((what) => {
-        if (what === "subscriptions") void w.refresh().catch((e: unknown) => w.#log(`webhooks: re-reading the subscriptions failed: ${(e as Error)?.message ?? String(e)}`));
+        if (what === "subscriptions")
+          void w
+            .refresh()
+            .catch((e: unknown) =>
+              w.#log(`webhooks: re-reading the subscriptions failed: ${(e as Error)?.message ?? String(e)}`),
+            );
         else if (w.#dispatching) for (const e of w.#subs.values()) e.wake();
       });
     }
@@ -146,14 +151,17 @@ export class Webhooks {
           w.#log("webhooks: this replica dispatches the events now");
           await w.#sync(true);
           for (const e of w.#subs.values()) e.wake();
-        } else if (!w.#dispatching && was) w.#log("webhooks: this replica no longer dispatches (the connection holding the election was lost)");
+        } else if (!w.#dispatching && was)
+          w.#log("webhooks: this replica no longer dispatches (the connection holding the election was lost)");
         else if (!w.#dispatching) await w.#sync(true);
       };
       await claim();
       const tick = () => {
         w.#claimTimer = setTimeout(() => {
           claim()
-            .catch((e: unknown) => w.#log(`webhooks: the dispatcher election failed: ${(e as Error)?.message ?? String(e)}`))
+            .catch((e: unknown) =>
+              w.#log(`webhooks: the dispatcher election failed: ${(e as Error)?.message ?? String(e)}`),
+            )
             .finally(() => {
               if (!w.#closing.signal.aborted) tick();
             });
@@ -228,7 +236,9 @@ export class Webhooks {
 
   /** Every subscription, by id. */
   list(): Subscription[] {
-    return [...this.#subs.values()].map((e) => this.#current(e)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return [...this.#subs.values()]
+      .map((e) => this.#current(e))
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   /** One subscription, or undefined. */
@@ -306,12 +316,20 @@ export class Webhooks {
 
   /** The outbox entries of an accepted write (for the store's `append`, in the write's transaction). */
   forWrite(write: AcceptedWrite): OutboxEntry[] {
-    const wanting = [...this.#subs.values()].filter((e) => this.#live(e.sub) && e.sub.events.some((t) => t.startsWith("entity.")));
+    const wanting = [...this.#subs.values()].filter(
+      (e) => this.#live(e.sub) && e.sub.events.some((t) => t.startsWith("entity.")),
+    );
     if (wanting.length === 0) return [];
-    const node = this.#ctx.generation === "1.0" ? [...this.#ctx.nodeIds()][0] ?? null : null;
+    const node = this.#ctx.generation === "1.0" ? ([...this.#ctx.nodeIds()][0] ?? null) : null;
     const out: OutboxEntry[] = [];
-    for (const event of changeEvents({ before: write.before, after: write.after, patches: write.patches, occurredAt: write.time }))
-      for (const e of wanting) if (this.#matches(e.sub, event.topic, node)) out.push({ subscriptionId: e.sub.id, kind: "change", event });
+    for (const event of changeEvents({
+      before: write.before,
+      after: write.after,
+      patches: write.patches,
+      occurredAt: write.time,
+    }))
+      for (const e of wanting)
+        if (this.#matches(e.sub, event.topic, node)) out.push({ subscriptionId: e.sub.id, kind: "change", event });
     return out;
   }
 
@@ -322,7 +340,12 @@ export class Webhooks {
 
   /** Whether any active subscription wants an access event of this topic. */
   wantsAccess(): boolean {
-    for (const e of this.#subs.values()) if (this.#live(e.sub) && e.sub.events.some((t) => t.startsWith("device.request.") || t.startsWith("door.request."))) return true;
+    for (const e of this.#subs.values())
+      if (
+        this.#live(e.sub) &&
+        e.sub.events.some((t) => t.startsWith("device.request.") || t.startsWith("door.request."))
+      )
+        return true;
     return false;
   }
 
@@ -330,8 +353,14 @@ export class Webhooks {
    * Stores the access events of answered decisions for the subscriptions that want them, before the
    * answer is sent (one transaction); the loops send them later.
    */
-  async recordDecisions(requests: readonly unknown[], decisions: readonly Decision[], snapshot: SystemSnapshot): Promise<void> {
-    const wanting = [...this.#subs.values()].filter((e) => this.#live(e.sub) && e.sub.events.some((t) => t.startsWith("device.request.")));
+  async recordDecisions(
+    requests: readonly unknown[],
+    decisions: readonly Decision[],
+    snapshot: SystemSnapshot,
+  ): Promise<void> {
+    const wanting = [...this.#subs.values()].filter(
+      (e) => this.#live(e.sub) && e.sub.events.some((t) => t.startsWith("device.request.")),
+    );
     if (wanting.length === 0) return;
     const now = this.#now();
     let added = 0;
@@ -368,7 +397,10 @@ export class Webhooks {
         try {
           const parked = await this.#store.parkOldest(id, "access", this.#cap, time);
           e.pendingAccess -= parked;
-          if (parked > 0) this.#log(`webhook ${id}: ${parked} access event${parked === 1 ? "" : "s"} parked: more than ${this.#cap} were waiting`);
+          if (parked > 0)
+            this.#log(
+              `webhook ${id}: ${parked} access event${parked === 1 ? "" : "s"} parked: more than ${this.#cap} were waiting`,
+            );
         } catch (err) {
           // The events are stored; only the cap waits for the next decisions.
           this.#log(`webhook ${id}: parking the oldest access events failed: ${(err as Error).message}`);
@@ -409,7 +441,8 @@ export class Webhooks {
     });
     await Promise.all(loops);
     // Deliveries made so far are committed before the store closes.
-    if (this.#delivered.length > 0 || this.#deliveredFlush !== null) await this.#flushDelivered().catch(() => undefined);
+    if (this.#delivered.length > 0 || this.#deliveredFlush !== null)
+      await this.#flushDelivered().catch(() => undefined);
     if (this.#decidedFlush !== null) await this.#decidedFlush.catch(() => undefined);
     // Ends the watching session, and with it this replica's claim to dispatch.
     await this.#stopWatching?.();
@@ -482,7 +515,9 @@ export class Webhooks {
         };
       });
     this.#subs.set(sub.id, entry);
-    entry.loop = this.#run(entry, pause).catch((e: unknown) => this.#log(`webhook ${sub.id}: the dispatcher stopped: ${(e as Error)?.message ?? String(e)}`));
+    entry.loop = this.#run(entry, pause).catch((e: unknown) =>
+      this.#log(`webhook ${sub.id}: the dispatcher stopped: ${(e as Error)?.message ?? String(e)}`),
+    );
   }
 
   async #run(e: Entry, pause: (ms: number) => Promise<void>): Promise<void> {
@@ -533,14 +568,25 @@ export class Webhooks {
     for (let attempt = 1; ; attempt++) {
       const sub = e.sub;
       const body = this.#body(row.event as unknown as WebhookEvent, sub.secrecyLevel, row.sequence);
-      const result = await deliver(sub, body, this.#agents.get(sub.id, sub.sslVerification), this.#destinations, this.#timeout, this.#closing.signal);
+      const result = await deliver(
+        sub,
+        body,
+        this.#agents.get(sub.id, sub.sslVerification),
+        this.#destinations,
+        this.#timeout,
+        this.#closing.signal,
+      );
       if (e.stopped) return;
       // Elected no longer (shared store): the row stays as it is for the next dispatcher.
       if (!result.ok && !this.#dispatching) return;
       if (result.ok) {
         e.done.add(row.seq);
         this.#delivered.push({ subscriptionId: sub.id, seq: row.seq });
-        void this.#flushDelivered().catch((err: unknown) => this.#log(`webhook: storing deliveries failed (they will be sent again): ${(err as Error)?.message ?? String(err)}`));
+        void this.#flushDelivered().catch((err: unknown) =>
+          this.#log(
+            `webhook: storing deliveries failed (they will be sent again): ${(err as Error)?.message ?? String(err)}`,
+          ),
+        );
         e.sub = { ...e.sub, odometer: e.sub.odometer + 1 };
         if (row.kind === "access") e.pendingAccess = Math.max(0, e.pendingAccess - 1);
         return;

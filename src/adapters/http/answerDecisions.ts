@@ -47,7 +47,10 @@ export function answerDecisions(engine: Engine, body: unknown, maxBatch = Infini
   }
   if (malformed === 0 && over)
     throw new HttpError(413, `Too many access requests in one batch: at most ${maxBatch}, got ${body.length}.`, [
-      { path: "", message: `A batch holds at most ${maxBatch} access requests (the server's bound); send the rest in further batches.` },
+      {
+        path: "",
+        message: `A batch holds at most ${maxBatch} access requests (the server's bound); send the rest in further batches.`,
+      },
     ]);
   if (malformed === 0) return decisions;
   const message = capped
@@ -63,7 +66,12 @@ export function answerDecisions(engine: Engine, body: unknown, maxBatch = Infini
  */
 export function answerExplain(engine: Engine, body: unknown): Explanation {
   if (Array.isArray(body))
-    throw new HttpError(400, "Invalid access request.", [{ path: "", message: "Explain takes one access request (an object), not an array; send each request on its own." }]);
+    throw new HttpError(400, "Invalid access request.", [
+      {
+        path: "",
+        message: "Explain takes one access request (an object), not an array; send each request on its own.",
+      },
+    ]);
   const found = requestIssues(body);
   if (found.length > 0) throw new HttpError(400, "Invalid access request.", toHttpIssues(found));
   return engine.explain(body);

@@ -19,7 +19,12 @@ export interface DeviceAccessPage {
  * and `per_page` (default 10, at most 100). A page past the last is answered with no holders.
  * @throws HttpError 400 (bad query) or 404 (unknown device, named).
  */
-export function answerDeviceAccess(engine: Engine, params: URLSearchParams, deviceId: string, now: () => number): DeviceAccessPage {
+export function answerDeviceAccess(
+  engine: Engine,
+  params: URLSearchParams,
+  deviceId: string,
+  now: () => number,
+): DeviceAccessPage {
   const { at, page, perPage } = parseQuery(params, false, 0, now, true);
   let all: WhoResult;
   try {

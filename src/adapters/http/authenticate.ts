@@ -16,12 +16,20 @@ export async function authenticate(request: Request, authorize: Authorize, syste
   const header = request.headers.get("authorization");
   const token = bearerToken(header);
   if (token === null) {
-    const message = header === null ? "Authorization required: send Authorization: Bearer <token>." : "Malformed Authorization header: expected Bearer <token>.";
+    const message =
+      header === null
+        ? "Authorization required: send Authorization: Bearer <token>."
+        : "Malformed Authorization header: expected Bearer <token>.";
     const challenge = header === null ? 'Bearer realm="rsop"' : 'Bearer realm="rsop", error="invalid_request"';
     throw new HttpError(401, message, [], { "www-authenticate": challenge });
   }
   const answer = await authorize(token, systemId);
   if (answer === "forbidden")
-    throw new HttpError(403, "This token may not query this system.", [], { "www-authenticate": 'Bearer realm="rsop", error="insufficient_scope"' });
-  if (answer !== true) throw new HttpError(401, "Invalid token.", [], { "www-authenticate": 'Bearer realm="rsop", error="invalid_token"' });
+    throw new HttpError(403, "This token may not query this system.", [], {
+      "www-authenticate": 'Bearer realm="rsop", error="insufficient_scope"',
+    });
+  if (answer !== true)
+    throw new HttpError(401, "Invalid token.", [], {
+      "www-authenticate": 'Bearer realm="rsop", error="invalid_token"',
+    });
 }

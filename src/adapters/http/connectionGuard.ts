@@ -33,7 +33,8 @@ export interface ConnectionSettings {
 
 function positive(who: string, name: string, v: number | undefined, fallback: number): number {
   if (v === undefined) return fallback;
-  if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`${who}: ${name} must be a positive integer, got ${String(v)}`);
+  if (!Number.isSafeInteger(v) || v < 1)
+    throw new RangeError(`${who}: ${name} must be a positive integer, got ${String(v)}`);
   return v;
 }
 
@@ -49,12 +50,20 @@ export function connectionSettings(who: string, options: ConnectionOptions): Con
     headersTimeout: Math.min(positive(who, "headersTimeoutMs", options.headersTimeoutMs, 10_000), requestTimeout),
     keepAliveTimeout: positive(who, "keepAliveTimeoutMs", options.keepAliveTimeoutMs, 5000),
     maxConnections,
-    maxConnectionsPerAddress: Math.min(positive(who, "maxConnectionsPerAddress", options.maxConnectionsPerAddress, 100), maxConnections),
+    maxConnectionsPerAddress: Math.min(
+      positive(who, "maxConnectionsPerAddress", options.maxConnectionsPerAddress, 100),
+      maxConnections,
+    ),
   };
 }
 
 /** The options of @hono/node-server's `serverOptions` (node:http createServer) for these settings. */
-export function serverOptionsOf(s: ConnectionSettings): { requestTimeout: number; headersTimeout: number; keepAliveTimeout: number; connectionsCheckingInterval: number } {
+export function serverOptionsOf(s: ConnectionSettings): {
+  requestTimeout: number;
+  headersTimeout: number;
+  keepAliveTimeout: number;
+  connectionsCheckingInterval: number;
+} {
   return {
     requestTimeout: s.requestTimeout,
     headersTimeout: s.headersTimeout,
@@ -75,11 +84,18 @@ export function clientKey(address: string | undefined): string {
   const [head, tail] = address.split("::") as [string, string | undefined];
   const left = head === "" ? [] : head.split(":");
   const right = tail === undefined || tail === "" ? [] : tail.split(":");
-  const groups = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
-  return `${groups.slice(0, 4).map((g) => g.toLowerCase().replace(/^0+(?=.)/, "")).join(":")}::/64`;
+  const groups =
+    tail === undefined
+      ? left
+      : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ""))
+    .join(":")}::/64`;
 }
 
-const BUSY = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\nConnection: close\r\nCache-Control: no-store\r\n";
+const BUSY =
+  "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\nConnection: close\r\nCache-Control: no-store\r\n";
 
 /** The 503 written to a connection refused because every counted connection is busy. */
 function busyAnswer(message: string): string {
@@ -97,7 +113,11 @@ interface Tracked {
  * Applies the connection caps to `server` (HC3, HC4). Call it once, right after the server listens.
  * @returns how many connections are open, in total and per client key (for tests and the log).
  */
-export function guardConnections(server: Server, s: ConnectionSettings, log?: (line: string) => void): { open(): number; openFrom(key: string): number } {
+export function guardConnections(
+  server: Server,
+  s: ConnectionSettings,
+  log?: (line: string) => void,
+): { open(): number; openFrom(key: string): number } {
   // Node's own cap would refuse before this one could make room.
   server.maxConnections = Number.MAX_SAFE_INTEGER;
   server.keepAliveTimeout = s.keepAliveTimeout;
@@ -143,7 +163,10 @@ export function guardConnections(server: Server, s: ConnectionSettings, log?: (l
     const key = clientKey(socket.remoteAddress);
     const mine = byKey.get(key);
     if (mine !== undefined && mine.size >= s.maxConnectionsPerAddress && !evictIdle(mine))
-      return refuse(socket, `${s.maxConnectionsPerAddress} connections from one address are all answering requests (the per-address connection cap)`);
+      return refuse(
+        socket,
+        `${s.maxConnectionsPerAddress} connections from one address are all answering requests (the per-address connection cap)`,
+      );
     if (all.size >= s.maxConnections && !evictIdle(all))
       return refuse(socket, `${s.maxConnections} connections are all answering requests (the connection cap)`);
     const t: Tracked = { key, busy: 0 };

@@ -20,16 +20,32 @@ import type { Operation, OperationResult, PanelOperationResult } from "../../liv
 import type { Engine } from "../../evaluate/index.js";
 import type { Decision, SystemSnapshot } from "../../model/index.js";
 import { type Authorize, authenticate } from "./authenticate.js";
-import { LiveRefusal, checkRsopIds, checkWrite, engineRouteRefusal, readInScope, rsopResultInScope, scopeOf } from "./scope.js";
+import {
+  LiveRefusal,
+  checkRsopIds,
+  checkWrite,
+  engineRouteRefusal,
+  readInScope,
+  rsopResultInScope,
+  scopeOf,
+} from "./scope.js";
 import { ADMIN, type Grant } from "./grant.js";
 import { pageHeaders } from "./answerDeviceAccess.js";
 import { createHttpHandler } from "./createHttpHandler.js";
 import { answerPreview } from "./answerPreview.js";
 import { DEFAULT_PREVIEW_CHANGES, DEFAULT_PREVIEW_COST, type RequestBounds, boundsOf } from "./requestBounds.js";
-import { HttpError, errorResponse, jsonResponse, jsonText, jsonTextBytes, textResponse, toHttpIssues } from "./httpError.js";
+import {
+  HttpError,
+  errorResponse,
+  jsonResponse,
+  jsonText,
+  jsonTextBytes,
+  textResponse,
+  toHttpIssues,
+} from "./httpError.js";
 import { normalizeBasePath } from "./matchRoute.js";
 import { readJsonBody } from "./readJsonBody.js";
-import { type DurableSystem } from "../store/durableSystem.js";
+import type { DurableSystem } from "../store/durableSystem.js";
 import { type ReportStoreLimits, ReportService } from "./reportService.js";
 import { StoreError, StoreUnavailableError } from "../store/store.js";
 import type { Webhooks } from "../events/webhookService.js";
@@ -114,7 +130,11 @@ async function writeBody(request: Request, maxBytes: number): Promise<unknown> {
  */
 export async function createDataApp(options: DataAppOptions): Promise<Hono> {
   const { durable } = options;
-  const chosen = [options.authorize !== undefined, options.grants !== undefined, options.insecureNoAuth === true].filter(Boolean).length;
+  const chosen = [
+    options.authorize !== undefined,
+    options.grants !== undefined,
+    options.insecureNoAuth === true,
+  ].filter(Boolean).length;
   if (chosen !== 1) throw new Error("createDataApp: give exactly one of authorize, grants and insecureNoAuth");
   const grants = options.grants;
   const authorize: Authorize | undefined = grants !== undefined ? (token) => grants(token) !== null : options.authorize;
@@ -151,9 +171,13 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
       throw new HttpError(400, "The URL path has malformed percent-encoding.");
     }
     const allow = (...methods: string[]) => {
-      if (!methods.includes(method)) throw new HttpError(405, `${method} is not allowed here; use ${methods.join(", ")}.`, [], { allow: methods.join(", ") });
+      if (!methods.includes(method))
+        throw new HttpError(405, `${method} is not allowed here; use ${methods.join(", ")}.`, [], {
+          allow: methods.join(", "),
+        });
     };
-    const view = (): SystemSnapshot => (target.kind === "system" ? scopeOf(target.live.snapshot, grant).view : target.live.engine.loaded.system);
+    const view = (): SystemSnapshot =>
+      target.kind === "system" ? scopeOf(target.live.snapshot, grant).view : target.live.engine.loaded.system;
     // The metadata list pages; no other report route takes a query parameter (HS4).
     checkQueryKeys(url.searchParams, seg[0] === "requests" && seg.length === 1 ? PAGING : []);
     // The store is the truth: replicas on one database share their reports (RP14).
@@ -162,7 +186,9 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
       allow("POST");
       const body = await writeBody(request, maxBodyBytes);
       const snapshot = view();
-      return seg[0] === "preview" ? reports.preview(snapshot, body, grant) : reports.generate(snapshot, body, grant, snapshot.timezone);
+      return seg[0] === "preview"
+        ? reports.preview(snapshot, body, grant)
+        : reports.generate(snapshot, body, grant, snapshot.timezone);
     }
     if (seg[0] === "requests" && seg.length === 1) {
       allow("GET");
@@ -180,7 +206,9 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
       allow("GET");
       return reports.file(seg[1]!, grant);
     }
-    throw new HttpError(404, `No route for ${method} ${url.pathname}.`, [{ path: "path", message: `No report route ${method} ${sub}.` }]);
+    throw new HttpError(404, `No route for ${method} ${url.pathname}.`, [
+      { path: "path", message: `No report route ${method} ${sub}.` },
+    ]);
   }
   const HOLDER_REPORTS = "/reports/holders";
   const PEOPLE_REPORTS = "/api/reports/cloudpeople";
@@ -191,11 +219,21 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
   app.onError((e, c) => {
     if (e instanceof HttpError) return errorResponse(e, indent);
     // A refusal of the live system's own checks, raised directly (Refusal) or on the token's view (LiveRefusal).
-    if (e instanceof LiveRefusal || e instanceof Refusal) return errorResponse(new HttpError(e.status, REFUSAL[e.status] ?? "Refused.", toHttpIssues(e.issues)), indent);
-    if (e instanceof StoreError && /closing/.test(e.message)) return errorResponse(new HttpError(503, "The server is shutting down; try again."), indent);
+    if (e instanceof LiveRefusal || e instanceof Refusal)
+      return errorResponse(new HttpError(e.status, REFUSAL[e.status] ?? "Refused.", toHttpIssues(e.issues)), indent);
+    if (e instanceof StoreError && /closing/.test(e.message))
+      return errorResponse(new HttpError(503, "The server is shutting down; try again."), indent);
     // A shared store (PostgreSQL) out of reach: whether the write was stored is unknown until the log is read again (PG7).
     if (e instanceof StoreUnavailableError)
-      return errorResponse(new HttpError(503, "The write could not be completed now (the database is unavailable or busy); it may or may not have been stored: read it back before retrying.", [], { "retry-after": "1" }), indent);
+      return errorResponse(
+        new HttpError(
+          503,
+          "The write could not be completed now (the database is unavailable or busy); it may or may not have been stored: read it back before retrying.",
+          [],
+          { "retry-after": "1" },
+        ),
+        indent,
+      );
     try {
       options.onError?.(e, c.req.raw);
     } catch {
@@ -203,7 +241,9 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
     }
     return errorResponse(new HttpError(500, "Internal server error."), indent);
   });
-  app.notFound((c) => errorResponse(new HttpError(404, `No route for ${c.req.method} ${new URL(c.req.url).pathname}.`), indent));
+  app.notFound((c) =>
+    errorResponse(new HttpError(404, `No route for ${c.req.method} ${new URL(c.req.url).pathname}.`), indent),
+  );
   const api = basePath === "" ? app : app.basePath(basePath);
 
   if (options.health !== undefined) {
@@ -237,15 +277,22 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
   async function pass(request: Request, url: URL, path: string, grant: Grant): Promise<Response> {
     const method = request.method;
     const match = target.kind === "system" ? matchRoute(method, path) : matchPanelRoute(method, path);
-    if (match.kind === "none") throw new HttpError(404, `No route for ${method} ${url.pathname}.`, [{ path: "path", message: `No route ${method} ${path}.` }]);
+    if (match.kind === "none")
+      throw new HttpError(404, `No route for ${method} ${url.pathname}.`, [
+        { path: "path", message: `No route ${method} ${path}.` },
+      ]);
     if (match.kind === "method")
-      throw new HttpError(405, `${method} is not allowed here; use ${match.allowed.join(", ")}.`, [], { allow: match.allowed.join(", ") });
+      throw new HttpError(405, `${method} is not allowed here; use ${match.allowed.join(", ")}.`, [], {
+        allow: match.allowed.join(", "),
+      });
     // A read's JSON is taken as bytes where the live system makes them so (RSOP).
     const op = { method: method as "GET", path: `${path}${url.search}`, jsonBytes: { indent } };
     let result: OperationResult | PanelOperationResult;
-    if (target.kind === "panel" && grant.partitions !== null) throw new HttpError(403, "A 1.0 panel is served to admin and integrator tokens only.");
+    if (target.kind === "panel" && grant.partitions !== null)
+      throw new HttpError(403, "A 1.0 panel is served to admin and integrator tokens only.");
     if (match.kind === "read") {
-      if (target.kind === "panel" || grant.partitions === null) result = target.kind === "system" ? target.live.apply(op) : target.live.apply(op);
+      if (target.kind === "panel" || grant.partitions === null)
+        result = target.kind === "system" ? target.live.apply(op) : target.live.apply(op);
       else {
         // A manager or reporter reads its view of the snapshot (H19); RSOP is the engine's, for its holders only.
         const live = target.live;
@@ -254,37 +301,63 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
           checkRsopIds(scope, live.snapshot, url.searchParams.get("ids"));
           // Its answer names only groups and rules of the view (HS3): read as an object, then filtered.
           result = rsopResultInScope(scope, live.apply({ method: "GET", path: op.path }));
-        } else result = { ok: true, status: 200, ...readInScope(match.handler as Parameters<typeof readInScope>[0], scope, { engine: live.engine, params: match.params, query: url.searchParams, now: options.now ?? Date.now }) };
+        } else
+          result = {
+            ok: true,
+            status: 200,
+            ...readInScope(match.handler as Parameters<typeof readInScope>[0], scope, {
+              engine: live.engine,
+              params: match.params,
+              query: url.searchParams,
+              now: options.now ?? Date.now,
+            }),
+          };
       }
     } else {
       // Refusals of the role and of path ids come before the body is read (H14's order), and are checked
       // again on the write's turn, against the snapshot it applies to (prepare).
-      if (target.kind === "system" && grant.partitions !== null) checkWrite(grant, target.live.snapshot, method, path, match.params, undefined);
+      if (target.kind === "system" && grant.partitions !== null)
+        checkWrite(grant, target.live.snapshot, method, path, match.params, undefined);
       const body = await writeBody(request, maxBodyBytes);
       const prepare =
         target.kind === "system" && grant.partitions !== null
-          ? (o: Operation): Operation => ({ ...o, body: checkWrite(grant, target.live.snapshot, method, path, match.params, o.body) })
+          ? (o: Operation): Operation => ({
+              ...o,
+              body: checkWrite(grant, target.live.snapshot, method, path, match.params, o.body),
+            })
           : undefined;
       result = await durable.write({ ...op, method: method as "POST" | "PUT" | "DELETE", body }, prepare);
     }
-    if (!result.ok) throw new HttpError(result.status, REFUSAL[result.status] ?? "Refused.", toHttpIssues(result.issues));
+    if (!result.ok)
+      throw new HttpError(result.status, REFUSAL[result.status] ?? "Refused.", toHttpIssues(result.issues));
     // After the live system's own checks (an unknown cloud node stays 404).
     const reading = match.kind === "read" ? LIVE_READINGS.get(match.handler) : undefined;
     if (reading !== undefined)
-      throw new HttpError(501, `${reading} is read live from the hardware; this server is not connected to any hardware and the stored system does not hold it.`);
+      throw new HttpError(
+        501,
+        `${reading} is read live from the hardware; this server is not connected to any hardware and the stored system does not hold it.`,
+      );
     if ("patches" in result) {
       if (result.status === 204) return new Response(null, { status: 204, headers: { "cache-control": "no-store" } });
       return jsonResponse(result.status, result.id !== undefined ? { id: result.id } : {}, indent);
     }
     const headers =
-      result.total === undefined ? {} : pageHeaders(url, { page: intParam(url, "page", 0), perPage: Math.max(1, intParam(url, "per_page", 10)), total: result.total });
-    if ("json" in result && result.json !== undefined) return textResponse(200, jsonTextBytes(result.json, indent), headers);
+      result.total === undefined
+        ? {}
+        : pageHeaders(url, {
+            page: intParam(url, "page", 0),
+            perPage: Math.max(1, intParam(url, "per_page", 10)),
+            total: result.total,
+          });
+    if ("json" in result && result.json !== undefined)
+      return textResponse(200, jsonTextBytes(result.json, indent), headers);
     return jsonResponse(200, result.body, indent, headers);
   }
 
   const webhooks = options.webhooks;
   // Registered first: the catch-all routes below would take /api/… for a system id or a panel route.
-  if (webhooks !== undefined) registerSubscriptionRoutes(api, { webhooks, identify, maxBodyBytes, indent, now: options.now ?? Date.now });
+  if (webhooks !== undefined)
+    registerSubscriptionRoutes(api, { webhooks, identify, maxBodyBytes, indent, now: options.now ?? Date.now });
 
   if (target.kind === "system") {
     const live = target.live;
@@ -301,7 +374,10 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
       ...(options.now !== undefined ? { now: options.now } : {}),
       ...(options.onError !== undefined ? { onError: options.onError } : {}),
       ...(webhooks !== undefined
-        ? { onDecided: (requests: readonly unknown[], decisions: readonly Decision[], engine: Engine) => webhooks.recordDecisions(requests, decisions, engine.snapshot) }
+        ? {
+            onDecided: (requests: readonly unknown[], decisions: readonly Decision[], engine: Engine) =>
+              webhooks.recordDecisions(requests, decisions, engine.snapshot),
+          }
         : {}),
     });
     // Decisions and who-can-access name holders of every partition: admin and integrator tokens only (H21).
@@ -320,9 +396,13 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
       const id = c.req.param("systemId");
       const grant = await identify(request, id);
       if (grant.partitions !== null) throw engineRouteRefusal(grant);
-      if (id !== systemId) throw new HttpError(404, "Unknown system id.", [{ path: "system_id", message: `Unknown system id "${id}".` }]);
+      if (id !== systemId)
+        throw new HttpError(404, "Unknown system id.", [{ path: "system_id", message: `Unknown system id "${id}".` }]);
       checkQueryKeys(new URL(request.url).searchParams, []);
-      const limits = { maxCost: bounds.maxPreviewCost ?? DEFAULT_PREVIEW_COST, maxChanges: bounds.maxPreviewChanges ?? DEFAULT_PREVIEW_CHANGES };
+      const limits = {
+        maxCost: bounds.maxPreviewCost ?? DEFAULT_PREVIEW_COST,
+        maxChanges: bounds.maxPreviewChanges ?? DEFAULT_PREVIEW_CHANGES,
+      };
       return jsonResponse(200, answerPreview(live, await readJsonBody(request, maxBodyBytes), limits), indent);
     });
     api.all("/:systemId/devices/:deviceId/access", (c) => engineRoute(c.req.raw, c.req.param("systemId")));
@@ -339,7 +419,8 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
         throw new HttpError(400, "The URL path has malformed percent-encoding.");
       }
       const grant = await identify(request, id);
-      if (id !== systemId) throw new HttpError(404, "Unknown system id.", [{ path: "system_id", message: `Unknown system id "${id}".` }]);
+      if (id !== systemId)
+        throw new HttpError(404, "Unknown system id.", [{ path: "system_id", message: `Unknown system id "${id}".` }]);
       const path = rest.slice(slash);
       if (under(path, HOLDER_REPORTS)) return reportRoute(request, url, path.slice(HOLDER_REPORTS.length), grant);
       return pass(request, url, path, grant);
@@ -350,12 +431,22 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
     api.all("/api/persons/import/preview", async (c) => {
       const request = c.req.raw;
       const grant = await identify(request, systemId);
-      if (grant.partitions !== null) throw new HttpError(403, "A 1.0 panel is served to admin and integrator tokens only.");
-      if (request.method !== "POST") throw new HttpError(405, `${request.method} is not allowed here; use POST.`, [{ path: "method", message: "Use POST." }], { allow: "POST" });
+      if (grant.partitions !== null)
+        throw new HttpError(403, "A 1.0 panel is served to admin and integrator tokens only.");
+      if (request.method !== "POST")
+        throw new HttpError(
+          405,
+          `${request.method} is not allowed here; use POST.`,
+          [{ path: "method", message: "Use POST." }],
+          { allow: "POST" },
+        );
       const body = await readJsonBody(request, maxBodyBytes);
       const text = jsonText(previewPersonImport(live.snapshot, body), indent);
       // Want-Digest (RFC 3230) of any algorithm is answered with the SHA-256 of the body sent.
-      const digest: Record<string, string> = request.headers.get("want-digest") === null ? {} : { digest: `sha-256=${createHash("sha256").update(text).digest("base64")}` };
+      const digest: Record<string, string> =
+        request.headers.get("want-digest") === null
+          ? {}
+          : { digest: `sha-256=${createHash("sha256").update(text).digest("base64")}` };
       return textResponse(200, text, digest);
     });
     api.all("/api/*", async (c) => {
@@ -364,7 +455,8 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
       const path = url.pathname.slice(basePath.length);
       const grant = await identify(request, systemId);
       if (under(path, PEOPLE_REPORTS)) {
-        if (grant.partitions !== null) throw new HttpError(403, "A 1.0 panel is served to admin and integrator tokens only.");
+        if (grant.partitions !== null)
+          throw new HttpError(403, "A 1.0 panel is served to admin and integrator tokens only.");
         return reportRoute(request, url, path.slice(PEOPLE_REPORTS.length), grant);
       }
       return pass(request, url, path, grant);

@@ -75,7 +75,11 @@ export interface HttpHandlerOptions {
    * Told the requests and decisions of every answered `POST /decisions`, before the answer is sent
    * (the answer waits for its promise; a rejection answers 500). The service stores access events here.
    */
-  readonly onDecided?: (requests: readonly unknown[], decisions: readonly Decision[], engine: Engine) => void | Promise<void>;
+  readonly onDecided?: (
+    requests: readonly unknown[],
+    decisions: readonly Decision[],
+    engine: Engine,
+  ) => void | Promise<void>;
 }
 
 const MIB = 1024 * 1024;
@@ -88,7 +92,8 @@ const BATCH_PER_MIB = 10_000;
 
 function positiveInteger(name: string, v: number | undefined, fallback: number): number {
   if (v === undefined) return fallback;
-  if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`createHttpHandler: ${name} must be a positive integer, got ${String(v)}`);
+  if (!Number.isSafeInteger(v) || v < 1)
+    throw new RangeError(`createHttpHandler: ${name} must be a positive integer, got ${String(v)}`);
   return v;
 }
 
@@ -142,7 +147,9 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     const route = segments === null ? null : matchRoute(segments);
     if (route === null) throw new HttpError(404, `No route for ${request.method} ${url.pathname}.`);
     if (request.method !== route.method)
-      throw new HttpError(405, `${request.method} is not allowed here; use ${route.method}.`, [], { allow: route.method });
+      throw new HttpError(405, `${request.method} is not allowed here; use ${route.method}.`, [], {
+        allow: route.method,
+      });
 
     let grant: Grant = ADMIN;
     if (!insecure && grants !== undefined)
@@ -161,15 +168,23 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     const engine = getEngine();
     const systemId = options.systemId ?? engine.snapshot.systemId;
     if (route.systemId !== systemId)
-      throw new HttpError(404, "Unknown system id.", [{ path: "system_id", message: `Unknown system id "${route.systemId}".` }]);
+      throw new HttpError(404, "Unknown system id.", [
+        { path: "system_id", message: `Unknown system id "${route.systemId}".` },
+      ]);
 
     if (grant.partitions !== null) {
-      if (route.name === "deviceAccess" || route.name === "decisions" || route.name === "explain") throw engineRouteRefusal(grant);
-      const issues = hiddenRsopIds(scopeOf(engine.snapshot, grant), engine.snapshot, parseQuery(url.searchParams, true, maxIds, now).ids);
+      if (route.name === "deviceAccess" || route.name === "decisions" || route.name === "explain")
+        throw engineRouteRefusal(grant);
+      const issues = hiddenRsopIds(
+        scopeOf(engine.snapshot, grant),
+        engine.snapshot,
+        parseQuery(url.searchParams, true, maxIds, now).ids,
+      );
       if (issues !== null) throw queryHttpError(issues, { cloudNodeId: "cloud_node_id" });
     }
     // A manager's or reporter's RSOP names only groups and rules of its partitions (HS3).
-    const shape = grant.partitions === null ? undefined : (r: RsopResult) => rsopInScope(scopeOf(engine.snapshot, grant), r);
+    const shape =
+      grant.partitions === null ? undefined : (r: RsopResult) => rsopInScope(scopeOf(engine.snapshot, grant), r);
     switch (route.name) {
       case "rsopHolders":
         return answerRsop(engine, url.searchParams, null, maxIds, now, indent, shape);
@@ -181,15 +196,30 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
       }
       case "decisions": {
         const keys = [...new Set(url.searchParams.keys())];
-        if (keys.length > 0) throw new HttpError(400, "Invalid query parameters.", keys.map((k) => ({ path: k, message: "Unknown query parameter; this route takes none." })));
+        if (keys.length > 0)
+          throw new HttpError(
+            400,
+            "Invalid query parameters.",
+            keys.map((k) => ({ path: k, message: "Unknown query parameter; this route takes none." })),
+          );
         const body = await readJsonBody(request, maxBodyBytes);
         const answer = answerDecisions(engine, body, maxBatch);
-        if (options.onDecided !== undefined) await options.onDecided(Array.isArray(body) ? body : [body], Array.isArray(answer) ? answer : [answer], engine);
+        if (options.onDecided !== undefined)
+          await options.onDecided(
+            Array.isArray(body) ? body : [body],
+            Array.isArray(answer) ? answer : [answer],
+            engine,
+          );
         return jsonResponse(200, answer, indent);
       }
       case "explain": {
         const keys = [...new Set(url.searchParams.keys())];
-        if (keys.length > 0) throw new HttpError(400, "Invalid query parameters.", keys.map((k) => ({ path: k, message: "Unknown query parameter; this route takes none." })));
+        if (keys.length > 0)
+          throw new HttpError(
+            400,
+            "Invalid query parameters.",
+            keys.map((k) => ({ path: k, message: "Unknown query parameter; this route takes none." })),
+          );
         const body = await readJsonBody(request, maxBodyBytes);
         return jsonResponse(200, answerExplain(engine, body), indent);
       }

@@ -55,7 +55,12 @@ function baseHeaders(extra: Readonly<Record<string, string>>): Headers {
 }
 
 /** A JSON answer; `indent` 0 is compact, otherwise pretty-printed with a final newline. */
-export function jsonResponse(status: number, body: unknown, indent: number, headers: Readonly<Record<string, string>> = {}): Response {
+export function jsonResponse(
+  status: number,
+  body: unknown,
+  indent: number,
+  headers: Readonly<Record<string, string>> = {},
+): Response {
   return textResponse(status, jsonText(body, indent), headers);
 }
 
@@ -74,7 +79,11 @@ export function jsonTextBytes(json: Uint8Array, indent: number): Uint8Array {
 }
 
 /** An answer whose body is JSON already made (jsonText, or its UTF-8 bytes), with the headers of every JSON answer. */
-export function textResponse(status: number, text: string | Uint8Array, headers: Readonly<Record<string, string>> = {}): Response {
+export function textResponse(
+  status: number,
+  text: string | Uint8Array,
+  headers: Readonly<Record<string, string>> = {},
+): Response {
   return new Response(text, { status, headers: baseHeaders(headers) });
 }
 

@@ -31,13 +31,31 @@ export async function readSnapshotFile(path: string): Promise<ReadSnapshot> {
   try {
     bytes = await readFile(path);
   } catch (e) {
-    return { ok: false, issues: [{ code: "unreadable", path: [], message: `Cannot read the file: ${(e as NodeJS.ErrnoException).code ?? String(e)}.` }] };
+    return {
+      ok: false,
+      issues: [
+        {
+          code: "unreadable",
+          path: [],
+          message: `Cannot read the file: ${(e as NodeJS.ErrnoException).code ?? String(e)}.`,
+        },
+      ],
+    };
   }
   // JSON.parse's own message quotes the text around the error, PINs included: line and column only (HJ4).
   const json = parseJson(bytes.toString("utf8"));
   if (!json.ok) {
-    if (json.path !== undefined) return { ok: false, issues: [{ code: "tooBig", path: json.path, message: `${tooDeepMessage(JSON_MAX_DEPTH)} (${jsonErrorText(json)})` }] };
-    return { ok: false, issues: [{ code: "invalidJson", path: [], message: `Not valid JSON: ${jsonErrorText(json)}.` }] };
+    if (json.path !== undefined)
+      return {
+        ok: false,
+        issues: [
+          { code: "tooBig", path: json.path, message: `${tooDeepMessage(JSON_MAX_DEPTH)} (${jsonErrorText(json)})` },
+        ],
+      };
+    return {
+      ok: false,
+      issues: [{ code: "invalidJson", path: [], message: `Not valid JSON: ${jsonErrorText(json)}.` }],
+    };
   }
   const parsed = parseSnapshot(json.value, { plainJson: true });
   if (!parsed.ok) return { ok: false, issues: parsed.issues };
@@ -120,7 +138,8 @@ export async function parseSnapshotSlicesAgainst(
       const part = parts[k]!;
       if (part === null) {
         // Unchanged slice: the very objects of the previous snapshot, which was sliced the same way.
-        if (oldItems === undefined) throw new Error(`slice ${k} of ${key} was left out, but the previous snapshot has no ${key}`);
+        if (oldItems === undefined)
+          throw new Error(`slice ${k} of ${key} was left out, but the previous snapshot has no ${key}`);
         const from = k * SNAPSHOT_SLICE;
         const to = Math.min(from + SNAPSHOT_SLICE, oldItems.length);
         for (let i = from; i < to; i++) all.push(oldItems[i]);
@@ -147,7 +166,12 @@ export type WorkerRead =
  * (crash, out of memory) is reported as one issue.
  * @param signal - aborting it stops the worker (a server closing does not wait for its reload).
  */
-export function readSnapshotFileInWorker(path: string, workerFile: string, signal?: AbortSignal, known?: SliceHashes): Promise<WorkerRead> {
+export function readSnapshotFileInWorker(
+  path: string,
+  workerFile: string,
+  signal?: AbortSignal,
+  known?: SliceHashes,
+): Promise<WorkerRead> {
   return new Promise((resolvePromise) => {
     let settled = false;
     const settle = (r: WorkerRead) => {
@@ -155,7 +179,8 @@ export function readSnapshotFileInWorker(path: string, workerFile: string, signa
       settled = true;
       resolvePromise(r);
     };
-    const failed = (what: string) => settle({ ok: false, issues: [{ code: "unreadable", path: [], message: `The reload worker failed: ${what}.` }] });
+    const failed = (what: string) =>
+      settle({ ok: false, issues: [{ code: "unreadable", path: [], message: `The reload worker failed: ${what}.` }] });
     const worker = new Worker(workerFile, { workerData: { path, known: known ?? null } });
     const stop = () => void worker.terminate();
     signal?.addEventListener("abort", stop, { once: true });

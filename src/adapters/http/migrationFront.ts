@@ -6,7 +6,14 @@
 // stores (the 1.0 routes are gone), `rollback` deletes the staged system. Semantics M8–M12.
 import type { Hono } from "hono";
 import type { LiveSystem } from "../../live/index.js";
-import { type MigrationRecord, MigrationJob, MigrationRefusal, type MigrationStore, type StagedSystem, type StoredMigration } from "../migration/migrationJob.js";
+import {
+  type MigrationRecord,
+  MigrationJob,
+  MigrationRefusal,
+  type MigrationStore,
+  type StagedSystem,
+  type StoredMigration,
+} from "../migration/migrationJob.js";
 import { type Preflight, preflightPanel } from "../migration/preflightPanel.js";
 import { type DurableSystem, openDurableSystem } from "../store/durableSystem.js";
 import type { Store } from "../store/store.js";
@@ -22,7 +29,19 @@ const KEY_STAGED = "migration.staged";
 const KEY_MAPPINGS = "migration.mappings";
 
 /** The types of mapping records a `type` filter may name (seed 000 §4). */
-const MAPPING_TYPES = ["cardFormat", "connection", "credential", "device", "floorGroup", "group", "holder", "map", "partition", "report", "rule"];
+const MAPPING_TYPES = [
+  "cardFormat",
+  "connection",
+  "credential",
+  "device",
+  "floorGroup",
+  "group",
+  "holder",
+  "map",
+  "partition",
+  "report",
+  "rule",
+];
 
 /** Options of createMigrationFront. */
 export interface MigrationFrontOptions {
@@ -80,7 +99,12 @@ function preflightIssues(p: Preflight): { path: string; message: string }[] {
     for (const [member, value] of Object.entries(section)) {
       const path = `preflight.${prefix}.${member}`;
       if (value === true) out.push({ path, message: `${what}: ${member}.` });
-      else if (Array.isArray(value)) value.slice(0, 20).forEach((v, i) => out.push({ path: `${path}[${i}]`, message: `${what}: ${JSON.stringify(v).slice(0, 300)}` }));
+      else if (Array.isArray(value))
+        value
+          .slice(0, 20)
+          .forEach((v, i) =>
+            out.push({ path: `${path}[${i}]`, message: `${what}: ${JSON.stringify(v).slice(0, 300)}` }),
+          );
       else if (typeof value === "string") out.push({ path, message: `${what}: ${value}` });
     }
   };
@@ -105,7 +129,14 @@ async function completedIfServed(store: Store, served: DurableSystem): Promise<S
 
 /** What initiate answers (seed 000: id, name, legacyOuId, status, createdAt, tasks with status). */
 function initiated(r: MigrationRecord) {
-  return { id: r.id, name: r.name, legacyOuId: r.legacyOuId, status: r.status, createdAt: r.createdAt, tasks: r.tasks.map((t) => ({ type: t.type, status: t.status })) };
+  return {
+    id: r.id,
+    name: r.name,
+    legacyOuId: r.legacyOuId,
+    status: r.status,
+    createdAt: r.createdAt,
+    tasks: r.tasks.map((t) => ({ type: t.type, status: t.status })),
+  };
 }
 
 const STAGED_READ_ONLY = "The staged 2.0 system is read-only until its migration is completed.";
@@ -116,7 +147,13 @@ const STAGED_READ_ONLY = "The staged 2.0 system is read-only until its migration
  */
 function stagedDurable(live: LiveSystem, store: Store): DurableSystem {
   const readOnly = () => Promise.reject(new HttpError(409, STAGED_READ_ONLY));
-  const reports: Store = { ...store, listReports: async () => [], reportRecords: async () => null, putReport: readOnly, deleteReport: readOnly };
+  const reports: Store = {
+    ...store,
+    listReports: async () => [],
+    reportRecords: async () => null,
+    putReport: readOnly,
+    deleteReport: readOnly,
+  };
   return {
     kind: "system",
     target: { kind: "system", live },
@@ -134,7 +171,8 @@ function stagedDurable(live: LiveSystem, store: Store): DurableSystem {
  */
 export async function createMigrationFront(options: MigrationFrontOptions): Promise<MigrationFront> {
   const { store, basePath, indent } = options;
-  if (store.getValue === undefined || store.setValue === undefined || store.replaceSystem === undefined) throw new Error("createMigrationFront: the store keeps no migration");
+  if (store.getValue === undefined || store.setValue === undefined || store.replaceSystem === undefined)
+    throw new Error("createMigrationFront: the store keeps no migration");
   let current = options.durable;
   const panelOf = () => (current.target.kind === "panel" ? current.target.live.snapshot : null);
   const kept = migrationStore(store);
@@ -160,7 +198,14 @@ export async function createMigrationFront(options: MigrationFrontOptions): Prom
           ...d,
           seq: () => d.seq(),
           write: (op, prepare) =>
-            job.panelReadOnly ? Promise.reject(new HttpError(409, "The panel is read-only while it is being migrated: complete or roll back the migration first.")) : d.write(op, prepare),
+            job.panelReadOnly
+              ? Promise.reject(
+                  new HttpError(
+                    409,
+                    "The panel is read-only while it is being migrated: complete or roll back the migration first.",
+                  ),
+                )
+              : d.write(op, prepare),
         };
   let mainApp = await options.makeApp(guarded(current));
   let stagedApp: { live: LiveSystem; app: Hono } | null = null;
@@ -179,7 +224,11 @@ export async function createMigrationFront(options: MigrationFrontOptions): Prom
   const front = new Hono();
   front.onError((e) => {
     if (e instanceof HttpError) return errorResponse(e, indent);
-    if (e instanceof MigrationRefusal) return errorResponse(new HttpError(e.status, e.message, e.preflight === undefined ? [] : preflightIssues(e.preflight)), indent);
+    if (e instanceof MigrationRefusal)
+      return errorResponse(
+        new HttpError(e.status, e.message, e.preflight === undefined ? [] : preflightIssues(e.preflight)),
+        indent,
+      );
     options.log(`internal error in a migration route: ${(e as Error)?.stack ?? String(e)}`);
     return errorResponse(new HttpError(500, "Internal server error."), indent);
   });
@@ -190,20 +239,37 @@ export async function createMigrationFront(options: MigrationFrontOptions): Prom
     await allowed(c.req.raw);
     const panel = panelOf() as { serialNumber?: string } | null;
     const id = panelIdOf(c.req.param("panelId"));
-    if (panel === null || panel.serialNumber !== id) throw new HttpError(404, `No panel has serial number "${id}" here.`, [{ path: "panel_id", message: `Unknown panel "${id}".` }]);
+    if (panel === null || panel.serialNumber !== id)
+      throw new HttpError(404, `No panel has serial number "${id}" here.`, [
+        { path: "panel_id", message: `Unknown panel "${id}".` },
+      ]);
     return jsonResponse(200, preflightPanel(panel, options.integrations?.() ?? []), indent);
   });
   api.post("/api/migration/initiate", async (c) => {
     await allowed(c.req.raw);
     const body = await readJsonBody(c.req.raw, options.maxBodyBytes);
     const issues: { path: string; message: string }[] = [];
-    if (typeof body !== "object" || body === null || Array.isArray(body)) throw new HttpError(400, "The request is invalid.", [{ path: "body", message: "Must be a JSON object." }]);
+    if (typeof body !== "object" || body === null || Array.isArray(body))
+      throw new HttpError(400, "The request is invalid.", [{ path: "body", message: "Must be a JSON object." }]);
     const b = body as Record<string, unknown>;
-    for (const k of Object.keys(b)) if (!["cloudNodeSN", "panel_id", "acceptWarnings"].includes(k)) issues.push({ path: `body.${k}`, message: "Is not a field of initiate (cloudNodeSN or panel_id, acceptWarnings)." });
-    for (const k of ["cloudNodeSN", "panel_id"]) if (k in b && (typeof b[k] !== "string" || b[k] === "")) issues.push({ path: `body.${k}`, message: "Must be the panel's serial number (a non-empty string)." });
-    if (!("cloudNodeSN" in b) && !("panel_id" in b)) issues.push({ path: "body.cloudNodeSN", message: "Is required: the serial number of the panel to migrate (cloudNodeSN, or panel_id)." });
-    if (typeof b.cloudNodeSN === "string" && typeof b.panel_id === "string" && b.cloudNodeSN !== b.panel_id) issues.push({ path: "body.panel_id", message: "Names another panel than cloudNodeSN." });
-    if ("acceptWarnings" in b && typeof b.acceptWarnings !== "boolean") issues.push({ path: "body.acceptWarnings", message: "Must be a boolean." });
+    for (const k of Object.keys(b))
+      if (!["cloudNodeSN", "panel_id", "acceptWarnings"].includes(k))
+        issues.push({
+          path: `body.${k}`,
+          message: "Is not a field of initiate (cloudNodeSN or panel_id, acceptWarnings).",
+        });
+    for (const k of ["cloudNodeSN", "panel_id"])
+      if (k in b && (typeof b[k] !== "string" || b[k] === ""))
+        issues.push({ path: `body.${k}`, message: "Must be the panel's serial number (a non-empty string)." });
+    if (!("cloudNodeSN" in b) && !("panel_id" in b))
+      issues.push({
+        path: "body.cloudNodeSN",
+        message: "Is required: the serial number of the panel to migrate (cloudNodeSN, or panel_id).",
+      });
+    if (typeof b.cloudNodeSN === "string" && typeof b.panel_id === "string" && b.cloudNodeSN !== b.panel_id)
+      issues.push({ path: "body.panel_id", message: "Names another panel than cloudNodeSN." });
+    if ("acceptWarnings" in b && typeof b.acceptWarnings !== "boolean")
+      issues.push({ path: "body.acceptWarnings", message: "Must be a boolean." });
     if (issues.length > 0) throw new HttpError(400, "The request is invalid.", issues);
     const record = await job.initiate(String(b.cloudNodeSN ?? b.panel_id), b.acceptWarnings === true);
     options.log(`migration ${record.id} of panel ${record.legacyOuId} initiated`);
@@ -225,10 +291,18 @@ export async function createMigrationFront(options: MigrationFrontOptions): Prom
     const panelId = panelIdOf(c.req.param("panelId"));
     await job.complete(panelId, async (staged) => {
       const time = new Date((options.now ?? Date.now)()).toISOString();
-      await store.replaceSystem!("system", staged.snapshot, { method: "POST", path: `/api/migration/${panelId}/complete` }, time);
+      await store.replaceSystem!(
+        "system",
+        staged.snapshot,
+        { method: "POST", path: `/api/migration/${panelId}/complete` },
+        time,
+      );
       // The panel's people reports go with the panel (M10).
       for (const r of await store.listReports()) await store.deleteReport(r.id);
-      await store.setValue!(KEY_MAPPINGS, JSON.stringify({ systemId: staged.systemId, cloudNodeId: staged.cloudNodeId, mappings: staged.mappings }));
+      await store.setValue!(
+        KEY_MAPPINGS,
+        JSON.stringify({ systemId: staged.systemId, cloudNodeId: staged.cloudNodeId, mappings: staged.mappings }),
+      );
       await store.setValue!(KEY_STAGED, null);
       const next = await openDurableSystem(store, options.reopen);
       await options.onCompleted?.(next);
@@ -254,19 +328,36 @@ export async function createMigrationFront(options: MigrationFrontOptions): Prom
     await allowed(c.req.raw, ["type"]);
     const nodeId = c.req.param("cloudNodeId");
     if (nodeId !== source.cloudNodeId)
-      throw new HttpError(404, `No migrated cloud node has id "${nodeId}" (the id assigned during migration, not the serial number).`, [{ path: "cloud_node_id", message: `Unknown cloud node "${nodeId}".` }]);
+      throw new HttpError(
+        404,
+        `No migrated cloud node has id "${nodeId}" (the id assigned during migration, not the serial number).`,
+        [{ path: "cloud_node_id", message: `Unknown cloud node "${nodeId}".` }],
+      );
     const type = c.req.query("type");
     const types = type === undefined || type === "" ? null : type.split(",").map((t) => t.trim());
     const unknown = (types ?? []).filter((t) => !MAPPING_TYPES.includes(t));
-    if (unknown.length > 0) throw new HttpError(400, "The request is invalid.", unknown.map((t) => ({ path: "query.type", message: `Unknown type "${t.slice(0, 40)}"; the types are ${MAPPING_TYPES.join(", ")}.` })));
-    return jsonResponse(200, types === null ? source.mappings : source.mappings.filter((m) => types.includes(m.type)), indent);
+    if (unknown.length > 0)
+      throw new HttpError(
+        400,
+        "The request is invalid.",
+        unknown.map((t) => ({
+          path: "query.type",
+          message: `Unknown type "${t.slice(0, 40)}"; the types are ${MAPPING_TYPES.join(", ")}.`,
+        })),
+      );
+    return jsonResponse(
+      200,
+      types === null ? source.mappings : source.mappings.filter((m) => types.includes(m.type)),
+      indent,
+    );
   });
   // The staged system's reads under its id; everything else: the served system's app.
   front.all("*", async (c) => {
     const staged = job.staged;
     if (staged !== null) {
       const path = new URL(c.req.url).pathname.slice(basePath.length);
-      if (path === `/${staged.system.systemId}` || path.startsWith(`/${staged.system.systemId}/`)) return (await stagedAppOf(staged.live)).fetch(c.req.raw);
+      if (path === `/${staged.system.systemId}` || path.startsWith(`/${staged.system.systemId}/`))
+        return (await stagedAppOf(staged.live)).fetch(c.req.raw);
     }
     return mainApp.fetch(c.req.raw);
   });

@@ -24,7 +24,14 @@ export const DEFAULT_PER_PAGE = 10;
 export const MAX_PER_PAGE = 100;
 
 /** One non-negative integer parameter (decimal digits only), or its default; pushes an issue when malformed. */
-function integerParam(params: URLSearchParams, name: string, fallback: number, min: number, max: number, issues: HttpIssue[]): number {
+function integerParam(
+  params: URLSearchParams,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+  issues: HttpIssue[],
+): number {
   const given = params.getAll(name);
   if (given.length === 0) return fallback;
   if (given.length > 1) {
@@ -47,19 +54,36 @@ function integerParam(params: URLSearchParams, name: string, fallback: number, m
  * @param paged - the route takes `page` and `per_page`.
  * @throws HttpError 400 listing every problem with its parameter.
  */
-export function parseQuery(params: URLSearchParams, wantIds: boolean, maxIds: number, now: () => number, paged = false): ParsedQuery {
+export function parseQuery(
+  params: URLSearchParams,
+  wantIds: boolean,
+  maxIds: number,
+  now: () => number,
+  paged = false,
+): ParsedQuery {
   const issues: HttpIssue[] = [];
   const allowed = wantIds ? ["ids", "at"] : paged ? ["at", "page", "per_page"] : ["at"];
   const listed = allowed.length === 1 ? allowed[0]! : `${allowed.slice(0, -1).join(", ")} and ${allowed.at(-1)!}`;
-  for (const key of new Set(params.keys())) if (!allowed.includes(key)) issues.push({ path: key, message: `Unknown query parameter; this route takes ${listed}.` });
+  for (const key of new Set(params.keys()))
+    if (!allowed.includes(key))
+      issues.push({ path: key, message: `Unknown query parameter; this route takes ${listed}.` });
 
   let ids: string[] = [];
   if (wantIds) {
     // Same reading as `rsop rsop --ids`: split on commas, trim, drop empty entries.
     // A repeated id is answered once, in the place of its first mention.
-    ids = [...new Set(params.getAll("ids").flatMap((v) => v.split(",")).map((s) => s.trim()).filter((s) => s !== ""))];
+    ids = [
+      ...new Set(
+        params
+          .getAll("ids")
+          .flatMap((v) => v.split(","))
+          .map((s) => s.trim())
+          .filter((s) => s !== ""),
+      ),
+    ];
     if (ids.length === 0) issues.push({ path: "ids", message: "Give at least one holder id (ids=a,b,…)." });
-    else if (ids.length > maxIds) issues.push({ path: "ids", message: `At most ${maxIds} holder ids per request; got ${ids.length}.` });
+    else if (ids.length > maxIds)
+      issues.push({ path: "ids", message: `At most ${maxIds} holder ids per request; got ${ids.length}.` });
   }
 
   let at: string | number = 0;
@@ -73,12 +97,18 @@ export function parseQuery(params: URLSearchParams, wantIds: boolean, maxIds: nu
     if (Number.isNaN(t)) {
       // A literal "+" in a query string reads as a space, so "+05:00" arrives as " 05:00".
       const hint = v.includes(" ") ? ' (send the "+" of an offset as %2B)' : "";
-      issues.push({ path: "at", message: `Must be an ISO 8601 instant with Z or an offset, or epoch milliseconds${hint}.` });
-    } else if (t < MIN_INSTANT || t >= MAX_INSTANT) issues.push({ path: "at", message: "Must lie between 1970-01-01T00:00:00Z and 2100-01-01T00:00:00Z." });
+      issues.push({
+        path: "at",
+        message: `Must be an ISO 8601 instant with Z or an offset, or epoch milliseconds${hint}.`,
+      });
+    } else if (t < MIN_INSTANT || t >= MAX_INSTANT)
+      issues.push({ path: "at", message: "Must lie between 1970-01-01T00:00:00Z and 2100-01-01T00:00:00Z." });
   }
 
   const page = paged ? integerParam(params, "page", 0, 0, Number.MAX_SAFE_INTEGER, issues) : 0;
-  const perPage = paged ? integerParam(params, "per_page", DEFAULT_PER_PAGE, 1, MAX_PER_PAGE, issues) : DEFAULT_PER_PAGE;
+  const perPage = paged
+    ? integerParam(params, "per_page", DEFAULT_PER_PAGE, 1, MAX_PER_PAGE, issues)
+    : DEFAULT_PER_PAGE;
 
   if (issues.length > 0) throw new HttpError(400, "Invalid query parameters.", issues);
   return { ids, at, page, perPage };

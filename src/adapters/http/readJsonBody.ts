@@ -29,7 +29,8 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   if (!isJsonContentType(request.headers.get("content-type")))
     throw new HttpError(415, 'The request body must be JSON, sent with "Content-Type: application/json".');
   const declared = request.headers.get("content-length");
-  if (declared !== null && /^[0-9]+$/.test(declared.trim()) && Number(declared.trim()) > maxBytes) throw tooLarge(maxBytes);
+  if (declared !== null && /^[0-9]+$/.test(declared.trim()) && Number(declared.trim()) > maxBytes)
+    throw tooLarge(maxBytes);
 
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -70,6 +71,8 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   if (parsed.ok) return parsed.value;
   // Too deep (HJ1): refused before anything walks the value, with the path of the first value too deep.
   if (parsed.path !== undefined)
-    throw new HttpError(400, `The request body is nested too deeply: ${jsonErrorText(parsed)}.`, [{ path: formatPath(parsed.path), message: tooDeepMessage(JSON_MAX_DEPTH) }]);
+    throw new HttpError(400, `The request body is nested too deeply: ${jsonErrorText(parsed)}.`, [
+      { path: formatPath(parsed.path), message: tooDeepMessage(JSON_MAX_DEPTH) },
+    ]);
   throw new HttpError(400, `The request body is not valid JSON: ${jsonErrorText(parsed)}.`);
 }

@@ -14,9 +14,11 @@ const PIN_COLUMNS: ReadonlySet<string> = new Set(["pin", "duressPin", "Pin", "Du
  * @throws HttpError 403 at `body.output.<i>` (or `body.reportId`) for each PIN column a non-admin asks.
  */
 export function reportQueryFor(q: ReportQuery, body: unknown, grant: Grant): ReportQuery {
-  const raw = typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+  const raw =
+    typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
   const named = q.reportId !== null || (raw.output !== undefined && raw.output !== null);
-  if (!named) return q.output.some((k) => PIN_COLUMNS.has(k)) ? { ...q, output: q.output.filter((k) => !PIN_COLUMNS.has(k)) } : q;
+  if (!named)
+    return q.output.some((k) => PIN_COLUMNS.has(k)) ? { ...q, output: q.output.filter((k) => !PIN_COLUMNS.has(k)) } : q;
   if (grant.role === "admin") return q;
   const asked = q.output.flatMap((k, i) => (PIN_COLUMNS.has(k) ? [{ k, i }] : []));
   if (asked.length === 0) return q;
@@ -33,7 +35,8 @@ export function reportQueryFor(q: ReportQuery, body: unknown, grant: Grant): Rep
 
 /** The records of a stored report as `grant` may view them: PIN columns only for an admin. */
 export function recordsFor(records: readonly ReportRecord[], grant: Grant): readonly ReportRecord[] {
-  if (grant.role === "admin" || records.length === 0 || !Object.keys(records[0]!).some((k) => PIN_COLUMNS.has(k))) return records;
+  if (grant.role === "admin" || records.length === 0 || !Object.keys(records[0]!).some((k) => PIN_COLUMNS.has(k)))
+    return records;
   return records.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => !PIN_COLUMNS.has(k))) as ReportRecord);
 }
 

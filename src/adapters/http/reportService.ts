@@ -120,14 +120,25 @@ export class ReportService {
   static async open(opts: ReportServiceOptions): Promise<ReportService> {
     for (const k of ["maxEntries", "maxReports", "maxReportBytes", "maxGenerating"] as const) {
       const v = opts[k];
-      if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) throw new RangeError(`ReportService: ${k} must be a positive integer, got ${String(v)}`);
+      if (v !== undefined && (!Number.isSafeInteger(v) || v < 1))
+        throw new RangeError(`ReportService: ${k} must be a positive integer, got ${String(v)}`);
     }
     const service = new ReportService(opts);
     for (const r of await opts.store.listReports()) {
       let info = r.info as ReportInfo;
       if (info.metadata.status === "pending") {
         const at = iso(opts.now());
-        info = { ...info, metadata: { ...info.metadata, status: "finishedTruncated", finishedTime: at, truncatedAt: at, entriesCount: 0, size: sizes([], info.metadata.output, opts.flavour) } };
+        info = {
+          ...info,
+          metadata: {
+            ...info.metadata,
+            status: "finishedTruncated",
+            finishedTime: at,
+            truncatedAt: at,
+            entriesCount: 0,
+            size: sizes([], info.metadata.output, opts.flavour),
+          },
+        };
         await opts.store.putReport(r.id, info, []);
       }
       service.#infos.set(r.id, info);
@@ -148,10 +159,12 @@ export class ReportService {
       ids.add(r.id);
       const info = r.info as ReportInfo;
       const mine = this.#infos.get(r.id);
-      if (mine === undefined || mine.metadata.status !== "pending" || info.metadata.status !== "pending") this.#infos.set(r.id, info);
+      if (mine === undefined || mine.metadata.status !== "pending" || info.metadata.status !== "pending")
+        this.#infos.set(r.id, info);
       if (typeof info.metadata.id === "number") this.#nextInt = Math.max(this.#nextInt, info.metadata.id + 1);
     }
-    for (const id of [...this.#infos.keys()]) if (!ids.has(id) && this.#infos.get(id)!.metadata.status !== "pending") this.#infos.delete(id);
+    for (const id of [...this.#infos.keys()])
+      if (!ids.has(id) && this.#infos.get(id)!.metadata.status !== "pending") this.#infos.delete(id);
   }
 
   /** Waits for every report being generated. */
@@ -177,7 +190,11 @@ export class ReportService {
       const info = this.#infos.get(String(id));
       if (info === undefined || !this.#visible(info, grant)) return undefined;
       const m = info.metadata;
-      return { filters: m.filters, output: m.output, ...(info.partition !== null ? { partition: info.partition } : {}) };
+      return {
+        filters: m.filters,
+        output: m.output,
+        ...(info.partition !== null ? { partition: info.partition } : {}),
+      };
     };
   }
 
@@ -202,7 +219,12 @@ export class ReportService {
     const q = this.#parse(snapshot, body, grant);
     const generating = this.#opts.maxGenerating ?? REPORT_STORE_DEFAULTS.maxGenerating;
     if (this.#running.size + this.#starting >= generating)
-      throw new HttpError(429, `${generating} reports are being generated, the most at once (the report generation bound); try again shortly.`, [], { "retry-after": "1" });
+      throw new HttpError(
+        429,
+        `${generating} reports are being generated, the most at once (the report generation bound); try again shortly.`,
+        [],
+        { "retry-after": "1" },
+      );
     // The slot is taken before the first await, so that concurrent requests cannot all pass the check.
     this.#starting++;
     try {
@@ -213,7 +235,13 @@ export class ReportService {
   }
 
   /** generate, once a generation slot is taken: room made, the metadata stored pending, the build started. */
-  async #start(snapshot: SystemSnapshot, body: unknown, q: ReportQuery, grant: Grant, timezone: string): Promise<Response> {
+  async #start(
+    snapshot: SystemSnapshot,
+    body: unknown,
+    q: ReportQuery,
+    grant: Grant,
+    timezone: string,
+  ): Promise<Response> {
     await this.#roomForOneMore();
     const flavour = this.#opts.flavour;
     const raw = (body ?? {}) as Record<string, unknown>;
@@ -235,10 +263,23 @@ export class ReportService {
       links: `${flavour === "people" ? "people" : "holder"}-report-${key}`,
       output: outputNames(q, flavour),
       ...(flavour === "holders"
-        ? { report: template === null ? null : { id: template.metadata.id, name: null, partition: template.partition === null ? null : String(template.partition) } }
+        ? {
+            report:
+              template === null
+                ? null
+                : {
+                    id: template.metadata.id,
+                    name: null,
+                    partition: template.partition === null ? null : String(template.partition),
+                  },
+          }
         : {}),
     };
-    const info: ReportInfo = { metadata, scope, partition: template !== null ? template.partition : ((raw.partition as string | number | undefined) ?? null) };
+    const info: ReportInfo = {
+      metadata,
+      scope,
+      partition: template !== null ? template.partition : ((raw.partition as string | number | undefined) ?? null),
+    };
     await this.#opts.store.putReport(key, info);
     this.#infos.set(key, info);
     const run = this.#build(key, snapshot, q).finally(() => this.#running.delete(run));
@@ -329,7 +370,10 @@ export class ReportService {
     const most = this.#opts.maxReports ?? REPORT_STORE_DEFAULTS.maxReports;
     while (this.#infos.size >= most)
       if (!(await this.#removeOldestFinished()))
-        throw new HttpError(409, `${this.#infos.size} reports are stored, the most at once (the stored report bound), and none is finished: delete one, or wait for one to finish.`);
+        throw new HttpError(
+          409,
+          `${this.#infos.size} reports are stored, the most at once (the stored report bound), and none is finished: delete one, or wait for one to finish.`,
+        );
   }
 
   /** Makes room for `bytes` more under maxReportBytes, removing the oldest finished reports but `key` (RP16). */
@@ -355,7 +399,12 @@ export class ReportService {
 
   async #records(info: ReportInfo): Promise<ReportRecord[]> {
     if (info.metadata.status === "pending")
-      throw new HttpError(409, "The report is still being generated.", [{ path: "report_id", message: `Report "${String(info.metadata.id)}" is pending: ask its metadata until its status is finished.` }]);
+      throw new HttpError(409, "The report is still being generated.", [
+        {
+          path: "report_id",
+          message: `Report "${String(info.metadata.id)}" is pending: ask its metadata until its status is finished.`,
+        },
+      ]);
     return ((await this.#opts.store.reportRecords(String(info.metadata.id))) ?? []) as ReportRecord[];
   }
 
@@ -365,7 +414,12 @@ export class ReportService {
     // Stored as the very text of this answer (RecordsText): answered as it is, never parsed and
     // printed again on the event loop — unless PIN columns must be left out for this token.
     const read = this.#opts.store.reportRecordsText;
-    if (info.bytes !== undefined && read !== undefined && info.metadata.status !== "pending" && columnsFor(info.metadata.output, grant).length === info.metadata.output.length) {
+    if (
+      info.bytes !== undefined &&
+      read !== undefined &&
+      info.metadata.status !== "pending" &&
+      columnsFor(info.metadata.output, grant).length === info.metadata.output.length
+    ) {
       const text = await read.call(this.#opts.store, id);
       if (text !== null) return textResponse(200, text);
     }
@@ -383,19 +437,37 @@ export class ReportService {
   /** GET /file/{filename}.{type}.zip (1.0): the export named by a report's `links`, zipped. */
   async file(name: string, grant: Grant): Promise<Response> {
     const m = /^(.+)\.(csv|html|json)\.zip$/.exec(name);
-    const notFound = () => new HttpError(404, "Not found.", [{ path: "filename", message: `No report file is named "${name}": use {links}.{csv|html|json}.zip of a report's metadata.` }]);
+    const notFound = () =>
+      new HttpError(404, "Not found.", [
+        {
+          path: "filename",
+          message: `No report file is named "${name}": use {links}.{csv|html|json}.zip of a report's metadata.`,
+        },
+      ]);
     if (m === null) throw notFound();
     const info = [...this.#infos.values()].find((i) => i.metadata.links === m[1] && this.#visible(i, grant));
     if (info === undefined) throw notFound();
     const records = recordsFor(await this.#records(info), grant);
     const type = m[2] as ExportType;
-    const columns = columnsFor(info.metadata.output.map((k) => (k === "Custom Attributes" ? "Custom Fields" : k)), grant);
+    const columns = columnsFor(
+      info.metadata.output.map((k) => (k === "Custom Attributes" ? "Custom Fields" : k)),
+      grant,
+    );
     const text = exportReport(type, records, columns, { title: `People report ${String(info.metadata.id)}` });
     const { zipOneFile } = await import("./zipFile.js");
-    const zip = zipOneFile(`${m[1]}.${type}`, new TextEncoder().encode(text), new Date(info.metadata.finishedTime ?? this.#opts.now()));
+    const zip = zipOneFile(
+      `${m[1]}.${type}`,
+      new TextEncoder().encode(text),
+      new Date(info.metadata.finishedTime ?? this.#opts.now()),
+    );
     return new Response(zip, {
       status: 200,
-      headers: { "content-type": "application/zip", "content-disposition": `attachment; filename="${name}"`, "cache-control": "no-store", "x-content-type-options": "nosniff" },
+      headers: {
+        "content-type": "application/zip",
+        "content-disposition": `attachment; filename="${name}"`,
+        "cache-control": "no-store",
+        "x-content-type-options": "nosniff",
+      },
     });
   }
 }
@@ -420,7 +492,9 @@ class RecordsText {
     this.#indent = indent;
     this.#bytes = indent > 0 ? 3 : 1;
     this.#csv = Buffer.byteLength(csvHeader(this.#columns));
-    this.#html = Buffer.byteLength(htmlStart(this.#columns, { title: flavour === "people" ? "People report" : "Holder report" }));
+    this.#html = Buffer.byteLength(
+      htmlStart(this.#columns, { title: flavour === "people" ? "People report" : "Holder report" }),
+    );
   }
 
   /** Adds the records of the chunk while the text stays within `maxBytes`; false when one did not fit. */
@@ -430,7 +504,8 @@ class RecordsText {
     for (const r of all) {
       // An element of JSON.stringify(array, null, indent): the record's own text, one level deeper (JSON
       // strings hold no raw line break, so every line break is the layout's).
-      const part = this.#indent > 0 ? pad + JSON.stringify(r, null, this.#indent).replace(/\n/g, `\n${pad}`) : JSON.stringify(r);
+      const part =
+        this.#indent > 0 ? pad + JSON.stringify(r, null, this.#indent).replace(/\n/g, `\n${pad}`) : JSON.stringify(r);
       const bytes = Buffer.byteLength(part) + (this.#indent > 0 ? 2 : 1);
       if (this.#bytes + bytes > maxBytes) break;
       this.#parts.push(part);
@@ -453,14 +528,26 @@ class RecordsText {
 
   /** The byte sizes of the csv, html and json exports of every record added. */
   sizes(): { csv: number; html: number; json: number } {
-    return { csv: this.#csv, html: this.#html + Buffer.byteLength(htmlEnd(this.count)), json: this.count === 0 ? 2 : this.#json - 1 };
+    return {
+      csv: this.#csv,
+      html: this.#html + Buffer.byteLength(htmlEnd(this.count)),
+      json: this.count === 0 ? 2 : this.#json - 1,
+    };
   }
 }
 
 /** The byte sizes of the three exports of these records. */
-function sizes(records: readonly ReportRecord[], output: readonly string[], flavour: ReportFlavour): { csv: number; html: number; json: number } {
+function sizes(
+  records: readonly ReportRecord[],
+  output: readonly string[],
+  flavour: ReportFlavour,
+): { csv: number; html: number; json: number } {
   const columns = output.map((k) => (flavour === "people" && k === "Custom Attributes" ? "Custom Fields" : k));
-  const size = (type: ExportType) => Buffer.byteLength(exportReport(type, records, columns, { title: flavour === "people" ? "People report" : "Holder report" }), "utf8");
+  const size = (type: ExportType) =>
+    Buffer.byteLength(
+      exportReport(type, records, columns, { title: flavour === "people" ? "People report" : "Holder report" }),
+      "utf8",
+    );
   const [csv, html, json] = EXPORT_TYPES.map(size) as [number, number, number];
   return { csv, html, json };
 }
@@ -470,6 +557,8 @@ function whole(url: URL, key: string, dflt: number, min: number, max: number): n
   const raw = url.searchParams.get(key);
   if (raw === null || raw === "") return dflt;
   if (!/^[0-9]{1,10}$/.test(raw) || Number(raw) < min || Number(raw) > max)
-    throw new HttpError(400, "The request is invalid.", [{ path: `query.${key}`, message: `Must be a whole number from ${min} to ${max}.` }]);
+    throw new HttpError(400, "The request is invalid.", [
+      { path: `query.${key}`, message: `Must be a whole number from ${min} to ${max}.` },
+    ]);
   return Number(raw);
 }

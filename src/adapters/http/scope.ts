@@ -47,7 +47,16 @@ export function scopeOf(snapshot: SystemSnapshot, grant: Grant): Scope {
   const parts = grant.partitions;
   if (parts === null) {
     const all = () => true;
-    return { view: snapshot, holder: all, group: all, rule: all, partition: all, device: all, floorGroup: all, pinsMasked: false };
+    return {
+      view: snapshot,
+      holder: all,
+      group: all,
+      rule: all,
+      partition: all,
+      device: all,
+      floorGroup: all,
+      pinsMasked: false,
+    };
   }
   let byGrant = views.get(snapshot);
   if (byGrant === undefined) views.set(snapshot, (byGrant = new WeakMap()));
@@ -63,8 +72,12 @@ export function scopeOf(snapshot: SystemSnapshot, grant: Grant): Scope {
   const masked = grant.role === "reporter";
   const holders = snapshot.holders
     .filter((h: Holder) => partition(h.partition))
-    .map((h) => (h.groups.every((g) => groupIds.has(g)) ? h : { ...h, groups: h.groups.filter((g) => groupIds.has(g)) }))
-    .map((h) => (masked && (h.pin !== null || h.duressPin !== null) ? { ...h, pin: mask(h.pin), duressPin: mask(h.duressPin) } : h));
+    .map((h) =>
+      h.groups.every((g) => groupIds.has(g)) ? h : { ...h, groups: h.groups.filter((g) => groupIds.has(g)) },
+    )
+    .map((h) =>
+      masked && (h.pin !== null || h.duressPin !== null) ? { ...h, pin: mask(h.pin), duressPin: mask(h.duressPin) } : h,
+    );
   const holderIds = new Set(holders.map((h) => h.id));
   const rules = snapshot.rules.filter((r) => groupIds.has(r.groupId));
   const ruleIds = new Set(rules.map((r) => r.id));
@@ -76,7 +89,11 @@ export function scopeOf(snapshot: SystemSnapshot, grant: Grant): Scope {
     holders,
     rules,
   };
-  const deviceIds = new Set(snapshot.devices.filter((d: Device) => (d.partition.length === 0 ? partition(null) : d.partition.some((p) => parts.has(p.id)))).map((d) => d.id));
+  const deviceIds = new Set(
+    snapshot.devices
+      .filter((d: Device) => (d.partition.length === 0 ? partition(null) : d.partition.some((p) => parts.has(p.id))))
+      .map((d) => d.id),
+  );
   const floorGroupIds = new Set(snapshot.floorGroups.filter((f) => partition(f.partition)).map((f) => f.id));
   const scope: Scope = {
     view,
@@ -100,7 +117,9 @@ export function readInScope(
 ): { body: unknown; total?: number } {
   // Searching by PIN would find a masked PIN's digits one guess at a time (HS2); only the holder list takes search_fields.
   if (scope.pinsMasked && (ctx.query.get("search_fields") ?? "").split(",").some((f) => f.trim() === "pin"))
-    throw new HttpError(403, "A reporter does not see PINs, so it may not search by them.", [{ path: "query.search_fields", message: 'Leave out "pin": a reporter searches firstName, lastName and email.' }]);
+    throw new HttpError(403, "A reporter does not see PINs, so it may not search by them.", [
+      { path: "query.search_fields", message: 'Leave out "pin": a reporter searches firstName, lastName and email.' },
+    ]);
   try {
     return handler({ ...ctx, snapshot: scope.view });
   } catch (e) {
@@ -146,15 +165,28 @@ function partitionList(grant: Grant): string {
  *   group put in a partition not the token's), LiveRefusal 404 (a path id outside the scope) or 400
  *   (a body id outside the scope, answered as an id that does not exist).
  */
-export function checkWrite(grant: Grant, snapshot: SystemSnapshot, method: string, path: string, params: Readonly<Record<string, string>>, body: unknown): unknown {
+export function checkWrite(
+  grant: Grant,
+  snapshot: SystemSnapshot,
+  method: string,
+  path: string,
+  params: Readonly<Record<string, string>>,
+  body: unknown,
+): unknown {
   if (grant.role === "admin" || grant.role === "integrator") return body;
-  if (grant.role === "reporter") throw new HttpError(403, "This token is a reporter's: it may only read.", [{ path: "method", message: `A reporter may not ${method}.` }]);
+  if (grant.role === "reporter")
+    throw new HttpError(403, "This token is a reporter's: it may only read.", [
+      { path: "method", message: `A reporter may not ${method}.` },
+    ]);
   // The route by its literal segments (decoded, as the route table matched them; the ids are in params).
   const seg = path.split("/").slice(1).map(decodeURIComponent);
   const first = seg[0] ?? "";
-  const route = (...literal: (string | null)[]) => seg.length === literal.length && literal.every((x, i) => x === null || x === seg[i]);
+  const route = (...literal: (string | null)[]) =>
+    seg.length === literal.length && literal.every((x, i) => x === null || x === seg[i]);
   if (!MANAGED.has(first))
-    throw new HttpError(403, "A manager changes only holders, groups and rules.", [{ path: "path", message: `A manager may not ${method} /${first}.` }]);
+    throw new HttpError(403, "A manager changes only holders, groups and rules.", [
+      { path: "path", message: `A manager may not ${method} /${first}.` },
+    ]);
   const scope = scopeOf(snapshot, grant);
   if (params.holderId !== undefined && !scope.holder(params.holderId)) unknown("holder", params.holderId);
   if (params.groupId !== undefined && !scope.group(params.groupId)) unknown("group", params.groupId);
@@ -169,14 +201,24 @@ export function checkWrite(grant: Grant, snapshot: SystemSnapshot, method: strin
     const p = body.partition === undefined ? null : body.partition;
     if ((p === null || typeof p === "string") && !scope.partition(p))
       throw new HttpError(403, `A manager puts ${first} only in its partitions.`, [
-        { path: "body.partition", message: `${p === null ? "No partition (the default partition)" : `Partition "${p}"`} is not one of this token's: ${partitionList(grant)}.` },
+        {
+          path: "body.partition",
+          message: `${p === null ? "No partition (the default partition)" : `Partition "${p}"`} is not one of this token's: ${partitionList(grant)}.`,
+        },
       ]);
   }
 
   // Ids a body names: one outside the scope is answered as the live system answers one that does not
   // exist (a replace list's own check, else the snapshot check of the result).
-  const missing = (what: string, id: string, replace: boolean) => (replace ? `Names ${what} "${id}", which does not exist.` : `Names ${what} "${id}", which is not in the snapshot.`);
-  const refs = (key: string, visible: (id: string) => boolean, exists: (id: string) => boolean, what: string, replace: boolean) => {
+  const missing = (what: string, id: string, replace: boolean) =>
+    replace ? `Names ${what} "${id}", which does not exist.` : `Names ${what} "${id}", which is not in the snapshot.`;
+  const refs = (
+    key: string,
+    visible: (id: string) => boolean,
+    exists: (id: string) => boolean,
+    what: string,
+    replace: boolean,
+  ) => {
     const list = body[key];
     if (!Array.isArray(list)) return;
     const issues = list.flatMap((id, j) =>
@@ -194,7 +236,9 @@ export function checkWrite(grant: Grant, snapshot: SystemSnapshot, method: strin
   if (holderGroups) refs("groups", scope.group, groupExists, "group", true);
   if (groupHolders) refs("holders", scope.holder, holderExists, "holder", true);
   if (first === "rules" && typeof body.groupId === "string" && groupExists(body.groupId) && !scope.group(body.groupId))
-    throw new LiveRefusal(400, [{ code: "unknownReference", path: ["body", "groupId"], message: missing("group", body.groupId, false) }]);
+    throw new LiveRefusal(400, [
+      { code: "unknownReference", path: ["body", "groupId"], message: missing("group", body.groupId, false) },
+    ]);
 
   // Replace lists: what the token cannot see stays as it is.
   if (holderGroups && Array.isArray(body.groups)) {
@@ -202,14 +246,19 @@ export function checkWrite(grant: Grant, snapshot: SystemSnapshot, method: strin
     return { ...body, groups: [...body.groups, ...h.groups.filter((g) => !scope.group(g))] };
   }
   if (groupHolders && Array.isArray(body.holders)) {
-    const hidden = snapshot.holders.filter((h) => h.groups.includes(params.groupId!) && !scope.holder(h.id)).map((h) => h.id);
+    const hidden = snapshot.holders
+      .filter((h) => h.groups.includes(params.groupId!) && !scope.holder(h.id))
+      .map((h) => h.id);
     return { ...body, holders: [...body.holders, ...hidden] };
   }
   return body;
 }
 
 /** The device and floor group ids of a rule (or rule body) that are outside the scope, with their place. */
-function outsideScope(scope: Scope, rule: Readonly<Record<string, unknown>>): { key: "devices" | "floorGroups"; i: number; id: string }[] {
+function outsideScope(
+  scope: Scope,
+  rule: Readonly<Record<string, unknown>>,
+): { key: "devices" | "floorGroups"; i: number; id: string }[] {
   const out: { key: "devices" | "floorGroups"; i: number; id: string }[] = [];
   for (const key of ["devices", "floorGroups"] as const) {
     const list = rule[key];
@@ -233,7 +282,10 @@ function ruleBodyInScope(grant: Grant, scope: Scope, body: Record<string, unknow
   throw new HttpError(
     403,
     "A manager's rule names only devices and floor groups of its partitions.",
-    out.map(({ key, i, id }) => ({ path: `body.${key}.${i}`, message: `${key === "devices" ? "Device" : "Floor group"} "${id}" is not in this token's partitions: ${partitionList(grant)}.` })),
+    out.map(({ key, i, id }) => ({
+      path: `body.${key}.${i}`,
+      message: `${key === "devices" ? "Device" : "Floor group"} "${id}" is not in this token's partitions: ${partitionList(grant)}.`,
+    })),
   );
 }
 
@@ -250,7 +302,10 @@ function ruleInScope(grant: Grant, scope: Scope, snapshot: SystemSnapshot, ruleI
   throw new HttpError(
     403,
     "This rule names devices or floor groups outside this token's partitions: an admin changes it.",
-    out.map(({ key, i, id }) => ({ path: `rule_id`, message: `Rule "${ruleId}" names ${key === "devices" ? "device" : "floor group"} "${id}" (${key}[${i}]), which is not in this token's partitions: ${partitionList(grant)}.` })),
+    out.map(({ key, i, id }) => ({
+      path: `rule_id`,
+      message: `Rule "${ruleId}" names ${key === "devices" ? "device" : "floor group"} "${id}" (${key}[${i}]), which is not in this token's partitions: ${partitionList(grant)}.`,
+    })),
   );
 }
 
@@ -287,7 +342,14 @@ export function rsopResultInScope<R extends { readonly ok: boolean }>(scope: Sco
  */
 export function checkRsopIds(scope: Scope, snapshot: SystemSnapshot, ids: string | null): void {
   if (ids === null) return;
-  const issues = hiddenRsopIds(scope, snapshot, [...new Set(ids.split(",").map((s) => s.trim()).filter((s) => s !== ""))]);
+  const issues = hiddenRsopIds(scope, snapshot, [
+    ...new Set(
+      ids
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s !== ""),
+    ),
+  ]);
   if (issues !== null) throw new LiveRefusal(404, issues);
 }
 
@@ -298,10 +360,15 @@ export function checkRsopIds(scope: Scope, snapshot: SystemSnapshot, ids: string
 export function hiddenRsopIds(scope: Scope, snapshot: SystemSnapshot, ids: readonly string[]): Issue[] | null {
   const exists = new Set(snapshot.holders.map((h) => h.id));
   if (!ids.some((id) => exists.has(id) && !scope.holder(id))) return null;
-  return ids.flatMap((id, i): Issue[] => (scope.holder(id) ? [] : [{ code: "unknownId", path: ["ids", i], message: `Unknown holder id "${id}".` }]));
+  return ids.flatMap((id, i): Issue[] =>
+    scope.holder(id) ? [] : [{ code: "unknownId", path: ["ids", i], message: `Unknown holder id "${id}".` }],
+  );
 }
 
 /** The 403 of decisions and who-can-access for a manager or reporter (H21). */
 export function engineRouteRefusal(grant: Grant): HttpError {
-  return new HttpError(403, `A ${grant.role} may not ask decisions or who can access a device: they name holders of every partition.`);
+  return new HttpError(
+    403,
+    `A ${grant.role} may not ask decisions or who can access a device: they name holders of every partition.`,
+  );
 }

@@ -41,5 +41,6 @@ if (read.ok) {
     } else rest[key] = value;
   }
   answer = { ok: true, sha256: read.sha256, slices: { rest: JSON.stringify(rest), arrays, hashes } };
-} else answer = { ok: false, issues: read.issues.map((i) => ({ code: i.code, path: [...i.path], message: i.message })) };
+} else
+  answer = { ok: false, issues: read.issues.map((i) => ({ code: i.code, path: [...i.path], message: i.message })) };
 parentPort!.postMessage(answer);

@@ -108,16 +108,30 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
   const log = options.log ?? streamLog(process.stderr);
   // Checked before the store is opened: a bad value opens nothing (HC1–HC4).
   const connections = connectionSettings("startDataServer", options);
-  const chosen = [options.token !== undefined || options.tokens !== undefined, options.authorize !== undefined, options.insecureNoAuth === true].filter(Boolean).length;
+  const chosen = [
+    options.token !== undefined || options.tokens !== undefined,
+    options.authorize !== undefined,
+    options.insecureNoAuth === true,
+  ].filter(Boolean).length;
   if (chosen !== 1) throw new Error("give exactly one of token (and/or tokens), authorize and insecureNoAuth");
   const tokens = options.tokens;
   const grants =
-    tokens === undefined ? undefined : grantLookup([...(options.token !== undefined ? [{ token: options.token, grant: ADMIN }] : []), ...tokens.entries]);
-  const authorize = grants !== undefined ? undefined : options.token !== undefined ? tokenAuthorizer(options.token) : options.authorize;
-  if ((options.dataFile === undefined) === (options.storeUrl === undefined)) throw new Error("give exactly one of dataFile and storeUrl");
+    tokens === undefined
+      ? undefined
+      : grantLookup([
+          ...(options.token !== undefined ? [{ token: options.token, grant: ADMIN }] : []),
+          ...tokens.entries,
+        ]);
+  const authorize =
+    grants !== undefined ? undefined : options.token !== undefined ? tokenAuthorizer(options.token) : options.authorize;
+  if ((options.dataFile === undefined) === (options.storeUrl === undefined))
+    throw new Error("give exactly one of dataFile and storeUrl");
   const where = options.storeUrl !== undefined ? redactUrl(options.storeUrl) : options.dataFile!;
   const t0 = performance.now();
-  const store: Store = options.storeUrl !== undefined ? await openPostgresStore(options.storeUrl) : await openSqliteStore(options.dataFile!);
+  const store: Store =
+    options.storeUrl !== undefined
+      ? await openPostgresStore(options.storeUrl)
+      : await openSqliteStore(options.dataFile!);
   let durable: DurableSystem;
   let replica: ReplicatedSystem | undefined;
   // Set once the system is open; the outbox hook runs only for writes, which come later. A completed
@@ -129,15 +143,29 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
     webhooks = await Webhooks.open(
       store.webhooks!,
       target.kind === "system"
-        ? { generation: "2.0", organizationId: options.organizationId ?? target.live.snapshot.systemId, nodeIds: () => new Set(target.live.snapshot.cloudNodes.map((n) => n.id)) }
-        : { generation: "1.0", organizationId: options.organizationId ?? target.live.snapshot.serialNumber, nodeIds: () => new Set([target.live.snapshot.serialNumber]) },
-      { ...options.webhooks, log: options.webhooks?.log ?? log, ...(options.now !== undefined ? { now: options.now } : {}) },
+        ? {
+            generation: "2.0",
+            organizationId: options.organizationId ?? target.live.snapshot.systemId,
+            nodeIds: () => new Set(target.live.snapshot.cloudNodes.map((n) => n.id)),
+          }
+        : {
+            generation: "1.0",
+            organizationId: options.organizationId ?? target.live.snapshot.serialNumber,
+            nodeIds: () => new Set([target.live.snapshot.serialNumber]),
+          },
+      {
+        ...options.webhooks,
+        log: options.webhooks?.log ?? log,
+        ...(options.now !== undefined ? { now: options.now } : {}),
+      },
     );
     webhooksTarget = target;
   };
   // The webhook events of each accepted write go into the store in the write's transaction.
   const outbox: Pick<DurableSystemOptions, "outbox"> =
-    store.webhooks !== undefined ? { outbox: { forWrite: (w) => webhooks?.forWrite(w) ?? [], stored: (entries) => webhooks?.stored(entries) } } : {};
+    store.webhooks !== undefined
+      ? { outbox: { forWrite: (w) => webhooks?.forWrite(w) ?? [], stored: (entries) => webhooks?.stored(entries) } }
+      : {};
   try {
     const stored = await store.load();
     const initial = options.initial;
@@ -146,7 +174,9 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
         `${where} holds a ${KIND_NAME[stored.kind]}; serve it with ${stored.kind === "panel" ? "--panel" : "--system"} FILE or with neither, not with ${initial.kind === "panel" ? "--panel" : "--system"}`,
       );
     const opening = {
-      ...(stored === null && initial !== undefined ? { initial: { kind: initial.kind, json: await initial.read() } } : {}),
+      ...(stored === null && initial !== undefined
+        ? { initial: { kind: initial.kind, json: await initial.read() } }
+        : {}),
       ...(options.snapshotEvery !== undefined ? { snapshotEvery: options.snapshotEvery } : {}),
       ...(options.now !== undefined ? { now: options.now } : {}),
     };
@@ -161,7 +191,10 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
     } else
       durable = await openDurableSystem(store, {
         ...opening,
-        onSnapshotError: (e) => log(`storing a snapshot failed (the change log still has every change): ${(e as Error)?.message ?? String(e)}`),
+        onSnapshotError: (e) =>
+          log(
+            `storing a snapshot failed (the change log still has every change): ${(e as Error)?.message ?? String(e)}`,
+          ),
         ...outbox,
       });
     if (store.webhooks !== undefined) await openWebhooks(durable.target);
@@ -170,8 +203,13 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
     const from = durable.startedFrom;
     if (from.how === "imported") log(`imported ${initial!.file} into ${where}: ${what} (${ms}ms)`);
     else {
-      log(`loaded ${where}: ${what} at change ${from.seq} (snapshot of change ${from.snapshotSeq}, ${from.replayed} change${from.replayed === 1 ? "" : "s"} replayed, ${ms}ms)`);
-      if (initial !== undefined) log(`${initial.file} ignored: it only seeds an empty database, and ${where} already holds the ${KIND_NAME[durable.kind]} (change ${from.seq})`);
+      log(
+        `loaded ${where}: ${what} at change ${from.seq} (snapshot of change ${from.snapshotSeq}, ${from.replayed} change${from.replayed === 1 ? "" : "s"} replayed, ${ms}ms)`,
+      );
+      if (initial !== undefined)
+        log(
+          `${initial.file} ignored: it only seeds an empty database, and ${where} already holds the ${KIND_NAME[durable.kind]} (change ${from.seq})`,
+        );
     }
   } catch (e) {
     await webhooks?.close();
@@ -180,7 +218,16 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
   }
 
   if (tokens !== undefined && durable.kind === "panel") {
-    const scoped = tokens.entries.flatMap((e, i) => (e.grant.partitions !== null ? [{ path: `#${i + 1}.role`, message: `A 1.0 panel is served to admin and integrator tokens only, not to a ${e.grant.role}.` }] : []));
+    const scoped = tokens.entries.flatMap((e, i) =>
+      e.grant.partitions !== null
+        ? [
+            {
+              path: `#${i + 1}.role`,
+              message: `A 1.0 panel is served to admin and integrator tokens only, not to a ${e.grant.role}.`,
+            },
+          ]
+        : [],
+    );
     if (scoped.length > 0) {
       await webhooks?.close();
       await durable.close();
@@ -230,7 +277,10 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
         reportServices.set(served.target, r);
       },
       onReportError: (e) => log(`report generation failed: ${(e as Error)?.stack ?? String(e)}`),
-      onError: (e, request) => log(`internal error on ${request.method} ${new URL(request.url).pathname}: ${(e as Error)?.stack ?? String(e)}`),
+      onError: (e, request) =>
+        log(
+          `internal error on ${request.method} ${new URL(request.url).pathname}: ${(e as Error)?.stack ?? String(e)}`,
+        ),
       // Subscriptions and events belong to the served system (not to a staged one).
       ...(webhooks !== undefined && served.target === webhooksTarget ? { webhooks } : {}),
     });
@@ -238,7 +288,12 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
   // migration (SQLite; not a PostgreSQL replica); otherwise the app alone.
   let front: Pick<MigrationFront, "fetch" | "current"> & { readonly job: MigrationFront["job"] | null };
   try {
-    if (replica !== undefined || store.getValue === undefined || store.setValue === undefined || store.replaceSystem === undefined) {
+    if (
+      replica !== undefined ||
+      store.getValue === undefined ||
+      store.setValue === undefined ||
+      store.replaceSystem === undefined
+    ) {
       const only = await makeApp(answering);
       front = { fetch: async (request) => only.fetch(request), current: () => durable, job: null };
     } else {
@@ -246,7 +301,11 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
         store,
         durable,
         makeApp,
-        ...(grants !== undefined ? { authorize: (token: string) => grants(token)?.partitions === null } : authorize !== undefined ? { authorize } : {}),
+        ...(grants !== undefined
+          ? { authorize: (token: string) => grants(token)?.partitions === null }
+          : authorize !== undefined
+            ? { authorize }
+            : {}),
         basePath: normalizeBasePath(options.basePath ?? ""),
         maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
         indent: 2,
@@ -257,7 +316,12 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
           ? {
               // The panel's hooks end with it (W19): the preflight warns of each, and the migrated system starts with none.
               integrations: () =>
-                webhooks?.list().map((h) => `Webhook "${h.name}" (${h.id}) is not migrated: the panel's hooks end with it; subscribe again on the 2.0 system.`) ?? [],
+                webhooks
+                  ?.list()
+                  .map(
+                    (h) =>
+                      `Webhook "${h.name}" (${h.id}) is not migrated: the panel's hooks end with it; subscribe again on the 2.0 system.`,
+                  ) ?? [],
               onCompleted: async (next: DurableSystem) => {
                 await webhooks?.close();
                 await openWebhooks(next.target);
@@ -268,7 +332,10 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
           ...outbox,
           ...(options.snapshotEvery !== undefined ? { snapshotEvery: options.snapshotEvery } : {}),
           ...(options.now !== undefined ? { now: options.now } : {}),
-          onSnapshotError: (e) => log(`storing a snapshot failed (the change log still has every change): ${(e as Error)?.message ?? String(e)}`),
+          onSnapshotError: (e) =>
+            log(
+              `storing a snapshot failed (the change log still has every change): ${(e as Error)?.message ?? String(e)}`,
+            ),
         },
       });
     }
@@ -285,10 +352,26 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
     if (min !== null) {
       const wanted = /^\s*\d{1,15}\s*$/.test(min) ? Number(min) : NaN;
       if (!Number.isSafeInteger(wanted))
-        return withRevision(errorResponse(new HttpError(400, "X-Rsop-Min-Revision must be a whole number (a revision from X-Rsop-Revision).", [{ path: "headers.x-rsop-min-revision", message: `"${min.slice(0, 40)}" is not a whole number.` }]), 2), r.revision());
+        return withRevision(
+          errorResponse(
+            new HttpError(400, "X-Rsop-Min-Revision must be a whole number (a revision from X-Rsop-Revision).", [
+              { path: "headers.x-rsop-min-revision", message: `"${min.slice(0, 40)}" is not a whole number.` },
+            ]),
+            2,
+          ),
+          r.revision(),
+        );
       if (!(await r.waitFor(wanted, minRevisionWaitMs)))
         return withRevision(
-          errorResponse(new HttpError(503, `This replica has not yet applied revision ${wanted} (it is at ${r.revision()}); try again, or ask another replica.`, [], { "retry-after": "1" }), 2),
+          errorResponse(
+            new HttpError(
+              503,
+              `This replica has not yet applied revision ${wanted} (it is at ${r.revision()}); try again, or ask another replica.`,
+              [],
+              { "retry-after": "1" },
+            ),
+            2,
+          ),
           r.revision(),
         );
     }
@@ -303,7 +386,11 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
     const path = new URL(request.url).pathname;
     const response = replica === undefined ? await app.fetch(request) : await answerAsReplica(request, replica);
     const ms = (performance.now() - t).toFixed(1);
-    log(request.signal.aborted ? `${request.method} ${path} aborted (connection closed before the answer) after ${ms}ms` : `${request.method} ${path} ${response.status} ${ms}ms`);
+    log(
+      request.signal.aborted
+        ? `${request.method} ${path} aborted (connection closed before the answer) after ${ms}ms`
+        : `${request.method} ${path} ${response.status} ${ms}ms`,
+    );
     return response;
   };
 
@@ -312,10 +399,19 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
     const { serve } = await import("@hono/node-server");
     server = await new Promise<Server>((resolvePromise, reject) => {
       const serverOptions = serverOptionsOf(connections);
-      const s = serve({ fetch, port: options.port ?? 0, hostname: options.host ?? "127.0.0.1", overrideGlobalObjects: false, serverOptions }, () => {
-        s.off("error", reject);
-        resolvePromise(s as Server);
-      });
+      const s = serve(
+        {
+          fetch,
+          port: options.port ?? 0,
+          hostname: options.host ?? "127.0.0.1",
+          overrideGlobalObjects: false,
+          serverOptions,
+        },
+        () => {
+          s.off("error", reject);
+          resolvePromise(s as Server);
+        },
+      );
       s.once("error", reject);
     });
   } catch (e) {

@@ -152,12 +152,25 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const log = options.log ?? streamLog(process.stderr);
   const connections = connectionSettings("startServer", options);
   const workerFile = options.reloadWorker === false ? null : (options.reloadWorker ?? defaultWorkerFile());
-  const chosen = [options.token !== undefined || options.tokens !== undefined, options.authorize !== undefined, options.insecureNoAuth === true].filter(Boolean).length;
-  if (chosen === 0) throw new Error("refusing to start without authentication: give a token (or an authorize function), or insecureNoAuth");
+  const chosen = [
+    options.token !== undefined || options.tokens !== undefined,
+    options.authorize !== undefined,
+    options.insecureNoAuth === true,
+  ].filter(Boolean).length;
+  if (chosen === 0)
+    throw new Error(
+      "refusing to start without authentication: give a token (or an authorize function), or insecureNoAuth",
+    );
   if (chosen > 1) throw new Error("give only one of token, authorize and insecureNoAuth");
   const grants =
-    options.tokens === undefined ? undefined : grantLookup([...(options.token !== undefined ? [{ token: options.token, grant: ADMIN }] : []), ...options.tokens.entries]);
-  const authorize = grants !== undefined ? undefined : options.token !== undefined ? tokenAuthorizer(options.token) : options.authorize;
+    options.tokens === undefined
+      ? undefined
+      : grantLookup([
+          ...(options.token !== undefined ? [{ token: options.token, grant: ADMIN }] : []),
+          ...options.tokens.entries,
+        ]);
+  const authorize =
+    grants !== undefined ? undefined : options.token !== undefined ? tokenAuthorizer(options.token) : options.authorize;
 
   // With the worker, the first load goes through it too, so that the JSON slices of the snapshot
   // being served are known and a reload can recompile only the slices that changed.
@@ -184,13 +197,17 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),
     ...(options.maxIds !== undefined ? { maxIds: options.maxIds } : {}),
     ...(options.now !== undefined ? { now: options.now } : {}),
-    onError: (e, request) => log(`internal error on ${request.method} ${new URL(request.url).pathname}: ${(e as Error)?.stack ?? String(e)}`),
+    onError: (e, request) =>
+      log(`internal error on ${request.method} ${new URL(request.url).pathname}: ${(e as Error)?.stack ?? String(e)}`),
   });
 
   const healthPath = `${normalizeBasePath(options.basePath ?? "")}/healthz`;
   function health(request: Request): Response {
     if (request.method !== "GET" && request.method !== "HEAD")
-      return errorResponse(new HttpError(405, `${request.method} is not allowed here; use GET.`, [], { allow: "GET, HEAD" }), 2);
+      return errorResponse(
+        new HttpError(405, `${request.method} is not allowed here; use GET.`, [], { allow: "GET, HEAD" }),
+        2,
+      );
     const body: HealthBody = { status: "ok", systemId, sha256: currentSha, loadedAt };
     return jsonResponse(200, body, 2);
   }
@@ -202,7 +219,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const path = new URL(request.url).pathname;
     const response = path === healthPath ? health(request) : await handler(request);
     const ms = (performance.now() - t0).toFixed(1);
-    log(request.signal.aborted ? `${request.method} ${path} aborted (connection closed before the answer) after ${ms}ms` : `${request.method} ${path} ${response.status} ${ms}ms`);
+    log(
+      request.signal.aborted
+        ? `${request.method} ${path} aborted (connection closed before the answer) after ${ms}ms`
+        : `${request.method} ${path} ${response.status} ${ms}ms`,
+    );
     return response;
   };
 
@@ -211,10 +232,19 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const { serve } = await import("@hono/node-server");
   const server = await new Promise<Server>((resolvePromise, reject) => {
     const serverOptions = serverOptionsOf(connections);
-    const s = serve({ fetch, port: options.port ?? 0, hostname: options.host ?? "127.0.0.1", overrideGlobalObjects: false, serverOptions }, () => {
-      s.off("error", reject);
-      resolvePromise(s as Server);
-    });
+    const s = serve(
+      {
+        fetch,
+        port: options.port ?? 0,
+        hostname: options.host ?? "127.0.0.1",
+        overrideGlobalObjects: false,
+        serverOptions,
+      },
+      () => {
+        s.off("error", reject);
+        resolvePromise(s as Server);
+      },
+    );
     s.once("error", reject);
   });
   guardConnections(server, connections, log);
@@ -242,8 +272,14 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     // A change outside the arrays (the system zone), or a first reload without known slices,
     // compiles the whole snapshot here. Without the worker (running from source), all of it runs here.
     let prevOf: SystemSnapshot | null = null;
-    type Next = { snapshot: SystemSnapshot; patches: readonly PositionPatch[] | null; slices: { rest: string; hashes: SliceHashes } | null };
-    let read: { readonly ok: true; readonly sha256: string; readonly next: () => Promise<Next> } | { readonly ok: false; readonly issues: readonly Issue[] };
+    type Next = {
+      snapshot: SystemSnapshot;
+      patches: readonly PositionPatch[] | null;
+      slices: { rest: string; hashes: SliceHashes } | null;
+    };
+    let read:
+      | { readonly ok: true; readonly sha256: string; readonly next: () => Promise<Next> }
+      | { readonly ok: false; readonly issues: readonly Issue[] };
     if (workerFile !== null) {
       const prevSlices = current.snapshot === lastSnapshotOfSlices ? lastSlices : null;
       const prev = current.snapshot;
@@ -255,13 +291,22 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
             sha256: r.sha256,
             next: async () =>
               prevSlices === null
-                ? { snapshot: await parseSnapshotSlices(r.slices), patches: null, slices: { rest: r.slices.rest, hashes: r.slices.hashes } }
-                : { ...(await parseSnapshotSlicesAgainst(r.slices, prevSlices.rest, prev)), slices: { rest: r.slices.rest, hashes: r.slices.hashes } },
+                ? {
+                    snapshot: await parseSnapshotSlices(r.slices),
+                    patches: null,
+                    slices: { rest: r.slices.rest, hashes: r.slices.hashes },
+                  }
+                : {
+                    ...(await parseSnapshotSlicesAgainst(r.slices, prevSlices.rest, prev)),
+                    slices: { rest: r.slices.rest, hashes: r.slices.hashes },
+                  },
           }
         : r;
     } else {
       const r = await readSnapshotFile(file);
-      read = r.ok ? { ok: true, sha256: r.sha256, next: async () => ({ snapshot: r.snapshot, patches: null, slices: null }) } : r;
+      read = r.ok
+        ? { ok: true, sha256: r.sha256, next: async () => ({ snapshot: r.snapshot, patches: null, slices: null }) }
+        : r;
     }
     if (closed) return { status: "unchanged" };
     if (!read.ok) return refuse(read.issues);
@@ -274,7 +319,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     if (closed) return { status: "unchanged" };
     if (snapshot.systemId !== systemId) {
       const issues: Issue[] = [
-        { code: "systemChanged", path: ["systemId"], message: `Is "${snapshot.systemId}"; this server serves "${systemId}": restart it to serve another system.` },
+        {
+          code: "systemChanged",
+          path: ["systemId"],
+          message: `Is "${snapshot.systemId}"; this server serves "${systemId}": restart it to serve another system.`,
+        },
       ];
       return refuse(issues);
     }
@@ -297,13 +346,17 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     currentSha = read.sha256;
     loadedAt = new Date().toISOString();
     refusedLast = false;
-    log(`reloaded ${file}: system ${snapshot.systemId}, ${snapshot.holders.length} holders, ${snapshot.devices.length} devices, ${snapshot.rules.length} rules`);
+    log(
+      `reloaded ${file}: system ${snapshot.systemId}, ${snapshot.holders.length} holders, ${snapshot.devices.length} devices, ${snapshot.rules.length} rules`,
+    );
     return { status: "reloaded", engine };
   }
 
   function refuse(issues: readonly Issue[]): ReloadResult {
     refusedLast = true;
-    log(`reload refused: ${file} has ${issues.length} problem${issues.length === 1 ? "" : "s"}; still serving the previous snapshot`);
+    log(
+      `reload refused: ${file} has ${issues.length} problem${issues.length === 1 ? "" : "s"}; still serving the previous snapshot`,
+    );
     for (const i of issues) log(`  ${formatPath(i.path)}: ${i.message}`);
     return { status: "refused", issues };
   }
@@ -330,7 +383,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       );
     } catch (e) {
       // E.g. the inotify watch limit (ENOSPC): serving matters more than reloading.
-      log(`cannot watch ${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}; changes are not picked up until a restart`);
+      log(
+        `cannot watch ${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}; changes are not picked up until a restart`,
+      );
     }
   }
 

@@ -25,7 +25,10 @@ export interface SubscriptionRouteContext {
 const MAX_PER_PAGE = 100;
 
 function allow(method: string, allowed: readonly string[]): void {
-  if (!allowed.includes(method)) throw new HttpError(405, `${method} is not allowed here; use ${allowed.join(", ")}.`, [], { allow: allowed.join(", ") });
+  if (!allowed.includes(method))
+    throw new HttpError(405, `${method} is not allowed here; use ${allowed.join(", ")}.`, [], {
+      allow: allowed.join(", "),
+    });
 }
 
 /** A whole number query parameter in [min, max], or the default; 400 naming it otherwise. */
@@ -33,7 +36,10 @@ function intParam(url: URL, key: string, dflt: number, min: number, max: number)
   const raw = url.searchParams.get(key);
   if (raw === null) return dflt;
   const n = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= min && n <= max)) throw new HttpError(400, "Invalid query parameters.", [{ path: key, message: `Must be a whole number from ${min} to ${max}, not "${raw}".` }]);
+  if (!(n >= min && n <= max))
+    throw new HttpError(400, "Invalid query parameters.", [
+      { path: key, message: `Must be a whole number from ${min} to ${max}, not "${raw}".` },
+    ]);
   return n;
 }
 
@@ -45,20 +51,33 @@ export function registerSubscriptionRoutes(app: Hono, ctx: SubscriptionRouteCont
 
   async function admit(request: Request, org: string, query: readonly string[] = []): Promise<void> {
     const grant = await ctx.identify(request, org);
-    if (grant.partitions !== null) throw new HttpError(403, `A ${grant.role} may not manage webhook subscriptions: their events name holders of every partition.`);
+    if (grant.partitions !== null)
+      throw new HttpError(
+        403,
+        `A ${grant.role} may not manage webhook subscriptions: their events name holders of every partition.`,
+      );
     if (org !== webhooks.organizationId)
-      throw new HttpError(404, "Unknown organization id.", [{ path: "organization_id", message: `Unknown organization id "${org}".` }]);
+      throw new HttpError(404, "Unknown organization id.", [
+        { path: "organization_id", message: `Unknown organization id "${org}".` },
+      ]);
     refuseOtherQuery(new URL(request.url), query);
     // Shared by several replicas (PostgreSQL): what another replica changed is read first (W15).
     await webhooks.refresh();
   }
 
   function unknown(id: string): HttpError {
-    return new HttpError(404, "Unknown subscription id.", [{ path: idName, message: `No subscription has the id "${id}".` }]);
+    return new HttpError(404, "Unknown subscription id.", [
+      { path: idName, message: `No subscription has the id "${id}".` },
+    ]);
   }
 
   function context() {
-    return { generation: webhooks.generation, nodeIds: webhooks.nodeIds(), now: ctx.now(), destinations: webhooks.destinations };
+    return {
+      generation: webhooks.generation,
+      nodeIds: webhooks.nodeIds(),
+      now: ctx.now(),
+      destinations: webhooks.destinations,
+    };
   }
 
   app.all(base, async (c) => {
@@ -109,11 +128,24 @@ export function registerSubscriptionRoutes(app: Hono, ctx: SubscriptionRouteCont
     const id = c.req.param("id");
     if (webhooks.get(id) === undefined) throw unknown(id);
     const length = request.headers.get("content-length");
-    const body = length === "0" || (length === null && request.headers.get("transfer-encoding") === null) ? undefined : await readJsonBody(request, ctx.maxBodyBytes);
+    const body =
+      length === "0" || (length === null && request.headers.get("transfer-encoding") === null)
+        ? undefined
+        : await readJsonBody(request, ctx.maxBodyBytes);
     let ids: string[] | null = null;
     if (body !== undefined) {
-      const list = typeof body === "object" && body !== null && !Array.isArray(body) ? (body as { ids?: unknown }).ids : undefined;
-      const bad = !Array.isArray(list) ? [{ path: "body.ids", message: 'Must be an array of parked event ids (or send no body to redeliver every parked event).' }] : list.flatMap((x, i) => (typeof x === "string" ? [] : [{ path: `body.ids[${i}]`, message: "Must be an event id (a string)." }]));
+      const list =
+        typeof body === "object" && body !== null && !Array.isArray(body) ? (body as { ids?: unknown }).ids : undefined;
+      const bad = !Array.isArray(list)
+        ? [
+            {
+              path: "body.ids",
+              message: "Must be an array of parked event ids (or send no body to redeliver every parked event).",
+            },
+          ]
+        : list.flatMap((x, i) =>
+            typeof x === "string" ? [] : [{ path: `body.ids[${i}]`, message: "Must be an event id (a string)." }],
+          );
       if (bad.length > 0) throw new HttpError(400, "The request is invalid.", bad);
       ids = list as string[];
     }

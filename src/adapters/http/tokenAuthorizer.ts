@@ -14,7 +14,8 @@ function digest(s: string): Buffer {
  * @throws TypeError for a token no client could send.
  */
 export function tokenAuthorizer(token: string): (presented: string, systemId: string) => boolean {
-  if (!isBearerToken(token)) throw new TypeError("a bearer token is letters, digits and -._~+/ (then = padding), and not empty");
+  if (!isBearerToken(token))
+    throw new TypeError("a bearer token is letters, digits and -._~+/ (then = padding), and not empty");
   const expected = digest(token);
   return (presented) => timingSafeEqual(digest(presented), expected);
 }

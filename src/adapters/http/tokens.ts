@@ -70,38 +70,69 @@ const isObject = (x: unknown): x is Record<string, unknown> => typeof x === "obj
  */
 export function parseTokens(json: unknown): { ok: true; entries: TokenEntry[] } | { ok: false; issues: TokensIssue[] } {
   const issues: TokensIssue[] = [];
-  if (!isObject(json)) return { ok: false, issues: [{ path: "", message: 'Must be a JSON object mapping each token to {"role", "partitions"}.' }] };
+  if (!isObject(json))
+    return {
+      ok: false,
+      issues: [{ path: "", message: 'Must be a JSON object mapping each token to {"role", "partitions"}.' }],
+    };
   const entries: TokenEntry[] = [];
   const tokens = Object.keys(json);
   if (tokens.length === 0) issues.push({ path: "", message: "Names no token: add at least one." });
   tokens.forEach((token, i) => {
     const at = `#${i + 1}`;
     const before = issues.length;
-    if (!isBearerToken(token)) issues.push({ path: at, message: "The token may hold only letters, digits and -._~+/ (then = padding): clients could not send it as a Bearer token." });
+    if (!isBearerToken(token))
+      issues.push({
+        path: at,
+        message:
+          "The token may hold only letters, digits and -._~+/ (then = padding): clients could not send it as a Bearer token.",
+      });
     else if (token.length < MIN_FILE_TOKEN_LENGTH)
-      issues.push({ path: at, message: `The token has ${token.length} characters; use at least ${MIN_FILE_TOKEN_LENGTH} (e.g. openssl rand -hex 24).` });
+      issues.push({
+        path: at,
+        message: `The token has ${token.length} characters; use at least ${MIN_FILE_TOKEN_LENGTH} (e.g. openssl rand -hex 24).`,
+      });
     const v = json[token];
     if (!isObject(v)) {
       issues.push({ path: at, message: 'Must be an object {"role", "partitions"}.' });
       return;
     }
-    for (const k of Object.keys(v)) if (k !== "role" && k !== "partitions") issues.push({ path: `${at}.${k}`, message: 'Unknown field: use "role" and "partitions".' });
+    for (const k of Object.keys(v))
+      if (k !== "role" && k !== "partitions")
+        issues.push({ path: `${at}.${k}`, message: 'Unknown field: use "role" and "partitions".' });
     const role = v.role;
-    if (!ROLES.includes(role as Role)) issues.push({ path: `${at}.role`, message: `Must be one of ${ROLES.join(", ")}.` });
+    if (!ROLES.includes(role as Role))
+      issues.push({ path: `${at}.role`, message: `Must be one of ${ROLES.join(", ")}.` });
     const scoped = role === "manager" || role === "reporter";
     const p = v.partitions;
     if (p !== undefined && !scoped && ROLES.includes(role as Role))
-      issues.push({ path: `${at}.partitions`, message: `A ${String(role)} reaches every partition: give partitions only to a manager or a reporter.` });
-    if (scoped && p === undefined) issues.push({ path: `${at}.partitions`, message: `Is required for a ${role}: the ids of the partitions it may see.` });
-    if (p !== undefined && !Array.isArray(p)) issues.push({ path: `${at}.partitions`, message: "Must be an array of partition ids." });
+      issues.push({
+        path: `${at}.partitions`,
+        message: `A ${String(role)} reaches every partition: give partitions only to a manager or a reporter.`,
+      });
+    if (scoped && p === undefined)
+      issues.push({
+        path: `${at}.partitions`,
+        message: `Is required for a ${role}: the ids of the partitions it may see.`,
+      });
+    if (p !== undefined && !Array.isArray(p))
+      issues.push({ path: `${at}.partitions`, message: "Must be an array of partition ids." });
     if (Array.isArray(p)) {
-      if (scoped && p.length === 0) issues.push({ path: `${at}.partitions`, message: "Names no partition: a manager or reporter needs at least one." });
+      if (scoped && p.length === 0)
+        issues.push({
+          path: `${at}.partitions`,
+          message: "Names no partition: a manager or reporter needs at least one.",
+        });
       p.forEach((x, j) => {
-        if (typeof x !== "string" || x === "") issues.push({ path: `${at}.partitions.${j}`, message: "Must be a partition id (a non-empty string)." });
+        if (typeof x !== "string" || x === "")
+          issues.push({ path: `${at}.partitions.${j}`, message: "Must be a partition id (a non-empty string)." });
       });
     }
     if (issues.length === before)
-      entries.push({ token, grant: Object.freeze({ role: role as Role, partitions: scoped ? new Set(p as string[]) : null }) });
+      entries.push({
+        token,
+        grant: Object.freeze({ role: role as Role, partitions: scoped ? new Set(p as string[]) : null }),
+      });
   });
   return issues.length > 0 ? { ok: false, issues } : { ok: true, entries };
 }
@@ -115,7 +146,9 @@ export async function readTokensFile(file: string): Promise<TokenEntry[]> {
   try {
     text = await readFile(file, "utf8");
   } catch (e) {
-    throw new TokensFileError(file, [{ path: "", message: `Cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}.` }]);
+    throw new TokensFileError(file, [
+      { path: "", message: `Cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}.` },
+    ]);
   }
   let json: unknown;
   try {
@@ -123,7 +156,9 @@ export async function readTokensFile(file: string): Promise<TokenEntry[]> {
   } catch (e) {
     // The message of JSON.parse may quote the text, and the text holds tokens: only its position is kept.
     const at = /position (\d+)/.exec((e as Error).message)?.[1];
-    throw new TokensFileError(file, [{ path: "", message: `Is not valid JSON${at !== undefined ? ` (at character ${at})` : ""}.` }]);
+    throw new TokensFileError(file, [
+      { path: "", message: `Is not valid JSON${at !== undefined ? ` (at character ${at})` : ""}.` },
+    ]);
   }
   const r = parseTokens(json);
   if (!r.ok) throw new TokensFileError(file, r.issues);

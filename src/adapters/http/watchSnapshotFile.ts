@@ -14,7 +14,12 @@ export interface SnapshotWatch {
  * Calls `onChange` once the events about `file` have been quiet for `debounceMs`.
  * @param onError - told when the watch itself fails (the directory vanished, …).
  */
-export function watchSnapshotFile(file: string, debounceMs: number, onChange: () => void, onError: (e: Error) => void): SnapshotWatch {
+export function watchSnapshotFile(
+  file: string,
+  debounceMs: number,
+  onChange: () => void,
+  onError: (e: Error) => void,
+): SnapshotWatch {
   const full = resolve(file);
   const name = basename(full);
   let timer: ReturnType<typeof setTimeout> | undefined;

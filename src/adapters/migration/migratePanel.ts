@@ -49,7 +49,17 @@ export interface MigrateOptions {
 }
 
 /** seed 000 §4: the `type` values of the id-mapping endpoint, in its order. */
-const TYPE_ORDER: readonly MappedType[] = ["cardFormat", "connection", "credential", "device", "floorGroup", "group", "holder", "partition", "rule"];
+const TYPE_ORDER: readonly MappedType[] = [
+  "cardFormat",
+  "connection",
+  "credential",
+  "device",
+  "floorGroup",
+  "group",
+  "holder",
+  "partition",
+  "rule",
+];
 
 /**
  * The 2.0 id a 1.0 entity gets when its panel migrates into a system: UUID v5 of (system id, type,
@@ -93,15 +103,35 @@ export function migratePanel(input: unknown, options: MigrateOptions): Result<Mi
   if (!checked.ok) return { ...err(checked.issues), preflight };
   const mappings = [...seen.values()]
     .sort((a, b) => TYPE_ORDER.indexOf(a.type) - TYPE_ORDER.indexOf(b.type) || a.legacyId - b.legacyId)
-    .map(({ type, legacyId }) => ({ id: migratedId(systemId, type, legacyId), legacyId, serialNumber: panel.serialNumber, type, systemId }));
+    .map(({ type, legacyId }) => ({
+      id: migratedId(systemId, type, legacyId),
+      legacyId,
+      serialNumber: panel.serialNumber,
+      type,
+      systemId,
+    }));
   return { ...ok({ snapshot, cloudNodeId, mappings, dropped }), preflight };
 }
 
 function preflightIssues(p: Preflight): Issue[] {
   const issues: Issue[] = [...p.extensions.errors.invalidPanel];
-  if (p.errors.personalInfoMissing) issues.push({ code: "personalInfoMissing", path: ["persons"], message: "Some person lacks a first or last name, which 2.0 requires." });
-  for (const d of p.errors.invalidDevice) issues.push({ code: "invalidDevice", path: ["devices"], message: `Device ${d.id} (${d.description}): 2.0 refuses a propDelay without propAlarm.` });
+  if (p.errors.personalInfoMissing)
+    issues.push({
+      code: "personalInfoMissing",
+      path: ["persons"],
+      message: "Some person lacks a first or last name, which 2.0 requires.",
+    });
+  for (const d of p.errors.invalidDevice)
+    issues.push({
+      code: "invalidDevice",
+      path: ["devices"],
+      message: `Device ${d.id} (${d.description}): 2.0 refuses a propDelay without propAlarm.`,
+    });
   for (const n of p.extensions.errors.duplicateNames)
-    issues.push({ code: "duplicateName", path: ["partitions"], message: `The ${n.type} name "${n.name}" is used by ${n.legacyIds.join(", ")}; 2.0 names are unique within a system.` });
+    issues.push({
+      code: "duplicateName",
+      path: ["partitions"],
+      message: `The ${n.type} name "${n.name}" is used by ${n.legacyIds.join(", ")}; 2.0 names are unique within a system.`,
+    });
   return issues;
 }

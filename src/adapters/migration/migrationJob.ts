@@ -11,7 +11,14 @@ import { type Migration, migratePanel } from "./migratePanel.js";
 import { type Preflight, preflightBlocks, preflightPanel, preflightWarns } from "./preflightPanel.js";
 
 /** The six tasks of seed 000 §3, in the order they run. */
-export const MIGRATION_TASKS = ["EXPORT_LEGACY_DATA", "CREATE_CUSTOMER", "CREATE_SYSTEM", "TRANSFORM_SCHEMA", "IMPORT_SYSTEM_DATA", "ACTIVATE_SYSTEM"] as const;
+export const MIGRATION_TASKS = [
+  "EXPORT_LEGACY_DATA",
+  "CREATE_CUSTOMER",
+  "CREATE_SYSTEM",
+  "TRANSFORM_SCHEMA",
+  "IMPORT_SYSTEM_DATA",
+  "ACTIVATE_SYSTEM",
+] as const;
 export type MigrationTaskType = (typeof MIGRATION_TASKS)[number];
 
 /** Seed 000 shows Pending and Processing; the others are ours (M8). */
@@ -157,14 +164,25 @@ export class MigrationJob {
    */
   async initiate(panelId: string, acceptWarnings: boolean): Promise<MigrationRecord> {
     const panel = this.#o.panel() as { serialNumber?: unknown; name?: unknown };
-    if (panelId !== panel.serialNumber) throw new MigrationRefusal(404, `No panel has serial number "${panelId}" here; this server holds panel "${String(panel.serialNumber)}".`);
+    if (panelId !== panel.serialNumber)
+      throw new MigrationRefusal(
+        404,
+        `No panel has serial number "${panelId}" here; this server holds panel "${String(panel.serialNumber)}".`,
+      );
     const status = this.#record?.status;
-    if (status === "Completed") throw new MigrationRefusal(409, "This panel has been migrated already (the migration is Completed).");
-    if (this.panelReadOnly) throw new MigrationRefusal(409, `A migration of this panel is ${status}: complete or roll it back first.`);
+    if (status === "Completed")
+      throw new MigrationRefusal(409, "This panel has been migrated already (the migration is Completed).");
+    if (this.panelReadOnly)
+      throw new MigrationRefusal(409, `A migration of this panel is ${status}: complete or roll it back first.`);
     const preflight = preflightPanel(panel, this.#o.integrations?.() ?? []);
-    if (preflightBlocks(preflight)) throw new MigrationRefusal(409, "The preflight check has errors: the migration cannot start.", preflight);
+    if (preflightBlocks(preflight))
+      throw new MigrationRefusal(409, "The preflight check has errors: the migration cannot start.", preflight);
     if (preflightWarns(preflight) && !acceptWarnings)
-      throw new MigrationRefusal(409, "The preflight check has warnings: start the migration with acceptWarnings: true to accept them.", preflight);
+      throw new MigrationRefusal(
+        409,
+        "The preflight check has warnings: start the migration with acceptWarnings: true to accept them.",
+        preflight,
+      );
     const now = this.#iso();
     this.#plannedSystemId = null;
     this.#record = {
@@ -268,7 +286,12 @@ export class MigrationJob {
         return this.#transform();
       case "IMPORT_SYSTEM_DATA": {
         const m = transformed ?? this.#transform();
-        const staged: StagedSystem = { systemId: this.#systemId(), cloudNodeId: m.cloudNodeId, snapshot: m.snapshot, mappings: m.mappings };
+        const staged: StagedSystem = {
+          systemId: this.#systemId(),
+          cloudNodeId: m.cloudNodeId,
+          snapshot: m.snapshot,
+          mappings: m.mappings,
+        };
         this.#stage(staged);
         await this.#o.store.saveStaged(staged);
         r.systemId = staged.systemId;
@@ -325,7 +348,10 @@ export class MigrationJob {
   async complete(panelId: string, activate: (staged: StagedSystem, live: LiveSystem) => Promise<void>): Promise<void> {
     const r = this.#check(panelId);
     if (r.status !== "Staged" || this.#staged === null || this.#stagedLive === null)
-      throw new MigrationRefusal(409, `Only a staged migration can be completed; this one is ${r.status}${r.status === "Pending" || r.status === "Processing" ? ": wait until every task is Completed" : ""}.`);
+      throw new MigrationRefusal(
+        409,
+        `Only a staged migration can be completed; this one is ${r.status}${r.status === "Pending" || r.status === "Processing" ? ": wait until every task is Completed" : ""}.`,
+      );
     await activate(this.#staged, this.#stagedLive);
     // The staged system is now the one served: no longer staged.
     this.#staged = null;

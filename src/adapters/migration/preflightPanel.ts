@@ -5,7 +5,16 @@
 // seed's members. The members the service fills from live panel status (versions of the running
 // software and controllers, offline controllers) cannot be known from a snapshot and stay empty
 // (semantics M6).
-import { type DroppedField, type Issue, type PanelSnapshot, panelSnapshotSchema, panelToSystem, parsePanel, wellKnownLayout, zodMessage } from "../../model/index.js";
+import {
+  type DroppedField,
+  type Issue,
+  type PanelSnapshot,
+  panelSnapshotSchema,
+  panelToSystem,
+  parsePanel,
+  wellKnownLayout,
+  zodMessage,
+} from "../../model/index.js";
 
 /** A controller or device as the preflight response lists it. */
 export interface PreflightDevice {
@@ -140,8 +149,10 @@ export function preflightPanel(input: unknown, integrations: readonly string[] =
   if (!loaded.ok) {
     for (const issue of loaded.issues) {
       const last = issue.path[issue.path.length - 1];
-      if (issue.path[0] === "persons" && (last === "firstName" || last === "lastName")) out.errors.personalInfoMissing = true;
-      else if (issue.code === "duplicateName" && issue.path[0] === "partitions") continue; // reported as duplicateNames
+      if (issue.path[0] === "persons" && (last === "firstName" || last === "lastName"))
+        out.errors.personalInfoMissing = true;
+      else if (issue.code === "duplicateName" && issue.path[0] === "partitions")
+        continue; // reported as duplicateNames
       else out.extensions.errors.invalidPanel.push(issue);
     }
   }
@@ -171,10 +182,16 @@ function checkShape(panel: PanelSnapshot, out: Preflight): void {
     ids.push(Number(p.id));
     byName.set(p.name, ids);
   }
-  for (const [name, legacyIds] of byName) if (legacyIds.length > 1) out.extensions.errors.duplicateNames.push({ type: "partition", name, legacyIds });
+  for (const [name, legacyIds] of byName)
+    if (legacyIds.length > 1) out.extensions.errors.duplicateNames.push({ type: "partition", name, legacyIds });
   out.extensions.warnings.droppedFields = dropped;
   // An unknown id without a layout is a raw format (SPEC §5): not a blocker, but worth knowing.
   const format = panel.config.cardFormat;
-  if (format !== null && (format.layout === undefined || format.layout === null) && typeof format.id === "string" && wellKnownLayout(format.id) === undefined)
+  if (
+    format !== null &&
+    (format.layout === undefined || format.layout === null) &&
+    typeof format.id === "string" &&
+    wellKnownLayout(format.id) === undefined
+  )
     out.extensions.warnings.unknownCardFormat = format.id;
 }

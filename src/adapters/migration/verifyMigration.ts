@@ -45,7 +45,13 @@ function same(a: unknown, b: unknown): boolean {
 
 /** The panel with legacy rule `winner` renumbered to the smallest id (0; every other rule one up). */
 function withSmallestId(panel: Json, winner: number): Json {
-  return { ...panel, rules: ((panel.rules as Json[] | undefined) ?? []).map((r) => ({ ...r, id: r.id === winner ? 0 : (r.id as number) + 1 })) };
+  return {
+    ...panel,
+    rules: ((panel.rules as Json[] | undefined) ?? []).map((r) => ({
+      ...r,
+      id: r.id === winner ? 0 : (r.id as number) + 1,
+    })),
+  };
 }
 
 /**
@@ -63,10 +69,13 @@ export function compareMigration(
 ): MigrationCheck {
   const plant = options.plant;
   const legacy = loadPanelEngineOrThrow(panel);
-  const migrated: Engine = loadEngineOrThrow(plant === undefined ? migration.snapshot : plant(structuredClone(migration.snapshot) as Json));
+  const migrated: Engine = loadEngineOrThrow(
+    plant === undefined ? migration.snapshot : plant(structuredClone(migration.snapshot) as Json),
+  );
   const uuid = new Map(migration.mappings.map((r) => [`${r.type}:${r.legacyId}`, r.id]));
   const legacyRule = new Map(migration.mappings.filter((r) => r.type === "rule").map((r) => [r.id, r.legacyId]));
-  const to2 = (type: string, id: number | null) => (id === null ? null : (uuid.get(`${type}:${id}`) ?? `unmapped ${type}:${id}`));
+  const to2 = (type: string, id: number | null) =>
+    id === null ? null : (uuid.get(`${type}:${id}`) ?? `unmapped ${type}:${id}`);
   const out: MigrationCheck = { decisions: 0, rsopEntries: 0, ties: 0, differences: [], differenceCount: 0 };
   const differ = (d: MigrationDifference) => {
     out.differenceCount++;
@@ -95,20 +104,51 @@ export function compareMigration(
     r1.persons.forEach((p, i) => {
       const h = r2.holders[i];
       const entries2 = new Map<string, { allowed: boolean; activeRuleId: string | null; floors: string[] }>();
-      for (const d of h?.devices ?? []) entries2.set(`door:${d.id}`, { allowed: d.allowed, activeRuleId: d.activeRuleId, floors: [] });
-      for (const f of h?.floorGroups ?? []) entries2.set(`floorGroup:${f.id}`, { allowed: f.allowed, activeRuleId: f.activeRuleId, floors: f.floors.map((x) => x.id).sort() });
+      for (const d of h?.devices ?? [])
+        entries2.set(`door:${d.id}`, { allowed: d.allowed, activeRuleId: d.activeRuleId, floors: [] });
+      for (const f of h?.floorGroups ?? [])
+        entries2.set(`floorGroup:${f.id}`, {
+          allowed: f.allowed,
+          activeRuleId: f.activeRuleId,
+          floors: f.floors.map((x) => x.id).sort(),
+        });
       const entries1 = [
-        ...p.doors.map((d) => ({ key: `door:${to2("device", d.id)}`, kind: "doors" as const, id: d.id, allowed: d.allowed, activeRuleId: d.activeRuleId, floors: [] as string[] })),
-        ...p.floorGroups.map((f) => ({ key: `floorGroup:${to2("floorGroup", f.id)}`, kind: "floorGroups" as const, id: f.id, allowed: f.allowed, activeRuleId: f.activeRuleId, floors: f.floors.map((x) => to2("device", x.id)!).sort() })),
+        ...p.doors.map((d) => ({
+          key: `door:${to2("device", d.id)}`,
+          kind: "doors" as const,
+          id: d.id,
+          allowed: d.allowed,
+          activeRuleId: d.activeRuleId,
+          floors: [] as string[],
+        })),
+        ...p.floorGroups.map((f) => ({
+          key: `floorGroup:${to2("floorGroup", f.id)}`,
+          kind: "floorGroups" as const,
+          id: f.id,
+          allowed: f.allowed,
+          activeRuleId: f.activeRuleId,
+          floors: f.floors.map((x) => to2("device", x.id)!).sort(),
+        })),
       ];
       // The person: id, enabled, groups and rules (times in 2.0's HH:mm:ss), lists compared by id.
-      const byId = <T extends { id: unknown }>(xs: T[]) => [...xs].sort((a, b) => (String(a.id) < String(b.id) ? -1 : 1));
+      const byId = <T extends { id: unknown }>(xs: T[]) =>
+        [...xs].sort((a, b) => (String(a.id) < String(b.id) ? -1 : 1));
       const person1 = {
         id: to2("holder", p.id),
         enabled: p.enabled,
         entries: entries1.length,
         groups: byId(p.groups.map((g) => ({ id: to2("group", g.id), name: g.name }))),
-        rules: byId(p.rules.map((x) => ({ id: to2("rule", x.id), type: x.type, active: x.active, startTime: `${x.startTime}:00`, stopTime: `${x.stopTime}:00`, recurring: x.recurring, authenticationPolicy: x.authenticationPolicy }))),
+        rules: byId(
+          p.rules.map((x) => ({
+            id: to2("rule", x.id),
+            type: x.type,
+            active: x.active,
+            startTime: `${x.startTime}:00`,
+            stopTime: `${x.stopTime}:00`,
+            recurring: x.recurring,
+            authenticationPolicy: x.authenticationPolicy,
+          })),
+        ),
       };
       const person2 =
         h === undefined
@@ -118,21 +158,41 @@ export function compareMigration(
               enabled: h.enabled,
               entries: entries2.size,
               groups: byId(h.groups.map((g) => ({ id: g.id, name: g.name }))),
-              rules: byId(h.rules.map((x) => ({ id: x.id, type: x.type, active: x.active, startTime: x.startTime, stopTime: x.stopTime, recurring: x.recurring, authenticationPolicy: x.authenticationPolicy }))),
+              rules: byId(
+                h.rules.map((x) => ({
+                  id: x.id,
+                  type: x.type,
+                  active: x.active,
+                  startTime: x.startTime,
+                  stopTime: x.stopTime,
+                  recurring: x.recurring,
+                  authenticationPolicy: x.authenticationPolicy,
+                })),
+              ),
             };
-      if (!same(person1, person2)) differ({ what: "rsop", at, subject: { personId: p.id }, before: person1, after: person2 });
+      if (!same(person1, person2))
+        differ({ what: "rsop", at, subject: { personId: p.id }, before: person1, after: person2 });
       for (const e of entries1) {
         out.rsopEntries++;
         const got = entries2.get(e.key);
         const before = { allowed: e.allowed, activeRuleId: to2("rule", e.activeRuleId), floors: e.floors };
         if (got !== undefined && same(got, before)) continue;
         const subject = { personId: p.id, [e.kind === "doors" ? "deviceId" : "floorGroupId"]: e.id };
-        if (got === undefined || got.allowed !== e.allowed || !same(got.floors, e.floors) || got.activeRuleId === null || e.activeRuleId === null) {
+        if (
+          got === undefined ||
+          got.allowed !== e.allowed ||
+          !same(got.floors, e.floors) ||
+          got.activeRuleId === null ||
+          e.activeRuleId === null
+        ) {
           differ({ what: "rsop", at, subject, before, after: got ?? null });
           continue;
         }
         const again = variant(got.activeRuleId)?.rsop([p.id], { at }).persons[0];
-        const entry = again === undefined ? undefined : (e.kind === "doors" ? again.doors : again.floorGroups).find((x) => x.id === e.id);
+        const entry =
+          again === undefined
+            ? undefined
+            : (e.kind === "doors" ? again.doors : again.floorGroups).find((x) => x.id === e.id);
         if (entry !== undefined && entry.allowed === e.allowed && entry.activeRuleId === 0) out.ties++;
         else differ({ what: "rsop", at, subject, before, after: got });
       }
@@ -144,14 +204,30 @@ export function compareMigration(
       const deviceInt = req.deviceId as number;
       const cred = req.credential as Json | undefined;
       const credInt = typeof cred?.credentialId === "number" ? cred.credentialId : undefined;
-      const req2 = { ...req, at, deviceId: to2("device", deviceInt), ...(credInt !== undefined ? { credential: { ...cred, credentialId: to2("credential", credInt) } } : {}) };
+      const req2 = {
+        ...req,
+        at,
+        deviceId: to2("device", deviceInt),
+        ...(credInt !== undefined ? { credential: { ...cred, credentialId: to2("credential", credInt) } } : {}),
+      };
       const d1: PanelDecision = legacy.decide(req1);
       const d2: Decision = migrated.decide(req2);
       out.decisions++;
-      const mapped = { ...d1, topic: d1.topic.replace("door.", "device."), holderId: to2("holder", d1.holderId), credentialId: to2("credential", d1.credentialId), activeRuleId: to2("rule", d1.activeRuleId), floors: d1.floors.map((f) => to2("device", f)).sort() };
+      const mapped = {
+        ...d1,
+        topic: d1.topic.replace("door.", "device."),
+        holderId: to2("holder", d1.holderId),
+        credentialId: to2("credential", d1.credentialId),
+        activeRuleId: to2("rule", d1.activeRuleId),
+        floors: d1.floors.map((f) => to2("device", f)).sort(),
+      };
       const after = { ...d2, floors: [...d2.floors].sort() };
       if (same(after, mapped)) continue;
-      if (same({ ...after, activeRuleId: null }, { ...mapped, activeRuleId: null }) && d2.activeRuleId !== null && d1.activeRuleId !== null) {
+      if (
+        same({ ...after, activeRuleId: null }, { ...mapped, activeRuleId: null }) &&
+        d2.activeRuleId !== null &&
+        d1.activeRuleId !== null
+      ) {
         const again = variant(d2.activeRuleId)?.decide(req1);
         if (again !== undefined && same(again, { ...d1, activeRuleId: 0 })) {
           out.ties++;
@@ -179,7 +255,10 @@ export function panelScans(panel: PanelEngine): Json[] {
         const cred = c as Json;
         out.push({ deviceId: device.id, credential: { credentialId: c.id } });
         if (Array.isArray(cred.types) && cred.types.includes("card") && typeof cred.credentialNumber === "number") {
-          const card = { credentialNumber: cred.credentialNumber, ...(typeof cred.facilityCode === "number" ? { facilityCode: cred.facilityCode } : {}) };
+          const card = {
+            credentialNumber: cred.credentialNumber,
+            ...(typeof cred.facilityCode === "number" ? { facilityCode: cred.facilityCode } : {}),
+          };
           out.push({ deviceId: device.id, credential: card });
           if (pin !== null) out.push({ deviceId: device.id, credential: card, pin });
         }

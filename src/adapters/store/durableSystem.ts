@@ -3,7 +3,15 @@
 // Writes run one at a time (apply → append → resolve); a write whose append fails is undone in memory
 // with its inverse patches, so memory never holds a change the store does not.
 import type { Patch } from "immer";
-import { type LiveSystem, type PanelLiveSystem, type Operation, type OperationResult, type PanelOperationResult, createLiveSystem, createPanelLiveSystem } from "../../live/index.js";
+import {
+  type LiveSystem,
+  type PanelLiveSystem,
+  type Operation,
+  type OperationResult,
+  type PanelOperationResult,
+  createLiveSystem,
+  createPanelLiveSystem,
+} from "../../live/index.js";
 import { type Issue, SnapshotError } from "../../model/index.js";
 import { type Store, type StoredChange, type StoredKind, StoreError } from "./store.js";
 import type { OutboxEntry } from "./webhookStore.js";
@@ -25,7 +33,9 @@ export type StartedFrom =
   | { readonly how: "loaded"; readonly seq: number; readonly snapshotSeq: number; readonly replayed: number };
 
 /** The live system of either architecture, seen through what the server needs. */
-export type DurableLive = { readonly kind: "system"; readonly live: LiveSystem } | { readonly kind: "panel"; readonly live: PanelLiveSystem };
+export type DurableLive =
+  | { readonly kind: "system"; readonly live: LiveSystem }
+  | { readonly kind: "panel"; readonly live: PanelLiveSystem };
 
 /** Options of openDurableSystem. */
 export interface DurableSystemOptions {
@@ -92,7 +102,8 @@ export function applyChanges(
   changes: readonly StoredChange[],
   applied: (seq: number) => void = () => undefined,
 ): { readonly seq: number; readonly issues: readonly Issue[] } | null {
-  const apply = (patches: Patch[]) => (target.kind === "system" ? target.live.applyPatches(patches) : target.live.applyPatches(patches));
+  const apply = (patches: Patch[]) =>
+    target.kind === "system" ? target.live.applyPatches(patches) : target.live.applyPatches(patches);
   for (let i = 0; i < changes.length; i += REPLAY_BATCH) {
     const batch = changes.slice(i, i + REPLAY_BATCH);
     if (batch.length > 1 && apply(batch.flatMap((c) => c.patches as Patch[])).ok) {
@@ -114,7 +125,8 @@ export function applyChanges(
  */
 function replay(target: DurableLive, changes: readonly StoredChange[]): void {
   const bad = applyChanges(target, changes);
-  if (bad !== null) throw new StoreError(`change ${bad.seq} of the log does not replay: ${bad.issues.map((x) => x.message).join(" ")}`);
+  if (bad !== null)
+    throw new StoreError(`change ${bad.seq} of the log does not replay: ${bad.issues.map((x) => x.message).join(" ")}`);
 }
 
 /**
@@ -125,14 +137,16 @@ function replay(target: DurableLive, changes: readonly StoredChange[]): void {
 export async function openDurableSystem(store: Store, options: DurableSystemOptions = {}): Promise<DurableSystem> {
   const now = options.now ?? Date.now;
   const every = options.snapshotEvery ?? 1000;
-  if (!Number.isSafeInteger(every) || every < 1) throw new RangeError(`snapshotEvery must be a positive integer, got ${String(every)}`);
+  if (!Number.isSafeInteger(every) || every < 1)
+    throw new RangeError(`snapshotEvery must be a positive integer, got ${String(every)}`);
   const iso = () => new Date(now()).toISOString();
   const stored = await store.load();
   let target: DurableLive;
   let startedFrom: StartedFrom;
   let seq: number;
   if (stored === null) {
-    if (options.initial === undefined) throw new StoreError("the database is empty: give a snapshot to import (--system FILE or --panel FILE)");
+    if (options.initial === undefined)
+      throw new StoreError("the database is empty: give a snapshot to import (--system FILE or --panel FILE)");
     const made = createTarget(options.initial.kind, options.initial.json, now);
     if (!("kind" in made)) throw new SnapshotError(made);
     target = made;
@@ -141,7 +155,10 @@ export async function openDurableSystem(store: Store, options: DurableSystemOpti
     seq = 0;
   } else {
     const made = createTarget(stored.kind, stored.snapshot, now);
-    if (!("kind" in made)) throw new StoreError(`the stored snapshot (change ${stored.snapshotSeq}) is not valid: ${made.map((i) => i.message).join(" ")}`);
+    if (!("kind" in made))
+      throw new StoreError(
+        `the stored snapshot (change ${stored.snapshotSeq}) is not valid: ${made.map((i) => i.message).join(" ")}`,
+      );
     target = made;
     replay(target, stored.changes);
     seq = stored.seq;
@@ -177,7 +194,10 @@ export async function openDurableSystem(store: Store, options: DurableSystemOpti
     return snapshotting;
   }
 
-  async function writeNow(asked: Operation, prepare?: (op: Operation) => Operation): Promise<OperationResult | PanelOperationResult> {
+  async function writeNow(
+    asked: Operation,
+    prepare?: (op: Operation) => Operation,
+  ): Promise<OperationResult | PanelOperationResult> {
     const op = prepare === undefined ? asked : prepare(asked);
     const before = target.live.snapshot;
     const result = target.kind === "system" ? target.live.apply(op) : target.live.apply(op);
@@ -185,8 +205,18 @@ export async function openDurableSystem(store: Store, options: DurableSystemOpti
     const time = iso();
     let outbox: readonly OutboxEntry[] = [];
     try {
-      outbox = options.outbox?.forWrite({ operation: op, before, after: target.live.snapshot, patches: result.patches as Patch[], time }) ?? [];
-      committed = { seq: await store.append(op, result.patches, time, ...(outbox.length > 0 ? [outbox] : [])), snapshot: target.live.snapshot };
+      outbox =
+        options.outbox?.forWrite({
+          operation: op,
+          before,
+          after: target.live.snapshot,
+          patches: result.patches as Patch[],
+          time,
+        }) ?? [];
+      committed = {
+        seq: await store.append(op, result.patches, time, ...(outbox.length > 0 ? [outbox] : [])),
+        snapshot: target.live.snapshot,
+      };
     } catch (e) {
       const undone = target.live.applyPatches(result.inversePatches as Patch[]);
       if (!undone.ok) throw new StoreError(`a write could not be stored nor undone: ${(e as Error).message}`);

@@ -12,7 +12,12 @@ const ELEMENTS_PER_STEP = 64;
  * lists are cut; anything else is one slice.
  */
 export function* jsonSlices(value: unknown, sliceChars = 1 << 20): Generator<string> {
-  if (value === null || typeof value !== "object" || Array.isArray(value) || typeof (value as { toJSON?: unknown }).toJSON === "function") {
+  if (
+    value === null ||
+    typeof value !== "object" ||
+    Array.isArray(value) ||
+    typeof (value as { toJSON?: unknown }).toJSON === "function"
+  ) {
     yield JSON.stringify(value);
     return;
   }

@@ -46,7 +46,11 @@ export interface Listening {
  * Connects, LISTENs on `channel`, and keeps doing so until stopped.
  * @throws the driver's error when the first connection fails.
  */
-export async function listen(newClient: () => ListeningClient, channel: string, events: ListenEvents): Promise<Listening> {
+export async function listen(
+  newClient: () => ListeningClient,
+  channel: string,
+  events: ListenEvents,
+): Promise<Listening> {
   let current: ListeningClient | undefined;
   let stopped = false;
   let delay = 100;

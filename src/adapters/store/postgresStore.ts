@@ -7,7 +7,14 @@
 import type { Pool, PoolClient } from "pg";
 import { type Listening, listen } from "./pgListen.js";
 import { PG_WEBHOOK_SCHEMA, postgresWebhooks } from "./postgresWebhooks.js";
-import { type SharedStore, type StoredChange, type StoredKind, type StoredState, StoreError, StoreUnavailableError } from "./store.js";
+import {
+  type SharedStore,
+  type StoredChange,
+  type StoredKind,
+  type StoredState,
+  StoreError,
+  StoreUnavailableError,
+} from "./store.js";
 import type { OutboxEntry } from "./webhookStore.js";
 
 /** The schema version written to `rsop_meta`; a database of another version is refused. */
@@ -47,7 +54,9 @@ async function loadDriver(): Promise<PgModule> {
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND")
-      throw new StoreError("--store postgres://… needs the package pg (an optional peer dependency of rsop-engine): npm install pg");
+      throw new StoreError(
+        "--store postgres://… needs the package pg (an optional peer dependency of rsop-engine): npm install pg",
+      );
     throw new StoreError(`pg could not be loaded: ${(e as Error).message}`);
   }
 }
@@ -79,7 +88,12 @@ interface ChangeRow {
 }
 
 function toChange(r: ChangeRow): StoredChange {
-  return { seq: Number(r.seq), time: r.time, operation: JSON.parse(r.operation) as unknown, patches: JSON.parse(r.patches) as unknown[] };
+  return {
+    seq: Number(r.seq),
+    time: r.time,
+    operation: JSON.parse(r.operation) as unknown,
+    patches: JSON.parse(r.patches) as unknown[],
+  };
 }
 
 /**
@@ -92,7 +106,12 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   const where = redactUrl(url);
   const keep = Math.max(1, options.keepSnapshots ?? 2);
   const retainMs = options.retainMs ?? 24 * 3600 * 1000;
-  const pool: Pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 4, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000 });
+  const pool: Pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 4,
+    connectionTimeoutMillis: 5000,
+    idleTimeoutMillis: 30_000,
+  });
   // An idle connection the server closed (a restart) is dropped by the pool; the next query opens another.
   pool.on("error", () => undefined);
   try {
@@ -102,8 +121,12 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
       await c.query("SELECT pg_advisory_xact_lock($1)", [SCHEMA_LOCK]);
       await c.query(SCHEMA);
       const v = await c.query<{ value: string }>("SELECT value FROM rsop_meta WHERE key = 'schema'");
-      if (v.rows.length === 0) await c.query("INSERT INTO rsop_meta (key, value) VALUES ('schema', $1)", [SCHEMA_VERSION]);
-      else if (v.rows[0]!.value !== SCHEMA_VERSION) throw new StoreError(`${where} has rsop schema version ${v.rows[0]!.value}; this rsop reads version ${SCHEMA_VERSION}`);
+      if (v.rows.length === 0)
+        await c.query("INSERT INTO rsop_meta (key, value) VALUES ('schema', $1)", [SCHEMA_VERSION]);
+      else if (v.rows[0]!.value !== SCHEMA_VERSION)
+        throw new StoreError(
+          `${where} has rsop schema version ${v.rows[0]!.value}; this rsop reads version ${SCHEMA_VERSION}`,
+        );
       await c.query("COMMIT");
     } catch (e) {
       await c.query("ROLLBACK").catch(() => undefined);
@@ -127,7 +150,8 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     try {
       return (await pool.query<R>(sql, params)).rows;
     } catch (e) {
-      if (isUnavailable(e)) throw new StoreUnavailableError(`the database ${where} is unavailable: ${(e as Error).message}`);
+      if (isUnavailable(e))
+        throw new StoreUnavailableError(`the database ${where} is unavailable: ${(e as Error).message}`);
       throw e;
     }
   }
@@ -153,7 +177,8 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
       return r;
     } catch (e) {
       await c.query("ROLLBACK").catch(() => undefined);
-      if (!(e instanceof StoreError) && isUnavailable(e)) throw new StoreUnavailableError(`the database ${where} is unavailable: ${(e as Error).message}`);
+      if (!(e instanceof StoreError) && isUnavailable(e))
+        throw new StoreUnavailableError(`the database ${where} is unavailable: ${(e as Error).message}`);
       throw e;
     } finally {
       c.off("error", onError);
@@ -178,7 +203,12 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
          SELECT $1::bigint + n - 1, time, operation, patches FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS w(time, operation, patches, n)
          RETURNING seq)
        SELECT pg_notify('${CHANNEL}', max(seq)::text) FROM added`;
-    const params = [seq, writes.map((w) => w.time), writes.map((w) => JSON.stringify(w.operation)), writes.map((w) => JSON.stringify(w.patches))];
+    const params = [
+      seq,
+      writes.map((w) => w.time),
+      writes.map((w) => JSON.stringify(w.operation)),
+      writes.map((w) => JSON.stringify(w.patches)),
+    ];
     try {
       if (outbox.length === 0) await query(text, params);
       else
@@ -199,60 +229,104 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   return {
     async load(): Promise<StoredState | null> {
       const kind = (await query<{ value: string }>("SELECT value FROM rsop_meta WHERE key = 'kind'"))[0]?.value;
-      const latest = (await query<{ seq: string; snapshot: string }>("SELECT seq, snapshot FROM rsop_snapshots ORDER BY seq DESC LIMIT 1"))[0];
+      const latest = (
+        await query<{ seq: string; snapshot: string }>(
+          "SELECT seq, snapshot FROM rsop_snapshots ORDER BY seq DESC LIMIT 1",
+        )
+      )[0];
       if (kind === undefined || latest === undefined) return null;
-      if (kind !== "system" && kind !== "panel") throw new StoreError(`${where} holds an unknown kind of data ("${kind}")`);
+      if (kind !== "system" && kind !== "panel")
+        throw new StoreError(`${where} holds an unknown kind of data ("${kind}")`);
       const snapshotSeq = Number(latest.seq);
-      const changes = (await query<ChangeRow>("SELECT seq, time, operation, patches FROM rsop_changes WHERE seq > $1 ORDER BY seq", [snapshotSeq])).map(toChange);
+      const changes = (
+        await query<ChangeRow>("SELECT seq, time, operation, patches FROM rsop_changes WHERE seq > $1 ORDER BY seq", [
+          snapshotSeq,
+        ])
+      ).map(toChange);
       changes.forEach((c, i) => {
-        if (c.seq !== snapshotSeq + i + 1) throw new StoreError(`${where}: the change log jumps from ${snapshotSeq + i} to ${c.seq}`);
+        if (c.seq !== snapshotSeq + i + 1)
+          throw new StoreError(`${where}: the change log jumps from ${snapshotSeq + i} to ${c.seq}`);
       });
-      return { kind, snapshotSeq, snapshot: JSON.parse(latest.snapshot) as unknown, changes, seq: changes.at(-1)?.seq ?? snapshotSeq };
+      return {
+        kind,
+        snapshotSeq,
+        snapshot: JSON.parse(latest.snapshot) as unknown,
+        changes,
+        seq: changes.at(-1)?.seq ?? snapshotSeq,
+      };
     },
     // Reports (the Store's report methods): one row each, as in SQLite; shared by every replica.
     async putReport(id, info, records) {
       await query(
         "INSERT INTO rsop_reports (id, info, records) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET info = excluded.info, records = coalesce(excluded.records, rsop_reports.records)",
-        [id, JSON.stringify(info), records === undefined ? null : typeof records === "string" ? records : JSON.stringify(records)],
+        [
+          id,
+          JSON.stringify(info),
+          records === undefined ? null : typeof records === "string" ? records : JSON.stringify(records),
+        ],
       );
     },
     async listReports() {
-      return (await query<{ id: string; info: string }>("SELECT id, info FROM rsop_reports ORDER BY n")).map((r) => ({ id: r.id, info: JSON.parse(r.info) as unknown }));
+      return (await query<{ id: string; info: string }>("SELECT id, info FROM rsop_reports ORDER BY n")).map((r) => ({
+        id: r.id,
+        info: JSON.parse(r.info) as unknown,
+      }));
     },
     async reportRecords(id) {
-      const text = (await query<{ records: string | null }>("SELECT records FROM rsop_reports WHERE id = $1", [id]))[0]?.records;
+      const text = (await query<{ records: string | null }>("SELECT records FROM rsop_reports WHERE id = $1", [id]))[0]
+        ?.records;
       return text === undefined || text === null ? null : (JSON.parse(text) as unknown[]);
     },
     async reportRecordsText(id) {
-      return (await query<{ records: string | null }>("SELECT records FROM rsop_reports WHERE id = $1", [id]))[0]?.records ?? null;
+      return (
+        (await query<{ records: string | null }>("SELECT records FROM rsop_reports WHERE id = $1", [id]))[0]?.records ??
+        null
+      );
     },
     async deleteReport(id) {
       return (await query<{ id: string }>("DELETE FROM rsop_reports WHERE id = $1 RETURNING id", [id])).length > 0;
     },
     async init(kind: StoredKind, snapshot: unknown, time: string) {
       await transaction(async (c) => {
-        const r = await c.query("INSERT INTO rsop_meta (key, value) VALUES ('kind', $1) ON CONFLICT (key) DO NOTHING RETURNING key", [kind]);
+        const r = await c.query(
+          "INSERT INTO rsop_meta (key, value) VALUES ('kind', $1) ON CONFLICT (key) DO NOTHING RETURNING key",
+          [kind],
+        );
         if (r.rowCount === 0) throw new StoreError(`${where} already holds a system`);
-        await c.query("INSERT INTO rsop_snapshots (seq, time, snapshot) VALUES (0, $1, $2)", [time, JSON.stringify(snapshot)]);
+        await c.query("INSERT INTO rsop_snapshots (seq, time, snapshot) VALUES (0, $1, $2)", [
+          time,
+          JSON.stringify(snapshot),
+        ]);
       });
     },
     async append(operation, patches, time, outbox) {
       // One process's append (the Store interface): at the next free sequence number.
       for (;;) {
-        const next = Number((await query<{ seq: string }>("SELECT coalesce(max(seq), 0) + 1 AS seq FROM rsop_changes"))[0]!.seq);
+        const next = Number(
+          (await query<{ seq: string }>("SELECT coalesce(max(seq), 0) + 1 AS seq FROM rsop_changes"))[0]!.seq,
+        );
         if (await appendAt(next, [{ operation, patches, time }], outbox)) return next;
       }
     },
     appendAt,
     async changesAfter(seq, limit) {
-      const rows = await query<ChangeRow>("SELECT seq, time, operation, patches FROM rsop_changes WHERE seq > $1 ORDER BY seq LIMIT $2", [seq, limit]);
+      const rows = await query<ChangeRow>(
+        "SELECT seq, time, operation, patches FROM rsop_changes WHERE seq > $1 ORDER BY seq LIMIT $2",
+        [seq, limit],
+      );
       if (rows.length > 0 && Number(rows[0]!.seq) !== seq + 1) return null;
       return rows.map(toChange);
     },
     async snapshot(at, snapshot, time) {
       await transaction(async (c) => {
-        await c.query("INSERT INTO rsop_snapshots (seq, time, snapshot) VALUES ($1, $2, $3) ON CONFLICT (seq) DO NOTHING", [at, time, JSON.stringify(snapshot)]);
-        await c.query("DELETE FROM rsop_snapshots WHERE seq NOT IN (SELECT seq FROM rsop_snapshots ORDER BY seq DESC LIMIT $1)", [keep]);
+        await c.query(
+          "INSERT INTO rsop_snapshots (seq, time, snapshot) VALUES ($1, $2, $3) ON CONFLICT (seq) DO NOTHING",
+          [at, time, JSON.stringify(snapshot)],
+        );
+        await c.query(
+          "DELETE FROM rsop_snapshots WHERE seq NOT IN (SELECT seq FROM rsop_snapshots ORDER BY seq DESC LIMIT $1)",
+          [keep],
+        );
         // Compaction (PG6): a change goes once the oldest kept snapshot covers it and it is older than retainMs.
         await c.query(
           "DELETE FROM rsop_changes WHERE seq <= (SELECT min(seq) FROM rsop_snapshots) AND stored_at < now() - make_interval(secs => $1)",

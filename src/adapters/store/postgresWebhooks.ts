@@ -5,7 +5,13 @@
 // dispatcher wakes. One replica dispatches at a time: the one holding a session advisory lock on its
 // listening connection (the lock goes with the session when the replica dies or loses it).
 import { type ListeningClient, type Listening, type Queryable, listen } from "./pgListen.js";
-import { type OutboxEntry, type OutboxRecord as Row, type SharedWebhooks, type WebhookStore, toOutboxRow as toRow } from "./webhookStore.js";
+import {
+  type OutboxEntry,
+  type OutboxRecord as Row,
+  type SharedWebhooks,
+  type WebhookStore,
+  toOutboxRow as toRow,
+} from "./webhookStore.js";
 
 /** The channel of webhook notifications (payload: `subscriptions` or `outbox`). */
 const CHANNEL = "rsop_webhooks";
@@ -25,7 +31,6 @@ WITH n AS (SELECT seq, row_number() OVER (PARTITION BY subscription ORDER BY seq
 UPDATE rsop_webhook_subscriptions s SET last_sequence = greatest(s.last_sequence, m.top)
   FROM (SELECT subscription, max(sequence) AS top FROM numbered GROUP BY subscription) m WHERE s.id = m.subscription;
 `;
-
 
 /** The insert of outbox rows (in order: `seq` follows the array) and the notification, as one statement. */
 const INSERT = `WITH added AS (
@@ -65,7 +70,13 @@ async function insertRows(c: Queryable, entries: readonly OutboxEntry[]): Promis
     sequences.push(n ?? 0);
     if (n !== undefined) next.set(e.subscriptionId, n + 1);
   }
-  await c.query(INSERT, [entries.map((e) => e.subscriptionId), entries.map((e) => e.kind), entries.map((e) => e.event.id), events, sequences]);
+  await c.query(INSERT, [
+    entries.map((e) => e.subscriptionId),
+    entries.map((e) => e.kind),
+    entries.map((e) => e.event.id),
+    events,
+    sequences,
+  ]);
 }
 
 /** What postgresWebhooks needs of the store that opens it. */
@@ -84,9 +95,14 @@ export interface PgWebhookDeps {
  * The webhook store of a PostgreSQL database (its tables are created by the store's schema), and
  * `insert`, which adds outbox rows inside the caller's transaction (the store's `appendAt`).
  */
-export function postgresWebhooks(deps: PgWebhookDeps): { store: WebhookStore; insert: (c: Queryable, entries: readonly OutboxEntry[]) => Promise<void>; close: () => Promise<void> } {
+export function postgresWebhooks(deps: PgWebhookDeps): {
+  store: WebhookStore;
+  insert: (c: Queryable, entries: readonly OutboxEntry[]) => Promise<void>;
+  close: () => Promise<void>;
+} {
   const { query, transaction } = deps;
-  const notify = (c: Queryable, what: "subscriptions" | "outbox") => c.query(`SELECT pg_notify('${CHANNEL}', $1)`, [what]);
+  const notify = (c: Queryable, what: "subscriptions" | "outbox") =>
+    c.query(`SELECT pg_notify('${CHANNEL}', $1)`, [what]);
 
   // The listening session of this process, and whether it holds the dispatcher lock.
   let session: Listening | undefined;
@@ -115,12 +131,17 @@ export function postgresWebhooks(deps: PgWebhookDeps): { store: WebhookStore; in
   const store: WebhookStore = {
     shared,
     async subscriptions() {
-      const rows = await query<{ id: string; fields: string; odometer: string }>("SELECT id, fields, odometer FROM rsop_webhook_subscriptions ORDER BY id");
+      const rows = await query<{ id: string; fields: string; odometer: string }>(
+        "SELECT id, fields, odometer FROM rsop_webhook_subscriptions ORDER BY id",
+      );
       return rows.map((r) => ({ id: r.id, fields: JSON.parse(r.fields) as unknown, odometer: Number(r.odometer) }));
     },
     async putSubscription(id, fields) {
       await transaction(async (c) => {
-        await c.query("INSERT INTO rsop_webhook_subscriptions (id, fields) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET fields = excluded.fields", [id, JSON.stringify(fields)]);
+        await c.query(
+          "INSERT INTO rsop_webhook_subscriptions (id, fields) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET fields = excluded.fields",
+          [id, JSON.stringify(fields)],
+        );
         await notify(c, "subscriptions");
       });
     },
@@ -135,7 +156,12 @@ export function postgresWebhooks(deps: PgWebhookDeps): { store: WebhookStore; in
       if (entries.length > 0) await transaction((c) => insertRows(c, entries));
     },
     async pending(id, limit) {
-      return (await query<Row>("SELECT * FROM rsop_webhook_outbox WHERE subscription = $1 AND state = 'pending' ORDER BY seq LIMIT $2", [id, limit])).map(toRow);
+      return (
+        await query<Row>(
+          "SELECT * FROM rsop_webhook_outbox WHERE subscription = $1 AND state = 'pending' ORDER BY seq LIMIT $2",
+          [id, limit],
+        )
+      ).map(toRow);
     },
     async pendingCounts() {
       const out = new Map<string, { access: number; change: number }>();
@@ -176,8 +202,20 @@ export function postgresWebhooks(deps: PgWebhookDeps): { store: WebhookStore; in
       return rows.length;
     },
     async parked(id, offset, limit) {
-      const rows = (await query<Row>("SELECT * FROM rsop_webhook_outbox WHERE subscription = $1 AND state = 'parked' ORDER BY seq LIMIT $2 OFFSET $3", [id, limit, offset])).map(toRow);
-      const total = Number((await query<{ n: string }>("SELECT count(*) AS n FROM rsop_webhook_outbox WHERE subscription = $1 AND state = 'parked'", [id]))[0]!.n);
+      const rows = (
+        await query<Row>(
+          "SELECT * FROM rsop_webhook_outbox WHERE subscription = $1 AND state = 'parked' ORDER BY seq LIMIT $2 OFFSET $3",
+          [id, limit, offset],
+        )
+      ).map(toRow);
+      const total = Number(
+        (
+          await query<{ n: string }>(
+            "SELECT count(*) AS n FROM rsop_webhook_outbox WHERE subscription = $1 AND state = 'parked'",
+            [id],
+          )
+        )[0]!.n,
+      );
       return { rows, total };
     },
     async redeliver(id, ids) {

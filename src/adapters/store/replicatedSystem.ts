@@ -13,9 +13,21 @@
 // against every change before it: two replicas never both accept conflicting writes (PG2). Writes and
 // catch-ups of one replica run one at a time, in one queue.
 import type { Patch } from "immer";
-import { type Operation, type OperationResult, type PanelOperationResult, applySnapshotPatches } from "../../live/index.js";
+import {
+  type Operation,
+  type OperationResult,
+  type PanelOperationResult,
+  applySnapshotPatches,
+} from "../../live/index.js";
 import { SnapshotError } from "../../model/index.js";
-import { type DurableLive, type DurableSystem, type DurableSystemOptions, type StartedFrom, applyChanges, createTarget } from "./durableSystem.js";
+import {
+  type DurableLive,
+  type DurableSystem,
+  type DurableSystemOptions,
+  type StartedFrom,
+  applyChanges,
+  createTarget,
+} from "./durableSystem.js";
 import { type SharedStore, type StoredKind, StoreError, StoreUnavailableError } from "./store.js";
 import type { OutboxEntry } from "./webhookStore.js";
 
@@ -80,10 +92,14 @@ const MAX_BATCH = 64;
  * @throws SnapshotError when the snapshot to import is invalid; StoreError when the store is empty and
  *   nothing is given, its content does not replay, or the log cannot be followed.
  */
-export async function openReplicatedSystem(store: SharedStore, options: ReplicatedSystemOptions = {}): Promise<ReplicatedSystem> {
+export async function openReplicatedSystem(
+  store: SharedStore,
+  options: ReplicatedSystemOptions = {},
+): Promise<ReplicatedSystem> {
   const now = options.now ?? Date.now;
   const every = options.snapshotEvery ?? 1000;
-  if (!Number.isSafeInteger(every) || every < 1) throw new RangeError(`snapshotEvery must be a positive integer, got ${String(every)}`);
+  if (!Number.isSafeInteger(every) || every < 1)
+    throw new RangeError(`snapshotEvery must be a positive integer, got ${String(every)}`);
   const pollMs = options.pollMs ?? 1000;
   const maxAttempts = options.maxAttempts ?? 50;
   const tell = options.onEvent ?? (() => undefined);
@@ -92,7 +108,8 @@ export async function openReplicatedSystem(store: SharedStore, options: Replicat
   let stored = await store.load();
   let imported = false;
   if (stored === null) {
-    if (options.initial === undefined) throw new StoreError("the database is empty: give a snapshot to import (--system FILE or --panel FILE)");
+    if (options.initial === undefined)
+      throw new StoreError("the database is empty: give a snapshot to import (--system FILE or --panel FILE)");
     const made = createTarget(options.initial.kind, options.initial.json, now);
     if (!("kind" in made)) throw new SnapshotError(made);
     try {
@@ -106,12 +123,23 @@ export async function openReplicatedSystem(store: SharedStore, options: Replicat
     if (stored === null) throw new StoreError("the database is empty after the import");
   }
   const made = createTarget(stored.kind, stored.snapshot, now);
-  if (!("kind" in made)) throw new StoreError(`the stored snapshot (change ${stored.snapshotSeq}) is not valid: ${made.map((i) => i.message).join(" ")}`);
+  if (!("kind" in made))
+    throw new StoreError(
+      `the stored snapshot (change ${stored.snapshotSeq}) is not valid: ${made.map((i) => i.message).join(" ")}`,
+    );
   const target: DurableLive = made;
-  const applyPatches = (patches: readonly unknown[]) => (target.kind === "system" ? target.live.applyPatches(patches as Patch[]) : target.live.applyPatches(patches as Patch[]));
+  const applyPatches = (patches: readonly unknown[]) =>
+    target.kind === "system"
+      ? target.live.applyPatches(patches as Patch[])
+      : target.live.applyPatches(patches as Patch[]);
   const unreplayable = applyChanges(target, stored.changes);
-  if (unreplayable !== null) throw new StoreError(`change ${unreplayable.seq} of the log does not replay: ${unreplayable.issues.map((i) => i.message).join(" ")}`);
-  const startedFrom: StartedFrom = imported ? { how: "imported" } : { how: "loaded", seq: stored.seq, snapshotSeq: stored.snapshotSeq, replayed: stored.changes.length };
+  if (unreplayable !== null)
+    throw new StoreError(
+      `change ${unreplayable.seq} of the log does not replay: ${unreplayable.issues.map((i) => i.message).join(" ")}`,
+    );
+  const startedFrom: StartedFrom = imported
+    ? { how: "imported" }
+    : { how: "loaded", seq: stored.seq, snapshotSeq: stored.snapshotSeq, replayed: stored.changes.length };
 
   let applied = stored.seq;
   let latest = applied;
@@ -149,11 +177,13 @@ export async function openReplicatedSystem(store: SharedStore, options: Replicat
     for (;;) {
       const changes = await store.changesAfter(applied, BATCH);
       lastRead = now();
-      if (changes === null) return fail(`the log no longer holds change ${applied + 1} (compacted while this replica was behind)`);
+      if (changes === null)
+        return fail(`the log no longer holds change ${applied + 1} (compacted while this replica was behind)`);
       // The changes that came since the last catch-up, applied together (other replicas' writes
       // under load come several at a time): one copy of each list and one validation for them all.
       const bad = applyChanges(target, changes, advance);
-      if (bad !== null) return fail(`change ${bad.seq} of the log does not apply: ${bad.issues.map((i) => i.message).join(" ")}`);
+      if (bad !== null)
+        return fail(`change ${bad.seq} of the log does not apply: ${bad.issues.map((i) => i.message).join(" ")}`);
       if (changes.length < BATCH) break;
     }
     maybeSnapshot();
@@ -166,7 +196,9 @@ export async function openReplicatedSystem(store: SharedStore, options: Replicat
     void enqueue(async () => {
       catchUpQueued = false;
       await catchUpNow();
-    }).catch((e) => tell(`catching up with the log failed (retried at the next poll): ${(e as Error)?.message ?? String(e)}`));
+    }).catch((e) =>
+      tell(`catching up with the log failed (retried at the next poll): ${(e as Error)?.message ?? String(e)}`),
+    );
   }
 
   let snapshotting = false;
@@ -183,7 +215,9 @@ export async function openReplicatedSystem(store: SharedStore, options: Replicat
         if (writer) await store.snapshot(at, snap, iso());
         snapshotSeq = at; // not the writer: another replica stores it; try again `every` changes later
       } catch (e) {
-        tell(`storing a snapshot failed (the change log still has every change): ${(e as Error)?.message ?? String(e)}`);
+        tell(
+          `storing a snapshot failed (the change log still has every change): ${(e as Error)?.message ?? String(e)}`,
+        );
       } finally {
         snapshotting = false;
       }
@@ -237,7 +271,13 @@ export async function openReplicatedSystem(store: SharedStore, options: Replicat
       // Known to be behind: catch up first rather than lose the race for sure.
       if (latest > applied) await catchUpNow();
       const outcomes: Outcome[] = [];
-      const accepted: { readonly op: Operation; readonly result: object; readonly patches: readonly unknown[]; readonly before: () => unknown; readonly after: () => unknown }[] = [];
+      const accepted: {
+        readonly op: Operation;
+        readonly result: object;
+        readonly patches: readonly unknown[];
+        readonly before: () => unknown;
+        readonly after: () => unknown;
+      }[] = [];
       if (target.kind === "system") {
         // Checked without changing the live system (preview): reads and decisions never see a write the log does not hold.
         const ops: Operation[] = [];
@@ -253,7 +293,10 @@ export async function openReplicatedSystem(store: SharedStore, options: Replicat
         const results = target.live.check(ops);
         // The snapshots before and after each accepted write, made only when the outbox hook reads them
         // (the live system is not changed by check: each after is the one before with its patches).
-        let previous: () => unknown = ((s) => () => s)(target.live.snapshot);
+        let previous: () => unknown = (
+          (s) => () =>
+            s
+        )(target.live.snapshot);
         const chain = (patches: readonly unknown[]) => {
           const before = previous;
           let made: { readonly value: unknown } | undefined;
@@ -269,7 +312,8 @@ export async function openReplicatedSystem(store: SharedStore, options: Replicat
           }
           const result = results[k++]!;
           outcomes.push({ result });
-          if (result.ok && "patches" in result) accepted.push({ op: x, result, patches: result.patches, ...chain(result.patches) });
+          if (result.ok && "patches" in result)
+            accepted.push({ op: x, result, patches: result.patches, ...chain(result.patches) });
         }
       } else {
         // A 1.0 panel has no preview: applied and undone in one synchronous stretch (no read runs in between).
@@ -344,7 +388,10 @@ export async function openReplicatedSystem(store: SharedStore, options: Replicat
       }
       // Another replica appended `seq` first: catch up, and the next attempt checks the writes again.
       racesLost++;
-      if (attempt >= maxAttempts) throw new StoreUnavailableError(`the write lost ${attempt} races for the next change to other replicas; try again`);
+      if (attempt >= maxAttempts)
+        throw new StoreUnavailableError(
+          `the write lost ${attempt} races for the next change to other replicas; try again`,
+        );
       await catchUpNow();
     }
   }
@@ -366,7 +413,10 @@ export async function openReplicatedSystem(store: SharedStore, options: Replicat
   poll.unref();
   // A change may have come between the load and LISTEN.
   requestCatchUp();
-  void store.isSnapshotWriter().then((w) => (writer = w), () => undefined);
+  void store.isSnapshotWriter().then(
+    (w) => (writer = w),
+    () => undefined,
+  );
 
   return {
     kind: target.kind,

@@ -46,7 +46,9 @@ async function loadDriver(): Promise<BetterSqlite> {
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND")
-      throw new StoreError("--data needs the package better-sqlite3 (an optional peer dependency of rsop-engine): npm install better-sqlite3");
+      throw new StoreError(
+        "--data needs the package better-sqlite3 (an optional peer dependency of rsop-engine): npm install better-sqlite3",
+      );
     throw new StoreError(`better-sqlite3 could not be loaded: ${(e as Error).message}`);
   }
 }
@@ -77,13 +79,18 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
     db.pragma("synchronous = FULL");
     // The exclusive transaction takes the lock now; locking_mode=EXCLUSIVE keeps it until close.
     db.exec(`BEGIN EXCLUSIVE; ${SCHEMA} COMMIT;`);
-    const version = (db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string } | undefined)?.value;
+    const version = (db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string } | undefined)
+      ?.value;
     if (version === undefined) db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(SCHEMA_VERSION);
-    else if (version !== SCHEMA_VERSION) throw new StoreError(`${file} has schema version ${version}; this rsop reads version ${SCHEMA_VERSION}`);
+    else if (version !== SCHEMA_VERSION)
+      throw new StoreError(`${file} has schema version ${version}; this rsop reads version ${SCHEMA_VERSION}`);
   } catch (e) {
     db.close();
     if (e instanceof StoreError) throw e;
-    if (isBusy(e)) throw new StoreError(`${file} is in use by another process (another rsop serve?); only one process may serve a database at a time`);
+    if (isBusy(e))
+      throw new StoreError(
+        `${file} is in use by another process (another rsop serve?); only one process may serve a database at a time`,
+      );
     if ((e as { code?: unknown }).code === "SQLITE_NOTADB") throw new StoreError(`${file} is not a SQLite database`);
     throw new StoreError(`cannot use the database ${file}: ${(e as Error).message}`);
   }
@@ -93,8 +100,12 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
   const insertChange = db.prepare("INSERT INTO changes (seq, time, operation, patches) VALUES (?, ?, ?, ?)");
   const lastSeq = db.prepare<[], { seq: number | null }>("SELECT max(seq) AS seq FROM changes");
   const insertSnapshot = db.prepare("INSERT OR REPLACE INTO snapshots (seq, time, snapshot) VALUES (?, ?, ?)");
-  const pruneSnapshots = db.prepare("DELETE FROM snapshots WHERE seq NOT IN (SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?)");
-  const latestSnapshot = db.prepare<[], { seq: number; snapshot: string }>("SELECT seq, snapshot FROM snapshots ORDER BY seq DESC LIMIT 1");
+  const pruneSnapshots = db.prepare(
+    "DELETE FROM snapshots WHERE seq NOT IN (SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?)",
+  );
+  const latestSnapshot = db.prepare<[], { seq: number; snapshot: string }>(
+    "SELECT seq, snapshot FROM snapshots ORDER BY seq DESC LIMIT 1",
+  );
   const hasSnapshot = db.prepare<[number], { seq: number }>("SELECT seq FROM snapshots WHERE seq = ?");
   const insertPart = db.prepare("INSERT OR REPLACE INTO snapshot_parts (seq, part, text) VALUES (?, ?, ?)");
   const partsOf = db.prepare<[number], { text: string }>("SELECT text FROM snapshot_parts WHERE seq = ? ORDER BY part");
@@ -110,7 +121,9 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
     "SELECT seq, time, operation, patches FROM changes WHERE seq > ? ORDER BY seq",
   );
 
-  const insertReport = db.prepare("INSERT INTO reports (id, info, records) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET info = excluded.info, records = coalesce(excluded.records, records)");
+  const insertReport = db.prepare(
+    "INSERT INTO reports (id, info, records) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET info = excluded.info, records = coalesce(excluded.records, records)",
+  );
   const allReports = db.prepare<[], { id: string; info: string }>("SELECT id, info FROM reports ORDER BY n");
   const recordsOf = db.prepare<[string], { records: string | null }>("SELECT records FROM reports WHERE id = ?");
   const removeReport = db.prepare("DELETE FROM reports WHERE id = ?");
@@ -170,7 +183,8 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
       const kind = getMeta.get("kind")?.value;
       const latest = latestSnapshot.get();
       if (kind === undefined || latest === undefined) return null;
-      if (kind !== "system" && kind !== "panel") throw new StoreError(`${file} holds an unknown kind of data ("${kind}")`);
+      if (kind !== "system" && kind !== "panel")
+        throw new StoreError(`${file} holds an unknown kind of data ("${kind}")`);
       const changes: StoredChange[] = changesAfter.all(latest.seq).map((r) => ({
         seq: r.seq,
         time: r.time,
@@ -179,10 +193,22 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
       }));
       // The log has no gaps: change k+1 follows change k.
       changes.forEach((c, i) => {
-        if (c.seq !== latest.seq + i + 1) throw new StoreError(`${file}: the change log jumps from ${latest.seq + i} to ${c.seq}`);
+        if (c.seq !== latest.seq + i + 1)
+          throw new StoreError(`${file}: the change log jumps from ${latest.seq + i} to ${c.seq}`);
       });
-      const text = latest.snapshot + partsOf.all(latest.seq).map((p) => p.text).join("");
-      return { kind, snapshotSeq: latest.seq, snapshot: JSON.parse(text) as unknown, changes, seq: changes.at(-1)?.seq ?? latest.seq };
+      const text =
+        latest.snapshot +
+        partsOf
+          .all(latest.seq)
+          .map((p) => p.text)
+          .join("");
+      return {
+        kind,
+        snapshotSeq: latest.seq,
+        snapshot: JSON.parse(text) as unknown,
+        changes,
+        seq: changes.at(-1)?.seq ?? latest.seq,
+      };
     },
     async init(kind, snap, time) {
       open();
@@ -215,7 +241,11 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
     },
     async putReport(id, info, records) {
       open();
-      insertReport.run(id, JSON.stringify(info), records === undefined ? null : typeof records === "string" ? records : JSON.stringify(records));
+      insertReport.run(
+        id,
+        JSON.stringify(info),
+        records === undefined ? null : typeof records === "string" ? records : JSON.stringify(records),
+      );
     },
     async listReports() {
       open();

@@ -33,22 +33,34 @@ function addSequences(db: SqliteLike): void {
   db.transaction(() => {
     db.exec("ALTER TABLE webhook_subscriptions ADD COLUMN last_sequence INTEGER NOT NULL DEFAULT 0");
     db.exec("ALTER TABLE webhook_outbox ADD COLUMN sequence INTEGER NOT NULL DEFAULT 0");
-    db.exec(`UPDATE webhook_outbox SET sequence = (SELECT count(*) FROM webhook_outbox o WHERE o.subscription = webhook_outbox.subscription AND o.seq <= webhook_outbox.seq)`);
-    db.exec(`UPDATE webhook_subscriptions SET last_sequence = (SELECT coalesce(max(sequence), 0) FROM webhook_outbox o WHERE o.subscription = webhook_subscriptions.id)`);
+    db.exec(
+      `UPDATE webhook_outbox SET sequence = (SELECT count(*) FROM webhook_outbox o WHERE o.subscription = webhook_outbox.subscription AND o.seq <= webhook_outbox.seq)`,
+    );
+    db.exec(
+      `UPDATE webhook_subscriptions SET last_sequence = (SELECT coalesce(max(sequence), 0) FROM webhook_outbox o WHERE o.subscription = webhook_subscriptions.id)`,
+    );
   })();
 }
-
 
 /**
  * The webhook tables of an open database (created if missing): the WebhookStore, and `insert`, which
  * adds outbox rows inside the caller's transaction (the store's `append`).
  */
-export function sqliteWebhooks(db: SqliteLike, open: () => void): { store: WebhookStore; insert: (entries: readonly OutboxEntry[]) => void; clear: () => void } {
-  const before = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'webhook_outbox'").get() as { n: number };
+export function sqliteWebhooks(
+  db: SqliteLike,
+  open: () => void,
+): { store: WebhookStore; insert: (entries: readonly OutboxEntry[]) => void; clear: () => void } {
+  const before = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'webhook_outbox'").get() as {
+    n: number;
+  };
   if (before.n > 0) addSequences(db);
   db.exec(WEBHOOK_SCHEMA);
-  const insertRow = db.prepare("INSERT INTO webhook_outbox (subscription, kind, event_id, event, sequence) VALUES (?, ?, ?, ?, ?)");
-  const takeSequences = db.prepare("UPDATE webhook_subscriptions SET last_sequence = last_sequence + ? WHERE id = ? RETURNING last_sequence");
+  const insertRow = db.prepare(
+    "INSERT INTO webhook_outbox (subscription, kind, event_id, event, sequence) VALUES (?, ?, ?, ?, ?)",
+  );
+  const takeSequences = db.prepare(
+    "UPDATE webhook_subscriptions SET last_sequence = last_sequence + ? WHERE id = ? RETURNING last_sequence",
+  );
   const insert = (entries: readonly OutboxEntry[]) => {
     // Each subscription's numbers are taken at once, in the transaction of the rows: they follow
     // `seq` with no gap (HW4).
@@ -71,20 +83,28 @@ export function sqliteWebhooks(db: SqliteLike, open: () => void): { store: Webho
   };
   const enqueue = db.transaction((entries: readonly OutboxEntry[]) => insert(entries));
   const all = db.prepare("SELECT id, fields, odometer FROM webhook_subscriptions ORDER BY id");
-  const put = db.prepare("INSERT INTO webhook_subscriptions (id, fields) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET fields = excluded.fields");
+  const put = db.prepare(
+    "INSERT INTO webhook_subscriptions (id, fields) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET fields = excluded.fields",
+  );
   const delSub = db.prepare("DELETE FROM webhook_subscriptions WHERE id = ?");
   const delRows = db.prepare("DELETE FROM webhook_outbox WHERE subscription = ?");
   const remove = db.transaction((id: string) => {
     delRows.run(id);
     delSub.run(id);
   });
-  const pending = db.prepare("SELECT * FROM webhook_outbox WHERE subscription = ? AND state = 'pending' ORDER BY seq LIMIT ?");
-  const counts = db.prepare("SELECT subscription, kind, count(*) AS n FROM webhook_outbox WHERE state = 'pending' GROUP BY subscription, kind");
+  const pending = db.prepare(
+    "SELECT * FROM webhook_outbox WHERE subscription = ? AND state = 'pending' ORDER BY seq LIMIT ?",
+  );
+  const counts = db.prepare(
+    "SELECT subscription, kind, count(*) AS n FROM webhook_outbox WHERE state = 'pending' GROUP BY subscription, kind",
+  );
   const delRow = db.prepare("DELETE FROM webhook_outbox WHERE subscription = ? AND seq = ?");
   const bump = db.prepare("UPDATE webhook_subscriptions SET odometer = odometer + ? WHERE id = ?");
   const delivered = db.transaction((rows: readonly { subscriptionId: string; seq: number }[]) => {
     const counts = new Map<string, number>();
-    for (const r of rows) if (delRow.run(r.subscriptionId, r.seq).changes > 0) counts.set(r.subscriptionId, (counts.get(r.subscriptionId) ?? 0) + 1);
+    for (const r of rows)
+      if (delRow.run(r.subscriptionId, r.seq).changes > 0)
+        counts.set(r.subscriptionId, (counts.get(r.subscriptionId) ?? 0) + 1);
     for (const [id, n] of counts) bump.run(n, id);
   });
   const park = db.prepare(
@@ -94,8 +114,12 @@ export function sqliteWebhooks(db: SqliteLike, open: () => void): { store: Webho
     `UPDATE webhook_outbox SET state = 'parked', last_error = 'the backlog of this subscription was full', parked_at = ?, reason = 'backlog'
      WHERE seq IN (SELECT seq FROM webhook_outbox WHERE subscription = ? AND state = 'pending' AND kind = ? ORDER BY seq DESC LIMIT -1 OFFSET ?)`,
   );
-  const parkedPage = db.prepare("SELECT * FROM webhook_outbox WHERE subscription = ? AND state = 'parked' ORDER BY seq LIMIT ? OFFSET ?");
-  const parkedCount = db.prepare("SELECT count(*) AS n FROM webhook_outbox WHERE subscription = ? AND state = 'parked'");
+  const parkedPage = db.prepare(
+    "SELECT * FROM webhook_outbox WHERE subscription = ? AND state = 'parked' ORDER BY seq LIMIT ? OFFSET ?",
+  );
+  const parkedCount = db.prepare(
+    "SELECT count(*) AS n FROM webhook_outbox WHERE subscription = ? AND state = 'parked'",
+  );
   const redeliverAll = db.prepare(
     "UPDATE webhook_outbox SET state = 'pending', attempts = 0, parked_at = NULL, reason = NULL WHERE subscription = ? AND state = 'parked'",
   );
@@ -112,7 +136,11 @@ export function sqliteWebhooks(db: SqliteLike, open: () => void): { store: Webho
   const store: WebhookStore = {
     async subscriptions() {
       open();
-      return (all.all() as { id: string; fields: string; odometer: number }[]).map((r) => ({ id: r.id, fields: JSON.parse(r.fields) as unknown, odometer: r.odometer }));
+      return (all.all() as { id: string; fields: string; odometer: number }[]).map((r) => ({
+        id: r.id,
+        fields: JSON.parse(r.fields) as unknown,
+        odometer: r.odometer,
+      }));
     },
     async putSubscription(id, fields) {
       open();

@@ -58,7 +58,12 @@ export interface Store {
    * Appends one accepted write; resolves to its sequence number once it is durable. `outbox`: the
    * webhook events the write caused, stored in the same transaction (stores with `webhooks` only).
    */
-  append(operation: unknown, patches: readonly unknown[], time: string, outbox?: readonly OutboxEntry[]): Promise<number>;
+  append(
+    operation: unknown,
+    patches: readonly unknown[],
+    time: string,
+    outbox?: readonly OutboxEntry[],
+  ): Promise<number>;
   /**
    * Stores the snapshot as of sequence number `seq` (start-up then replays only the log after it).
    * The snapshot is immutable, so it may be serialized in steps while appends go on; until the
@@ -128,7 +133,11 @@ export interface SharedStore extends Store {
    * `seq` (prompt, but may be missed), `onReconnect()` after the connection was lost and regained (a
    * notification may have been missed meanwhile: catch up by sequence number).
    */
-  follow(listener: { onAppend(seq: number): void; onReconnect(): void; onError(e: unknown): void }): Promise<() => Promise<void>>;
+  follow(listener: {
+    onAppend(seq: number): void;
+    onReconnect(): void;
+    onError(e: unknown): void;
+  }): Promise<() => Promise<void>>;
   /** Whether this process is (or has just become) the one that stores snapshots; one process at a time. */
   isSnapshotWriter(): Promise<boolean>;
 }

@@ -35,7 +35,9 @@ function otherParty(s: SystemSnapshot, issue: Issue, targetId: string): Issue | 
   if (issue.code === "overCapacity" && p[0] === "connections" && typeof p[1] === "number") {
     const hub = s.connections[p[1]];
     const mine = s.devices.find((d) => d.id === targetId);
-    return hub !== undefined && mine !== undefined && mine.connection === hub.id ? { ...issue, path: ["body", "connection"] } : null;
+    return hub !== undefined && mine !== undefined && mine.connection === hub.id
+      ? { ...issue, path: ["body", "connection"] }
+      : null;
   }
   if ((issue.code === "duplicateName" || issue.code === "portInUse") && p.length === 3 && typeof p[1] === "number") {
     const list = listOf(s, p[0]!);
@@ -44,18 +46,32 @@ function otherParty(s: SystemSnapshot, issue: Issue, targetId: string): Issue | 
     const mine = list?.find((e) => e.id === targetId);
     if (other === undefined || mine === undefined || mine === other || mine[field] !== other[field]) return null;
     if (issue.code === "portInUse" && mine.connection !== other.connection) return null;
-    const what = issue.code === "portInUse" ? `Port ${String(mine.port)} of connection "${String(mine.connection)}"` : `The name "${String(mine.name)}"`;
+    const what =
+      issue.code === "portInUse"
+        ? `Port ${String(mine.port)} of connection "${String(mine.connection)}"`
+        : `The name "${String(mine.name)}"`;
     return { code: issue.code, path: ["body", field], message: `${what} is already used by ${String(p[0])}[${p[1]}].` };
   }
-  if (issue.code === "duplicateCredentialNumber" && p[0] === "holders" && typeof p[1] === "number" && typeof p[3] === "number") {
+  if (
+    issue.code === "duplicateCredentialNumber" &&
+    p[0] === "holders" &&
+    typeof p[1] === "number" &&
+    typeof p[3] === "number"
+  ) {
     const number = s.holders[p[1]]?.credentials[p[3]]?.credentialNumber;
     const at = `holders[${p[1]}].credentials[${p[3]}]`;
     const message = `Credential number ${String(number)} is already used by ${at}; numbers are unique on a cloud node.`;
     for (const h of s.holders) {
-      const j = h.credentials.findIndex((c) => c.credentialNumber === number && (c.id === targetId || h.id === targetId));
+      const j = h.credentials.findIndex(
+        (c) => c.credentialNumber === number && (c.id === targetId || h.id === targetId),
+      );
       const c = h.credentials[j];
       if (c === undefined || (h === s.holders[p[1]] && j === p[3])) continue;
-      return { code: issue.code, path: c.id === targetId ? ["body", "credentialNumber"] : ["body", "credentials", j, "credentialNumber"], message };
+      return {
+        code: issue.code,
+        path: c.id === targetId ? ["body", "credentialNumber"] : ["body", "credentials", j, "credentialNumber"],
+        message,
+      };
     }
   }
   return null;

@@ -78,10 +78,18 @@ export const NO_CONTENT: Created = { status: 204 };
  * `hints[field]` as its sentence when given (where that field is written instead), else the fields
  * the route takes. A field the route would silently drop is a change the client believes was made.
  */
-export function onlyKeys(body: Record<string, unknown>, allowed: readonly string[], hints: Readonly<Record<string, string>> = {}): void {
+export function onlyKeys(
+  body: Record<string, unknown>,
+  allowed: readonly string[],
+  hints: Readonly<Record<string, string>> = {},
+): void {
   const issues: Issue[] = Object.keys(body)
     // A key whose value is undefined is absent, as JSON has it (a library caller's spread leaves such keys).
     .filter((k) => !allowed.includes(k) && body[k] !== undefined)
-    .map((k) => ({ code: "unknownField", path: ["body", k], message: hints[k] ?? `Is not a field of this route; it takes ${allowed.join(", ")}.` }));
+    .map((k) => ({
+      code: "unknownField",
+      path: ["body", k],
+      message: hints[k] ?? `Is not a field of this route; it takes ${allowed.join(", ")}.`,
+    }));
   if (issues.length > 0) throw new Refusal(400, issues);
 }

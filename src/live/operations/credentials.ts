@@ -23,13 +23,25 @@ export function credentialIssues(b: Record<string, unknown>, prefix: Path): Issu
   if (!Object.hasOwn(b, "types")) return [{ code: "required", path: [...prefix, "types"], message: "Is required." }];
   const card = Array.isArray(b.types) && b.types.includes("card");
   if (card && !Object.hasOwn(b, "credentialNumber"))
-    issues.push({ code: "required", path: [...prefix, "credentialNumber"], message: "A card credential needs a credentialNumber." });
+    issues.push({
+      code: "required",
+      path: [...prefix, "credentialNumber"],
+      message: "A card credential needs a credentialNumber.",
+    });
   if (!card) {
     for (const k of ["credentialNumber", "facilityCode", "description"])
       if (Object.hasOwn(b, k) && b[k] !== null)
-        issues.push({ code: "invalid", path: [...prefix, k], message: `Only card credentials carry a ${k}; a digital credential gets its number when it is activated.` });
+        issues.push({
+          code: "invalid",
+          path: [...prefix, k],
+          message: `Only card credentials carry a ${k}; a digital credential gets its number when it is activated.`,
+        });
   } else if (Object.hasOwn(b, "sendEmail"))
-    issues.push({ code: "invalid", path: [...prefix, "sendEmail"], message: "sendEmail is for digital credentials only." });
+    issues.push({
+      code: "invalid",
+      path: [...prefix, "sendEmail"],
+      message: "sendEmail is for digital credentials only.",
+    });
   if (Object.hasOwn(b, "sendEmail") && typeof b.sendEmail !== "boolean")
     issues.push({ code: "invalidType", path: [...prefix, "sendEmail"], message: "Must be a boolean." });
   return issues;
@@ -68,9 +80,14 @@ export function updateCredential(ctx: WriteContext): Created {
   const h = holderAt(ctx);
   const c = h.credentials[credentialIndex(ctx)]!;
   const b = objectBody(ctx.body);
-  onlyKeys(b, ["types"], { credentialNumber: "Only the types of a credential change after creation.", facilityCode: "Only the types of a credential change after creation.", description: "Only the types of a credential change after creation." });
+  onlyKeys(b, ["types"], {
+    credentialNumber: "Only the types of a credential change after creation.",
+    facilityCode: "Only the types of a credential change after creation.",
+    description: "Only the types of a credential change after creation.",
+  });
   requireKeys(b, ["types"]);
-  if (c.types.includes("card")) refuse(400, "invalid", ["body", "types"], "Only the types of a digital credential can change after creation.");
+  if (c.types.includes("card"))
+    refuse(400, "invalid", ["body", "types"], "Only the types of a digital credential can change after creation.");
   c.types = parseBody(DIGITAL_TYPES, b.types, ["body", "types"]);
   return NO_CONTENT;
 }
@@ -88,7 +105,8 @@ const activation = z.object({
 /** A pending digital credential gets its number and the activating device's model name (seed 001 §3). */
 export function activateCredential(ctx: WriteContext): Created {
   const c = holderAt(ctx).credentials[credentialIndex(ctx)]!;
-  if (c.types.includes("card")) refuse(409, "conflict", [], "Card credentials are not activated; only pending digital credentials are.");
+  if (c.types.includes("card"))
+    refuse(409, "conflict", [], "Card credentials are not activated; only pending digital credentials are.");
   if (c.credentialNumber !== null) refuse(409, "conflict", [], `Credential "${c.id}" is already active.`);
   const b = objectBody(ctx.body);
   onlyKeys(b, ["credentialNumber", "description"]);

@@ -30,7 +30,11 @@ function definition(b: Json, partition: string, id: unknown, prefix: (string | n
 
 /** 409 naming each holder value (or missing required value) the new definitions do not accept. */
 function refuseUnfitValues({ base }: WriteContext, partition: string, defs: readonly CustomField[]): void {
-  const owners = base.holders.flatMap((h, i) => (h.partition === partition ? [{ at: ["holders", i, "customFields"], name: `Holder "${h.id}"`, values: h.customFields ?? null }] : []));
+  const owners = base.holders.flatMap((h, i) =>
+    h.partition === partition
+      ? [{ at: ["holders", i, "customFields"], name: `Holder "${h.id}"`, values: h.customFields ?? null }]
+      : [],
+  );
   const issues = definitionConflicts(owners, defs);
   if (issues.length > 0) throw new Refusal(409, issues);
 }
@@ -50,7 +54,8 @@ export function createCustomField(ctx: WriteContext): Created {
   requireKeys(b, ["id", "type"]);
   const def = definition(b, partition, b.id, ["body"]);
   // A taken id is the snapshot check's duplicateId (409 at body.id); its values are not the new field's.
-  if (!ctx.base.customFields.some((d) => d.partition === partition && d.id === def.id)) refuseUnfitValues(ctx, partition, [def]);
+  if (!ctx.base.customFields.some((d) => d.partition === partition && d.id === def.id))
+    refuseUnfitValues(ctx, partition, [def]);
   ctx.append("customFields", def);
   return { status: 200, id: def.id };
 }
@@ -100,7 +105,12 @@ export function replaceCustomFields(ctx: WriteContext): Created {
   if (issues.length > 0) throw new Refusal(400, issues);
   const seen = new Set<string>();
   defs.forEach((d, k) => {
-    if (seen.has(d.id)) issues.push({ code: "duplicateId", path: ["body", k, "id"], message: duplicateCustomFieldMessage(d.id, partition) });
+    if (seen.has(d.id))
+      issues.push({
+        code: "duplicateId",
+        path: ["body", k, "id"],
+        message: duplicateCustomFieldMessage(d.id, partition),
+      });
     seen.add(d.id);
   });
   if (issues.length > 0) throw new Refusal(409, issues);

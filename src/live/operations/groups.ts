@@ -49,7 +49,8 @@ export function deleteGroup(ctx: WriteContext): Created {
       })),
     );
   ctx.remove("groups", i);
-  for (const j of ctx.referrers("holders", "groups", id)) ctx.setField("holders", j, "groups", without(base.holders[j]!.groups, id));
+  for (const j of ctx.referrers("holders", "groups", id))
+    ctx.setField("holders", j, "groups", without(base.holders[j]!.groups, id));
   return NO_CONTENT;
 }
 
@@ -69,7 +70,15 @@ function stringList(body: unknown, key: string): string[] {
 
 function mustExist(ctx: WriteContext, coll: "holders" | "groups", ids: readonly string[], key: string): void {
   const issues = ids.flatMap((id, j): Issue[] =>
-    ctx.find(coll, id) >= 0 ? [] : [{ code: "unknownReference", path: ["body", key, j], message: `Names ${coll === "holders" ? "holder" : "group"} "${id}", which does not exist.` }],
+    ctx.find(coll, id) >= 0
+      ? []
+      : [
+          {
+            code: "unknownReference",
+            path: ["body", key, j],
+            message: `Names ${coll === "holders" ? "holder" : "group"} "${id}", which does not exist.`,
+          },
+        ],
   );
   if (issues.length > 0) throw new Refusal(400, issues);
 }

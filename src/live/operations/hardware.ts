@@ -2,12 +2,30 @@
 // defaults, and deletes refused while something references them.
 import { cloudNodeSchema, connectionSchema, defaultCardFormat, deviceSchema } from "../../model/index.js";
 import type { CloudNode, Device } from "../../model/index.js";
-import { configureNetwork, connectionFields, objectBody, parseBody, parseConnectionBody, pick, requireKeys } from "../body.js";
+import {
+  configureNetwork,
+  connectionFields,
+  objectBody,
+  parseBody,
+  parseConnectionBody,
+  pick,
+  requireKeys,
+} from "../body.js";
 import { notFound } from "../operation.js";
 import { type Created, NO_CONTENT, type WriteContext, indexOf } from "./common.js";
 import { cloudNodeReferrers, connectionReferrers, deviceReferrers, refuseIfReferenced } from "./referrers.js";
 
-const NODE_WRITABLE = ["name", "description", "serialNumber", "ecards", "offlinePolicy", "killTimer", "timezone", "locale", "cardFormat"];
+const NODE_WRITABLE = [
+  "name",
+  "description",
+  "serialNumber",
+  "ecards",
+  "offlinePolicy",
+  "killTimer",
+  "timezone",
+  "locale",
+  "cardFormat",
+];
 
 /** A node as the snapshot loader normalizes it: the effective zone, and the default format when none is listed. */
 function normalizeNode(n: ReturnType<typeof cloudNodeSchema.parse>, systemZone: string): CloudNode {
@@ -23,7 +41,10 @@ export function createCloudNode(ctx: WriteContext): Created {
   const { draft, body, newId, now } = ctx;
   const id = newId();
   const b = pick(objectBody(body), NODE_WRITABLE);
-  ctx.append("cloudNodes", normalizeNode(parseBody(cloudNodeSchema, { ...b, id, created: new Date(now()).toISOString() }), draft.timezone));
+  ctx.append(
+    "cloudNodes",
+    normalizeNode(parseBody(cloudNodeSchema, { ...b, id, created: new Date(now()).toISOString() }), draft.timezone),
+  );
   return { status: 201, id };
 }
 
@@ -33,7 +54,10 @@ export function updateCloudNode(ctx: WriteContext): Created {
   const current = draft.cloudNodes[i]!;
   const b = pick(objectBody(body), NODE_WRITABLE);
   requireKeys(b, ["name"]);
-  const next = normalizeNode(parseBody(cloudNodeSchema, { ...b, id: current.id, created: current.created }), draft.timezone);
+  const next = normalizeNode(
+    parseBody(cloudNodeSchema, { ...b, id: current.id, created: current.created }),
+    draft.timezone,
+  );
   draft.cloudNodes[i] = next;
   return NO_CONTENT;
 }
@@ -45,7 +69,12 @@ export function deleteCloudNode(ctx: WriteContext): Created {
   return NO_CONTENT;
 }
 
-function connectionBody(b: Record<string, unknown>, id: string, cloudNode: string, keep: Record<string, unknown> = {}): Record<string, unknown> {
+function connectionBody(
+  b: Record<string, unknown>,
+  id: string,
+  cloudNode: string,
+  keep: Record<string, unknown> = {},
+): Record<string, unknown> {
   return { ...keep, ...connectionFields(b), id, cloudNode };
 }
 
@@ -56,7 +85,8 @@ function nodeOf(ctx: WriteContext, id: string): CloudNode {
 /** Position of a connection or device of the cloud node `nodeId`; 404 when it is not there. */
 function onNode(ctx: WriteContext, c: "connections" | "devices", nodeId: string, id: string): number {
   const i = ctx.find(c, id);
-  if (i < 0 || ctx.base[c][i]!.cloudNode !== nodeId) notFound(`${c === "devices" ? "device" : "connection"} on cloud node "${nodeId}"`, id);
+  if (i < 0 || ctx.base[c][i]!.cloudNode !== nodeId)
+    notFound(`${c === "devices" ? "device" : "connection"} on cloud node "${nodeId}"`, id);
   return i;
 }
 
@@ -73,7 +103,10 @@ export function updateConnection(ctx: WriteContext): Created {
   const i = onNode(ctx, "connections", params.cloudNodeId!, params.connectionId!);
   const c = draft.connections[i]!;
   const keep = { connected: c.connected, dhcp: c.dhcp, netmask: c.netmask, gateway: c.gateway, dns: c.dns };
-  draft.connections[i] = parseConnectionBody(connectionSchema, connectionBody(objectBody(body), c.id, c.cloudNode, keep));
+  draft.connections[i] = parseConnectionBody(
+    connectionSchema,
+    connectionBody(objectBody(body), c.id, c.cloudNode, keep),
+  );
   return NO_CONTENT;
 }
 
@@ -96,12 +129,39 @@ export function configureConnection(ctx: WriteContext): Created {
 }
 
 const DEVICE_WRITABLE = [
-  "name", "type", "publicIcon", "connection", "port", "primaryReader", "inputTypes", "osdpAddress", "wirelessAddress", "readerType",
-  "readerSerialNumber", "supportBleCredentials", "securedReadsOnly", "delay", "dwell", "dps", "propAlarm", "propDelay", "rex",
-  "forcedAlarm", "autoOpenAfterFirstAllow", "authenticationPolicy",
+  "name",
+  "type",
+  "publicIcon",
+  "connection",
+  "port",
+  "primaryReader",
+  "inputTypes",
+  "osdpAddress",
+  "wirelessAddress",
+  "readerType",
+  "readerSerialNumber",
+  "supportBleCredentials",
+  "securedReadsOnly",
+  "delay",
+  "dwell",
+  "dps",
+  "propAlarm",
+  "propDelay",
+  "rex",
+  "forcedAlarm",
+  "autoOpenAfterFirstAllow",
+  "authenticationPolicy",
 ];
 const DEVICE_CREATE_REQUIRED = ["name", "type", "connection", "port"];
-const DEVICE_UPDATE_REQUIRED = [...DEVICE_CREATE_REQUIRED, "delay", "dwell", "dps", "rex", "autoOpenAfterFirstAllow", "authenticationPolicy"];
+const DEVICE_UPDATE_REQUIRED = [
+  ...DEVICE_CREATE_REQUIRED,
+  "delay",
+  "dwell",
+  "dps",
+  "rex",
+  "autoOpenAfterFirstAllow",
+  "authenticationPolicy",
+];
 
 function normalizeDevice(d: ReturnType<typeof deviceSchema.parse>): Device {
   return { ...d, partition: d.partition ?? [] };
@@ -114,7 +174,10 @@ export function createDevice(ctx: WriteContext): Created {
   requireKeys(b, DEVICE_CREATE_REQUIRED);
   const id = newId();
   const created = new Date(now()).toISOString().slice(0, 19).replace("T", " ");
-  ctx.append("devices", normalizeDevice(parseBody(deviceSchema, { ...pick(b, DEVICE_WRITABLE), id, cloudNode: node.id, created })));
+  ctx.append(
+    "devices",
+    normalizeDevice(parseBody(deviceSchema, { ...pick(b, DEVICE_WRITABLE), id, cloudNode: node.id, created })),
+  );
   return { status: 200, id };
 }
 
@@ -125,7 +188,15 @@ export function updateDevice(ctx: WriteContext): Created {
   const d = draft.devices[i]!;
   const b = objectBody(body);
   requireKeys(b, DEVICE_UPDATE_REQUIRED);
-  const keep = { id: d.id, cloudNode: d.cloudNode, partition: d.partition, hardwareVersion: d.hardwareVersion, serialNumber: d.serialNumber, firmwareVersion: d.firmwareVersion, created: d.created };
+  const keep = {
+    id: d.id,
+    cloudNode: d.cloudNode,
+    partition: d.partition,
+    hardwareVersion: d.hardwareVersion,
+    serialNumber: d.serialNumber,
+    firmwareVersion: d.firmwareVersion,
+    created: d.created,
+  };
   draft.devices[i] = normalizeDevice(parseBody(deviceSchema, { ...pick(b, DEVICE_WRITABLE), ...keep }));
   return NO_CONTENT;
 }

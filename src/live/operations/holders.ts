@@ -6,14 +6,38 @@ import { credentialInput, credentialIssues } from "./credentials.js";
 import { objectBody, parseBody, pick, requireKeys } from "../body.js";
 import { type Created, NO_CONTENT, type WriteContext, indexOf, onlyKeys } from "./common.js";
 
-const UPDATE_REQUIRED = ["firstName", "lastName", "partition", "enabled", "activeDate", "expireDate", "pin", "duressPin"] as const;
+const UPDATE_REQUIRED = [
+  "firstName",
+  "lastName",
+  "partition",
+  "enabled",
+  "activeDate",
+  "expireDate",
+  "pin",
+  "duressPin",
+] as const;
 const UPDATE_WRITABLE = [...UPDATE_REQUIRED, "email", "customFields"] as const;
 /** The fields of a holder create: seed 001's list, and the snapshot's `photoUrl`. */
-const CREATE_FIELDS = ["firstName", "lastName", "email", "photoUrl", "partition", "enabled", "activeDate", "expireDate", "pin", "duressPin", "customFields", "groups", "credentials"];
+const CREATE_FIELDS = [
+  "firstName",
+  "lastName",
+  "email",
+  "photoUrl",
+  "partition",
+  "enabled",
+  "activeDate",
+  "expireDate",
+  "pin",
+  "duressPin",
+  "customFields",
+  "groups",
+  "credentials",
+];
 
 /** Where an update writes what a holder update does not take (HS5). */
 const UPDATE_HINTS: Readonly<Record<string, string>> = {
-  groups: "A holder update does not change memberships: use PUT /holders/{holder_id}/groups (or add and remove one group).",
+  groups:
+    "A holder update does not change memberships: use PUT /holders/{holder_id}/groups (or add and remove one group).",
   credentials: "A holder update does not change credentials: use the routes under /holders/{holder_id}/credentials.",
   id: "A holder's id never changes: the path names the holder.",
 };

@@ -37,7 +37,12 @@ export function deletePartition(ctx: WriteContext): Created {
   const i = indexOf(ctx, "partitions", params.partitionId!, "partition");
   // The default partition is where unassigned floor groups land (and users start): it stays (semantics L7).
   if (base.partitions[i]!.default)
-    refuse(409, "conflict", ["partitions", i, "default"], `Partition "${params.partitionId}" is the default partition, which cannot be deleted.`);
+    refuse(
+      409,
+      "conflict",
+      ["partitions", i, "default"],
+      `Partition "${params.partitionId}" is the default partition, which cannot be deleted.`,
+    );
   refuseIfReferenced(partitionReferrers(base, params.partitionId!));
   ctx.remove("partitions", i);
   return NO_CONTENT;
@@ -53,7 +58,15 @@ export function replacePartitionDevices(ctx: WriteContext): Created {
     refuse(400, "invalidType", ["body", "devices"], "Must be an array of device ids (strings).");
   const wanted = new Set(b.devices as string[]);
   const unknown = (b.devices as string[]).flatMap((id, j): Issue[] =>
-    ctx.find("devices", id) >= 0 ? [] : [{ code: "unknownReference", path: ["body", "devices", j], message: `Names device "${id}", which does not exist.` }],
+    ctx.find("devices", id) >= 0
+      ? []
+      : [
+          {
+            code: "unknownReference",
+            path: ["body", "devices", j],
+            message: `Names device "${id}", which does not exist.`,
+          },
+        ],
   );
   if (unknown.length > 0) throw new Refusal(400, unknown);
   base.devices.forEach((d, j) => {

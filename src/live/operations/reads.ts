@@ -25,10 +25,15 @@ export interface Answer {
 
 const byId = (a: { id: string }, b: { id: string }): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-const badPage = (key: string, min: number, max: number): never => refuse(400, "invalid", ["query", key], `Must be a whole number from ${min} to ${max}.`);
+const badPage = (key: string, min: number, max: number): never =>
+  refuse(400, "invalid", ["query", key], `Must be a whole number from ${min} to ${max}.`);
 
 /** One page of `items` (by id), with the total before paging (page 0-based, per_page ≤ 100). */
-export function paged<T extends { id: string }>(items: readonly T[], query: URLSearchParams, map: (x: T) => unknown = (x) => x): Answer {
+export function paged<T extends { id: string }>(
+  items: readonly T[],
+  query: URLSearchParams,
+  map: (x: T) => unknown = (x) => x,
+): Answer {
   return pageOf(items, query, map, badPage);
 }
 
@@ -62,7 +67,11 @@ function floorGroupBody(s: SystemSnapshot, f: FloorGroup): unknown {
     id: f.id,
     name: f.name,
     partition: f.partition,
-    readerPort: { id: reader.id, name: reader.name, cloudNode: { id: node.id, serialNumber: node.serialNumber, name: node.name } },
+    readerPort: {
+      id: reader.id,
+      name: reader.name,
+      cloudNode: { id: node.id, serialNumber: node.serialNumber, name: node.name },
+    },
     floors: f.floors.map((id) => {
       const d = devices.get(id)!;
       return { id: d.id, name: d.name, type: d.type };
@@ -79,9 +88,13 @@ const HOLDER_SEARCH_FIELDS = ["firstName", "lastName", "email", "pin"] as const;
 function includes(query: URLSearchParams, allowed: readonly string[]): Set<string> {
   const raw = query.get("include");
   if (raw === null || raw.trim() === "") return new Set();
-  const asked = raw.split(",").map((x) => x.trim()).filter((x) => x !== "");
+  const asked = raw
+    .split(",")
+    .map((x) => x.trim())
+    .filter((x) => x !== "");
   const bad = asked.find((x) => !allowed.includes(x));
-  if (bad !== undefined) refuse(400, "invalid", ["query", "include"], `Unknown include "${bad}": use ${allowed.join(", ")}.`);
+  if (bad !== undefined)
+    refuse(400, "invalid", ["query", "include"], `Unknown include "${bad}": use ${allowed.join(", ")}.`);
   return new Set(asked);
 }
 
@@ -102,7 +115,14 @@ function fieldsOf(s: SystemSnapshot, partition: string): CustomField[] {
 }
 
 function partialHolder(h: Holder): unknown {
-  return { id: h.id, firstName: h.firstName, lastName: h.lastName, enabled: h.enabled, partition: h.partition, email: h.email };
+  return {
+    id: h.id,
+    firstName: h.firstName,
+    lastName: h.lastName,
+    enabled: h.enabled,
+    partition: h.partition,
+    email: h.email,
+  };
 }
 
 /** Most distinct holder ids one RSOP read names (HP3). */
@@ -110,15 +130,28 @@ export const MAX_RSOP_IDS = 100;
 
 /** The handlers, before each is given the check of its query parameters (`reads` below). */
 const handlers = {
-  holder: ({ snapshot, params }: ReadContext): Answer => ({ body: holderBody(snapshot, find(snapshot.holders, params.holderId!, "holder")) }),
+  holder: ({ snapshot, params }: ReadContext): Answer => ({
+    body: holderBody(snapshot, find(snapshot.holders, params.holderId!, "holder")),
+  }),
   holders: ({ snapshot, query }: ReadContext): Answer => {
-    const asked = (query.get("search_fields") ?? "").split(",").map((f) => f.trim()).filter((f) => f !== "");
+    const asked = (query.get("search_fields") ?? "")
+      .split(",")
+      .map((f) => f.trim())
+      .filter((f) => f !== "");
     const fields = asked.length > 0 ? asked : ["firstName", "lastName", "email"];
     const bad = fields.filter((f) => !(HOLDER_SEARCH_FIELDS as readonly string[]).includes(f));
-    if (bad.length > 0) refuse(400, "invalid", ["query", "search_fields"], `Unknown search field "${bad[0]}": use ${HOLDER_SEARCH_FIELDS.join(", ")}.`);
+    if (bad.length > 0)
+      refuse(
+        400,
+        "invalid",
+        ["query", "search_fields"],
+        `Unknown search field "${bad[0]}": use ${HOLDER_SEARCH_FIELDS.join(", ")}.`,
+      );
     const include = includes(query, ["credentials", "groups", "partition", "rules"]);
     const match = matcher(query.get("search"));
-    const hits = snapshot.holders.filter((h) => match(fields.map((f) => h[f as (typeof HOLDER_SEARCH_FIELDS)[number]] ?? null)));
+    const hits = snapshot.holders.filter((h) =>
+      match(fields.map((f) => h[f as (typeof HOLDER_SEARCH_FIELDS)[number]] ?? null)),
+    );
     return paged(hits, query, (h) => {
       const body = holderBody(snapshot, h) as Record<string, unknown>;
       if (include.has("partition")) body.partition = partitionRef(snapshot, h.partition);
@@ -131,18 +164,34 @@ const handlers = {
     const ids = query.get("ids");
     let list = snapshot.groups;
     if (ids !== null && ids !== "") {
-      const wanted = new Set(ids.split(",").map((s) => s.trim()).filter((s) => s !== ""));
+      const wanted = new Set(
+        ids
+          .split(",")
+          .map((s) => s.trim())
+          .filter((s) => s !== ""),
+      );
       if (wanted.size > 50) refuse(400, "tooBig", ["query", "ids"], "Names at most 50 ids.");
       list = list.filter((g) => wanted.has(g.id));
     }
     const include = includes(query, ["holders", "partition", "rules"]);
     const match = matcher(query.get("search"));
-    return paged(list.filter((g) => match([g.name])), query, (g) => ({
-      ...g,
-      ...(include.has("partition") ? { partition: partitionRef(snapshot, g.partition) } : {}),
-      ...(include.has("holders") ? { holders: snapshot.holders.filter((h) => h.groups.includes(g.id)).sort(byId).map(partialHolder) } : {}),
-      ...(include.has("rules") ? { rules: snapshot.rules.filter((r) => r.groupId === g.id).sort(byId) } : {}),
-    }));
+    return paged(
+      list.filter((g) => match([g.name])),
+      query,
+      (g) => ({
+        ...g,
+        ...(include.has("partition") ? { partition: partitionRef(snapshot, g.partition) } : {}),
+        ...(include.has("holders")
+          ? {
+              holders: snapshot.holders
+                .filter((h) => h.groups.includes(g.id))
+                .sort(byId)
+                .map(partialHolder),
+            }
+          : {}),
+        ...(include.has("rules") ? { rules: snapshot.rules.filter((r) => r.groupId === g.id).sort(byId) } : {}),
+      }),
+    );
   },
   groupHolders: ({ snapshot, params, query }: ReadContext): Answer => {
     const id = find(snapshot.groups, params.groupId!, "group").id;
@@ -154,27 +203,44 @@ const handlers = {
   },
   holderGroups: ({ snapshot, params, query }: ReadContext): Answer => {
     const h = find(snapshot.holders, params.holderId!, "holder");
-    return paged(snapshot.groups.filter((g) => h.groups.includes(g.id)), query);
+    return paged(
+      snapshot.groups.filter((g) => h.groups.includes(g.id)),
+      query,
+    );
   },
-  credentials: ({ snapshot, query }: ReadContext): Answer => paged(snapshot.holders.flatMap((h) => h.credentials), query),
+  credentials: ({ snapshot, query }: ReadContext): Answer =>
+    paged(
+      snapshot.holders.flatMap((h) => h.credentials),
+      query,
+    ),
   holderCredentials: ({ snapshot, params, query }: ReadContext): Answer =>
     paged(find(snapshot.holders, params.holderId!, "holder").credentials, query),
   credential: ({ snapshot, params }: ReadContext): Answer => ({
-    body: find(find(snapshot.holders, params.holderId!, "holder").credentials, params.credentialId!, "credential of this holder"),
+    body: find(
+      find(snapshot.holders, params.holderId!, "holder").credentials,
+      params.credentialId!,
+      "credential of this holder",
+    ),
   }),
   facilityCodes: ({ snapshot, query }: ReadContext): Answer => {
     const codes = new Set<number>();
-    for (const h of snapshot.holders) for (const c of h.credentials) if (c.facilityCode !== null) codes.add(c.facilityCode);
+    for (const h of snapshot.holders)
+      for (const c of h.credentials) if (c.facilityCode !== null) codes.add(c.facilityCode);
     const sorted = [...codes].sort((a, b) => a - b).map((c) => ({ id: String(c).padStart(16, "0"), code: String(c) }));
     const page = paged(sorted, query, (x) => x.code);
     return page;
   },
   rule: ({ snapshot, params }: ReadContext): Answer => ({ body: find(snapshot.rules, params.ruleId!, "rule") }),
   rules: ({ snapshot, query }: ReadContext): Answer => paged(snapshot.rules, query),
-  cloudNode: ({ snapshot, params }: ReadContext): Answer => ({ body: find(snapshot.cloudNodes, params.cloudNodeId!, "cloud node") }),
+  cloudNode: ({ snapshot, params }: ReadContext): Answer => ({
+    body: find(snapshot.cloudNodes, params.cloudNodeId!, "cloud node"),
+  }),
   cloudNodes: ({ snapshot, query }: ReadContext): Answer => {
     const match = matcher(query.get("search"));
-    return paged(snapshot.cloudNodes.filter((n) => match([n.name, n.serialNumber, n.description])), query);
+    return paged(
+      snapshot.cloudNodes.filter((n) => match([n.name, n.serialNumber, n.description])),
+      query,
+    );
   },
   hardware: ({ snapshot, params }: ReadContext): Answer => {
     find(snapshot.cloudNodes, params.cloudNodeId!, "cloud node");
@@ -198,17 +264,28 @@ const handlers = {
     const c = snapshot.connections.find((x) => x.id === d.connection);
     return { body: { ...d, connection: c === undefined ? d.connection : { id: c.id, name: c.name, type: c.type } } };
   },
-  partition: ({ snapshot, params }: ReadContext): Answer => ({ body: find(snapshot.partitions, params.partitionId!, "partition") }),
+  partition: ({ snapshot, params }: ReadContext): Answer => ({
+    body: find(snapshot.partitions, params.partitionId!, "partition"),
+  }),
   partitions: ({ snapshot, query }: ReadContext): Answer => {
     const include = includes(query, ["attributes", "devices", "users"]);
     const match = matcher(query.get("search"));
-    return paged(snapshot.partitions.filter((p) => match([p.name])), query, (p) => ({
-      ...p,
-      ...(include.has("devices")
-        ? { devices: snapshot.devices.filter((d) => d.partition.some((e) => e.id === p.id)).sort(byId).map((d) => ({ id: d.id, name: d.name, type: d.type })) }
-        : {}),
-      ...(include.has("attributes") ? { attributes: fieldsOf(snapshot, p.id).map(customFieldBody) } : {}),
-    }));
+    return paged(
+      snapshot.partitions.filter((p) => match([p.name])),
+      query,
+      (p) => ({
+        ...p,
+        ...(include.has("devices")
+          ? {
+              devices: snapshot.devices
+                .filter((d) => d.partition.some((e) => e.id === p.id))
+                .sort(byId)
+                .map((d) => ({ id: d.id, name: d.name, type: d.type })),
+            }
+          : {}),
+        ...(include.has("attributes") ? { attributes: fieldsOf(snapshot, p.id).map(customFieldBody) } : {}),
+      }),
+    );
   },
   customFields: ({ snapshot, params, query }: ReadContext): Answer => {
     const p = find(snapshot.partitions, params.partitionId!, "partition");
@@ -219,20 +296,45 @@ const handlers = {
     const d = snapshot.customFields.find((x) => x.partition === p.id && x.id === params.customFieldId);
     return { body: customFieldBody(d ?? notFound(`custom field of partition "${p.id}"`, params.customFieldId!)) };
   },
-  floorGroup: ({ snapshot, params }: ReadContext): Answer => ({ body: floorGroupBody(snapshot, find(snapshot.floorGroups, params.floorGroupId!, "floor group")) }),
+  floorGroup: ({ snapshot, params }: ReadContext): Answer => ({
+    body: floorGroupBody(snapshot, find(snapshot.floorGroups, params.floorGroupId!, "floor group")),
+  }),
   floorGroups: ({ snapshot, query }: ReadContext): Answer => {
     const match = matcher(query.get("search"));
-    return paged(snapshot.floorGroups.filter((f) => match([f.name])), query, (f) => floorGroupBody(snapshot, f));
+    return paged(
+      snapshot.floorGroups.filter((f) => match([f.name])),
+      query,
+      (f) => floorGroupBody(snapshot, f),
+    );
   },
   rsop: ({ engine, query, params, now, jsonBytes }: ReadContext): Answer => {
     const raw = query.get("ids");
-    if (raw === null || raw.trim() === "") refuse(400, "required", ["query", "ids"], "Is required: comma-delimited holder ids.");
-    const ids = [...new Set(raw.split(",").map((s) => s.trim()).filter((s) => s !== ""))];
+    if (raw === null || raw.trim() === "")
+      refuse(400, "required", ["query", "ids"], "Is required: comma-delimited holder ids.");
+    const ids = [
+      ...new Set(
+        raw
+          .split(",")
+          .map((s) => s.trim())
+          .filter((s) => s !== ""),
+      ),
+    ];
     // A bound on the work and answer of one request, as `rsop serve --system` has (HP3).
-    if (ids.length > MAX_RSOP_IDS) refuse(400, "tooBig", ["query", "ids"], `Names at most ${MAX_RSOP_IDS} holder ids per request; got ${ids.length}.`);
+    if (ids.length > MAX_RSOP_IDS)
+      refuse(
+        400,
+        "tooBig",
+        ["query", "ids"],
+        `Names at most ${MAX_RSOP_IDS} holder ids per request; got ${ids.length}.`,
+      );
     try {
-      const options = { at: query.get("at") ?? now(), ...(params.cloudNodeId ? { cloudNodeId: params.cloudNodeId } : {}) };
-      return jsonBytes === undefined ? { body: engine.rsop(ids, options) } : { body: undefined, json: engine.rsopJsonBytes(ids, options, jsonBytes.indent) };
+      const options = {
+        at: query.get("at") ?? now(),
+        ...(params.cloudNodeId ? { cloudNodeId: params.cloudNodeId } : {}),
+      };
+      return jsonBytes === undefined
+        ? { body: engine.rsop(ids, options) }
+        : { body: undefined, json: engine.rsopJsonBytes(ids, options, jsonBytes.indent) };
     } catch (e) {
       if (!(e instanceof QueryError)) throw e;
       throw new Refusal(e.issues.some((i) => i.code === "unknownId") ? 404 : 400, e.issues);

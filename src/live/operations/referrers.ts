@@ -15,12 +15,14 @@ export function deviceReferrers(s: SystemSnapshot, id: string): Referrer[] {
     if (j >= 0) out.push(ref(["rules", i, "devices", j], `Rule "${r.id}" opens device "${id}".`));
   });
   s.floorGroups.forEach((f, i) => {
-    if (f.readerPort === id) out.push(ref(["floorGroups", i, "readerPort"], `Floor group "${f.id}" uses device "${id}" as its reader.`));
+    if (f.readerPort === id)
+      out.push(ref(["floorGroups", i, "readerPort"], `Floor group "${f.id}" uses device "${id}" as its reader.`));
     const j = f.floors.indexOf(id);
     if (j >= 0) out.push(ref(["floorGroups", i, "floors", j], `Floor group "${f.id}" opens floor "${id}".`));
   });
   s.devices.forEach((d, i) => {
-    if (d.primaryReader === id) out.push(ref(["devices", i, "primaryReader"], `Device "${d.id}" is an additional reader of "${id}".`));
+    if (d.primaryReader === id)
+      out.push(ref(["devices", i, "primaryReader"], `Device "${d.id}" is an additional reader of "${id}".`));
   });
   return out;
 }
@@ -35,26 +37,48 @@ export function floorGroupReferrers(s: SystemSnapshot, id: string): Referrer[] {
 }
 
 export function connectionReferrers(s: SystemSnapshot, id: string): Referrer[] {
-  return s.devices.flatMap((d, i) => (d.connection === id ? [ref(["devices", i, "connection"], `Device "${d.id}" sits on connection "${id}".`)] : []));
+  return s.devices.flatMap((d, i) =>
+    d.connection === id ? [ref(["devices", i, "connection"], `Device "${d.id}" sits on connection "${id}".`)] : [],
+  );
 }
 
 export function cloudNodeReferrers(s: SystemSnapshot, id: string): Referrer[] {
   return [
-    ...s.connections.flatMap((c, i) => (c.cloudNode === id ? [ref(["connections", i, "cloudNode"], `Connection "${c.id}" belongs to cloud node "${id}".`)] : [])),
-    ...s.devices.flatMap((d, i) => (d.cloudNode === id ? [ref(["devices", i, "cloudNode"], `Device "${d.id}" belongs to cloud node "${id}".`)] : [])),
+    ...s.connections.flatMap((c, i) =>
+      c.cloudNode === id
+        ? [ref(["connections", i, "cloudNode"], `Connection "${c.id}" belongs to cloud node "${id}".`)]
+        : [],
+    ),
+    ...s.devices.flatMap((d, i) =>
+      d.cloudNode === id ? [ref(["devices", i, "cloudNode"], `Device "${d.id}" belongs to cloud node "${id}".`)] : [],
+    ),
   ];
 }
 
 export function partitionReferrers(s: SystemSnapshot, id: string): Referrer[] {
   const out: Referrer[] = [];
-  s.holders.forEach((h, i) => h.partition === id && out.push(ref(["holders", i, "partition"], `Holder "${h.id}" is in partition "${id}".`)));
-  s.groups.forEach((g, i) => g.partition === id && out.push(ref(["groups", i, "partition"], `Group "${g.id}" is in partition "${id}".`)));
-  s.floorGroups.forEach((f, i) => f.partition === id && out.push(ref(["floorGroups", i, "partition"], `Floor group "${f.id}" is in partition "${id}".`)));
+  s.holders.forEach(
+    (h, i) =>
+      h.partition === id && out.push(ref(["holders", i, "partition"], `Holder "${h.id}" is in partition "${id}".`)),
+  );
+  s.groups.forEach(
+    (g, i) =>
+      g.partition === id && out.push(ref(["groups", i, "partition"], `Group "${g.id}" is in partition "${id}".`)),
+  );
+  s.floorGroups.forEach(
+    (f, i) =>
+      f.partition === id &&
+      out.push(ref(["floorGroups", i, "partition"], `Floor group "${f.id}" is in partition "${id}".`)),
+  );
   s.devices.forEach((d, i) => {
     const j = d.partition.findIndex((p) => p.id === id);
     if (j >= 0) out.push(ref(["devices", i, "partition", j], `Device "${d.id}" is in partition "${id}".`));
   });
-  s.customFields.forEach((f, i) => f.partition === id && out.push(ref(["customFields", i, "partition"], `Custom field "${f.id}" belongs to partition "${id}".`)));
+  s.customFields.forEach(
+    (f, i) =>
+      f.partition === id &&
+      out.push(ref(["customFields", i, "partition"], `Custom field "${f.id}" belongs to partition "${id}".`)),
+  );
   return out;
 }
 

@@ -4,7 +4,21 @@ import { objectBody, parseBody } from "../body.js";
 import { type Created, NO_CONTENT, type WriteContext, indexOf, onlyKeys } from "./common.js";
 
 /** The fields of a rule body: the snapshot Rule's, without `id` (HS5). */
-const RULE_FIELDS = ["name", "type", "groupId", "devices", "floorGroups", "startTime", "stopTime", "recurring", "allow", "authenticationPolicy", "enabled", "startDate", "endDate"];
+const RULE_FIELDS = [
+  "name",
+  "type",
+  "groupId",
+  "devices",
+  "floorGroups",
+  "startTime",
+  "stopTime",
+  "recurring",
+  "allow",
+  "authenticationPolicy",
+  "enabled",
+  "startDate",
+  "endDate",
+];
 const RULE_HINTS = { id: "A rule's id is drawn by the system and never changes." };
 
 export function createRule(ctx: WriteContext): Created {

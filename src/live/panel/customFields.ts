@@ -19,11 +19,24 @@ export function parseDefinition(value: unknown, prefix: Path): Json {
  */
 export function attributeIssues(values: Json | null, defs: readonly Json[], prefix: Path): Issue[] {
   const byId = new Map(defs.map((d) => [d.id as string, d]));
-  return customFieldValueIssues(values, (id) => byId.get(id), defs.filter((d) => d.required === true), prefix);
+  return customFieldValueIssues(
+    values,
+    (id) => byId.get(id),
+    defs.filter((d) => d.required === true),
+    prefix,
+  );
 }
 
 /** Conflicts of new definitions with the values of the partition's persons: each at the person's panel path. */
-export function valuesAgainst(persons: readonly { id: number; partition: number; customAttributes: Json | null }[], partition: number, defs: readonly Json[]): Issue[] {
-  const owners = persons.flatMap((p, i) => (p.partition === partition ? [{ at: ["persons", i, "customAttributes"], name: `Person ${p.id}`, values: p.customAttributes }] : []));
+export function valuesAgainst(
+  persons: readonly { id: number; partition: number; customAttributes: Json | null }[],
+  partition: number,
+  defs: readonly Json[],
+): Issue[] {
+  const owners = persons.flatMap((p, i) =>
+    p.partition === partition
+      ? [{ at: ["persons", i, "customAttributes"], name: `Person ${p.id}`, values: p.customAttributes }]
+      : [],
+  );
   return definitionConflicts(owners, defs);
 }

@@ -26,7 +26,17 @@ export interface ImportPreview {
 }
 
 /** The CSV columns an import reads: the person fields a row can give. Others are refused. */
-export const IMPORT_COLUMNS = ["id", "firstName", "lastName", "email", "enabled", "activeDate", "expireDate", "pin", "duressPin"] as const;
+export const IMPORT_COLUMNS = [
+  "id",
+  "firstName",
+  "lastName",
+  "email",
+  "enabled",
+  "activeDate",
+  "expireDate",
+  "pin",
+  "duressPin",
+] as const;
 type Column = (typeof IMPORT_COLUMNS)[number];
 
 const body = z.strictObject({
@@ -38,14 +48,16 @@ const body = z.strictObject({
 /** One cell as the person field it gives: empty cells give null (or leave the field out). */
 function cellValue(column: Column, cell: string): unknown {
   const text = cell.trim();
-  if (column === "enabled") return text === "" ? true : text.toLowerCase() === "true" ? true : text.toLowerCase() === "false" ? false : text;
+  if (column === "enabled")
+    return text === "" ? true : text.toLowerCase() === "true" ? true : text.toLowerCase() === "false" ? false : text;
   if (column === "firstName" || column === "lastName") return cell;
   return text === "" ? null : text;
 }
 
 /** A stored name as text (the panel schema keeps names it does not type). */
 const text = (x: unknown): string => (typeof x === "string" ? x : "");
-const key = (firstName: unknown, lastName: unknown) => `${text(firstName).trim().toLowerCase()}\u0000${text(lastName).trim().toLowerCase()}`;
+const key = (firstName: unknown, lastName: unknown) =>
+  `${text(firstName).trim().toLowerCase()}\u0000${text(lastName).trim().toLowerCase()}`;
 
 /**
  * The preview of importing `body.csv` into `body.partition` (default 0) of `panel`.
@@ -58,26 +70,52 @@ export function previewPersonImport(panel: PanelSnapshot, input: unknown): Impor
   const partition = b.partition ?? 0;
   const upsert = b.upsert ?? false;
   if (!panel.partitions.some((p) => p.id === partition))
-    throw new Refusal(400, [{ code: "unknownReference", path: ["body", "partition"], message: `No partition has id ${partition}.` }]);
+    throw new Refusal(400, [
+      { code: "unknownReference", path: ["body", "partition"], message: `No partition has id ${partition}.` },
+    ]);
 
   let rows: { record: string[]; info: { lines: number } }[];
   try {
-    rows = parse(b.csv, { info: true, skip_empty_lines: true, relax_column_count: true, bom: true }) as unknown as typeof rows;
+    rows = parse(b.csv, {
+      info: true,
+      skip_empty_lines: true,
+      relax_column_count: true,
+      bom: true,
+    }) as unknown as typeof rows;
   } catch (e) {
     const line = (e as { lines?: number }).lines;
-    throw new Refusal(400, [{ code: "invalid", path: ["body", "csv"], message: `Is not valid CSV${typeof line === "number" ? ` (line ${line})` : ""}: ${String((e as Error).message).slice(0, 200)}` }]);
+    throw new Refusal(400, [
+      {
+        code: "invalid",
+        path: ["body", "csv"],
+        message: `Is not valid CSV${typeof line === "number" ? ` (line ${line})` : ""}: ${String((e as Error).message).slice(0, 200)}`,
+      },
+    ]);
   }
   const [header, ...data] = rows;
-  if (header === undefined) throw new Refusal(400, [{ code: "required", path: ["body", "csv"], message: "Must start with a header line naming the columns (firstName, lastName, …)." }]);
+  if (header === undefined)
+    throw new Refusal(400, [
+      {
+        code: "required",
+        path: ["body", "csv"],
+        message: "Must start with a header line naming the columns (firstName, lastName, …).",
+      },
+    ]);
   const issues: Issue[] = [];
   const columns = header.record.map((name) => name.trim());
   columns.forEach((name, i) => {
     if (!(IMPORT_COLUMNS as readonly string[]).includes(name))
-      issues.push({ code: "unknownField", path: ["body", "csv", 1, i], message: `Unknown column "${name.slice(0, 40)}"; the columns are ${IMPORT_COLUMNS.join(", ")}.` });
-    else if (columns.indexOf(name) !== i) issues.push({ code: "invalid", path: ["body", "csv", 1, i], message: `Column "${name}" is given twice.` });
+      issues.push({
+        code: "unknownField",
+        path: ["body", "csv", 1, i],
+        message: `Unknown column "${name.slice(0, 40)}"; the columns are ${IMPORT_COLUMNS.join(", ")}.`,
+      });
+    else if (columns.indexOf(name) !== i)
+      issues.push({ code: "invalid", path: ["body", "csv", 1, i], message: `Column "${name}" is given twice.` });
   });
   for (const required of ["firstName", "lastName"])
-    if (!columns.includes(required)) issues.push({ code: "required", path: ["body", "csv", 1], message: `The header names no "${required}" column.` });
+    if (!columns.includes(required))
+      issues.push({ code: "required", path: ["body", "csv", 1], message: `The header names no "${required}" column.` });
   if (issues.length > 0) throw new Refusal(400, issues);
 
   const people = panel.persons.filter((p) => p.partition === partition);
@@ -104,7 +142,12 @@ export function previewPersonImport(panel: PanelSnapshot, input: unknown): Impor
       const cell = row.record[i] ?? "";
       if (name === "id") {
         if (cell.trim() === "") return;
-        if (!/^\d{1,15}$/.test(cell.trim())) issues.push({ code: "invalidType", path: ["body", "csv", line, "id"], message: "Must be a person id (a whole number) or empty." });
+        if (!/^\d{1,15}$/.test(cell.trim()))
+          issues.push({
+            code: "invalidType",
+            path: ["body", "csv", line, "id"],
+            message: "Must be a person id (a whole number) or empty.",
+          });
         else id = Number(cell.trim());
       } else {
         const value = cellValue(name as Column, cell);
@@ -112,7 +155,11 @@ export function previewPersonImport(panel: PanelSnapshot, input: unknown): Impor
       }
     });
     if (row.record.length > columns.length)
-      issues.push({ code: "invalid", path: ["body", "csv", line], message: `Has ${row.record.length} cells; the header names ${columns.length} columns.` });
+      issues.push({
+        code: "invalid",
+        path: ["body", "csv", line],
+        message: `Has ${row.record.length} cells; the header names ${columns.length} columns.`,
+      });
     const checked = holderSchema.safeParse(person, { error: zodMessage });
     if (!checked.success) {
       issues.push(...fromZodIssues(checked.error.issues, ["body", "csv", line]));
@@ -123,10 +170,20 @@ export function previewPersonImport(panel: PanelSnapshot, input: unknown): Impor
     if (id !== undefined) {
       const existing = byId.get(id);
       if (existing === undefined) {
-        issues.push({ code: "unknownReference", path: ["body", "csv", line, "id"], message: `No person of partition ${partition} has id ${id}.` });
+        issues.push({
+          code: "unknownReference",
+          path: ["body", "csv", line, "id"],
+          message: `No person of partition ${partition} has id ${id}.`,
+        });
         continue;
       }
-      if (!upsert || matched.has(id)) conflicts.push({ line, firstName, lastName, matches: [{ id, firstName: text(existing.firstName), lastName: text(existing.lastName) }] });
+      if (!upsert || matched.has(id))
+        conflicts.push({
+          line,
+          firstName,
+          lastName,
+          matches: [{ id, firstName: text(existing.firstName), lastName: text(existing.lastName) }],
+        });
       else {
         matched.add(id);
         toBeUpdated++;
@@ -140,10 +197,18 @@ export function previewPersonImport(panel: PanelSnapshot, input: unknown): Impor
     else if (upsert && same.length === 1 && !matched.has(same[0]!.id)) {
       matched.add(same[0]!.id);
       toBeUpdated++;
-    } else conflicts.push({ line, firstName, lastName, matches: same.map((p) => ({ id: p.id, firstName: text(p.firstName), lastName: text(p.lastName) })) });
+    } else
+      conflicts.push({
+        line,
+        firstName,
+        lastName,
+        matches: same.map((p) => ({ id: p.id, firstName: text(p.firstName), lastName: text(p.lastName) })),
+      });
   }
   if (issues.length > 0) throw new Refusal(400, issues.slice(0, 100));
   // With upsert, the partition's people that no row names would go; without it, the import only adds.
-  const toBeDeleted = upsert ? people.filter((p) => !matched.has(p.id) && !conflicts.some((c) => c.matches.some((m) => m.id === p.id))).length : 0;
+  const toBeDeleted = upsert
+    ? people.filter((p) => !matched.has(p.id) && !conflicts.some((c) => c.matches.some((m) => m.id === p.id))).length
+    : 0;
   return { toBeCreated, toBeUpdated, toBeDeleted, conflicts };
 }

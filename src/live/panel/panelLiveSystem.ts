@@ -4,7 +4,15 @@
 import type { Patch } from "immer";
 import { applySnapshotPatches, freezeSnapshot, produceSnapshot } from "../transition.js";
 import { PanelEngine } from "../../legacy1/panelEngine.js";
-import { type Issue, type LoadedPanel, type PanelSnapshot, type Result, err, ok, parsePanel } from "../../model/index.js";
+import {
+  type Issue,
+  type LoadedPanel,
+  type PanelSnapshot,
+  type Result,
+  err,
+  ok,
+  parsePanel,
+} from "../../model/index.js";
 import { type Operation, Refusal, type RefusedResult, refused, refusedWrite } from "../operation.js";
 import { connectionBodyIssue, readInput, readOperation, readRefusal } from "../body.js";
 import { routeOperation } from "../routeTable.js";
@@ -51,33 +59,72 @@ function otherParty(panel: PanelSnapshot, issue: Issue, at: readonly (string | n
   const list = (panel as unknown as Record<string, unknown>)[String(at[0])];
   if (!Array.isArray(list)) return null;
   // A full lockhub is the written device's problem: the connection its body chose.
-  if (issue.code === "overCapacity" && at[0] === "devices" && at.length === 2 && p[0] === "connections" && typeof p[1] === "number")
-    return panel.devices[at[1] as number]?.connection === panel.connections[p[1]]?.id ? { ...issue, path: ["body", "connection"] } : null;
-  if ((issue.code === "duplicateName" || issue.code === "portInUse") && at.length === 2 && p.length === 3 && p[0] === at[0] && typeof p[1] === "number") {
+  if (
+    issue.code === "overCapacity" &&
+    at[0] === "devices" &&
+    at.length === 2 &&
+    p[0] === "connections" &&
+    typeof p[1] === "number"
+  )
+    return panel.devices[at[1] as number]?.connection === panel.connections[p[1]]?.id
+      ? { ...issue, path: ["body", "connection"] }
+      : null;
+  if (
+    (issue.code === "duplicateName" || issue.code === "portInUse") &&
+    at.length === 2 &&
+    p.length === 3 &&
+    p[0] === at[0] &&
+    typeof p[1] === "number"
+  ) {
     const field = String(p[2]);
     const mine = list[at[1] as number] as Record<string, unknown> | undefined;
     const other = list[p[1]] as Record<string, unknown> | undefined;
     if (mine === undefined || other === undefined || mine === other || mine[field] !== other[field]) return null;
     if (issue.code === "portInUse" && mine.connection !== other.connection) return null;
-    const what = issue.code === "portInUse" ? `Port ${String(mine.port)} of connection ${String(mine.connection)}` : `The name "${String(mine.name)}"`;
+    const what =
+      issue.code === "portInUse"
+        ? `Port ${String(mine.port)} of connection ${String(mine.connection)}`
+        : `The name "${String(mine.name)}"`;
     return { code: issue.code, path: ["body", field], message: `${what} is already used by ${String(p[0])}[${p[1]}].` };
   }
-  if (issue.code === "duplicateCredentialNumber" && at[0] === "persons" && at.length === 4 && p[0] === "persons" && typeof p[1] === "number" && typeof p[3] === "number") {
+  if (
+    issue.code === "duplicateCredentialNumber" &&
+    at[0] === "persons" &&
+    at.length === 4 &&
+    p[0] === "persons" &&
+    typeof p[1] === "number" &&
+    typeof p[3] === "number"
+  ) {
     const mine = panel.persons[at[1] as number]?.credentials[at[3] as number];
     const other = panel.persons[p[1]]?.credentials[p[3]];
-    if (mine === undefined || other === undefined || mine === other || mine.credentialNumber !== other.credentialNumber) return null;
-    return { code: issue.code, path: ["body", "credentialNumber"], message: `Credential number ${String(mine.credentialNumber)} is already used by persons[${p[1]}].credentials[${p[3]}]; numbers are unique on a cloud node.` };
+    if (mine === undefined || other === undefined || mine === other || mine.credentialNumber !== other.credentialNumber)
+      return null;
+    return {
+      code: issue.code,
+      path: ["body", "credentialNumber"],
+      message: `Credential number ${String(mine.credentialNumber)} is already used by persons[${p[1]}].credentials[${p[3]}]; numbers are unique on a cloud node.`,
+    };
   }
   return null;
 }
 
 /** Problems of the entity the body became are the body's (`body.firstName`, L14); others keep their panel path. */
-function bodyIssues(panel: PanelSnapshot, issues: readonly Issue[], at: readonly (string | number)[] | undefined): Issue[] {
+function bodyIssues(
+  panel: PanelSnapshot,
+  issues: readonly Issue[],
+  at: readonly (string | number)[] | undefined,
+): Issue[] {
   // The whole-panel check runs on the 2.0 conversion; a message naming a person says so in 1.0 words.
-  const worded = issues.map((i) => (i.message.includes("holders[") ? { ...i, message: i.message.replaceAll("holders[", "persons[") } : i));
+  const worded = issues.map((i) =>
+    i.message.includes("holders[") ? { ...i, message: i.message.replaceAll("holders[", "persons[") } : i,
+  );
   if (at === undefined) return worded;
   const own = at[0] === "connections" ? connectionBodyIssue : (i: Issue) => i;
-  return worded.map((i) => (startsWith(i.path, at) ? own({ ...i, path: ["body", ...i.path.slice(at.length)] }) : (otherParty(panel, i, at) ?? i)));
+  return worded.map((i) =>
+    startsWith(i.path, at)
+      ? own({ ...i, path: ["body", ...i.path.slice(at.length)] })
+      : (otherParty(panel, i, at) ?? i),
+  );
 }
 
 type Step = { result: PanelOperationResult } | { result: PanelWriteResult; next: PanelSnapshot; loaded: LoadedPanel };
@@ -134,7 +181,9 @@ export class PanelLiveSystem {
     try {
       next = applySnapshotPatches(this.#snapshot, patches);
     } catch (e) {
-      return err([{ code: "invalidPatch", path: [], message: `The patches do not apply to this panel: ${(e as Error).message}` }]);
+      return err([
+        { code: "invalidPatch", path: [], message: `The patches do not apply to this panel: ${(e as Error).message}` },
+      ]);
     }
     const checked = parsePanel(next);
     if (!checked.ok) return err(checked.issues);
@@ -173,7 +222,14 @@ export class PanelLiveSystem {
     if ("refused" in routed) return { result: routed.refused };
     const { route, query } = routed;
     try {
-      if (route.kind === "read") return { result: { ok: true, status: 200, ...route.handler({ panel: base, engine, params: route.params, query, now: this.#now }) } };
+      if (route.kind === "read")
+        return {
+          result: {
+            ok: true,
+            status: 200,
+            ...route.handler({ panel: base, engine, params: route.params, query, now: this.#now }),
+          },
+        };
       let written: PanelWritten = { status: 204 };
       const [next, patches, inversePatches] = produceSnapshot(base, (draft) => {
         written = route.handler({ draft, params: route.params, body: op.body });
@@ -183,7 +239,13 @@ export class PanelLiveSystem {
         return { result: refusedWrite(bodyIssues(next, checked.issues, written.at)) };
       }
       const w = written as PanelWritten;
-      const result: PanelWriteResult = { ok: true, status: w.status, ...(w.id !== undefined ? { id: w.id } : {}), patches, inversePatches };
+      const result: PanelWriteResult = {
+        ok: true,
+        status: w.status,
+        ...(w.id !== undefined ? { id: w.id } : {}),
+        patches,
+        inversePatches,
+      };
       return { result, next, loaded: checked.value };
     } catch (e) {
       if (e instanceof Refusal) return { result: refused(e.status, e.issues) };

@@ -5,7 +5,13 @@
 // references, ports, limits) is checked once, on the whole resulting panel, by parsePanel.
 import type { Draft } from "immer";
 import { z } from "zod";
-import { type Issue, type PanelSnapshot, credentialSchema, panelSnapshotSchema, withConnectionDefaults } from "../../model/index.js";
+import {
+  type Issue,
+  type PanelSnapshot,
+  credentialSchema,
+  panelSnapshotSchema,
+  withConnectionDefaults,
+} from "../../model/index.js";
 import { configureNetwork, connectionFields, objectBody, parseBody, pick, requireKeys } from "../body.js";
 import { Refusal, refuse } from "../operation.js";
 import { attributeIssues, parseDefinition, valuesAgainst } from "./customFields.js";
@@ -69,8 +75,29 @@ function conflict(issues: Issue[]): void {
 
 // ── People ────────────────────────────────────────────────────────────────────────────────────
 
-const PERSON_CREATE = ["firstName", "lastName", "email", "partition", "enabled", "activeDate", "expireDate", "pin", "duressPin", "customAttributes", "metadata"];
-const PERSON_UPDATE_REQUIRED = ["firstName", "lastName", "partition", "enabled", "activeDate", "expireDate", "pin", "duressPin"];
+const PERSON_CREATE = [
+  "firstName",
+  "lastName",
+  "email",
+  "partition",
+  "enabled",
+  "activeDate",
+  "expireDate",
+  "pin",
+  "duressPin",
+  "customAttributes",
+  "metadata",
+];
+const PERSON_UPDATE_REQUIRED = [
+  "firstName",
+  "lastName",
+  "partition",
+  "enabled",
+  "activeDate",
+  "expireDate",
+  "pin",
+  "duressPin",
+];
 const PERSON_UPDATE = [...PERSON_UPDATE_REQUIRED, "email", "customAttributes", "metadata"];
 /** Where a person write puts what its body may not carry (HS5). */
 const PERSON_HINTS: Readonly<Record<string, string>> = {
@@ -126,7 +153,13 @@ export function updatePhoto(ctx: PanelWriteContext): PanelWritten {
   const i = personIndex(ctx);
   const b = objectBody(ctx.body);
   requireKeys(b, ["base64"]);
-  const url = parseBody(z.string().regex(/^data:image\/[a-z0-9.+-]+;base64,[A-Za-z0-9+/]+=*$/, { error: "Must be an image as a base64 data URL (data:image/…;base64,…)." }), b.base64, ["body", "base64"]);
+  const url = parseBody(
+    z.string().regex(/^data:image\/[a-z0-9.+-]+;base64,[A-Za-z0-9+/]+=*$/, {
+      error: "Must be an image as a base64 data URL (data:image/…;base64,…).",
+    }),
+    b.base64,
+    ["body", "base64"],
+  );
   ctx.draft.persons[i]!.photoUrl = url;
   return NO_CONTENT;
 }
@@ -147,11 +180,19 @@ export function createCredential(ctx: PanelWriteContext): PanelWritten {
   const card = Array.isArray(b.types) && b.types.includes("card");
   const issues: Issue[] = [];
   if (card && !Object.hasOwn(b, "credentialNumber"))
-    issues.push({ code: "required", path: ["body", "credentialNumber"], message: "A card credential needs a credentialNumber." });
+    issues.push({
+      code: "required",
+      path: ["body", "credentialNumber"],
+      message: "A card credential needs a credentialNumber.",
+    });
   if (!card)
     for (const k of ["credentialNumber", "facilityCode", "description"])
       if (Object.hasOwn(b, k) && b[k] !== null)
-        issues.push({ code: "invalid", path: ["body", k], message: `Only card credentials carry a ${k}; a digital credential gets its number when it is activated.` });
+        issues.push({
+          code: "invalid",
+          path: ["body", k],
+          message: `Only card credentials carry a ${k}; a digital credential gets its number when it is activated.`,
+        });
   if (issues.length > 0) throw new Refusal(400, issues);
   const id = nextId(allCredentialIds(ctx.draft));
   const c = parseBody(credentialSchema, {
@@ -161,13 +202,24 @@ export function createCredential(ctx: PanelWriteContext): PanelWritten {
     facilityCode: card ? (b.facilityCode ?? null) : null,
     description: card ? (b.description ?? null) : "Pending",
   });
-  person.credentials.push({ id, personId: person.id, credentialNumber: c.credentialNumber, facilityCode: c.facilityCode, description: c.description, types: c.types });
+  person.credentials.push({
+    id,
+    personId: person.id,
+    credentialNumber: c.credentialNumber,
+    facilityCode: c.facilityCode,
+    description: c.description,
+    types: c.types,
+  });
   return { status: 200, id, at: ["persons", i, "credentials", person.credentials.length - 1] };
 }
 
 function credentialAt(ctx: PanelWriteContext): { person: PanelDraft["persons"][number]; j: number } {
   const person = ctx.draft.persons[personIndex(ctx)]!;
-  const j = indexOfId(person.credentials, idParam(ctx.params, "credentialId", "credential"), "credential of this person");
+  const j = indexOfId(
+    person.credentials,
+    idParam(ctx.params, "credentialId", "credential"),
+    "credential of this person",
+  );
   return { person, j };
 }
 
@@ -176,7 +228,8 @@ export function updateCredential(ctx: PanelWriteContext): PanelWritten {
   const c = person.credentials[j]! as Json;
   const b = objectBody(ctx.body);
   requireKeys(b, ["types"]);
-  if ((c.types as string[]).includes("card")) refuse(400, "invalid", ["body", "types"], "Only the types of a digital credential can change after creation.");
+  if ((c.types as string[]).includes("card"))
+    refuse(400, "invalid", ["body", "types"], "Only the types of a digital credential can change after creation.");
   c.types = parseBody(DIGITAL_TYPES, b.types, ["body", "types"]);
   return NO_CONTENT;
 }
@@ -196,8 +249,10 @@ const activation = z.object({
 export function activateCredential(ctx: PanelWriteContext): PanelWritten {
   const { person, j } = credentialAt(ctx);
   const c = person.credentials[j]! as Json;
-  if ((c.types as string[]).includes("card")) refuse(409, "conflict", [], "Card credentials are not activated; only pending digital credentials are.");
-  if (c.credentialNumber !== null && c.credentialNumber !== undefined) refuse(409, "conflict", [], `Credential "${String(c.id)}" is already active.`);
+  if ((c.types as string[]).includes("card"))
+    refuse(409, "conflict", [], "Card credentials are not activated; only pending digital credentials are.");
+  if (c.credentialNumber !== null && c.credentialNumber !== undefined)
+    refuse(409, "conflict", [], `Credential "${String(c.id)}" is already active.`);
   const a = parseBody(activation, objectBody(ctx.body));
   c.credentialNumber = a.credentialNumber;
   c.description = a.description;
@@ -223,14 +278,24 @@ export function updateGroup(ctx: PanelWriteContext): PanelWritten {
   const b = objectBody(ctx.body);
   requireKeys(b, ["name", "partition"]);
   const current = ctx.draft.groups[i]!;
-  ctx.draft.groups[i] = parseBody(groupSchema, { ...pick(b, ["name", "partition"]), metadata: Object.hasOwn(b, "metadata") ? b.metadata : current.metadata, id: current.id });
+  ctx.draft.groups[i] = parseBody(groupSchema, {
+    ...pick(b, ["name", "partition"]),
+    metadata: Object.hasOwn(b, "metadata") ? b.metadata : current.metadata,
+    id: current.id,
+  });
   return { status: 204, at: ["groups", i] };
 }
 
 export function deleteGroup(ctx: PanelWriteContext): PanelWritten {
   const i = groupIndex(ctx);
   const id = ctx.draft.groups[i]!.id;
-  conflict(ctx.draft.rules.flatMap((r, k) => (r.groupId === id ? [{ code: "conflict", path: ["rules", k, "groupId"], message: `Rule ${r.id} is a rule of group ${id}.` }] : [])));
+  conflict(
+    ctx.draft.rules.flatMap((r, k) =>
+      r.groupId === id
+        ? [{ code: "conflict", path: ["rules", k, "groupId"], message: `Rule ${r.id} is a rule of group ${id}.` }]
+        : [],
+    ),
+  );
   for (const p of ctx.draft.persons) {
     const j = p.groups.indexOf(id);
     if (j >= 0) p.groups.splice(j, 1);
@@ -245,7 +310,8 @@ function idList(b: Json, key: string, known: ReadonlySet<number>, what: string):
   const ids = parseBody(integerIds, b[key], ["body", key]);
   const issues: Issue[] = [];
   ids.forEach((id, k) => {
-    if (!known.has(id)) issues.push({ code: "notFound", path: ["body", key, k], message: `No ${what} has id "${id}".` });
+    if (!known.has(id))
+      issues.push({ code: "notFound", path: ["body", key, k], message: `No ${what} has id "${id}".` });
   });
   if (issues.length > 0) throw new Refusal(404, issues);
   return [...new Set(ids)];
@@ -254,7 +320,9 @@ function idList(b: Json, key: string, known: ReadonlySet<number>, what: string):
 /** seed 002: `persons` defines all members of the group, existing ones included. */
 export function replaceGroupPersons(ctx: PanelWriteContext): PanelWritten {
   const id = ctx.draft.groups[groupIndex(ctx)]!.id;
-  const members = new Set(idList(objectBody(ctx.body), "persons", new Set(ctx.draft.persons.map((p) => p.id)), "person"));
+  const members = new Set(
+    idList(objectBody(ctx.body), "persons", new Set(ctx.draft.persons.map((p) => p.id)), "person"),
+  );
   for (const p of ctx.draft.persons) {
     const j = p.groups.indexOf(id);
     if (j >= 0 && !members.has(p.id)) p.groups.splice(j, 1);
@@ -302,14 +370,30 @@ export function updateConnection(ctx: PanelWriteContext): PanelWritten {
   const c = ctx.draft.connections[i]! as Json;
   // The network settings stored by "configure" and the live `connected` flag are not part of the body.
   const keep = pick(c, ["connected", "dhcp", "netmask", "gateway", "dns"]);
-  ctx.draft.connections[i] = connectionBody(objectBody(ctx.body), c.id as number, keep) as PanelDraft["connections"][number];
+  ctx.draft.connections[i] = connectionBody(
+    objectBody(ctx.body),
+    c.id as number,
+    keep,
+  ) as PanelDraft["connections"][number];
   return { status: 204, at: ["connections", i] };
 }
 
 export function deleteConnection(ctx: PanelWriteContext): PanelWritten {
   const i = connectionIndex(ctx);
   const id = ctx.draft.connections[i]!.id;
-  conflict(ctx.draft.devices.flatMap((d, k) => (d.connection === id ? [{ code: "conflict", path: ["devices", k, "connection"], message: `Device ${d.id} sits on connection ${id}.` }] : [])));
+  conflict(
+    ctx.draft.devices.flatMap((d, k) =>
+      d.connection === id
+        ? [
+            {
+              code: "conflict",
+              path: ["devices", k, "connection"],
+              message: `Device ${d.id} sits on connection ${id}.`,
+            },
+          ]
+        : [],
+    ),
+  );
   ctx.draft.connections.splice(i, 1);
   return NO_CONTENT;
 }
@@ -324,11 +408,44 @@ export function configureConnection(ctx: PanelWriteContext): PanelWritten {
 // ── Devices ───────────────────────────────────────────────────────────────────────────────────
 
 const DEVICE_WRITABLE = [
-  "name", "type", "publicIcon", "connection", "port", "primaryReader", "partition", "inputTypes", "osdpAddress", "wirelessAddress",
-  "readerType", "readerSerialNumber", "supportBleCredentials", "securedReadsOnly", "delay", "dwell", "dps", "propAlarm", "propDelay",
-  "rex", "forcedAlarm", "autoOpenAfterFirstAllow", "authenticationPolicy", "metadata",
+  "name",
+  "type",
+  "publicIcon",
+  "connection",
+  "port",
+  "primaryReader",
+  "partition",
+  "inputTypes",
+  "osdpAddress",
+  "wirelessAddress",
+  "readerType",
+  "readerSerialNumber",
+  "supportBleCredentials",
+  "securedReadsOnly",
+  "delay",
+  "dwell",
+  "dps",
+  "propAlarm",
+  "propDelay",
+  "rex",
+  "forcedAlarm",
+  "autoOpenAfterFirstAllow",
+  "authenticationPolicy",
+  "metadata",
 ];
-const DEVICE_UPDATE_REQUIRED = ["name", "connection", "port", "type", "publicIcon", "delay", "dwell", "dps", "rex", "autoOpenAfterFirstAllow", "authenticationPolicy"];
+const DEVICE_UPDATE_REQUIRED = [
+  "name",
+  "connection",
+  "port",
+  "type",
+  "publicIcon",
+  "delay",
+  "dwell",
+  "dps",
+  "rex",
+  "autoOpenAfterFirstAllow",
+  "authenticationPolicy",
+];
 
 function deviceIndex(ctx: PanelWriteContext): number {
   return indexOfId(ctx.draft.devices, idParam(ctx.params, "deviceId", "device"), "device");
@@ -349,7 +466,16 @@ export function updateDevice(ctx: PanelWriteContext): PanelWritten {
   const current = ctx.draft.devices[i]! as Json;
   // L1: the body replaces the writable fields (an omitted optional one takes its create default);
   // what the body leaves out of `partition` and `metadata`, and what it cannot write, is kept.
-  const kept = pick(current, ["created", "bootloaderVersion", "startupVersion", "hardwareVersion", "serialNumber", "firmwareVersion", "partition", "metadata"]);
+  const kept = pick(current, [
+    "created",
+    "bootloaderVersion",
+    "startupVersion",
+    "hardwareVersion",
+    "serialNumber",
+    "firmwareVersion",
+    "partition",
+    "metadata",
+  ]);
   ctx.draft.devices[i] = parseBody(deviceSchema, { ...kept, ...pick(b, DEVICE_WRITABLE), id: current.id });
   return { status: 204, at: ["devices", i] };
 }
@@ -361,15 +487,31 @@ export function deleteDevice(ctx: PanelWriteContext): PanelWritten {
   const issues: Issue[] = [];
   s.rules.forEach((r, k) => {
     const j = r.devices.indexOf(id);
-    if (j >= 0) issues.push({ code: "conflict", path: ["rules", k, "devices", j], message: `Rule ${r.id} opens device ${id}.` });
+    if (j >= 0)
+      issues.push({ code: "conflict", path: ["rules", k, "devices", j], message: `Rule ${r.id} opens device ${id}.` });
   });
   s.floorGroups.forEach((f, k) => {
-    if (f.readerPort === id) issues.push({ code: "conflict", path: ["floorGroups", k, "readerPort"], message: `Floor group ${f.id} uses device ${id} as its reader.` });
+    if (f.readerPort === id)
+      issues.push({
+        code: "conflict",
+        path: ["floorGroups", k, "readerPort"],
+        message: `Floor group ${f.id} uses device ${id} as its reader.`,
+      });
     const j = f.floors.indexOf(id);
-    if (j >= 0) issues.push({ code: "conflict", path: ["floorGroups", k, "floors", j], message: `Floor group ${f.id} opens floor ${id}.` });
+    if (j >= 0)
+      issues.push({
+        code: "conflict",
+        path: ["floorGroups", k, "floors", j],
+        message: `Floor group ${f.id} opens floor ${id}.`,
+      });
   });
   s.devices.forEach((d, k) => {
-    if (d.primaryReader === id) issues.push({ code: "conflict", path: ["devices", k, "primaryReader"], message: `Device ${d.id} is an additional reader of device ${id}.` });
+    if (d.primaryReader === id)
+      issues.push({
+        code: "conflict",
+        path: ["devices", k, "primaryReader"],
+        message: `Device ${d.id} is an additional reader of device ${id}.`,
+      });
   });
   conflict(issues);
   s.devices.splice(i, 1);
@@ -390,10 +532,16 @@ function attributeIndex(ctx: PanelWriteContext, partition: number): number {
 }
 
 /** A definition of partition `partition` from a body: seed 002 has no `description` (nor a regex description). */
-function definition(b: Json, partition: number, id: unknown, prefix: (string | number)[]): PanelDraft["attributes"][number] {
+function definition(
+  b: Json,
+  partition: number,
+  id: unknown,
+  prefix: (string | number)[],
+): PanelDraft["attributes"][number] {
   const issues: Issue[] = [];
   for (const k of ["description", "regexDescription"])
-    if (Object.hasOwn(b, k)) issues.push({ code: "invalid", path: [...prefix, k], message: `1.0 custom fields have no ${k}.` });
+    if (Object.hasOwn(b, k))
+      issues.push({ code: "invalid", path: [...prefix, k], message: `1.0 custom fields have no ${k}.` });
   if (issues.length > 0) throw new Refusal(400, issues);
   const { partition: _ignored, ...rest } = b;
   const checked = parseDefinition({ ...rest, id }, prefix);
@@ -401,12 +549,21 @@ function definition(b: Json, partition: number, id: unknown, prefix: (string | n
 }
 
 /** 409 naming each person whose value the new definitions no longer fit (LP10). */
-function refuseUnfitValues(draft: PanelDraft, partition: number, defs: readonly PanelDraft["attributes"][number][]): void {
+function refuseUnfitValues(
+  draft: PanelDraft,
+  partition: number,
+  defs: readonly PanelDraft["attributes"][number][],
+): void {
   conflict(valuesAgainst(draft.persons, partition, defs as readonly Json[]));
 }
 
 /** Values of custom fields that no longer exist go with their definition (a dropped column). */
-function dropValues(draft: PanelDraft, partition: number, keep: ReadonlySet<string>, removed: ReadonlySet<string>): void {
+function dropValues(
+  draft: PanelDraft,
+  partition: number,
+  keep: ReadonlySet<string>,
+  removed: ReadonlySet<string>,
+): void {
   for (const p of draft.persons) {
     if (p.partition !== partition || p.customAttributes === null) continue;
     for (const k of Object.keys(p.customAttributes)) if (removed.has(k) && !keep.has(k)) delete p.customAttributes[k];
@@ -451,7 +608,9 @@ export function replaceAttributes(ctx: PanelWriteContext): PanelWritten {
   if (!Array.isArray(ctx.body)) refuse(400, "invalidType", ["body"], "Must be an array of custom field definitions.");
   const defs = (ctx.body as unknown[]).map((d, k) => {
     const b = objectBody(d);
-    const issues: Issue[] = ["id", "type"].filter((f) => !Object.hasOwn(b, f)).map((f) => ({ code: "required", path: ["body", k, f], message: "Is required." }));
+    const issues: Issue[] = ["id", "type"]
+      .filter((f) => !Object.hasOwn(b, f))
+      .map((f) => ({ code: "required", path: ["body", k, f], message: "Is required." }));
     if (issues.length > 0) throw new Refusal(400, issues);
     return definition(b, partition, b.id, ["body", k]);
   });
@@ -476,8 +635,18 @@ function floorGroupIndex(ctx: PanelWriteContext): number {
 function floorGroupBody(b: Json, id: number, partition: number): PanelDraft["floorGroups"][number] {
   requireKeys(b, ["name", "readerPort", "floors"]);
   const issues: Issue[] = [];
-  if (!integerId.safeParse(b.readerPort).success) issues.push({ code: "invalidType", path: ["body", "readerPort"], message: "Must be the integer id of an elevator reader." });
-  if (!integerIds.safeParse(b.floors).success) issues.push({ code: "invalidType", path: ["body", "floors"], message: "Must be an array of integer ids of floor relays." });
+  if (!integerId.safeParse(b.readerPort).success)
+    issues.push({
+      code: "invalidType",
+      path: ["body", "readerPort"],
+      message: "Must be the integer id of an elevator reader.",
+    });
+  if (!integerIds.safeParse(b.floors).success)
+    issues.push({
+      code: "invalidType",
+      path: ["body", "floors"],
+      message: "Must be an array of integer ids of floor relays.",
+    });
   if (issues.length > 0) throw new Refusal(400, issues);
   return parseBody(floorGroupSchema, { partition, ...pick(b, ["name", "partition", "readerPort", "floors"]), id });
 }
@@ -502,7 +671,12 @@ export function deleteFloorGroup(ctx: PanelWriteContext): PanelWritten {
   const issues: Issue[] = [];
   ctx.draft.rules.forEach((r, k) => {
     const j = r.floorGroups.indexOf(id);
-    if (j >= 0) issues.push({ code: "conflict", path: ["rules", k, "floorGroups", j], message: `Elevator rule ${r.id} opens floor group ${id}.` });
+    if (j >= 0)
+      issues.push({
+        code: "conflict",
+        path: ["rules", k, "floorGroups", j],
+        message: `Elevator rule ${r.id} opens floor group ${id}.`,
+      });
   });
   conflict(issues);
   ctx.draft.floorGroups.splice(i, 1);
@@ -547,7 +721,14 @@ export function updateConfig({ draft, body }: PanelWriteContext): PanelWritten {
   const b = objectBody(body);
   const unknown = Object.keys(b).filter((k) => !CONFIG_WRITABLE.includes(k));
   if (unknown.length > 0)
-    throw new Refusal(400, unknown.map((k) => ({ code: "unknownField", path: ["body", k], message: `Is not a configuration field (${CONFIG_WRITABLE.join(", ")}).` })));
+    throw new Refusal(
+      400,
+      unknown.map((k) => ({
+        code: "unknownField",
+        path: ["body", k],
+        message: `Is not a configuration field (${CONFIG_WRITABLE.join(", ")}).`,
+      })),
+    );
   draft.config = parseBody(configSchema, { ...draft.config, ...b });
   return { status: 204, at: ["config"] };
 }

@@ -23,10 +23,15 @@ export interface PanelAnswer {
 type Json = Record<string, unknown>;
 type Person = PanelSnapshot["persons"][number];
 
-const badPage = (key: string, min: number, max: number): never => refuse(400, "invalid", ["query", key], `Must be a whole number from ${min} to ${max}.`);
+const badPage = (key: string, min: number, max: number): never =>
+  refuse(400, "invalid", ["query", key], `Must be a whole number from ${min} to ${max}.`);
 
 /** One page of `items` in id order, with the total before paging (page 0-based, default 0; per_page default 10, max 100). */
-function paged<T extends { id: number | string }>(items: readonly T[], query: URLSearchParams, map: (x: T) => unknown = (x) => x): PanelAnswer {
+function paged<T extends { id: number | string }>(
+  items: readonly T[],
+  query: URLSearchParams,
+  map: (x: T) => unknown = (x) => x,
+): PanelAnswer {
   return pageOf(items, query, map, badPage);
 }
 
@@ -35,7 +40,12 @@ function idParam(params: Readonly<Record<string, string>>, key: string): number 
   return /^\d{1,15}$/.test(raw) ? Number(raw) : -1;
 }
 
-function find<T extends { id: number | string }>(list: readonly T[], id: number | string, what: string, raw: string): T {
+function find<T extends { id: number | string }>(
+  list: readonly T[],
+  id: number | string,
+  what: string,
+  raw: string,
+): T {
   return list.find((x) => x.id === id) ?? refuse(404, "notFound", [], `No ${what} has id "${raw}".`);
 }
 
@@ -69,7 +79,14 @@ function floorGroupBody(panel: PanelSnapshot, f: PanelSnapshot["floorGroups"][nu
  */
 function deviceBody(ctx: PanelReadContext, d: PanelSnapshot["devices"][number]): unknown {
   const i = ctx.panel.devices.indexOf(d);
-  const { cloudNode: _node, id: _key, connection: _conn, primaryReader: _primary, partition: _partition, ...effective } = ctx.engine.loaded.system.devices[i]! as unknown as Json;
+  const {
+    cloudNode: _node,
+    id: _key,
+    connection: _conn,
+    primaryReader: _primary,
+    partition: _partition,
+    ...effective
+  } = ctx.engine.loaded.system.devices[i]! as unknown as Json;
   return { ...effective, ...d };
 }
 
@@ -87,7 +104,11 @@ const handlers = {
   person: (ctx: PanelReadContext): PanelAnswer => ({ body: personBody(ctx.panel, personOf(ctx)) }),
   groupPersons: (ctx: PanelReadContext): PanelAnswer => {
     const id = groupId(ctx);
-    return paged(ctx.panel.persons.filter((p) => p.groups.includes(id)), ctx.query, (p) => personBody(ctx.panel, p));
+    return paged(
+      ctx.panel.persons.filter((p) => p.groups.includes(id)),
+      ctx.query,
+      (p) => personBody(ctx.panel, p),
+    );
   },
   personCredentials: (ctx: PanelReadContext): PanelAnswer => {
     const p = personOf(ctx);
@@ -95,38 +116,63 @@ const handlers = {
   },
   credential: (ctx: PanelReadContext): PanelAnswer => {
     const p = personOf(ctx);
-    const c = find(p.credentials, idParam(ctx.params, "credentialId"), "credential of this person", ctx.params.credentialId!);
+    const c = find(
+      p.credentials,
+      idParam(ctx.params, "credentialId"),
+      "credential of this person",
+      ctx.params.credentialId!,
+    );
     return { body: { ...c, personId: p.id } };
   },
   groups: (ctx: PanelReadContext): PanelAnswer => paged(ctx.panel.groups, ctx.query),
-  group: (ctx: PanelReadContext): PanelAnswer => ({ body: find(ctx.panel.groups, idParam(ctx.params, "groupId"), "group", ctx.params.groupId!) }),
+  group: (ctx: PanelReadContext): PanelAnswer => ({
+    body: find(ctx.panel.groups, idParam(ctx.params, "groupId"), "group", ctx.params.groupId!),
+  }),
   personGroups: (ctx: PanelReadContext): PanelAnswer => {
     const p = personOf(ctx);
-    return paged(ctx.panel.groups.filter((g) => p.groups.includes(g.id)), ctx.query);
+    return paged(
+      ctx.panel.groups.filter((g) => p.groups.includes(g.id)),
+      ctx.query,
+    );
   },
   devices: (ctx: PanelReadContext): PanelAnswer => paged(ctx.panel.devices, ctx.query, (d) => deviceBody(ctx, d)),
-  device: (ctx: PanelReadContext): PanelAnswer => ({ body: deviceBody(ctx, find(ctx.panel.devices, idParam(ctx.params, "deviceId"), "device", ctx.params.deviceId!)) }),
+  device: (ctx: PanelReadContext): PanelAnswer => ({
+    body: deviceBody(ctx, find(ctx.panel.devices, idParam(ctx.params, "deviceId"), "device", ctx.params.deviceId!)),
+  }),
   // A connection with the defaults of its type in effect (an ethernet controller's protocol and manufacturer).
   connections: (ctx: PanelReadContext): PanelAnswer => paged(ctx.panel.connections, ctx.query, withConnectionDefaults),
   connection: (ctx: PanelReadContext): PanelAnswer => ({
-    body: withConnectionDefaults(find(ctx.panel.connections, idParam(ctx.params, "connectionId"), "connection", ctx.params.connectionId!)),
+    body: withConnectionDefaults(
+      find(ctx.panel.connections, idParam(ctx.params, "connectionId"), "connection", ctx.params.connectionId!),
+    ),
   }),
   attributes: (ctx: PanelReadContext): PanelAnswer => {
     const partition = idParam(ctx.params, "partitionId");
-    return paged(ctx.panel.attributes.filter((a) => a.partition === partition), ctx.query);
+    return paged(
+      ctx.panel.attributes.filter((a) => a.partition === partition),
+      ctx.query,
+    );
   },
   attribute: (ctx: PanelReadContext): PanelAnswer => {
     const partition = idParam(ctx.params, "partitionId");
     const id = ctx.params.attributeId!;
     const a = ctx.panel.attributes.find((x) => x.id === id && x.partition === partition);
-    return { body: a ?? refuse(404, "notFound", [], `No custom field of partition ${ctx.params.partitionId!} has id "${id}".`) };
+    return {
+      body: a ?? refuse(404, "notFound", [], `No custom field of partition ${ctx.params.partitionId!} has id "${id}".`),
+    };
   },
-  floorGroups: (ctx: PanelReadContext): PanelAnswer => paged(ctx.panel.floorGroups, ctx.query, (f) => floorGroupBody(ctx.panel, f)),
+  floorGroups: (ctx: PanelReadContext): PanelAnswer =>
+    paged(ctx.panel.floorGroups, ctx.query, (f) => floorGroupBody(ctx.panel, f)),
   floorGroup: (ctx: PanelReadContext): PanelAnswer => ({
-    body: floorGroupBody(ctx.panel, find(ctx.panel.floorGroups, idParam(ctx.params, "floorGroupId"), "floor group", ctx.params.floorGroupId!)),
+    body: floorGroupBody(
+      ctx.panel,
+      find(ctx.panel.floorGroups, idParam(ctx.params, "floorGroupId"), "floor group", ctx.params.floorGroupId!),
+    ),
   }),
   rules: (ctx: PanelReadContext): PanelAnswer => paged(ctx.panel.rules, ctx.query),
-  rule: (ctx: PanelReadContext): PanelAnswer => ({ body: find(ctx.panel.rules, idParam(ctx.params, "ruleId"), "rule", ctx.params.ruleId!) }),
+  rule: (ctx: PanelReadContext): PanelAnswer => ({
+    body: find(ctx.panel.rules, idParam(ctx.params, "ruleId"), "rule", ctx.params.ruleId!),
+  }),
   config: (ctx: PanelReadContext): PanelAnswer => ({ body: ctx.panel.config }),
   /** Hardware status and wireless diagnostics are live readings no snapshot holds: none (as for 2.0). */
   hardware: (): PanelAnswer => ({ body: [] }),
@@ -141,8 +187,11 @@ const handlers = {
       body: {
         online: true,
         version: "rsop-panel/1",
-        elevatorsPresent: ctx.panel.devices.some((d) => d.type === "elevatorReader" || d.type === "additionalElevatorReader"),
-        facilityCodesSupported: format === undefined || format.facility_code !== "NOT_ENFORCED" ? "required" : "notSupported",
+        elevatorsPresent: ctx.panel.devices.some(
+          (d) => d.type === "elevatorReader" || d.type === "additionalElevatorReader",
+        ),
+        facilityCodesSupported:
+          format === undefined || format.facility_code !== "NOT_ENFORCED" ? "required" : "notSupported",
       },
     };
   },
@@ -163,9 +212,21 @@ const handlers = {
   },
   rsop: (ctx: PanelReadContext): PanelAnswer => {
     const raw = ctx.query.get("ids");
-    if (raw === null || raw.trim() === "") refuse(400, "required", ["query", "ids"], "Is required: comma-delimited person ids.");
-    const parts = [...new Set(raw.split(",").map((s) => s.trim()).filter((s) => s !== ""))];
-    const bad = parts.flatMap((s, i): Issue[] => (/^\d{1,15}$/.test(s) ? [] : [{ code: "invalid", path: ["query", "ids", i], message: `"${s}" is not a person id (an integer).` }]));
+    if (raw === null || raw.trim() === "")
+      refuse(400, "required", ["query", "ids"], "Is required: comma-delimited person ids.");
+    const parts = [
+      ...new Set(
+        raw
+          .split(",")
+          .map((s) => s.trim())
+          .filter((s) => s !== ""),
+      ),
+    ];
+    const bad = parts.flatMap((s, i): Issue[] =>
+      /^\d{1,15}$/.test(s)
+        ? []
+        : [{ code: "invalid", path: ["query", "ids", i], message: `"${s}" is not a person id (an integer).` }],
+    );
     if (bad.length > 0) throw new Refusal(400, bad);
     try {
       return { body: ctx.engine.rsop(parts.map(Number), { at: ctx.query.get("at") ?? ctx.now() }) };

@@ -63,7 +63,13 @@ export function toJson(records: readonly ReportRecord[]): string {
   return JSON.stringify(records);
 }
 
-const ESCAPES: Readonly<Record<string, string>> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+const ESCAPES: Readonly<Record<string, string>> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;",
+};
 
 /** Text as HTML character data or a quoted attribute value. */
 export function escapeHtml(text: string): string {
@@ -124,7 +130,11 @@ export interface HtmlOptions {
  * @example
  * toHtml([{ firstName: "<script>" }], ["firstName"]).includes("<td>&lt;script&gt;</td>"); //=> true
  */
-export function toHtml(records: readonly ReportRecord[], columns: readonly string[], options: HtmlOptions = {}): string {
+export function toHtml(
+  records: readonly ReportRecord[],
+  columns: readonly string[],
+  options: HtmlOptions = {},
+): string {
   return htmlStart(columns, options) + htmlRows(records, columns) + htmlEnd(records.length);
 }
 
@@ -183,6 +193,15 @@ export function htmlEnd(count: number): string {
 }
 
 /** One export of the records. */
-export function exportReport(type: ExportType, records: readonly ReportRecord[], columns: readonly string[], options: HtmlOptions = {}): string {
-  return type === "csv" ? toCsv(records, columns) : type === "json" ? toJson(records) : toHtml(records, columns, options);
+export function exportReport(
+  type: ExportType,
+  records: readonly ReportRecord[],
+  columns: readonly string[],
+  options: HtmlOptions = {},
+): string {
+  return type === "csv"
+    ? toCsv(records, columns)
+    : type === "json"
+      ? toJson(records)
+      : toHtml(records, columns, options);
 }

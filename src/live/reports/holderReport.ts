@@ -4,7 +4,13 @@ import { buildZoneTable, localCandidates, offsetAt } from "../../compile/index.j
 import type { Holder, Issue, SystemSnapshot } from "../../model/index.js";
 import { parseLocalDateTime } from "../../model/index.js";
 import type { PanelEngine } from "../../legacy1/panelEngine.js";
-import { type ReportFilter, type ReportFlavour, type ReportQuery, type TemplateLookup, parseReportBody } from "./reportBody.js";
+import {
+  type ReportFilter,
+  type ReportFlavour,
+  type ReportQuery,
+  type TemplateLookup,
+  parseReportBody,
+} from "./reportBody.js";
 
 /** One report record: the chosen properties, in `output` order. */
 export type ReportRecord = Record<string, unknown>;
@@ -32,7 +38,10 @@ const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
  * ids as numbers (docs/semantics.md RP3).
  */
 export function compareHolders(flavour: ReportFlavour): (a: Holder, b: Holder) => number {
-  const byId = flavour === "people" ? (a: Holder, b: Holder) => Number(a.id) - Number(b.id) : (a: Holder, b: Holder) => cmp(a.id, b.id);
+  const byId =
+    flavour === "people"
+      ? (a: Holder, b: Holder) => Number(a.id) - Number(b.id)
+      : (a: Holder, b: Holder) => cmp(a.id, b.id);
   return (a, b) => cmp(a.lastName, b.lastName) || cmp(a.firstName, b.firstName) || byId(a, b);
 }
 
@@ -48,16 +57,16 @@ function filterTest(f: ReportFilter, partitionOf: (h: Holder) => string | null):
     case "email": {
       const key = f.type;
       const operand = f.caseSensitive ? f.operand : f.operand.toLowerCase();
-      const valueOf = f.caseSensitive ? (h: Holder) => h[key] ?? "" : (h: Holder) => (h[key] ?? "").toLowerCase();
+      const textOf = f.caseSensitive ? (h: Holder) => h[key] ?? "" : (h: Holder) => (h[key] ?? "").toLowerCase();
       switch (f.operator) {
         case "equals":
-          return (h) => valueOf(h) === operand;
+          return (h) => textOf(h) === operand;
         case "does not equal":
-          return (h) => valueOf(h) !== operand;
+          return (h) => textOf(h) !== operand;
         case "contains":
-          return (h) => valueOf(h).includes(operand);
+          return (h) => textOf(h).includes(operand);
         case "does not contain":
-          return (h) => !valueOf(h).includes(operand);
+          return (h) => !textOf(h).includes(operand);
       }
       return () => false;
     }
@@ -66,14 +75,18 @@ function filterTest(f: ReportFilter, partitionOf: (h: Holder) => string | null):
     case "groups": {
       const member = f.memberOf === null ? null : new Set(f.memberOf);
       const notMember = f.notMemberOf === null ? null : new Set(f.notMemberOf);
-      return (h) => (member === null || h.groups.some((g) => member.has(g))) && (notMember === null || !h.groups.some((g) => notMember.has(g)));
+      return (h) =>
+        (member === null || h.groups.some((g) => member.has(g))) &&
+        (notMember === null || !h.groups.some((g) => notMember.has(g)));
     }
     case "partition": {
       const member = f.memberOf === null ? null : new Set(f.memberOf);
       const notMember = f.notMemberOf === null ? null : new Set(f.notMemberOf);
       return (h) => {
         const p = partitionOf(h);
-        return (member === null || (p !== null && member.has(p))) && (notMember === null || p === null || !notMember.has(p));
+        return (
+          (member === null || (p !== null && member.has(p))) && (notMember === null || p === null || !notMember.has(p))
+        );
       };
     }
     case "credentials":
@@ -85,7 +98,12 @@ function filterTest(f: ReportFilter, partitionOf: (h: Holder) => string | null):
         }
         if (f.mobile !== null) {
           const { type, status } = f.mobile;
-          const has = h.credentials.some((c) => !c.types.includes("card") && c.types.includes(type) && (c.credentialNumber !== null) === (status === "accepted"));
+          const has = h.credentials.some(
+            (c) =>
+              !c.types.includes("card") &&
+              c.types.includes(type) &&
+              (c.credentialNumber !== null) === (status === "accepted"),
+          );
           if (!has) return false;
         }
         return true;
@@ -111,7 +129,12 @@ export function queryTest(snapshot: SystemSnapshot, query: ReportQuery): (h: Hol
  * first `limit` of that order, kept by insertion into a sorted list of at most `limit` holders, so a
  * preview never sorts every holder.
  */
-export function selectHolders(snapshot: SystemSnapshot, query: ReportQuery, flavour: ReportFlavour, limit = Infinity): Holder[] {
+export function selectHolders(
+  snapshot: SystemSnapshot,
+  query: ReportQuery,
+  flavour: ReportFlavour,
+  limit = Infinity,
+): Holder[] {
   const passes = queryTest(snapshot, query);
   const order = compareHolders(flavour);
   if (limit > PREVIEW_LIMIT) return snapshot.holders.filter(passes).sort(order);
@@ -169,13 +192,18 @@ function withOffset(local: string | null, zone: string): string | null {
  * `YYYY-MM-DD HH:mm:ss`; 1.0 display-name keys, integer ids and ISO 8601 with the node's offset.
  * Only the asked properties are computed, and the record is the one object made per holder.
  */
-export function recordMaker(snapshot: SystemSnapshot, flavour: ReportFlavour, output?: readonly string[]): (h: Holder) => ReportRecord {
+export function recordMaker(
+  snapshot: SystemSnapshot,
+  flavour: ReportFlavour,
+  output?: readonly string[],
+): (h: Holder) => ReportRecord {
   const groupNames = new Map(snapshot.groups.map((g) => [g.id, g.name]));
   const partitionNames = new Map(snapshot.partitions.map((p) => [p.id, p.name]));
   const partitionOf = partitionResolver(snapshot);
   const cards = (h: Holder) => {
     let out = "";
-    for (const c of h.credentials) if (c.types.includes("card")) out += out === "" ? String(c.credentialNumber) : `, ${String(c.credentialNumber)}`;
+    for (const c of h.credentials)
+      if (c.types.includes("card")) out += out === "" ? String(c.credentialNumber) : `, ${String(c.credentialNumber)}`;
     return out;
   };
   const groups = (h: Holder) => h.groups.map((g) => groupNames.get(g) ?? g).join(", ");
@@ -248,7 +276,12 @@ export function recordMaker(snapshot: SystemSnapshot, flavour: ReportFlavour, ou
 }
 
 /** The records of a checked query, in report order (at most `limit`). */
-export function reportRecords(snapshot: SystemSnapshot, query: ReportQuery, flavour: ReportFlavour, limit = Infinity): ReportRecord[] {
+export function reportRecords(
+  snapshot: SystemSnapshot,
+  query: ReportQuery,
+  flavour: ReportFlavour,
+  limit = Infinity,
+): ReportRecord[] {
   const make = recordMaker(snapshot, flavour, query.output);
   return selectHolders(snapshot, query, flavour, limit).slice(0, limit).map(make);
 }
@@ -263,8 +296,16 @@ export function reportRecords(snapshot: SystemSnapshot, query: ReportQuery, flav
  * holderReport(engine.snapshot, { filters: [{ type: "lastName", operator: "equals", operand: "Lee" }], output: ["id", "cards"] });
  * //=> { ok: true, value: [{ id: "h-ann", cards: "10000, 10050" }] }
  */
-export function holderReport(snapshot: SystemSnapshot, body: unknown, options: HolderReportOptions = {}): { ok: true; value: ReportRecord[] } | { ok: false; issues: Issue[] } {
-  const q = parseReportBody(body, { snapshot, flavour: "holders", ...(options.templates ? { templates: options.templates } : {}) });
+export function holderReport(
+  snapshot: SystemSnapshot,
+  body: unknown,
+  options: HolderReportOptions = {},
+): { ok: true; value: ReportRecord[] } | { ok: false; issues: Issue[] } {
+  const q = parseReportBody(body, {
+    snapshot,
+    flavour: "holders",
+    ...(options.templates ? { templates: options.templates } : {}),
+  });
   if (!q.ok) return q;
   return { ok: true, value: reportRecords(snapshot, q.value, "holders", options.limit) };
 }
@@ -277,9 +318,17 @@ export function holderReport(snapshot: SystemSnapshot, body: unknown, options: H
  * peopleReport(loadPanelEngineOrThrow(panelJson), { output: ["id", "Last Name"] });
  * //=> { ok: true, value: [{ id: 1, "Last Name": "Lee" }, { id: 2, "Last Name": "Roy" }] }
  */
-export function peopleReport(panel: PanelEngine, body: unknown, options: HolderReportOptions = {}): { ok: true; value: ReportRecord[] } | { ok: false; issues: Issue[] } {
+export function peopleReport(
+  panel: PanelEngine,
+  body: unknown,
+  options: HolderReportOptions = {},
+): { ok: true; value: ReportRecord[] } | { ok: false; issues: Issue[] } {
   const snapshot = panel.loaded.system;
-  const q = parseReportBody(body, { snapshot, flavour: "people", ...(options.templates ? { templates: options.templates } : {}) });
+  const q = parseReportBody(body, {
+    snapshot,
+    flavour: "people",
+    ...(options.templates ? { templates: options.templates } : {}),
+  });
   if (!q.ok) return q;
   return { ok: true, value: reportRecords(snapshot, q.value, "people", options.limit) };
 }

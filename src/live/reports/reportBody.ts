@@ -9,16 +9,33 @@ export type ReportFlavour = "holders" | "people";
 
 export const TEXT_FIELDS = ["firstName", "lastName", "email"] as const;
 export const TEXT_OPERATORS = ["equals", "does not equal", "contains", "does not contain"] as const;
-export const FILTER_TYPES = ["firstName", "lastName", "email", "groups", "enabled", "credentials", "partition"] as const;
+export const FILTER_TYPES = [
+  "firstName",
+  "lastName",
+  "email",
+  "groups",
+  "enabled",
+  "credentials",
+  "partition",
+] as const;
 
 export type TextOperator = (typeof TEXT_OPERATORS)[number];
 export type FilterType = (typeof FILTER_TYPES)[number];
 
 /** A checked filter; ids are 2.0 ids (a 1.0 integer id as the panel engine's key of it, `panelKey`). */
 export type ReportFilter =
-  | { readonly type: "firstName" | "lastName" | "email"; readonly operator: TextOperator; readonly operand: string; readonly caseSensitive: boolean }
+  | {
+      readonly type: "firstName" | "lastName" | "email";
+      readonly operator: TextOperator;
+      readonly operand: string;
+      readonly caseSensitive: boolean;
+    }
   | { readonly type: "enabled"; readonly value: boolean }
-  | { readonly type: "groups" | "partition"; readonly memberOf: readonly string[] | null; readonly notMemberOf: readonly string[] | null }
+  | {
+      readonly type: "groups" | "partition";
+      readonly memberOf: readonly string[] | null;
+      readonly notMemberOf: readonly string[] | null;
+    }
   | {
       readonly type: "credentials";
       readonly cardNumber: { readonly operator: "equals" | "does not equal"; readonly operand: number } | null;
@@ -42,8 +59,23 @@ export interface ReportQuery {
  * HOLDER_PROPERTIES[0]; //=> "id"
  */
 export const HOLDER_PROPERTIES = [
-  "id", "firstName", "lastName", "email", "partition", "cards", "groups", "pin", "duressPin", "enabled", "activeDate", "expireDate",
-  "bluetooth", "pendingBluetooth", "mobileApp", "pendingMobileApp", "customFields",
+  "id",
+  "firstName",
+  "lastName",
+  "email",
+  "partition",
+  "cards",
+  "groups",
+  "pin",
+  "duressPin",
+  "enabled",
+  "activeDate",
+  "expireDate",
+  "bluetooth",
+  "pendingBluetooth",
+  "mobileApp",
+  "pendingMobileApp",
+  "customFields",
 ] as const;
 
 /**
@@ -52,8 +84,23 @@ export const HOLDER_PROPERTIES = [
  * PEOPLE_PROPERTIES[1]; //=> "First Name"
  */
 export const PEOPLE_PROPERTIES = [
-  "id", "First Name", "Last Name", "Cards", "Groups", "Email", "Enabled", "Pin", "Duress Pin", "Partition", "Active Date", "Expire Date",
-  "Mobile App", "Pending Mobile App", "Bluetooth", "Pending Bluetooth", "Custom Fields",
+  "id",
+  "First Name",
+  "Last Name",
+  "Cards",
+  "Groups",
+  "Email",
+  "Enabled",
+  "Pin",
+  "Duress Pin",
+  "Partition",
+  "Active Date",
+  "Expire Date",
+  "Mobile App",
+  "Pending Mobile App",
+  "Bluetooth",
+  "Pending Bluetooth",
+  "Custom Fields",
 ] as const;
 
 /** In a 1.0 `output` list the custom fields property is named `Custom Attributes`. */
@@ -100,7 +147,10 @@ const BODY_KEYS = ["reportId", "partition", "filters", "output"];
  * Checks a report body (holder or people report) against `snapshot`.
  * @returns the query, or every problem with its JSON path.
  */
-export function parseReportBody(body: unknown, options: ParseReportOptions): { ok: true; value: ReportQuery } | { ok: false; issues: Issue[] } {
+export function parseReportBody(
+  body: unknown,
+  options: ParseReportOptions,
+): { ok: true; value: ReportQuery } | { ok: false; issues: Issue[] } {
   const issues: Issue[] = [];
   const add = (code: Issue["code"], path: Path, message: string) => issues.push({ code, path, message });
   const people = options.flavour === "people";
@@ -109,7 +159,9 @@ export function parseReportBody(body: unknown, options: ParseReportOptions): { o
     add("invalidType", [], "The report body must be a JSON object (every field is optional).");
     return { ok: false, issues };
   }
-  for (const k of Object.keys(body)) if (!BODY_KEYS.includes(k)) add("unrecognizedKeys", [k], `Unknown report body field "${k}": use ${list(BODY_KEYS)}.`);
+  for (const k of Object.keys(body))
+    if (!BODY_KEYS.includes(k))
+      add("unrecognizedKeys", [k], `Unknown report body field "${k}": use ${list(BODY_KEYS)}.`);
 
   let reportId: string | number | null = null;
   if (body.reportId !== undefined) {
@@ -117,15 +169,23 @@ export function parseReportBody(body: unknown, options: ParseReportOptions): { o
     const others = Object.keys(body).filter((k) => k !== "reportId" && BODY_KEYS.includes(k));
     for (const k of others) add("invalid", [k], "Must not be sent with reportId: a template decides the whole report.");
     if (people ? !(Number.isSafeInteger(id) && (id as number) >= 0) : typeof id !== "string" || id === "")
-      add("invalidType", ["reportId"], people ? "Must be a report id (a whole number)." : "Must be a report id (a non-empty string).");
+      add(
+        "invalidType",
+        ["reportId"],
+        people ? "Must be a report id (a whole number)." : "Must be a report id (a non-empty string).",
+      );
     else if (others.length === 0) {
       reportId = id as string | number;
       const template = options.templates?.(reportId);
       if (template === undefined) add("unknownReference", ["reportId"], `No report has id ${JSON.stringify(id)}.`);
       else {
         // A template is a body of its own: its problems (a group deleted since) are reported at reportId.
-        const inner = parseReportBody(isObject(template) ? { ...template, reportId: undefined } : template, { ...options, templates: undefined });
-        if (!inner.ok) for (const i of inner.issues) add(i.code, ["reportId", ...i.path], `In the template: ${i.message}`);
+        const inner = parseReportBody(isObject(template) ? { ...template, reportId: undefined } : template, {
+          ...options,
+          templates: undefined,
+        });
+        if (!inner.ok)
+          for (const i of inner.issues) add(i.code, ["reportId", ...i.path], `In the template: ${i.message}`);
         else if (issues.length === 0) return { ok: true, value: { ...inner.value, reportId } };
       }
     }
@@ -137,7 +197,11 @@ export function parseReportBody(body: unknown, options: ParseReportOptions): { o
   /** An id of the flavour (1.0 integer, 2.0 string) as a 2.0 id, or null after adding its problem. */
   const idOf = (v: unknown, path: Path, known: ReadonlySet<string>, what: string): string | null => {
     if (people ? !(Number.isSafeInteger(v) && (v as number) >= 0) : typeof v !== "string" || v === "") {
-      add("invalidType", path, people ? `Must be a ${what} id (a whole number).` : `Must be a ${what} id (a non-empty string).`);
+      add(
+        "invalidType",
+        path,
+        people ? `Must be a ${what} id (a whole number).` : `Must be a ${what} id (a non-empty string).`,
+      );
       return null;
     }
     // A 1.0 integer id is the panel engine's key of it (zero-padded, see parsePanel).
@@ -150,7 +214,8 @@ export function parseReportBody(body: unknown, options: ParseReportOptions): { o
   };
 
   let partition: string | null = null;
-  if (body.partition !== undefined && body.partition !== null) partition = idOf(body.partition, ["partition"], partitionIds, "partition");
+  if (body.partition !== undefined && body.partition !== null)
+    partition = idOf(body.partition, ["partition"], partitionIds, "partition");
 
   const limits = options.limits ?? REPORT_LIMITS;
   const filters: ReportFilter[] = [];
@@ -158,7 +223,11 @@ export function parseReportBody(body: unknown, options: ParseReportOptions): { o
     if (!Array.isArray(body.filters)) add("invalidType", ["filters"], "Must be an array of filters.");
     // Over the bound the filters are not even looked at (RP15): the refusal costs no more than the parse.
     else if (body.filters.length > limits.maxFilters)
-      add("tooBig", ["filters"], `Holds ${body.filters.length} filters; a report takes at most ${limits.maxFilters} (the report filter bound).`);
+      add(
+        "tooBig",
+        ["filters"],
+        `Holds ${body.filters.length} filters; a report takes at most ${limits.maxFilters} (the report filter bound).`,
+      );
     else
       body.filters.forEach((f, i) => {
         const checked = parseFilter(f, ["filters", i], issues, idOf, groupIds, partitionIds, limits);
@@ -169,18 +238,28 @@ export function parseReportBody(body: unknown, options: ParseReportOptions): { o
   const all: readonly string[] = people ? PEOPLE_PROPERTIES : HOLDER_PROPERTIES;
   let output: string[] = [...all];
   if (body.output !== undefined && body.output !== null) {
-    const names = people ? [...PEOPLE_PROPERTIES.filter((p) => p !== "Custom Fields"), "Custom Attributes"] : [...HOLDER_PROPERTIES];
+    const names = people
+      ? [...PEOPLE_PROPERTIES.filter((p) => p !== "Custom Fields"), "Custom Attributes"]
+      : [...HOLDER_PROPERTIES];
     if (!Array.isArray(body.output)) add("invalidType", ["output"], "Must be an array of record property names.");
     else if (body.output.length === 0) add("tooSmall", ["output"], `Must name at least one property: ${list(names)}.`);
     // Each property at most once, so a longer list can only repeat names (RP15).
     else if (body.output.length > all.length)
-      add("tooBig", ["output"], `Holds ${body.output.length} entries; a report shows at most ${all.length} properties, each named once (the report output bound).`);
+      add(
+        "tooBig",
+        ["output"],
+        `Holds ${body.output.length} entries; a report shows at most ${all.length} properties, each named once (the report output bound).`,
+      );
     else {
       output = [];
       body.output.forEach((name, j) => {
         const key = typeof name === "string" ? (people ? (PEOPLE_OUTPUT_ALIAS[name] ?? name) : name) : null;
         if (key === null || !all.includes(key) || (people && name === "Custom Fields"))
-          add("invalidValue", ["output", j], `Unknown property ${typeof name === "string" ? quote(name) : `(a ${name === null ? "null" : typeof name}, not a name)`}: use ${list(names)}.`);
+          add(
+            "invalidValue",
+            ["output", j],
+            `Unknown property ${typeof name === "string" ? quote(name) : `(a ${name === null ? "null" : typeof name}, not a name)`}: use ${list(names)}.`,
+          );
         else if (output.includes(key)) add("duplicateName", ["output", j], `Names ${quote(name as string)} twice.`);
         else output.push(key);
       });
@@ -231,22 +310,40 @@ function parseFilter(
   }
   const t = type as FilterType;
   for (const k of Object.keys(f))
-    if (k !== "type" && !FILTER_KEYS[t].includes(k)) track("unrecognizedKeys", [...path, k], `A ${t} filter takes ${list(FILTER_KEYS[t])}, not "${k}".`);
+    if (k !== "type" && !FILTER_KEYS[t].includes(k))
+      track("unrecognizedKeys", [...path, k], `A ${t} filter takes ${list(FILTER_KEYS[t])}, not "${k}".`);
 
   let out: ReportFilter | null = null;
   if (t === "firstName" || t === "lastName" || t === "email") {
     const { operator, operand, caseSensitive } = f;
-    if (operator === undefined) track("required", [...path, "operator"], `Is required for a ${t} filter: one of ${list(TEXT_OPERATORS)}.`);
+    if (operator === undefined)
+      track("required", [...path, "operator"], `Is required for a ${t} filter: one of ${list(TEXT_OPERATORS)}.`);
     else if (typeof operator !== "string" || !(TEXT_OPERATORS as readonly string[]).includes(operator))
-      track("invalidValue", [...path, "operator"], `Unknown operator ${JSON.stringify(operator)}: use ${list(TEXT_OPERATORS)}.`);
-    if (operand === undefined) track("required", [...path, "operand"], "Is required with an operator: the text to compare.");
+      track(
+        "invalidValue",
+        [...path, "operator"],
+        `Unknown operator ${JSON.stringify(operator)}: use ${list(TEXT_OPERATORS)}.`,
+      );
+    if (operand === undefined)
+      track("required", [...path, "operand"], "Is required with an operator: the text to compare.");
     else if (typeof operand !== "string") track("invalidType", [...path, "operand"], "Must be a string.");
     else if (operand.length > limits.maxOperandLength)
-      track("tooBig", [...path, "operand"], `Has ${operand.length} characters; an operand has at most ${limits.maxOperandLength} (the report operand bound).`);
-    if (caseSensitive !== undefined && typeof caseSensitive !== "boolean") track("invalidType", [...path, "caseSensitive"], "Must be true or false.");
-    out = { type: t, operator: operator as TextOperator, operand: operand as string, caseSensitive: caseSensitive === true };
+      track(
+        "tooBig",
+        [...path, "operand"],
+        `Has ${operand.length} characters; an operand has at most ${limits.maxOperandLength} (the report operand bound).`,
+      );
+    if (caseSensitive !== undefined && typeof caseSensitive !== "boolean")
+      track("invalidType", [...path, "caseSensitive"], "Must be true or false.");
+    out = {
+      type: t,
+      operator: operator as TextOperator,
+      operand: operand as string,
+      caseSensitive: caseSensitive === true,
+    };
   } else if (t === "enabled") {
-    if (f.value === undefined) track("required", [...path, "value"], "Is required for an enabled filter: true or false.");
+    if (f.value === undefined)
+      track("required", [...path, "value"], "Is required for an enabled filter: true or false.");
     else if (typeof f.value !== "boolean") track("invalidType", [...path, "value"], "Must be true or false.");
     out = { type: t, value: f.value as boolean };
   } else if (t === "groups" || t === "partition") {
@@ -260,7 +357,11 @@ function parseFilter(
         return null;
       }
       if (v.length > limits.maxIdsPerList) {
-        track("tooBig", [...path, key], `Holds ${v.length} ids; a ${key} list takes at most ${limits.maxIdsPerList} (the report id-list bound).`);
+        track(
+          "tooBig",
+          [...path, key],
+          `Holds ${v.length} ids; a ${key} list takes at most ${limits.maxIdsPerList} (the report id-list bound).`,
+        );
         return null;
       }
       const got = v.map((x, j) => idOf(x, [...path, key, j], known, what));
@@ -277,30 +378,56 @@ function parseFilter(
     let cardNumber: Extract<ReportFilter, { type: "credentials" }>["cardNumber"] = null;
     let mob: Extract<ReportFilter, { type: "credentials" }>["mobile"] = null;
     if ((card === undefined || card === null) && (mobile === undefined || mobile === null))
-      track("required", path, "A credentials filter needs cardNumber ({operator, operand}) or mobile ({type, status}).");
+      track(
+        "required",
+        path,
+        "A credentials filter needs cardNumber ({operator, operand}) or mobile ({type, status}).",
+      );
     if (card !== undefined && card !== null) {
       const p = [...path, "cardNumber"];
-      if (!isObject(card)) track("invalidType", p, 'Must be an object {operator: "equals" | "does not equal", operand: card number}.');
+      if (!isObject(card))
+        track("invalidType", p, 'Must be an object {operator: "equals" | "does not equal", operand: card number}.');
       else {
-        for (const k of Object.keys(card)) if (k !== "operator" && k !== "operand") track("unrecognizedKeys", [...p, k], `cardNumber takes "operator" and "operand", not "${k}".`);
-        if (card.operator === undefined) track("required", [...p, "operator"], 'Is required: "equals" or "does not equal".');
+        for (const k of Object.keys(card))
+          if (k !== "operator" && k !== "operand")
+            track("unrecognizedKeys", [...p, k], `cardNumber takes "operator" and "operand", not "${k}".`);
+        if (card.operator === undefined)
+          track("required", [...p, "operator"], 'Is required: "equals" or "does not equal".');
         else if (card.operator !== "equals" && card.operator !== "does not equal")
-          track("invalidValue", [...p, "operator"], `Unknown operator ${JSON.stringify(card.operator)}: use "equals" or "does not equal".`);
-        if (card.operand === undefined) track("required", [...p, "operand"], "Is required: the card number (a whole number).");
-        else if (!Number.isSafeInteger(card.operand) || (card.operand as number) < 0) track("invalidType", [...p, "operand"], "Must be a card number (a whole number, 0 or more).");
+          track(
+            "invalidValue",
+            [...p, "operator"],
+            `Unknown operator ${JSON.stringify(card.operator)}: use "equals" or "does not equal".`,
+          );
+        if (card.operand === undefined)
+          track("required", [...p, "operand"], "Is required: the card number (a whole number).");
+        else if (!Number.isSafeInteger(card.operand) || (card.operand as number) < 0)
+          track("invalidType", [...p, "operand"], "Must be a card number (a whole number, 0 or more).");
         cardNumber = { operator: card.operator as "equals", operand: card.operand as number };
       }
     }
     if (mobile !== undefined && mobile !== null) {
       const p = [...path, "mobile"];
-      if (!isObject(mobile)) track("invalidType", p, 'Must be an object {type: "touch" | "token", status: "accepted" | "pending"}.');
+      if (!isObject(mobile))
+        track("invalidType", p, 'Must be an object {type: "touch" | "token", status: "accepted" | "pending"}.');
       else {
-        for (const k of Object.keys(mobile)) if (k !== "type" && k !== "status") track("unrecognizedKeys", [...p, k], `mobile takes "type" and "status", not "${k}".`);
+        for (const k of Object.keys(mobile))
+          if (k !== "type" && k !== "status")
+            track("unrecognizedKeys", [...p, k], `mobile takes "type" and "status", not "${k}".`);
         if (mobile.type === undefined) track("required", [...p, "type"], 'Is required: "touch" or "token".');
-        else if (mobile.type !== "touch" && mobile.type !== "token") track("invalidValue", [...p, "type"], `Unknown mobile type ${JSON.stringify(mobile.type)}: use "touch" or "token".`);
+        else if (mobile.type !== "touch" && mobile.type !== "token")
+          track(
+            "invalidValue",
+            [...p, "type"],
+            `Unknown mobile type ${JSON.stringify(mobile.type)}: use "touch" or "token".`,
+          );
         if (mobile.status === undefined) track("required", [...p, "status"], 'Is required: "accepted" or "pending".');
         else if (mobile.status !== "accepted" && mobile.status !== "pending")
-          track("invalidValue", [...p, "status"], `Unknown status ${JSON.stringify(mobile.status)}: use "accepted" or "pending".`);
+          track(
+            "invalidValue",
+            [...p, "status"],
+            `Unknown status ${JSON.stringify(mobile.status)}: use "accepted" or "pending".`,
+          );
         mob = { type: mobile.type as "touch", status: mobile.status as "accepted" };
       }
     }

@@ -29,7 +29,18 @@ export interface RsopReportRow {
  * @example
  * RSOP_REPORT_COLUMNS.length; //=> 10
  */
-export const RSOP_REPORT_COLUMNS = ["holderId", "firstName", "lastName", "deviceId", "floorGroupId", "deviceName", "cloudNode", "allowed", "activeRuleId", "ruleName"] as const;
+export const RSOP_REPORT_COLUMNS = [
+  "holderId",
+  "firstName",
+  "lastName",
+  "deviceId",
+  "floorGroupId",
+  "deviceName",
+  "cloudNode",
+  "allowed",
+  "activeRuleId",
+  "ruleName",
+] as const;
 
 /** What an RSOP report asks. */
 export interface RsopReportQuery {
@@ -52,7 +63,10 @@ const CHUNK = 2000;
  * rsopReport(engine, { at: "2026-04-15T14:00:00Z", devices: ["d-front"] });
  * //=> { ok: true, value: [{ holderId: "h-ann", deviceId: "d-front", allowed: true, activeRuleId: "r-day", … }, …] }
  */
-export function rsopReport(engine: Engine, query: RsopReportQuery): { ok: true; value: RsopReportRow[] } | { ok: false; issues: Issue[] } {
+export function rsopReport(
+  engine: Engine,
+  query: RsopReportQuery,
+): { ok: true; value: RsopReportRow[] } | { ok: false; issues: Issue[] } {
   const chunks = rsopReportChunks(engine, query);
   if (!chunks.ok) return chunks;
   const rows: RsopReportRow[] = [];
@@ -68,19 +82,35 @@ export function rsopReport(engine: Engine, query: RsopReportQuery): { ok: true; 
  * const r = rsopReportChunks(engine, { at: Date.now() });
  * if (r.ok) for (const rows of r.value) out.write(csvRows(rows, [...RSOP_REPORT_COLUMNS]));
  */
-export function rsopReportChunks(engine: Engine, query: RsopReportQuery): { ok: true; value: Iterable<RsopReportRow[]> } | { ok: false; issues: Issue[] } {
+export function rsopReportChunks(
+  engine: Engine,
+  query: RsopReportQuery,
+): { ok: true; value: Iterable<RsopReportRow[]> } | { ok: false; issues: Issue[] } {
   const snapshot = engine.snapshot;
   const issues: Issue[] = [];
-  const parsed = parseReportBody(query.holders === undefined ? {} : { filters: query.holders }, { snapshot, flavour: "holders" });
+  const parsed = parseReportBody(query.holders === undefined ? {} : { filters: query.holders }, {
+    snapshot,
+    flavour: "holders",
+  });
   if (!parsed.ok) for (const i of parsed.issues) issues.push({ ...i, path: ["holders", ...i.path.slice(1)] });
   let wanted: Set<string> | null = null;
   if (query.devices !== undefined && query.devices !== null) {
-    if (!Array.isArray(query.devices)) issues.push({ code: "invalidType", path: ["devices"], message: "Must be an array of device or floor-group ids." });
+    if (!Array.isArray(query.devices))
+      issues.push({
+        code: "invalidType",
+        path: ["devices"],
+        message: "Must be an array of device or floor-group ids.",
+      });
     else {
       const known = new Set([...snapshot.devices.map((d) => d.id), ...snapshot.floorGroups.map((f) => f.id)]);
       wanted = new Set();
       query.devices.forEach((id, i) => {
-        if (typeof id !== "string" || !known.has(id)) issues.push({ code: "unknownReference", path: ["devices", i], message: `No device or floor group has id ${JSON.stringify(id)}.` });
+        if (typeof id !== "string" || !known.has(id))
+          issues.push({
+            code: "unknownReference",
+            path: ["devices", i],
+            message: `No device or floor group has id ${JSON.stringify(id)}.`,
+          });
         else wanted!.add(id);
       });
     }

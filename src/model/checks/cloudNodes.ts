@@ -11,7 +11,8 @@ export const checkCloudNodeOwn: Check<"cloudNodes"> = (n, i, _L, add) => {
     add("invalidTimezone", ["cloudNodes", i, "timezone"], `${quote(n.timezone)} is not an IANA time zone.`);
   if (n.cardFormat !== null)
     n.cardFormat.forEach((f, j) => {
-      for (const issue of validateCardFormat(f)) add(issue.code, ["cloudNodes", i, "cardFormat", j, ...issue.path], issue.message);
+      for (const issue of validateCardFormat(f))
+        add(issue.code, ["cloudNodes", i, "cardFormat", j, ...issue.path], issue.message);
     });
 };
 export const checkCloudNodeId: Check<"cloudNodes"> = (v, i, L, add) => checkId("cloudNodes", v, i, L, add);

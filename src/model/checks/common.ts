@@ -10,10 +10,21 @@ export function checkId(coll: Collection, v: { id: string }, i: number, L: Looku
 }
 
 /** A name used twice is reported at every element but the first, naming the first. */
-export function checkName(coll: NamedCollection, what: string, v: { name: string }, i: number, L: Lookups, add: Report): void {
+export function checkName(
+  coll: NamedCollection,
+  what: string,
+  v: { name: string },
+  i: number,
+  L: Lookups,
+  add: Report,
+): void {
   const first = L.nameOwner(coll, v.name);
   if (first !== i)
-    add("duplicateName", [coll, i, "name"], `${what} name ${quote(v.name)} is already used by ${coll}[${first}]; names are unique within a system.`);
+    add(
+      "duplicateName",
+      [coll, i, "name"],
+      `${what} name ${quote(v.name)} is already used by ${coll}[${first}]; names are unique within a system.`,
+    );
 }
 
 /** True when `id` is null or names an element of `coll`; else reports an unknown reference. */
@@ -27,7 +38,17 @@ export function ref(L: Lookups, coll: Collection, id: string | null, path: Path,
  * `ref` for field `field` of element `i` of `owner` (its item `j` when j ≥ 0): the path is made only
  * for a report, since the checks of a whole snapshot make hundreds of thousands of these.
  */
-export function refAt(L: Lookups, coll: Collection, id: string | null, owner: Collection, i: number, field: string, j: number, what: string, add: Report): boolean {
+export function refAt(
+  L: Lookups,
+  coll: Collection,
+  id: string | null,
+  owner: Collection,
+  i: number,
+  field: string,
+  j: number,
+  what: string,
+  add: Report,
+): boolean {
   if (id === null || L.has(coll, id)) return true;
   add("unknownReference", j < 0 ? [owner, i, field] : [owner, i, field, j], unknownMessage(what, id));
   return false;

@@ -13,5 +13,9 @@ export const checkConnectionLocks: Check<"connections"> = (x, i, L, add) => {
   if (x.type !== "lockhub") return;
   const n = L.devicesOn(x.id);
   if (n > LOCKHUB_MAX_LOCKS)
-    add("overCapacity", ["connections", i, "type"], `Lockhub ${quote(x.id)} has ${n} devices on it; a lockhub operates at most ${LOCKHUB_MAX_LOCKS} locks.`);
+    add(
+      "overCapacity",
+      ["connections", i, "type"],
+      `Lockhub ${quote(x.id)} has ${n} devices on it; a lockhub operates at most ${LOCKHUB_MAX_LOCKS} locks.`,
+    );
 };

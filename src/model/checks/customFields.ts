@@ -12,7 +12,8 @@ export function duplicateCustomFieldMessage(id: string, partition: string): stri
 }
 
 export const checkCustomFieldId: Check<"customFields"> = (d, i, L, add) => {
-  if (L.idOwner("customFields", entityKey("customFields", d)) !== i) add("duplicateId", ["customFields", i, "id"], duplicateCustomFieldMessage(d.id, d.partition));
+  if (L.idOwner("customFields", entityKey("customFields", d)) !== i)
+    add("duplicateId", ["customFields", i, "id"], duplicateCustomFieldMessage(d.id, d.partition));
 };
 
 export const checkCustomFieldRefs: Check<"customFields"> = (d, i, L, add) => {
@@ -23,7 +24,12 @@ export const checkHolderCustomFields: Check<"holders"> = (h, i, L, add) => {
   const prefix = ["holders", i, "customFields"];
   const partition = h.partition;
   if (partition === null) {
-    for (const k of Object.keys(h.customFields ?? {})) add("invalidKey", [...prefix, k], "Is not a custom field: the holder is in no partition, and custom fields belong to a partition.");
+    for (const k of Object.keys(h.customFields ?? {}))
+      add(
+        "invalidKey",
+        [...prefix, k],
+        "Is not a custom field: the holder is in no partition, and custom fields belong to a partition.",
+      );
     return;
   }
   const definition = (id: string) => {
@@ -31,5 +37,6 @@ export const checkHolderCustomFields: Check<"holders"> = (h, i, L, add) => {
     return L.get("customFields", key) ?? (L.has("customFields", key) ? null : undefined);
   };
   const required = L.customFieldsOf(partition).filter((d) => d.required);
-  for (const issue of customFieldValueIssues(h.customFields, definition, required, prefix)) add(issue.code, [...issue.path], issue.message);
+  for (const issue of customFieldValueIssues(h.customFields, definition, required, prefix))
+    add(issue.code, [...issue.path], issue.message);
 };

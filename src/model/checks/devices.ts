@@ -20,14 +20,27 @@ export const checkDeviceRefs: Check<"devices"> = (d, i, L, add) => {
           `Device sits on cloud node ${quote(d.cloudNode)} but its connection ${quote(conn.id)} belongs to ${quote(conn.cloudNode)}.`,
         );
       if (d.wirelessAddress !== null && conn.type !== "wirelessCoordinator")
-        add("invalid", [...base, "wirelessAddress"], "A wirelessAddress is only used on a wirelessCoordinator connection.");
+        add(
+          "invalid",
+          [...base, "wirelessAddress"],
+          "A wirelessAddress is only used on a wirelessCoordinator connection.",
+        );
     }
     const owner = L.portOwner(d.connection, d.port);
-    if (owner !== i) add("portInUse", [...base, "port"], `Port ${d.port} of connection ${quote(d.connection)} is already used by devices[${owner}].`);
+    if (owner !== i)
+      add(
+        "portInUse",
+        [...base, "port"],
+        `Port ${d.port} of connection ${quote(d.connection)} is already used by devices[${owner}].`,
+      );
   }
   if (d.primaryReader !== null && ref(L, "devices", d.primaryReader, [...base, "primaryReader"], "device", add)) {
     const primary = L.get("devices", d.primaryReader);
     if (primary !== undefined && primary.type !== "primaryReader")
-      add("invalidReference", [...base, "primaryReader"], `Device ${quote(primary.id)} is a ${primary.type}, not a primaryReader.`);
+      add(
+        "invalidReference",
+        [...base, "primaryReader"],
+        `Device ${quote(primary.id)} is a ${primary.type}, not a primaryReader.`,
+      );
   }
 };

@@ -6,7 +6,8 @@ import { checkId, checkName, ref } from "./common.js";
 import type { Check, ParsedEntities } from "./lookups.js";
 
 export const checkFloorGroupId: Check<"floorGroups"> = (v, i, L, add) => checkId("floorGroups", v, i, L, add);
-export const checkFloorGroupName: Check<"floorGroups"> = (v, i, L, add) => checkName("floorGroups", "Floor group", v, i, L, add);
+export const checkFloorGroupName: Check<"floorGroups"> = (v, i, L, add) =>
+  checkName("floorGroups", "Floor group", v, i, L, add);
 export const checkFloorGroupRefs: Check<"floorGroups"> = (fg, i, L, add) => {
   const base = ["floorGroups", i];
   ref(L, "partitions", fg.partition, [...base, "partition"], "partition", add);
@@ -24,9 +25,18 @@ export const checkFloorGroupRefs: Check<"floorGroups"> = (fg, i, L, add) => {
     if (!ref(L, "devices", f, [...base, "floors", j], "device", add)) return;
     const floor = L.get("devices", f);
     if (floor === undefined) return;
-    if (floor.type !== "floorRelay") add("invalidReference", [...base, "floors", j], `Device ${quote(floor.id)} is a ${floor.type}, not a floorRelay.`);
+    if (floor.type !== "floorRelay")
+      add(
+        "invalidReference",
+        [...base, "floors", j],
+        `Device ${quote(floor.id)} is a ${floor.type}, not a floorRelay.`,
+      );
     else if (reader !== undefined && floor.cloudNode !== reader.cloudNode)
-      add("inconsistentReference", [...base, "floors", j], `Floor relay ${quote(floor.id)} is on another cloud node than the reader ${quote(reader.id)}.`);
+      add(
+        "inconsistentReference",
+        [...base, "floors", j],
+        `Floor relay ${quote(floor.id)} is on another cloud node than the reader ${quote(reader.id)}.`,
+      );
   });
   if (new Set(fg.floors).size !== fg.floors.length) add("invalid", [...base, "floors"], "Names a floor twice.");
 };

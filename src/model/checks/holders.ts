@@ -18,7 +18,8 @@ export const checkHolderRefs: Check<"holders"> = (h, i, L, add) => {
   if (L.credentialsUnique === true) return;
   h.credentials.forEach((cred, j) => {
     const first = L.credentialIdOwner(cred.id);
-    if (first.i !== i || first.j !== j) add("duplicateId", ["holders", i, "credentials", j, "id"], `Credential id ${quote(cred.id)} is used twice.`);
+    if (first.i !== i || first.j !== j)
+      add("duplicateId", ["holders", i, "credentials", j, "id"], `Credential id ${quote(cred.id)} is used twice.`);
     if (cred.credentialNumber !== null) {
       const owner = L.credentialNumberOwner(cred.credentialNumber);
       if (owner.i !== i || owner.j !== j)

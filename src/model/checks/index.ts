@@ -25,7 +25,15 @@ import { checkGroupId, checkGroupName, checkGroupRefs } from "./groups.js";
 import { checkHolderGroups, checkHolderId, checkHolderRefs } from "./holders.js";
 
 export { checkHolderGroups, checkHolderRefs };
-import { type Check, type Collection, type CredentialAt, type Lookups, type NamedCollection, type ParsedEntities, entityKey } from "./lookups.js";
+import {
+  type Check,
+  type Collection,
+  type CredentialAt,
+  type Lookups,
+  type NamedCollection,
+  type ParsedEntities,
+  entityKey,
+} from "./lookups.js";
 import { checkPartitionId, checkPartitionName } from "./partitions.js";
 import { checkRuleId, checkRuleRefs } from "./rules.js";
 
@@ -45,7 +53,11 @@ export const ENTITY_SCHEMAS: { readonly [C in Collection]: z.ZodType<ParsedEntit
 };
 
 /** Parses element `i` of `coll`: its value, or its schema issues (at `coll[i]…`). */
-export function parseEntity<C extends Collection>(coll: C, raw: unknown, i: number): { ok: true; v: ParsedEntities[C] } | { ok: false; issues: Issue[] } {
+export function parseEntity<C extends Collection>(
+  coll: C,
+  raw: unknown,
+  i: number,
+): { ok: true; v: ParsedEntities[C] } | { ok: false; issues: Issue[] } {
   if (coll === "holders" || coll === "rules") {
     const v = coll === "holders" ? fastHolder(raw) : fastRule(raw);
     if (v !== DECLINED) return { ok: true, v: v as ParsedEntities[C] };
@@ -93,7 +105,17 @@ export const PHASES: readonly Phase[] = [
 ];
 
 /** The order schema issues are reported in: collection by collection. */
-export const SCHEMA_ORDER: readonly Collection[] = ["partitions", "groups", "holders", "cloudNodes", "connections", "devices", "floorGroups", "rules", "customFields"];
+export const SCHEMA_ORDER: readonly Collection[] = [
+  "partitions",
+  "groups",
+  "holders",
+  "cloudNodes",
+  "connections",
+  "devices",
+  "floorGroups",
+  "rules",
+  "customFields",
+];
 
 /** Valid elements with their index, and ids of the elements that failed their schema. */
 export interface ParsedCollection<C extends Collection> {
@@ -167,14 +189,18 @@ export function wholeLookups(p: ParsedSystem): Lookups {
       }
     }
   }
-  const credentialAt = (k: number | undefined, matches: (c: ParsedEntities["holders"]["credentials"][number]) => boolean): CredentialAt => {
+  const credentialAt = (
+    k: number | undefined,
+    matches: (c: ParsedEntities["holders"]["credentials"][number]) => boolean,
+  ): CredentialAt => {
     if (k === undefined) return NONE;
     const { i, v } = holderItems[k]!;
     return { i, j: v.credentials.findIndex(matches) };
   };
   return {
     has: (coll, id) => byId.get(coll)!.has(id) || isBroken(coll, id),
-    get: <C extends Collection>(coll: C, id: string) => (isBroken(coll, id) ? undefined : (byId.get(coll)!.get(id)?.v as ParsedEntities[C] | undefined)),
+    get: <C extends Collection>(coll: C, id: string) =>
+      isBroken(coll, id) ? undefined : (byId.get(coll)!.get(id)?.v as ParsedEntities[C] | undefined),
     idOwner: (coll, id) => (isBroken(coll, id) ? -1 : (byId.get(coll)!.get(id)?.i ?? -1)),
     nameOwner: (coll, name) => names.get(coll)!.get(name) ?? -1,
     portOwner: (connection, port) => ports.get(`${connection}\u0000${port}`) ?? -1,

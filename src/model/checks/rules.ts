@@ -15,8 +15,13 @@ export const checkRuleRefs: Check<"rules"> = (r, i, L, add) => {
     const dev = L.get("devices", d);
     if (dev === undefined) refAt(L, "devices", d, "rules", i, "devices", j, "device", add);
     else if (ELEVATOR_READER_TYPES.includes(dev.type) || dev.type === "floorRelay")
-      add("invalidReference", ["rules", i, "devices", j], `Device ${quote(d)} is a ${dev.type}; elevators are reached through floor groups in elevator rules.`);
+      add(
+        "invalidReference",
+        ["rules", i, "devices", j],
+        `Device ${quote(d)} is a ${dev.type}; elevators are reached through floor groups in elevator rules.`,
+      );
   }
   const floorGroups = r.floorGroups;
-  for (let j = 0; j < floorGroups.length; j++) refAt(L, "floorGroups", floorGroups[j]!, "rules", i, "floorGroups", j, "floor group", add);
+  for (let j = 0; j < floorGroups.length; j++)
+    refAt(L, "floorGroups", floorGroups[j]!, "rules", i, "floorGroups", j, "floor group", add);
 };
