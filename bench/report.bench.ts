@@ -13,7 +13,7 @@ import {
   toCsv,
   toHtml,
   toJson,
-} from "../src/live/reports/index.js";
+} from "../src/reports/index.js";
 import { type Row, fmtMs, log, median, sink, timeRuns } from "./benchUtil.js";
 import { DAY, YEAR_START, fixture } from "./fixtures.js";
 import type { ScenarioContext } from "./scenario.js";

@@ -8,5 +8,5 @@
 export { createHttpHandler } from "./adapters/http/createHttpHandler.js";
 
 export type { HttpHandler, HttpHandlerOptions } from "./adapters/http/createHttpHandler.js";
-export type { HttpErrorBody, HttpIssue } from "./adapters/http/httpError.js";
-export type { Grant, Role } from "./adapters/http/grant.js";
+export type { HttpErrorBody, HttpIssue } from "./service/httpError.js";
+export type { Grant, Role } from "./service/auth/grant.js";

@@ -18,18 +18,12 @@ export { Engine, createEngine, loadEngine, loadEngineOrThrow } from "./evaluate/
 export { ReaderHandle } from "./evaluate/reader.js";
 export { diffAccess } from "./evaluate/diffAccess.js";
 export { weeklyPicture } from "./evaluate/weeklyPicture.js";
-export { parsePanel, parsePanelOrThrow } from "./model/parsePanel.js";
+export { parsePanel, parsePanelOrThrow } from "./legacy1/parsePanel.js";
 export { PanelEngine, loadPanelEngine, loadPanelEngineOrThrow } from "./legacy1/panelEngine.js";
-export { migratePanel, migratedId } from "./adapters/migration/migratePanel.js";
-export { preflightBlocks, preflightPanel, preflightWarns } from "./adapters/migration/preflightPanel.js";
-export {
-  LiveSystem,
-  PanelLiveSystem,
-  createLiveSystem,
-  createPanelLiveSystem,
-  randomIds,
-  seededIds,
-} from "./live/index.js";
+export { migratePanel, migratedId } from "./legacy1/migration/migratePanel.js";
+export { preflightBlocks, preflightPanel, preflightWarns } from "./legacy1/migration/preflightPanel.js";
+export { LiveSystem, createLiveSystem, randomIds, seededIds } from "./live/index.js";
+export { PanelLiveSystem, createPanelLiveSystem } from "./legacy1/index.js";
 
 export type { Issue, IssueCode, Result } from "./model/issue.js";
 export type { AccessRequest, CredentialInput, NodeState } from "./model/request.js";
@@ -97,17 +91,17 @@ export type {
   PictureSubject,
   WeeklyPicture,
 } from "./evaluate/weeklyPicture.js";
-export type { LoadedPanel } from "./model/parsePanel.js";
-export type { PanelSnapshot, PanelSnapshotInput } from "./model/panelSchema.js";
-export type { DroppedField, MappedType } from "./model/panelToSystem.js";
+export type { LoadedPanel } from "./legacy1/parsePanel.js";
+export type { PanelSnapshot, PanelSnapshotInput } from "./legacy1/panelSchema.js";
+export type { DroppedField, MappedType } from "./legacy1/panelToSystem.js";
 export type { PanelDecision, PanelRsopPerson, PanelRsopResult, PanelTopic } from "./legacy1/panelEngine.js";
-export type { MappingRecord, MigrateOptions, Migration } from "./adapters/migration/migratePanel.js";
+export type { MappingRecord, MigrateOptions, Migration } from "./legacy1/migration/migratePanel.js";
 export type {
   ControllerVersion,
   InvalidDevice,
   Preflight,
   PreflightDevice,
-} from "./adapters/migration/preflightPanel.js";
+} from "./legacy1/migration/preflightPanel.js";
 export type {
   BatchResult,
   IdSource,
@@ -115,13 +109,15 @@ export type {
   Method,
   Operation,
   OperationResult,
-  PanelBatchResult,
-  PanelLiveSystemOptions,
-  PanelOperationResult,
-  PanelReadResult,
-  PanelWriteResult,
   PreviewResult,
   ReadResult,
   RefusedResult,
   WriteResult,
 } from "./live/index.js";
+export type {
+  PanelBatchResult,
+  PanelLiveSystemOptions,
+  PanelOperationResult,
+  PanelReadResult,
+  PanelWriteResult,
+} from "./legacy1/index.js";

@@ -6,9 +6,9 @@
  * Node's `Buffer`.
  * @packageDocumentation
  */
-export { holderReport, peopleReport, PREVIEW_LIMIT } from "./live/reports/holderReport.js";
-export { HOLDER_PROPERTIES, PEOPLE_PROPERTIES } from "./live/reports/reportBody.js";
-export { rsopReport, rsopReportChunks, RSOP_REPORT_COLUMNS } from "./live/reports/rsopReport.js";
+export { holderReport, peopleReport, PREVIEW_LIMIT } from "./reports/holderReport.js";
+export { HOLDER_PROPERTIES, PEOPLE_PROPERTIES } from "./reports/reportBody.js";
+export { rsopReport, rsopReportChunks, RSOP_REPORT_COLUMNS } from "./reports/rsopReport.js";
 export {
   csvHeader,
   csvRows,
@@ -18,9 +18,9 @@ export {
   toCsv,
   toHtml,
   toJson,
-} from "./live/reports/exportReport.js";
+} from "./reports/exportReport.js";
 
-export type { HolderReportOptions, ReportRecord } from "./live/reports/holderReport.js";
-export type { ReportFilter, TemplateLookup } from "./live/reports/reportBody.js";
-export type { RsopReportQuery, RsopReportRow } from "./live/reports/rsopReport.js";
-export type { HtmlOptions } from "./live/reports/exportReport.js";
+export type { HolderReportOptions, ReportRecord } from "./reports/holderReport.js";
+export type { ReportFilter, TemplateLookup } from "./reports/reportBody.js";
+export type { RsopReportQuery, RsopReportRow } from "./reports/rsopReport.js";
+export type { HtmlOptions } from "./reports/exportReport.js";

@@ -8,12 +8,12 @@
  * Unlike the root entry it loads `node:crypto` (for the HMAC); it loads no server library.
  * @packageDocumentation
  */
-export { accessEvent } from "./adapters/events/accessEvent.js";
-export { changeEvents } from "./adapters/events/changeEvents.js";
-export { filterEvent } from "./adapters/events/filterEvent.js";
-export { SIGNATURE_HEADER, signBody, verifySignature } from "./adapters/events/signature.js";
+export { accessEvent } from "./events/accessEvent.js";
+export { changeEvents } from "./events/changeEvents.js";
+export { filterEvent } from "./events/filterEvent.js";
+export { SIGNATURE_HEADER, signBody, verifySignature } from "./events/signature.js";
 
-export type { AccessEventOptions } from "./adapters/events/accessEvent.js";
-export type { ChangeInput, PatchLike } from "./adapters/events/changeEvents.js";
-export type { AccessEvent, ChangeEvent, EntityType, SecrecyLevel, WebhookEvent } from "./adapters/events/types.js";
-export type { AccessTopic, ChangeTopic } from "./adapters/events/topics.js";
+export type { AccessEventOptions } from "./events/accessEvent.js";
+export type { ChangeInput, PatchLike } from "./events/changeEvents.js";
+export type { AccessEvent, ChangeEvent, EntityType, SecrecyLevel, WebhookEvent } from "./events/types.js";
+export type { AccessTopic, ChangeTopic } from "./events/topics.js";

@@ -1,8 +1,8 @@
-// The README's examples run as written. Every fenced `sh` or `ts` block carries a marker on the line
-// before it: `<!-- runnable -->`, `<!-- runnable: continued -->` (a ts block that goes on from the
-// previous ts block) or `<!-- not runnable: <reason> -->`. Runnable blocks run against the packed and
-// installed package (test/support/installedPackage.ts), in a fresh folder that has the repository's
-// `examples/` and that package's node_modules:
+// The examples of the README and of docs/*.md run as written. Every fenced `sh` or `ts` block carries
+// a marker on the line before it: `<!-- runnable -->`, `<!-- runnable: continued -->` (a ts block that
+// goes on from the previous ts block of the same file) or `<!-- not runnable: <reason> -->`. Runnable
+// blocks run against the packed and installed package (test/support/installedPackage.ts), in a fresh
+// folder that has the repository's `examples/` and that package's node_modules:
 //
 // - sh: bash runs the block, `npx rsop` being the installed package's `rsop` binary. Each command must
 //   exit 0 (or N when a comment line after it reads `# (exit N)`); comment lines right after a
@@ -11,7 +11,7 @@
 //   expression statement followed by a `//=> value` comment (continued on further `//` lines) must
 //   equal that value (node:assert deepStrictEqual).
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { beforeAll, expect, test } from "vitest";
@@ -20,13 +20,14 @@ import { type InstalledPackage, installedPackage, repoRoot } from "./support/ins
 const ts = createRequire(import.meta.url)("typescript") as typeof import("typescript");
 
 interface Block {
+  readonly file: string; // README.md or docs/<name>.md
   readonly lang: string;
   readonly line: number; // 1-based line of the opening fence
   readonly marker: string | null;
   readonly code: string;
 }
 
-function readmeBlocks(text: string): Block[] {
+function readmeBlocks(file: string, text: string): Block[] {
   const lines = text.split("\n");
   const blocks: Block[] = [];
   for (let i = 0; i < lines.length; i++) {
@@ -37,13 +38,20 @@ function readmeBlocks(text: string): Block[] {
     let prev = i - 1;
     while (prev >= 0 && lines[prev]!.trim() === "") prev--;
     const marker = prev >= 0 ? (/^<!--\s*((?:not )?runnable.*?)\s*-->$/.exec(lines[prev]!.trim())?.[1] ?? null) : null;
-    blocks.push({ lang: open[1]!, line: i + 1, marker, code: lines.slice(i + 1, end).join("\n") });
+    blocks.push({ file, lang: open[1]!, line: i + 1, marker, code: lines.slice(i + 1, end).join("\n") });
     i = end;
   }
   return blocks;
 }
 
-const blocks = readmeBlocks(readFileSync(join(repoRoot, "README.md"), "utf8"));
+const files = [
+  "README.md",
+  ...readdirSync(join(repoRoot, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
+const blocks = files.flatMap((f) => readmeBlocks(f, readFileSync(join(repoRoot, f), "utf8")));
 const runnable = blocks.filter((b) => b.marker?.startsWith("runnable"));
 
 let installed: InstalledPackage;
@@ -59,7 +67,7 @@ function workFolder(): string {
   return dir;
 }
 
-test("every sh and ts block of the README is marked runnable or says why not", () => {
+test("every sh and ts block of the README and docs/*.md is marked runnable or says why not", () => {
   const unmarked = blocks.filter(
     (b) =>
       (b.lang === "sh" || b.lang === "ts") &&
@@ -67,7 +75,7 @@ test("every sh and ts block of the README is marked runnable or says why not", (
   );
   expect(
     unmarked.map(
-      (b) => `README.md:${b.line} (${b.lang}) ${b.marker === null ? "has no marker" : `has the marker "${b.marker}"`}`,
+      (b) => `${b.file}:${b.line} (${b.lang}) ${b.marker === null ? "has no marker" : `has the marker "${b.marker}"`}`,
     ),
   ).toEqual([]);
   expect(runnable.length).toBeGreaterThan(0);
@@ -115,7 +123,7 @@ function matches(actual: string, pattern: string): boolean {
 }
 
 for (const b of runnable.filter((b) => b.lang === "sh")) {
-  test(`README.md:${b.line}: the sh block runs as written`, () => {
+  test(`${b.file}:${b.line}: the sh block runs as written`, () => {
     const dir = workFolder();
     const cli = join(installed.pkg, "dist/cli.js");
     const preamble = `set -uo pipefail\nnpx() { if [ "$1" = rsop ]; then shift; node ${JSON.stringify(cli)} "$@"; else echo "npx $1: only rsop is available here" >&2; return 127; fi; }\n`;
@@ -124,7 +132,7 @@ for (const b of runnable.filter((b) => b.lang === "sh")) {
       const out = join(dir, `out-${n}.txt`);
       const r = spawnSync("bash", ["-c", `${preamble}${c.text}\n`], { cwd: dir, encoding: "utf8", timeout: 60_000 });
       writeFileSync(out, r.stdout);
-      const where = `README.md:${c.line}`;
+      const where = `${b.file}:${c.line}`;
       if (r.status !== c.exit)
         problems.push(`${where}: exit ${r.status} (expected ${c.exit}); stderr: ${r.stderr.slice(0, 500)}`);
       if (c.expected.length > 0) {
@@ -140,7 +148,7 @@ for (const b of runnable.filter((b) => b.lang === "sh")) {
 // ---- ts ----
 
 /** The block with every `expr; //=> value` turned into a deepStrictEqual check. */
-function withChecks(code: string, firstLine: number): string {
+function withChecks(file: string, code: string, firstLine: number): string {
   const source = ts.createSourceFile("block.ts", code, ts.ScriptTarget.ES2022, true);
   const edits: { start: number; end: number; text: string }[] = [];
   for (const st of source.statements) {
@@ -163,13 +171,13 @@ function withChecks(code: string, firstLine: number): string {
       expected += `\n${commentLines[used++]!.replace(/^\s*\/\//, "")}`;
     if (!complete(expected))
       throw new Error(
-        `README.md:${firstLine + source.getLineAndCharacterOfPosition(st.end).line}: the //=> value does not parse`,
+        `${file}:${firstLine + source.getLineAndCharacterOfPosition(st.end).line}: the //=> value does not parse`,
       );
     const line = firstLine + source.getLineAndCharacterOfPosition(st.getStart()).line;
     edits.push({
       start: st.getStart(),
       end: st.end,
-      text: `__check((${st.expression.getText()}), (${expected}), ${line});`,
+      text: `__check((${st.expression.getText()}), (${expected}), ${JSON.stringify(`${file}:${line}`)});`,
     });
   }
   let out = code;
@@ -178,26 +186,27 @@ function withChecks(code: string, firstLine: number): string {
 }
 
 const CHECK = `import { deepStrictEqual as __deepStrictEqual } from "node:assert";
-function __check(actual: unknown, expected: unknown, line: number): void {
+function __check(actual: unknown, expected: unknown, where: string): void {
   try {
     __deepStrictEqual(JSON.parse(JSON.stringify(actual)), expected);
   } catch (e) {
-    throw new Error("README.md:" + line + ": " + (e as Error).message);
+    throw new Error(where + ": " + (e as Error).message);
   }
 }
 `;
 
-function tsPrograms(): { line: number; blocks: Block[] }[] {
-  const programs: { line: number; blocks: Block[] }[] = [];
+function tsPrograms(): { file: string; line: number; blocks: Block[] }[] {
+  const programs: { file: string; line: number; blocks: Block[] }[] = [];
   for (const b of runnable.filter((b) => b.lang === "ts")) {
-    if (b.marker === "runnable: continued" && programs.length > 0) programs[programs.length - 1]!.blocks.push(b);
-    else programs.push({ line: b.line, blocks: [b] });
+    const last = programs[programs.length - 1];
+    if (b.marker === "runnable: continued" && last !== undefined && last.file === b.file) last.blocks.push(b);
+    else programs.push({ file: b.file, line: b.line, blocks: [b] });
   }
   return programs;
 }
 
 for (const p of tsPrograms()) {
-  test(`README.md:${p.line}: the ts example${p.blocks.length > 1 ? `s (${p.blocks.map((b) => b.line).join(", ")})` : ""} type-check and run as written`, () => {
+  test(`${p.file}:${p.line}: the ts example${p.blocks.length > 1 ? `s (${p.blocks.map((b) => b.line).join(", ")})` : ""} type-check and run as written`, () => {
     const dir = workFolder();
     // Imports first (the checked copy adds its own); blocks joined in order.
     const source = p.blocks.map((b) => b.code).join("\n");
@@ -217,7 +226,7 @@ for (const p of tsPrograms()) {
       .getPreEmitDiagnostics(program)
       .map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
     expect(diagnostics).toEqual([]);
-    const checked = p.blocks.map((b) => withChecks(b.code, b.line + 1)).join("\n");
+    const checked = p.blocks.map((b) => withChecks(b.file, b.code, b.line + 1)).join("\n");
     const js = ts.transpileModule(`${CHECK}${checked}\nexport {};\n`, {
       compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
     }).outputText;

@@ -6,16 +6,14 @@ import type { AtOptions } from "../evaluate/index.js";
 import {
   type Decision,
   type Issue,
-  type LoadedPanel,
   QueryError,
   type Result,
   SnapshotError,
   err,
   ok,
-  panelKey,
-  parsePanel,
   requestIssues,
 } from "../model/index.js";
+import { type LoadedPanel, panelKey, parsePanel } from "./parsePanel.js";
 
 /** Topics of 1.0 panel events. */
 export type PanelTopic = "door.request.allowed" | "door.request.denied" | "door.request.unknown";

@@ -39,6 +39,7 @@ import { matchRoute } from "./routes.js";
 import { toBodyPaths } from "./operations/bodyPaths.js";
 import { readInput, readOperation, readRefusal } from "./body.js";
 import { WriteValidator } from "./validation.js";
+import type { LiveTarget } from "./liveTarget.js";
 
 /** Options of createLiveSystem. */
 export interface LiveSystemOptions {
@@ -65,7 +66,7 @@ export type BatchResult =
  * const live = createLiveSystem(json, { newId: seededIds(1) });
  * if (live.ok) live.value.apply({ method: "POST", path: "/groups", body: { name: "Night" } }).status; //=> 200
  */
-export class LiveSystem {
+export class LiveSystem implements LiveTarget<SystemSnapshot, Engine, OperationResult, BatchResult> {
   #snapshot: SystemSnapshot;
   #engine: Engine;
   readonly #newId: IdSource;

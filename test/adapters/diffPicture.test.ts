@@ -7,7 +7,7 @@ import { createLiveSystem, seededIds } from "../../src/live/index.js";
 import { QueryError } from "../../src/model/index.js";
 import { renderPictureSvg } from "../../src/adapters/cli/picturePage.js";
 import { SYSTEM_ID, dataDir, startData } from "../http/dataSupport.js";
-import { parseTokens } from "../../src/adapters/http/tokens.js";
+import { parseTokens } from "../../src/service/auth/tokens.js";
 import { BUILDING_FILE, BUILDING_JSON, building, removeTempDirs } from "../http/fixtures.js";
 import { building as liveBuilding } from "../live/fixture.js";
 import { run, tempFiles } from "./cliHarness.js";

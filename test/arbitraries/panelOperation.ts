@@ -4,7 +4,7 @@
 // (and sometimes broken in one named way).
 import fc from "fast-check";
 import type { Operation } from "../../src/live/index.js";
-import type { PanelSnapshot } from "../../src/model/index.js";
+import type { PanelSnapshot } from "../../src/legacy1/index.js";
 import { cardFormatBody } from "./operation.js";
 
 export const PANEL_OPERATION_KINDS = [

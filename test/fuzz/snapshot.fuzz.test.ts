@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { loadPanelEngine } from "../../src/legacy1/panelEngine.js";
-import { parsePanel } from "../../src/model/parsePanel.js";
+import { parsePanel } from "../../src/legacy1/parsePanel.js";
 import { createEngine, loadEngine, loadEngineOrThrow } from "../../src/evaluate/index.js";
 import { SnapshotError, parseSnapshot } from "../../src/model/index.js";
 import { snapshotAndRequestsArb } from "../arbitraries/index.js";

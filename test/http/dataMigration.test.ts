@@ -7,7 +7,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { buildCli, serveChild } from "../support/cliChild.js";
-import { MIGRATION_TASKS } from "../../src/adapters/migration/migrationJob.js";
+import { MIGRATION_TASKS } from "../../src/service/migrationJob.js";
 import type { RunningDataServer } from "../../src/adapters/http/startDataServer.js";
 import { smallPanel } from "../live/panelFixture.js";
 import { type Answer, dataDir, expectError, inspect, startData } from "./dataSupport.js";

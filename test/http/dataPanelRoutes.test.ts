@@ -7,8 +7,8 @@
 import { createHash } from "node:crypto";
 import { afterAll, describe, expect, test } from "vitest";
 import type { RunningDataServer } from "../../src/adapters/http/startDataServer.js";
-import { parseTokens } from "../../src/adapters/http/tokens.js";
-import { panelRoutePatterns } from "../../src/live/panel/panelRoutes.js";
+import { parseTokens } from "../../src/service/auth/tokens.js";
+import { panelRoutePatterns } from "../../src/legacy1/live/panelRoutes.js";
 import { smallPanel } from "../live/panelFixture.js";
 import {
   type Answer,

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, test } from "vitest";
 import { serveCommand } from "../../src/adapters/cli/serveCommand.js";
 import type { RunningDataServer } from "../../src/adapters/http/startDataServer.js";
 import { startServer } from "../../src/adapters/http/startServer.js";
-import { type TokenEntry, constantTimeEqual, grantLookup, parseTokens } from "../../src/adapters/http/tokens.js";
+import { type TokenEntry, constantTimeEqual, grantLookup, parseTokens } from "../../src/service/auth/tokens.js";
 import { run } from "../adapters/cliHarness.js";
 import { building } from "../live/fixture.js";
 import { type Answer, SYSTEM_ID, dataDir, inspect, startData } from "./dataSupport.js";

@@ -10,7 +10,7 @@
 // entities (h-cy, g-night, r-night-lift) stand for what is outside their view.
 import { afterAll, describe, expect, test } from "vitest";
 import type { RunningDataServer } from "../../src/adapters/http/startDataServer.js";
-import { parseTokens } from "../../src/adapters/http/tokens.js";
+import { parseTokens } from "../../src/service/auth/tokens.js";
 import { building } from "../live/fixture.js";
 import {
   type Answer,

@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { afterAll, expect, test } from "vitest";
 import { createDataApp } from "../../src/adapters/http/createDataApp.js";
-import { openDurableSystem } from "../../src/adapters/store/durableSystem.js";
+import { openDurableSystem } from "../../src/service/store/durableSystem.js";
 import { openSqliteStore } from "../../src/adapters/store/sqliteStore.js";
 import { reportSystemInput } from "../reports/fixture.js";
 import { removeTempDirs, tempDir } from "./fixtures.js";

@@ -7,7 +7,7 @@ import { PassThrough, Readable } from "node:stream";
 import { afterAll, describe, expect, test } from "vitest";
 import { serveCommand } from "../../src/adapters/cli/serveCommand.js";
 import type { RunningDataServer } from "../../src/adapters/http/startDataServer.js";
-import { openDurableSystem } from "../../src/adapters/store/durableSystem.js";
+import { openDurableSystem } from "../../src/service/store/durableSystem.js";
 import { openSqliteStore } from "../../src/adapters/store/sqliteStore.js";
 import { createLiveSystem } from "../../src/live/index.js";
 import { run } from "../adapters/cliHarness.js";

@@ -4,10 +4,10 @@
 import Database from "better-sqlite3";
 import fc from "fast-check";
 import { afterAll, describe, expect, test } from "vitest";
-import { openDurableSystem } from "../../src/adapters/store/durableSystem.js";
+import { openDurableSystem } from "../../src/service/store/durableSystem.js";
 import { jsonSlices } from "../../src/adapters/store/jsonSlices.js";
 import { openSqliteStore } from "../../src/adapters/store/sqliteStore.js";
-import type { Store } from "../../src/adapters/store/store.js";
+import type { Store } from "../../src/service/store/store.js";
 import { loadEngineOrThrow } from "../../src/evaluate/index.js";
 import { type Operation, createLiveSystem } from "../../src/live/index.js";
 import { building } from "../live/fixture.js";

@@ -5,8 +5,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { csvHeader, csvRows, htmlEnd, htmlRows, htmlStart, toJson } from "../../src/live/reports/index.js";
-import { parseTokens } from "../../src/adapters/http/tokens.js";
+import { csvHeader, csvRows, htmlEnd, htmlRows, htmlStart, toJson } from "../../src/reports/index.js";
+import { parseTokens } from "../../src/service/auth/tokens.js";
 import { type RunningDataServer, startDataServer } from "../../src/adapters/http/startDataServer.js";
 import { run } from "../adapters/cliHarness.js";
 import { type Answer, type Caller, caller, expectError, startStored } from "./dataSupport.js";

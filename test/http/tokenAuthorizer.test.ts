@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { bearerToken, isBearerToken } from "../../src/adapters/http/bearerToken.js";
+import { bearerToken, isBearerToken } from "../../src/service/auth/bearerToken.js";
 import { tokenAuthorizer } from "../../src/adapters/http/tokenAuthorizer.js";
 
 test("bearerToken reads `Bearer <token68>` and nothing else", () => {

@@ -7,8 +7,8 @@
 // check, run on a migration with a planted bug, must fail.
 import fc from "fast-check";
 import { expect, test } from "vitest";
-import { migratePanel } from "../../src/adapters/migration/migratePanel.js";
-import { type MigrationCheck, compareMigration } from "../../src/adapters/migration/verifyMigration.js";
+import { migratePanel } from "../../src/legacy1/migration/migratePanel.js";
+import { type MigrationCheck, compareMigration } from "../../src/legacy1/migration/verifyMigration.js";
 import { formatIssues } from "../../src/model/index.js";
 import { atSpecArb, resolveAt, snapshotAndRequestsArb } from "../arbitraries/index.js";
 import { buildSnapshot, snapshotSpecArb } from "../arbitraries/snapshot.js";

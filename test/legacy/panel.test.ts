@@ -1,11 +1,12 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import { loadPanelEngineOrThrow } from "../../src/legacy1/panelEngine.js";
-import { migratePanel, migratedId } from "../../src/adapters/migration/migratePanel.js";
-import { preflightBlocks, preflightPanel, preflightWarns } from "../../src/adapters/migration/preflightPanel.js";
-import { URL_NAMESPACE, uuidV5 } from "../../src/adapters/migration/uuidV5.js";
+import { migratePanel, migratedId } from "../../src/legacy1/migration/migratePanel.js";
+import { preflightBlocks, preflightPanel, preflightWarns } from "../../src/legacy1/migration/preflightPanel.js";
+import { URL_NAMESPACE, uuidV5 } from "../../src/legacy1/migration/uuidV5.js";
 import { loadEngineOrThrow } from "../../src/evaluate/index.js";
-import { parsePanel, parseSnapshot } from "../../src/model/index.js";
+import { parseSnapshot } from "../../src/model/index.js";
+import { parsePanel } from "../../src/legacy1/index.js";
 
 const read = (p: string) => JSON.parse(readFileSync(new URL(`../../examples/${p}`, import.meta.url), "utf8"));
 const PANEL = read("panel.json");

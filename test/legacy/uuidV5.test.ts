@@ -2,7 +2,7 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { expect, test } from "vitest";
-import { URL_NAMESPACE, systemNamespace, uuidV5 } from "../../src/adapters/migration/uuidV5.js";
+import { URL_NAMESPACE, systemNamespace, uuidV5 } from "../../src/legacy1/migration/uuidV5.js";
 
 // The definition, written with node:crypto, to compare against.
 function reference(namespace: string, name: string): string {

@@ -1,12 +1,8 @@
 // A small 1.0 panel for the live panel scenarios, and helpers that apply operations with the
 // expected status (a refused operation must leave the panel and its engine untouched).
 import { expect } from "vitest";
-import {
-  type Operation,
-  type PanelLiveSystem,
-  type PanelOperationResult,
-  createPanelLiveSystem,
-} from "../../src/live/index.js";
+import type { Operation } from "../../src/live/index.js";
+import { type PanelLiveSystem, type PanelOperationResult, createPanelLiveSystem } from "../../src/legacy1/index.js";
 import { formatIssues } from "../../src/model/index.js";
 
 /** Wednesday 15 April 2026, 14:15 in Paris. */

@@ -4,7 +4,7 @@
 import { applyPatches } from "immer";
 import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
-import { createPanelLiveSystem } from "../../src/live/index.js";
+import { createPanelLiveSystem } from "../../src/legacy1/index.js";
 import { loadPanelEngineOrThrow } from "../../src/legacy1/panelEngine.js";
 import { AT, accept, panelLive, read, refuse, scan, smallPanel } from "./panelFixture.js";
 import { encodeWiegand } from "../../src/model/index.js";

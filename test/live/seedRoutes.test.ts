@@ -9,7 +9,7 @@
 // PENDING_* (expected, being built elsewhere: empty it when the routes land) and NOT_LIVE_ROUTES
 // (not operations on the snapshot, with the reason).
 import { describe, expect, test } from "vitest";
-import { matchPanelRoute } from "../../src/live/panel/panelRoutes.js";
+import { matchPanelRoute } from "../../src/legacy1/live/panelRoutes.js";
 import { matchRoute } from "../../src/live/routes.js";
 import { liveOf } from "./fixture.js";
 import { panelLive } from "./panelFixture.js";

@@ -4,7 +4,7 @@
 // dense and sparse.
 import fc from "fast-check";
 import { expect, test } from "vitest";
-import { type CompiledDevice, denseSlots, findSlot } from "../../src/compile/compileSnapshot.js";
+import { type CompiledDevice, denseSlots, findSlot } from "../../src/compile/index.js";
 import { NUM_RUNS, TIMEOUT } from "./support.js";
 
 /** A device with just a run's slot groups, and its dense table or none. */

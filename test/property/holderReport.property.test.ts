@@ -5,7 +5,7 @@ import { parse } from "csv-parse/sync";
 import fc from "fast-check";
 import { expect, test } from "vitest";
 import { formatIssues, parseSnapshot } from "../../src/model/index.js";
-import { holderReport, toCsv } from "../../src/live/reports/index.js";
+import { holderReport, toCsv } from "../../src/reports/index.js";
 import { reportBodyArb, reportSnapshotArb } from "../arbitraries/reportCase.js";
 import { holderReportNaive } from "../reference/holderReportNaive.js";
 

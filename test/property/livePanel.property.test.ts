@@ -7,13 +7,10 @@ import fc from "fast-check";
 import { applyPatches } from "immer";
 import { expect, test } from "vitest";
 import { type PanelEngine, loadPanelEngine } from "../../src/legacy1/panelEngine.js";
-import {
-  type Operation,
-  type PanelLiveSystem,
-  type PanelOperationResult,
-  createPanelLiveSystem,
-} from "../../src/live/index.js";
-import { type PanelSnapshot, formatIssues, parsePanel } from "../../src/model/index.js";
+import type { Operation } from "../../src/live/index.js";
+import { type PanelLiveSystem, type PanelOperationResult, createPanelLiveSystem } from "../../src/legacy1/index.js";
+import { formatIssues } from "../../src/model/index.js";
+import { type PanelSnapshot, parsePanel } from "../../src/legacy1/index.js";
 import { snapshotAndRequestsArb } from "../arbitraries/index.js";
 import {
   PANEL_OPERATION_KINDS,

@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { expect, test } from "vitest";
 import { createEngine } from "../../src/evaluate/index.js";
 import { formatIssues, parseSnapshot } from "../../src/model/index.js";
-import { rsopReport } from "../../src/live/reports/index.js";
+import { rsopReport } from "../../src/reports/index.js";
 import { atSpecArb, builtSnapshotArb, resolveAt } from "../arbitraries/index.js";
 
 const NUM_RUNS =

@@ -1,6 +1,6 @@
 // A deliberately naive holder report (SPEC §11 and docs/semantics.md RP lines), written from the
 // text and not from src/: it reads the snapshot's input JSON as it is, checks every filter with plain
-// loops and sorts by insertion. The property test compares src/live/reports against it.
+// loops and sorts by insertion. The property test compares src/reports against it.
 
 type Json = Record<string, any>;
 

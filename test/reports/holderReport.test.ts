@@ -13,7 +13,7 @@ import {
   toCsv,
   toHtml,
   toJson,
-} from "../../src/live/reports/index.js";
+} from "../../src/reports/index.js";
 import { parseSnapshotOrThrow } from "../../src/model/index.js";
 import { smallPanel } from "../live/panelFixture.js";
 import { reportSystem, reportSystemInput } from "./fixture.js";

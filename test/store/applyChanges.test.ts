@@ -3,8 +3,8 @@
 // bad one are applied, it is named, and the caller is told how far it got.
 import { expect, test } from "vitest";
 import type { Patch } from "immer";
-import { type DurableLive, applyChanges, createTarget } from "../../src/adapters/store/durableSystem.js";
-import type { StoredChange } from "../../src/adapters/store/store.js";
+import { type DurableLive, applyChanges, createTarget } from "../../src/service/store/durableSystem.js";
+import type { StoredChange } from "../../src/service/store/store.js";
 import { NOW, building } from "../live/fixture.js";
 
 function system(): DurableLive & { kind: "system" } {

@@ -2,7 +2,7 @@
 // certificate made by openssl), from a real server over a real SQLite file. Backoff is shortened by
 // the server's options; no test asserts a duration.
 import { afterAll, beforeAll, expect, test } from "vitest";
-import type { WebhookOptions } from "../../src/adapters/events/webhookService.js";
+import type { WebhookOptions } from "../../src/service/webhooks/webhookService.js";
 import { verifySignature } from "../../src/webhooks.js";
 import { building } from "../live/fixture.js";
 import { caller, dataDir, startData } from "../http/dataSupport.js";

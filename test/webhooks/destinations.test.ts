@@ -7,8 +7,8 @@
 import { createServer as createTcpServer, type Server as TcpServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
-import { Destinations, REFUSED_CODE, REFUSED_DESTINATION } from "../../src/adapters/events/destinations.js";
-import type { WebhookOptions } from "../../src/adapters/events/webhookService.js";
+import { Destinations, REFUSED_CODE, REFUSED_DESTINATION } from "../../src/adapters/delivery/destinations.js";
+import type { WebhookOptions } from "../../src/service/webhooks/webhookService.js";
 import { building } from "../live/fixture.js";
 import { type Caller, caller, dataDir, startData } from "../http/dataSupport.js";
 import { removeTempDirs } from "../http/fixtures.js";

@@ -5,7 +5,7 @@
 // SQLite file and a real PostgreSQL cluster.
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
-import type { WebhookOptions } from "../../src/adapters/events/webhookService.js";
+import type { WebhookOptions } from "../../src/service/webhooks/webhookService.js";
 import { sqliteWebhooks } from "../../src/adapters/store/sqliteWebhooks.js";
 import { building } from "../live/fixture.js";
 import { type Caller, caller, dataDir, startData } from "../http/dataSupport.js";

@@ -3,7 +3,7 @@
 // and when it dies another takes over. A real PostgreSQL cluster and a real HTTPS receiver on
 // 127.0.0.1, both started by the test (skipped with the reason where no PostgreSQL binaries exist).
 import { afterAll, beforeAll, describe, expect, onTestFinished, test } from "vitest";
-import type { WebhookOptions } from "../../src/adapters/events/webhookService.js";
+import type { WebhookOptions } from "../../src/service/webhooks/webhookService.js";
 import { openPostgresStore } from "../../src/adapters/store/postgresStore.js";
 import { building } from "../live/fixture.js";
 import { caller } from "../http/dataSupport.js";

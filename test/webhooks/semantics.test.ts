@@ -1,7 +1,7 @@
 // docs/semantics.md section W (webhooks): the lines that the delivery and subscription tests do not
 // already pin, one test named after each.
 import { expect, test } from "vitest";
-import { parseSubscriptionBody } from "../../src/adapters/events/subscription.js";
+import { parseSubscriptionBody } from "../../src/service/webhooks/subscription.js";
 import { accessEvent, changeEvents, filterEvent } from "../../src/webhooks.js";
 import type { ChangeEvent } from "../../src/webhooks.js";
 import { AT, liveOf } from "../live/fixture.js";

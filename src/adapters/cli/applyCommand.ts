@@ -5,15 +5,14 @@ import { writeFile } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import {
   type BatchResult,
+  type LiveTarget,
   type Operation,
   type OperationResult,
-  type PanelBatchResult,
-  type PanelOperationResult,
   createLiveSystem,
-  createPanelLiveSystem,
   randomIds,
   seededIds,
 } from "../../live/index.js";
+import { type PanelBatchResult, type PanelOperationResult, createPanelLiveSystem } from "../../legacy1/index.js";
 import { type Issue, formatPath } from "../../model/index.js";
 import { parseJson } from "../jsonSyntax.js";
 import { CliError, type CliIo, UsageError } from "./io.js";
@@ -32,12 +31,8 @@ function issuesOut(issues: readonly Issue[]): { path: string; message: string }[
   return issues.map((i) => ({ path: formatPath(i.path), message: i.message }));
 }
 
-/** A 2.0 or 1.0 live system, as far as `rsop apply` uses it. */
-interface Target {
-  one(op: Operation): OperationResult | PanelOperationResult;
-  batch(ops: readonly Operation[]): BatchResult | PanelBatchResult;
-  snapshot(): unknown;
-}
+/** A 2.0 or 1.0 live system, through the interface both implement. */
+type Target = LiveTarget<unknown, unknown, OperationResult | PanelOperationResult, BatchResult | PanelBatchResult>;
 
 /** The answer line of one operation's result (the patches stay out: `--out` has the outcome). */
 function answer(r: OperationResult | PanelOperationResult): Record<string, unknown> {
@@ -63,11 +58,11 @@ function applyLine(live: Target, text: string): { line: Record<string, unknown>;
     };
   const parsed = r0.value;
   if (Array.isArray(parsed)) {
-    const r = live.batch(parsed as Operation[]);
+    const r = live.apply(parsed as Operation[]);
     if (!r.ok) return { line: { status: r.status, index: r.index, issues: issuesOut(r.issues) }, refused: true };
     return { line: { status: r.status, results: r.results.map(answer) }, refused: false };
   }
-  const r = live.one(parsed as Operation);
+  const r = live.apply(parsed as Operation);
   return { line: answer(r), refused: !r.ok };
 }
 
@@ -94,8 +89,7 @@ export async function applyCommand(opts: ApplyOptions, io: CliIo): Promise<numbe
         `${path === "-" ? "stdin" : path}: ${made.issues.length} problem${made.issues.length === 1 ? "" : "s"}`,
         made.issues,
       );
-    const system = made.value;
-    live = { one: (op) => system.apply(op), batch: (ops) => system.apply(ops), snapshot: () => system.snapshot };
+    live = made.value;
   } else {
     // 1.0 creates take the next free integer: --seed-ids has nothing to draw.
     const made = createPanelLiveSystem(json);
@@ -104,8 +98,7 @@ export async function applyCommand(opts: ApplyOptions, io: CliIo): Promise<numbe
         `${path === "-" ? "stdin" : path}: ${made.issues.length} problem${made.issues.length === 1 ? "" : "s"}`,
         made.issues,
       );
-    const panel = made.value;
-    live = { one: (op) => panel.apply(op), batch: (ops) => panel.apply(ops), snapshot: () => panel.snapshot };
+    live = made.value;
   }
 
   const input: Readable =
@@ -152,7 +145,7 @@ export async function applyCommand(opts: ApplyOptions, io: CliIo): Promise<numbe
   if (io.closed?.aborted === true) stop();
   await lines.done;
   io.closed?.removeEventListener("abort", stop);
-  if (opts.out !== undefined) await writeFile(opts.out, `${JSON.stringify(live.snapshot(), null, 2)}\n`);
+  if (opts.out !== undefined) await writeFile(opts.out, `${JSON.stringify(live.snapshot, null, 2)}\n`);
   if (refused > 0) io.stderr.write(`rsop: ${refused} of ${n} operation line${n === 1 ? "" : "s"} refused\n`);
   return refused > 0 ? 1 : 0;
 }

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 // The `rsop` executable.
 import { runCli } from "./main.js";
 

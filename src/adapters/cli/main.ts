@@ -2,6 +2,9 @@
 // commander; each command lives in its own file and returns an exit code.
 import type { Writable } from "node:stream";
 import { Command, CommanderError, Option } from "commander";
+// `rsop --version` prints package.json's version: the bundler inlines this one field of it into
+// dist/cli.js, so the two never drift apart.
+import { version as VERSION } from "../../../package.json";
 import { applyCommand } from "./applyCommand.js";
 import { registerBenchCommand } from "./benchCommand.js";
 import { registerCardCommand } from "./cardCommand.js";
@@ -17,8 +20,6 @@ import { registerReportCommand } from "./reportCommand.js";
 import { registerServeCommand } from "./serveCommand.js";
 import { validateCommand } from "./validateCommand.js";
 import { registerWebhookCommand } from "./webhookCommand.js";
-
-const VERSION = "0.1.0";
 
 /** The exit codes, in `rsop --help` and the README. */
 export const EXIT_CODES_HELP = `

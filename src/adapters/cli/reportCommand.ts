@@ -18,7 +18,7 @@ import {
   htmlStart,
   peopleReport,
   rsopReportChunks,
-} from "../../live/reports/index.js";
+} from "../../reports/index.js";
 import { type Issue, parseInstant } from "../../model/index.js";
 import { jsonErrorText, parseJson } from "../jsonSyntax.js";
 import { CliError, type CliIo, UsageError, written } from "./io.js";

@@ -1,12 +1,12 @@
 // `rsop serve`: the HTTP API on a snapshot file, reloaded when the file changes, until SIGINT/SIGTERM.
 import type { Command } from "commander";
-import { isBearerToken } from "../http/bearerToken.js";
+import { isBearerToken } from "../../service/auth/bearerToken.js";
 import { type RunningServer, startServer, streamLog } from "../http/startServer.js";
 import { type RunningDataServer, type StartDataServerOptions, startDataServer } from "../http/startDataServer.js";
-import { StoreError } from "../store/store.js";
-import { ROLES, type TokenEntry, TokensFileError, readTokensFile } from "../http/tokens.js";
+import { StoreError } from "../../service/store/store.js";
+import { ROLES, type TokenEntry, TokensFileError, readTokensFile } from "../../service/auth/tokens.js";
 import { SnapshotError } from "../../model/index.js";
-import { Destinations } from "../events/destinations.js";
+import { Destinations } from "../delivery/destinations.js";
 import { CliError, type CliIo, UsageError } from "./io.js";
 import { readSnapshotFile } from "./loadSystem.js";
 

@@ -1,6 +1,7 @@
 import { loadSnapshotSummary } from "./summary.js";
 import { CliError, type CliIo } from "./io.js";
-import { parsePanel, parseSnapshot } from "../../model/index.js";
+import { parseSnapshot } from "../../model/index.js";
+import { parsePanel } from "../../legacy1/index.js";
 import { readSnapshotFile, systemOrPanel } from "./loadSystem.js";
 
 export interface ValidateOptions {

@@ -1,7 +1,7 @@
 // `rsop webhook verify`: checks the X-SERVICE-SIGNATURE of a notification body read from stdin, for
 // receivers and for an operator looking at a captured notification (exit 0 valid, 1 not).
 import type { Command } from "commander";
-import { verifySignature } from "../events/signature.js";
+import { verifySignature } from "../../events/signature.js";
 import { CliError, type CliIo, UsageError } from "./io.js";
 
 /** The whole of stdin as bytes: the signature is over the raw body, not over its decoding. */

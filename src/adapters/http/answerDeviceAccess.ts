@@ -1,7 +1,7 @@
 // GET /{system_id}/devices/{device_id}/access: who can open a device at an instant, one page at a time.
 import type { Engine, WhoResult } from "../../evaluate/index.js";
 import { QueryError } from "../../model/index.js";
-import { queryHttpError } from "./httpError.js";
+import { queryHttpError } from "../../service/httpError.js";
 import { parseQuery } from "./parseQuery.js";
 
 /** One page of a who-can-access answer, and what the paging headers need. */
@@ -38,26 +38,5 @@ export function answerDeviceAccess(
   return { result: { ...all, holders: all.holders.slice(from, from + perPage) }, page, perPage, total };
 }
 
-/**
- * The paging headers of seed 000 §4: `X-Total-Count`, and `Link` with `first`, `prev` (not on the
- * first page), `next` (not on the last) and `last`, each the request's own URL with `page` and
- * `per_page` set (its other parameters, such as `at`, kept).
- */
-export function pageHeaders(url: URL, p: Pick<DeviceAccessPage, "page" | "perPage" | "total">): Record<string, string> {
-  const last = Math.max(0, Math.ceil(p.total / p.perPage) - 1);
-  // The other parameters exactly as the client wrote them.
-  const kept = url.search
-    .slice(1)
-    .split("&")
-    .filter((pair) => {
-      const name = new URLSearchParams(pair).keys().next().value;
-      return pair !== "" && name !== "page" && name !== "per_page";
-    });
-  const base = `${url.origin}${url.pathname}?${kept.map((k) => `${k}&`).join("")}`;
-  const link = (page: number, rel: string) => `<${base}page=${page}&per_page=${p.perPage}>; rel="${rel}"`;
-  const links = [link(0, "first")];
-  if (p.page > 0) links.push(link(Math.min(p.page - 1, last), "prev"));
-  if (p.page < last) links.push(link(p.page + 1, "next"));
-  links.push(link(last, "last"));
-  return { "x-total-count": String(p.total), link: links.join(", ") };
-}
+// The paging headers are the service's (the report and subscription pages use them too).
+export { pageHeaders } from "../../service/pageHeaders.js";

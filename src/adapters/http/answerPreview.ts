@@ -3,7 +3,7 @@
 import { type AccessDiff, DiffBudgetError, type DiffLimits } from "../../evaluate/index.js";
 import type { LiveSystem, Operation } from "../../live/index.js";
 import { QueryError } from "../../model/index.js";
-import { HttpError, type HttpIssue, toHttpIssues } from "./httpError.js";
+import { HttpError, type HttpIssue, toHttpIssues } from "../../service/httpError.js";
 
 const REFUSAL: Readonly<Record<number, string>> = {
   400: "Invalid operation.",

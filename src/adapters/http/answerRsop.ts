@@ -1,7 +1,7 @@
 // GET /{system_id}/rsop/holders and GET /{system_id}/cloud-nodes/{cloud_node_id}/rsop/holders.
 import type { Engine, RsopResult } from "../../evaluate/index.js";
 import { QueryError } from "../../model/index.js";
-import { jsonResponse, jsonTextBytes, queryHttpError, textResponse } from "./httpError.js";
+import { jsonResponse, jsonTextBytes, queryHttpError, textResponse } from "../../service/httpError.js";
 import { parseQuery } from "./parseQuery.js";
 
 /**

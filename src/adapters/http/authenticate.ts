@@ -1,6 +1,6 @@
 // The bearer-token check shared by the read-only handler and the `--data` server.
-import { bearerToken } from "./bearerToken.js";
-import { HttpError } from "./httpError.js";
+import { bearerToken } from "../../service/auth/bearerToken.js";
+import { HttpError } from "../../service/httpError.js";
 
 /** What an authorizer answers: allowed, an invalid token (401), or a valid token without access to this system (403). */
 export type AuthorizeAnswer = boolean | "forbidden";

@@ -11,12 +11,13 @@ import { createHash } from "node:crypto";
 import type { Hono } from "hono";
 import { matchRoute } from "../../live/routes.js";
 import { reads } from "../../live/operations/reads.js";
-import { matchPanelRoute } from "../../live/panel/panelRoutes.js";
-import { panelReads } from "../../live/panel/panelReads.js";
-import { previewPersonImport } from "../../live/panel/importPreview.js";
+import { matchPanelRoute } from "../../legacy1/live/panelRoutes.js";
+import { panelReads } from "../../legacy1/live/panelReads.js";
+import { previewPersonImport } from "../../legacy1/live/importPreview.js";
 import { Refusal } from "../../live/operation.js";
 import { PAGING, checkQueryKeys } from "../../live/queryKeys.js";
-import type { Operation, OperationResult, PanelOperationResult } from "../../live/index.js";
+import type { Operation, OperationResult } from "../../live/index.js";
+import type { PanelOperationResult } from "../../legacy1/index.js";
 import type { Engine } from "../../evaluate/index.js";
 import type { Decision, SystemSnapshot } from "../../model/index.js";
 import { type Authorize, authenticate } from "./authenticate.js";
@@ -28,8 +29,8 @@ import {
   readInScope,
   rsopResultInScope,
   scopeOf,
-} from "./scope.js";
-import { ADMIN, type Grant } from "./grant.js";
+} from "../../service/auth/scope.js";
+import { ADMIN, type Grant } from "../../service/auth/grant.js";
 import { pageHeaders } from "./answerDeviceAccess.js";
 import { createHttpHandler } from "./createHttpHandler.js";
 import { answerPreview } from "./answerPreview.js";
@@ -42,13 +43,13 @@ import {
   jsonTextBytes,
   textResponse,
   toHttpIssues,
-} from "./httpError.js";
+} from "../../service/httpError.js";
 import { normalizeBasePath } from "./matchRoute.js";
 import { readJsonBody } from "./readJsonBody.js";
-import type { DurableSystem } from "../store/durableSystem.js";
-import { type ReportStoreLimits, ReportService } from "./reportService.js";
-import { StoreError, StoreUnavailableError } from "../store/store.js";
-import type { Webhooks } from "../events/webhookService.js";
+import type { AnyLiveSystem, DurableSystem } from "../../service/store/durableSystem.js";
+import { type ReportStoreLimits, ReportService } from "../../service/reportService.js";
+import { StoreError, StoreUnavailableError } from "../../service/store/store.js";
+import type { Webhooks } from "../../service/webhooks/webhookService.js";
 import { registerSubscriptionRoutes } from "./subscriptionRoutes.js";
 
 /** Options of createDataApp. */
@@ -288,11 +289,11 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
     // A read's JSON is taken as bytes where the live system makes them so (RSOP).
     const op = { method: method as "GET", path: `${path}${url.search}`, jsonBytes: { indent } };
     let result: OperationResult | PanelOperationResult;
+    const system: AnyLiveSystem = target.live;
     if (target.kind === "panel" && grant.partitions !== null)
       throw new HttpError(403, "A 1.0 panel is served to admin and integrator tokens only.");
     if (match.kind === "read") {
-      if (target.kind === "panel" || grant.partitions === null)
-        result = target.kind === "system" ? target.live.apply(op) : target.live.apply(op);
+      if (target.kind === "panel" || grant.partitions === null) result = system.apply(op);
       else {
         // A manager or reporter reads its view of the snapshot (H19); RSOP is the engine's, for its holders only.
         const live = target.live;

@@ -15,12 +15,12 @@ import { answerDecisions, answerExplain } from "./answerDecisions.js";
 import { answerDeviceAccess, pageHeaders } from "./answerDeviceAccess.js";
 import { answerRsop } from "./answerRsop.js";
 import { type AuthorizeAnswer, authenticate } from "./authenticate.js";
-import { HttpError, errorResponse, jsonResponse, queryHttpError } from "./httpError.js";
+import { HttpError, errorResponse, jsonResponse, queryHttpError } from "../../service/httpError.js";
 import { matchRoute, normalizeBasePath, pathSegments } from "./matchRoute.js";
 import { readJsonBody } from "./readJsonBody.js";
 import { parseQuery } from "./parseQuery.js";
-import { engineRouteRefusal, hiddenRsopIds, rsopInScope, scopeOf } from "./scope.js";
-import { ADMIN, type Grant } from "./grant.js";
+import { engineRouteRefusal, hiddenRsopIds, rsopInScope, scopeOf } from "../../service/auth/scope.js";
+import { ADMIN, type Grant } from "../../service/auth/grant.js";
 
 /** A web-standard request handler: what `createHttpHandler` returns. */
 export type HttpHandler = (request: Request) => Promise<Response>;
@@ -203,7 +203,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
             keys.map((k) => ({ path: k, message: "Unknown query parameter; this route takes none." })),
           );
         const body = await readJsonBody(request, maxBodyBytes);
-        const answer = answerDecisions(engine, body, maxBatch);
+        const answer = await answerDecisions(engine, body, maxBatch);
         if (options.onDecided !== undefined)
           await options.onDecided(
             Array.isArray(body) ? body : [body],

@@ -9,7 +9,6 @@ import { Engine } from "../../evaluate/index.js";
 import { type Issue, type SystemSnapshot, parseSnapshot } from "../../model/index.js";
 import { JSON_MAX_DEPTH, tooDeepMessage } from "../../model/plainCopy.js";
 import { jsonErrorText, parseJson } from "../jsonSyntax.js";
-import type { WorkerAnswer } from "./snapshotWorker.js";
 
 /** A compiled snapshot file, or every reason it could not be used. */
 export type LoadedSnapshot =
@@ -156,6 +155,11 @@ export async function parseSnapshotSlicesAgainst(
 }
 
 /** A validated snapshot from the worker, as JSON slices still to be parsed (on the caller's thread). */
+/** What the snapshot worker (snapshotWorker.ts) posts back: every problem, or the normalized snapshot in JSON slices with the file's SHA-256. */
+export type WorkerAnswer =
+  | { readonly ok: false; readonly issues: readonly { code: string; path: (string | number)[]; message: string }[] }
+  | { readonly ok: true; readonly sha256: string; readonly slices: SnapshotSlices };
+
 export type WorkerRead =
   | { readonly ok: true; readonly sha256: string; readonly slices: SnapshotSlices }
   | { readonly ok: false; readonly issues: readonly Issue[] };

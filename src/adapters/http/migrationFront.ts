@@ -13,12 +13,12 @@ import {
   type MigrationStore,
   type StagedSystem,
   type StoredMigration,
-} from "../migration/migrationJob.js";
-import { type Preflight, preflightPanel } from "../migration/preflightPanel.js";
-import { type DurableSystem, openDurableSystem } from "../store/durableSystem.js";
-import type { Store } from "../store/store.js";
+} from "../../service/migrationJob.js";
+import { type Preflight, preflightPanel } from "../../legacy1/migration/preflightPanel.js";
+import { type DurableSystem, openDurableSystem } from "../../service/store/durableSystem.js";
+import type { Store } from "../../service/store/store.js";
 import { type Authorize, authenticate } from "./authenticate.js";
-import { HttpError, errorResponse, jsonResponse } from "./httpError.js";
+import { HttpError, errorResponse, jsonResponse } from "../../service/httpError.js";
 import { readJsonBody } from "./readJsonBody.js";
 import { refuseOtherQuery } from "./parseQuery.js";
 

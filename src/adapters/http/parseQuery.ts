@@ -5,7 +5,7 @@
 import { MAX_INSTANT, MIN_INSTANT, parseInstant } from "../../model/index.js";
 import { checkQueryKeys } from "../../live/queryKeys.js";
 import { Refusal } from "../../live/operation.js";
-import { HttpError, type HttpIssue, toHttpIssues } from "./httpError.js";
+import { HttpError, type HttpIssue, toHttpIssues } from "../../service/httpError.js";
 
 /** What a GET route was asked. */
 export interface ParsedQuery {

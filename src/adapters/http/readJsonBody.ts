@@ -3,7 +3,7 @@
 import { formatPath } from "../../model/index.js";
 import { JSON_MAX_DEPTH, tooDeepMessage } from "../../model/plainCopy.js";
 import { jsonErrorText, parseJson } from "../jsonSyntax.js";
-import { HttpError } from "./httpError.js";
+import { HttpError } from "../../service/httpError.js";
 
 /** `application/json` or any `application/…+json`, parameters (charset) ignored: JSON is UTF-8. */
 export function isJsonContentType(header: string | null): boolean {

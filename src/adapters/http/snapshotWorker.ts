@@ -8,12 +8,7 @@
 // See startServer.ts, reloadNow, and loadSnapshotFile.ts, parseSnapshotSlices.
 import { parentPort, workerData } from "node:worker_threads";
 import { createHash } from "node:crypto";
-import { SNAPSHOT_SLICE, type SliceHashes, type SnapshotSlices, readSnapshotFile } from "./loadSnapshotFile.js";
-
-/** What the worker posts back: every problem, or the normalized snapshot in JSON slices with the file's SHA-256. */
-export type WorkerAnswer =
-  | { readonly ok: false; readonly issues: readonly { code: string; path: (string | number)[]; message: string }[] }
-  | { readonly ok: true; readonly sha256: string; readonly slices: SnapshotSlices };
+import { SNAPSHOT_SLICE, type SliceHashes, type WorkerAnswer, readSnapshotFile } from "./loadSnapshotFile.js";
 
 const { path, known } = workerData as { path: string; known: SliceHashes | null };
 const knownHashes = new Map(known ?? []);

@@ -5,23 +5,24 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type DurableSystem, type DurableSystemOptions, openDurableSystem } from "../store/durableSystem.js";
+import { type DurableSystem, type DurableSystemOptions, openDurableSystem } from "../../service/store/durableSystem.js";
 import { openPostgresStore, redactUrl } from "../store/postgresStore.js";
-import { type ReplicatedSystem, openReplicatedSystem } from "../store/replicatedSystem.js";
+import { type ReplicatedSystem, openReplicatedSystem } from "../../service/store/replicatedSystem.js";
 import { openSqliteStore } from "../store/sqliteStore.js";
-import { type SharedStore, type Store, type StoredKind, StoreError } from "../store/store.js";
+import { type SharedStore, type Store, type StoredKind, StoreError } from "../../service/store/store.js";
 import { type ConnectionOptions, connectionSettings, guardConnections, serverOptionsOf } from "./connectionGuard.js";
-import { HttpError, errorResponse } from "./httpError.js";
+import { HttpError, errorResponse } from "../../service/httpError.js";
 import type { Authorize } from "./authenticate.js";
 import { createDataApp } from "./createDataApp.js";
 import { type RequestBounds, boundsOf } from "./requestBounds.js";
 import { normalizeBasePath } from "./matchRoute.js";
 import { type MigrationFront, createMigrationFront } from "./migrationFront.js";
-import type { ReportService, ReportStoreLimits } from "./reportService.js";
+import type { ReportService, ReportStoreLimits } from "../../service/reportService.js";
 import { closeGracefully, streamLog } from "./startServer.js";
 import { tokenAuthorizer } from "./tokenAuthorizer.js";
-import { ADMIN, type TokenEntry, TokensFileError, grantLookup } from "./tokens.js";
-import { type WebhookOptions, Webhooks } from "../events/webhookService.js";
+import { ADMIN, type TokenEntry, TokensFileError, grantLookup } from "../../service/auth/tokens.js";
+import { type WebhookOptions, Webhooks } from "../../service/webhooks/webhookService.js";
+import { httpsTransport } from "../delivery/httpsTransport.js";
 
 /** Options of startDataServer. Exactly one of `token` and `insecureNoAuth` is required, and one of `dataFile` and `storeUrl`. */
 export interface StartDataServerOptions extends ConnectionOptions, RequestBounds {
@@ -158,6 +159,7 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
         log: options.webhooks?.log ?? log,
         ...(options.now !== undefined ? { now: options.now } : {}),
       },
+      httpsTransport(options.webhooks?.allow ?? []),
     );
     webhooksTarget = target;
   };

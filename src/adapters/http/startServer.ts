@@ -12,7 +12,7 @@ import { Engine } from "../../evaluate/index.js";
 import { type Issue, SnapshotError, type SystemSnapshot, formatPath } from "../../model/index.js";
 import { type HttpHandlerOptions, createHttpHandler } from "./createHttpHandler.js";
 import { type ConnectionOptions, connectionSettings, guardConnections, serverOptionsOf } from "./connectionGuard.js";
-import { HttpError, errorResponse, jsonResponse } from "./httpError.js";
+import { HttpError, errorResponse, jsonResponse } from "../../service/httpError.js";
 import { normalizeBasePath } from "./matchRoute.js";
 import {
   type LoadedSnapshot,
@@ -27,7 +27,7 @@ import {
   yieldToEventLoop,
 } from "./loadSnapshotFile.js";
 import { tokenAuthorizer } from "./tokenAuthorizer.js";
-import { ADMIN, type TokenEntry, grantLookup } from "./tokens.js";
+import { ADMIN, type TokenEntry, grantLookup } from "../../service/auth/tokens.js";
 import { type SnapshotWatch, watchSnapshotFile } from "./watchSnapshotFile.js";
 
 /**

@@ -4,11 +4,11 @@
 // and `…/{id}/parked/redeliver` (queue them again). Admin and integrator tokens only: events name
 // holders of every partition (docs/semantics.md W10).
 import type { Hono } from "hono";
-import type { Webhooks } from "../events/webhookService.js";
-import { parseSubscriptionBody } from "../events/subscription.js";
+import type { Webhooks } from "../../service/webhooks/webhookService.js";
+import { parseSubscriptionBody } from "../../service/webhooks/subscription.js";
 import { pageHeaders } from "./answerDeviceAccess.js";
-import type { Grant } from "./grant.js";
-import { HttpError, jsonResponse } from "./httpError.js";
+import type { Grant } from "../../service/auth/grant.js";
+import { HttpError, jsonResponse } from "../../service/httpError.js";
 import { refuseOtherQuery } from "./parseQuery.js";
 import { readJsonBody } from "./readJsonBody.js";
 

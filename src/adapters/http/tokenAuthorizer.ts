@@ -1,6 +1,6 @@
 // The authorizer of `rsop serve --token`: one shared secret, compared in constant time.
 import { createHash, timingSafeEqual } from "node:crypto";
-import { isBearerToken } from "./bearerToken.js";
+import { isBearerToken } from "../../service/auth/bearerToken.js";
 
 function digest(s: string): Buffer {
   return createHash("sha256").update(s, "utf8").digest();

@@ -14,8 +14,8 @@ import {
   type StoredState,
   StoreError,
   StoreUnavailableError,
-} from "./store.js";
-import type { OutboxEntry } from "./webhookStore.js";
+} from "../../service/store/store.js";
+import type { OutboxEntry } from "../../service/store/webhookStore.js";
 
 /** The schema version written to `rsop_meta`; a database of another version is refused. */
 const SCHEMA_VERSION = "1";

@@ -11,7 +11,7 @@ import {
   type SharedWebhooks,
   type WebhookStore,
   toOutboxRow as toRow,
-} from "./webhookStore.js";
+} from "../../service/store/webhookStore.js";
 
 /** The channel of webhook notifications (payload: `subscriptions` or `outbox`). */
 const CHANNEL = "rsop_webhooks";

@@ -4,9 +4,15 @@
 // and a second process (or a second connection in this one) is refused at once.
 import type { Database as SqliteDatabase } from "better-sqlite3";
 import { jsonSlices } from "./jsonSlices.js";
-import { type StoredChange, type StoredKind, type StoredState, type Store, StoreError } from "./store.js";
+import {
+  type StoredChange,
+  type StoredKind,
+  type StoredState,
+  type Store,
+  StoreError,
+} from "../../service/store/store.js";
 import { type SqliteLike, sqliteWebhooks } from "./sqliteWebhooks.js";
-import type { OutboxEntry } from "./webhookStore.js";
+import type { OutboxEntry } from "../../service/store/webhookStore.js";
 
 /** The schema version written to `meta`; a database of another version is refused. */
 const SCHEMA_VERSION = "1";

@@ -1,6 +1,11 @@
 // The webhook tables of the SQLite store (webhookStore.ts): subscriptions and the outbox. They live
 // in the store's database, so an outbox row and the change that caused it commit in one transaction.
-import { type OutboxEntry, type OutboxRecord as Row, type WebhookStore, toOutboxRow as toRow } from "./webhookStore.js";
+import {
+  type OutboxEntry,
+  type OutboxRecord as Row,
+  type WebhookStore,
+  toOutboxRow as toRow,
+} from "../../service/store/webhookStore.js";
 
 /** What this file needs of a better-sqlite3 database (the driver itself is loaded by sqliteStore.ts). */
 interface Statement {

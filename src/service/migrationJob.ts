@@ -1,0 +1,385 @@
+// A staged, reversible migration of a 1.0 panel to a 2.0 system, as seed 000 §3 runs it: initiate
+// (refused unless the preflight passes) → six tasks, each Pending → Processing → Completed, in order
+// → staged (both systems read-only) → complete (the 2.0 system becomes the one served) or roll back
+// (the staged system is deleted, the panel writable again). Every step is persisted before the next
+// one starts, so a restart resumes the task that was running (tasks are deterministic: running one
+// again gives the same result). Semantics: docs/semantics.md M8–M12.
+import { randomUUID } from "node:crypto";
+import { type LiveSystem, createLiveSystem } from "../live/index.js";
+import { formatIssues } from "../model/index.js";
+import { type Migration, migratePanel } from "../legacy1/migration/migratePanel.js";
+import {
+  type Preflight,
+  preflightBlocks,
+  preflightPanel,
+  preflightWarns,
+} from "../legacy1/migration/preflightPanel.js";
+
+/** The six tasks of seed 000 §3, in the order they run. */
+export const MIGRATION_TASKS = [
+  "EXPORT_LEGACY_DATA",
+  "CREATE_CUSTOMER",
+  "CREATE_SYSTEM",
+  "TRANSFORM_SCHEMA",
+  "IMPORT_SYSTEM_DATA",
+  "ACTIVATE_SYSTEM",
+] as const;
+export type MigrationTaskType = (typeof MIGRATION_TASKS)[number];
+
+/** Seed 000 shows Pending and Processing; the others are ours (M8). */
+export type MigrationStatus = "Pending" | "Processing" | "Staged" | "Completed" | "RolledBack" | "Failed";
+export type TaskStatus = "Pending" | "Processing" | "Completed" | "Failed";
+
+export interface MigrationTask {
+  type: MigrationTaskType;
+  status: TaskStatus;
+  startedAt: string | null;
+  updatedAt: string | null;
+}
+
+/** A migration as it is stored and answered (seed 000 §2 Migration, plus ★ `error`). */
+export interface MigrationRecord {
+  id: string;
+  name: string;
+  /** The panel's serial number (the 1.0 organizational unit it moves out of). */
+  legacyOuId: string;
+  status: MigrationStatus;
+  createdAt: string;
+  tasks: MigrationTask[];
+  /** Where the exported panel can be read back (set by EXPORT_LEGACY_DATA). */
+  backupUrl: string | null;
+  /** The 2.0 customer the system belongs to (set by CREATE_CUSTOMER). */
+  ouId: string | null;
+  /** The staged system's id: only once IMPORT_SYSTEM_DATA is Completed (seed 000 §3). */
+  systemId: string | null;
+  cloudNodeId: string | null;
+  /** Why the migration failed (status Failed). */
+  error: string | null;
+}
+
+/** A migration as it is stored: the record, and the system id CREATE_SYSTEM chose (answered only later). */
+export interface StoredMigration {
+  readonly record: MigrationRecord;
+  readonly plannedSystemId: string | null;
+}
+
+/** The staged 2.0 system: its snapshot and the id-mapping records. */
+export interface StagedSystem {
+  readonly systemId: string;
+  readonly cloudNodeId: string;
+  readonly snapshot: unknown;
+  readonly mappings: Migration["mappings"];
+}
+
+/** Where a migration keeps its state; every method has stored durably when it resolves. */
+export interface MigrationStore {
+  saveMigration(migration: StoredMigration): Promise<void>;
+  /** The panel as exported (null: remove it). */
+  saveBackup(panel: unknown | null): Promise<void>;
+  loadBackup(): Promise<unknown | null>;
+  /** The staged system (null: remove it). */
+  saveStaged(staged: StagedSystem | null): Promise<void>;
+  loadStaged(): Promise<StagedSystem | null>;
+}
+
+/** A refusal of a migration route: its status, a sentence, and for 409s of initiate the preflight. */
+export class MigrationRefusal extends Error {
+  override readonly name = "MigrationRefusal";
+  constructor(
+    readonly status: 404 | 409 | 400,
+    message: string,
+    readonly preflight?: Preflight,
+  ) {
+    super(message);
+  }
+}
+
+/** Options of a migration job. */
+export interface MigrationJobOptions {
+  readonly store: MigrationStore;
+  /** The panel's current snapshot (read when the migration starts; read-only from then on). */
+  readonly panel: () => unknown;
+  /** The panel's integrations the migration does not carry over (preflight warnings); default none. */
+  readonly integrations?: () => readonly string[];
+  /** Clock of the stored times; default Date.now. */
+  readonly now?: () => number;
+  /** Awaited once a task is Processing, before its work (to watch a migration one task at a time); a rejection fails the task. */
+  readonly pace?: (task: MigrationTaskType) => Promise<void>;
+  /** The path the backup is read from (backupUrl), given the panel id. */
+  readonly backupPath?: (panelId: string) => string;
+  /** Told about a failed task (its record says why too). */
+  readonly onFailure?: (e: unknown) => void;
+}
+
+const turn = () => new Promise<void>((resolveTurn) => setImmediate(resolveTurn));
+
+/**
+ * The migration of one panel: at most one at a time (a new one may start after a rollback or a
+ * failure). `resume` continues a stored one after a restart.
+ */
+export class MigrationJob {
+  #record: MigrationRecord | null;
+  #plannedSystemId: string | null;
+  #staged: StagedSystem | null = null;
+  #stagedLive: LiveSystem | null = null;
+  #running: Promise<void> | null = null;
+  readonly #o: MigrationJobOptions;
+  readonly #now: () => number;
+
+  constructor(options: MigrationJobOptions, stored: StoredMigration | null) {
+    this.#o = options;
+    this.#now = options.now ?? Date.now;
+    this.#record = stored === null ? null : structuredClone(stored.record);
+    this.#plannedSystemId = stored?.plannedSystemId ?? null;
+  }
+
+  /** The current (or last) migration, as stored. */
+  get record(): MigrationRecord | null {
+    return this.#record === null ? null : structuredClone(this.#record);
+  }
+
+  /** Whether the panel is read-only now: a migration is running or staged (M9). */
+  get panelReadOnly(): boolean {
+    const s = this.#record?.status;
+    return s === "Pending" || s === "Processing" || s === "Staged";
+  }
+
+  /** The staged system's live system (read-only), once IMPORT_SYSTEM_DATA is done and until complete or rollback. */
+  get staged(): { readonly system: StagedSystem; readonly live: LiveSystem } | null {
+    return this.#staged === null || this.#stagedLive === null ? null : { system: this.#staged, live: this.#stagedLive };
+  }
+
+  /** The migration's tasks are running (a promise that settles when they stop). */
+  get running(): Promise<void> | null {
+    return this.#running;
+  }
+
+  #iso(): string {
+    return new Date(this.#now()).toISOString();
+  }
+
+  async #save(): Promise<void> {
+    await this.#o.store.saveMigration({ record: this.#record!, plannedSystemId: this.#plannedSystemId });
+  }
+
+  /**
+   * Starts a migration of the panel `panelId` names (its serial number).
+   * @throws MigrationRefusal 404 (another panel), 409 (one is already running or staged, or completed;
+   *   the preflight has errors; it has warnings and `acceptWarnings` is not true).
+   */
+  async initiate(panelId: string, acceptWarnings: boolean): Promise<MigrationRecord> {
+    const panel = this.#o.panel() as { serialNumber?: unknown; name?: unknown };
+    if (panelId !== panel.serialNumber)
+      throw new MigrationRefusal(
+        404,
+        `No panel has serial number "${panelId}" here; this server holds panel "${String(panel.serialNumber)}".`,
+      );
+    const status = this.#record?.status;
+    if (status === "Completed")
+      throw new MigrationRefusal(409, "This panel has been migrated already (the migration is Completed).");
+    if (this.panelReadOnly)
+      throw new MigrationRefusal(409, `A migration of this panel is ${status}: complete or roll it back first.`);
+    const preflight = preflightPanel(panel, this.#o.integrations?.() ?? []);
+    if (preflightBlocks(preflight))
+      throw new MigrationRefusal(409, "The preflight check has errors: the migration cannot start.", preflight);
+    if (preflightWarns(preflight) && !acceptWarnings)
+      throw new MigrationRefusal(
+        409,
+        "The preflight check has warnings: start the migration with acceptWarnings: true to accept them.",
+        preflight,
+      );
+    const now = this.#iso();
+    this.#plannedSystemId = null;
+    this.#record = {
+      id: randomUUID(),
+      name: `Migration of ${typeof panel.name === "string" ? panel.name : panelId}`,
+      legacyOuId: panelId,
+      status: "Pending",
+      createdAt: now,
+      tasks: MIGRATION_TASKS.map((type) => ({ type, status: "Pending", startedAt: null, updatedAt: null })),
+      backupUrl: null,
+      ouId: null,
+      systemId: null,
+      cloudNodeId: null,
+      error: null,
+    };
+    await this.#save();
+    this.#start();
+    return this.record!;
+  }
+
+  /** After a restart: loads what is staged, and runs the tasks that had not completed. */
+  async resume(): Promise<void> {
+    const r = this.#record;
+    if (r === null) return;
+    if (r.status === "Staged") await this.#loadStaged();
+    if (r.status === "Pending" || r.status === "Processing") {
+      // A task cut off in the middle runs again from its start.
+      for (const t of r.tasks) if (t.status === "Processing") t.status = "Pending";
+      if (r.tasks.find((t) => t.type === "IMPORT_SYSTEM_DATA")?.status === "Completed") await this.#loadStaged();
+      await this.#save();
+      this.#start();
+    }
+  }
+
+  async #loadStaged(): Promise<void> {
+    const staged = await this.#o.store.loadStaged();
+    if (staged === null) throw new Error("the migration is staged but its staged system is missing from the store");
+    this.#stage(staged);
+  }
+
+  #stage(staged: StagedSystem): void {
+    const r = createLiveSystem(staged.snapshot, { now: this.#now });
+    if (!r.ok) throw new Error(`the staged system does not load:\n${formatIssues(r.issues)}`);
+    this.#staged = staged;
+    this.#stagedLive = r.value;
+  }
+
+  #start(): void {
+    this.#running = this.#runTasks().finally(() => {
+      this.#running = null;
+    });
+  }
+
+  async #runTasks(): Promise<void> {
+    const r = this.#record!;
+    let transformed: Migration | null = null;
+    for (const task of r.tasks) {
+      if (task.status === "Completed") continue;
+      await turn();
+      if (r.status !== "Pending" && r.status !== "Processing") return; // rolled back meanwhile
+      r.status = "Processing";
+      task.status = "Processing";
+      task.startedAt = this.#iso();
+      task.updatedAt = task.startedAt;
+      await this.#save();
+      try {
+        await this.#o.pace?.(task.type);
+        if (r.status !== "Processing") return; // rolled back while it waited
+        transformed = await this.#runTask(task.type, transformed);
+      } catch (e) {
+        task.status = "Failed";
+        task.updatedAt = this.#iso();
+        await this.#fail(e);
+        return;
+      }
+      task.status = "Completed";
+      task.updatedAt = this.#iso();
+      await this.#save();
+    }
+    if (r.status !== "Processing" && r.status !== "Pending") return; // rolled back during the last task
+    r.status = "Staged";
+    await this.#save();
+  }
+
+  /** One task; TRANSFORM_SCHEMA's result is passed on to IMPORT_SYSTEM_DATA (recomputed after a restart). */
+  async #runTask(type: MigrationTaskType, transformed: Migration | null): Promise<Migration | null> {
+    const r = this.#record!;
+    switch (type) {
+      case "EXPORT_LEGACY_DATA":
+        await this.#o.store.saveBackup(this.#o.panel());
+        r.backupUrl = this.#o.backupPath?.(r.legacyOuId) ?? null;
+        return transformed;
+      case "CREATE_CUSTOMER":
+        r.ouId = randomUUID();
+        return transformed;
+      case "CREATE_SYSTEM":
+        // Stored with the task's completion; answered as systemId once IMPORT_SYSTEM_DATA is done.
+        this.#plannedSystemId = randomUUID();
+        return transformed;
+      case "TRANSFORM_SCHEMA":
+        return this.#transform();
+      case "IMPORT_SYSTEM_DATA": {
+        const m = transformed ?? this.#transform();
+        const staged: StagedSystem = {
+          systemId: this.#systemId(),
+          cloudNodeId: m.cloudNodeId,
+          snapshot: m.snapshot,
+          mappings: m.mappings,
+        };
+        this.#stage(staged);
+        await this.#o.store.saveStaged(staged);
+        r.systemId = staged.systemId;
+        r.cloudNodeId = staged.cloudNodeId;
+        return m;
+      }
+      case "ACTIVATE_SYSTEM":
+        // The staged system is loaded and compiled (IMPORT_SYSTEM_DATA): it answers reads, read-only.
+        if (this.#stagedLive === null) await this.#loadStaged();
+        return transformed;
+    }
+  }
+
+  #systemId(): string {
+    if (this.#plannedSystemId === null) throw new Error("CREATE_SYSTEM has not run");
+    return this.#plannedSystemId;
+  }
+
+  #transform(): Migration {
+    const m = migratePanel(this.#o.panel(), { systemId: this.#systemId() });
+    if (!m.ok) throw new Error(`the panel does not migrate:\n${formatIssues(m.issues)}`);
+    return m.value;
+  }
+
+  async #fail(e: unknown): Promise<void> {
+    const r = this.#record!;
+    r.status = "Failed";
+    r.error = e instanceof Error ? e.message : String(e);
+    r.systemId = null;
+    this.#staged = null;
+    this.#stagedLive = null;
+    await this.#o.store.saveStaged(null);
+    await this.#save();
+    this.#o.onFailure?.(e);
+  }
+
+  #check(panelId: string): MigrationRecord {
+    const r = this.#record;
+    if (r === null || r.legacyOuId !== panelId) throw new MigrationRefusal(404, `No migration of panel "${panelId}".`);
+    return r;
+  }
+
+  /** The migration of `panelId`. @throws MigrationRefusal 404 */
+  status(panelId: string): MigrationRecord {
+    this.#check(panelId);
+    return this.record!;
+  }
+
+  /**
+   * Completes a staged migration: the caller makes the staged system the one served (and stores it)
+   * through `activate`, then the record says Completed.
+   * @throws MigrationRefusal 404, 409 (not staged)
+   */
+  async complete(panelId: string, activate: (staged: StagedSystem, live: LiveSystem) => Promise<void>): Promise<void> {
+    const r = this.#check(panelId);
+    if (r.status !== "Staged" || this.#staged === null || this.#stagedLive === null)
+      throw new MigrationRefusal(
+        409,
+        `Only a staged migration can be completed; this one is ${r.status}${r.status === "Pending" || r.status === "Processing" ? ": wait until every task is Completed" : ""}.`,
+      );
+    await activate(this.#staged, this.#stagedLive);
+    // The staged system is now the one served: no longer staged.
+    this.#staged = null;
+    this.#stagedLive = null;
+    r.status = "Completed";
+    await this.#save();
+  }
+
+  /**
+   * Rolls back a migration that is running or staged: the staged system is deleted, the panel is
+   * writable again.
+   * @throws MigrationRefusal 404, 409 (completed, rolled back or failed already)
+   */
+  async rollback(panelId: string): Promise<void> {
+    const r = this.#check(panelId);
+    if (!this.panelReadOnly) throw new MigrationRefusal(409, `A ${r.status} migration cannot be rolled back.`);
+    r.status = "RolledBack";
+    await this.#running; // a task in progress finishes (then the tasks stop)
+    r.status = "RolledBack";
+    r.systemId = null;
+    this.#staged = null;
+    this.#stagedLive = null;
+    await this.#o.store.saveStaged(null);
+    await this.#save();
+  }
+}
