@@ -23,7 +23,9 @@ describe("snapshot arbitrary", () => {
     const mark = (cond: boolean, what: string) => cond && seen.add(what);
     for (const spec of fc.sample(snapshotSpecArb, { numRuns: 400, seed: 42 })) {
       const { input, meta } = buildSnapshot(spec);
-      const s = input as unknown as Record<string, any[]> & { timezone?: string };
+      const s = input as unknown as Record<"cloudNodes" | "rules" | "devices" | "holders" | "floorGroups", any[]> & {
+        timezone?: string;
+      };
       for (const n of s.cloudNodes) {
         mark(n.timezone === undefined || n.timezone === null, "node without zone");
         mark(n.timezone === "Australia/Lord_Howe", "Lord Howe");
