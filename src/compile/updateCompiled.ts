@@ -10,19 +10,11 @@
 // compiled fields or its creation/removal, floor group readers and floors, the system zone — falls
 // back to compileSnapshot(next).
 import type { Group, Holder, Rule, SystemSnapshot } from "../model/index.js";
-import {
-  type CompiledDevice,
-  type CompiledRule,
-  type CompiledSystem,
-  addHolder,
-  changeHolderBegin,
-  changeHolderEnd,
-  compileSnapshot,
-  linkRule,
-  rebuildDeviceRun,
-  removeHolder,
-  writeRule,
-} from "./compileSnapshot.js";
+import { addHolder, changeHolderBegin, changeHolderEnd, removeHolder } from "./buildHolders.js";
+import { linkRule, rebuildDeviceRun } from "./buildReach.js";
+import { writeRule } from "./buildRules.js";
+import type { CompiledDevice, CompiledRule, CompiledSystem } from "./compiledSystem.js";
+import { compileSnapshot } from "./compileSnapshot.js";
 import { RULE_STRIDE } from "./compileWindow.js";
 
 /** An immer patch, as far as updateCompiled reads it. */

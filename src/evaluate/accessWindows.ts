@@ -2,10 +2,10 @@
 // window opens or closes, a date bound or holder date passes, or the zone's offset changes, so the
 // state is evaluated once at each such candidate instant and holds until the next one.
 import {
+  type CompiledSystem,
   RULE_STRIDE,
   R_START,
   R_STOP,
-  findSlot,
   holderActiveFrom,
   holderExpiresAt,
   holderGroupFrom,
@@ -15,7 +15,7 @@ import {
   transitionsBetween,
 } from "../compile/index.js";
 import { type Issue, MS_PER_DAY, QueryError } from "../model/index.js";
-import { NONE, newRuleOutcome } from "./decide.js";
+import { NONE, newRuleOutcome, ranksReaching } from "./ruleWalk.js";
 import { isoInstant, isoLocal } from "./formatInstant.js";
 import { queryInstant } from "./rsop.js";
 import { scanAccess } from "./scanAccess.js";
@@ -53,6 +53,20 @@ export interface AccessWindowsResult {
   windows: AccessInterval[];
 }
 
+/**
+ * The times of day (ms after local midnight) where the rules `ranks` open or close, and midnight
+ * (date bounds): where a holder's access at a device may change within a day.
+ */
+export function windowEdges(sys: CompiledSystem, ranks: readonly number[]): Set<number> {
+  const edges = new Set<number>([0]);
+  for (const rank of ranks) {
+    const base = rank * RULE_STRIDE;
+    edges.add(sys.ruleData_[base + R_START]!);
+    edges.add(sys.ruleData_[base + R_STOP]! % MS_PER_DAY);
+  }
+  return edges;
+}
+
 /** Computes the allowed intervals. Throws QueryError on unknown ids, bad instants or too long a period. */
 /**
  * The instants in [from, to) where a holder's access to a device can change, in order: `from`, the
@@ -76,7 +90,7 @@ export function candidateInstants(
 }
 
 export function accessWindows(
-  sys: import("../compile/index.js").CompiledSystem,
+  sys: CompiledSystem,
   holderId: string,
   deviceId: string,
   options: PeriodOptions,
@@ -108,16 +122,7 @@ export function accessWindows(
   // device on every local day of the period (and the day before), every local midnight (date
   // bounds), and the holder's active/expire times; each turned into candidate instants.
   const local: number[] = [holderActiveFrom(sys, h), holderExpiresAt(sys, h)];
-  const edges = new Set<number>([0]);
-  for (let gi = holderGroupFrom(sys, h), end = holderGroupTo(sys, h); gi < end; gi++) {
-    const slot = findSlot(dev, sys.holderGroups_[gi]!);
-    if (slot < 0) continue;
-    for (let i = dev.slotPairs_[slot]!; i < dev.slotPairs_[slot + 1]!; i += 2) {
-      const base = dev.pairs_[i]! * RULE_STRIDE;
-      edges.add(sys.ruleData_[base + R_START]!);
-      edges.add(sys.ruleData_[base + R_STOP]! % MS_PER_DAY);
-    }
-  }
+  const edges = windowEdges(sys, ranksReaching(sys, dev, holderGroupFrom(sys, h), holderGroupTo(sys, h)));
   const points = candidateInstants(zone, local, edges, from, to);
 
   const outcome = newRuleOutcome();

@@ -2,11 +2,13 @@
 // no closures and no allocation beyond the decision object (none when the caller passes `out`):
 // every table it reads was built by compileSnapshot. `decide` never throws. decide parses and
 // checks the request and finds the device; decideCore, from the input check on, is shared with
-// reader handles and columnar batches (reader.ts), so that all three walk the rules the same way.
+// reader handles and columnar batches (reader.ts), so that all three walk the rules the same way:
+// through evaluateRules (ruleWalk.ts), the one rule walk of the evaluate layer.
 import {
   AMBIGUOUS,
   type CompiledDevice,
   type CompiledFormat,
+  type CompiledNode,
   type CompiledSystem,
   type DecodeScratch,
   FC_POLICY,
@@ -15,19 +17,9 @@ import {
   H_GROUP_FROM,
   H_GROUP_TO_ENABLED,
   H_TO,
-  RF_24X7,
-  RF_ALLOW,
-  RULE_STRIDE,
-  R_FLAGS,
-  R_POLICY,
   decodeInto,
   findCard,
-  findSlot,
   offsetAt,
-  floorsFor,
-  ruleOpen,
-  unionFloors,
-  weekdayOf,
 } from "../compile/index.js";
 import {
   type Decision,
@@ -41,16 +33,19 @@ import {
   checkRequest,
   outcomeOf,
 } from "../model/index.js";
-
-/** The shared empty `floors` of every non-elevator decision. */
-const NO_FLOORS: readonly string[] = Object.freeze([]);
-/** "No such rule" in rank minimums. */
-export const NONE = 0x7fffffff;
-
-export const MODE_NORMAL = 0;
-export const MODE_ECARD = 1;
-export const MODE_24X7 = 2;
-export const MODE_ANY = 3;
+import {
+  MODE_24X7,
+  MODE_ANY,
+  MODE_ECARD,
+  MODE_NORMAL,
+  NONE,
+  NO_FLOORS,
+  type RuleOutcome,
+  type RuleSink,
+  evaluateRules,
+  floorsOf,
+  newRuleOutcome,
+} from "./ruleWalk.js";
 
 /** The credential a request presents (decideCore's `kind`). */
 export const KIND_NONE = 0;
@@ -192,7 +187,7 @@ function firstFormat(formats: readonly CompiledFormat[], length: number): Compil
  * only when one is given, with values it already holds: without one, each call site costs one
  * `undefined` test and nothing else (no allocation, no closure, no string; bench/decide.bench.ts).
  */
-export interface DecideTrace {
+export interface DecideTrace extends RuleSink {
   /** Step 1: the device found for the request's id (undefined: unknown). */
   device_(device: CompiledDevice | undefined): void;
   /** Step 2: the format chosen (null: none fits), the decoded fields (-1 none, -2 overflow) and the parity/marker check. */
@@ -205,17 +200,11 @@ export interface DecideTrace {
   holder_(h: number): void;
   /** Step 5: the instant and its local wall time (local epoch ms) the windows and holder dates are read at. */
   time_(at: number, local: number): void;
-  /** Steps 6–7: the rule evaluation decide ran, with its arguments and outcome. */
-  rules_(
-    device: CompiledDevice,
-    groupFrom: number,
-    groupTo: number,
-    factor: number,
-    mode: number,
-    day: number,
-    tod: number,
-    outcome: RuleOutcome,
-  ): void;
+  /**
+   * Steps 6–7, after the walk told `rule_` (RuleSink) each rule it met: the factors presented, the
+   * mode, the local day and what the rules came to.
+   */
+  rules_(factor: number, mode: number, day: number, outcome: RuleOutcome): void;
 }
 
 /**
@@ -349,11 +338,7 @@ export function decideCore(
   const isCard = kind === KIND_WIEGAND || kind === KIND_NUMBER;
 
   // 3. Fallback modes.
-  let mode = MODE_NORMAL;
-  if (offline !== ONLINE) {
-    if (offline !== OFFLINE_NO_CLOCK) mode = offline <= node.killTimer_ ? MODE_NORMAL : MODE_ECARD;
-    else mode = node.offlinePolicy_ === 0 ? MODE_ECARD : node.offlinePolicy_ === 1 ? MODE_24X7 : MODE_ANY;
-  }
+  const mode = fallbackMode(node, offline);
   if (trace !== undefined) trace.mode_(mode);
   if (mode !== MODE_NORMAL) {
     if (isCard && cn >= 0 && node.ecards_.has(cn))
@@ -369,6 +354,7 @@ export function decideCore(
   let holderId: string | null = null;
   let credentialId: string | null = null;
   let pending = false;
+  let bleRefused = false;
   if (isCard) {
     const c = cn < 0 ? -1 : findCard(sys, cn);
     if (trace !== undefined) trace.card_(c);
@@ -390,20 +376,7 @@ export function decideCore(
     if (trace !== undefined) trace.holder_(h);
     credentialId = c.id;
     pending = c.pending_;
-    if (!pending && mobileBit === 2 && !device.ble_)
-      return exit(
-        d,
-        sys,
-        device,
-        C_BLE,
-        sys.holders_[h]!.id,
-        c.id,
-        -1,
-        pin !== null && sys.holders_[h]!.duressPin === pin,
-        FLOORS_NONE,
-        -1,
-        -1,
-      );
+    bleRefused = !pending && mobileBit === 2 && !device.ble_;
   } else {
     const owner = sys.pinOwner_.get(pin as string);
     if (owner === undefined) return exitEmpty(d, sys, C_UNKNOWN_PIN);
@@ -414,6 +387,7 @@ export function decideCore(
   if (d !== null && holderId === null) holderId = sys.holders_[h]!.id;
   const duress = pin !== null && sys.holders_[h]!.duressPin === pin;
   if (pending) return exit(d, sys, device, C_PENDING, holderId, credentialId, -1, duress, FLOORS_NONE, -1, -1);
+  if (bleRefused) return exit(d, sys, device, C_BLE, holderId, credentialId, -1, duress, FLOORS_NONE, -1, -1);
   if (device.secured_ && kind !== KIND_MOBILE && input !== 4)
     return exit(d, sys, device, C_INSECURE, holderId, credentialId, -1, duress, FLOORS_NONE, fc, cn);
 
@@ -441,117 +415,45 @@ export function decideCore(
   const pinOk = pin !== null && (pin === sys.holders_[h]!.pin || duress);
   // Factor combinations as in policyMask: card 1, PIN 2, card + PIN 4. PIN alone is always correct.
   const factor = kind !== KIND_NONE ? (pinOk ? 4 : 1) : 2;
-  evaluateRules(sys, device, hd[hb + H_GROUP_FROM]! | 0, groupsAndEnabled >> 1, factor, mode, day, tod, RULES);
-  if (trace !== undefined)
-    trace.rules_(device, hd[hb + H_GROUP_FROM]! | 0, groupsAndEnabled >> 1, factor, mode, day, tod, RULES);
-  if (RULES.minDeny_ !== NONE)
-    return exit(d, sys, device, C_DENIED_BY_RULE, holderId, credentialId, RULES.minDeny_, duress, FLOORS_NONE, fc, cn);
-  if (RULES.minAllow_ === NONE)
-    return exit(
-      d,
-      sys,
-      device,
-      mode === MODE_24X7 ? C_OFFLINE_NOT_24X7 : C_NO_RULE,
-      holderId,
-      credentialId,
-      -1,
-      duress,
-      FLOORS_NONE,
-      fc,
-      cn,
-    );
-  if (RULES.minAccepted_ !== NONE) {
-    const code = mode === MODE_NORMAL ? C_ALLOWED : mode === MODE_24X7 ? C_OFFLINE_24X7 : C_OFFLINE_ANY;
-    return exit(d, sys, device, code, holderId, credentialId, RULES.minAccepted_, duress, FLOORS_RULES, fc, cn);
-  }
-  // E11: the reason comes from the smallest-id applicable allow rule.
-  const code = pin !== null && !pinOk ? C_WRONG_PIN : kind !== KIND_NONE ? C_PIN_REQUIRED : C_CARD_REQUIRED;
-  return exit(d, sys, device, code, holderId, credentialId, RULES.minAllow_, duress, FLOORS_NONE, fc, cn);
+  evaluateRules(sys, device, hd[hb + H_GROUP_FROM]! | 0, groupsAndEnabled >> 1, factor, mode, day, tod, RULES, trace);
+  if (trace !== undefined) trace.rules_(factor, mode, day, RULES);
+  const code = ruleCode(mode, kind, pin !== null && !pinOk);
+  return exit(d, sys, device, code, holderId, credentialId, RULES_RANK[0]!, duress, RULES_FLOORS[0]!, fc, cn);
 }
 
-/** What the rules applicable to one holder at one device come to (SPEC §3 steps 6–7). */
-export interface RuleOutcome {
-  /** Smallest rank of an applicable deny rule, of an applicable allow rule, of an accepting allow rule; NONE if none. */
-  minDeny_: number;
-  minAllow_: number;
-  minAccepted_: number;
-  /** Elevators: floor groups reached through accepting rules (mask, or wideHits_ beyond 31). */
-  mask_: number;
-  wideHits_: Set<number> | null;
+/** Step 3: the fallback mode (MODE_*) of a node `offline` (ONLINE, OFFLINE_NO_CLOCK or seconds offline). */
+function fallbackMode(node: CompiledNode, offline: number): number {
+  if (offline === ONLINE) return MODE_NORMAL;
+  if (offline !== OFFLINE_NO_CLOCK) return offline <= node.killTimer_ ? MODE_NORMAL : MODE_ECARD;
+  return node.offlinePolicy_ === 0 ? MODE_ECARD : node.offlinePolicy_ === 1 ? MODE_24X7 : MODE_ANY;
 }
 
-/** A fresh RuleOutcome; decide keeps one in module scope, rsop one per call. */
-export function newRuleOutcome(): RuleOutcome {
-  return { minDeny_: NONE, minAllow_: NONE, minAccepted_: NONE, mask_: 0, wideHits_: null };
-}
+/** ruleCode's deciding rank (-1: none) and FLOORS_* of the decision, beside its returned code. */
+const RULES_RANK = new Int32Array(1);
+const RULES_FLOORS = new Int32Array(1);
 
 /**
- * Evaluates the rules of a holder's groups (`holderGroups_[groupFrom … groupTo - 1]`) at a device
- * into `out`: windows (when `mode` is normal, at local day `day`, `tod` ms into it), deny rules, the
- * 24x7 filter, and which allow rules accept `factor` (a policyMask bit).
+ * Steps 6–8 on the rule outcome in RULES: the reason code, with the deciding rank and the floors in
+ * RULES_RANK and RULES_FLOORS. `wrongPin`: a PIN was given and is not the holder's.
  */
-export function evaluateRules(
-  sys: CompiledSystem,
-  device: CompiledDevice,
-  groupFrom: number,
-  groupTo: number,
-  factor: number,
-  mode: number,
-  day: number,
-  tod: number,
-  out: RuleOutcome,
-): void {
-  const data = sys.ruleData_;
-  const slotPairs = device.slotPairs_;
-  const pairs = device.pairs_;
-  const groups = sys.holderGroups_;
-  const elevator = device.elevator_;
-  const accepts = device.policy_ & factor;
-  const wd = weekdayOf(day);
-  let minDeny = NONE;
-  let minAllow = NONE;
-  let minAccepted = NONE;
-  let mask = 0;
-  let wideHits: Set<number> | null = null;
-  const last = device.slotGroup_.length === 0 ? 0 : groupTo;
-  for (let gi = groupFrom; gi < last; gi++) {
-    const slot = findSlot(device, groups[gi]!);
-    if (slot < 0) continue;
-    const end = slotPairs[slot + 1]!;
-    for (let k = slotPairs[slot]!; k < end; k += 2) {
-      const rank = pairs[k]!;
-      const base = rank * RULE_STRIDE;
-      if (mode === MODE_NORMAL && !ruleOpen(data, base, day, wd, tod)) continue;
-      const flags = data[base + R_FLAGS]!;
-      if ((flags & RF_ALLOW) === 0) {
-        if (rank < minDeny) minDeny = rank;
-        continue;
-      }
-      if (mode === MODE_24X7 && (flags & RF_24X7) === 0) continue;
-      if (rank < minAllow) minAllow = rank;
-      if ((data[base + R_POLICY]! & accepts) === 0) continue;
-      if (rank < minAccepted) minAccepted = rank;
-      if (!elevator) continue;
-      if (!device.wide_) mask |= pairs[k + 1]!;
-      else {
-        // More than 31 floor groups at one reader: rare, so a Set is acceptable here.
-        wideHits ??= new Set<number>();
-        const ks = device.wideSets_[pairs[k + 1]!]!;
-        for (let j = 0; j < ks.length; j++) wideHits.add(ks[j]!);
-      }
-    }
+function ruleCode(mode: number, kind: number, wrongPin: boolean): number {
+  RULES_FLOORS[0] = FLOORS_NONE;
+  if (RULES.minDeny_ !== NONE) {
+    RULES_RANK[0] = RULES.minDeny_;
+    return C_DENIED_BY_RULE;
   }
-  out.minDeny_ = minDeny;
-  out.minAllow_ = minAllow;
-  out.minAccepted_ = minAccepted;
-  out.mask_ = mask;
-  out.wideHits_ = wideHits;
-}
-
-/** The sorted floors an accepted outcome enables at a device: interned per floor-group mask; [] at doors. */
-export function floorsOf(device: CompiledDevice, outcome: RuleOutcome): readonly string[] {
-  if (!device.elevator_) return NO_FLOORS;
-  return outcome.wideHits_ !== null ? unionFloors(device, outcome.wideHits_) : floorsFor(device, outcome.mask_);
+  if (RULES.minAllow_ === NONE) {
+    RULES_RANK[0] = -1;
+    return mode === MODE_24X7 ? C_OFFLINE_NOT_24X7 : C_NO_RULE;
+  }
+  if (RULES.minAccepted_ !== NONE) {
+    RULES_RANK[0] = RULES.minAccepted_;
+    RULES_FLOORS[0] = FLOORS_RULES;
+    return mode === MODE_NORMAL ? C_ALLOWED : mode === MODE_24X7 ? C_OFFLINE_24X7 : C_OFFLINE_ANY;
+  }
+  // E11: the reason comes from the smallest-id applicable allow rule, which refuses the factors presented.
+  RULES_RANK[0] = RULES.minAllow_;
+  return wrongPin ? C_WRONG_PIN : kind !== KIND_NONE ? C_PIN_REQUIRED : C_CARD_REQUIRED;
 }
 
 const RULES = newRuleOutcome();

@@ -11,18 +11,14 @@ import {
   H_FROM,
   H_GROUP_TO_ENABLED,
   H_TO,
-  RULE_STRIDE,
-  R_START,
-  R_STOP,
-  findSlot,
   holderActiveFrom,
   holderExpiresAt,
   holderGroupFrom,
   holderGroupTo,
 } from "../compile/index.js";
 import { type Issue, MS_PER_DAY, QueryError, type Rule, type SystemSnapshot } from "../model/index.js";
-import { MAX_WINDOW_SPAN_DAYS, candidateInstants } from "./accessWindows.js";
-import { NONE, newRuleOutcome } from "./decide.js";
+import { MAX_WINDOW_SPAN_DAYS, candidateInstants, windowEdges } from "./accessWindows.js";
+import { NONE, newRuleOutcome, ranksReaching } from "./ruleWalk.js";
 import type { Engine } from "./engine.js";
 import { isoInstant } from "./formatInstant.js";
 import { queryInstant } from "./rsop.js";
@@ -129,21 +125,11 @@ export function accessRuns(
 ): Run[] {
   const zone = dev.node_.zone_;
   const local: number[] = [holderActiveFrom(sys, h), holderExpiresAt(sys, h)];
-  const edges = new Set<number>([0]);
-  let reached = false;
-  for (let gi = holderGroupFrom(sys, h), end = holderGroupTo(sys, h); gi < end; gi++) {
-    const slot = findSlot(dev, sys.holderGroups_[gi]!);
-    if (slot < 0) continue;
-    reached = true;
-    for (let i = dev.slotPairs_[slot]!; i < dev.slotPairs_[slot + 1]!; i += 2) {
-      const base = dev.pairs_[i]! * RULE_STRIDE;
-      edges.add(sys.ruleData_[base + R_START]!);
-      edges.add(sys.ruleData_[base + R_STOP]! % MS_PER_DAY);
-    }
-  }
+  const ranks = ranksReaching(sys, dev, holderGroupFrom(sys, h), holderGroupTo(sys, h));
   const runs: Run[] = [];
   // No rule of the holder's groups reaches the device: never allowed, no rule decides.
-  if (!reached) return runs;
+  if (ranks.length === 0) return runs;
+  const edges = windowEdges(sys, ranks);
   const points = candidateInstants(zone, local, edges, from, to);
   const outcome = newRuleOutcome();
   for (const t of points) {

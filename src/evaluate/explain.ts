@@ -4,6 +4,7 @@
 import {
   type CompiledDevice,
   type CompiledFormat,
+  type CompiledNode,
   type CompiledSystem,
   FC_POLICY,
   RF_24X7,
@@ -11,13 +12,12 @@ import {
   RULE_STRIDE,
   R_FLAGS,
   R_POLICY,
-  findSlot,
-  ruleOpen,
   weekdayOf,
 } from "../compile/index.js";
-import { type Decision, type Reason, requestIssues } from "../model/index.js";
-import { type DecideTrace, MODE_24X7, MODE_ECARD, MODE_NORMAL, NONE, type RuleOutcome, decide } from "./decide.js";
+import { type Decision, type Device, type Holder, type Reason, requestIssues } from "../model/index.js";
+import { type DecideTrace, decide } from "./decide.js";
 import { isoInstant, isoLocal, isoOffset } from "./formatInstant.js";
+import { MODE_ECARD, MODE_NORMAL, NONE, RULE_CLOSED, RULE_OFF_SCHEDULE, type RuleOutcome } from "./ruleWalk.js";
 
 /** The evaluation step a trace entry describes, in evaluation order, then the decision itself. */
 export type TraceStepName =
@@ -113,16 +113,15 @@ class Recorder implements DecideTrace {
   at = Number.NaN;
   local = Number.NaN;
   rules: {
-    groupFrom: number;
-    groupTo: number;
     factor: number;
     mode: number;
     day: number;
-    tod: number;
     minDeny: number;
     minAllow: number;
     minAccepted: number;
   } | null = null;
+  /** The rules the walk met, rank then verdict (RULE_*), in walk order. */
+  readonly walked: number[] = [];
 
   device_(device: CompiledDevice | undefined): void {
     this.sawDevice = true;
@@ -144,23 +143,14 @@ class Recorder implements DecideTrace {
     this.at = at;
     this.local = local;
   }
-  rules_(
-    _device: CompiledDevice,
-    groupFrom: number,
-    groupTo: number,
-    factor: number,
-    mode: number,
-    day: number,
-    tod: number,
-    o: RuleOutcome,
-  ): void {
+  rule_(rank: number, _floorRef: number, verdict: number): void {
+    this.walked.push(rank, verdict);
+  }
+  rules_(factor: number, mode: number, day: number, o: RuleOutcome): void {
     this.rules = {
-      groupFrom,
-      groupTo,
       factor,
       mode,
       day,
-      tod,
       minDeny: o.minDeny_,
       minAllow: o.minAllow_,
       minAccepted: o.minAccepted_,
@@ -306,7 +296,31 @@ function build(
     },
   );
   if (!inputAllowed) return;
+  const c: Seen = { sys, rec, decision, push, kind, credential, pin, nodeState, device, d, node, zone };
+  if (!describeRead(c) || !describeFallback(c)) return;
+  const holder = describeCredential(c);
+  if (holder !== null && describeHolder(c, holder)) describeRules(c);
+}
 
+/** What the steps after the device share: the call's arguments and what the first steps found. */
+interface Seen {
+  readonly sys: CompiledSystem;
+  readonly rec: Recorder;
+  readonly decision: Decision;
+  readonly push: (step: TraceStepName, summary: string, details: Record<string, unknown>) => void;
+  readonly kind: "pin" | "wiegand" | "credentialNumber" | "mobile";
+  readonly credential: Record<string, unknown> | null | undefined;
+  readonly pin: unknown;
+  readonly nodeState: Record<string, unknown> | null | undefined;
+  readonly device: CompiledDevice;
+  readonly d: Device;
+  readonly node: CompiledNode;
+  readonly zone: string;
+}
+
+/** Step 2: the read (formats, decoded fields, facility-code policy); false when it decided. */
+function describeRead(c: Seen): boolean {
+  const { rec, decision, push, kind, credential, node } = c;
   // 2. Read.
   const read = rec.read;
   if (kind === "wiegand") {
@@ -316,7 +330,7 @@ function build(
         bits: bits.length,
         formats: node.formats_.map((f) => ({ id: f.id, minBits: f.min_, maxBits: f.max_ })),
       });
-      return;
+      return false;
     }
     const f = read.format;
     const fcOk = decision.reason !== "facilityCodeNotAllowed";
@@ -350,8 +364,12 @@ function build(
     );
   } else
     push("read", kind === "mobile" ? "A mobile credential: nothing to decode." : "A PIN alone: nothing to decode.", {});
-  if (STEP_OF_REASON[decision.reason] === "read") return;
+  return STEP_OF_REASON[decision.reason] !== "read";
+}
 
+/** Step 3: the fallback mode; false when it decided. */
+function describeFallback(c: Seen): boolean {
+  const { rec, decision, push, nodeState, node } = c;
   // 3. Fallback modes.
   const mode = rec.mode;
   const online = nodeState === undefined || nodeState === null || nodeState.online !== false;
@@ -370,8 +388,13 @@ function build(
         : { offlineSeconds: nodeState!.offlineSeconds ?? null, timeKnown: nodeState!.timeKnown !== false }),
     },
   );
-  if (STEP_OF_REASON[decision.reason] === "fallback" || mode === MODE_ECARD) return;
+  return STEP_OF_REASON[decision.reason] !== "fallback" && mode !== MODE_ECARD;
+}
 
+/** Step 4: the credential and its holder; the holder, or null when this step decided. */
+function describeCredential(c: Seen): Holder | null {
+  const { sys, rec, decision, push, kind, credential, pin, device } = c;
+  const read = rec.read;
   // 4. Credential.
   if (rec.holder < 0) {
     const slot = rec.card;
@@ -386,7 +409,7 @@ function build(
               ? `No ${String(credential!.mobile)} credential has id ${JSON.stringify(credential!.credentialId)}.`
               : `No card credential has number ${field(read?.cn ?? -1) ?? "(none)"}.`;
     push("credential", summary, {});
-    return;
+    return null;
   }
   const holder = sys.holders_[rec.holder]!;
   const pinStr = typeof pin === "string" ? pin : null;
@@ -405,8 +428,12 @@ function build(
       bleSupported: device.ble_,
     },
   );
-  if (STEP_OF_REASON[decision.reason] === "credential") return;
+  return STEP_OF_REASON[decision.reason] === "credential" ? null : holder;
+}
 
+/** Step 5: the holder's state and the local time; false when it decided (or no rule was walked). */
+function describeHolder(c: Seen, holder: Holder): boolean {
+  const { rec, decision, push, zone } = c;
   // 5. Holder.
   const timeKnown = !Number.isNaN(rec.local);
   const offset = rec.local - rec.at;
@@ -425,11 +452,15 @@ function build(
       utcOffset: timeKnown ? isoOffset(offset) : null,
     },
   );
-  if (STEP_OF_REASON[decision.reason] === "holder" || rec.rules === null) return;
+  return STEP_OF_REASON[decision.reason] !== "holder" && rec.rules !== null;
+}
 
+/** Steps 6–8: every rule decide's walk met, with its verdict; then the authentication policy and floors. */
+function describeRules(c: Seen): void {
+  const { sys, rec, decision, push, device, d } = c;
   // 6. Rules: every rule of the holder's groups that reaches the device, with its verdict.
-  const r = rec.rules;
-  const candidates = candidateRules(sys, device, r.groupFrom, r.groupTo, r.factor, r.mode, r.day, r.tod);
+  const r = rec.rules!;
+  const candidates = candidateRules(sys, device, rec.walked, r.factor, r.mode);
   const applicable = candidates.filter((c) => c.applicable);
   push(
     "rules",
@@ -453,49 +484,39 @@ function build(
   });
 }
 
-/** The rules of groups `holderGroups_[groupFrom … groupTo - 1]` that reach the device, as decide's evaluateRules walks them. */
+/** The rules decide's walk met (`walked`: rank, verdict), each once, with what it found, by id. */
 function candidateRules(
   sys: CompiledSystem,
   device: CompiledDevice,
-  groupFrom: number,
-  groupTo: number,
+  walked: readonly number[],
   factor: number,
   mode: number,
-  day: number,
-  tod: number,
 ): TraceRule[] {
   const out: TraceRule[] = [];
   const data = sys.ruleData_;
-  const wd = weekdayOf(day);
   const seen = new Set<number>();
-  for (let gi = groupFrom; gi < groupTo; gi++) {
-    const slot = findSlot(device, sys.holderGroups_[gi]!);
-    if (slot < 0) continue;
-    for (let k = device.slotPairs_[slot]!; k < device.slotPairs_[slot + 1]!; k += 2) {
-      const rank = device.pairs_[k]!;
-      if (seen.has(rank)) continue;
-      seen.add(rank);
-      const base = rank * RULE_STRIDE;
-      const flags = data[base + R_FLAGS]!;
-      const allow = (flags & RF_ALLOW) !== 0;
-      const is24x7 = allow && (flags & RF_24X7) !== 0;
-      const open = mode === MODE_NORMAL ? ruleOpen(data, base, day, wd, tod) : null;
-      const applicable = (open ?? true) && (!allow || mode !== MODE_24X7 || is24x7);
-      const mask = data[base + R_POLICY]! & device.policy_;
-      const rule = sys.rules_[rank]!.rule_;
-      out.push({
-        ruleId: rule.id,
-        name: rule.name ?? null,
-        groupId: rule.groupId,
-        allow,
-        window: describeWindow(rule),
-        open,
-        is24x7,
-        applicable,
-        effectivePolicy: allow ? policyName(mask) : null,
-        acceptsFactors: allow ? (mask & factor) !== 0 : null,
-      });
-    }
+  for (let j = 0; j < walked.length; j += 2) {
+    const rank = walked[j]!;
+    const verdict = walked[j + 1]!;
+    if (seen.has(rank)) continue;
+    seen.add(rank);
+    const base = rank * RULE_STRIDE;
+    const flags = data[base + R_FLAGS]!;
+    const allow = (flags & RF_ALLOW) !== 0;
+    const mask = data[base + R_POLICY]! & device.policy_;
+    const rule = sys.rules_[rank]!.rule_;
+    out.push({
+      ruleId: rule.id,
+      name: rule.name ?? null,
+      groupId: rule.groupId,
+      allow,
+      window: describeWindow(rule),
+      open: mode === MODE_NORMAL ? verdict !== RULE_CLOSED : null,
+      is24x7: allow && (flags & RF_24X7) !== 0,
+      applicable: verdict !== RULE_CLOSED && verdict !== RULE_OFF_SCHEDULE,
+      effectivePolicy: allow ? policyName(mask) : null,
+      acceptsFactors: allow ? (mask & factor) !== 0 : null,
+    });
   }
   out.sort((a, b) => (a.ruleId < b.ruleId ? -1 : a.ruleId > b.ruleId ? 1 : 0));
   return out;

@@ -18,7 +18,7 @@ import {
 } from "../compile/index.js";
 import { type Issue, MAX_INSTANT, MIN_INSTANT, MS_PER_DAY, QueryError, parseInstant } from "../model/index.js";
 import type { AuthenticationPolicy, CloudNode, Device, Holder, Rule, SystemSnapshot, Weekday } from "../model/index.js";
-import { NONE, type RuleOutcome, newRuleOutcome } from "./decide.js";
+import { NONE, type RuleOutcome, newRuleOutcome } from "./ruleWalk.js";
 import { isoInstant } from "./formatInstant.js";
 import { minRankReaching, scanAccess } from "./scanAccess.js";
 
@@ -439,11 +439,22 @@ function sortAscending(a: number[] | Int32Array, count: number): void {
 
 /** The RSOP of holder `id` as indexes (HolderCore), valid until the next holder's. */
 function holderCore(call: RsopCall, id: string): HolderCore {
-  const { sys, s, scope, scopeIndex, at, outcome } = call;
-  const data = sys.ruleData_;
+  const { sys, s } = call;
   const index = sys.holderIndex_.get(id)!;
   const h = sys.holders_[index]!;
   const stamp = ++s.counter;
+  const sorted = holderRanks(call, index, stamp);
+  const reachedCount = accumulateDevices(call, sorted, stamp);
+  const fgCount = collectFloorGroups(call, sorted, stamp);
+  devicesInIdOrder(call, reachedCount);
+  resolveDevices(call, index, h, reachedCount);
+  resolveFloorGroups(call, index, fgCount, stamp);
+  return { index, h, sorted, devices: reachedCount, floorGroups: fgCount };
+}
+
+/** The ranks of the rules of holder `index`'s groups (within the scope), each once, ascending. */
+function holderRanks(call: RsopCall, index: number, stamp: number): number[] {
+  const { sys, s, scope } = call;
   const ruleStamp = s.ruleStamp;
   const sorted: number[] = [];
   for (let gi = holderGroupFrom(sys, index), end = holderGroupTo(sys, index); gi < end; gi++)
@@ -453,14 +464,19 @@ function holderCore(call: RsopCall, id: string): HolderCore {
       sorted.push(rank);
     }
   sortAscending(sorted, sorted.length);
-  // Devices of the holder's door rules, once each, listed in id order. The rules come in rank
-  // order, so the first applicable rule of each kind a device meets is its smallest (evaluateRules
-  // per device, over the holder's rules instead of the device's run).
-  const { deviceNode, devicePolicy, acc, nodeDay, nodeWd, nodeTod, nodeLocal } = s;
-  // Floor groups of the holder's elevator rules, as ranks in floor-group id order.
-  const fgStamp = s.fgStamp;
-  const fgFound = s.fgFound;
-  let fgCount = 0;
+  return sorted;
+}
+
+/**
+ * Devices of the holder's door rules, once each: their minimums in `acc` and their positions in id
+ * order marked in `idOrderBits` (within the scope). The rules come in rank order, so the first
+ * applicable rule of each kind a device meets is its smallest (evaluateRules per device, over the
+ * holder's rules instead of the device's run). Returns the number of devices marked.
+ */
+function accumulateDevices(call: RsopCall, sorted: readonly number[], stamp: number): number {
+  const { sys, s, scopeIndex } = call;
+  const data = sys.ruleData_;
+  const { deviceNode, devicePolicy, acc, nodeDay, nodeWd, nodeTod } = s;
   const order = s.idOrderBits;
   const idOrder = sys.deviceIdOrder_;
   let reachedCount = 0;
@@ -503,7 +519,17 @@ function holderCore(call: RsopCall, id: string): HolderCore {
       if ((accepts & CARD) !== 0 && acc[a + D_CARD] === NONE) acc[a + D_CARD] = rank;
       if ((accepts & CARD_AND_PIN) !== 0 && acc[a + D_CARD_PIN] === NONE) acc[a + D_CARD_PIN] = rank;
     }
-    const r = sys.rules_[rank]!.rule_;
+  }
+  return reachedCount;
+}
+
+/** Floor groups of the holder's elevator rules (within the scope), once each, as ranks in floor-group id order in `fgFound`; returns their count. */
+function collectFloorGroups(call: RsopCall, sorted: readonly number[], stamp: number): number {
+  const { sys, s, scopeIndex } = call;
+  const { fgStamp, fgFound, deviceNode } = s;
+  let fgCount = 0;
+  for (let i = 0; i < sorted.length; i++) {
+    const r = sys.rules_[sorted[i]!]!.rule_;
     for (const fg of r.floorGroups) {
       const position = sys.floorGroupIndex_.get(fg)!;
       if (fgStamp[position] === stamp) continue;
@@ -512,7 +538,13 @@ function holderCore(call: RsopCall, id: string): HolderCore {
         fgFound[fgCount++] = s.fgIdRank[position]!;
     }
   }
-  // The reached devices in id order: their positions' bits, read back word by word (and cleared).
+  return fgCount;
+}
+
+/** The reached devices in id order into `byIdOrder`: their positions' bits, read back word by word (and cleared). */
+function devicesInIdOrder(call: RsopCall, reachedCount: number): void {
+  const { sys, s } = call;
+  const order = s.idOrderBits;
   if (s.byIdOrder.length < reachedCount) s.byIdOrder = new Int32Array(sys.devices_.length);
   const byIdOrder = s.byIdOrder;
   for (let w = 0, k = 0; k < reachedCount; w++) {
@@ -525,6 +557,12 @@ function holderCore(call: RsopCall, id: string): HolderCore {
       byIdOrder[k++] = (w << 5) + (31 - Math.clz32(low));
     }
   }
+}
+
+/** Each reached device's answer (allowed, deciding rank) into `resDevice`, `resAllowed`, `resRank`. */
+function resolveDevices(call: RsopCall, index: number, h: Holder, reachedCount: number): void {
+  const { sys, s, at, outcome } = call;
+  const { deviceNode, acc, nodeLocal, byIdOrder } = s;
   const hasPin = (h.pin ?? h.duressPin) !== null;
   const enabled = h.enabled;
   const from = holderActiveFrom(sys, index);
@@ -561,7 +599,12 @@ function holderCore(call: RsopCall, id: string): HolderCore {
     resAllowed[i] = allowed ? 1 : 0;
     resRank[i] = rank;
   }
-  // Floor groups in id order; one scan per reader (its outcome kept for the reader's other floor groups).
+}
+
+/** Floor groups in id order; one scan per reader (its outcome kept for the reader's other floor groups). */
+function resolveFloorGroups(call: RsopCall, index: number, fgCount: number, stamp: number): void {
+  const { sys, s, at, outcome } = call;
+  const fgFound = s.fgFound;
   sortAscending(fgFound, fgCount);
   for (let i = 0; i < fgCount; i++) {
     const position = s.fgById[fgFound[i]!]!;
@@ -587,7 +630,6 @@ function holderCore(call: RsopCall, id: string): HolderCore {
       ? minRankReaching(sys, reader, index, s.readerFactor[readerIndex]!, s.readerLocal[readerIndex]!, k)
       : NONE;
   }
-  return { index, h, sorted, devices: reachedCount, floorGroups: fgCount };
 }
 
 /** The `groups` of an RSOP holder: each of its groups' id and name, in the holder's order. */

@@ -9,19 +9,12 @@ import {
   H_GROUP_FROM,
   H_GROUP_TO_ENABLED,
   H_TO,
-  RF_ALLOW,
-  RULE_STRIDE,
-  R_FLAGS,
-  R_POLICY,
-  findSlot,
   holderGroupFrom,
   holderGroupTo,
   offsetAt,
-  ruleOpen,
-  weekdayOf,
 } from "../compile/index.js";
 import { MS_PER_DAY } from "../model/index.js";
-import { MODE_NORMAL, NONE, type RuleOutcome, evaluateRules } from "./decide.js";
+import { MODE_NORMAL, NONE, type RuleOutcome, evaluateRules, minRankReachingAt } from "./ruleWalk.js";
 
 /** Card alone, then card + PIN: the factor combinations of policyMask. */
 const CARD = 1;
@@ -88,31 +81,7 @@ export function minRankReaching(
   local: number,
   k: number,
 ): number {
-  // evaluateRules already established that the scan is allowed; this walk only attributes floor groups.
-  let best = NONE;
-  const data = sys.ruleData_;
-  const pairs = device.pairs_;
   const day = Math.floor(local / MS_PER_DAY);
-  const wd = weekdayOf(day);
   const tod = local - day * MS_PER_DAY;
-  for (let gi = holderGroupFrom(sys, h), end = holderGroupTo(sys, h); gi < end; gi++) {
-    const slot = findSlot(device, sys.holderGroups_[gi]!);
-    if (slot < 0) continue;
-    for (let i = device.slotPairs_[slot]!; i < device.slotPairs_[slot + 1]!; i += 2) {
-      const rank = pairs[i]!;
-      if (rank >= best) continue;
-      const base = rank * RULE_STRIDE;
-      const ref = pairs[i + 1]!;
-      const reaches = device.wide_ ? device.wideSets_[ref]!.includes(k) : ((ref >> k) & 1) === 1;
-      if (
-        !reaches ||
-        (data[base + R_FLAGS]! & RF_ALLOW) === 0 ||
-        (data[base + R_POLICY]! & device.policy_ & factor) === 0
-      )
-        continue;
-      if (!ruleOpen(data, base, day, wd, tod)) continue;
-      best = rank;
-    }
-  }
-  return best;
+  return minRankReachingAt(sys, device, holderGroupFrom(sys, h), holderGroupTo(sys, h), factor, day, tod, k);
 }

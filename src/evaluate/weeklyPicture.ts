@@ -7,7 +7,6 @@ import {
   type CompiledDevice,
   type CompiledSystem,
   type ZoneTable,
-  findSlot,
   holderGroupFrom,
   holderGroupTo,
   offsetAt,
@@ -16,6 +15,7 @@ import { type Issue, MS_PER_DAY, QueryError, parseInstant, parseLocalDate } from
 import { accessRuns } from "./diffAccess.js";
 import type { Engine } from "./engine.js";
 import { isoOffset } from "./formatInstant.js";
+import { ranksReaching } from "./ruleWalk.js";
 
 /** What a weekly picture shows: one holder's access, or one door's. */
 export type PictureSubject =
@@ -165,10 +165,7 @@ export function weeklyPicture(engine: Engine, options: PictureOptions): WeeklyPi
   if (index !== undefined) {
     // Every door and floor group the holder's groups' rules reach, by id.
     for (const dev of sys.devicesById_) {
-      let reached = false;
-      for (let gi = holderGroupFrom(sys, index), end = holderGroupTo(sys, index); gi < end && !reached; gi++)
-        reached = findSlot(dev, sys.holderGroups_[gi]!) >= 0;
-      if (!reached) continue;
+      if (ranksReaching(sys, dev, holderGroupFrom(sys, index), holderGroupTo(sys, index)).length === 0) continue;
       const d = s.devices[dev.index_]!;
       if (!dev.elevator_)
         rows.push(rowOf(sys, index, dev, -1, weekOfDay, weekOfInstant, { id: dev.id, label: d.name, kind: "device" }));

@@ -24,7 +24,7 @@ import {
   weekdayOf,
 } from "../compile/index.js";
 import { type Issue, MS_PER_DAY, QueryError } from "../model/index.js";
-import { NONE, floorsOf, newRuleOutcome } from "./decide.js";
+import { NONE, floorsOf, newRuleOutcome } from "./ruleWalk.js";
 import { isoInstant } from "./formatInstant.js";
 import { type AtOptions, queryInstant } from "./rsop.js";
 import { minRankReaching, reachesFloorGroup, scanAccess } from "./scanAccess.js";
@@ -134,67 +134,11 @@ function markAllowed(
   order: HolderOrder,
 ): number {
   const local = at + offsetAt(device.node_.zone_, at);
-  const day = Math.floor(local / MS_PER_DAY);
-  const tod = local - day * MS_PER_DAY;
-  const wd = weekdayOf(day);
   const stamp = ++s.stamp;
+  const nLive = tableGroups(sys, device, local, k, s, stamp);
   const { gStamp, gDeny, gAccepted, gMask, gReach, live } = s;
-  const data = sys.ruleData_;
   const slotGroup = device.slotGroup_;
-  const slotPairs = device.slotPairs_;
-  const pairs = device.pairs_;
-  const policy = device.policy_;
   const elevator = device.elevator_;
-
-  // What each group's rules here come to at this instant (evaluateRules, per group).
-  let nLive = 0;
-  for (let slot = 0; slot < slotGroup.length; slot++) {
-    let deny = NONE;
-    let allow = NONE;
-    let acc1 = NONE;
-    let acc4 = NONE;
-    let m1 = 0;
-    let m4 = 0;
-    let r1 = NONE;
-    let r4 = NONE;
-    const end = slotPairs[slot + 1]!;
-    for (let i = slotPairs[slot]!; i < end; i += 2) {
-      const rank = pairs[i]!;
-      const base = rank * RULE_STRIDE;
-      if (!ruleOpen(data, base, day, wd, tod)) continue;
-      if ((data[base + R_FLAGS]! & RF_ALLOW) === 0) {
-        if (rank < deny) deny = rank;
-        continue;
-      }
-      if (rank < allow) allow = rank;
-      const accepts = data[base + R_POLICY]! & policy;
-      const ref = elevator ? pairs[i + 1]! : 0;
-      const reaches = k >= 0 && ((ref >> k) & 1) === 1;
-      if ((accepts & CARD) !== 0) {
-        if (rank < acc1) acc1 = rank;
-        m1 |= ref;
-        if (reaches && rank < r1) r1 = rank;
-      }
-      if ((accepts & CARD_AND_PIN) !== 0) {
-        if (rank < acc4) acc4 = rank;
-        m4 |= ref;
-        if (reaches && rank < r4) r4 = rank;
-      }
-    }
-    // A group with no open rule here changes no member's outcome: it stays out of the table.
-    if (deny === NONE && allow === NONE) continue;
-    const g = slotGroup[slot]!;
-    gStamp[g] = stamp;
-    gDeny[g] = deny;
-    gAccepted[g * 2] = acc1;
-    gAccepted[g * 2 + 1] = acc4;
-    gMask[g * 2] = m1;
-    gMask[g * 2 + 1] = m4;
-    gReach[g * 2] = r1;
-    gReach[g * 2 + 1] = r4;
-    // Members of a group with an open deny rule are all denied; no allow rule, none is allowed through it.
-    if (deny === NONE) live[nLive++] = slot;
-  }
 
   if (k < 0 && !elevator) return collectAtDoor(s, order, slotGroup, nLive, local, stamp);
 
@@ -276,6 +220,83 @@ function markAllowed(
   s.lowWord = lowWord;
   s.highWord = highWord;
   return n;
+}
+
+/**
+ * markAllowed's first half: what each group's rules at `device` come to at local time `local`
+ * (evaluateRules per group; docs/semantics.md WA1), written to the scratch's per-group entries under
+ * `stamp`; the slots of the groups whose members may be allowed (an open allow rule, no open deny
+ * rule) go to `live`. Returns their number.
+ */
+function tableGroups(
+  sys: CompiledSystem,
+  device: CompiledDevice,
+  local: number,
+  k: number,
+  s: Scratch,
+  stamp: number,
+): number {
+  const day = Math.floor(local / MS_PER_DAY);
+  const tod = local - day * MS_PER_DAY;
+  const wd = weekdayOf(day);
+  const { gStamp, gDeny, gAccepted, gMask, gReach, live } = s;
+  const data = sys.ruleData_;
+  const slotGroup = device.slotGroup_;
+  const slotPairs = device.slotPairs_;
+  const pairs = device.pairs_;
+  const policy = device.policy_;
+  const elevator = device.elevator_;
+
+  let nLive = 0;
+  for (let slot = 0; slot < slotGroup.length; slot++) {
+    let deny = NONE;
+    let allow = NONE;
+    let acc1 = NONE;
+    let acc4 = NONE;
+    let m1 = 0;
+    let m4 = 0;
+    let r1 = NONE;
+    let r4 = NONE;
+    const end = slotPairs[slot + 1]!;
+    for (let i = slotPairs[slot]!; i < end; i += 2) {
+      const rank = pairs[i]!;
+      const base = rank * RULE_STRIDE;
+      if (!ruleOpen(data, base, day, wd, tod)) continue;
+      if ((data[base + R_FLAGS]! & RF_ALLOW) === 0) {
+        if (rank < deny) deny = rank;
+        continue;
+      }
+      if (rank < allow) allow = rank;
+      const accepts = data[base + R_POLICY]! & policy;
+      const ref = elevator ? pairs[i + 1]! : 0;
+      const reaches = k >= 0 && ((ref >> k) & 1) === 1;
+      if ((accepts & CARD) !== 0) {
+        if (rank < acc1) acc1 = rank;
+        m1 |= ref;
+        if (reaches && rank < r1) r1 = rank;
+      }
+      if ((accepts & CARD_AND_PIN) !== 0) {
+        if (rank < acc4) acc4 = rank;
+        m4 |= ref;
+        if (reaches && rank < r4) r4 = rank;
+      }
+    }
+    // A group with no open rule here changes no member's outcome: it stays out of the table.
+    if (deny === NONE && allow === NONE) continue;
+    const g = slotGroup[slot]!;
+    gStamp[g] = stamp;
+    gDeny[g] = deny;
+    gAccepted[g * 2] = acc1;
+    gAccepted[g * 2 + 1] = acc4;
+    gMask[g * 2] = m1;
+    gMask[g * 2 + 1] = m4;
+    gReach[g * 2] = r1;
+    gReach[g * 2 + 1] = r4;
+    // Members of a group with an open deny rule are all denied; no allow rule, none is allowed through it.
+    if (deny === NONE) live[nLive++] = slot;
+  }
+
+  return nLive;
 }
 
 /**

@@ -10,7 +10,7 @@ import {
   windowContains,
 } from "../../src/compile/index.js";
 import { type Issue, QueryError } from "../../src/model/index.js";
-import { NONE, newRuleOutcome } from "../../src/evaluate/decide.js";
+import { NONE, newRuleOutcome } from "../../src/evaluate/ruleWalk.js";
 import { isoInstant } from "../../src/evaluate/formatInstant.js";
 import {
   type RsopDevice,

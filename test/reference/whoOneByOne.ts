@@ -4,7 +4,7 @@
 // against decide — and the result is sorted by comparing ids. Slow on purpose, and obviously the
 // definition: what a scan by each holder would answer.
 import type { CompiledDevice, CompiledSystem } from "../../src/compile/index.js";
-import { NONE, floorsOf, newRuleOutcome } from "../../src/evaluate/decide.js";
+import { NONE, floorsOf, newRuleOutcome } from "../../src/evaluate/ruleWalk.js";
 import { minRankReaching, reachesFloorGroup, scanAccess } from "../../src/evaluate/scanAccess.js";
 import type { AccessEntry } from "../../src/evaluate/who.js";
 

@@ -1,0 +1,95 @@
+// The static segment of a compiled system: cloud nodes, devices and floor groups. Only a full
+// compile builds it (a change to any compiled field of these falls back to compileSnapshot, see
+// updateCompiled.ts); the per-device runs start empty here and are filled by buildReach.
+import { ELEVATOR_READER_TYPES, type SystemSnapshot } from "../model/index.js";
+import { compileCardFormat } from "./compileCardFormat.js";
+import {
+  type CompiledDevice,
+  type CompiledNode,
+  EMPTY_RUN,
+  EMPTY_SLOT_PAIRS,
+  INPUT_BIT,
+  NO_WIDE_SETS,
+} from "./compiledSystem.js";
+import { policyMask } from "./policyMask.js";
+import { buildZoneTable } from "./zoneTable.js";
+
+/** The static segment, as compileSnapshot places it in the CompiledSystem. */
+export interface NodeSegment {
+  readonly nodes: CompiledNode[];
+  readonly nodeIndex: Map<string, CompiledNode>;
+  readonly devices: CompiledDevice[];
+  readonly devicesById: CompiledDevice[];
+  readonly deviceIdOrder: Int32Array;
+  readonly floorGroupAt: Map<string, { reader: number; k: number }>;
+}
+
+/** The e-card floors of a door: none. */
+const NO_ECARD_FLOORS: readonly string[] = Object.freeze([]);
+
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Compiles the cloud nodes, devices and floor groups of a validated snapshot. */
+export function buildNodes(snapshot: SystemSnapshot): NodeSegment {
+  const nodes: CompiledNode[] = snapshot.cloudNodes.map((n, index) => ({
+    id: n.id,
+    index_: index,
+    zone_: buildZoneTable(n.timezone),
+    formats_: n.cardFormat.map(compileCardFormat),
+    ecards_: new Set(n.ecards),
+    offlinePolicy_: n.offlinePolicy,
+    killTimer_: n.killTimer,
+    alone_: new Set([n.id]),
+  }));
+  const nodeIndex = new Map(nodes.map((n) => [n.id, n]));
+  const deviceNumber = new Map(snapshot.devices.map((d, i) => [d.id, i]));
+
+  // Floor groups per elevator reader, in id order so masks are stable; each floor group's reader and
+  // local index k there.
+  const floorGroupsAt = new Map<string, string[]>();
+  const floorGroupById = new Map(snapshot.floorGroups.map((fg) => [fg.id, fg]));
+  const floorGroupAt = new Map<string, { reader: number; k: number }>();
+  for (const fg of [...snapshot.floorGroups].sort((a, b) => compareIds(a.id, b.id))) {
+    const list = floorGroupsAt.get(fg.readerPort) ?? [];
+    floorGroupAt.set(fg.id, { reader: deviceNumber.get(fg.readerPort)!, k: list.length });
+    list.push(fg.id);
+    floorGroupsAt.set(fg.readerPort, list);
+  }
+
+  const devices: CompiledDevice[] = snapshot.devices.map((d, index) => {
+    let inputMask = 0;
+    for (const t of d.inputTypes) inputMask |= INPUT_BIT[t];
+    const fgs = floorGroupsAt.get(d.id) ?? [];
+    const elevator = ELEVATOR_READER_TYPES.includes(d.type);
+    const floorsOf = fgs.map((id) => floorGroupById.get(id)!.floors);
+    return {
+      id: d.id,
+      index_: index,
+      node_: nodeIndex.get(d.cloudNode)!,
+      inputMask_: inputMask,
+      policy_: policyMask(d.authenticationPolicy),
+      ble_: d.supportBleCredentials,
+      secured_: d.securedReadsOnly,
+      elevator_: elevator,
+      slotGroup_: EMPTY_RUN,
+      slotPairs_: EMPTY_SLOT_PAIRS,
+      pairs_: EMPTY_RUN,
+      slotOf_: null,
+      wide_: fgs.length > 31,
+      wideSets_: NO_WIDE_SETS,
+      floorGroups_: fgs,
+      floorsOf_: floorsOf,
+      floorCache_: new Map(),
+      ecardFloors_: elevator ? Object.freeze([...new Set(floorsOf.flat())].sort()) : NO_ECARD_FLOORS,
+      rulesHere_: [],
+    };
+  });
+  const devicesById = [...devices].sort((a, b) => compareIds(a.id, b.id));
+  const deviceIdOrder = new Int32Array(devices.length);
+  devicesById.forEach((d, position) => {
+    deviceIdOrder[d.index_] = position;
+  });
+  return { nodes, nodeIndex, devices, devicesById, deviceIdOrder, floorGroupAt };
+}
