@@ -1,5 +1,6 @@
 // End-to-end cost of live.apply at a size (route, body check, immer, validation, engine update).
-import { createLiveSystem, seededIds } from "../src/index.js";
+import { createLiveSystem } from "../src/index.js";
+import { seededIds } from "../src/live/index.js";
 import type { Operation } from "../src/live/operation.js";
 import { SIZES, type SizeName, generateBuilding } from "./fixtures.js";
 

@@ -5,11 +5,15 @@
  * 1.0 panels and their migration, and live systems that change through the service's routes. It imports no Node built-in and no CLI or server library; the
  * web-standard HTTP handler is `rsop-engine/http`. Everything here is documented at its declaration
  * with an example.
+ *
+ * The list is curated: what an embedder calls or names in a type. Helpers the CLI, the service and
+ * the tests share (seeded id sources, preflight predicates, migration id derivation, path
+ * formatting) are imported from their modules, not from here.
  * @packageDocumentation
  */
 export { parseSnapshot, parseSnapshotOrThrow } from "./model/parseSnapshot.js";
 export type { ParseSnapshotOptions } from "./model/parseSnapshot.js";
-export { QueryError, SnapshotError, formatIssues, formatPath } from "./model/issue.js";
+export { QueryError, SnapshotError, formatIssues } from "./model/issue.js";
 export { requestIssues } from "./model/request.js";
 export { OUTCOME_CODES, REASONS, outcomeOf } from "./model/decision.js";
 export { KNOWN_CARD_FORMATS } from "./model/cardFormats.js";
@@ -20,9 +24,9 @@ export { diffAccess } from "./evaluate/diffAccess.js";
 export { weeklyPicture } from "./evaluate/weeklyPicture.js";
 export { parsePanel, parsePanelOrThrow } from "./legacy1/parsePanel.js";
 export { PanelEngine, loadPanelEngine, loadPanelEngineOrThrow } from "./legacy1/panelEngine.js";
-export { migratePanel, migratedId } from "./legacy1/migration/migratePanel.js";
-export { preflightBlocks, preflightPanel, preflightWarns } from "./legacy1/migration/preflightPanel.js";
-export { LiveSystem, createLiveSystem, randomIds, seededIds } from "./live/index.js";
+export { migratePanel } from "./legacy1/migration/migratePanel.js";
+export { preflightPanel } from "./legacy1/migration/preflightPanel.js";
+export { LiveSystem, createLiveSystem } from "./live/index.js";
 export { PanelLiveSystem, createPanelLiveSystem } from "./legacy1/index.js";
 
 export type { Issue, IssueCode, Result } from "./model/issue.js";

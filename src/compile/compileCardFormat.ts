@@ -4,6 +4,7 @@ import {
   type CardFormat,
   type FacilityCodePolicy,
   type ResolvedLayout,
+  die,
   entryLayout,
   resolveCustomLayout,
 } from "../model/index.js";
@@ -66,7 +67,7 @@ export function layoutOf(format: CardFormat): ResolvedLayout | null {
     case "raw":
       return null;
     case "unknownName":
-      throw new Error(`unknown card layout "${resolved.name}"`);
+      die("unknownLayout", resolved.name);
   }
 }
 

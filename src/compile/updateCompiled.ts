@@ -17,7 +17,7 @@ import type { CompiledDevice, CompiledRule, CompiledSystem } from "./compiledSys
 import { compileSnapshot } from "./compileSnapshot.js";
 import { RULE_STRIDE } from "./compileWindow.js";
 
-/** An immer patch, as far as updateCompiled reads it. */
+/** A patch as immer makes it, as far as this library reads one: only `path`. */
 export interface PatchLike {
   readonly path: readonly (string | number)[];
 }

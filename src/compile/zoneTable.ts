@@ -1,7 +1,7 @@
 // UTC-offset transition tables, computed once per zone with luxon so that the hot path finds local
 // wall time by a binary search and an addition, with no Intl call.
 import { IANAZone } from "luxon";
-import { MAX_INSTANT, MIN_INSTANT, MS_PER_DAY } from "../model/index.js";
+import { MAX_INSTANT, MIN_INSTANT, MS_PER_DAY, die } from "../model/index.js";
 
 /** Offsets of one zone: `offsets_[i]` (ms) holds from `starts_[i]` (epoch ms) until `starts_[i + 1]`. */
 export interface ZoneTable {
@@ -61,18 +61,18 @@ function offsetProbe(zone: string): (t: number) => number {
         v = -1;
       }
     }
-    if (k !== 6) throw new Error(`unexpected Intl output "${text}" for zone ${zone}`);
+    if (k !== 6) die("intlOutput", text, zone);
     const [month, day, year, hour, minute, second] = nums as [number, number, number, number, number, number];
     const wall = Date.UTC(year, month - 1, day, hour % 24, minute, second);
     return wall - whole;
   };
 }
 
-/** Builds (or returns the cached) offset table of an IANA zone. Throws on an invalid zone. */
+/** Builds (or returns the cached) offset table of an IANA zone; the zone is a validated one (die otherwise). */
 export function buildZoneTable(zone: string): ZoneTable {
   const hit = cache.get(zone);
   if (hit !== undefined) return hit;
-  if (!IANAZone.isValidZone(zone)) throw new Error(`invalid time zone "${zone}"`);
+  if (!IANAZone.isValidZone(zone)) die("invalidZone", zone);
   const offsetMs = offsetProbe(zone);
   const starts: number[] = [-Infinity];
   const offsets: number[] = [offsetMs(SCAN_FROM)];

@@ -31,6 +31,7 @@ import {
   RequestFields,
   type Topic,
   checkRequest,
+  die,
   outcomeOf,
 } from "../model/index.js";
 import {
@@ -84,7 +85,7 @@ const TOPIC_OF_CODE: readonly Topic[] = REASONS.map((r) => TOPICS[OUTCOME_CODES.
 
 function reasonCode(reason: Reason): number {
   const i = REASONS.indexOf(reason);
-  if (i < 0) throw new Error(`no reason code ${reason}`);
+  if (i < 0) die("unknownReason", reason);
   return i;
 }
 

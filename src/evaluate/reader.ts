@@ -117,7 +117,7 @@ export class ReaderHandle {
     this.input_ = optionInput(options);
   }
 
-  /** The compiled system now, with `device_` looked up in it. */
+  /** @internal The compiled system now, with `device_` looked up in it. */
   private current_(): CompiledSystem {
     const sys = this.source_.compiled_;
     if (sys !== this.sys_) {
@@ -243,6 +243,7 @@ export class ReaderHandle {
    * checked as checkRequest checks the equivalent request, then decideCore. One function for all
    * seven (too large for V8 to inline), so that the methods themselves stay small enough to be inlined
    * where they are called.
+   * @internal
    */
   private scan_(
     kind: number,

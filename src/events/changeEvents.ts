@@ -2,12 +2,10 @@
 // it was added, modified or removed, found by comparing the snapshot before and after by id. A
 // holder's (1.0: person's) credentials are entities of their own; a holder added or removed brings
 // its credentials' events along (docs/semantics.md W6).
+import type { PatchLike } from "../compile/index.js";
 import type { ChangeEvent, EntityType } from "./types.js";
 
-/** A patch as immer makes it (only `path` is read). */
-export interface PatchLike {
-  readonly path: readonly (string | number)[];
-}
+export type { PatchLike };
 
 /** The input of changeEvents. */
 export interface ChangeInput {

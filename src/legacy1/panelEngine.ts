@@ -1,6 +1,6 @@
 // Architecture 1.0 panels evaluated directly: the panel is converted to 2.0 with its integer ids
 // as strings, decided by the same engine, and answered in 1.0 terms — `door.request.*` topics,
-// integer ids, and the seed 002 RSOP shape (persons, doors, `HH:mm` times).
+// integer ids, and the 1.0 panel API RSOP shape (persons, doors, `HH:mm` times).
 import { Engine } from "../evaluate/index.js";
 import type { AtOptions } from "../evaluate/index.js";
 import {

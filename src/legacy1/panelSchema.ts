@@ -1,4 +1,4 @@
-// zod schemas of the architecture 1.0 panel snapshot `rsop-panel/1` (SPEC §8, seed 002): one cloud
+// zod schemas of the architecture 1.0 panel snapshot `rsop-panel/1` (docs/semantics.md M1, the 1.0 panel API): one cloud
 // node's entities with integer ids. Only what differs from 2.0 is checked here (integer ids and
 // references, `HH:mm` times, metadata size); every other constraint is checked once, by the 2.0
 // validator, on the converted snapshot (see parsePanel).
@@ -10,7 +10,7 @@ const hhmm = (allow24: boolean) =>
   z.string().regex(allow24 ? /^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$/ : /^(?:[01][0-9]|2[0-3]):[0-5][0-9]$/, {
     error: allow24 ? "Must be a time HH:mm (00:00 to 24:00)." : "Must be a time HH:mm (00:00 to 23:59).",
   });
-/** seed 002: user-defined metadata objects are limited to 10 KB. */
+/** The 1.0 panel API: user-defined metadata objects are limited to 10 KB. */
 export const METADATA_LIMIT_BYTES = 10 * 1024;
 const metadata = z
   .record(z.string(), z.unknown())
@@ -40,7 +40,7 @@ export const panelDeviceSchema = z.looseObject({
     .array(z.looseObject({ id: legacyId, name: z.string().optional() }))
     .nullable()
     .default([]),
-  // seed 002: on create `type` defaults to primaryReader and `publicIcon` to swingingDoor.
+  // The 1.0 panel API: on create `type` defaults to primaryReader and `publicIcon` to swingingDoor.
   type: z.string().default("primaryReader"),
   publicIcon: z.string().nullable().default("swingingDoor"),
   metadata,

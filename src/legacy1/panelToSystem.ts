@@ -90,7 +90,7 @@ const HOLDER_FIELDS = [
 ];
 const CREDENTIAL_FIELDS = ["credentialNumber", "facilityCode", "description", "types"];
 const RULE_FIELDS = ["name", "type", "recurring", "allow", "authenticationPolicy", "enabled", "startDate", "endDate"];
-/** 1.0-only device fields (seed 002 §2 Device). */
+/** 1.0-only device fields (the 1.0 panel API Device). */
 const DEVICE_ONLY_1_0 = ["bootloaderVersion", "startupVersion"];
 
 function pick(from: Json, fields: readonly string[], into: Json): Json {
@@ -184,7 +184,7 @@ export function panelToSystem(
   });
   const connections = panel.connections.map((c) => {
     const out = pick(c, CONNECTION_FIELDS, { id: id("connection", c.id), cloudNode: cloudNodeId });
-    // seed 001: the request field is spelled `macaddress`; the resource field `macAddress`.
+    // The 2.0 systems API: the request field is spelled `macaddress`; the resource field `macAddress`.
     if (out.macAddress === undefined && (c as Json).macaddress !== undefined) out.macAddress = (c as Json).macaddress;
     return out;
   });

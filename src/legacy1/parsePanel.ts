@@ -59,7 +59,7 @@ function atPanelPaths(issues: readonly Issue[]): Issue[] {
 
 /**
  * The 2.0 id under which a panel entity is evaluated: its integer zero-padded to 16 digits, so that
- * JavaScript string order (SPEC §3 "smallest id") is the panel's numeric order (docs/semantics.md M2).
+ * JavaScript string order ("smallest id", docs/semantics.md E19) is the panel's numeric order (docs/semantics.md M2).
  */
 export function panelKey(legacyId: number): string {
   return String(legacyId).padStart(16, "0");

@@ -1,4 +1,4 @@
-// The live layer: a system that changes through seed routes, above evaluate and below the adapters.
+// The live layer: a system that changes through API routes, above evaluate and below the adapters.
 export { LiveSystem, createLiveSystem } from "./liveSystem.js";
 export type { BatchResult, LiveSystemOptions, PreviewResult } from "./liveSystem.js";
 export type { LiveTarget } from "./liveTarget.js";

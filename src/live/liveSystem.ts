@@ -1,5 +1,5 @@
 // A system that changes: the validated snapshot (immer-frozen, structurally shared) and an engine
-// always consistent with it. Every change is a seed route applied as an immer transition.
+// always consistent with it. Every change is an API route applied as an immer transition.
 import type { Patch } from "immer";
 import { applySnapshotPatches, freezeSnapshot } from "./transition.js";
 import { type Transition, runWrite } from "./write.js";
@@ -43,7 +43,7 @@ import type { LiveTarget } from "./liveTarget.js";
 
 /** Options of createLiveSystem. */
 export interface LiveSystemOptions {
-  /** Where created ids come from (default: random UUID v4); `seededIds(n)` makes them repeatable. */
+  /** Where created ids come from (default: random UUID v4); a deterministic function makes them repeatable. */
   readonly newId?: IdSource;
   /** The clock for `created` stamps of new cloud nodes and devices, and the default RSOP instant (default Date.now). */
   readonly now?: () => number;
@@ -63,7 +63,8 @@ export type BatchResult =
  * A system that changes: its validated snapshot (deeply frozen, unchanged parts shared between
  * versions) and an engine that always answers for it. Made by createLiveSystem.
  * @example
- * const live = createLiveSystem(json, { newId: seededIds(1) });
+ * let n = 0;
+ * const live = createLiveSystem(json, { newId: () => `id-${++n}` });
  * if (live.ok) live.value.apply({ method: "POST", path: "/groups", body: { name: "Night" } }).status; //=> 200
  */
 export class LiveSystem implements LiveTarget<SystemSnapshot, Engine, OperationResult, BatchResult> {

@@ -1,5 +1,5 @@
-// The vocabulary of the live system: an operation is a seed route (method, path relative to the
-// system, body), and its result carries the seed's HTTP status.
+// The vocabulary of the live system: an operation is an API route (method, path relative to the
+// system, body), and its result carries the API's HTTP status.
 import type { Patch } from "immer";
 import type { Issue, IssueCode } from "../model/index.js";
 import { quote } from "../model/zodIssues.js";

@@ -4,7 +4,7 @@
 import type { Issue } from "../model/index.js";
 import { Refusal } from "./operation.js";
 
-/** `page` and `per_page`, the paging parameters of every list (seed 000 §4). */
+/** `page` and `per_page`, the paging parameters of every list (the accounts API). */
 export const PAGING: readonly string[] = ["page", "per_page"];
 
 /** Names a list of parameters for a sentence: `page and per_page`, `none`. */
@@ -39,6 +39,14 @@ export function checkQueryKeys(query: URLSearchParams, allowed: readonly string[
   if (issues.length > 0) throw new Refusal(400, issues);
 }
 
+/** The query parameters each handler withQueryKeys made takes (the HTTP adapter documents them). */
+const QUERY_KEYS = new WeakMap<object, readonly string[]>();
+
+/** The query parameters a read handler takes, if withQueryKeys made it. */
+export function queryKeysOf(handler: unknown): readonly string[] | undefined {
+  return typeof handler === "function" ? QUERY_KEYS.get(handler) : undefined;
+}
+
 /**
  * `handlers` with each one checking its query first: `keys[name]` are the parameters handler `name`
  * takes. The returned functions are the ones routes and callers compare by identity.
@@ -52,10 +60,12 @@ export function withQueryKeys<
   for (const name of Object.keys(handlers)) {
     const handler = handlers[name]!;
     const allowed = keys[name as keyof H];
-    out[name] = (ctx) => {
+    const checked = (ctx: C) => {
       checkQueryKeys(ctx.query, allowed);
       return handler(ctx);
     };
+    QUERY_KEYS.set(checked, allowed);
+    out[name] = checked;
   }
   return out as H;
 }

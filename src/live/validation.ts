@@ -1,4 +1,4 @@
-// Validation of a write against maintained indexes (issue 13): the same checks as the snapshot loader
+// Validation of a write against maintained indexes: the same checks as the snapshot loader
 // (src/model/checks), run only on the elements a write touched and on the elements whose checks read
 // them, against indexes of the current snapshot overlaid with the change. The verdict, the issues,
 // their paths, messages and order are parseSnapshot's on the resulting snapshot.
@@ -6,6 +6,7 @@ import type { Patch } from "immer";
 import {
   type Issue,
   type SystemSnapshot,
+  die,
   fromZodIssues,
   holderSchema,
   parseSnapshot,
@@ -46,7 +47,7 @@ function relation<F extends Collection>(
   return { from, to, keys: keys as (v: never) => readonly (string | null)[] };
 }
 
-/** Every reference a check follows (SPEC §1). */
+/** Every reference a check follows (docs/semantics.md S lines). */
 const RELATIONS: readonly Relation[] = [
   relation("groups", "partitions", (g) => [g.partition]),
   relation("devices", "partitions", (d) => (d.partition ?? []).map((p) => p.id)),
@@ -66,7 +67,7 @@ const RELATIONS: readonly Relation[] = [
 /** The position in RELATIONS of the reference from `from` to `to`. */
 function relationOf(from: Collection, to: Collection): number {
   const k = RELATIONS.findIndex((r) => r.from === from && r.to === to);
-  if (k < 0) throw new Error(`no reference from ${from} to ${to}`);
+  if (k < 0) die("unknownRelation", from, to);
   return k;
 }
 
@@ -614,111 +615,139 @@ export class WriteValidator {
     // A copy: a holder checked in full below (its keys claimed) keeps its unchanged keys in the indexes.
     const L = new Overlay(ix, touched, next, new Set(membershipOnly));
 
-    // Which valid elements to check: the touched ones, the untouched owners of their keys, and
-    // the referrers of an id whose existence (or whose content that checks read) changed.
-    const scopes = new Map<Collection, Set<number>>();
-    const scope = (c: Collection): Set<number> => {
-      let set = scopes.get(c);
-      if (set === undefined) scopes.set(c, (set = new Set()));
-      return set;
-    };
-    /** The keys (ids, credential ids and numbers) of the other touched holders: one a membership-only holder holds too makes it checked in full. */
-    const claimed = new Set<string | number>();
-    for (const [i, v] of touched.get("holders") ?? [])
-      if (v && !membershipOnly.has(i)) {
-        claimed.add(v.id);
-        for (const cred of (v as ParsedEntities["holders"]).credentials) {
-          claimed.add(cred.id);
-          if (cred.credentialNumber !== null) claimed.add(cred.credentialNumber);
-        }
-      }
-    /** Touched elements are in scope already, except holders whose memberships alone changed. */
-    const covered = (c: Collection, at: number, via = -1): boolean =>
-      L.changes(c).has(at) && (via === HOLDER_GROUPS || !(c === "holders" && membershipOnly.has(at)));
-    for (const [c, changes] of touched)
-      for (const [i, v] of changes) {
-        // Same id, credentials, partition and values: no owner, referrer or count changed with it.
-        // Unless another change claims its id or a credential: then it is checked in full.
-        if (c === "holders" && membershipOnly.has(i)) {
-          if (claimed.size === 0 || !claims(claimed, v as ParsedEntities["holders"])) continue;
-          membershipOnly.delete(i);
-        }
-        if (v) {
-          scope(c).add(i);
-          for (const j of L.baseOwnersOf(c, v)) scope(c).add(j);
-        }
-        const old = ix.parsed[c][i];
-        for (const k of COUNTED_FROM.get(c) ?? []) {
-          const r = RELATIONS[k]!;
-          for (const e of [old, v])
-            if (e)
-              for (const to of r.keys(e as never)) {
-                const at = to === null ? undefined : ix.ids[r.to].get(to);
-                if (at !== undefined && !covered(r.to, at)) scope(r.to).add(at);
-              }
-        }
-        const raw = i < next[c].length ? (next[c][i] as unknown as Loose | null) : undefined;
-        const rawId = rawKey(c, raw);
-        const ids = new Set<string>();
-        if (old !== undefined) ids.add(entityKey(c, old));
-        if (rawId !== undefined) ids.add(rawId);
-        for (const r of READ_BY_KEY) {
-          if (r.coll !== c) continue;
-          for (const key of new Set([old && r.key(old as unknown as Loose), raw && r.key(raw)]))
-            if (typeof key === "string")
-              for (const from of ix.referrers[r.via]!.get(key) ?? []) {
-                const at = ix.ids[RELATIONS[r.via]!.from].get(from);
-                if (at !== undefined && !covered(RELATIONS[r.via]!.from, at)) scope(RELATIONS[r.via]!.from).add(at);
-              }
-        }
-        for (const id of ids) {
-          const wasAt = ix.ids[c].get(id);
-          const before = wasAt === undefined ? undefined : ix.parsed[c][wasAt];
-          const changed =
-            (before !== undefined) !== L.has(c, id) ||
-            (CONTENT_READ[c] !== undefined && !sameContent(c, before, L.get(c, id)));
-          if (v === null && wasAt !== undefined && !covered(c, wasAt)) scope(c).add(wasAt);
-          if (!changed) continue;
-          for (const k of RELATIONS_TO.get(c) ?? []) {
-            const r = RELATIONS[k]!;
-            for (const from of ix.referrers[k]!.get(id) ?? []) {
-              const at = ix.ids[r.from].get(from);
-              // A holder whose memberships alone changed has its groups checked anyway.
-              if (at !== undefined && !covered(r.from, at, k)) scope(r.from).add(at);
-            }
-          }
-        }
-      }
-
-    const issues: Issue[] = [];
-    for (const c of SCHEMA_ORDER) {
-      const m = schemaIssues.get(c);
-      if (m !== undefined) for (const i of [...m.keys()].sort((x, y) => x - y)) issues.push(...m.get(i)!);
-    }
-    const add: Report = (code, path, message) => issues.push({ code, path, message });
-    const sorted = new Map<Collection, number[]>();
-    const holders = scope("holders");
-    const withMemberships = [...new Set([...holders, ...membershipOnly])].sort((x, y) => x - y);
-    for (const { coll, check } of PHASES) {
-      if (check === checkHolderRefs) {
-        // In snapshot order, like every phase; a holder whose memberships alone changed runs only
-        // the part of the check that reads them (its other parts passed and read nothing that changed).
-        for (const i of withMemberships) {
-          const v = L.at("holders", i);
-          if (v !== undefined) (holders.has(i) ? checkHolderRefs : checkHolderGroups)(v as never, i, L, add);
-        }
-        continue;
-      }
-      const set = scopes.get(coll);
-      if (set === undefined) continue;
-      let order = sorted.get(coll);
-      if (order === undefined) sorted.set(coll, (order = [...set].sort((x, y) => x - y)));
-      for (const i of order) {
-        const v = L.at(coll, i);
-        if (v !== undefined) check(v as never, i, L, add);
-      }
-    }
+    const scopes = scopesOfChange(ix, L, touched, membershipOnly, next);
+    const issues = runChecks(L, scopes, membershipOnly, schemaIssues);
     if (issues.length === 0) ix.advance(next, touched);
     return issues;
   }
+}
+
+/**
+ * Which valid elements to check after a change: the touched ones, the untouched owners of their keys,
+ * and the referrers of an id whose existence (or whose content that checks read) changed.
+ */
+function scopesOfChange(
+  ix: Indexes,
+  L: Overlay,
+  touched: Touched,
+  membershipOnly: Set<number>,
+  next: SystemSnapshot,
+): Map<Collection, Set<number>> {
+  const scopes = new Map<Collection, Set<number>>();
+  const scope = (c: Collection): Set<number> => {
+    let set = scopes.get(c);
+    if (set === undefined) scopes.set(c, (set = new Set()));
+    return set;
+  };
+  /** The keys (ids, credential ids and numbers) of the other touched holders: one a membership-only holder holds too makes it checked in full. */
+  const claimed = new Set<string | number>();
+  for (const [i, v] of touched.get("holders") ?? [])
+    if (v && !membershipOnly.has(i)) {
+      claimed.add(v.id);
+      for (const cred of (v as ParsedEntities["holders"]).credentials) {
+        claimed.add(cred.id);
+        if (cred.credentialNumber !== null) claimed.add(cred.credentialNumber);
+      }
+    }
+  /** Touched elements are in scope already, except holders whose memberships alone changed. */
+  const covered = (c: Collection, at: number, via = -1): boolean =>
+    L.changes(c).has(at) && (via === HOLDER_GROUPS || !(c === "holders" && membershipOnly.has(at)));
+  for (const [c, changes] of touched)
+    for (const [i, v] of changes) {
+      // Same id, credentials, partition and values: no owner, referrer or count changed with it.
+      // Unless another change claims its id or a credential: then it is checked in full.
+      if (c === "holders" && membershipOnly.has(i)) {
+        if (claimed.size === 0 || !claims(claimed, v as ParsedEntities["holders"])) continue;
+        membershipOnly.delete(i);
+      }
+      if (v) {
+        scope(c).add(i);
+        for (const j of L.baseOwnersOf(c, v)) scope(c).add(j);
+      }
+      const old = ix.parsed[c][i];
+      for (const k of COUNTED_FROM.get(c) ?? []) {
+        const r = RELATIONS[k]!;
+        for (const e of [old, v])
+          if (e)
+            for (const to of r.keys(e as never)) {
+              const at = to === null ? undefined : ix.ids[r.to].get(to);
+              if (at !== undefined && !covered(r.to, at)) scope(r.to).add(at);
+            }
+      }
+      const raw = i < next[c].length ? (next[c][i] as unknown as Loose | null) : undefined;
+      const rawId = rawKey(c, raw);
+      const ids = new Set<string>();
+      if (old !== undefined) ids.add(entityKey(c, old));
+      if (rawId !== undefined) ids.add(rawId);
+      for (const r of READ_BY_KEY) {
+        if (r.coll !== c) continue;
+        for (const key of new Set([old && r.key(old as unknown as Loose), raw && r.key(raw)]))
+          if (typeof key === "string")
+            for (const from of ix.referrers[r.via]!.get(key) ?? []) {
+              const at = ix.ids[RELATIONS[r.via]!.from].get(from);
+              if (at !== undefined && !covered(RELATIONS[r.via]!.from, at)) scope(RELATIONS[r.via]!.from).add(at);
+            }
+      }
+      for (const id of ids) {
+        const wasAt = ix.ids[c].get(id);
+        const before = wasAt === undefined ? undefined : ix.parsed[c][wasAt];
+        const changed =
+          (before !== undefined) !== L.has(c, id) ||
+          (CONTENT_READ[c] !== undefined && !sameContent(c, before, L.get(c, id)));
+        if (v === null && wasAt !== undefined && !covered(c, wasAt)) scope(c).add(wasAt);
+        if (!changed) continue;
+        for (const k of RELATIONS_TO.get(c) ?? []) {
+          const r = RELATIONS[k]!;
+          for (const from of ix.referrers[k]!.get(id) ?? []) {
+            const at = ix.ids[r.from].get(from);
+            // A holder whose memberships alone changed has its groups checked anyway.
+            if (at !== undefined && !covered(r.from, at, k)) scope(r.from).add(at);
+          }
+        }
+      }
+    }
+  return scopes;
+}
+
+/** Runs the checks of every phase on the elements in scope, in snapshot order; the schema issues first. */
+function runChecks(
+  L: Overlay,
+  scopes: Map<Collection, Set<number>>,
+  membershipOnly: Set<number>,
+  schemaIssues: Map<Collection, Map<number, Issue[]>>,
+): Issue[] {
+  const scope = (c: Collection): Set<number> => {
+    let set = scopes.get(c);
+    if (set === undefined) scopes.set(c, (set = new Set()));
+    return set;
+  };
+  const issues: Issue[] = [];
+  for (const c of SCHEMA_ORDER) {
+    const m = schemaIssues.get(c);
+    if (m !== undefined) for (const i of [...m.keys()].sort((x, y) => x - y)) issues.push(...m.get(i)!);
+  }
+  const add: Report = (code, path, message) => issues.push({ code, path, message });
+  const sorted = new Map<Collection, number[]>();
+  const holders = scope("holders");
+  const withMemberships = [...new Set([...holders, ...membershipOnly])].sort((x, y) => x - y);
+  for (const { coll, check } of PHASES) {
+    if (check === checkHolderRefs) {
+      // In snapshot order, like every phase; a holder whose memberships alone changed runs only
+      // the part of the check that reads them (its other parts passed and read nothing that changed).
+      for (const i of withMemberships) {
+        const v = L.at("holders", i);
+        if (v !== undefined) (holders.has(i) ? checkHolderRefs : checkHolderGroups)(v as never, i, L, add);
+      }
+      continue;
+    }
+    const set = scopes.get(coll);
+    if (set === undefined) continue;
+    let order = sorted.get(coll);
+    if (order === undefined) sorted.set(coll, (order = [...set].sort((x, y) => x - y)));
+    for (const i of order) {
+      const v = L.at(coll, i);
+      if (v !== undefined) check(v as never, i, L, add);
+    }
+  }
+  return issues;
 }

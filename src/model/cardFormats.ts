@@ -355,7 +355,7 @@ export const KNOWN_CARD_FORMATS: Readonly<Record<string, KnownCardFormat>> = /* 
   },
 ]);
 
-/** The node default when it lists no card format: the standard 26-bit format (seed 001 §2). */
+/** The node default when it lists no card format: the standard 26-bit format (the 2.0 systems API). */
 export const DEFAULT_CARD_FORMAT_ID = "H10301";
 
 /** Coverage of a custom parity bit as positions, or null when both or neither of range/mask are set. */

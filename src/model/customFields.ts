@@ -1,4 +1,4 @@
-// Custom fields (seed 001 §2 "Custom field"; seed 002 "Custom field (attribute)"): the definition
+// Custom fields (the 2.0 systems API "Custom field"; the 1.0 panel API "Custom field (attribute)"): the definition
 // rules and the checks of a holder's (1.0: person's) values against its partition's definitions.
 // One source for both architectures: the 2.0 snapshot loader (checks/customFields.ts), the 2.0 live
 // routes and the 1.0 panel routes all use these.

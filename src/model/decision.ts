@@ -1,4 +1,4 @@
-// The decision shape of SPEC §2 and the reason codes of SPEC §3.
+// The decision shape and its reason codes (docs/semantics.md E lines).
 
 /** What a scan came to: `unknown` when the credential could not be tied to a holder. */
 export type Outcome = "allowed" | "denied" | "unknown";

@@ -1,5 +1,7 @@
 // What the compile layer and the adapters may use of the model layer.
 export * from "./issue.js";
+export { die } from "./errors.js";
+export type { InvariantCode } from "./errors.js";
 export * from "./time.js";
 export * from "./types.js";
 export * from "./decision.js";

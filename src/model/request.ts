@@ -1,4 +1,4 @@
-// The access request of SPEC §2 and its validation. One checker serves both the hot path (no sink:
+// The access request (docs/semantics.md R lines) and its validation. One checker serves both the hot path (no sink:
 // no strings are built) and the adapters (a sink collects every problem with its path).
 import type { Issue } from "./issue.js";
 import { MAX_INSTANT, MIN_INSTANT, readInstant } from "./time.js";
@@ -94,7 +94,7 @@ export function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 /**
- * Reads every field of `req` that SPEC §2 looks at, each exactly once, into locals; only when all
+ * Reads every field of `req` that a decision looks at (docs/semantics.md R7), each exactly once, into locals; only when all
  * reads are done are they copied into `f`. Never throws.
  * @returns READ_OK, NOT_AN_OBJECT, or the index in UNREADABLE_PATHS of the field whose read threw.
  */
@@ -222,7 +222,7 @@ function countProblem(v: unknown, orNull: boolean): string {
 }
 
 /**
- * Checks a request against SPEC §2. Each field of `req` is read exactly once, into `fields`, before
+ * Checks a request against docs/semantics.md R1–R7. Each field of `req` is read exactly once, into `fields`, before
  * any is checked; a request that cannot be read (a getter or Proxy trap throws, a revoked Proxy) is
  * malformed. With a `sink`, every problem is pushed with its path and a sentence; without one, it
  * stops at the first problem and builds no string (the hot path). Never throws.

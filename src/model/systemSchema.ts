@@ -1,5 +1,5 @@
-// zod schemas of the `rsop-system/1` snapshot (SPEC §1): the seed 001 entity shapes, their limits and
-// defaults, plus the ★ additions. Per-entity checks live here; checks across entities (references,
+// zod schemas of the `rsop-system/1` snapshot (docs/semantics.md S lines): the 2.0 systems API entity shapes, their limits and
+// defaults, plus this project's additions to the API. Per-entity checks live here; checks across entities (references,
 // uniqueness, ports) live in parseSnapshot.ts.
 import { z } from "zod";
 import { parseClock, parseLocalDate, parseLocalDateTime, WEEKDAYS } from "./time.js";
@@ -38,7 +38,7 @@ const optionalText = z.string().nullable().default(null);
 const digits = z.string().regex(/^[0-9]+$/, { error: "Must be a string of digits." });
 const nonNegativeInt = z.number().int().min(0);
 const refObject = z.looseObject({ id });
-/** An id, or a (partial) seed object carrying one: normalized to the id. */
+/** An id, or a (partial) API object carrying one: normalized to the id. */
 const idOrRef = z.union([id, refObject]).transform((v) => (typeof v === "string" ? v : v.id));
 
 const localDateTime = z
@@ -138,7 +138,7 @@ export const cardLayoutSchema = z.object({
       }),
     )
     .default([]),
-  // ★ Marker bits every frame must hold (SPEC §5); left out when there are none.
+  // Marker bits every frame must hold (an addition to the API, docs/semantics.md E20); left out when there are none.
   fixed: z
     .array(
       z.object({
@@ -153,7 +153,7 @@ type CardLayoutInput = z.input<typeof cardLayoutSchema>;
 type CardLayoutOutput = z.output<typeof cardLayoutSchema>;
 
 /**
- * ★ `layout` (SPEC §5): a well-known layout's name (checked against the table by validateCardFormat),
+ * `layout` (an addition to the API, docs/semantics.md S4): a well-known layout's name (checked against the table by validateCardFormat),
  * a custom layout object, or none (null). Dispatched on the value's type rather than by a zod union,
  * so that a custom layout's problems keep their own paths (`layout.parity.0.position`).
  */
@@ -253,7 +253,7 @@ export const connectionSchema = z
     manufacturer: z.enum(["VENDOR_A", "VENDOR_B"]).nullable().optional(),
   })
   .superRefine((c, ctx) => {
-    // seed 001 "Connection body": what each type needs, and what only ethernet controllers have.
+    // The 2.0 systems API "Connection body": what each type needs, and what only ethernet controllers have.
     const add = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
     const missing = (v: string | null | undefined) => v === undefined || v === null || v === "";
     if ((c.type === "ethernet" || c.type === "wirelessGateway") && missing(c.ipaddress))

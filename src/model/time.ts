@@ -1,4 +1,4 @@
-// Pure, allocation-free parsers for the time formats of the seeds. They run at load time and, for
+// Pure, allocation-free parsers for the time formats of the API. They run at load time and, for
 // `parseInstant`, on the hot path: no Date.parse (it reads offset-less strings in the host zone).
 
 export const MS_PER_DAY = 86_400_000;

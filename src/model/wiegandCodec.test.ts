@@ -162,7 +162,7 @@ test("every well-known format has a vector", () => {
 });
 
 describe("the well-known table", () => {
-  test("holds at least the ids SPEC §5 names, and the §1.2 formats with parity bits", () => {
+  test("holds at least the ids docs/semantics.md S3 and S4 name, and the standard formats with parity bits", () => {
     expect(IDS).toEqual(
       expect.arrayContaining(
         ["H10301", "H10302", "H10304", "H10306", "C1k35s", "C1k48s"].concat([
@@ -295,7 +295,7 @@ function kastleAccepts(bits: string): boolean {
   return bits[1] === "1" && ones(0, 16) % 2 === 0 && ones(14, 31) % 2 === 1;
 }
 
-describe("marker bits (SPEC §5)", () => {
+describe("marker bits (docs/semantics.md E20)", () => {
   test("Kastle's bit 1 must be 1: a frame with a good parity and bit 1 = 0 fails", () => {
     // FC 0 / CN 0 is 0xC0000001. With bit 1 cleared, even bit 0 over 1–16 becomes 0: 0x00000001,
     // whose parity bits both hold, so only the marker refuses it.
@@ -439,7 +439,7 @@ describe("custom layouts", () => {
     );
   });
 
-  test("a number wider than 2^53−1 decodes to null (SPEC §5, E17); 2^53−1 itself decodes", () => {
+  test("a number wider than 2^53−1 decodes to null (docs/semantics.md E17); 2^53−1 itself decodes", () => {
     const wide = custom({ min_input_bits: 64, max_input_bits: 64, layout: { cardNumber: { offset: 0, length: 64 } } });
     expect(decodeWiegand(wide, "1".repeat(64))).toEqual({ facilityCode: null, cardNumber: null, parityOk: true });
     const max = encodeWiegand(wide, { cardNumber: Number.MAX_SAFE_INTEGER });

@@ -1,4 +1,4 @@
-// The export files of a report (SPEC §11): CSV (RFC 4180, through csv-stringify), JSON, and one
+// The export files of a report (docs/semantics.md RP lines): CSV (RFC 4180, through csv-stringify), JSON, and one
 // standalone HTML page. Holder text is data everywhere: CSV cells that a spreadsheet would run as a
 // formula are neutralised, and every HTML character that could open markup is escaped.
 import { stringify } from "csv-stringify/sync";

@@ -1,4 +1,4 @@
-// Holder reports (seed 001 §2 "Holder report record", §4) and 1.0 people reports (seed 002 §2, §4):
+// Holder reports (the 2.0 systems API "Holder report record" and routes) and 1.0 people reports (the 1.0 panel API):
 // which holders a checked body selects (every filter must hold), in report order, and their records.
 import { buildZoneTable, localCandidates, offsetAt } from "../compile/index.js";
 import type { Holder, Issue, SystemSnapshot } from "../model/index.js";

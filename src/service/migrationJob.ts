@@ -1,4 +1,4 @@
-// A staged, reversible migration of a 1.0 panel to a 2.0 system, as seed 000 §3 runs it: initiate
+// A staged, reversible migration of a 1.0 panel to a 2.0 system, as the accounts API runs it: initiate
 // (refused unless the preflight passes) → six tasks, each Pending → Processing → Completed, in order
 // → staged (both systems read-only) → complete (the 2.0 system becomes the one served) or roll back
 // (the staged system is deleted, the panel writable again). Every step is persisted before the next
@@ -15,7 +15,7 @@ import {
   preflightWarns,
 } from "../legacy1/migration/preflightPanel.js";
 
-/** The six tasks of seed 000 §3, in the order they run. */
+/** The six tasks of the accounts API, in the order they run. */
 export const MIGRATION_TASKS = [
   "EXPORT_LEGACY_DATA",
   "CREATE_CUSTOMER",
@@ -26,7 +26,7 @@ export const MIGRATION_TASKS = [
 ] as const;
 export type MigrationTaskType = (typeof MIGRATION_TASKS)[number];
 
-/** Seed 000 shows Pending and Processing; the others are ours (M8). */
+/** The accounts API shows Pending and Processing; the others are ours (M8). */
 export type MigrationStatus = "Pending" | "Processing" | "Staged" | "Completed" | "RolledBack" | "Failed";
 export type TaskStatus = "Pending" | "Processing" | "Completed" | "Failed";
 
@@ -37,7 +37,7 @@ export interface MigrationTask {
   updatedAt: string | null;
 }
 
-/** A migration as it is stored and answered (seed 000 §2 Migration, plus ★ `error`). */
+/** A migration as it is stored and answered (the accounts API Migration, plus `error`, an addition to the API). */
 export interface MigrationRecord {
   id: string;
   name: string;
@@ -50,7 +50,7 @@ export interface MigrationRecord {
   backupUrl: string | null;
   /** The 2.0 customer the system belongs to (set by CREATE_CUSTOMER). */
   ouId: string | null;
-  /** The staged system's id: only once IMPORT_SYSTEM_DATA is Completed (seed 000 §3). */
+  /** The staged system's id: only once IMPORT_SYSTEM_DATA is Completed (the accounts API). */
   systemId: string | null;
   cloudNodeId: string | null;
   /** Why the migration failed (status Failed). */

@@ -8,7 +8,7 @@ export interface PageCount {
 }
 
 /**
- * The paging headers of seed 000 §4: `X-Total-Count`, and `Link` with `first`, `prev` (not on the
+ * The paging headers of the accounts API: `X-Total-Count`, and `Link` with `first`, `prev` (not on the
  * first page), `next` (not on the last) and `last`, each the request's own URL with `page` and
  * `per_page` set (its other parameters, such as `at`, kept).
  */

@@ -1,4 +1,4 @@
-// Holder reports (seed 001 §4, `/{system_id}/reports/holders/…`) and 1.0 people reports (seed 002
+// Holder reports (the 2.0 systems API, `/{system_id}/reports/holders/…`) and 1.0 people reports (the 1.0 panel API
 // §4, `/api/reports/cloudpeople/…`) of `rsop serve --data`: preview, generate (answered at once, built
 // off the request path), metadata, list, view, delete, and the 1.0 zipped export files. Reports are
 // kept in the store beside the system (Store.putReport …), so they outlive a restart.
@@ -28,10 +28,10 @@ import { pageHeaders } from "./pageHeaders.js";
 import { HttpError, jsonResponse, textResponse, toHttpIssues } from "./httpError.js";
 import { columnsFor, recordsFor, reportQueryFor } from "./reportSecrets.js";
 
-/** seed 001 §3 / seed 002 §3: the states of a report. */
+/** The 2.0 systems API / the 1.0 panel API: the states of a report. */
 export type ReportStatus = "pending" | "finished" | "finishedTruncated";
 
-/** seed 001 §2 "Report metadata" (seed 002 §2 "People report metadata": integer id, no `report`). */
+/** The 2.0 systems API "Report metadata" (the 1.0 panel API "People report metadata": integer id, no `report`). */
 export interface ReportMetadata {
   id: string | number;
   status: ReportStatus;
@@ -383,7 +383,7 @@ export class ReportService {
     while (stored() + bytes > most && (await this.#removeOldestFinished(key)));
   }
 
-  /** GET …/requests: metadata, newest first, a page at a time (seed 000 §4). */
+  /** GET …/requests: metadata, newest first, a page at a time (the accounts API). */
   list(url: URL, grant: Grant): Response {
     const page = whole(url, "page", 0, 0, 1_000_000_000);
     const perPage = whole(url, "per_page", 10, 1, 100);

@@ -1,5 +1,5 @@
 // A ZIP archive (PKWARE APPNOTE 6.3) of one file, deflated: what the 1.0 report export route serves
-// (seed 002 "Export file", `application/zip`). One entry needs no library: a local header, the
+// (the 1.0 panel API "Export file", `application/zip`). One entry needs no library: a local header, the
 // deflated data, one central-directory entry and the end record.
 import { deflateRawSync } from "node:zlib";
 

@@ -1,4 +1,4 @@
-// `rsop apply`: operations (seed routes) from JSON Lines applied to a snapshot, one answer line per
+// `rsop apply`: operations (API routes) from JSON Lines applied to a snapshot, one answer line per
 // input line, in order; optionally the resulting snapshot written out.
 import { createReadStream } from "node:fs";
 import { writeFile } from "node:fs/promises";
@@ -17,7 +17,7 @@ import { type Issue, formatPath } from "../../model/index.js";
 import { parseJson } from "../jsonSyntax.js";
 import { CliError, type CliIo, UsageError } from "./io.js";
 import { READ_CHUNK_BYTES, readLines } from "./lineReader.js";
-import { readSnapshotFile, systemOrPanel } from "./loadSystem.js";
+import { readSnapshotInput, systemOrPanel } from "./loadSystem.js";
 
 export interface ApplyOptions {
   readonly system?: string;
@@ -80,7 +80,7 @@ export async function applyCommand(opts: ApplyOptions, io: CliIo): Promise<numbe
     throw new UsageError(
       "stdin can hold the snapshot or the operations, not both: give the operations with --ops FILE",
     );
-  const json = await readSnapshotFile(path, "system" in target ? "system" : "panel", io);
+  const json = await readSnapshotInput(path, "system" in target ? "system" : "panel", io);
   let live: Target;
   if ("system" in target) {
     const made = createLiveSystem(json, { newId });

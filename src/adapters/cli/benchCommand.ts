@@ -7,7 +7,7 @@ import { InvalidArgumentError } from "commander";
 import { createEngine } from "../../evaluate/index.js";
 import { type Decision, type SystemSnapshot, parseSnapshot } from "../../model/index.js";
 import { CliError, type CliIo } from "./io.js";
-import { readSnapshotFile } from "./loadSystem.js";
+import { readSnapshotInput } from "./loadSystem.js";
 import { mulberry32 } from "./mulberry32.js";
 
 export interface BenchOptions {
@@ -212,7 +212,7 @@ export function registerBenchCommand(program: Command, io: CliIo, setCode: (code
     .option("--seed <n>", "seed of the random requests", positiveInteger("--seed"), 1)
     .option("--json", "print the report as JSON")
     .action(async (opts: BenchOptions) => {
-      const json = await readSnapshotFile(opts.system, "system", io);
+      const json = await readSnapshotInput(opts.system, "system", io);
       const t0 = performance.now();
       const parsed = parseSnapshot(json);
       const validateMs = performance.now() - t0;

@@ -7,7 +7,7 @@ import { jsonErrorText, parseJson } from "../jsonSyntax.js";
 import { AnswerBuffer, decisionHead } from "./answerBuffer.js";
 import { CliError, type CliIo, UsageError } from "./io.js";
 import { DecidePool, defaultDecideWorker } from "./decidePool.js";
-import { READ_CHUNK_BYTES, readLines } from "./lineReader.js";
+import { type LineReader, READ_CHUNK_BYTES, readLines } from "./lineReader.js";
 import { loadPanelFile, loadSystemFile, systemOrPanel } from "./loadSystem.js";
 
 export type DecideFormat = "auto" | "jsonl" | "json";
@@ -113,7 +113,7 @@ function parseWorkers(raw: string | undefined): number {
 }
 
 /** Why an input was refused (its error line is in the output; this is echoed to stderr). */
-export interface Refusal {
+export interface InputRefusal {
   readonly message: string;
   readonly issues: readonly { readonly path: string; readonly message: string }[];
 }
@@ -121,9 +121,9 @@ export interface Refusal {
 /** Answers requests into an AnswerBuffer: as a parsed value, or as JSON text (a line, or a whole document). */
 export interface Answerer {
   /** Writes the answer line of a parsed request; returns why it was refused, or null. */
-  value(req: unknown, line: number, out: AnswerBuffer): Refusal | null;
+  value(req: unknown, line: number, out: AnswerBuffer): InputRefusal | null;
   /** Writes the answer line of a request's JSON text; returns why it was refused, or null. */
-  text(text: string, line: number, document: boolean, out: AnswerBuffer): Refusal | null;
+  text(text: string, line: number, document: boolean, out: AnswerBuffer): InputRefusal | null;
 }
 
 /** The answerer of a loaded snapshot (this thread's, and each worker's). */
@@ -158,12 +158,12 @@ export function lineAnswerer(
       return true;
     };
   }
-  const refuse = (line: number, message: string, issues: readonly Issue[], out: AnswerBuffer): Refusal => {
+  const refuse = (line: number, message: string, issues: readonly Issue[], out: AnswerBuffer): InputRefusal => {
     const list = issues.map((i) => ({ path: formatPath(i.path), message: i.message }));
     out.line(JSON.stringify({ line, error: { message, issues: list } }));
     return { message, issues: list };
   };
-  const value = (req: unknown, line: number, out: AnswerBuffer): Refusal | null =>
+  const value = (req: unknown, line: number, out: AnswerBuffer): InputRefusal | null =>
     answerLine(req, line, out) ? null : refuse(line, "invalid request", check(req), out);
   return {
     value,
@@ -178,6 +178,187 @@ export function lineAnswerer(
       );
     },
   };
+}
+
+/**
+ * The output side of `answerLines`: lines gathered while input lines arrive in one burst, written
+ * once per turn of the event loop; reading pauses while stdout is full or the workers have enough
+ * to do. Also counts the answers and echoes the refusals to stderr.
+ */
+class AnswerOutput {
+  readonly out = new AnswerBuffer(READ_CHUNK_BYTES);
+  /** The reader it paces; set once the reading starts. */
+  lines: LineReader | null = null;
+  bad = 0;
+  answered = 0;
+  full = false;
+  #scheduled = false;
+  #paused = false;
+
+  constructor(
+    readonly answerer: Answerer | null,
+    readonly pool: DecidePool | null,
+    readonly io: CliIo,
+  ) {
+    pool?.onFailure(() => this.lines!.close());
+    pool?.onAnswers((chunk) => {
+      this.answered += chunk.count;
+      if (chunk.bytes.length > 0) {
+        this.out.bytes(chunk.bytes);
+        this.wrote();
+      }
+      for (const r of chunk.refused) this.refused(r.line, r);
+      this.pace();
+    });
+  }
+
+  pace = (): void => {
+    const wait = this.full || (this.pool?.busy() ?? false);
+    if (wait && !this.#paused) this.lines!.pause();
+    else if (!wait && this.#paused) this.lines!.resume();
+    this.#paused = wait;
+  };
+
+  flush = (): void => {
+    this.#scheduled = false;
+    if (this.out.length === 0 || this.io.stdout.destroyed) return;
+    if (!this.io.stdout.write(this.out.take()) && !this.full) {
+      this.full = true;
+      this.pace();
+      this.io.stdout.once("drain", () => {
+        this.full = false;
+        this.pace();
+      });
+    }
+  };
+
+  /** Something was written to `out`: it goes out at the end of this turn of the event loop. */
+  wrote(): void {
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(this.flush);
+    }
+  }
+
+  refused(line: number, why: InputRefusal): void {
+    this.bad++;
+    if (this.bad <= STDERR_LINES) {
+      if (why.issues.length === 0) this.io.stderr.write(`line ${line}: ${why.message}\n`);
+      for (const i of why.issues) this.io.stderr.write(`line ${line}: ${i.path}: ${i.message}\n`);
+    }
+  }
+
+  /** One input answered (its line is in `out`): counted, and a refusal echoed. */
+  answer(why: InputRefusal | null, line: number): void {
+    this.answered++;
+    this.wrote();
+    if (why !== null) this.refused(line, why);
+  }
+
+  /** A request line: answered here, or by a worker (in order: the pool hands answers back in input order). */
+  answerLine(text: string, line: number): void {
+    if (this.pool !== null) {
+      this.pool.add(line, text);
+      this.pace();
+    } else this.answer(this.answerer!.text(text, line, false, this.out), line);
+  }
+
+  /** The input is read and answered: the last answers go out, then the summary; the exit code. */
+  async finish(): Promise<number> {
+    const { pool, io } = this;
+    if (pool !== null) {
+      // The last chunk goes out; the answers of every chunk are in before the end.
+      pool.end();
+      await pool.drained();
+    }
+    this.flush();
+    if (this.full && !io.closed?.aborted)
+      await new Promise<void>((resolve) => {
+        io.stdout.once("drain", resolve);
+        io.closed?.addEventListener("abort", () => resolve(), { once: true });
+      });
+    const bad = this.bad;
+    if (io.closed?.aborted) return bad === 0 ? 0 : 1; // runCli makes it 0 if stdout was closed
+    if (bad > STDERR_LINES)
+      io.stderr.write(`… ${bad - STDERR_LINES} more refused lines (every one has its error line on stdout)\n`);
+    if (bad > 0) io.stderr.write(`rsop: ${bad} of ${this.answered} requests refused\n`);
+    return bad === 0 ? 0 : 1;
+  }
+}
+
+const isBlank = (s: string) => /^\s*$/.test(s);
+
+/** The input side of `answerLines`: the mode (see DECIDE_HELP), and in auto mode the lines held back while undecided. */
+class RequestInput {
+  mode: DecideFormat;
+  lineNo = 0;
+  held: string[] | null = null;
+  heldFrom = 0;
+  heldChars = 0;
+  readonly doc: string[] = [];
+
+  constructor(
+    format: DecideFormat,
+    readonly output: AnswerOutput,
+    readonly io: CliIo,
+  ) {
+    this.mode = format;
+  }
+
+  replay(): void {
+    const h = this.held ?? [];
+    this.held = null;
+    this.mode = "jsonl";
+    h.forEach((l, k) => {
+      if (!isBlank(l)) this.output.answerLine(l, this.heldFrom + k);
+    });
+  }
+
+  onLine = (text: string): void => {
+    const output = this.output;
+    this.lineNo++;
+    const lineNo = this.lineNo;
+    const line = lineNo === 1 && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text; // a byte order mark is no content
+    if (this.io.closed?.aborted) return;
+    if (this.mode === "jsonl") {
+      if (!isBlank(line)) output.answerLine(line, lineNo);
+    } else if (this.mode === "json") {
+      this.doc.push(line);
+    } else if (this.held === null) {
+      if (isBlank(line)) return;
+      const r = parseJson(line);
+      if (r.ok) {
+        this.mode = "jsonl";
+        if (output.pool !== null) output.answerLine(line, lineNo);
+        else output.answer(output.answerer!.value(r.value, lineNo, output.out), lineNo);
+      } else {
+        this.held = [line];
+        this.heldFrom = lineNo;
+        this.heldChars = line.length;
+      }
+    } else {
+      this.held.push(line);
+      this.heldChars += line.length + 1;
+      // A line that is a JSON object on its own is a request line, never part of a pretty-printed one.
+      if (this.heldChars > LOOKAHEAD_CHARS || (/^\s*\{/.test(line) && parseJson(line).ok)) this.replay();
+    }
+  };
+
+  /** The end of the input: a JSON document (or the held lines, if they are one) is answered now. */
+  async finish(load: () => Promise<Answerer>): Promise<void> {
+    const { output } = this;
+    if (this.mode === "json") {
+      const first = this.doc.findIndex((l) => !isBlank(l));
+      const line = first === -1 ? 1 : first + 1;
+      output.answer((output.answerer ?? (await load())).text(this.doc.join("\n"), line, true, output.out), line);
+    } else if (this.held !== null) {
+      const text = this.held.join("\n");
+      const r = parseJson(text);
+      if (r.ok)
+        output.answer((output.answerer ?? (await load())).value(r.value, this.heldFrom, output.out), this.heldFrom);
+      else this.replay();
+    }
+  }
 }
 
 /**
@@ -201,116 +382,10 @@ async function answerLines(
     }
   }
   const input = requestPath === "-" ? io.stdin : createReadStream(requestPath, { highWaterMark: READ_CHUNK_BYTES });
-
-  // Output: lines gathered while input lines arrive in one burst, written once per turn of the
-  // event loop; reading pauses while stdout is full or the workers have enough to do.
-  const out = new AnswerBuffer(READ_CHUNK_BYTES);
-  let scheduled = false;
-  let full = false;
-  let paused = false;
-  const pace = () => {
-    const wait = full || (pool?.busy() ?? false);
-    if (wait && !paused) lines.pause();
-    else if (!wait && paused) lines.resume();
-    paused = wait;
-  };
-  const flush = () => {
-    scheduled = false;
-    if (out.length === 0 || io.stdout.destroyed) return;
-    if (!io.stdout.write(out.take()) && !full) {
-      full = true;
-      pace();
-      io.stdout.once("drain", () => {
-        full = false;
-        pace();
-      });
-    }
-  };
-  /** Something was written to `out`: it goes out at the end of this turn of the event loop. */
-  const wrote = () => {
-    if (!scheduled) {
-      scheduled = true;
-      setImmediate(flush);
-    }
-  };
-
-  let bad = 0;
-  let answered = 0;
-  const refused = (line: number, why: Refusal) => {
-    bad++;
-    if (bad <= STDERR_LINES) {
-      if (why.issues.length === 0) io.stderr.write(`line ${line}: ${why.message}\n`);
-      for (const i of why.issues) io.stderr.write(`line ${line}: ${i.path}: ${i.message}\n`);
-    }
-  };
-  /** One input answered (its line is in `out`): counted, and a refusal echoed. */
-  const answer = (why: Refusal | null, line: number) => {
-    answered++;
-    wrote();
-    if (why !== null) refused(line, why);
-  };
-  /** A request line: answered here, or by a worker (in order: the pool hands answers back in input order). */
-  const answerLine = (text: string, line: number) => {
-    if (pool !== null) {
-      pool.add(line, text);
-      pace();
-    } else answer(answerer!.text(text, line, false, out), line);
-  };
-  pool?.onFailure(() => lines.close());
-  pool?.onAnswers((chunk) => {
-    answered += chunk.count;
-    if (chunk.bytes.length > 0) {
-      out.bytes(chunk.bytes);
-      wrote();
-    }
-    for (const r of chunk.refused) refused(r.line, r);
-    pace();
-  });
-  const isBlank = (s: string) => /^\s*$/.test(s);
-
-  // Input: the mode (see DECIDE_HELP), and in auto mode the lines held back while undecided.
-  let mode = format;
-  let lineNo = 0;
-  let held: string[] | null = null;
-  let heldFrom = 0;
-  let heldChars = 0;
-  const doc: string[] = [];
-  const replay = () => {
-    const h = held ?? [];
-    held = null;
-    mode = "jsonl";
-    h.forEach((l, k) => {
-      if (!isBlank(l)) answerLine(l, heldFrom + k);
-    });
-  };
-  const onLine = (text: string) => {
-    lineNo++;
-    const line = lineNo === 1 && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text; // a byte order mark is no content
-    if (io.closed?.aborted) return;
-    if (mode === "jsonl") {
-      if (!isBlank(line)) answerLine(line, lineNo);
-    } else if (mode === "json") {
-      doc.push(line);
-    } else if (held === null) {
-      if (isBlank(line)) return;
-      const r = parseJson(line);
-      if (r.ok) {
-        mode = "jsonl";
-        if (pool !== null) answerLine(line, lineNo);
-        else answer(answerer!.value(r.value, lineNo, out), lineNo);
-      } else {
-        held = [line];
-        heldFrom = lineNo;
-        heldChars = line.length;
-      }
-    } else {
-      held.push(line);
-      heldChars += line.length + 1;
-      // A line that is a JSON object on its own is a request line, never part of a pretty-printed one.
-      if (heldChars > LOOKAHEAD_CHARS || (/^\s*\{/.test(line) && parseJson(line).ok)) replay();
-    }
-  };
-  const lines = readLines(input, onLine);
+  const output = new AnswerOutput(answerer, pool, io);
+  const requests = new RequestInput(format, output, io);
+  const lines = readLines(input, requests.onLine);
+  output.lines = lines;
 
   const stop = () => lines.close();
   io.closed?.addEventListener("abort", stop, { once: true });
@@ -327,33 +402,9 @@ async function answerLines(
     if (input !== io.stdin) input.destroy();
   }
   if (io.closed?.aborted) {
-    flush(); // the answers so far, if it was stderr that closed
-    return bad === 0 ? 0 : 1; // runCli makes it 0 if stdout was closed
+    output.flush(); // the answers so far, if it was stderr that closed
+    return output.bad === 0 ? 0 : 1; // runCli makes it 0 if stdout was closed
   }
-  if (mode === "json") {
-    const first = doc.findIndex((l) => !isBlank(l));
-    const line = first === -1 ? 1 : first + 1;
-    answer((answerer ?? (await load())).text(doc.join("\n"), line, true, out), line);
-  } else if (held !== null) {
-    const text = (held as string[]).join("\n");
-    const r = parseJson(text);
-    if (r.ok) answer((answerer ?? (await load())).value(r.value, heldFrom, out), heldFrom);
-    else replay();
-  }
-  if (pool !== null) {
-    // The last chunk goes out; the answers of every chunk are in before the end.
-    pool.end();
-    await pool.drained();
-  }
-  flush();
-  if (full && !io.closed?.aborted)
-    await new Promise<void>((resolve) => {
-      io.stdout.once("drain", resolve);
-      io.closed?.addEventListener("abort", () => resolve(), { once: true });
-    });
-  if (io.closed?.aborted) return bad === 0 ? 0 : 1; // runCli makes it 0 if stdout was closed
-  if (bad > STDERR_LINES)
-    io.stderr.write(`… ${bad - STDERR_LINES} more refused lines (every one has its error line on stdout)\n`);
-  if (bad > 0) io.stderr.write(`rsop: ${bad} of ${answered} requests refused\n`);
-  return bad === 0 ? 0 : 1;
+  await requests.finish(load);
+  return await output.finish();
 }

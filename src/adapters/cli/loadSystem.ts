@@ -24,7 +24,7 @@ export function expectKind(json: unknown, kind: "system" | "panel", path: string
 }
 
 /** Reads (`-` is stdin) and checks a snapshot of the given kind. */
-export async function readSnapshotFile(path: string, kind: "system" | "panel", io: CliIo): Promise<unknown> {
+export async function readSnapshotInput(path: string, kind: "system" | "panel", io: CliIo): Promise<unknown> {
   const json = await readJsonFile(path, kind, io);
   expectKind(json, kind, path);
   return json;
@@ -32,13 +32,13 @@ export async function readSnapshotFile(path: string, kind: "system" | "panel", i
 
 /** Reads, validates and compiles a system snapshot file, or fails with every problem listed. */
 export async function loadSystemFile(path: string, io: CliIo): Promise<Engine> {
-  const r = loadEngine(await readSnapshotFile(path, "system", io), { plainJson: true });
+  const r = loadEngine(await readSnapshotInput(path, "system", io), { plainJson: true });
   return r.ok ? r.value : refused(path, r.issues);
 }
 
 /** Reads, validates and compiles an architecture 1.0 panel file, or fails with every problem listed. */
 export async function loadPanelFile(path: string, io: CliIo): Promise<PanelEngine> {
-  const r = loadPanelEngine(await readSnapshotFile(path, "panel", io));
+  const r = loadPanelEngine(await readSnapshotInput(path, "panel", io));
   return r.ok ? r.value : refused(path, r.issues);
 }
 

@@ -59,6 +59,35 @@ export async function runCli(argv: readonly string[], base: CliIo): Promise<numb
     .showHelpAfterError("(run with --help for usage)")
     .addHelpText("after", EXIT_CODES_HELP);
 
+  const setCode = (c: number) => {
+    code = c;
+  };
+  registerCoreCommands(program, io, setCode);
+  registerExplainCommand(program, io, setCode);
+  registerDiffCommand(program, io, setCode);
+  registerPictureCommand(program, io, setCode);
+  registerQueryCommands(program, io, setCode);
+  registerReportCommand(program, io, setCode);
+  registerMigrationCommands(program, io, setCode);
+  registerCardCommand(program, io, setCode);
+  registerBenchCommand(program, io, setCode);
+  registerServeCommand(program, io, setCode);
+  registerWebhookCommand(program, io, setCode);
+
+  const code0 = await parseAndRun(program, argv, io, () => code);
+  return await finalExitCode(io, () => writeFailure, code0);
+}
+
+/** Resolves when every write so far has been handed to the system (or failed). */
+function settled(s: Writable): Promise<void> {
+  return new Promise((resolve) => {
+    if (s.destroyed || s.writableEnded) resolve();
+    else s.write("", () => resolve());
+  });
+}
+
+/** The commands that take a snapshot or panel and answer from it: validate, decide, apply, demo. */
+function registerCoreCommands(program: Command, io: CliIo, setCode: (c: number) => void): void {
   program
     .command("validate")
     .description(
@@ -68,7 +97,7 @@ export async function runCli(argv: readonly string[], base: CliIo): Promise<numb
     .option("--panel <file>", "rsop-panel/1 architecture 1.0 panel (JSON), instead of --system")
     .option("--json", "print the result as JSON")
     .action(async (opts: { system?: string; panel?: string; json?: boolean }) => {
-      code = await validateCommand(opts, io);
+      setCode(await validateCommand(opts, io));
     });
 
   program
@@ -89,17 +118,17 @@ export async function runCli(argv: readonly string[], base: CliIo): Promise<numb
     .addHelpText("after", DECIDE_HELP)
     .action(
       async (opts: { system?: string; panel?: string; request?: string; format: DecideFormat; workers?: string }) => {
-        code = await decideCommand(opts, io);
+        setCode(await decideCommand(opts, io));
       },
     );
 
   program
     .command("apply")
     .description(
-      "Apply operations (seed routes {method, path, body}) to a snapshot: one JSON operation per line, or a JSON array per line as one all-or-nothing batch; one answer line per input line, in order. Exit 1 if any operation was refused.",
+      "Apply operations (API routes {method, path, body}) to a snapshot: one JSON operation per line, or a JSON array per line as one all-or-nothing batch; one answer line per input line, in order. Exit 1 if any operation was refused.",
     )
     .option("--system <file>", "rsop-system/1 snapshot (JSON)")
-    .option("--panel <file>", "rsop-panel/1 architecture 1.0 panel (JSON), instead of --system: seed 002 routes")
+    .option("--panel <file>", "rsop-panel/1 architecture 1.0 panel (JSON), instead of --system: 1.0 panel API routes")
     .option("--ops <file>", "operations as JSON Lines; default (or -): stdin")
     .option("--out <file>", "write the resulting snapshot here, in the input's format")
     .option(
@@ -107,7 +136,7 @@ export async function runCli(argv: readonly string[], base: CliIo): Promise<numb
       "2.0: draw created ids from a PRNG seeded with n, so a replay gives the same ids (1.0 creates take the next free integer)",
     )
     .action(async (opts: { system?: string; panel?: string; ops?: string; out?: string; seedIds?: string }) => {
-      code = await applyCommand(opts, io);
+      setCode(await applyCommand(opts, io));
     });
 
   program
@@ -116,50 +145,41 @@ export async function runCli(argv: readonly string[], base: CliIo): Promise<numb
     .option("--system <file>", "snapshot to use instead of the bundled example")
     .option("--requests <file>", "JSON Lines requests to use instead of the bundled ones")
     .action(async (opts: { system?: string; requests?: string }) => {
-      code = await demoCommand(opts, io);
+      setCode(await demoCommand(opts, io));
     });
+}
 
-  const setCode = (c: number) => {
-    code = c;
-  };
-  registerExplainCommand(program, io, setCode);
-  registerDiffCommand(program, io, setCode);
-  registerPictureCommand(program, io, setCode);
-  registerQueryCommands(program, io, setCode);
-  registerReportCommand(program, io, setCode);
-  registerMigrationCommands(program, io, setCode);
-  registerCardCommand(program, io, setCode);
-  registerBenchCommand(program, io, setCode);
-  registerServeCommand(program, io, setCode);
-  registerWebhookCommand(program, io, setCode);
-
-  const code0 = await (async () => {
-    try {
-      await program.parseAsync([...argv], { from: "user" });
-      return code;
-    } catch (e) {
-      if (isClosedStreamError(e)) return code;
-      if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
-      if (e instanceof UsageError) {
-        io.stderr.write(`rsop: ${e.message}\n(run with --help for usage)\n`);
-        return 2;
-      }
-      if (e instanceof CliError) {
-        io.stderr.write(`rsop: ${e.message}\n`);
-        if (e.issues.length > 0) io.stderr.write(`${issueLines(e.issues)}\n`);
-        return 1;
-      }
-      io.stderr.write(`rsop: internal error: ${(e as Error).stack ?? String(e)}\n`);
-      return 70;
+/** Parses and runs the command; maps what it throws to an exit code (the table in EXIT_CODES_HELP). */
+async function parseAndRun(program: Command, argv: readonly string[], io: CliIo, code: () => number): Promise<number> {
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+    return code();
+  } catch (e) {
+    if (isClosedStreamError(e)) return code();
+    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+    if (e instanceof UsageError) {
+      io.stderr.write(`rsop: ${e.message}\n(run with --help for usage)\n`);
+      return 2;
     }
-  })();
+    if (e instanceof CliError) {
+      io.stderr.write(`rsop: ${e.message}\n`);
+      if (e.issues.length > 0) io.stderr.write(`${issueLines(e.issues)}\n`);
+      return 1;
+    }
+    io.stderr.write(`rsop: internal error: ${(e as Error).stack ?? String(e)}\n`);
+    return 70;
+  }
+}
+
+/** The exit code once the output streams have settled: a stream that failed outranks the command's. */
+async function finalExitCode(io: CliIo, writeFailure: () => Error | undefined, code0: number): Promise<number> {
   // Once everything written has been handed over, a stream that failed decides the exit code.
   await settled(io.stdout);
   await settled(io.stderr);
   const outFailure = (io.stdout.errored ?? null) as Error | null;
   const errFailure = (io.stderr.errored ?? null) as Error | null;
   const failure =
-    writeFailure ?? [outFailure, errFailure].find((e): e is Error => e !== null && !isClosedStreamError(e));
+    writeFailure() ?? [outFailure, errFailure].find((e): e is Error => e !== null && !isClosedStreamError(e));
   if (failure !== undefined) {
     if (!io.stderr.destroyed)
       io.stderr.write(`rsop: cannot write the output: ${(failure as NodeJS.ErrnoException).code ?? failure.message}\n`);
@@ -168,12 +188,4 @@ export async function runCli(argv: readonly string[], base: CliIo): Promise<numb
   // stdout closed by its reader: it got what it wanted. stderr closed: its messages are lost, but the
   // command's own outcome (1 for refused data, 2 for a usage error) still stands.
   return outFailure !== null ? 0 : code0;
-}
-
-/** Resolves when every write so far has been handed to the system (or failed). */
-function settled(s: Writable): Promise<void> {
-  return new Promise((resolve) => {
-    if (s.destroyed || s.writableEnded) resolve();
-    else s.write("", () => resolve());
-  });
 }

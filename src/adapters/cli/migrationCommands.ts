@@ -9,10 +9,10 @@ import { compareMigration, panelScans, weekOfInstants } from "../../legacy1/migr
 import { preflightBlocks, preflightPanel } from "../../legacy1/migration/preflightPanel.js";
 import { CliError, type CliIo, UsageError, written } from "./io.js";
 import { instant } from "./queryCommands.js";
-import { readSnapshotFile } from "./loadSystem.js";
+import { readSnapshotInput } from "./loadSystem.js";
 
 /**
- * `rsop migrate --verify`: SPEC §8's guarantee over a week of instants for every person and device
+ * `rsop migrate --verify`: the migration guarantee (docs/semantics.md M3) over a week of instants for every person and device
  * (semantics M3); says what it compared on stderr, and each difference found. The exit code.
  */
 function verify(panel: unknown, migration: Migration, from: number, stepHours: number, io: CliIo): number {
@@ -41,7 +41,7 @@ function verify(panel: unknown, migration: Migration, from: number, stepHours: n
   const n = (x: number) => x.toLocaleString("en-US");
   const first = new Date(instants[0]!).toISOString();
   io.stderr.write(
-    `verify: ${n(instants.length)} instants over 7 days from ${first} (every ${stepHours} h, and each rule's start and stop and the minute before), ${n(p.persons.length)} persons, ${n(p.devices.length)} devices, ${n(scans.length)} scans per instant: ${n(check.decisions)} decisions and ${n(check.rsopEntries)} RSOP entries compared in ${((performance.now() - t0) / 1000).toFixed(1)} s; ${n(check.ties)} name another rule of the same tie set (SPEC §8)\n`,
+    `verify: ${n(instants.length)} instants over 7 days from ${first} (every ${stepHours} h, and each rule's start and stop and the minute before), ${n(p.persons.length)} persons, ${n(p.devices.length)} devices, ${n(scans.length)} scans per instant: ${n(check.decisions)} decisions and ${n(check.rsopEntries)} RSOP entries compared in ${((performance.now() - t0) / 1000).toFixed(1)} s; ${n(check.ties)} name another rule of the same tie set (docs/semantics.md M3)\n`,
   );
   if (check.differenceCount === 0) {
     io.stderr.write("verify: every decision and RSOP entry is equal through the mapping records\n");
@@ -54,16 +54,16 @@ function verify(panel: unknown, migration: Migration, from: number, stepHours: n
   return 1;
 }
 
-/** Registers `rsop migrate` and `rsop preflight` (architecture 1.0 → 2.0, SPEC §8). */
+/** Registers `rsop migrate` and `rsop preflight` (architecture 1.0 → 2.0, docs/semantics.md M lines). */
 export function registerMigrationCommands(program: Command, io: CliIo, setCode: (code: number) => void): void {
   program
     .command("preflight")
     .description(
-      "Check a 1.0 panel for what would block (errors, exit 1) or degrade (warnings, exit 0) its migration to 2.0; prints seed 000's preflight JSON with ★ extensions.",
+      "Check a 1.0 panel for what would block (errors, exit 1) or degrade (warnings, exit 0) its migration to 2.0; prints the accounts API's preflight JSON with extensions (an addition to the API).",
     )
     .requiredOption("--panel <file>", "rsop-panel/1 snapshot (JSON)")
     .action(async (opts: { panel: string }) => {
-      const report = preflightPanel(await readSnapshotFile(opts.panel, "panel", io));
+      const report = preflightPanel(await readSnapshotInput(opts.panel, "panel", io));
       io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       setCode(preflightBlocks(report) ? 1 : 0);
     });
@@ -110,7 +110,7 @@ export function registerMigrationCommands(program: Command, io: CliIo, setCode: 
         if (!/^[0-9]+$/.test(opts.stepHours) || step < 1 || step > 24)
           throw new UsageError("--step-hours must be a whole number from 1 to 24");
         const from = instant(opts.from, "--from");
-        const json = await readSnapshotFile(opts.panel, "panel", io);
+        const json = await readSnapshotInput(opts.panel, "panel", io);
         const m = migratePanel(json, { systemId: opts.systemId });
         if (!m.ok) throw new CliError(`${opts.panel}: migration refused by the preflight check`, m.issues);
         const { snapshot, mappings, dropped, cloudNodeId } = m.value;

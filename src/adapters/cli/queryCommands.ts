@@ -42,7 +42,7 @@ export function registerQueryCommands(program: Command, io: CliIo, setCode: (cod
   program
     .command("rsop")
     .description(
-      "Resultant access of holders at an instant (seed RSOP shape, JSON); with --panel, of 1.0 persons (seed 002 shape).",
+      "Resultant access of holders at an instant (the 2.0 systems API RSOP shape, JSON); with --panel, of 1.0 persons (the 1.0 panel API shape).",
     )
     .option("--system <file>", "rsop-system/1 snapshot (JSON)")
     .option("--panel <file>", "rsop-panel/1 architecture 1.0 panel (JSON), instead of --system")

@@ -25,14 +25,14 @@ import { CliError, type CliIo, UsageError, written } from "./io.js";
 import { loadPanelFile, loadSystemFile, systemOrPanel } from "./loadSystem.js";
 
 export const REPORT_HELP = `
-Filters (seed 001 §4; all must hold), one JSON object per --filter:
+Filters (the 2.0 systems API; all must hold), one JSON object per --filter:
   {"type":"lastName","operator":"contains","operand":"lee"}        firstName, lastName, email;
       operators "equals", "does not equal", "contains", "does not contain"; "caseSensitive": true
   {"type":"enabled","value":false}
   {"type":"groups","memberOf":["g-1"]}  {"type":"partition","notMemberOf":["p-2"]}
   {"type":"credentials","cardNumber":{"operator":"equals","operand":10234}}
   {"type":"credentials","mobile":{"type":"touch","status":"pending"}}
-With --panel, ids are 1.0 integers and records have the seed 002 display-name keys.
+With --panel, ids are 1.0 integers and records have the 1.0 panel API display-name keys.
 
 --rsop: one row per holder × device (or floor group) the holder's rules reach, with what the engine
 decides at --at: holderId, firstName, lastName, deviceId, floorGroupId, deviceName, cloudNode,
@@ -81,11 +81,11 @@ export function registerReportCommand(program: Command, io: CliIo, setCode: (cod
     .option("--system <file>", "rsop-system/1 snapshot (JSON)")
     .option(
       "--panel <file>",
-      "rsop-panel/1 architecture 1.0 panel (JSON), instead of --system: a seed 002 people report",
+      "rsop-panel/1 architecture 1.0 panel (JSON), instead of --system: a 1.0 panel API people report",
     )
     .option("--filter <json>", "a report filter (JSON object); repeat for more (all must hold)", collect, [])
     .option("--partition <id>", "only holders of this partition (an integer with --panel)")
-    .option("--output <names>", "comma-separated record properties, in order (default: all, seed order)")
+    .option("--output <names>", "comma-separated record properties, in order (default: all, in the API's order)")
     .addOption(new Option("--format <format>", "output format").choices(["json", "csv", "html"]).default("json"))
     .option("--out <file>", "write the export here instead of stdout")
     .option("--rsop", "an RSOP report: who can open which device, by which rule, at --at (2.0 only)")

@@ -8,7 +8,7 @@ import { ROLES, type TokenEntry, TokensFileError, readTokensFile } from "../../s
 import { SnapshotError } from "../../model/index.js";
 import { Destinations } from "../delivery/destinations.js";
 import { CliError, type CliIo, UsageError } from "./io.js";
-import { readSnapshotFile } from "./loadSystem.js";
+import { readSnapshotInput } from "./loadSystem.js";
 
 /** Options of `rsop serve`, as commander parses them. */
 export interface ServeOptions {
@@ -113,6 +113,61 @@ export async function serveCommand(
 ): Promise<number> {
   // Timestamped lines; a closed stderr (the log reader gone) silences the log but never stops serving.
   const log = streamLog(io.stderr);
+  const token = checkAuthentication(opts, env);
+  const stored = checkSources(opts);
+  const port = parsePort(opts.port);
+  const dataLimits = parseDataLimits(opts, stored);
+  const connectionLimits = parseConnectionLimits(opts);
+  const webhooks = parseWebhookOptions(opts);
+  if (token !== undefined && token.length < MIN_TOKEN_LENGTH)
+    log(`warning: the token has only ${token.length} characters (--allow-short-token)`);
+  if (opts.insecureNoAuth === true && !LOOPBACK.test(opts.host))
+    log(`warning: serving without authentication on ${opts.host}, which other machines may reach`);
+  const tokens = await loadTokens(opts, token, log);
+
+  const common = {
+    port,
+    host: opts.host,
+    ...(token !== undefined ? { token } : opts.tokens !== undefined ? {} : { insecureNoAuth: true }),
+    ...(tokens !== undefined ? { tokens } : {}),
+    ...(opts.basePath !== undefined && opts.basePath !== "" ? { basePath: opts.basePath } : {}),
+    ...connectionLimits,
+    log,
+  };
+  const snapshotFile = opts.system ?? opts.panel;
+  let server: RunningServer | RunningDataServer;
+  try {
+    if (stored) {
+      const data = await startDataServer({
+        ...common,
+        ...dataServerOptions(opts, snapshotFile, io),
+        ...dataLimits,
+        ...(opts.organizationId !== undefined ? { organizationId: opts.organizationId } : {}),
+        webhooks,
+      });
+      server = data;
+      onDataListening?.(data);
+    } else {
+      const file = await startServer({ ...common, systemFile: opts.system! });
+      server = file;
+      onListening?.(file);
+    }
+  } catch (e) {
+    throw startFailure(e, snapshotFile, opts.host, port);
+  }
+
+  const signal = await nextSignal(signals);
+  log(`${signal}: closing (waiting for open requests)`);
+  await server.close();
+  log("closed");
+  return 0;
+}
+
+/** The token from --token or RSOP_TOKEN (undefined without one), after the checks of the authentication flags. */
+function checkAuthentication(
+  opts: ServeOptions,
+  env: Readonly<Record<string, string | undefined>>,
+): string | undefined {
   const token =
     opts.token !== undefined && opts.token !== ""
       ? opts.token
@@ -135,6 +190,11 @@ export async function serveCommand(
     throw new UsageError(
       `the token has ${token.length} characters; use at least ${MIN_TOKEN_LENGTH} (e.g. openssl rand -hex 24), or pass --allow-short-token`,
     );
+  return token;
+}
+
+/** Checks --system, --panel, --data and --store together; true when served from a database. */
+function checkSources(opts: ServeOptions): boolean {
   if (opts.data !== undefined && opts.store !== undefined)
     throw new UsageError("give at most one of --data FILE.db and --store postgres://…");
   if (opts.store !== undefined && !/^postgres(ql)?:\/\//.test(opts.store))
@@ -146,7 +206,11 @@ export async function serveCommand(
   if (!stored && opts.snapshotEvery !== undefined) throw new UsageError("--snapshot-every needs --data FILE.db");
   if (opts.system !== undefined && opts.panel !== undefined)
     throw new UsageError("give at most one of --system FILE and --panel FILE");
-  const port = parsePort(opts.port);
+  return stored;
+}
+
+/** The limits only a database-backed server has (snapshots, reports, previews, batches). */
+function parseDataLimits(opts: ServeOptions, stored: boolean) {
   const snapshotEvery = parsePositive("--snapshot-every", opts.snapshotEvery);
   if (opts.data === undefined && opts.maxReportEntries !== undefined)
     throw new UsageError("--max-report-entries needs --data FILE.db");
@@ -170,12 +234,36 @@ export async function serveCommand(
   if (!stored && opts.maxBatch !== undefined)
     throw new UsageError("--max-batch needs --data FILE.db or --store postgres://…");
   const maxBatch = parsePositive("--max-batch", opts.maxBatch);
+  return {
+    ...(snapshotEvery !== undefined ? { snapshotEvery } : {}),
+    ...(maxReportEntries !== undefined ? { maxReportEntries } : {}),
+    reportStore,
+    ...(maxPreviewCost !== undefined ? { maxPreviewCost } : {}),
+    ...(maxPreviewChanges !== undefined ? { maxPreviewChanges } : {}),
+    ...(maxBatch !== undefined ? { maxBatch } : {}),
+  };
+}
+
+/** The bounds of bodies, timeouts and connections, for either server. */
+function parseConnectionLimits(opts: ServeOptions) {
   const maxBodyBytes = parseSize(opts.maxBody);
   const requestTimeoutMs = parsePositive("--request-timeout", opts.requestTimeout);
   const headersTimeoutMs = parsePositive("--headers-timeout", opts.headersTimeout);
   const maxConnections = parsePositive("--max-connections", opts.maxConnections);
   const maxConnectionsPerAddress = parsePositive("--max-connections-per-address", opts.maxConnectionsPerAddress);
   const keepAliveTimeoutMs = parsePositive("--keep-alive-timeout", opts.keepAliveTimeout);
+  return {
+    ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
+    ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
+    ...(headersTimeoutMs !== undefined ? { headersTimeoutMs } : {}),
+    ...(maxConnections !== undefined ? { maxConnections } : {}),
+    ...(maxConnectionsPerAddress !== undefined ? { maxConnectionsPerAddress } : {}),
+    ...(keepAliveTimeoutMs !== undefined ? { keepAliveTimeoutMs } : {}),
+  };
+}
+
+/** --organization-id and --webhook-*: only with a database. */
+function parseWebhookOptions(opts: ServeOptions) {
   const webhookFlags = [
     opts.organizationId,
     opts.webhookAttempts,
@@ -193,102 +281,77 @@ export async function serveCommand(
   const maxPendingAccess = parsePositive("--webhook-backlog", opts.webhookBacklog);
   const allowed = opts.webhookAllow === undefined ? undefined : Destinations.parseList(opts.webhookAllow);
   if (allowed !== undefined && !allowed.ok) throw new UsageError(`--webhook-allow: ${allowed.message}`);
-  const webhooks = {
+  return {
     ...(allowed?.ok === true ? { allow: allowed.cidrs } : {}),
     ...(attempts !== undefined ? { attempts } : {}),
     ...(backoffMs !== undefined ? { backoffMs } : {}),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...(maxPendingAccess !== undefined ? { maxPendingAccess } : {}),
   };
-  if (token !== undefined && token.length < MIN_TOKEN_LENGTH)
-    log(`warning: the token has only ${token.length} characters (--allow-short-token)`);
-  if (insecure && !LOOPBACK.test(opts.host))
-    log(`warning: serving without authentication on ${opts.host}, which other machines may reach`);
+}
 
-  let tokens: { file: string; entries: TokenEntry[] } | undefined;
-  if (opts.tokens !== undefined) {
-    try {
-      tokens = { file: opts.tokens, entries: await readTokensFile(opts.tokens) };
-    } catch (e) {
-      if (e instanceof TokensFileError) throw new CliError(tokensFileMessage(e));
-      throw e;
-    }
-    const counts = ROLES.map((r) => [r, tokens!.entries.filter((x) => x.grant.role === r).length] as const).filter(
-      ([, n]) => n > 0,
-    );
-    log(
-      `tokens: ${tokens.entries.length} from ${opts.tokens} (${counts.map(([r, n]) => `${n} ${r}`).join(", ")})${token !== undefined ? ", and RSOP_TOKEN or --token as an admin's" : ""}`,
-    );
-  }
-
-  let server: RunningServer | RunningDataServer;
-  const common = {
-    port,
-    host: opts.host,
-    ...(token !== undefined ? { token } : opts.tokens !== undefined ? {} : { insecureNoAuth: true }),
-    ...(tokens !== undefined ? { tokens } : {}),
-    ...(opts.basePath !== undefined && opts.basePath !== "" ? { basePath: opts.basePath } : {}),
-    ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
-    ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
-    ...(headersTimeoutMs !== undefined ? { headersTimeoutMs } : {}),
-    ...(maxConnections !== undefined ? { maxConnections } : {}),
-    ...(maxConnectionsPerAddress !== undefined ? { maxConnectionsPerAddress } : {}),
-    ...(keepAliveTimeoutMs !== undefined ? { keepAliveTimeoutMs } : {}),
-    log,
-  };
-  const snapshotFile = opts.system ?? opts.panel;
+/** Reads --tokens FILE (undefined without one) and logs how many tokens of each role it holds. */
+async function loadTokens(
+  opts: ServeOptions,
+  token: string | undefined,
+  log: (line: string) => void,
+): Promise<{ file: string; entries: TokenEntry[] } | undefined> {
+  if (opts.tokens === undefined) return undefined;
+  let tokens: { file: string; entries: TokenEntry[] };
   try {
-    if (stored) {
-      const kind = opts.panel !== undefined ? "panel" : "system";
-      const initial: StartDataServerOptions["initial"] =
-        snapshotFile === undefined
-          ? undefined
-          : { kind, file: snapshotFile, read: () => readSnapshotFile(snapshotFile, kind, io) };
-      // RSOP_MIGRATION_TASK_DELAY_MS: each migration task waits this long once Processing, to watch a
-      // migration step by step (a demonstration and the restart test's knob, semantics M11).
-      const delay = Number(process.env.RSOP_MIGRATION_TASK_DELAY_MS ?? "0");
-      const migrationPace =
-        Number.isFinite(delay) && delay > 0
-          ? () => new Promise<void>((resolveDelay) => setTimeout(resolveDelay, Math.min(delay, 600_000)))
-          : undefined;
-      const data = await startDataServer({
-        ...common,
-        ...(opts.store !== undefined ? { storeUrl: opts.store } : { dataFile: opts.data! }),
-        ...(initial !== undefined ? { initial } : {}),
-        ...(snapshotEvery !== undefined ? { snapshotEvery } : {}),
-        ...(migrationPace !== undefined ? { migrationPace } : {}),
-        ...(maxReportEntries !== undefined ? { maxReportEntries } : {}),
-        reportStore,
-        ...(maxPreviewCost !== undefined ? { maxPreviewCost } : {}),
-        ...(maxPreviewChanges !== undefined ? { maxPreviewChanges } : {}),
-        ...(maxBatch !== undefined ? { maxBatch } : {}),
-        ...(opts.organizationId !== undefined ? { organizationId: opts.organizationId } : {}),
-        webhooks,
-      });
-      server = data;
-      onDataListening?.(data);
-    } else {
-      const file = await startServer({ ...common, systemFile: opts.system! });
-      server = file;
-      onListening?.(file);
-    }
+    tokens = { file: opts.tokens, entries: await readTokensFile(opts.tokens) };
   } catch (e) {
-    if (e instanceof SnapshotError)
-      throw new CliError(`${snapshotFile}: ${e.issues.length} problem${e.issues.length === 1 ? "" : "s"}`, e.issues);
-    if (e instanceof StoreError) throw new CliError(e.message);
     if (e instanceof TokensFileError) throw new CliError(tokensFileMessage(e));
-    const err = e as NodeJS.ErrnoException;
-    if (err.syscall === "listen")
-      throw new CliError(`cannot listen on ${opts.host}:${port}: ${err.code ?? err.message}`);
-    if (err.code === "ERR_MODULE_NOT_FOUND")
-      throw new CliError(`rsop serve needs the packages @hono/node-server and hono: ${err.message}`);
     throw e;
   }
+  const counts = ROLES.map((r) => [r, tokens.entries.filter((x) => x.grant.role === r).length] as const).filter(
+    ([, n]) => n > 0,
+  );
+  log(
+    `tokens: ${tokens.entries.length} from ${opts.tokens} (${counts.map(([r, n]) => `${n} ${r}`).join(", ")})${token !== undefined ? ", and RSOP_TOKEN or --token as an admin's" : ""}`,
+  );
+  return tokens;
+}
 
-  const signal = await new Promise<string>((resolve) => {
+/** Where a database-backed server keeps its system, what it imports first, and the migration pace. */
+function dataServerOptions(opts: ServeOptions, snapshotFile: string | undefined, io: CliIo) {
+  const kind = opts.panel !== undefined ? "panel" : "system";
+  const initial: StartDataServerOptions["initial"] =
+    snapshotFile === undefined
+      ? undefined
+      : { kind, file: snapshotFile, read: () => readSnapshotInput(snapshotFile, kind, io) };
+  // RSOP_MIGRATION_TASK_DELAY_MS: each migration task waits this long once Processing, to watch a
+  // migration step by step (a demonstration and the restart test's knob, semantics M11).
+  const delay = Number(process.env.RSOP_MIGRATION_TASK_DELAY_MS ?? "0");
+  const migrationPace =
+    Number.isFinite(delay) && delay > 0
+      ? () => new Promise<void>((resolveDelay) => setTimeout(resolveDelay, Math.min(delay, 600_000)))
+      : undefined;
+  return {
+    ...(opts.store !== undefined ? { storeUrl: opts.store } : { dataFile: opts.data! }),
+    ...(initial !== undefined ? { initial } : {}),
+    ...(migrationPace !== undefined ? { migrationPace } : {}),
+  };
+}
+
+/** What a failure to start becomes: a CliError with a readable message, or the error itself (a bug). */
+function startFailure(e: unknown, snapshotFile: string | undefined, host: string, port: number): unknown {
+  if (e instanceof SnapshotError)
+    return new CliError(`${snapshotFile}: ${e.issues.length} problem${e.issues.length === 1 ? "" : "s"}`, e.issues);
+  if (e instanceof StoreError) return new CliError(e.message);
+  if (e instanceof TokensFileError) return new CliError(tokensFileMessage(e));
+  const err = e as NodeJS.ErrnoException;
+  if (err.syscall === "listen") return new CliError(`cannot listen on ${host}:${port}: ${err.code ?? err.message}`);
+  if (err.code === "ERR_MODULE_NOT_FOUND")
+    return new CliError(`rsop serve needs the packages @hono/node-server and hono: ${err.message}`);
+  return e;
+}
+
+/** The first SIGINT or SIGTERM. After it the default handlers are back: a second Ctrl-C ends the process at once. */
+function nextSignal(signals: SignalSource): Promise<string> {
+  return new Promise<string>((resolve) => {
     const onInt = () => stop("SIGINT");
     const onTerm = () => stop("SIGTERM");
-    // After the first signal the default handlers are back: a second Ctrl-C ends the process at once.
     const stop = (name: string) => {
       signals.off("SIGINT", onInt);
       signals.off("SIGTERM", onTerm);
@@ -297,10 +360,6 @@ export async function serveCommand(
     signals.once("SIGINT", onInt);
     signals.once("SIGTERM", onTerm);
   });
-  log(`${signal}: closing (waiting for open requests)`);
-  await server.close();
-  log("closed");
-  return 0;
 }
 
 /** `FILE: N problems` and a line per problem (`  #2.role: …`); an entry is named by its place, never by its token. */
@@ -310,7 +369,7 @@ function tokensFileMessage(e: TokensFileError): string {
 
 /** Registers `rsop serve`. */
 export function registerServeCommand(program: Command, io: CliIo, setCode: (c: number) => void): void {
-  program
+  const command = program
     .command("serve")
     .description(
       "Serve the HTTP API (RSOP, decisions, who can access) on a snapshot file; the file is watched and a valid new version is swapped in atomically. With --data, serve every route (reads and writes) of a live system kept in a SQLite database; with --store, the same as one of any number of replicas of a system kept in PostgreSQL. Stops on SIGINT/SIGTERM.",
@@ -359,7 +418,15 @@ export function registerServeCommand(program: Command, io: CliIo, setCode: (c: n
     .option(
       "--max-report-generations <n>",
       "with --data or --store: most reports being generated at once; another generate is answered 429; default 2",
-    )
+    );
+  addConnectionOptions(command).action(async (opts: ServeOptions) => {
+    setCode(await serveCommand(opts, io, process.env, process));
+  });
+}
+
+/** The options of `rsop serve` about listening, authentication, connections and webhooks. */
+function addConnectionOptions(command: Command): Command {
+  return command
     .option("--port <n>", "TCP port (0: any free port)", "8080")
     .option("--host <address>", "address to listen on", "127.0.0.1")
     .option(
@@ -411,8 +478,5 @@ export function registerServeCommand(program: Command, io: CliIo, setCode: (c: n
     .option(
       "--webhook-allow <cidrs>",
       "with --data or --store: comma-separated CIDRs (or addresses) of loopback, link-local or private networks webhooks may be sent to; default none: such addresses are refused",
-    )
-    .action(async (opts: ServeOptions) => {
-      setCode(await serveCommand(opts, io, process.env, process));
-    });
+    );
 }

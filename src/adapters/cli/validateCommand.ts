@@ -2,7 +2,7 @@ import { loadSnapshotSummary } from "./summary.js";
 import { CliError, type CliIo } from "./io.js";
 import { parseSnapshot } from "../../model/index.js";
 import { parsePanel } from "../../legacy1/index.js";
-import { readSnapshotFile, systemOrPanel } from "./loadSystem.js";
+import { readSnapshotInput, systemOrPanel } from "./loadSystem.js";
 
 export interface ValidateOptions {
   readonly system?: string;
@@ -14,7 +14,7 @@ export interface ValidateOptions {
 export async function validateCommand(opts: ValidateOptions, io: CliIo): Promise<number> {
   const target = systemOrPanel(opts);
   const path = "system" in target ? target.system : target.panel;
-  const json = await readSnapshotFile(path, "system" in target ? "system" : "panel", io);
+  const json = await readSnapshotInput(path, "system" in target ? "system" : "panel", io);
   const parsed = "system" in target ? parseSnapshot(json) : parsePanel(json);
   const r = parsed.ok
     ? { ok: true as const, value: "system" in parsed.value ? parsed.value.system : parsed.value }

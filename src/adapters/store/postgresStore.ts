@@ -6,7 +6,7 @@
 // session advisory lock. Tables are prefixed `rsop_`, so the database may hold other things too.
 import type { Pool, PoolClient } from "pg";
 import { type Listening, listen } from "./pgListen.js";
-import { PG_WEBHOOK_SCHEMA, postgresWebhooks } from "./postgresWebhooks.js";
+import { PG_WEBHOOK_SCHEMA, type PgWebhookDeps, postgresWebhooks } from "./postgresWebhooks.js";
 import {
   type SharedStore,
   type StoredChange,
@@ -114,178 +114,23 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   });
   // An idle connection the server closed (a restart) is dropped by the pool; the next query opens another.
   pool.on("error", () => undefined);
-  try {
-    const c = await pool.connect();
-    try {
-      await c.query("BEGIN");
-      await c.query("SELECT pg_advisory_xact_lock($1)", [SCHEMA_LOCK]);
-      await c.query(SCHEMA);
-      const v = await c.query<{ value: string }>("SELECT value FROM rsop_meta WHERE key = 'schema'");
-      if (v.rows.length === 0)
-        await c.query("INSERT INTO rsop_meta (key, value) VALUES ('schema', $1)", [SCHEMA_VERSION]);
-      else if (v.rows[0]!.value !== SCHEMA_VERSION)
-        throw new StoreError(
-          `${where} has rsop schema version ${v.rows[0]!.value}; this rsop reads version ${SCHEMA_VERSION}`,
-        );
-      await c.query("COMMIT");
-    } catch (e) {
-      await c.query("ROLLBACK").catch(() => undefined);
-      throw e;
-    } finally {
-      c.release();
-    }
-  } catch (e) {
-    await pool.end().catch(() => undefined);
-    if (e instanceof StoreError) throw e;
-    throw new StoreError(`cannot use the database ${where}: ${(e as Error).message}`);
-  }
+  await createSchema(pool, where);
 
-  let closed = false;
-  const open = () => {
-    if (closed) throw new StoreError(`the database ${where} is closed`);
-  };
-  /** Runs a query; a lost database becomes StoreUnavailableError. */
-  async function query<R extends object>(sql: string, params: unknown[] = []): Promise<R[]> {
-    open();
-    try {
-      return (await pool.query<R>(sql, params)).rows;
-    } catch (e) {
-      if (isUnavailable(e))
-        throw new StoreUnavailableError(`the database ${where} is unavailable: ${(e as Error).message}`);
-      throw e;
-    }
-  }
-  async function transaction<T>(body: (c: PoolClient) => Promise<T>): Promise<T> {
-    open();
-    let c: PoolClient;
-    try {
-      c = await pool.connect();
-    } catch (e) {
-      throw new StoreUnavailableError(`the database ${where} is unavailable: ${(e as Error).message}`);
-    }
-    // A connection the server ends while it is checked out (a restart) says so by an error event,
-    // which nobody else listens to then: noted here, and the connection is not given back to the pool.
-    let broken: Error | undefined;
-    const onError = (e: Error) => {
-      broken = e;
-    };
-    c.on("error", onError);
-    try {
-      await c.query("BEGIN");
-      const r = await body(c);
-      await c.query("COMMIT");
-      return r;
-    } catch (e) {
-      await c.query("ROLLBACK").catch(() => undefined);
-      if (!(e instanceof StoreError) && isUnavailable(e))
-        throw new StoreUnavailableError(`the database ${where} is unavailable: ${(e as Error).message}`);
-      throw e;
-    } finally {
-      c.off("error", onError);
-      c.release(broken);
-    }
-  }
+  const { open, query, transaction, closing } = pgAccess(pool, where);
 
   /** A session of its own (the follower's, the webhooks' watcher's). */
   const newClient = () => new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
   const webhooks = postgresWebhooks({ newClient, query, transaction, open });
 
-  async function appendAt(
-    seq: number,
-    writes: readonly { readonly operation: unknown; readonly patches: readonly unknown[]; readonly time: string }[],
-    outbox: readonly OutboxEntry[] = [],
-  ): Promise<boolean> {
-    if (writes.length === 0) return true;
-    // One statement: the rows and the notification (of the last) commit together; with outbox rows,
-    // they join the same transaction.
-    const text = `WITH added AS (
-         INSERT INTO rsop_changes (seq, time, operation, patches)
-         SELECT $1::bigint + n - 1, time, operation, patches FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS w(time, operation, patches, n)
-         RETURNING seq)
-       SELECT pg_notify('${CHANNEL}', max(seq)::text) FROM added`;
-    const params = [
-      seq,
-      writes.map((w) => w.time),
-      writes.map((w) => JSON.stringify(w.operation)),
-      writes.map((w) => JSON.stringify(w.patches)),
-    ];
-    try {
-      if (outbox.length === 0) await query(text, params);
-      else
-        await transaction(async (c) => {
-          await c.query(text, params);
-          await webhooks.insert(c, outbox);
-        });
-      return true;
-    } catch (e) {
-      if ((e as { code?: unknown }).code === "23505") return false; // another process appended seq first
-      throw e;
-    }
-  }
+  const appendAt = pgAppender(query, transaction, webhooks.insert);
 
   // The follower's own session: LISTEN, and the snapshot writer's advisory lock (held while it lives).
   let follower: Listening | undefined;
 
   return {
-    async load(): Promise<StoredState | null> {
-      const kind = (await query<{ value: string }>("SELECT value FROM rsop_meta WHERE key = 'kind'"))[0]?.value;
-      const latest = (
-        await query<{ seq: string; snapshot: string }>(
-          "SELECT seq, snapshot FROM rsop_snapshots ORDER BY seq DESC LIMIT 1",
-        )
-      )[0];
-      if (kind === undefined || latest === undefined) return null;
-      if (kind !== "system" && kind !== "panel")
-        throw new StoreError(`${where} holds an unknown kind of data ("${kind}")`);
-      const snapshotSeq = Number(latest.seq);
-      const changes = (
-        await query<ChangeRow>("SELECT seq, time, operation, patches FROM rsop_changes WHERE seq > $1 ORDER BY seq", [
-          snapshotSeq,
-        ])
-      ).map(toChange);
-      changes.forEach((c, i) => {
-        if (c.seq !== snapshotSeq + i + 1)
-          throw new StoreError(`${where}: the change log jumps from ${snapshotSeq + i} to ${c.seq}`);
-      });
-      return {
-        kind,
-        snapshotSeq,
-        snapshot: JSON.parse(latest.snapshot) as unknown,
-        changes,
-        seq: changes.at(-1)?.seq ?? snapshotSeq,
-      };
-    },
+    load: () => loadPgState(query, where),
     // Reports (the Store's report methods): one row each, as in SQLite; shared by every replica.
-    async putReport(id, info, records) {
-      await query(
-        "INSERT INTO rsop_reports (id, info, records) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET info = excluded.info, records = coalesce(excluded.records, rsop_reports.records)",
-        [
-          id,
-          JSON.stringify(info),
-          records === undefined ? null : typeof records === "string" ? records : JSON.stringify(records),
-        ],
-      );
-    },
-    async listReports() {
-      return (await query<{ id: string; info: string }>("SELECT id, info FROM rsop_reports ORDER BY n")).map((r) => ({
-        id: r.id,
-        info: JSON.parse(r.info) as unknown,
-      }));
-    },
-    async reportRecords(id) {
-      const text = (await query<{ records: string | null }>("SELECT records FROM rsop_reports WHERE id = $1", [id]))[0]
-        ?.records;
-      return text === undefined || text === null ? null : (JSON.parse(text) as unknown[]);
-    },
-    async reportRecordsText(id) {
-      return (
-        (await query<{ records: string | null }>("SELECT records FROM rsop_reports WHERE id = $1", [id]))[0]?.records ??
-        null
-      );
-    },
-    async deleteReport(id) {
-      return (await query<{ id: string }>("DELETE FROM rsop_reports WHERE id = $1 RETURNING id", [id])).length > 0;
-    },
+    ...pgReports(query),
     async init(kind: StoredKind, snapshot: unknown, time: string) {
       await transaction(async (c) => {
         const r = await c.query(
@@ -358,10 +203,204 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     isSnapshotWriter: async () => (await follower?.lock(WRITER_LOCK)) ?? false,
     webhooks: webhooks.store,
     async close() {
-      if (closed) return;
-      closed = true;
+      if (!closing()) return;
       await webhooks.close();
       await pool.end().catch(() => undefined);
     },
+  };
+}
+
+/** Creates the tables (under a lock: several processes may start at once) and checks the schema version. */
+async function createSchema(pool: Pool, where: string): Promise<void> {
+  try {
+    const c = await pool.connect();
+    try {
+      await c.query("BEGIN");
+      await c.query("SELECT pg_advisory_xact_lock($1)", [SCHEMA_LOCK]);
+      await c.query(SCHEMA);
+      const v = await c.query<{ value: string }>("SELECT value FROM rsop_meta WHERE key = 'schema'");
+      if (v.rows.length === 0)
+        await c.query("INSERT INTO rsop_meta (key, value) VALUES ('schema', $1)", [SCHEMA_VERSION]);
+      else if (v.rows[0]!.value !== SCHEMA_VERSION)
+        throw new StoreError(
+          `${where} has rsop schema version ${v.rows[0]!.value}; this rsop reads version ${SCHEMA_VERSION}`,
+        );
+      await c.query("COMMIT");
+    } catch (e) {
+      await c.query("ROLLBACK").catch(() => undefined);
+      throw e;
+    } finally {
+      c.release();
+    }
+  } catch (e) {
+    await pool.end().catch(() => undefined);
+    if (e instanceof StoreError) throw e;
+    throw new StoreError(`cannot use the database ${where}: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * The pool's queries and transactions, refused once the store is closed; a lost database becomes
+ * StoreUnavailableError. `closing()` closes it and says whether it was open.
+ */
+function pgAccess(pool: Pool, where: string) {
+  let closed = false;
+  const open = () => {
+    if (closed) throw new StoreError(`the database ${where} is closed`);
+  };
+  /** Runs a query; a lost database becomes StoreUnavailableError. */
+  async function query<R extends object>(sql: string, params: unknown[] = []): Promise<R[]> {
+    open();
+    try {
+      return (await pool.query<R>(sql, params)).rows;
+    } catch (e) {
+      if (isUnavailable(e))
+        throw new StoreUnavailableError(`the database ${where} is unavailable: ${(e as Error).message}`);
+      throw e;
+    }
+  }
+  async function transaction<T>(body: (c: PoolClient) => Promise<T>): Promise<T> {
+    open();
+    let c: PoolClient;
+    try {
+      c = await pool.connect();
+    } catch (e) {
+      throw new StoreUnavailableError(`the database ${where} is unavailable: ${(e as Error).message}`);
+    }
+    // A connection the server ends while it is checked out (a restart) says so by an error event,
+    // which nobody else listens to then: noted here, and the connection is not given back to the pool.
+    let broken: Error | undefined;
+    const onError = (e: Error) => {
+      broken = e;
+    };
+    c.on("error", onError);
+    try {
+      await c.query("BEGIN");
+      const r = await body(c);
+      await c.query("COMMIT");
+      return r;
+    } catch (e) {
+      await c.query("ROLLBACK").catch(() => undefined);
+      if (!(e instanceof StoreError) && isUnavailable(e))
+        throw new StoreUnavailableError(`the database ${where} is unavailable: ${(e as Error).message}`);
+      throw e;
+    } finally {
+      c.off("error", onError);
+      c.release(broken);
+    }
+  }
+  const closing = () => {
+    if (closed) return false;
+    closed = true;
+    return true;
+  };
+  return { open, query, transaction, closing };
+}
+
+/** The latest snapshot and the changes after it; null for an empty database. */
+async function loadPgState(query: PgWebhookDeps["query"], where: string): Promise<StoredState | null> {
+  const kind = (await query<{ value: string }>("SELECT value FROM rsop_meta WHERE key = 'kind'"))[0]?.value;
+  const latest = (
+    await query<{ seq: string; snapshot: string }>("SELECT seq, snapshot FROM rsop_snapshots ORDER BY seq DESC LIMIT 1")
+  )[0];
+  if (kind === undefined || latest === undefined) return null;
+  if (kind !== "system" && kind !== "panel") throw new StoreError(`${where} holds an unknown kind of data ("${kind}")`);
+  const snapshotSeq = Number(latest.seq);
+  const changes = (
+    await query<ChangeRow>("SELECT seq, time, operation, patches FROM rsop_changes WHERE seq > $1 ORDER BY seq", [
+      snapshotSeq,
+    ])
+  ).map(toChange);
+  changes.forEach((c, i) => {
+    if (c.seq !== snapshotSeq + i + 1)
+      throw new StoreError(`${where}: the change log jumps from ${snapshotSeq + i} to ${c.seq}`);
+  });
+  return {
+    kind,
+    snapshotSeq,
+    snapshot: JSON.parse(latest.snapshot) as unknown,
+    changes,
+    seq: changes.at(-1)?.seq ?? snapshotSeq,
+  };
+}
+
+/** The report methods: one row each, as in SQLite; shared by every replica. */
+function pgReports(
+  query: PgWebhookDeps["query"],
+): Pick<SharedStore, "putReport" | "listReports" | "reportRecords" | "reportRecordsText" | "deleteReport"> {
+  return {
+    async putReport(id, info, records) {
+      await query(
+        "INSERT INTO rsop_reports (id, info, records) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET info = excluded.info, records = coalesce(excluded.records, rsop_reports.records)",
+        [
+          id,
+          JSON.stringify(info),
+          records === undefined ? null : typeof records === "string" ? records : JSON.stringify(records),
+        ],
+      );
+    },
+    async listReports() {
+      return (await query<{ id: string; info: string }>("SELECT id, info FROM rsop_reports ORDER BY n")).map((r) => ({
+        id: r.id,
+        info: JSON.parse(r.info) as unknown,
+      }));
+    },
+    async reportRecords(id) {
+      const text = (await query<{ records: string | null }>("SELECT records FROM rsop_reports WHERE id = $1", [id]))[0]
+        ?.records;
+      return text === undefined || text === null ? null : (JSON.parse(text) as unknown[]);
+    },
+    async reportRecordsText(id) {
+      return (
+        (await query<{ records: string | null }>("SELECT records FROM rsop_reports WHERE id = $1", [id]))[0]?.records ??
+        null
+      );
+    },
+    async deleteReport(id) {
+      return (await query<{ id: string }>("DELETE FROM rsop_reports WHERE id = $1 RETURNING id", [id])).length > 0;
+    },
+  };
+}
+
+/**
+ * `appendAt(seq, writes, outbox)`: the changes at seq, seq + 1, …, with their outbox rows; false when
+ * another process appended seq first.
+ */
+function pgAppender(
+  query: PgWebhookDeps["query"],
+  transaction: <T>(body: (c: PoolClient) => Promise<T>) => Promise<T>,
+  insertOutbox: (c: PoolClient, entries: readonly OutboxEntry[]) => Promise<void>,
+) {
+  return async function appendAt(
+    seq: number,
+    writes: readonly { readonly operation: unknown; readonly patches: readonly unknown[]; readonly time: string }[],
+    outbox: readonly OutboxEntry[] = [],
+  ): Promise<boolean> {
+    if (writes.length === 0) return true;
+    // One statement: the rows and the notification (of the last) commit together; with outbox rows,
+    // they join the same transaction.
+    const text = `WITH added AS (
+       INSERT INTO rsop_changes (seq, time, operation, patches)
+       SELECT $1::bigint + n - 1, time, operation, patches FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS w(time, operation, patches, n)
+       RETURNING seq)
+     SELECT pg_notify('${CHANNEL}', max(seq)::text) FROM added`;
+    const params = [
+      seq,
+      writes.map((w) => w.time),
+      writes.map((w) => JSON.stringify(w.operation)),
+      writes.map((w) => JSON.stringify(w.patches)),
+    ];
+    try {
+      if (outbox.length === 0) await query(text, params);
+      else
+        await transaction(async (c) => {
+          await c.query(text, params);
+          await insertOutbox(c, outbox);
+        });
+      return true;
+    } catch (e) {
+      if ((e as { code?: unknown }).code === "23505") return false; // another process appended seq first
+      throw e;
+    }
   };
 }

@@ -155,6 +155,25 @@ export function postgresWebhooks(deps: PgWebhookDeps): {
     async enqueue(entries) {
       if (entries.length > 0) await transaction((c) => insertRows(c, entries));
     },
+    ...outboxQueue(query),
+  };
+
+  return {
+    store,
+    async insert(c, entries) {
+      if (entries.length > 0) await insertRows(c, entries);
+    },
+    async close() {
+      await session?.stop();
+    },
+  };
+}
+
+/** The outbox rows once written: the queue of a subscription, its delivered and parked rows. */
+function outboxQueue(
+  query: PgWebhookDeps["query"],
+): Pick<WebhookStore, "pending" | "pendingCounts" | "delivered" | "park" | "parkOldest" | "parked" | "redeliver"> {
+  return {
     async pending(id, limit) {
       return (
         await query<Row>(
@@ -228,16 +247,6 @@ export function postgresWebhooks(deps: PgWebhookDeps): {
         [id, ids === null ? null : [...new Set(ids)]],
       );
       return Number(r[0]!.n);
-    },
-  };
-
-  return {
-    store,
-    async insert(c, entries) {
-      if (entries.length > 0) await insertRows(c, entries);
-    },
-    async close() {
-      await session?.stop();
     },
   };
 }

@@ -73,66 +73,27 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
   const Database = await loadDriver();
   const keep = Math.max(1, options.keepSnapshots ?? 2);
   const partChars = Math.max(1024, options.snapshotPartChars ?? 4 << 20);
-  let db: SqliteDatabase;
-  try {
-    db = new Database(file, { timeout: 0 });
-  } catch (e) {
-    throw new StoreError(`cannot open the database ${file}: ${(e as Error).message}`);
-  }
-  try {
-    db.pragma("locking_mode = EXCLUSIVE");
-    db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = FULL");
-    // The exclusive transaction takes the lock now; locking_mode=EXCLUSIVE keeps it until close.
-    db.exec(`BEGIN EXCLUSIVE; ${SCHEMA} COMMIT;`);
-    const version = (db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string } | undefined)
-      ?.value;
-    if (version === undefined) db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(SCHEMA_VERSION);
-    else if (version !== SCHEMA_VERSION)
-      throw new StoreError(`${file} has schema version ${version}; this rsop reads version ${SCHEMA_VERSION}`);
-  } catch (e) {
-    db.close();
-    if (e instanceof StoreError) throw e;
-    if (isBusy(e))
-      throw new StoreError(
-        `${file} is in use by another process (another rsop serve?); only one process may serve a database at a time`,
-      );
-    if ((e as { code?: unknown }).code === "SQLITE_NOTADB") throw new StoreError(`${file} is not a SQLite database`);
-    throw new StoreError(`cannot use the database ${file}: ${(e as Error).message}`);
-  }
-
-  const getMeta = db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE key = ?");
-  const setMeta = db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)");
-  const insertChange = db.prepare("INSERT INTO changes (seq, time, operation, patches) VALUES (?, ?, ?, ?)");
-  const lastSeq = db.prepare<[], { seq: number | null }>("SELECT max(seq) AS seq FROM changes");
-  const insertSnapshot = db.prepare("INSERT OR REPLACE INTO snapshots (seq, time, snapshot) VALUES (?, ?, ?)");
-  const pruneSnapshots = db.prepare(
-    "DELETE FROM snapshots WHERE seq NOT IN (SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?)",
-  );
-  const latestSnapshot = db.prepare<[], { seq: number; snapshot: string }>(
-    "SELECT seq, snapshot FROM snapshots ORDER BY seq DESC LIMIT 1",
-  );
-  const hasSnapshot = db.prepare<[number], { seq: number }>("SELECT seq FROM snapshots WHERE seq = ?");
-  const insertPart = db.prepare("INSERT OR REPLACE INTO snapshot_parts (seq, part, text) VALUES (?, ?, ?)");
-  const partsOf = db.prepare<[number], { text: string }>("SELECT text FROM snapshot_parts WHERE seq = ? ORDER BY part");
-  const getValue = db.prepare<[string], { value: string }>("SELECT value FROM kv WHERE key = ?");
-  const setValue = db.prepare("INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)");
-  const deleteValue = db.prepare("DELETE FROM kv WHERE key = ?");
-  const dropOlderSnapshots = db.prepare("DELETE FROM snapshots WHERE seq < ?");
-  const dropParts = db.prepare("DELETE FROM snapshot_parts WHERE seq = ?");
-  const pruneParts = db.prepare("DELETE FROM snapshot_parts WHERE seq NOT IN (SELECT seq FROM snapshots)");
+  const db = openDatabase(Database, file);
+  const statements = prepareStatements(db);
+  const {
+    getMeta,
+    setMeta,
+    insertChange,
+    lastSeq,
+    insertSnapshot,
+    pruneSnapshots,
+    latestSnapshot,
+    hasSnapshot,
+    partsOf,
+    getValue,
+    setValue,
+    deleteValue,
+    dropOlderSnapshots,
+    pruneParts,
+    changesAfter,
+  } = statements;
   // Parts of a snapshot a crash interrupted (no row): never read, removed now.
   pruneParts.run();
-  const changesAfter = db.prepare<[number], { seq: number; time: string; operation: string; patches: string }>(
-    "SELECT seq, time, operation, patches FROM changes WHERE seq > ? ORDER BY seq",
-  );
-
-  const insertReport = db.prepare(
-    "INSERT INTO reports (id, info, records) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET info = excluded.info, records = coalesce(excluded.records, records)",
-  );
-  const allReports = db.prepare<[], { id: string; info: string }>("SELECT id, info FROM reports ORDER BY n");
-  const recordsOf = db.prepare<[string], { records: string | null }>("SELECT records FROM reports WHERE id = ?");
-  const removeReport = db.prepare("DELETE FROM reports WHERE id = ?");
 
   let seq = lastSeq.get()?.seq ?? 0;
   let closed = false;
@@ -186,35 +147,7 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
     },
     async load(): Promise<StoredState | null> {
       open();
-      const kind = getMeta.get("kind")?.value;
-      const latest = latestSnapshot.get();
-      if (kind === undefined || latest === undefined) return null;
-      if (kind !== "system" && kind !== "panel")
-        throw new StoreError(`${file} holds an unknown kind of data ("${kind}")`);
-      const changes: StoredChange[] = changesAfter.all(latest.seq).map((r) => ({
-        seq: r.seq,
-        time: r.time,
-        operation: JSON.parse(r.operation) as unknown,
-        patches: JSON.parse(r.patches) as unknown[],
-      }));
-      // The log has no gaps: change k+1 follows change k.
-      changes.forEach((c, i) => {
-        if (c.seq !== latest.seq + i + 1)
-          throw new StoreError(`${file}: the change log jumps from ${latest.seq + i} to ${c.seq}`);
-      });
-      const text =
-        latest.snapshot +
-        partsOf
-          .all(latest.seq)
-          .map((p) => p.text)
-          .join("");
-      return {
-        kind,
-        snapshotSeq: latest.seq,
-        snapshot: JSON.parse(text) as unknown,
-        changes,
-        seq: changes.at(-1)?.seq ?? latest.seq,
-      };
+      return loadState(file, { getMeta, latestSnapshot, changesAfter, partsOf });
     },
     async init(kind, snap, time) {
       open();
@@ -229,22 +162,155 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
     async snapshot(at, snap, time) {
       open();
       if (hasSnapshot.get(at) !== undefined) return;
-      // Parts of an earlier attempt at this snapshot that did not finish.
-      dropParts.run(at);
-      // The first slice goes in the snapshots row, written last; the others are parts 1, 2, …
-      let head: string | undefined;
-      let part = 0;
-      for (const slice of jsonSlices(snap, partChars)) {
-        if (head === undefined) head = slice;
-        else {
-          open();
-          insertPart.run(at, ++part, slice);
-        }
-        await turn();
-      }
-      open();
-      finishSnapshot(at, head!, time);
+      await writeSnapshot(statements, open, at, snap, partChars, (head) => finishSnapshot(at, head, time));
     },
+    ...sqliteReports(statements, open),
+    webhooks: webhooks.store,
+    async close() {
+      if (closed) return;
+      closed = true;
+      db.close();
+    },
+  };
+}
+
+/** Creates the database file if needed, takes its lock, and checks (or writes) the schema version. */
+function openDatabase(Database: BetterSqlite, file: string): SqliteDatabase {
+  let db: SqliteDatabase;
+  try {
+    db = new Database(file, { timeout: 0 });
+  } catch (e) {
+    throw new StoreError(`cannot open the database ${file}: ${(e as Error).message}`);
+  }
+  try {
+    db.pragma("locking_mode = EXCLUSIVE");
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = FULL");
+    // The exclusive transaction takes the lock now; locking_mode=EXCLUSIVE keeps it until close.
+    db.exec(`BEGIN EXCLUSIVE; ${SCHEMA} COMMIT;`);
+    const version = (db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string } | undefined)
+      ?.value;
+    if (version === undefined) db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(SCHEMA_VERSION);
+    else if (version !== SCHEMA_VERSION)
+      throw new StoreError(`${file} has schema version ${version}; this rsop reads version ${SCHEMA_VERSION}`);
+  } catch (e) {
+    db.close();
+    if (e instanceof StoreError) throw e;
+    if (isBusy(e))
+      throw new StoreError(
+        `${file} is in use by another process (another rsop serve?); only one process may serve a database at a time`,
+      );
+    if ((e as { code?: unknown }).code === "SQLITE_NOTADB") throw new StoreError(`${file} is not a SQLite database`);
+    throw new StoreError(`cannot use the database ${file}: ${(e as Error).message}`);
+  }
+
+  return db;
+}
+
+/** Every statement the store runs, prepared once. */
+function prepareStatements(db: SqliteDatabase) {
+  const getMeta = db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE key = ?");
+  const setMeta = db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)");
+  const insertChange = db.prepare("INSERT INTO changes (seq, time, operation, patches) VALUES (?, ?, ?, ?)");
+  const lastSeq = db.prepare<[], { seq: number | null }>("SELECT max(seq) AS seq FROM changes");
+  const insertSnapshot = db.prepare("INSERT OR REPLACE INTO snapshots (seq, time, snapshot) VALUES (?, ?, ?)");
+  const pruneSnapshots = db.prepare(
+    "DELETE FROM snapshots WHERE seq NOT IN (SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?)",
+  );
+  const latestSnapshot = db.prepare<[], { seq: number; snapshot: string }>(
+    "SELECT seq, snapshot FROM snapshots ORDER BY seq DESC LIMIT 1",
+  );
+  const hasSnapshot = db.prepare<[number], { seq: number }>("SELECT seq FROM snapshots WHERE seq = ?");
+  const insertPart = db.prepare("INSERT OR REPLACE INTO snapshot_parts (seq, part, text) VALUES (?, ?, ?)");
+  const partsOf = db.prepare<[number], { text: string }>("SELECT text FROM snapshot_parts WHERE seq = ? ORDER BY part");
+  const getValue = db.prepare<[string], { value: string }>("SELECT value FROM kv WHERE key = ?");
+  const setValue = db.prepare("INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)");
+  const deleteValue = db.prepare("DELETE FROM kv WHERE key = ?");
+  const dropOlderSnapshots = db.prepare("DELETE FROM snapshots WHERE seq < ?");
+  const dropParts = db.prepare("DELETE FROM snapshot_parts WHERE seq = ?");
+  const pruneParts = db.prepare("DELETE FROM snapshot_parts WHERE seq NOT IN (SELECT seq FROM snapshots)");
+  const changesAfter = db.prepare<[number], { seq: number; time: string; operation: string; patches: string }>(
+    "SELECT seq, time, operation, patches FROM changes WHERE seq > ? ORDER BY seq",
+  );
+
+  const insertReport = db.prepare(
+    "INSERT INTO reports (id, info, records) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET info = excluded.info, records = coalesce(excluded.records, records)",
+  );
+  const allReports = db.prepare<[], { id: string; info: string }>("SELECT id, info FROM reports ORDER BY n");
+  const recordsOf = db.prepare<[string], { records: string | null }>("SELECT records FROM reports WHERE id = ?");
+  const removeReport = db.prepare("DELETE FROM reports WHERE id = ?");
+
+  return {
+    getMeta,
+    setMeta,
+    insertChange,
+    lastSeq,
+    insertSnapshot,
+    pruneSnapshots,
+    latestSnapshot,
+    hasSnapshot,
+    insertPart,
+    partsOf,
+    getValue,
+    setValue,
+    deleteValue,
+    dropOlderSnapshots,
+    dropParts,
+    pruneParts,
+    changesAfter,
+    insertReport,
+    allReports,
+    recordsOf,
+    removeReport,
+  };
+}
+
+/** The latest snapshot (its row and parts) and the changes after it; null for an empty database. */
+function loadState(
+  file: string,
+  {
+    getMeta,
+    latestSnapshot,
+    changesAfter,
+    partsOf,
+  }: Pick<ReturnType<typeof prepareStatements>, "getMeta" | "latestSnapshot" | "changesAfter" | "partsOf">,
+): StoredState | null {
+  const kind = getMeta.get("kind")?.value;
+  const latest = latestSnapshot.get();
+  if (kind === undefined || latest === undefined) return null;
+  if (kind !== "system" && kind !== "panel") throw new StoreError(`${file} holds an unknown kind of data ("${kind}")`);
+  const changes: StoredChange[] = changesAfter.all(latest.seq).map((r) => ({
+    seq: r.seq,
+    time: r.time,
+    operation: JSON.parse(r.operation) as unknown,
+    patches: JSON.parse(r.patches) as unknown[],
+  }));
+  // The log has no gaps: change k+1 follows change k.
+  changes.forEach((c, i) => {
+    if (c.seq !== latest.seq + i + 1)
+      throw new StoreError(`${file}: the change log jumps from ${latest.seq + i} to ${c.seq}`);
+  });
+  const text =
+    latest.snapshot +
+    partsOf
+      .all(latest.seq)
+      .map((p) => p.text)
+      .join("");
+  return {
+    kind,
+    snapshotSeq: latest.seq,
+    snapshot: JSON.parse(text) as unknown,
+    changes,
+    seq: changes.at(-1)?.seq ?? latest.seq,
+  };
+}
+
+/** The report methods of the store: a report is one row, its info and records as JSON text. */
+function sqliteReports(
+  { insertReport, allReports, recordsOf, removeReport }: ReturnType<typeof prepareStatements>,
+  open: () => void,
+): Pick<Store, "putReport" | "listReports" | "reportRecords" | "reportRecordsText" | "deleteReport"> {
+  return {
     async putReport(id, info, records) {
       open();
       insertReport.run(
@@ -270,11 +336,31 @@ export async function openSqliteStore(file: string, options: SqliteStoreOptions 
       open();
       return removeReport.run(id).changes > 0;
     },
-    webhooks: webhooks.store,
-    async close() {
-      if (closed) return;
-      closed = true;
-      db.close();
-    },
   };
+}
+
+/** Writes a snapshot's parts 1, 2, … one transaction each with the event loop free in between, then `finish(head)` its row. */
+async function writeSnapshot(
+  { dropParts, insertPart }: ReturnType<typeof prepareStatements>,
+  open: () => void,
+  at: number,
+  snap: unknown,
+  partChars: number,
+  finish: (head: string) => void,
+): Promise<void> {
+  // Parts of an earlier attempt at this snapshot that did not finish.
+  dropParts.run(at);
+  // The first slice goes in the snapshots row, written last; the others are parts 1, 2, …
+  let head: string | undefined;
+  let part = 0;
+  for (const slice of jsonSlices(snap, partChars)) {
+    if (head === undefined) head = slice;
+    else {
+      open();
+      insertPart.run(at, ++part, slice);
+    }
+    await turn();
+  }
+  open();
+  finish(head!);
 }

@@ -60,32 +60,7 @@ export function sqliteWebhooks(
   };
   if (before.n > 0) addSequences(db);
   db.exec(WEBHOOK_SCHEMA);
-  const insertRow = db.prepare(
-    "INSERT INTO webhook_outbox (subscription, kind, event_id, event, sequence) VALUES (?, ?, ?, ?, ?)",
-  );
-  const takeSequences = db.prepare(
-    "UPDATE webhook_subscriptions SET last_sequence = last_sequence + ? WHERE id = ? RETURNING last_sequence",
-  );
-  const insert = (entries: readonly OutboxEntry[]) => {
-    // Each subscription's numbers are taken at once, in the transaction of the rows: they follow
-    // `seq` with no gap (HW4).
-    const counts = new Map<string, number>();
-    for (const e of entries) counts.set(e.subscriptionId, (counts.get(e.subscriptionId) ?? 0) + 1);
-    const next = new Map<string, number>();
-    for (const [id, n] of counts) {
-      const taken = takeSequences.get(n, id) as { last_sequence: number } | undefined;
-      if (taken !== undefined) next.set(id, taken.last_sequence - n + 1);
-    }
-    // One event usually goes to several subscriptions: its JSON is written once per row but made once.
-    let last: unknown = null;
-    let text = "";
-    for (const e of entries) {
-      if (e.event !== last) [last, text] = [e.event, JSON.stringify(e.event)];
-      const n = next.get(e.subscriptionId);
-      if (n !== undefined) next.set(e.subscriptionId, n + 1);
-      insertRow.run(e.subscriptionId, e.kind, e.event.id, text, n ?? 0);
-    }
-  };
+  const insert = outboxInserter(db);
   const enqueue = db.transaction((entries: readonly OutboxEntry[]) => insert(entries));
   const all = db.prepare("SELECT id, fields, odometer FROM webhook_subscriptions ORDER BY id");
   const put = db.prepare(
@@ -103,40 +78,7 @@ export function sqliteWebhooks(
   const counts = db.prepare(
     "SELECT subscription, kind, count(*) AS n FROM webhook_outbox WHERE state = 'pending' GROUP BY subscription, kind",
   );
-  const delRow = db.prepare("DELETE FROM webhook_outbox WHERE subscription = ? AND seq = ?");
-  const bump = db.prepare("UPDATE webhook_subscriptions SET odometer = odometer + ? WHERE id = ?");
-  const delivered = db.transaction((rows: readonly { subscriptionId: string; seq: number }[]) => {
-    const counts = new Map<string, number>();
-    for (const r of rows)
-      if (delRow.run(r.subscriptionId, r.seq).changes > 0)
-        counts.set(r.subscriptionId, (counts.get(r.subscriptionId) ?? 0) + 1);
-    for (const [id, n] of counts) bump.run(n, id);
-  });
-  const park = db.prepare(
-    "UPDATE webhook_outbox SET state = 'parked', attempts = ?, last_error = ?, parked_at = ?, reason = 'failed' WHERE subscription = ? AND seq = ? AND state = 'pending'",
-  );
-  const parkOldest = db.prepare(
-    `UPDATE webhook_outbox SET state = 'parked', last_error = 'the backlog of this subscription was full', parked_at = ?, reason = 'backlog'
-     WHERE seq IN (SELECT seq FROM webhook_outbox WHERE subscription = ? AND state = 'pending' AND kind = ? ORDER BY seq DESC LIMIT -1 OFFSET ?)`,
-  );
-  const parkedPage = db.prepare(
-    "SELECT * FROM webhook_outbox WHERE subscription = ? AND state = 'parked' ORDER BY seq LIMIT ? OFFSET ?",
-  );
-  const parkedCount = db.prepare(
-    "SELECT count(*) AS n FROM webhook_outbox WHERE subscription = ? AND state = 'parked'",
-  );
-  const redeliverAll = db.prepare(
-    "UPDATE webhook_outbox SET state = 'pending', attempts = 0, parked_at = NULL, reason = NULL WHERE subscription = ? AND state = 'parked'",
-  );
-  const redeliverOne = db.prepare(
-    "UPDATE webhook_outbox SET state = 'pending', attempts = 0, parked_at = NULL, reason = NULL WHERE subscription = ? AND state = 'parked' AND event_id = ?",
-  );
-  const redeliver = db.transaction((id: string, ids: readonly string[] | null) => {
-    if (ids === null) return redeliverAll.run(id).changes;
-    let n = 0;
-    for (const e of new Set(ids)) n += redeliverOne.run(id, e).changes;
-    return n;
-  });
+  const { delivered, park, parkOldest, parkedPage, parkedCount, redeliver } = deliveryStatements(db);
 
   const store: WebhookStore = {
     async subscriptions() {
@@ -203,4 +145,73 @@ export function sqliteWebhooks(
     clearSubs.run();
   };
   return { store, insert, clear };
+}
+
+/** `insert`: adds outbox rows, each with the next `sequence` of its subscription, in the caller's transaction. */
+function outboxInserter(db: SqliteLike): (entries: readonly OutboxEntry[]) => void {
+  const insertRow = db.prepare(
+    "INSERT INTO webhook_outbox (subscription, kind, event_id, event, sequence) VALUES (?, ?, ?, ?, ?)",
+  );
+  const takeSequences = db.prepare(
+    "UPDATE webhook_subscriptions SET last_sequence = last_sequence + ? WHERE id = ? RETURNING last_sequence",
+  );
+  return (entries: readonly OutboxEntry[]) => {
+    // Each subscription's numbers are taken at once, in the transaction of the rows: they follow
+    // `seq` with no gap (HW4).
+    const counts = new Map<string, number>();
+    for (const e of entries) counts.set(e.subscriptionId, (counts.get(e.subscriptionId) ?? 0) + 1);
+    const next = new Map<string, number>();
+    for (const [id, n] of counts) {
+      const taken = takeSequences.get(n, id) as { last_sequence: number } | undefined;
+      if (taken !== undefined) next.set(id, taken.last_sequence - n + 1);
+    }
+    // One event usually goes to several subscriptions: its JSON is written once per row but made once.
+    let last: unknown = null;
+    let text = "";
+    for (const e of entries) {
+      if (e.event !== last) [last, text] = [e.event, JSON.stringify(e.event)];
+      const n = next.get(e.subscriptionId);
+      if (n !== undefined) next.set(e.subscriptionId, n + 1);
+      insertRow.run(e.subscriptionId, e.kind, e.event.id, text, n ?? 0);
+    }
+  };
+}
+
+/** The statements of the delivery side: delivered, parked, redelivered rows. */
+function deliveryStatements(db: SqliteLike) {
+  const delRow = db.prepare("DELETE FROM webhook_outbox WHERE subscription = ? AND seq = ?");
+  const bump = db.prepare("UPDATE webhook_subscriptions SET odometer = odometer + ? WHERE id = ?");
+  const delivered = db.transaction((rows: readonly { subscriptionId: string; seq: number }[]) => {
+    const counts = new Map<string, number>();
+    for (const r of rows)
+      if (delRow.run(r.subscriptionId, r.seq).changes > 0)
+        counts.set(r.subscriptionId, (counts.get(r.subscriptionId) ?? 0) + 1);
+    for (const [id, n] of counts) bump.run(n, id);
+  });
+  const park = db.prepare(
+    "UPDATE webhook_outbox SET state = 'parked', attempts = ?, last_error = ?, parked_at = ?, reason = 'failed' WHERE subscription = ? AND seq = ? AND state = 'pending'",
+  );
+  const parkOldest = db.prepare(
+    `UPDATE webhook_outbox SET state = 'parked', last_error = 'the backlog of this subscription was full', parked_at = ?, reason = 'backlog'
+     WHERE seq IN (SELECT seq FROM webhook_outbox WHERE subscription = ? AND state = 'pending' AND kind = ? ORDER BY seq DESC LIMIT -1 OFFSET ?)`,
+  );
+  const parkedPage = db.prepare(
+    "SELECT * FROM webhook_outbox WHERE subscription = ? AND state = 'parked' ORDER BY seq LIMIT ? OFFSET ?",
+  );
+  const parkedCount = db.prepare(
+    "SELECT count(*) AS n FROM webhook_outbox WHERE subscription = ? AND state = 'parked'",
+  );
+  const redeliverAll = db.prepare(
+    "UPDATE webhook_outbox SET state = 'pending', attempts = 0, parked_at = NULL, reason = NULL WHERE subscription = ? AND state = 'parked'",
+  );
+  const redeliverOne = db.prepare(
+    "UPDATE webhook_outbox SET state = 'pending', attempts = 0, parked_at = NULL, reason = NULL WHERE subscription = ? AND state = 'parked' AND event_id = ?",
+  );
+  const redeliver = db.transaction((id: string, ids: readonly string[] | null) => {
+    if (ids === null) return redeliverAll.run(id).changes;
+    let n = 0;
+    for (const e of new Set(ids)) n += redeliverOne.run(id, e).changes;
+    return n;
+  });
+  return { delivered, park, parkOldest, parkedPage, parkedCount, redeliver };
 }

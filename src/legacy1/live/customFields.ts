@@ -1,6 +1,6 @@
-// Custom fields of a 1.0 panel (seed 002 "Custom field": the seed 001 definition without
+// Custom fields of a 1.0 panel (the 1.0 panel API "Custom field": the 2.0 systems API definition without
 // `description`): the definitions a write may store, and a person's `customAttributes` checked
-// against the definitions of the person's partition (SPEC §9). The rules themselves are the 2.0
+// against the definitions of the person's partition (docs/semantics.md S16). The rules themselves are the 2.0
 // ones, in model/customFields.ts.
 import { type Issue, customFieldValueIssues, definitionConflicts, panelCustomFieldSchema } from "../../model/index.js";
 import { parseBody } from "../../live/body.js";

@@ -1,4 +1,4 @@
-// seed 002 "Preview import" (`POST /api/persons/import/preview`): what importing a CSV of people
+// The 1.0 panel API "Preview import" (`POST /api/persons/import/preview`): what importing a CSV of people
 // into one partition of a 1.0 panel would do — how many people it would create, update and delete,
 // and which rows it cannot place on its own (conflicts) — without changing anything. Executing an
 // import is not shown in the seed, so nothing here writes. Semantics: docs/semantics.md LP12.
@@ -18,7 +18,7 @@ export interface ImportConflict {
   readonly matches: readonly { readonly id: number; readonly firstName: string; readonly lastName: string }[];
 }
 
-/** The answer of an import preview (seed 002). */
+/** The answer of an import preview (the 1.0 panel API). */
 export interface ImportPreview {
   readonly toBeCreated: number;
   readonly toBeUpdated: number;
@@ -75,49 +75,9 @@ export function previewPersonImport(panel: PanelSnapshot, input: unknown): Impor
       { code: "unknownReference", path: ["body", "partition"], message: `No partition has id ${partition}.` },
     ]);
 
-  let rows: { record: string[]; info: { lines: number } }[];
-  try {
-    rows = parse(b.csv, {
-      info: true,
-      skip_empty_lines: true,
-      relax_column_count: true,
-      bom: true,
-    }) as unknown as typeof rows;
-  } catch (e) {
-    const line = (e as { lines?: number }).lines;
-    throw new Refusal(400, [
-      {
-        code: "invalid",
-        path: ["body", "csv"],
-        message: `Is not valid CSV${typeof line === "number" ? ` (line ${line})` : ""}: ${String((e as Error).message).slice(0, 200)}`,
-      },
-    ]);
-  }
-  const [header, ...data] = rows;
-  if (header === undefined)
-    throw new Refusal(400, [
-      {
-        code: "required",
-        path: ["body", "csv"],
-        message: "Must start with a header line naming the columns (firstName, lastName, …).",
-      },
-    ]);
+  const [header, ...data] = parseCsv(b.csv);
+  const columns = headerColumns(header);
   const issues: Issue[] = [];
-  const columns = header.record.map((name) => name.trim());
-  columns.forEach((name, i) => {
-    if (!(IMPORT_COLUMNS as readonly string[]).includes(name))
-      issues.push({
-        code: "unknownField",
-        path: ["body", "csv", 1, i],
-        message: `Unknown column "${name.slice(0, 40)}"; the columns are ${IMPORT_COLUMNS.join(", ")}.`,
-      });
-    else if (columns.indexOf(name) !== i)
-      issues.push({ code: "invalid", path: ["body", "csv", 1, i], message: `Column "${name}" is given twice.` });
-  });
-  for (const required of ["firstName", "lastName"])
-    if (!columns.includes(required))
-      issues.push({ code: "required", path: ["body", "csv", 1], message: `The header names no "${required}" column.` });
-  if (issues.length > 0) throw new Refusal(400, issues);
 
   const people = panel.persons.filter((p) => p.partition === partition);
   const byId = new Map(people.map((p) => [p.id, p]));
@@ -134,40 +94,9 @@ export function previewPersonImport(panel: PanelSnapshot, input: unknown): Impor
   const conflicts: ImportConflict[] = [];
   const matched = new Set<number>();
   for (const row of data) {
-    // The row's first line: its last line less the line breaks inside its cells.
-    const line = row.info.lines - row.record.reduce((n, cell) => n + (cell.match(/\n/g)?.length ?? 0), 0);
-    // A row is checked as a person's fields are: by the holder schema both architectures share.
-    const person: Record<string, unknown> = { id: "row" };
-    let id: number | undefined;
-    columns.forEach((name, i) => {
-      const cell = row.record[i] ?? "";
-      if (name === "id") {
-        if (cell.trim() === "") return;
-        if (!/^\d{1,15}$/.test(cell.trim()))
-          issues.push({
-            code: "invalidType",
-            path: ["body", "csv", line, "id"],
-            message: "Must be a person id (a whole number) or empty.",
-          });
-        else id = Number(cell.trim());
-      } else {
-        const value = cellValue(name as Column, cell);
-        if (value !== null) person[name] = value;
-      }
-    });
-    if (row.record.length > columns.length)
-      issues.push({
-        code: "invalid",
-        path: ["body", "csv", line],
-        message: `Has ${row.record.length} cells; the header names ${columns.length} columns.`,
-      });
-    const checked = holderSchema.safeParse(person, { error: zodMessage });
-    if (!checked.success) {
-      issues.push(...fromZodIssues(checked.error.issues, ["body", "csv", line]));
-      continue;
-    }
-    const firstName = text(checked.data.firstName);
-    const lastName = text(checked.data.lastName);
+    const checked = readRow(row, columns, issues);
+    if (checked === null) continue;
+    const { line, id, firstName, lastName } = checked;
     if (id !== undefined) {
       const existing = byId.get(id);
       if (existing === undefined) {
@@ -212,4 +141,97 @@ export function previewPersonImport(panel: PanelSnapshot, input: unknown): Impor
     ? people.filter((p) => !matched.has(p.id) && !conflicts.some((c) => c.matches.some((m) => m.id === p.id))).length
     : 0;
   return { toBeCreated, toBeUpdated, toBeDeleted, conflicts };
+}
+
+type CsvRow = { record: string[]; info: { lines: number } };
+
+/** The CSV's rows, each with the line it ends on; a CSV that does not parse is refused. */
+function parseCsv(csv: string): CsvRow[] {
+  try {
+    return parse(csv, {
+      info: true,
+      skip_empty_lines: true,
+      relax_column_count: true,
+      bom: true,
+    }) as unknown as CsvRow[];
+  } catch (e) {
+    const line = (e as { lines?: number }).lines;
+    throw new Refusal(400, [
+      {
+        code: "invalid",
+        path: ["body", "csv"],
+        message: `Is not valid CSV${typeof line === "number" ? ` (line ${line})` : ""}: ${String((e as Error).message).slice(0, 200)}`,
+      },
+    ]);
+  }
+}
+
+/** The header's column names: known, each once, firstName and lastName among them; else refused. */
+function headerColumns(header: CsvRow | undefined): string[] {
+  if (header === undefined)
+    throw new Refusal(400, [
+      {
+        code: "required",
+        path: ["body", "csv"],
+        message: "Must start with a header line naming the columns (firstName, lastName, …).",
+      },
+    ]);
+  const issues: Issue[] = [];
+  const columns = header.record.map((name) => name.trim());
+  columns.forEach((name, i) => {
+    if (!(IMPORT_COLUMNS as readonly string[]).includes(name))
+      issues.push({
+        code: "unknownField",
+        path: ["body", "csv", 1, i],
+        message: `Unknown column "${name.slice(0, 40)}"; the columns are ${IMPORT_COLUMNS.join(", ")}.`,
+      });
+    else if (columns.indexOf(name) !== i)
+      issues.push({ code: "invalid", path: ["body", "csv", 1, i], message: `Column "${name}" is given twice.` });
+  });
+  for (const required of ["firstName", "lastName"])
+    if (!columns.includes(required))
+      issues.push({ code: "required", path: ["body", "csv", 1], message: `The header names no "${required}" column.` });
+  if (issues.length > 0) throw new Refusal(400, issues);
+  return columns;
+}
+
+/** A row read as a person's fields, checked by the holder schema both architectures share; null (and its problems) when refused. */
+function readRow(
+  row: CsvRow,
+  columns: readonly string[],
+  issues: Issue[],
+): { line: number; id: number | undefined; firstName: string; lastName: string } | null {
+  // The row's first line: its last line less the line breaks inside its cells.
+  const line = row.info.lines - row.record.reduce((n, cell) => n + (cell.match(/\n/g)?.length ?? 0), 0);
+  // A row is checked as a person's fields are: by the holder schema both architectures share.
+  const person: Record<string, unknown> = { id: "row" };
+  let id: number | undefined;
+  columns.forEach((name, i) => {
+    const cell = row.record[i] ?? "";
+    if (name === "id") {
+      if (cell.trim() === "") return;
+      if (!/^\d{1,15}$/.test(cell.trim()))
+        issues.push({
+          code: "invalidType",
+          path: ["body", "csv", line, "id"],
+          message: "Must be a person id (a whole number) or empty.",
+        });
+      else id = Number(cell.trim());
+    } else {
+      const value = cellValue(name as Column, cell);
+      if (value !== null) person[name] = value;
+    }
+  });
+  if (row.record.length > columns.length)
+    issues.push({
+      code: "invalid",
+      path: ["body", "csv", line],
+      message: `Has ${row.record.length} cells; the header names ${columns.length} columns.`,
+    });
+  const checked = holderSchema.safeParse(person, { error: zodMessage });
+  if (!checked.success) {
+    issues.push(...fromZodIssues(checked.error.issues, ["body", "csv", line]));
+    return null;
+  }
+  return { line, id, firstName: text(checked.data.firstName), lastName: text(checked.data.lastName) };
 }

@@ -1,5 +1,5 @@
 // A 1.0 panel that changes: the validated panel snapshot (immer-frozen, structurally shared) and a
-// PanelEngine always consistent with it. Every change is a seed 002 route applied as an immer
+// PanelEngine always consistent with it. Every change is a 1.0 panel API route applied as an immer
 // transition, then the whole resulting panel is validated (parsePanel) and the engine rebuilt.
 import type { Patch } from "immer";
 import { applySnapshotPatches, freezeSnapshot, produceSnapshot } from "../../live/transition.js";

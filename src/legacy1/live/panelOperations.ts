@@ -1,5 +1,5 @@
-// The seed 002 §4 write routes of a 1.0 panel (relative to `{panel_url}`), plus the ★ ones of
-// SPEC §9 (credentials and their activation, rules, `PUT /api/config`). Ids are integers: a create
+// The 1.0 panel API write routes of a 1.0 panel (relative to `{panel_url}`), plus this project's additions to the API
+// (credentials and their activation, rules, `PUT /api/config`). Ids are integers: a create
 // takes the next free integer of its collection (docs/semantics.md L). Each handler checks the
 // body's required fields and shape and edits the draft panel; every cross-entity rule (names,
 // references, ports, limits) is checked once, on the whole resulting panel, by parsePanel.
@@ -105,7 +105,7 @@ function personIndex(ctx: PanelWriteContext): number {
   return indexOfId(ctx.draft.persons, idParam(ctx.params, "personId", "person"), "person");
 }
 
-/** The person's custom field values against its partition's definitions (SPEC §9), as a 400 at the body. */
+/** The person's custom field values against its partition's definitions (docs/semantics.md S16), as a 400 at the body. */
 function checkAttributes(draft: PanelDraft, person: { partition: number; customAttributes: Json | null }): void {
   const defs = draft.attributes.filter((a) => a.partition === person.partition) as Json[];
   const issues = attributeIssues(person.customAttributes, defs, ["body", "customAttributes"]);
@@ -143,7 +143,7 @@ export function deletePerson(ctx: PanelWriteContext): PanelWritten {
   return NO_CONTENT;
 }
 
-/** seed 002 "Update photo": `base64`, the photo as a data URL, becomes the person's photoUrl. */
+/** The 1.0 panel API "Update photo": `base64`, the photo as a data URL, becomes the person's photoUrl. */
 export function updatePhoto(ctx: PanelWriteContext): PanelWritten {
   const i = personIndex(ctx);
   const b = objectBody(ctx.body);
@@ -159,7 +159,7 @@ export function updatePhoto(ctx: PanelWriteContext): PanelWritten {
   return NO_CONTENT;
 }
 
-// ── Credentials ★ (seed 002 does not show them; the seed 001 routes under /api/persons) ─────────
+// ── Credentials, an addition to the API (the 1.0 panel API does not show them; the 2.0 systems API routes under /api/persons) ─────────
 
 const DIGITAL_TYPES = z.array(z.enum(["touch", "token"])).min(1, { error: "Must name at least one credential type." });
 
@@ -240,7 +240,7 @@ const activation = z.object({
   description: z.string().min(1).max(255),
 });
 
-/** seed 002 §3: a pending digital credential gets its number and the activating device's model name. */
+/** The 1.0 panel API: a pending digital credential gets its number and the activating device's model name. */
 export function activateCredential(ctx: PanelWriteContext): PanelWritten {
   const { person, j } = credentialAt(ctx);
   const c = person.credentials[j]! as Json;
@@ -312,7 +312,7 @@ function idList(b: Json, key: string, known: ReadonlySet<number>, what: string):
   return [...new Set(ids)];
 }
 
-/** seed 002: `persons` defines all members of the group, existing ones included. */
+/** The 1.0 panel API: `persons` defines all members of the group, existing ones included. */
 export function replaceGroupPersons(ctx: PanelWriteContext): PanelWritten {
   const id = ctx.draft.groups[groupIndex(ctx)]!.id;
   const members = new Set(
@@ -326,7 +326,7 @@ export function replaceGroupPersons(ctx: PanelWriteContext): PanelWritten {
   return NO_CONTENT;
 }
 
-/** seed 002: `groups` defines all the person's groups. */
+/** The 1.0 panel API: `groups` defines all the person's groups. */
 export function replacePersonGroups(ctx: PanelWriteContext): PanelWritten {
   const p = ctx.draft.persons[personIndex(ctx)]!;
   const groups = idList(objectBody(ctx.body), "groups", new Set(ctx.draft.groups.map((g) => g.id)), "group");
@@ -345,7 +345,7 @@ export function removeMembership(ctx: PanelWriteContext): PanelWritten {
 
 // ── Connections ───────────────────────────────────────────────────────────────────────────────
 
-/** A connection body (seed 002: "body as Document 2 connection body"): the 2.0 rules, checked on the whole panel. */
+/** A connection body (the 1.0 panel API: "body as Document 2 connection body"): the 2.0 rules, checked on the whole panel. */
 function connectionBody(b: Json, id: number, keep: Json): Json {
   return parseBody(connectionSchema, { ...keep, ...connectionFields(b), id });
 }
@@ -393,7 +393,7 @@ export function deleteConnection(ctx: PanelWriteContext): PanelWritten {
   return NO_CONTENT;
 }
 
-/** seed 002 "Configure network": applies only when `manufacturer` is VENDOR_A; refused (409) otherwise. */
+/** The 1.0 panel API "Configure network": applies only when `manufacturer` is VENDOR_A; refused (409) otherwise. */
 export function configureConnection(ctx: PanelWriteContext): PanelWritten {
   const c = ctx.draft.connections[connectionIndex(ctx)]! as Json;
   configureNetwork(c, withConnectionDefaults(c).manufacturer, String(c.id), ctx.body);
@@ -526,7 +526,7 @@ function attributeIndex(ctx: PanelWriteContext, partition: number): number {
   return i;
 }
 
-/** A definition of partition `partition` from a body: seed 002 has no `description` (nor a regex description). */
+/** A definition of partition `partition` from a body: the 1.0 panel API has no `description` (nor a regex description). */
 function definition(
   b: Json,
   partition: number,
@@ -597,7 +597,7 @@ export function deleteAttribute(ctx: PanelWriteContext): PanelWritten {
   return NO_CONTENT;
 }
 
-/** seed 002 "Replace all": the body array becomes the partition's definitions. */
+/** The 1.0 panel API "Replace all": the body array becomes the partition's definitions. */
 export function replaceAttributes(ctx: PanelWriteContext): PanelWritten {
   const partition = partitionParam(ctx);
   if (!Array.isArray(ctx.body)) refuse(400, "invalidType", ["body"], "Must be an array of custom field definitions.");
@@ -678,7 +678,7 @@ export function deleteFloorGroup(ctx: PanelWriteContext): PanelWritten {
   return NO_CONTENT;
 }
 
-// ── Rules ★ (the body is the panel rule without `id`: integer references, HH:mm times) ─────────
+// ── Rules, an addition to the API (the body is the panel rule without `id`: integer references, HH:mm times) ─────────
 
 function ruleIndex(ctx: PanelWriteContext): number {
   return indexOfId(ctx.draft.rules, idParam(ctx.params, "ruleId", "rule"), "rule");
@@ -711,7 +711,7 @@ export function deleteRule(ctx: PanelWriteContext): PanelWritten {
 
 const CONFIG_WRITABLE = ["timezone", "logPurgeDays", "cardFormat", "locale", "offlinePolicy", "killTimer"];
 
-/** seed 002 "Update configuration": the fields given change, the others stay (docs/semantics.md L). */
+/** The 1.0 panel API "Update configuration": the fields given change, the others stay (docs/semantics.md L). */
 export function updateConfig({ draft, body }: PanelWriteContext): PanelWritten {
   const b = objectBody(body);
   const unknown = Object.keys(b).filter((k) => !CONFIG_WRITABLE.includes(k));

@@ -1,5 +1,5 @@
-// The seed 002 §4 read routes of a 1.0 panel over its current snapshot: retrieve, lists with
-// paging (seed 000 §4), members of a group, groups of a person, search, info, configuration, RSOP.
+// The 1.0 panel API read routes of a 1.0 panel over its current snapshot: retrieve, lists with
+// paging (the accounts API), members of a group, groups of a person, search, info, configuration, RSOP.
 import type { PanelEngine } from "../panelEngine.js";
 import { type Issue, QueryError, withConnectionDefaults } from "../../model/index.js";
 import type { PanelSnapshot } from "../panelSchema.js";
@@ -50,7 +50,7 @@ function find<T extends { id: number | string }>(
   return list.find((x) => x.id === id) ?? refuse(404, "notFound", [], `No ${what} has id "${raw}".`);
 }
 
-/** seed 002 person: groups as `{id, name, partition, metadata}`, credentials with their `personId`. */
+/** The 1.0 panel API person: groups as `{id, name, partition, metadata}`, credentials with their `personId`. */
 function personBody(panel: PanelSnapshot, p: Person): unknown {
   const groups = new Map(panel.groups.map((g) => [g.id, g]));
   return {
@@ -63,7 +63,7 @@ function personBody(panel: PanelSnapshot, p: Person): unknown {
   };
 }
 
-/** seed 002 floor group: `readerPort` as `{id, name}`, floors as `{id, name, type}`. */
+/** The 1.0 panel API floor group: `readerPort` as `{id, name}`, floors as `{id, name, type}`. */
 function floorGroupBody(panel: PanelSnapshot, f: PanelSnapshot["floorGroups"][number]): unknown {
   const devices = new Map(panel.devices.map((d) => [d.id, d as Json]));
   const reader = devices.get(f.readerPort);
@@ -75,7 +75,7 @@ function floorGroupBody(panel: PanelSnapshot, f: PanelSnapshot["floorGroups"][nu
 }
 
 /**
- * seed 002 device: the 2.0 device fields with their defaults in effect (read from the engine's
+ * The 1.0 panel API device: the 2.0 device fields with their defaults in effect (read from the engine's
  * converted panel, which keeps the panel's order), integer ids, and the 1.0-only fields.
  */
 function deviceBody(ctx: PanelReadContext, d: PanelSnapshot["devices"][number]): unknown {
@@ -179,7 +179,7 @@ const handlers = {
   hardware: (): PanelAnswer => ({ body: [] }),
   wirelessDiagnostics: (): PanelAnswer => ({ body: [] }),
   /**
-   * seed 002 "Info", from what the snapshot knows: `online` is this live panel answering; facility
+   * The 1.0 panel API "Info", from what the snapshot knows: `online` is this live panel answering; facility
    * codes are `required` when the card format checks them (ENFORCED, FILTER_LIST), else `notSupported`.
    */
   info: (ctx: PanelReadContext): PanelAnswer => {
@@ -196,7 +196,7 @@ const handlers = {
       },
     };
   },
-  /** seed 002 "Search": people, groups and floor groups whose name contains `q`, case-insensitive. */
+  /** The 1.0 panel API "Search": people, groups and floor groups whose name contains `q`, case-insensitive. */
   search: (ctx: PanelReadContext): PanelAnswer => {
     const q = ctx.query.get("q");
     if (q === null || q === "") refuse(400, "required", ["query", "q"], "Is required: the text to search for.");

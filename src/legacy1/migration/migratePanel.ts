@@ -1,4 +1,4 @@
-// TRANSFORM_SCHEMA of seed 000 §4: a 1.0 panel becomes a 2.0 system snapshot plus one entity-mapping
+// TRANSFORM_SCHEMA of the accounts API: a 1.0 panel becomes a 2.0 system snapshot plus one entity-mapping
 // record per migrated entity. New ids are UUID v5 of (system id, type, legacy id), so migrating the
 // same panel twice gives byte-identical output.
 import { type Issue, type Result, type SystemSnapshotInput, err, ok, parseSnapshot } from "../../model/index.js";
@@ -38,7 +38,7 @@ export interface MigrateOptions {
   readonly systemId: string;
 }
 
-/** seed 000 §4: the `type` values of the id-mapping endpoint, in its order. */
+/** The accounts API: the `type` values of the id-mapping endpoint, in its order. */
 const TYPE_ORDER: readonly MappedType[] = [
   "cardFormat",
   "connection",

@@ -1,8 +1,8 @@
-// What in a 1.0 panel would block or degrade its migration to 2.0: seed 000's preflight check,
+// What in a 1.0 panel would block or degrade its migration to 2.0: the accounts API's preflight check,
 // letter for letter (`ok`, `warnings: {integrations}`, `errors: {softwareVersion, integrations,
 // personalInfoMissing, controllerOffline, controllerVersion, legacyDevice, invalidDevice}`, every
-// member always present), plus a ★ `extensions` object with what this library finds beyond the
-// seed's members. The members the service fills from live panel status (versions of the running
+// member always present), plus an `extensions` object (an addition to the API) with what this library finds beyond the
+// API's members. The members the service fills from live panel status (versions of the running
 // software and controllers, offline controllers) cannot be known from a snapshot and stay empty
 // (semantics M6).
 import { type Issue, wellKnownLayout, zodMessage } from "../../model/index.js";
@@ -179,7 +179,7 @@ function checkShape(panel: PanelSnapshot, out: Preflight): void {
   for (const [name, legacyIds] of byName)
     if (legacyIds.length > 1) out.extensions.errors.duplicateNames.push({ type: "partition", name, legacyIds });
   out.extensions.warnings.droppedFields = dropped;
-  // An unknown id without a layout is a raw format (SPEC §5): not a blocker, but worth knowing.
+  // An unknown id without a layout is a raw format (docs/semantics.md S17): not a blocker, but worth knowing.
   const format = panel.config.cardFormat;
   if (
     format !== null &&

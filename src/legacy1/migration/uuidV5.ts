@@ -2,6 +2,7 @@
 // SHA-1 comes from @noble/hashes (pure JS, bundled into dist), not node:crypto, so the package's
 // root entry runs where Node's built-in modules do not (edge runtimes, browsers).
 import { sha1 } from "@noble/hashes/legacy.js";
+import { die } from "../../model/index.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** RFC 9562 namespace for URLs; system ids that are not UUIDs are hashed under it. */
@@ -15,7 +16,7 @@ const utf8 = new TextEncoder();
 
 /** The version-5 UUID of `name` in `namespace` (a UUID). */
 export function uuidV5(namespace: string, name: string): string {
-  if (!isUuid(namespace)) throw new Error(`namespace "${namespace}" is not a UUID`);
+  if (!isUuid(namespace)) die("namespaceNotUuid", namespace);
   const nameBytes = utf8.encode(name);
   const input = new Uint8Array(16 + nameBytes.length);
   const ns = namespace.replace(/-/g, "");

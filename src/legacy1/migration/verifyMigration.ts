@@ -1,4 +1,4 @@
-// SPEC §8's guarantee, checked on one panel and its migration: every decision and every RSOP entry
+// The migration guarantee (docs/semantics.md M3), checked on one panel and its migration: every decision and every RSOP entry
 // is equal through the mapping records on every field, and where `activeRuleId` differs, the
 // migrated rule maps back to a legacy rule of the same tie set — shown by giving that legacy rule
 // the panel's smallest id: the panel then decides the scan (or the RSOP entry) with it, every other
@@ -92,150 +92,12 @@ export function compareMigration(
     }
     return e;
   };
+  const ctx: Comparison = { legacy, migrated, cloudNodeId: migration.cloudNodeId, to2, out, differ, variant };
   const persons = legacy.loaded.panel.persons.map((p) => p.id);
 
   for (const [index, at] of instants.entries()) {
-    // RSOP entries: allowed and floors equal; a different deciding rule must tie.
-    const r1 = legacy.rsop(persons, { at });
-    const r2 = migrated.rsop(
-      persons.map((p) => to2("holder", p)!),
-      { at, cloudNodeId: migration.cloudNodeId },
-    );
-    r1.persons.forEach((p, i) => {
-      const h = r2.holders[i];
-      const entries2 = new Map<string, { allowed: boolean; activeRuleId: string | null; floors: string[] }>();
-      for (const d of h?.devices ?? [])
-        entries2.set(`door:${d.id}`, { allowed: d.allowed, activeRuleId: d.activeRuleId, floors: [] });
-      for (const f of h?.floorGroups ?? [])
-        entries2.set(`floorGroup:${f.id}`, {
-          allowed: f.allowed,
-          activeRuleId: f.activeRuleId,
-          floors: f.floors.map((x) => x.id).sort(),
-        });
-      const entries1 = [
-        ...p.doors.map((d) => ({
-          key: `door:${to2("device", d.id)}`,
-          kind: "doors" as const,
-          id: d.id,
-          allowed: d.allowed,
-          activeRuleId: d.activeRuleId,
-          floors: [] as string[],
-        })),
-        ...p.floorGroups.map((f) => ({
-          key: `floorGroup:${to2("floorGroup", f.id)}`,
-          kind: "floorGroups" as const,
-          id: f.id,
-          allowed: f.allowed,
-          activeRuleId: f.activeRuleId,
-          floors: f.floors.map((x) => to2("device", x.id)!).sort(),
-        })),
-      ];
-      // The person: id, enabled, groups and rules (times in 2.0's HH:mm:ss), lists compared by id.
-      const byId = <T extends { id: unknown }>(xs: T[]) =>
-        [...xs].sort((a, b) => (String(a.id) < String(b.id) ? -1 : 1));
-      const person1 = {
-        id: to2("holder", p.id),
-        enabled: p.enabled,
-        entries: entries1.length,
-        groups: byId(p.groups.map((g) => ({ id: to2("group", g.id), name: g.name }))),
-        rules: byId(
-          p.rules.map((x) => ({
-            id: to2("rule", x.id),
-            type: x.type,
-            active: x.active,
-            startTime: `${x.startTime}:00`,
-            stopTime: `${x.stopTime}:00`,
-            recurring: x.recurring,
-            authenticationPolicy: x.authenticationPolicy,
-          })),
-        ),
-      };
-      const person2 =
-        h === undefined
-          ? null
-          : {
-              id: h.id,
-              enabled: h.enabled,
-              entries: entries2.size,
-              groups: byId(h.groups.map((g) => ({ id: g.id, name: g.name }))),
-              rules: byId(
-                h.rules.map((x) => ({
-                  id: x.id,
-                  type: x.type,
-                  active: x.active,
-                  startTime: x.startTime,
-                  stopTime: x.stopTime,
-                  recurring: x.recurring,
-                  authenticationPolicy: x.authenticationPolicy,
-                })),
-              ),
-            };
-      if (!same(person1, person2))
-        differ({ what: "rsop", at, subject: { personId: p.id }, before: person1, after: person2 });
-      for (const e of entries1) {
-        out.rsopEntries++;
-        const got = entries2.get(e.key);
-        const before = { allowed: e.allowed, activeRuleId: to2("rule", e.activeRuleId), floors: e.floors };
-        if (got !== undefined && same(got, before)) continue;
-        const subject = { personId: p.id, [e.kind === "doors" ? "deviceId" : "floorGroupId"]: e.id };
-        if (
-          got === undefined ||
-          got.allowed !== e.allowed ||
-          !same(got.floors, e.floors) ||
-          got.activeRuleId === null ||
-          e.activeRuleId === null
-        ) {
-          differ({ what: "rsop", at, subject, before, after: got ?? null });
-          continue;
-        }
-        const again = variant(got.activeRuleId)?.rsop([p.id], { at }).persons[0];
-        const entry =
-          again === undefined
-            ? undefined
-            : (e.kind === "doors" ? again.doors : again.floorGroups).find((x) => x.id === e.id);
-        if (entry !== undefined && entry.allowed === e.allowed && entry.activeRuleId === 0) out.ties++;
-        else differ({ what: "rsop", at, subject, before, after: got });
-      }
-    });
-
-    // Decisions: every field equal through the mapping; a different deciding rule must tie.
-    for (const req of requests) {
-      const req1 = { ...req, at };
-      const deviceInt = req.deviceId as number;
-      const cred = req.credential as Json | undefined;
-      const credInt = typeof cred?.credentialId === "number" ? cred.credentialId : undefined;
-      const req2 = {
-        ...req,
-        at,
-        deviceId: to2("device", deviceInt),
-        ...(credInt !== undefined ? { credential: { ...cred, credentialId: to2("credential", credInt) } } : {}),
-      };
-      const d1: PanelDecision = legacy.decide(req1);
-      const d2: Decision = migrated.decide(req2);
-      out.decisions++;
-      const mapped = {
-        ...d1,
-        topic: d1.topic.replace("door.", "device."),
-        holderId: to2("holder", d1.holderId),
-        credentialId: to2("credential", d1.credentialId),
-        activeRuleId: to2("rule", d1.activeRuleId),
-        floors: d1.floors.map((f) => to2("device", f)).sort(),
-      };
-      const after = { ...d2, floors: [...d2.floors].sort() };
-      if (same(after, mapped)) continue;
-      if (
-        same({ ...after, activeRuleId: null }, { ...mapped, activeRuleId: null }) &&
-        d2.activeRuleId !== null &&
-        d1.activeRuleId !== null
-      ) {
-        const again = variant(d2.activeRuleId)?.decide(req1);
-        if (again !== undefined && same(again, { ...d1, activeRuleId: 0 })) {
-          out.ties++;
-          continue;
-        }
-      }
-      differ({ what: "decision", at, subject: req1, before: mapped, after });
-    }
+    compareRsop(ctx, persons, at);
+    for (const req of requests) compareDecision(ctx, req, at);
     options.onInstant?.(index + 1);
   }
   return out;
@@ -292,4 +154,171 @@ export function weekOfInstants(panel: PanelEngine, from: number, stepHours: numb
     }
   }
   return [...out].sort((a, b) => a - b);
+}
+
+/** What the comparisons at each instant share: both engines, the id mapping and the tally. */
+interface Comparison {
+  readonly legacy: PanelEngine;
+  readonly migrated: Engine;
+  readonly cloudNodeId: Migration["cloudNodeId"];
+  readonly to2: (type: string, id: number | null) => string | null;
+  readonly out: MigrationCheck;
+  readonly differ: (d: MigrationDifference) => void;
+  /** The panel engine with the legacy rule of migrated rule `rule` as the smallest id (null: no such rule). */
+  readonly variant: (rule: string) => PanelEngine | null;
+}
+
+type LegacyRsopPerson = ReturnType<PanelEngine["rsop"]>["persons"][number];
+type MigratedRsopHolder = ReturnType<Engine["rsop"]>["holders"][number];
+
+const byId = <T extends { id: unknown }>(xs: T[]) => [...xs].sort((a, b) => (String(a.id) < String(b.id) ? -1 : 1));
+
+/** The person: id, enabled, groups and rules (times in 2.0's HH:mm:ss), lists compared by id. */
+function legacyPerson(p: LegacyRsopPerson, to2: Comparison["to2"], entries: number) {
+  return {
+    id: to2("holder", p.id),
+    enabled: p.enabled,
+    entries,
+    groups: byId(p.groups.map((g) => ({ id: to2("group", g.id), name: g.name }))),
+    rules: byId(
+      p.rules.map((x) => ({
+        id: to2("rule", x.id),
+        type: x.type,
+        active: x.active,
+        startTime: `${x.startTime}:00`,
+        stopTime: `${x.stopTime}:00`,
+        recurring: x.recurring,
+        authenticationPolicy: x.authenticationPolicy,
+      })),
+    ),
+  };
+}
+
+/** The migrated holder, in the shape of legacyPerson. */
+function migratedPerson(h: MigratedRsopHolder, entries: number) {
+  return {
+    id: h.id,
+    enabled: h.enabled,
+    entries,
+    groups: byId(h.groups.map((g) => ({ id: g.id, name: g.name }))),
+    rules: byId(
+      h.rules.map((x) => ({
+        id: x.id,
+        type: x.type,
+        active: x.active,
+        startTime: x.startTime,
+        stopTime: x.stopTime,
+        recurring: x.recurring,
+        authenticationPolicy: x.authenticationPolicy,
+      })),
+    ),
+  };
+}
+
+/** RSOP entries at `at`: allowed and floors equal; a different deciding rule must tie. */
+function compareRsop(ctx: Comparison, persons: readonly number[], at: string | number): void {
+  const { legacy, migrated, to2, out, differ, variant } = ctx;
+  const r1 = legacy.rsop(persons, { at });
+  const r2 = migrated.rsop(
+    persons.map((p) => to2("holder", p)!),
+    { at, cloudNodeId: ctx.cloudNodeId },
+  );
+  r1.persons.forEach((p, i) => {
+    const h = r2.holders[i];
+    const entries2 = new Map<string, { allowed: boolean; activeRuleId: string | null; floors: string[] }>();
+    for (const d of h?.devices ?? [])
+      entries2.set(`door:${d.id}`, { allowed: d.allowed, activeRuleId: d.activeRuleId, floors: [] });
+    for (const f of h?.floorGroups ?? [])
+      entries2.set(`floorGroup:${f.id}`, {
+        allowed: f.allowed,
+        activeRuleId: f.activeRuleId,
+        floors: f.floors.map((x) => x.id).sort(),
+      });
+    const entries1 = [
+      ...p.doors.map((d) => ({
+        key: `door:${to2("device", d.id)}`,
+        kind: "doors" as const,
+        id: d.id,
+        allowed: d.allowed,
+        activeRuleId: d.activeRuleId,
+        floors: [] as string[],
+      })),
+      ...p.floorGroups.map((f) => ({
+        key: `floorGroup:${to2("floorGroup", f.id)}`,
+        kind: "floorGroups" as const,
+        id: f.id,
+        allowed: f.allowed,
+        activeRuleId: f.activeRuleId,
+        floors: f.floors.map((x) => to2("device", x.id)!).sort(),
+      })),
+    ];
+    const person1 = legacyPerson(p, to2, entries1.length);
+    const person2 = h === undefined ? null : migratedPerson(h, entries2.size);
+    if (!same(person1, person2))
+      differ({ what: "rsop", at, subject: { personId: p.id }, before: person1, after: person2 });
+    for (const e of entries1) {
+      out.rsopEntries++;
+      const got = entries2.get(e.key);
+      const before = { allowed: e.allowed, activeRuleId: to2("rule", e.activeRuleId), floors: e.floors };
+      if (got !== undefined && same(got, before)) continue;
+      const subject = { personId: p.id, [e.kind === "doors" ? "deviceId" : "floorGroupId"]: e.id };
+      if (
+        got === undefined ||
+        got.allowed !== e.allowed ||
+        !same(got.floors, e.floors) ||
+        got.activeRuleId === null ||
+        e.activeRuleId === null
+      ) {
+        differ({ what: "rsop", at, subject, before, after: got ?? null });
+        continue;
+      }
+      const again = variant(got.activeRuleId)?.rsop([p.id], { at }).persons[0];
+      const entry =
+        again === undefined
+          ? undefined
+          : (e.kind === "doors" ? again.doors : again.floorGroups).find((x) => x.id === e.id);
+      if (entry !== undefined && entry.allowed === e.allowed && entry.activeRuleId === 0) out.ties++;
+      else differ({ what: "rsop", at, subject, before, after: got });
+    }
+  });
+}
+
+/** One decision at `at`: every field equal through the mapping; a different deciding rule must tie. */
+function compareDecision(ctx: Comparison, req: Json, at: string | number): void {
+  const { legacy, migrated, to2, out, differ, variant } = ctx;
+  const req1 = { ...req, at };
+  const deviceInt = req.deviceId as number;
+  const cred = req.credential as Json | undefined;
+  const credInt = typeof cred?.credentialId === "number" ? cred.credentialId : undefined;
+  const req2 = {
+    ...req,
+    at,
+    deviceId: to2("device", deviceInt),
+    ...(credInt !== undefined ? { credential: { ...cred, credentialId: to2("credential", credInt) } } : {}),
+  };
+  const d1: PanelDecision = legacy.decide(req1);
+  const d2: Decision = migrated.decide(req2);
+  out.decisions++;
+  const mapped = {
+    ...d1,
+    topic: d1.topic.replace("door.", "device."),
+    holderId: to2("holder", d1.holderId),
+    credentialId: to2("credential", d1.credentialId),
+    activeRuleId: to2("rule", d1.activeRuleId),
+    floors: d1.floors.map((f) => to2("device", f)).sort(),
+  };
+  const after = { ...d2, floors: [...d2.floors].sort() };
+  if (same(after, mapped)) return;
+  if (
+    same({ ...after, activeRuleId: null }, { ...mapped, activeRuleId: null }) &&
+    d2.activeRuleId !== null &&
+    d1.activeRuleId !== null
+  ) {
+    const again = variant(d2.activeRuleId)?.decide(req1);
+    if (again !== undefined && same(again, { ...d1, activeRuleId: 0 })) {
+      out.ties++;
+      return;
+    }
+  }
+  differ({ what: "decision", at, subject: req1, before: mapped, after });
 }

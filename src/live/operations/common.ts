@@ -46,12 +46,6 @@ export interface WriteContext extends WriteInput {
   readonly setField: (c: Collection, i: number, key: string, value: unknown) => void;
 }
 
-export interface ReadContext {
-  readonly snapshot: SystemSnapshot;
-  readonly params: Readonly<Record<string, string>>;
-  readonly query: URLSearchParams;
-}
-
 export interface Created {
   readonly status: 200 | 201 | 204;
   readonly id?: string;

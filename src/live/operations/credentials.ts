@@ -1,4 +1,4 @@
-// Credentials of a holder (seed 001 §4 "Credentials") and activation of a pending digital one.
+// Credentials of a holder (the 2.0 systems API "Credentials") and activation of a pending digital one.
 import { z } from "zod";
 import { type Issue, credentialSchema, normalizeCredential } from "../../model/index.js";
 import { objectBody, parseBody, requireKeys } from "../body.js";
@@ -14,7 +14,7 @@ function holderAt(ctx: WriteContext) {
 type Path = readonly (string | number)[];
 
 /**
- * The create rules of seed 001 §4 for one credential body at `prefix` (`body`, or
+ * The create rules of the 2.0 systems API for one credential body at `prefix` (`body`, or
  * `body.credentials.<j>` inside a holder create): `types` required; a card needs its number and takes
  * no `sendEmail`; a digital credential takes no number, facility code or description.
  */
@@ -47,7 +47,7 @@ export function credentialIssues(b: Record<string, unknown>, prefix: Path): Issu
   return issues;
 }
 
-/** The stored form of a checked credential body: a digital one starts `Pending` with no number (seed 001 §3). */
+/** The stored form of a checked credential body: a digital one starts `Pending` with no number (the 2.0 systems API). */
 export function credentialInput(b: Record<string, unknown>, id: string): Record<string, unknown> {
   const card = Array.isArray(b.types) && b.types.includes("card");
   return {
@@ -102,7 +102,7 @@ const activation = z.object({
   description: z.string().min(1).max(255),
 });
 
-/** A pending digital credential gets its number and the activating device's model name (seed 001 §3). */
+/** A pending digital credential gets its number and the activating device's model name (the 2.0 systems API). */
 export function activateCredential(ctx: WriteContext): Created {
   const c = holderAt(ctx).credentials[credentialIndex(ctx)]!;
   if (c.types.includes("card"))

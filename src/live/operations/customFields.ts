@@ -1,4 +1,4 @@
-// Custom fields (seed 001 §4 "Custom fields", all under /partitions/{partition_id}/custom-fields):
+// Custom fields (the 2.0 systems API "Custom fields", all under /partitions/{partition_id}/custom-fields):
 // definitions of one partition, whose values holders carry in `customFields` (semantics L17). A
 // definition change that a stored value no longer fits is refused (409 naming each value); a deleted
 // (or replaced-away) definition takes its values with it.
@@ -79,7 +79,7 @@ export function deleteCustomField(ctx: WriteContext): Created {
   return NO_CONTENT;
 }
 
-/** seed "Replace all": the body array becomes the partition's definitions; values of fields it leaves out go. */
+/** The 2.0 systems API "Replace all": the body array becomes the partition's definitions; values of fields it leaves out go. */
 export function replaceCustomFields(ctx: WriteContext): Created {
   const { base, body } = ctx;
   const partition = partitionOf(ctx);

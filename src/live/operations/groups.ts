@@ -1,4 +1,4 @@
-// Groups and memberships (seed 001 §4 "Groups"). A group that rules still use is not deleted
+// Groups and memberships (the 2.0 systems API "Groups"). A group that rules still use is not deleted
 // (409 naming each rule); its memberships go with it.
 import { groupSchema } from "../../model/index.js";
 import type { Issue } from "../../model/index.js";
@@ -6,7 +6,7 @@ import { objectBody, parseBody, requireKeys } from "../body.js";
 import { Refusal, refuse } from "../operation.js";
 import { type Created, NO_CONTENT, type WriteContext, indexOf, onlyKeys } from "./common.js";
 
-/** The fields of a group create and update (seed 001 §4), and where the others are written (HS5). */
+/** The fields of a group create and update (the 2.0 systems API), and where the others are written (HS5). */
 const GROUP_FIELDS = ["name", "partition"];
 const GROUP_HINTS: Readonly<Record<string, string>> = {
   holders: "Members are not written here: use PUT /groups/{group_id}/holders (or add and remove one holder).",

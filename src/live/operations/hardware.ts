@@ -1,4 +1,4 @@
-// Cloud nodes, connections and devices (seed 001 §4), with their create/update required fields,
+// Cloud nodes, connections and devices (the 2.0 systems API), with their create/update required fields,
 // defaults, and deletes refused while something references them.
 import { cloudNodeSchema, connectionSchema, defaultCardFormat, deviceSchema } from "../../model/index.js";
 import type { CloudNode, Device } from "../../model/index.js";

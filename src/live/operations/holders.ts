@@ -1,4 +1,4 @@
-// Holders (seed 001 §4 "Holders"): create, update, delete; credentials go with a deleted holder.
+// Holders (the 2.0 systems API "Holders"): create, update, delete; credentials go with a deleted holder.
 import { holderSchema, normalizeHolder } from "../../model/index.js";
 import type { Holder, Issue } from "../../model/index.js";
 import { Refusal } from "../operation.js";
@@ -17,7 +17,7 @@ const UPDATE_REQUIRED = [
   "duressPin",
 ] as const;
 const UPDATE_WRITABLE = [...UPDATE_REQUIRED, "email", "customFields"] as const;
-/** The fields of a holder create: seed 001's list, and the snapshot's `photoUrl`. */
+/** The fields of a holder create: the 2.0 systems API's list, and the snapshot's `photoUrl`. */
 const CREATE_FIELDS = [
   "firstName",
   "lastName",

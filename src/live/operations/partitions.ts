@@ -1,4 +1,4 @@
-// Partitions, their devices, and floor groups (seed 001 §4).
+// Partitions, their devices, and floor groups (the 2.0 systems API).
 import { floorGroupSchema, partitionSchema } from "../../model/index.js";
 import type { Issue } from "../../model/index.js";
 import { objectBody, parseBody, requireKeys } from "../body.js";

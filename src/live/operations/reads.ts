@@ -1,4 +1,4 @@
-// The seed 001 read routes over the current snapshot: retrieve, lists (search, ids, paging), holders
+// The 2.0 systems API read routes over the current snapshot: retrieve, lists (search, ids, paging), holders
 // of a group, groups of a holder, credentials, facility codes, RSOP.
 import type { Engine } from "../../evaluate/index.js";
 import { type CustomField, type FloorGroup, type Holder, QueryError, type SystemSnapshot } from "../../model/index.js";
@@ -51,13 +51,13 @@ function find<T extends { id: string }>(list: readonly T[], id: string, what: st
   return list.find((x) => x.id === id) ?? notFound(what, id);
 }
 
-/** The seed holder: groups as `{id, name, partition}`, credentials as objects. */
+/** The API's holder: groups as `{id, name, partition}`, credentials as objects. */
 function holderBody(s: SystemSnapshot, h: Holder): unknown {
   const groups = new Map(s.groups.map((g) => [g.id, g]));
   return { ...h, groups: h.groups.map((id) => groups.get(id)!) };
 }
 
-/** The seed floor group: `readerPort` and `floors` as partial devices. */
+/** The API's floor group: `readerPort` and `floors` as partial devices. */
 function floorGroupBody(s: SystemSnapshot, f: FloorGroup): unknown {
   const devices = new Map(s.devices.map((d) => [d.id, d]));
   const nodes = new Map(s.cloudNodes.map((n) => [n.id, n]));
@@ -82,7 +82,7 @@ function floorGroupBody(s: SystemSnapshot, f: FloorGroup): unknown {
 const HOLDER_SEARCH_FIELDS = ["firstName", "lastName", "email", "pin"] as const;
 
 /**
- * The `include` values of a list (seed 001 §4), each checked against the route's own set: an unknown
+ * The `include` values of a list (the 2.0 systems API), each checked against the route's own set: an unknown
  * one is a 400, as an unknown search field is (semantics L15).
  */
 function includes(query: URLSearchParams, allowed: readonly string[]): Set<string> {
@@ -104,7 +104,7 @@ function partitionRef(s: SystemSnapshot, id: string | null): unknown {
   return { id: p.id, name: p.name };
 }
 
-/** The seed custom field: the definition without the snapshot's `partition` (the path names it). */
+/** The API's custom field: the definition without the snapshot's `partition` (the path names it). */
 function customFieldBody({ partition: _path, ...d }: CustomField): unknown {
   return d;
 }
@@ -345,7 +345,7 @@ const handlers = {
 const SEARCH_LIST = ["search", ...PAGING];
 
 /**
- * The read routes, each refusing a query parameter it does not take (HS4). Which parameters: seed 001
+ * The read routes, each refusing a query parameter it does not take (HS4). Which parameters: the 2.0 systems API
  * §4's row of the route; every list pages (L5), RSOP takes `at` (L13), a device `include` (connection).
  */
 export const reads = withQueryKeys<ReadContext, Answer, typeof handlers>(handlers, {
@@ -363,7 +363,7 @@ export const reads = withQueryKeys<ReadContext, Answer, typeof handlers>(handler
   rules: PAGING,
   cloudNode: [],
   cloudNodes: SEARCH_LIST,
-  // Lists (seed 001 "List hardware"); answered 501 (H30), so paging a client sends changes nothing.
+  // Lists (the 2.0 systems API "List hardware"); answered 501 (H30), so paging a client sends changes nothing.
   hardware: PAGING,
   wirelessDiagnostics: PAGING,
   connection: [],

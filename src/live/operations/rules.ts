@@ -1,4 +1,4 @@
-// ★ Rules: the seeds show no rule endpoints; the body is the snapshot Rule without `id`.
+// Rules (an addition to the API: it has no rule endpoints); the body is the snapshot Rule without `id`.
 import { ruleSchema } from "../../model/index.js";
 import { objectBody, parseBody } from "../body.js";
 import { type Created, NO_CONTENT, type WriteContext, indexOf, onlyKeys } from "./common.js";

@@ -1,5 +1,5 @@
 // The tokens file of `rsop serve --data --tokens FILE`: bearer tokens with a role and, for managers
-// and reporters, the partitions they may see (seed 000 §5, seed 001 "Partitions"; semantics H17).
+// and reporters, the partitions they may see (the accounts API, the 2.0 systems API "Partitions"; semantics H17).
 // Tokens are compared in constant time and never appear in a message.
 import { createHash, timingSafeEqual } from "node:crypto";
 import { readFile } from "node:fs/promises";

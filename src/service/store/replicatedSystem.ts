@@ -25,7 +25,7 @@ import {
   createTarget,
   type AnyLiveSystem,
 } from "./durableSystem.js";
-import { type SharedStore, type StoredKind, StoreError, StoreUnavailableError } from "./store.js";
+import { type SharedStore, type StoredKind, type StoredState, StoreError, StoreUnavailableError } from "./store.js";
 import type { OutboxEntry } from "./webhookStore.js";
 
 /** Options of openReplicatedSystem. */
@@ -97,36 +97,13 @@ export async function openReplicatedSystem(
   const every = options.snapshotEvery ?? 1000;
   if (!Number.isSafeInteger(every) || every < 1)
     throw new RangeError(`snapshotEvery must be a positive integer, got ${String(every)}`);
-  const pollMs = options.pollMs ?? 1000;
-  const maxAttempts = options.maxAttempts ?? 50;
-  const tell = options.onEvent ?? (() => undefined);
-  const iso = () => new Date(now()).toISOString();
-
-  let stored = await store.load();
-  let imported = false;
-  if (stored === null) {
-    if (options.initial === undefined)
-      throw new StoreError("the database is empty: give a snapshot to import (--system FILE or --panel FILE)");
-    const made = createTarget(options.initial.kind, options.initial.json, now);
-    if (!("kind" in made)) throw new SnapshotError(made);
-    try {
-      await store.init(made.kind, made.live.snapshot, iso());
-      imported = true;
-    } catch (e) {
-      // Another replica imported first (PG4): serve what it imported.
-      if (!(e instanceof StoreError) || !/already holds/.test(e.message)) throw e;
-    }
-    stored = await store.load();
-    if (stored === null) throw new StoreError("the database is empty after the import");
-  }
+  const { stored, imported } = await loadOrImport(store, options, now);
   const made = createTarget(stored.kind, stored.snapshot, now);
   if (!("kind" in made))
     throw new StoreError(
       `the stored snapshot (change ${stored.snapshotSeq}) is not valid: ${made.map((i) => i.message).join(" ")}`,
     );
   const target: DurableLive = made;
-  const live: AnyLiveSystem = target.live;
-  const applyPatches = (patches: readonly unknown[]) => live.applyPatches(patches as Patch[]);
   const unreplayable = applyChanges(target, stored.changes);
   if (unreplayable !== null)
     throw new StoreError(
@@ -135,110 +112,183 @@ export async function openReplicatedSystem(
   const startedFrom: StartedFrom = imported
     ? { how: "imported" }
     : { how: "loaded", seq: stored.seq, snapshotSeq: stored.snapshotSeq, replayed: stored.changes.length };
+  const replica = new Replica(store, target, stored, options, every, now);
+  await replica.follow(options.pollMs ?? 1000);
+  return replica.system(startedFrom);
+}
 
-  let applied = stored.seq;
-  let latest = applied;
-  let lastRead = now();
-  let snapshotSeq = stored.snapshotSeq;
-  let failed: string | undefined;
-  let writer = false;
-  let racesLost = 0;
-  let queue: Promise<unknown> = Promise.resolve();
-  let closing: Promise<void> | undefined;
-  const waiters = new Set<{ seq: number; done: (ok: boolean) => void }>();
-  const seqs = new WeakMap<object, number>();
+/** The stored state; an empty store first gets `options.initial` (unless another replica imports first, PG4). */
+async function loadOrImport(
+  store: SharedStore,
+  options: ReplicatedSystemOptions,
+  now: () => number,
+): Promise<{ stored: StoredState; imported: boolean }> {
+  let stored = await store.load();
+  let imported = false;
+  if (stored === null) {
+    if (options.initial === undefined)
+      throw new StoreError("the database is empty: give a snapshot to import (--system FILE or --panel FILE)");
+    const made = createTarget(options.initial.kind, options.initial.json, now);
+    if (!("kind" in made)) throw new SnapshotError(made);
+    try {
+      await store.init(made.kind, made.live.snapshot, new Date(now()).toISOString());
+      imported = true;
+    } catch (e) {
+      // Another replica imported first (PG4): serve what it imported.
+      if (!(e instanceof StoreError) || !/already holds/.test(e.message)) throw e;
+    }
+    stored = await store.load();
+    if (stored === null) throw new StoreError("the database is empty after the import");
+  }
+  return { stored, imported };
+}
 
-  function enqueue<T>(task: () => Promise<T>): Promise<T> {
-    const run = queue.then(task);
-    queue = run.catch(() => undefined);
+interface Pending {
+  readonly asked: Operation;
+  readonly prepare: ((op: Operation) => Operation) | undefined;
+  readonly resolve: (r: OperationResult | PanelOperationResult) => void;
+  readonly reject: (e: unknown) => void;
+}
+type Outcome = { readonly result: OperationResult | PanelOperationResult } | { readonly error: unknown };
+/** A write the live system accepted, with the snapshots around it (made only when the outbox hook reads them). */
+interface Accepted {
+  readonly op: Operation;
+  readonly result: object;
+  readonly patches: readonly unknown[];
+  readonly before: () => unknown;
+  readonly after: () => unknown;
+}
+
+/** The state of one replica: how far it has applied the log, its write queue, its snapshot writer. */
+class Replica {
+  applied: number;
+  latest: number;
+  lastRead: number;
+  snapshotSeq: number;
+  failed: string | undefined;
+  writer = false;
+  racesLost = 0;
+  queue: Promise<unknown> = Promise.resolve();
+  closing: Promise<void> | undefined;
+  readonly waiters = new Set<{ seq: number; done: (ok: boolean) => void }>();
+  readonly seqs = new WeakMap<object, number>();
+  catchUpQueued = false;
+  snapshotting = false;
+  readonly pending: Pending[] = [];
+  flushQueued = false;
+  readonly live: AnyLiveSystem;
+  readonly tell: (message: string) => void;
+  readonly maxAttempts: number;
+  stopFollowing: () => Promise<void> = async () => undefined;
+  poll: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    readonly store: SharedStore,
+    readonly target: DurableLive,
+    stored: StoredState,
+    readonly options: ReplicatedSystemOptions,
+    readonly every: number,
+    readonly now: () => number,
+  ) {
+    this.live = target.live;
+    this.tell = options.onEvent ?? (() => undefined);
+    this.maxAttempts = options.maxAttempts ?? 50;
+    this.applied = stored.seq;
+    this.latest = this.applied;
+    this.lastRead = now();
+    this.snapshotSeq = stored.snapshotSeq;
+  }
+
+  iso(): string {
+    return new Date(this.now()).toISOString();
+  }
+
+  applyPatches(patches: readonly unknown[]) {
+    return this.live.applyPatches(patches as Patch[]);
+  }
+
+  enqueue<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(task);
+    this.queue = run.catch(() => undefined);
     return run;
   }
 
-  function advance(seq: number): void {
-    applied = seq;
-    if (latest < seq) latest = seq;
-    for (const w of waiters) if (w.seq <= applied) w.done(true);
-  }
+  advance = (seq: number): void => {
+    this.applied = seq;
+    if (this.latest < seq) this.latest = seq;
+    for (const w of this.waiters) if (w.seq <= this.applied) w.done(true);
+  };
 
-  function fail(why: string): void {
-    if (failed !== undefined) return;
-    failed = why;
-    tell(`this replica stopped following the log and must be restarted: ${why}`);
+  fail(why: string): void {
+    if (this.failed !== undefined) return;
+    this.failed = why;
+    this.tell(`this replica stopped following the log and must be restarted: ${why}`);
   }
 
   /** Applies every change after `applied` the log holds (runs in the queue). */
-  async function catchUpNow(): Promise<void> {
-    if (failed !== undefined) return;
+  async catchUpNow(): Promise<void> {
+    if (this.failed !== undefined) return;
     for (;;) {
-      const changes = await store.changesAfter(applied, BATCH);
-      lastRead = now();
+      const changes = await this.store.changesAfter(this.applied, BATCH);
+      this.lastRead = this.now();
       if (changes === null)
-        return fail(`the log no longer holds change ${applied + 1} (compacted while this replica was behind)`);
+        return this.fail(
+          `the log no longer holds change ${this.applied + 1} (compacted while this replica was behind)`,
+        );
       // The changes that came since the last catch-up, applied together (other replicas' writes
       // under load come several at a time): one copy of each list and one validation for them all.
-      const bad = applyChanges(target, changes, advance);
+      const bad = applyChanges(this.target, changes, this.advance);
       if (bad !== null)
-        return fail(`change ${bad.seq} of the log does not apply: ${bad.issues.map((i) => i.message).join(" ")}`);
+        return this.fail(`change ${bad.seq} of the log does not apply: ${bad.issues.map((i) => i.message).join(" ")}`);
       if (changes.length < BATCH) break;
     }
-    maybeSnapshot();
+    this.maybeSnapshot();
   }
 
-  let catchUpQueued = false;
-  function requestCatchUp(): void {
-    if (catchUpQueued || closing !== undefined) return;
-    catchUpQueued = true;
-    void enqueue(async () => {
-      catchUpQueued = false;
-      await catchUpNow();
+  requestCatchUp = (): void => {
+    if (this.catchUpQueued || this.closing !== undefined) return;
+    this.catchUpQueued = true;
+    void this.enqueue(async () => {
+      this.catchUpQueued = false;
+      await this.catchUpNow();
     }).catch((e) =>
-      tell(`catching up with the log failed (retried at the next poll): ${(e as Error)?.message ?? String(e)}`),
+      this.tell(`catching up with the log failed (retried at the next poll): ${(e as Error)?.message ?? String(e)}`),
     );
-  }
+  };
 
-  let snapshotting = false;
   /** The snapshot writer (the election lock's holder) stores a snapshot every `every` changes, off the queue. */
-  function maybeSnapshot(): void {
-    if (snapshotting || closing !== undefined || applied - snapshotSeq < every) return;
-    snapshotting = true;
-    const at = applied;
+  maybeSnapshot(): void {
+    if (this.snapshotting || this.closing !== undefined || this.applied - this.snapshotSeq < this.every) return;
+    this.snapshotting = true;
+    const at = this.applied;
     // The snapshot is immutable (immer): the one of change `at` can be stored while later changes apply.
-    const snap = target.live.snapshot;
+    const snap = this.target.live.snapshot;
     void (async () => {
       try {
-        writer = await store.isSnapshotWriter();
-        if (writer) await store.snapshot(at, snap, iso());
-        snapshotSeq = at; // not the writer: another replica stores it; try again `every` changes later
+        this.writer = await this.store.isSnapshotWriter();
+        if (this.writer) await this.store.snapshot(at, snap, this.iso());
+        this.snapshotSeq = at; // not the writer: another replica stores it; try again `every` changes later
       } catch (e) {
-        tell(
+        this.tell(
           `storing a snapshot failed (the change log still has every change): ${(e as Error)?.message ?? String(e)}`,
         );
       } finally {
-        snapshotting = false;
+        this.snapshotting = false;
       }
     })();
   }
 
-  interface Pending {
-    readonly asked: Operation;
-    readonly prepare: ((op: Operation) => Operation) | undefined;
-    readonly resolve: (r: OperationResult | PanelOperationResult) => void;
-    readonly reject: (e: unknown) => void;
-  }
-  type Outcome = { readonly result: OperationResult | PanelOperationResult } | { readonly error: unknown };
-  const pending: Pending[] = [];
-  let flushQueued = false;
-
   /** Takes the writes waiting (up to MAX_BATCH) and stores them in one append: group commit. */
-  async function flush(): Promise<void> {
-    flushQueued = false;
+  flush = async (): Promise<void> => {
+    const pending = this.pending;
+    this.flushQueued = false;
     // A write with role checks (prepare) reads the stored snapshot: it never joins writes before it.
     let n = 1;
     while (n < Math.min(pending.length, MAX_BATCH) && pending[n]!.prepare === undefined) n++;
     const batch = pending.splice(0, n);
-    if (pending.length > 0) queueFlush();
+    if (pending.length > 0) this.queueFlush();
     try {
-      const outcomes = await writeBatch(batch);
+      const outcomes = await this.writeBatch(batch);
       batch.forEach((p, i) => {
         const o = outcomes[i]!;
         if ("result" in o) p.resolve(o.result);
@@ -247,11 +297,12 @@ export async function openReplicatedSystem(
     } catch (e) {
       for (const p of batch) p.reject(e);
     }
-  }
-  function queueFlush(): void {
-    if (flushQueued) return;
-    flushQueued = true;
-    void enqueue(flush);
+  };
+
+  queueFlush(): void {
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    void this.enqueue(this.flush);
   }
 
   /**
@@ -260,211 +311,239 @@ export async function openReplicatedSystem(
    * catching up. Refusals are answered only once the accepted writes before them are stored, so that
    * a refusal never rests on a write that was not.
    */
-  async function writeBatch(batch: readonly Pending[]): Promise<Outcome[]> {
+  async writeBatch(batch: readonly Pending[]): Promise<Outcome[]> {
     for (let attempt = 1; ; attempt++) {
-      if (failed !== undefined) throw new StoreUnavailableError(`this replica cannot write: ${failed}`);
+      if (this.failed !== undefined) throw new StoreUnavailableError(`this replica cannot write: ${this.failed}`);
       // Known to be behind: catch up first rather than lose the race for sure.
-      if (latest > applied) await catchUpNow();
-      const outcomes: Outcome[] = [];
-      const accepted: {
-        readonly op: Operation;
-        readonly result: object;
-        readonly patches: readonly unknown[];
-        readonly before: () => unknown;
-        readonly after: () => unknown;
-      }[] = [];
-      if (target.kind === "system") {
-        // Checked without changing the live system (preview): reads and decisions never see a write the log does not hold.
-        const ops: Operation[] = [];
-        const prepared = batch.map((p): Operation | { readonly error: unknown } => {
-          try {
-            const op = p.prepare === undefined ? p.asked : p.prepare(p.asked);
-            ops.push(op);
-            return op;
-          } catch (error) {
-            return { error };
-          }
-        });
-        const results = target.live.check(ops);
-        // The snapshots before and after each accepted write, made only when the outbox hook reads them
-        // (the live system is not changed by check: each after is the one before with its patches).
-        let previous: () => unknown = (
-          (s) => () =>
-            s
-        )(target.live.snapshot);
-        const chain = (patches: readonly unknown[]) => {
-          const before = previous;
-          let made: { readonly value: unknown } | undefined;
-          const after = () => (made ??= { value: applySnapshotPatches(before() as object, patches as Patch[]) }).value;
-          previous = after;
-          return { before, after };
-        };
-        let k = 0;
-        for (const x of prepared) {
-          if ("error" in x) {
-            outcomes.push(x);
-            continue;
-          }
-          const result = results[k++]!;
-          outcomes.push({ result });
-          if (result.ok && "patches" in result)
-            accepted.push({ op: x, result, patches: result.patches, ...chain(result.patches) });
-        }
-      } else {
-        // A 1.0 panel has no preview: applied and undone in one synchronous stretch (no read runs in between).
-        const inverses: (readonly unknown[])[] = [];
-        for (const p of batch) {
-          try {
-            const op = p.prepare === undefined ? p.asked : p.prepare(p.asked);
-            const before = target.live.snapshot;
-            const result = target.live.apply(op);
-            outcomes.push({ result });
-            if (result.ok && "patches" in result) {
-              const after = target.live.snapshot;
-              accepted.push({ op, result, patches: result.patches, before: () => before, after: () => after });
-              inverses.push(result.inversePatches);
-            }
-          } catch (error) {
-            outcomes.push({ error });
-          }
-        }
-        for (let i = inverses.length - 1; i >= 0; i--) {
-          const undone = applyPatches(inverses[i]!);
-          if (!undone.ok) {
-            fail(`a write could not be undone before storing it: ${undone.issues.map((x) => x.message).join(" ")}`);
-            throw new StoreError("a write could not be undone before storing it");
-          }
-        }
-      }
+      if (this.latest > this.applied) await this.catchUpNow();
+      const { outcomes, accepted } = this.target.kind === "system" ? this.checkSystem(batch) : this.checkPanel(batch);
       if (accepted.length === 0) return outcomes;
-      const seq = applied + 1;
-      const time = iso();
-      const outbox: OutboxEntry[] = [];
-      if (options.outbox !== undefined)
-        for (const a of accepted)
-          outbox.push(
-            ...options.outbox.forWrite({
-              operation: a.op,
-              get before() {
-                return a.before();
-              },
-              get after() {
-                return a.after();
-              },
-              patches: a.patches as Patch[],
-              time,
-            }),
-          );
-      let appended: boolean;
-      try {
-        appended = await store.appendAt(
-          seq,
-          accepted.map((a) => ({ operation: a.op, patches: a.patches, time })),
-          ...(outbox.length > 0 ? [outbox] : []),
-        );
-      } catch (e) {
-        // The outcome is unknown (the commit may have happened): the log decides, read at the next catch-up.
-        requestCatchUp();
-        throw e;
-      }
-      if (appended) {
-        for (const [i, a] of accepted.entries()) {
-          const redone = applyPatches(a.patches);
-          if (!redone.ok) {
-            fail(`change ${seq + i}, just stored, does not apply: ${redone.issues.map((x) => x.message).join(" ")}`);
-            break;
-          }
-          advance(seq + i);
-          seqs.set(a.result, seq + i);
-        }
-        if (outbox.length > 0) options.outbox!.stored(outbox);
-        maybeSnapshot();
-        return outcomes;
-      }
+      if (await this.storeAccepted(accepted)) return outcomes;
       // Another replica appended `seq` first: catch up, and the next attempt checks the writes again.
-      racesLost++;
-      if (attempt >= maxAttempts)
+      this.racesLost++;
+      if (attempt >= this.maxAttempts)
         throw new StoreUnavailableError(
           `the write lost ${attempt} races for the next change to other replicas; try again`,
         );
-      await catchUpNow();
+      await this.catchUpNow();
     }
   }
 
-  const stopFollowing = await store.follow({
-    onAppend(seq) {
-      if (seq > latest) latest = seq;
-      if (seq > applied) requestCatchUp();
-    },
-    onReconnect() {
-      tell("following the change log again (reconnected); catching up");
-      requestCatchUp();
-    },
-    onError(e) {
-      tell(`the connection following the change log failed (reconnecting): ${(e as Error)?.message ?? String(e)}`);
-    },
-  });
-  const poll = setInterval(requestCatchUp, pollMs);
-  poll.unref();
-  // A change may have come between the load and LISTEN.
-  requestCatchUp();
-  void store.isSnapshotWriter().then(
-    (w) => (writer = w),
-    () => undefined,
-  );
+  /** 2.0: checked without changing the live system (preview): reads and decisions never see a write the log does not hold. */
+  checkSystem(batch: readonly Pending[]): { outcomes: Outcome[]; accepted: Accepted[] } {
+    const outcomes: Outcome[] = [];
+    const accepted: Accepted[] = [];
+    const live = (this.target as Extract<DurableLive, { kind: "system" }>).live;
+    const ops: Operation[] = [];
+    const prepared = batch.map((p): Operation | { readonly error: unknown } => {
+      try {
+        const op = p.prepare === undefined ? p.asked : p.prepare(p.asked);
+        ops.push(op);
+        return op;
+      } catch (error) {
+        return { error };
+      }
+    });
+    const results = live.check(ops);
+    // The snapshots before and after each accepted write, made only when the outbox hook reads them
+    // (the live system is not changed by check: each after is the one before with its patches).
+    let previous: () => unknown = (
+      (s) => () =>
+        s
+    )(live.snapshot);
+    const chain = (patches: readonly unknown[]) => {
+      const before = previous;
+      let made: { readonly value: unknown } | undefined;
+      const after = () => (made ??= { value: applySnapshotPatches(before() as object, patches as Patch[]) }).value;
+      previous = after;
+      return { before, after };
+    };
+    let k = 0;
+    for (const x of prepared) {
+      if ("error" in x) {
+        outcomes.push(x);
+        continue;
+      }
+      const result = results[k++]!;
+      outcomes.push({ result });
+      if (result.ok && "patches" in result)
+        accepted.push({ op: x, result, patches: result.patches, ...chain(result.patches) });
+    }
+    return { outcomes, accepted };
+  }
 
-  return {
-    kind: target.kind,
-    target,
-    store,
-    startedFrom,
-    seq: () => applied,
-    revision: () => applied,
-    write(op, prepare) {
-      if (closing !== undefined) return Promise.reject(new StoreError("the store is closing"));
-      return new Promise((resolve, reject) => {
-        pending.push({ asked: op, prepare, resolve, reject });
-        queueFlush();
-      });
-    },
-    waitFor(seq, timeoutMs) {
-      if (applied >= seq) return Promise.resolve(true);
-      requestCatchUp();
-      return new Promise((resolveWait) => {
-        const w = {
-          seq,
-          done: (ok: boolean) => {
-            waiters.delete(w);
-            clearTimeout(timer);
-            resolveWait(ok);
-          },
-        };
-        const timer = setTimeout(() => w.done(false), timeoutMs);
-        waiters.add(w);
-      });
-    },
-    seqOf: (result) => seqs.get(result),
-    health() {
-      return {
-        status: failed === undefined ? "ok" : "failed",
-        revision: applied,
-        latest,
-        lag: Math.max(0, latest - applied),
-        lagMs: latest > applied ? now() - lastRead : 0,
-        racesLost,
-        snapshotWriter: writer,
-        ...(failed !== undefined ? { error: failed } : {}),
+  /** 1.0: a panel has no preview: applied and undone in one synchronous stretch (no read runs in between). */
+  checkPanel(batch: readonly Pending[]): { outcomes: Outcome[]; accepted: Accepted[] } {
+    const outcomes: Outcome[] = [];
+    const accepted: Accepted[] = [];
+    const live = this.target.live;
+    const inverses: (readonly unknown[])[] = [];
+    for (const p of batch) {
+      try {
+        const op = p.prepare === undefined ? p.asked : p.prepare(p.asked);
+        const before = live.snapshot;
+        const result = live.apply(op);
+        outcomes.push({ result });
+        if (result.ok && "patches" in result) {
+          const after = live.snapshot;
+          accepted.push({ op, result, patches: result.patches, before: () => before, after: () => after });
+          inverses.push(result.inversePatches);
+        }
+      } catch (error) {
+        outcomes.push({ error });
+      }
+    }
+    for (let i = inverses.length - 1; i >= 0; i--) {
+      const undone = this.applyPatches(inverses[i]!);
+      if (!undone.ok) {
+        this.fail(`a write could not be undone before storing it: ${undone.issues.map((x) => x.message).join(" ")}`);
+        throw new StoreError("a write could not be undone before storing it");
+      }
+    }
+    return { outcomes, accepted };
+  }
+
+  /** Appends the accepted writes at the next sequence numbers and applies them; false when another replica appended first. */
+  async storeAccepted(accepted: readonly Accepted[]): Promise<boolean> {
+    const seq = this.applied + 1;
+    const time = this.iso();
+    const outbox = this.outboxOf(accepted, time);
+    let appended: boolean;
+    try {
+      appended = await this.store.appendAt(
+        seq,
+        accepted.map((a) => ({ operation: a.op, patches: a.patches, time })),
+        ...(outbox.length > 0 ? [outbox] : []),
+      );
+    } catch (e) {
+      // The outcome is unknown (the commit may have happened): the log decides, read at the next catch-up.
+      this.requestCatchUp();
+      throw e;
+    }
+    if (!appended) return false;
+    for (const [i, a] of accepted.entries()) {
+      const redone = this.applyPatches(a.patches);
+      if (!redone.ok) {
+        this.fail(`change ${seq + i}, just stored, does not apply: ${redone.issues.map((x) => x.message).join(" ")}`);
+        break;
+      }
+      this.advance(seq + i);
+      this.seqs.set(a.result, seq + i);
+    }
+    if (outbox.length > 0) this.options.outbox!.stored(outbox);
+    this.maybeSnapshot();
+    return true;
+  }
+
+  /** The webhook events of the accepted writes, stored in the transaction of their append. */
+  outboxOf(accepted: readonly Accepted[], time: string): OutboxEntry[] {
+    const outbox: OutboxEntry[] = [];
+    if (this.options.outbox !== undefined)
+      for (const a of accepted)
+        outbox.push(
+          ...this.options.outbox.forWrite({
+            operation: a.op,
+            get before() {
+              return a.before();
+            },
+            get after() {
+              return a.after();
+            },
+            patches: a.patches as Patch[],
+            time,
+          }),
+        );
+    return outbox;
+  }
+
+  /** Follows the log: notifications, a poll every `pollMs`, and a first catch-up. */
+  async follow(pollMs: number): Promise<void> {
+    this.stopFollowing = await this.store.follow({
+      onAppend: (seq) => {
+        if (seq > this.latest) this.latest = seq;
+        if (seq > this.applied) this.requestCatchUp();
+      },
+      onReconnect: () => {
+        this.tell("following the change log again (reconnected); catching up");
+        this.requestCatchUp();
+      },
+      onError: (e) => {
+        this.tell(
+          `the connection following the change log failed (reconnecting): ${(e as Error)?.message ?? String(e)}`,
+        );
+      },
+    });
+    const poll = setInterval(this.requestCatchUp, pollMs);
+    poll.unref();
+    this.poll = poll;
+    // A change may have come between the load and LISTEN.
+    this.requestCatchUp();
+    void this.store.isSnapshotWriter().then(
+      (w) => (this.writer = w),
+      () => undefined,
+    );
+  }
+
+  waitFor(seq: number, timeoutMs: number): Promise<boolean> {
+    if (this.applied >= seq) return Promise.resolve(true);
+    this.requestCatchUp();
+    return new Promise((resolveWait) => {
+      const w = {
+        seq,
+        done: (ok: boolean) => {
+          this.waiters.delete(w);
+          clearTimeout(timer);
+          resolveWait(ok);
+        },
       };
-    },
-    close() {
-      closing ??= (async () => {
-        clearInterval(poll);
-        await queue;
-        for (const w of waiters) w.done(false);
-        await stopFollowing();
-        await store.close();
-      })();
-      return closing;
-    },
-  };
+      const timer = setTimeout(() => w.done(false), timeoutMs);
+      this.waiters.add(w);
+    });
+  }
+
+  health(): ReplicaHealth {
+    const { failed, applied, latest } = this;
+    return {
+      status: failed === undefined ? "ok" : "failed",
+      revision: applied,
+      latest,
+      lag: Math.max(0, latest - applied),
+      lagMs: latest > applied ? this.now() - this.lastRead : 0,
+      racesLost: this.racesLost,
+      snapshotWriter: this.writer,
+      ...(failed !== undefined ? { error: failed } : {}),
+    };
+  }
+
+  /** The ReplicatedSystem seen by its callers. */
+  system(startedFrom: StartedFrom): ReplicatedSystem {
+    return {
+      kind: this.target.kind,
+      target: this.target,
+      store: this.store,
+      startedFrom,
+      seq: () => this.applied,
+      revision: () => this.applied,
+      write: (op, prepare) => {
+        if (this.closing !== undefined) return Promise.reject(new StoreError("the store is closing"));
+        return new Promise((resolve, reject) => {
+          this.pending.push({ asked: op, prepare, resolve, reject });
+          this.queueFlush();
+        });
+      },
+      waitFor: (seq, timeoutMs) => this.waitFor(seq, timeoutMs),
+      seqOf: (result) => this.seqs.get(result),
+      health: () => this.health(),
+      close: () => {
+        this.closing ??= (async () => {
+          clearInterval(this.poll);
+          await this.queue;
+          for (const w of this.waiters) w.done(false);
+          await this.stopFollowing();
+          await this.store.close();
+        })();
+        return this.closing;
+      },
+    };
+  }
 }

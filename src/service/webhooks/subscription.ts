@@ -88,6 +88,17 @@ function checkUrl(
   return refused === null ? { ok: true, url: value as string } : { ok: false, message: refused };
 }
 
+/** The body being checked, and where its problems go: shared by the checks of each field. */
+interface BodyCheck {
+  readonly body: Record<string, unknown>;
+  readonly mode: "create" | "update";
+  /** The path of a field of the body. */
+  at(key: string | number, ...rest: (string | number)[]): (string | number)[];
+  add(path: (string | number)[], message: string): void;
+  /** False (and a problem) when the field is missing. */
+  required(key: string): boolean;
+}
+
 /**
  * Checks a create (`mode` "create") or update body and returns the subscription fields it sets.
  * An update keeps the current `expiresAt` and `secret` when the body omits them (null clears them).
@@ -100,20 +111,51 @@ export function parseSubscriptionBody(
   current?: SubscriptionFields,
 ): { ok: true; value: SubscriptionFields } | { ok: false; issues: SubscriptionIssue[] } {
   const issues: SubscriptionIssue[] = [];
-  const at = (key: string | number, ...rest: (string | number)[]) => ["body", key, ...rest];
-  const add = (path: (string | number)[], message: string) => issues.push({ path: formatPath(path), message });
+  const add = (path: (string | number)[], message: string) => {
+    issues.push({ path: formatPath(path), message });
+  };
   if (!isObject(body)) {
     add(["body"], "Must be a JSON object with the subscription's fields.");
     return { ok: false, issues };
   }
-  const required = (key: string): boolean => {
-    if (body[key] === undefined) {
-      add(at(key), `Is required${mode === "update" ? " on an update" : ""}.`);
-      return false;
-    }
-    return true;
+  const at = (key: string | number, ...rest: (string | number)[]) => ["body", key, ...rest];
+  const c: BodyCheck = {
+    body,
+    mode,
+    at,
+    add,
+    required: (key) => {
+      if (body[key] === undefined) {
+        add(at(key), `Is required${mode === "update" ? " on an update" : ""}.`);
+        return false;
+      }
+      return true;
+    },
   };
+  const name = checkName(c);
+  let url = "";
+  if (c.required("url")) {
+    const checked = checkUrl(body.url, ctx.destinations);
+    if (checked.ok) url = checked.url;
+    else add(at("url"), checked.message);
+  }
+  const nodeWord = ctx.generation === "2.0" ? "cloud-node id" : "cloud-node serial number";
+  const scope = checkScope(c, ctx, nodeWord);
+  const authentication = checkAuthentication(c);
+  const events = checkEvents(c, ctx, nodeWord);
+  const active = checkFlag(c, "active", true);
+  const sslVerification = checkFlag(c, "sslVerification", true);
+  const secrecyLevel = checkSecrecyLevel(c);
+  const expiresAt = checkExpiresAt(c, ctx, current?.expiresAt ?? null);
+  const secret = checkSecret(c, current?.secret ?? null);
+  if (issues.length > 0) return { ok: false, issues };
+  return {
+    ok: true,
+    value: { name, url, scope, authentication, events, active, sslVerification, secrecyLevel, expiresAt, secret },
+  };
+}
 
+function checkName({ body, at, add, required }: BodyCheck): string {
   let name = "";
   if (required("name")) {
     if (typeof body.name !== "string" || body.name.trim() === "") add(at("name"), "Must be a non-empty string.");
@@ -121,19 +163,16 @@ export function parseSubscriptionBody(
       add(at("name"), `Must be at most ${MAX_NAME} characters; it has ${body.name.length}.`);
     else name = body.name;
   }
+  return name;
+}
 
-  let url = "";
-  if (required("url")) {
-    const checked = checkUrl(body.url, ctx.destinations);
-    if (checked.ok) url = checked.url;
-    else add(at("url"), checked.message);
-  }
-
+/** This node, recursive, or an array of the system's node ids (1.0: the panel's serial number). */
+function checkScope(c: BodyCheck, ctx: SubscriptionContext, nodeWord: string): string | string[] {
+  const { at, add } = c;
   const [own, recursive] = SCOPES[ctx.generation];
   let scope: string | string[] = own;
-  const nodeWord = ctx.generation === "2.0" ? "cloud-node id" : "cloud-node serial number";
-  if (required("scope")) {
-    const s = body.scope;
+  if (c.required("scope")) {
+    const s = c.body.scope;
     if (s === own || s === recursive) scope = s;
     else if (Array.isArray(s)) {
       if (s.length === 0) add(at("scope"), `An array scope must name at least one ${nodeWord}.`);
@@ -150,10 +189,14 @@ export function parseSubscriptionBody(
       scope = s.filter((x): x is string => typeof x === "string");
     } else add(at("scope"), `Must be "${own}", "${recursive}" or an array of ${nodeWord}s, not ${show(s)}.`);
   }
+  return scope;
+}
 
+function checkAuthentication(c: BodyCheck): SubscriptionAuthentication {
+  const { at, add } = c;
   let authentication: SubscriptionAuthentication = { type: "None" };
-  if (required("authentication")) {
-    const a = body.authentication;
+  if (c.required("authentication")) {
+    const a = c.body.authentication;
     if (!isObject(a))
       add(at("authentication"), 'Must be an object: {"type": "None"} or {"type": "Basic", "user", "password"}.');
     else if (a.type === "None") authentication = { type: "None" };
@@ -173,9 +216,14 @@ export function parseSubscriptionBody(
       else if (u && p) authentication = { type: "Basic", user: a.user as string, password: a.password as string };
     } else add(at("authentication", "type"), `Must be "None" or "Basic", not ${show(a.type)}.`);
   }
+  return authentication;
+}
 
+/** Known event names, each once, of one category (organization or cloud node; node events only with a node scope). */
+function checkEvents(c: BodyCheck, ctx: SubscriptionContext, nodeWord: string): string[] {
+  const { body, at, add } = c;
   const events: string[] = [];
-  if (required("events")) {
+  if (c.required("events")) {
     const e = body.events;
     const known = TOPICS[ctx.generation];
     if (!Array.isArray(e) || e.length === 0) add(at("events"), "Must be a non-empty array of event names.");
@@ -205,31 +253,39 @@ export function parseSubscriptionBody(
         );
     }
   }
+  return events;
+}
 
-  const flag = (key: "active" | "sslVerification", dflt: boolean): boolean => {
-    const v = body[key];
-    if (v === undefined) {
-      if (mode === "update") required(key);
-      return dflt;
-    }
-    if (typeof v !== "boolean") add(at(key), `Must be true or false, not ${show(v)}.`);
-    return v === true;
-  };
-  const active = flag("active", true);
-  const sslVerification = flag("sslVerification", true);
+/** A boolean field: default `dflt` on a create, required on an update. */
+function checkFlag(c: BodyCheck, key: "active" | "sslVerification", dflt: boolean): boolean {
+  const v = c.body[key];
+  if (v === undefined) {
+    if (c.mode === "update") c.required(key);
+    return dflt;
+  }
+  if (typeof v !== "boolean") c.add(c.at(key), `Must be true or false, not ${show(v)}.`);
+  return v === true;
+}
 
+function checkSecrecyLevel(c: BodyCheck): SecrecyLevel {
+  const { body } = c;
   let secrecyLevel: SecrecyLevel = 1;
   if (body.secrecyLevel === undefined) {
-    if (mode === "update") required("secrecyLevel");
+    if (c.mode === "update") c.required("secrecyLevel");
   } else if (body.secrecyLevel === 0 || body.secrecyLevel === 1 || body.secrecyLevel === 2)
     secrecyLevel = body.secrecyLevel;
   else
-    add(
-      at("secrecyLevel"),
+    c.add(
+      c.at("secrecyLevel"),
       `Must be 0 (no filtering), 1 (no PINs or credentials) or 2 (also no names), not ${show(body.secrecyLevel)}.`,
     );
+  return secrecyLevel;
+}
 
-  let expiresAt: string | null = current?.expiresAt ?? null;
+/** An instant in the future, or null; `current` when the body omits it. */
+function checkExpiresAt(c: BodyCheck, ctx: SubscriptionContext, current: string | null): string | null {
+  const { body, at, add } = c;
+  let expiresAt = current;
   if (body.expiresAt === null) expiresAt = null;
   else if (body.expiresAt !== undefined) {
     const v = body.expiresAt;
@@ -243,8 +299,13 @@ export function parseSubscriptionBody(
       add(at("expiresAt"), `Must be in the future; ${v} is not after ${new Date(ctx.now).toISOString()}.`);
     else expiresAt = new Date(ms).toISOString();
   }
+  return expiresAt;
+}
 
-  let secret: string | null = current?.secret ?? null;
+/** A string of at most MAX_SECRET characters ("" or null: none); `current` when the body omits it. */
+function checkSecret(c: BodyCheck, current: string | null): string | null {
+  const { body, at, add } = c;
+  let secret = current;
   if (body.secret === null) secret = null;
   else if (body.secret !== undefined) {
     if (typeof body.secret !== "string") add(at("secret"), "Must be a string or null.");
@@ -252,10 +313,5 @@ export function parseSubscriptionBody(
       add(at("secret"), `Must be at most ${MAX_SECRET} characters; it has ${body.secret.length}.`);
     else secret = body.secret === "" ? null : body.secret;
   }
-
-  if (issues.length > 0) return { ok: false, issues };
-  return {
-    ok: true,
-    value: { name, url, scope, authentication, events, active, sslVerification, secrecyLevel, expiresAt, secret },
-  };
+  return secret;
 }
