@@ -137,6 +137,8 @@ export function tooDeepAt(text: string, max: number): { offset: number; path: (s
     } else if (c === "]" || c === "}") {
       path.pop();
       inObject.pop();
+      // A value just ended (an empty `{}` never met its key): the next string is a value, not a key.
+      expectKey = false;
     } else if (c === ",") {
       if (inObject.at(-1) === true) expectKey = true;
       else if (path.length > 0) (path[path.length - 1] as number)++;

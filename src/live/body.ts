@@ -4,6 +4,7 @@ import { z } from "zod";
 import { type Issue, fromZodIssues, zodMessage } from "../model/index.js";
 import { plainCopy } from "../model/plainCopy.js";
 import { type Operation, Refusal, type RefusedResult, refuse, refused } from "./operation.js";
+import { MATCHED_ROUTE, type MatchedRoute } from "./routeTable.js";
 
 const UNREADABLE = "Could not be read: reading it threw an error.";
 
@@ -42,6 +43,9 @@ export function readOperation(op: unknown): Operation {
     ...(body !== undefined ? { body } : {}),
     ...(jsonBytes !== undefined ? { jsonBytes } : {}),
   } as Operation;
+  // The route the HTTP router matched stays with the copy, so it is not matched again.
+  const route = field(MATCHED_ROUTE as unknown as string) as MatchedRoute | undefined;
+  if (route !== undefined) Object.assign(out, { [MATCHED_ROUTE]: route });
   if (issues.length > 0) {
     const placeholder = { method: "", path: "" } as unknown as Operation;
     REFUSALS.set(placeholder, refused(400, issues));

@@ -12,6 +12,30 @@ export type RouteMatch<W, R> =
   | { readonly kind: "method"; readonly allowed: readonly Method[] }
   | { readonly kind: "none" };
 
+/**
+ * The route an HTTP router already matched for an operation (its handler and decoded params), keyed
+ * on the operation by this symbol: `routeOperation` then takes it instead of matching the path again.
+ * A symbol key is left out of the operation's JSON (the change log) and kept by a spread (`{...op}`).
+ */
+export const MATCHED_ROUTE: unique symbol = Symbol("rsop.matchedRoute");
+
+/** A route as a router matched it: what `MATCHED_ROUTE` holds. */
+export interface MatchedRoute<W = unknown, R = unknown> {
+  readonly kind: "read" | "write";
+  readonly handler: W | R;
+  readonly params: Record<string, string>;
+}
+
+/** `op` with the route a router matched for it, so that the live system does not match it again. */
+export function withMatchedRoute<O extends object>(op: O, route: MatchedRoute): O {
+  return Object.assign({ ...op }, { [MATCHED_ROUTE]: route });
+}
+
+/** The route a router matched for `op`, if one did. */
+export function matchedRouteOf(op: object): MatchedRoute | undefined {
+  return (op as { [MATCHED_ROUTE]?: MatchedRoute })[MATCHED_ROUTE];
+}
+
 /** Methods in the order a 405 names them. */
 const ORDER: readonly Method[] = ["GET", "POST", "PUT", "DELETE"];
 
@@ -122,7 +146,7 @@ export function routeOperation<W, R>(
   const q = op.path.indexOf("?");
   const pathname = q < 0 ? op.path : op.path.slice(0, q);
   const query = new URLSearchParams(q < 0 ? "" : op.path.slice(q + 1));
-  const route = match(op.method, pathname);
+  const route = (matchedRouteOf(op) as RouteMatch<W, R> | undefined) ?? match(op.method, pathname);
   if (route.kind === "none")
     return {
       refused: refused(404, [

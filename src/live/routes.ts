@@ -47,7 +47,7 @@ import { createRule, deleteRule, updateRule } from "./operations/rules.js";
 export type WriteHandler = (ctx: WriteContext) => Created;
 export type ReadHandler = (ctx: ReadContext) => Answer;
 
-type Table = RouteTable<WriteHandler, ReadHandler>;
+export type Table = RouteTable<WriteHandler, ReadHandler>;
 
 const TABLE: Table = [
   ["POST", "/holders", createHolder],
@@ -123,6 +123,14 @@ export type Match = RouteMatch<WriteHandler, ReadHandler>;
 /** Every route as `[method, pattern]` (`:name` parameters), in table order. */
 export function routePatterns(): [string, string][] {
   return TABLE.map(([method, pattern]) => [method, pattern]);
+}
+
+/**
+ * Every route as `[method, pattern, handler]`, in table order: the HTTP adapter declares its routes
+ * from these (so the paths are written here only) and hands the live system the route it matched.
+ */
+export function routeEntries(): Table {
+  return TABLE;
 }
 
 /** Finds the route for `method` and `pathname`; the most literal pattern wins. */

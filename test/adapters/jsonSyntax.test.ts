@@ -148,6 +148,13 @@ describe("HJ1 parseJson's depth limit (64 arrays and objects, the document being
     expect(performance.now() - t0).toBeLessThan(5_000); // a bound on the test, not a performance claim
   });
 
+  test('HJ1 the path counts array elements after an empty object: [{"":[{},"",{"":{}}]},3] at 4 levels is refused at 0."".2."" (a shrunk counterexample, seed -730575111)', () => {
+    const text = JSON.stringify([{ "": [{}, "", { "": {} }] }, 3]);
+    const r = parseJson(text, { maxDepth: 4 });
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.path).toEqual([0, "", 2, ""]);
+  });
+
   test("HJ1 property: parseJson refuses exactly the documents deeper than the limit, at the path of the first array or object too deep", () => {
     const depthOf = (v: unknown): number =>
       v !== null && typeof v === "object" ? 1 + Math.max(0, ...Object.values(v).map(depthOf)) : 0;

@@ -16,7 +16,7 @@ import { answerDeviceAccess, pageHeaders } from "./answerDeviceAccess.js";
 import { answerRsop } from "./answerRsop.js";
 import { type AuthorizeAnswer, authenticate } from "./authenticate.js";
 import { HttpError, errorResponse, jsonResponse, queryHttpError } from "../../service/httpError.js";
-import { matchRoute, normalizeBasePath, pathSegments } from "./matchRoute.js";
+import { type RouteName, matchRoute, normalizeBasePath, pathSegments } from "./matchRoute.js";
 import { readJsonBody } from "./readJsonBody.js";
 import { parseQuery } from "./parseQuery.js";
 import { engineRouteRefusal, hiddenRsopIds, rsopInScope, scopeOf } from "../../service/auth/scope.js";
@@ -133,11 +133,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
   const grants = options.grants;
   const authorize = grants !== undefined ? (token: string) => grants(token) !== null : (options.authorize ?? denyAll);
   const insecure = options.insecureNoAuth === true;
-  const maxBodyBytes = positiveInteger("maxBodyBytes", options.maxBodyBytes, MIB);
-  const maxIds = positiveInteger("maxIds", options.maxIds, 100);
-  const maxBatch = positiveInteger("maxBatch", options.maxBatch, BATCH_PER_MIB * Math.ceil(maxBodyBytes / MIB));
-  const indent = options.indent ?? 2;
-  const now = options.now ?? Date.now;
+  const { maxBodyBytes, maxIds, maxBatch, indent, now } = engineRouteConfig(options);
   const onError = options.onError;
 
   async function handle(request: Request): Promise<Response> {
@@ -172,58 +168,14 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
         { path: "system_id", message: `Unknown system id "${route.systemId}".` },
       ]);
 
-    if (grant.partitions !== null) {
-      if (route.name === "deviceAccess" || route.name === "decisions" || route.name === "explain")
-        throw engineRouteRefusal(grant);
-      const issues = hiddenRsopIds(
-        scopeOf(engine.snapshot, grant),
-        engine.snapshot,
-        parseQuery(url.searchParams, true, maxIds, now).ids,
-      );
-      if (issues !== null) throw queryHttpError(issues, { cloudNodeId: "cloud_node_id" });
-    }
-    // A manager's or reporter's RSOP names only groups and rules of its partitions (HS3).
-    const shape =
-      grant.partitions === null ? undefined : (r: RsopResult) => rsopInScope(scopeOf(engine.snapshot, grant), r);
-    switch (route.name) {
-      case "rsopHolders":
-        return answerRsop(engine, url.searchParams, null, maxIds, now, indent, shape);
-      case "nodeRsopHolders":
-        return answerRsop(engine, url.searchParams, route.id, maxIds, now, indent, shape);
-      case "deviceAccess": {
-        const page = answerDeviceAccess(engine, url.searchParams, route.id!, now);
-        return jsonResponse(200, page.result, indent, pageHeaders(url, page));
-      }
-      case "decisions": {
-        const keys = [...new Set(url.searchParams.keys())];
-        if (keys.length > 0)
-          throw new HttpError(
-            400,
-            "Invalid query parameters.",
-            keys.map((k) => ({ path: k, message: "Unknown query parameter; this route takes none." })),
-          );
-        const body = await readJsonBody(request, maxBodyBytes);
-        const answer = await answerDecisions(engine, body, maxBatch);
-        if (options.onDecided !== undefined)
-          await options.onDecided(
-            Array.isArray(body) ? body : [body],
-            Array.isArray(answer) ? answer : [answer],
-            engine,
-          );
-        return jsonResponse(200, answer, indent);
-      }
-      case "explain": {
-        const keys = [...new Set(url.searchParams.keys())];
-        if (keys.length > 0)
-          throw new HttpError(
-            400,
-            "Invalid query parameters.",
-            keys.map((k) => ({ path: k, message: "Unknown query parameter; this route takes none." })),
-          );
-        const body = await readJsonBody(request, maxBodyBytes);
-        return jsonResponse(200, answerExplain(engine, body), indent);
-      }
-    }
+    return answerEngineRoute({ name: route.name, id: route.id }, request, url, engine, grant, {
+      maxIds,
+      maxBatch,
+      maxBodyBytes,
+      indent,
+      now,
+      onDecided: options.onDecided,
+    });
   }
 
   return async (request) => {
@@ -239,4 +191,96 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
       return errorResponse(new HttpError(500, "Internal server error."), indent);
     }
   };
+}
+
+/**
+ * The bounds of the engine routes from the handler's options, with their defaults.
+ * @throws RangeError when a numeric option is not a positive integer.
+ */
+export function engineRouteConfig(
+  options: Pick<HttpHandlerOptions, "maxBodyBytes" | "maxIds" | "maxBatch" | "indent" | "now" | "onDecided">,
+): EngineRouteConfig {
+  const maxBodyBytes = positiveInteger("maxBodyBytes", options.maxBodyBytes, MIB);
+  return {
+    maxBodyBytes,
+    maxIds: positiveInteger("maxIds", options.maxIds, 100),
+    maxBatch: positiveInteger("maxBatch", options.maxBatch, BATCH_PER_MIB * Math.ceil(maxBodyBytes / MIB)),
+    indent: options.indent ?? 2,
+    now: options.now ?? Date.now,
+    onDecided: options.onDecided,
+  };
+}
+
+/** What answering an engine route needs besides the request. */
+export interface EngineRouteConfig {
+  readonly maxIds: number;
+  readonly maxBatch: number;
+  readonly maxBodyBytes: number;
+  readonly indent: number;
+  readonly now: () => number;
+  readonly onDecided?: HttpHandlerOptions["onDecided"] | undefined;
+}
+
+/**
+ * Answers one engine route, already routed and authenticated (the grant is the token's): RSOP on the
+ * token's view, or decisions, explain and who-can-access for admin and integrator tokens (H21).
+ */
+export async function answerEngineRoute(
+  route: { readonly name: RouteName; readonly id: string | null },
+  request: Request,
+  url: URL,
+  engine: Engine,
+  grant: Grant,
+  cfg: EngineRouteConfig,
+): Promise<Response> {
+  const { maxIds, maxBatch, maxBodyBytes, indent, now } = cfg;
+  const options = { onDecided: cfg.onDecided };
+  if (grant.partitions !== null) {
+    if (route.name === "deviceAccess" || route.name === "decisions" || route.name === "explain")
+      throw engineRouteRefusal(grant);
+    const issues = hiddenRsopIds(
+      scopeOf(engine.snapshot, grant),
+      engine.snapshot,
+      parseQuery(url.searchParams, true, maxIds, now).ids,
+    );
+    if (issues !== null) throw queryHttpError(issues, { cloudNodeId: "cloud_node_id" });
+  }
+  // A manager's or reporter's RSOP names only groups and rules of its partitions (HS3).
+  const shape =
+    grant.partitions === null ? undefined : (r: RsopResult) => rsopInScope(scopeOf(engine.snapshot, grant), r);
+  switch (route.name) {
+    case "rsopHolders":
+      return answerRsop(engine, url.searchParams, null, maxIds, now, indent, shape);
+    case "nodeRsopHolders":
+      return answerRsop(engine, url.searchParams, route.id, maxIds, now, indent, shape);
+    case "deviceAccess": {
+      const page = answerDeviceAccess(engine, url.searchParams, route.id!, now);
+      return jsonResponse(200, page.result, indent, pageHeaders(url, page));
+    }
+    case "decisions": {
+      const keys = [...new Set(url.searchParams.keys())];
+      if (keys.length > 0)
+        throw new HttpError(
+          400,
+          "Invalid query parameters.",
+          keys.map((k) => ({ path: k, message: "Unknown query parameter; this route takes none." })),
+        );
+      const body = await readJsonBody(request, maxBodyBytes);
+      const answer = await answerDecisions(engine, body, maxBatch);
+      if (options.onDecided !== undefined)
+        await options.onDecided(Array.isArray(body) ? body : [body], Array.isArray(answer) ? answer : [answer], engine);
+      return jsonResponse(200, answer, indent);
+    }
+    case "explain": {
+      const keys = [...new Set(url.searchParams.keys())];
+      if (keys.length > 0)
+        throw new HttpError(
+          400,
+          "Invalid query parameters.",
+          keys.map((k) => ({ path: k, message: "Unknown query parameter; this route takes none." })),
+        );
+      const body = await readJsonBody(request, maxBodyBytes);
+      return jsonResponse(200, answerExplain(engine, body), indent);
+    }
+  }
 }

@@ -165,129 +165,134 @@ function stagedDurable(live: LiveSystem, store: Store): DurableSystem {
   };
 }
 
-/**
- * Creates the front of a `--data` server over `options.durable`, resuming a stored migration.
- * Hono is loaded here, on first use.
- */
-export async function createMigrationFront(options: MigrationFrontOptions): Promise<MigrationFront> {
-  const { store, basePath, indent } = options;
-  if (store.getValue === undefined || store.setValue === undefined || store.replaceSystem === undefined)
-    throw new Error("createMigrationFront: the store keeps no migration");
-  let current = options.durable;
-  const panelOf = () => (current.target.kind === "panel" ? current.target.live.snapshot : null);
-  const kept = migrationStore(store);
-  const job = new MigrationJob(
-    {
-      store: kept,
-      panel: () => panelOf(),
-      ...(options.integrations !== undefined ? { integrations: options.integrations } : {}),
-      ...(options.now !== undefined ? { now: options.now } : {}),
-      ...(options.pace !== undefined ? { pace: options.pace } : {}),
-      backupPath: (panelId) => `${basePath}/api/migration/${encodeURIComponent(panelId)}/backup`,
-      onFailure: (e) => options.log(`migration failed: ${(e as Error)?.message ?? String(e)}`),
-    },
-    await completedIfServed(store, options.durable),
-  );
-  await job.resume();
+/** The routes the migration front declares on (the front itself, or under the base path). */
+type MigrationApi = ReturnType<Hono["basePath"]>;
 
-  /** The panel's app answers writes 409 while a migration runs or is staged (M9). */
-  const guarded = (d: DurableSystem): DurableSystem =>
-    d.kind !== "panel"
-      ? d
-      : {
-          ...d,
-          seq: () => d.seq(),
-          write: (op, prepare) =>
-            job.panelReadOnly
-              ? Promise.reject(
-                  new HttpError(
-                    409,
-                    "The panel is read-only while it is being migrated: complete or roll back the migration first.",
-                  ),
-                )
-              : d.write(op, prepare),
-        };
-  let mainApp = await options.makeApp(guarded(current));
-  let stagedApp: { live: LiveSystem; app: Hono } | null = null;
-  const stagedAppOf = async (live: LiveSystem) => {
-    if (stagedApp?.live !== live) stagedApp = { live, app: await options.makeApp(stagedDurable(live, store)) };
-    return stagedApp.app;
-  };
+/** What the migration routes share; `complete` replaces the served system and its app. */
+interface FrontState {
+  readonly options: MigrationFrontOptions;
+  readonly job: MigrationJob;
+  readonly kept: MigrationStore;
+  /** The durable system served now (a box the job reads too). */
+  readonly served: { current: DurableSystem };
+  /** The served system's app. */
+  mainApp: Hono;
+  /** The app of the staged system, made on its first read (null: none yet, or no longer). */
+  stagedApp: { live: LiveSystem; app: Hono } | null;
+}
 
-  /** Authenticates, then refuses a query parameter the route does not take (HS4). */
-  async function allowed(request: Request, query: readonly string[] = []): Promise<void> {
-    if (options.authorize !== undefined) await authenticate(request, options.authorize, "migration");
-    refuseOtherQuery(new URL(request.url), query);
-  }
+/** The served panel's snapshot (null once the 2.0 system is served). */
+function panelOf(served: { readonly current: DurableSystem }) {
+  return served.current.target.kind === "panel" ? served.current.target.live.snapshot : null;
+}
 
-  const { Hono } = await import("hono");
-  const front = new Hono();
-  front.onError((e) => {
-    if (e instanceof HttpError) return errorResponse(e, indent);
-    if (e instanceof MigrationRefusal)
-      return errorResponse(
-        new HttpError(e.status, e.message, e.preflight === undefined ? [] : preflightIssues(e.preflight)),
-        indent,
-      );
-    options.log(`internal error in a migration route: ${(e as Error)?.stack ?? String(e)}`);
-    return errorResponse(new HttpError(500, "Internal server error."), indent);
-  });
-  const api = basePath === "" ? front : front.basePath(basePath);
-  const panelIdOf = (raw: string) => decodeURIComponent(raw);
+const panelIdOf = (raw: string) => decodeURIComponent(raw);
 
+/** Authenticates, then refuses a query parameter the route does not take (HS4). */
+async function allowed(state: FrontState, request: Request, query: readonly string[] = []): Promise<void> {
+  if (state.options.authorize !== undefined) await authenticate(request, state.options.authorize, "migration");
+  refuseOtherQuery(new URL(request.url), query);
+}
+
+/** The panel's app answers writes 409 while a migration runs or is staged (M9). */
+function guardedPanel(d: DurableSystem, job: MigrationJob): DurableSystem {
+  return d.kind !== "panel"
+    ? d
+    : {
+        ...d,
+        seq: () => d.seq(),
+        write: (op, prepare) =>
+          job.panelReadOnly
+            ? Promise.reject(
+                new HttpError(
+                  409,
+                  "The panel is read-only while it is being migrated: complete or roll back the migration first.",
+                ),
+              )
+            : d.write(op, prepare),
+      };
+}
+
+/** The staged system's app, made once per staged live system. */
+async function stagedAppOf(state: FrontState, live: LiveSystem): Promise<Hono> {
+  if (state.stagedApp?.live !== live)
+    state.stagedApp = { live, app: await state.options.makeApp(stagedDurable(live, state.options.store)) };
+  return state.stagedApp.app;
+}
+
+/** The panel to migrate named by an initiate body, and whether its warnings are accepted; 400 otherwise. */
+function initiateArgs(body: unknown): { panelId: string; acceptWarnings: boolean } {
+  const issues: { path: string; message: string }[] = [];
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    throw new HttpError(400, "The request is invalid.", [{ path: "body", message: "Must be a JSON object." }]);
+  const b = body as Record<string, unknown>;
+  for (const k of Object.keys(b))
+    if (!["cloudNodeSN", "panel_id", "acceptWarnings"].includes(k))
+      issues.push({
+        path: `body.${k}`,
+        message: "Is not a field of initiate (cloudNodeSN or panel_id, acceptWarnings).",
+      });
+  for (const k of ["cloudNodeSN", "panel_id"])
+    if (k in b && (typeof b[k] !== "string" || b[k] === ""))
+      issues.push({ path: `body.${k}`, message: "Must be the panel's serial number (a non-empty string)." });
+  if (!("cloudNodeSN" in b) && !("panel_id" in b))
+    issues.push({
+      path: "body.cloudNodeSN",
+      message: "Is required: the serial number of the panel to migrate (cloudNodeSN, or panel_id).",
+    });
+  if (typeof b.cloudNodeSN === "string" && typeof b.panel_id === "string" && b.cloudNodeSN !== b.panel_id)
+    issues.push({ path: "body.panel_id", message: "Names another panel than cloudNodeSN." });
+  if ("acceptWarnings" in b && typeof b.acceptWarnings !== "boolean")
+    issues.push({ path: "body.acceptWarnings", message: "Must be a boolean." });
+  if (issues.length > 0) throw new HttpError(400, "The request is invalid.", issues);
+  return { panelId: String(b.cloudNodeSN ?? b.panel_id), acceptWarnings: b.acceptWarnings === true };
+}
+
+/** Before a migration: `GET …/preflight-check` and `POST /api/migration/initiate` (M8). */
+function declareStartRoutes(api: MigrationApi, state: FrontState): void {
+  const { options, job } = state;
   api.get("/api/migration/:panelId/preflight-check", async (c) => {
-    await allowed(c.req.raw);
-    const panel = panelOf() as { serialNumber?: string } | null;
+    await allowed(state, c.req.raw);
+    const panel = panelOf(state.served) as { serialNumber?: string } | null;
     const id = panelIdOf(c.req.param("panelId"));
     if (panel === null || panel.serialNumber !== id)
       throw new HttpError(404, `No panel has serial number "${id}" here.`, [
         { path: "panel_id", message: `Unknown panel "${id}".` },
       ]);
-    return jsonResponse(200, preflightPanel(panel, options.integrations?.() ?? []), indent);
+    return jsonResponse(200, preflightPanel(panel, options.integrations?.() ?? []), options.indent);
   });
   api.post("/api/migration/initiate", async (c) => {
-    await allowed(c.req.raw);
+    await allowed(state, c.req.raw);
     const body = await readJsonBody(c.req.raw, options.maxBodyBytes);
-    const issues: { path: string; message: string }[] = [];
-    if (typeof body !== "object" || body === null || Array.isArray(body))
-      throw new HttpError(400, "The request is invalid.", [{ path: "body", message: "Must be a JSON object." }]);
-    const b = body as Record<string, unknown>;
-    for (const k of Object.keys(b))
-      if (!["cloudNodeSN", "panel_id", "acceptWarnings"].includes(k))
-        issues.push({
-          path: `body.${k}`,
-          message: "Is not a field of initiate (cloudNodeSN or panel_id, acceptWarnings).",
-        });
-    for (const k of ["cloudNodeSN", "panel_id"])
-      if (k in b && (typeof b[k] !== "string" || b[k] === ""))
-        issues.push({ path: `body.${k}`, message: "Must be the panel's serial number (a non-empty string)." });
-    if (!("cloudNodeSN" in b) && !("panel_id" in b))
-      issues.push({
-        path: "body.cloudNodeSN",
-        message: "Is required: the serial number of the panel to migrate (cloudNodeSN, or panel_id).",
-      });
-    if (typeof b.cloudNodeSN === "string" && typeof b.panel_id === "string" && b.cloudNodeSN !== b.panel_id)
-      issues.push({ path: "body.panel_id", message: "Names another panel than cloudNodeSN." });
-    if ("acceptWarnings" in b && typeof b.acceptWarnings !== "boolean")
-      issues.push({ path: "body.acceptWarnings", message: "Must be a boolean." });
-    if (issues.length > 0) throw new HttpError(400, "The request is invalid.", issues);
-    const record = await job.initiate(String(b.cloudNodeSN ?? b.panel_id), b.acceptWarnings === true);
+    const { panelId, acceptWarnings } = initiateArgs(body);
+    const record = await job.initiate(panelId, acceptWarnings);
     options.log(`migration ${record.id} of panel ${record.legacyOuId} initiated`);
-    return jsonResponse(200, initiated(record), indent);
+    return jsonResponse(200, initiated(record), options.indent);
   });
+}
+
+/** During a migration: the exported panel (backupUrl) and the migration's status. */
+function declareStatusRoutes(api: MigrationApi, state: FrontState): void {
+  const { options, job, kept } = state;
   api.get("/api/migration/:panelId/backup", async (c) => {
-    await allowed(c.req.raw);
+    await allowed(state, c.req.raw);
     const r = job.status(panelIdOf(c.req.param("panelId")));
     const backup = r.backupUrl === null ? null : await kept.loadBackup();
     if (backup === null) throw new HttpError(404, "The panel has not been exported yet (EXPORT_LEGACY_DATA).");
-    return jsonResponse(200, backup, indent);
+    return jsonResponse(200, backup, options.indent);
   });
   api.get("/api/migration/:panelId", async (c) => {
-    await allowed(c.req.raw);
-    return jsonResponse(200, job.status(panelIdOf(c.req.param("panelId"))), indent);
+    await allowed(state, c.req.raw);
+    return jsonResponse(200, job.status(panelIdOf(c.req.param("panelId"))), options.indent);
   });
+}
+
+/** Ending a migration: `complete` serves the staged 2.0 system (M10, M11), `rollback` drops it (M12). */
+function declareEndRoutes(api: MigrationApi, state: FrontState): void {
+  const { options, job } = state;
+  const { store } = options;
   api.post("/api/migration/:panelId/complete", async (c) => {
-    await allowed(c.req.raw);
+    await allowed(state, c.req.raw);
     const panelId = panelIdOf(c.req.param("panelId"));
     await job.complete(panelId, async (staged) => {
       const time = new Date((options.now ?? Date.now)()).toISOString();
@@ -306,26 +311,34 @@ export async function createMigrationFront(options: MigrationFrontOptions): Prom
       await store.setValue!(KEY_STAGED, null);
       const next = await openDurableSystem(store, options.reopen);
       await options.onCompleted?.(next);
-      mainApp = await options.makeApp(next);
-      current = next;
-      stagedApp = null;
+      state.mainApp = await options.makeApp(next);
+      state.served.current = next;
+      state.stagedApp = null;
     });
     options.log(`migration of panel ${panelId} completed: serving system ${job.record?.systemId ?? ""}`);
     return new Response(null, { status: 204 });
   });
   api.post("/api/migration/:panelId/rollback", async (c) => {
-    await allowed(c.req.raw);
+    await allowed(state, c.req.raw);
     const panelId = panelIdOf(c.req.param("panelId"));
     await job.rollback(panelId);
     options.log(`migration of panel ${panelId} rolled back`);
     return new Response(null, { status: 204 });
   });
+}
+
+/**
+ * `GET /{system_id}/id-mapping/{cloud_node_id}` of the staged or migrated system; any other system
+ * id falls through to the served app.
+ */
+function declareIdMappingRoute(api: MigrationApi, state: FrontState): void {
+  const { options, job } = state;
   api.get("/:systemId/id-mapping/:cloudNodeId", async (c, next) => {
     const staged = job.staged;
-    const done = staged === null ? await jsonValue<Omit<StagedSystem, "snapshot">>(store, KEY_MAPPINGS) : null;
+    const done = staged === null ? await jsonValue<Omit<StagedSystem, "snapshot">>(options.store, KEY_MAPPINGS) : null;
     const source = staged?.system ?? done;
     if (source === null || c.req.param("systemId") !== source.systemId) return next();
-    await allowed(c.req.raw, ["type"]);
+    await allowed(state, c.req.raw, ["type"]);
     const nodeId = c.req.param("cloudNodeId");
     if (nodeId !== source.cloudNodeId)
       throw new HttpError(
@@ -348,19 +361,76 @@ export async function createMigrationFront(options: MigrationFrontOptions): Prom
     return jsonResponse(
       200,
       types === null ? source.mappings : source.mappings.filter((m) => types.includes(m.type)),
-      indent,
+      options.indent,
     );
   });
+}
+
+/** Errors of the migration routes in the one error shape; a refused initiate lists the preflight's findings. */
+function onMigrationError(e: unknown, options: MigrationFrontOptions): Response {
+  const { indent } = options;
+  if (e instanceof HttpError) return errorResponse(e, indent);
+  if (e instanceof MigrationRefusal)
+    return errorResponse(
+      new HttpError(e.status, e.message, e.preflight === undefined ? [] : preflightIssues(e.preflight)),
+      indent,
+    );
+  options.log(`internal error in a migration route: ${(e as Error)?.stack ?? String(e)}`);
+  return errorResponse(new HttpError(500, "Internal server error."), indent);
+}
+
+/**
+ * Creates the front of a `--data` server over `options.durable`, resuming a stored migration.
+ * Hono is loaded here, on first use.
+ */
+export async function createMigrationFront(options: MigrationFrontOptions): Promise<MigrationFront> {
+  const { store, basePath } = options;
+  if (store.getValue === undefined || store.setValue === undefined || store.replaceSystem === undefined)
+    throw new Error("createMigrationFront: the store keeps no migration");
+  const kept = migrationStore(store);
+  // A box, not a copy: `complete` swaps the served system and the job must see the new one.
+  const served = { current: options.durable };
+  const job = new MigrationJob(
+    {
+      store: kept,
+      panel: () => panelOf(served),
+      ...(options.integrations !== undefined ? { integrations: options.integrations } : {}),
+      ...(options.now !== undefined ? { now: options.now } : {}),
+      ...(options.pace !== undefined ? { pace: options.pace } : {}),
+      backupPath: (panelId) => `${basePath}/api/migration/${encodeURIComponent(panelId)}/backup`,
+      onFailure: (e) => options.log(`migration failed: ${(e as Error)?.message ?? String(e)}`),
+    },
+    await completedIfServed(store, options.durable),
+  );
+  await job.resume();
+  const state: FrontState = {
+    options,
+    job,
+    kept,
+    served,
+    mainApp: await options.makeApp(guardedPanel(options.durable, job)),
+    stagedApp: null,
+  };
+
+  const { Hono } = await import("hono");
+  const front = new Hono();
+  front.onError((e) => onMigrationError(e, options));
+  const api: MigrationApi = basePath === "" ? front : front.basePath(basePath);
+  // Declared in this order: hono tries routes in order, and the catch-all below must come last.
+  declareStartRoutes(api, state);
+  declareStatusRoutes(api, state);
+  declareEndRoutes(api, state);
+  declareIdMappingRoute(api, state);
   // The staged system's reads under its id; everything else: the served system's app.
   front.all("*", async (c) => {
     const staged = job.staged;
     if (staged !== null) {
       const path = new URL(c.req.url).pathname.slice(basePath.length);
       if (path === `/${staged.system.systemId}` || path.startsWith(`/${staged.system.systemId}/`))
-        return (await stagedAppOf(staged.live)).fetch(c.req.raw);
+        return (await stagedAppOf(state, staged.live)).fetch(c.req.raw);
     }
-    return mainApp.fetch(c.req.raw);
+    return state.mainApp.fetch(c.req.raw);
   });
 
-  return { fetch: (request) => Promise.resolve(front.fetch(request)), current: () => current, job };
+  return { fetch: (request) => Promise.resolve(front.fetch(request)), current: () => served.current, job };
 }

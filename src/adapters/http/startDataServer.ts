@@ -4,21 +4,26 @@
 // writes among them) finish, stores a snapshot and closes the database.
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { type DurableSystem, type DurableSystemOptions, openDurableSystem } from "../../service/store/durableSystem.js";
 import { openPostgresStore, redactUrl } from "../store/postgresStore.js";
 import { type ReplicatedSystem, openReplicatedSystem } from "../../service/store/replicatedSystem.js";
 import { openSqliteStore } from "../store/sqliteStore.js";
 import { type SharedStore, type Store, type StoredKind, StoreError } from "../../service/store/store.js";
-import { type ConnectionOptions, connectionSettings, guardConnections, serverOptionsOf } from "./connectionGuard.js";
+import {
+  type ConnectionOptions,
+  type ConnectionSettings,
+  connectionSettings,
+  guardConnections,
+} from "./connectionGuard.js";
 import { HttpError, errorResponse } from "../../service/httpError.js";
 import type { Authorize } from "./authenticate.js";
 import { createDataApp } from "./createDataApp.js";
+import type { PipelineObserver } from "./dataPipeline.js";
 import { type RequestBounds, boundsOf } from "./requestBounds.js";
 import { normalizeBasePath } from "./matchRoute.js";
-import { type MigrationFront, createMigrationFront } from "./migrationFront.js";
+import { type MigrationFront, type MigrationFrontOptions, createMigrationFront } from "./migrationFront.js";
 import type { ReportService, ReportStoreLimits } from "../../service/reportService.js";
-import { closeGracefully, streamLog } from "./startServer.js";
+import { closeGracefully, listenOn, serverUrl, streamLog } from "./startServer.js";
 import { tokenAuthorizer } from "./tokenAuthorizer.js";
 import { ADMIN, type TokenEntry, TokensFileError, grantLookup } from "../../service/auth/tokens.js";
 import { type WebhookOptions, Webhooks } from "../../service/webhooks/webhookService.js";
@@ -42,6 +47,8 @@ export interface StartDataServerOptions extends ConnectionOptions, RequestBounds
   readonly port?: number;
   readonly host?: string;
   readonly token?: string;
+  /** Told each time a request is routed and a token resolved (tests count them). */
+  readonly observe?: PipelineObserver;
   readonly authorize?: Authorize;
   /** The tokens of a tokens file (H17), alone or with `token` (an admin's). */
   readonly tokens?: { readonly file: string; readonly entries: readonly TokenEntry[] };
@@ -94,20 +101,19 @@ function withRevision(response: Response, revision: number): Response {
   }
 }
 
-function hostForUrl(address: string): string {
-  return address.includes(":") ? `[${address}]` : address;
-}
-
 const KIND_NAME: Readonly<Record<StoredKind, string>> = { system: "2.0 system", panel: "1.0 panel" };
 
-/**
- * Opens the database (importing the initial snapshot into an empty one) and serves it.
- * @throws StoreError (database missing its driver, in use, empty without a snapshot, not replaying),
- *   SnapshotError (the snapshot to import is invalid), Error (no authentication, port in use).
- */
-export async function startDataServer(options: StartDataServerOptions): Promise<RunningDataServer> {
-  const log = options.log ?? streamLog(process.stderr);
-  // Checked before the store is opened: a bad value opens nothing (HC1–HC4).
+/** The checked options: connection settings and how requests are authenticated. */
+interface CheckedDataOptions {
+  readonly connections: ConnectionSettings;
+  /** The grants of a tokens file (with `token` as an admin's), or undefined. */
+  readonly grants: ReturnType<typeof grantLookup> | undefined;
+  /** The authorizer when there are no grants; undefined with insecureNoAuth. */
+  readonly authorize: Authorize | undefined;
+}
+
+/** Checks the options before the store is opened: a bad value opens nothing (HC1–HC4). */
+function checkDataServerOptions(options: StartDataServerOptions): CheckedDataOptions {
   const connections = connectionSettings("startDataServer", options);
   const chosen = [
     options.token !== undefined || options.tokens !== undefined,
@@ -127,47 +133,81 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
     grants !== undefined ? undefined : options.token !== undefined ? tokenAuthorizer(options.token) : options.authorize;
   if ((options.dataFile === undefined) === (options.storeUrl === undefined))
     throw new Error("give exactly one of dataFile and storeUrl");
-  const where = options.storeUrl !== undefined ? redactUrl(options.storeUrl) : options.dataFile!;
-  const t0 = performance.now();
-  const store: Store =
-    options.storeUrl !== undefined
-      ? await openPostgresStore(options.storeUrl)
-      : await openSqliteStore(options.dataFile!);
-  let durable: DurableSystem;
-  let replica: ReplicatedSystem | undefined;
-  // Set once the system is open; the outbox hook runs only for writes, which come later. A completed
-  // migration replaces it with the new system's (W19).
-  let webhooks: Webhooks | undefined;
+  return { connections, grants, authorize };
+}
+
+/**
+ * The webhooks of the served system. Set once the system is open; the outbox hook runs only for
+ * writes, which come later. A completed migration replaces them with the new system's (W19).
+ */
+interface WebhookSlot {
+  hooks: Webhooks | undefined;
   /** The system whose app serves the subscription routes and records access events. */
-  let webhooksTarget: DurableSystem["target"] | undefined;
-  const openWebhooks = async (target: DurableSystem["target"]): Promise<void> => {
-    webhooks = await Webhooks.open(
-      store.webhooks!,
-      target.kind === "system"
+  target: DurableSystem["target"] | undefined;
+  /** Opens the webhooks of `target` into this slot. */
+  open(target: DurableSystem["target"]): Promise<void>;
+  /** The webhook events of each accepted write go into the store in the write's transaction. */
+  readonly outbox: Pick<DurableSystemOptions, "outbox">;
+}
+
+function createWebhookSlot(store: Store, options: StartDataServerOptions, log: (line: string) => void): WebhookSlot {
+  const slot: WebhookSlot = {
+    hooks: undefined,
+    target: undefined,
+    async open(target) {
+      slot.hooks = await Webhooks.open(
+        store.webhooks!,
+        target.kind === "system"
+          ? {
+              generation: "2.0",
+              organizationId: options.organizationId ?? target.live.snapshot.systemId,
+              nodeIds: () => new Set(target.live.snapshot.cloudNodes.map((n) => n.id)),
+            }
+          : {
+              generation: "1.0",
+              organizationId: options.organizationId ?? target.live.snapshot.serialNumber,
+              nodeIds: () => new Set([target.live.snapshot.serialNumber]),
+            },
+        {
+          ...options.webhooks,
+          log: options.webhooks?.log ?? log,
+          ...(options.now !== undefined ? { now: options.now } : {}),
+        },
+        httpsTransport(options.webhooks?.allow ?? []),
+      );
+      slot.target = target;
+    },
+    outbox:
+      store.webhooks !== undefined
         ? {
-            generation: "2.0",
-            organizationId: options.organizationId ?? target.live.snapshot.systemId,
-            nodeIds: () => new Set(target.live.snapshot.cloudNodes.map((n) => n.id)),
+            outbox: {
+              forWrite: (w) => slot.hooks?.forWrite(w) ?? [],
+              stored: (entries) => slot.hooks?.stored(entries),
+            },
           }
-        : {
-            generation: "1.0",
-            organizationId: options.organizationId ?? target.live.snapshot.serialNumber,
-            nodeIds: () => new Set([target.live.snapshot.serialNumber]),
-          },
-      {
-        ...options.webhooks,
-        log: options.webhooks?.log ?? log,
-        ...(options.now !== undefined ? { now: options.now } : {}),
-      },
-      httpsTransport(options.webhooks?.allow ?? []),
-    );
-    webhooksTarget = target;
+        : {},
   };
-  // The webhook events of each accepted write go into the store in the write's transaction.
-  const outbox: Pick<DurableSystemOptions, "outbox"> =
-    store.webhooks !== undefined
-      ? { outbox: { forWrite: (w) => webhooks?.forWrite(w) ?? [], stored: (entries) => webhooks?.stored(entries) } }
-      : {};
+  return slot;
+}
+
+/** The system opened from the store: durable, and the same as a replica on PostgreSQL. */
+interface OpenedSystem {
+  readonly durable: DurableSystem;
+  readonly replica: ReplicatedSystem | undefined;
+}
+
+/**
+ * Opens the live system kept in `store` (importing the initial snapshot into an empty store) and its
+ * webhooks, and logs how it started. On failure the webhooks and the store are closed again.
+ */
+async function openServedSystem(
+  options: StartDataServerOptions,
+  store: Store,
+  where: string,
+  t0: number,
+  webhooks: WebhookSlot,
+  log: (line: string) => void,
+): Promise<OpenedSystem> {
   try {
     const stored = await store.load();
     const initial = options.initial;
@@ -182,12 +222,14 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
       ...(options.snapshotEvery !== undefined ? { snapshotEvery: options.snapshotEvery } : {}),
       ...(options.now !== undefined ? { now: options.now } : {}),
     };
+    let durable: DurableSystem;
+    let replica: ReplicatedSystem | undefined;
     if (options.storeUrl !== undefined) {
       replica = await openReplicatedSystem(store as SharedStore, {
         ...opening,
         ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
         onEvent: log,
-        ...outbox,
+        ...webhooks.outbox,
       });
       durable = replica;
     } else
@@ -197,66 +239,106 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
           log(
             `storing a snapshot failed (the change log still has every change): ${(e as Error)?.message ?? String(e)}`,
           ),
-        ...outbox,
+        ...webhooks.outbox,
       });
-    if (store.webhooks !== undefined) await openWebhooks(durable.target);
-    const ms = (performance.now() - t0).toFixed(0);
-    const what = durable.target.kind === "system" ? `system ${durable.target.live.snapshot.systemId}` : "1.0 panel";
-    const from = durable.startedFrom;
-    if (from.how === "imported") log(`imported ${initial!.file} into ${where}: ${what} (${ms}ms)`);
-    else {
-      log(
-        `loaded ${where}: ${what} at change ${from.seq} (snapshot of change ${from.snapshotSeq}, ${from.replayed} change${from.replayed === 1 ? "" : "s"} replayed, ${ms}ms)`,
-      );
-      if (initial !== undefined)
-        log(
-          `${initial.file} ignored: it only seeds an empty database, and ${where} already holds the ${KIND_NAME[durable.kind]} (change ${from.seq})`,
-        );
-    }
+    if (store.webhooks !== undefined) await webhooks.open(durable.target);
+    logOpened(durable, where, (performance.now() - t0).toFixed(0), initial, log);
+    return { durable, replica };
   } catch (e) {
-    await webhooks?.close();
+    await webhooks.hooks?.close();
     await store.close();
     throw e;
   }
+}
 
-  if (tokens !== undefined && durable.kind === "panel") {
-    const scoped = tokens.entries.flatMap((e, i) =>
-      e.grant.partitions !== null
-        ? [
-            {
-              path: `#${i + 1}.role`,
-              message: `A 1.0 panel is served to admin and integrator tokens only, not to a ${e.grant.role}.`,
-            },
-          ]
-        : [],
+/** Logs whether `durable` was imported from the initial snapshot or loaded (and the snapshot ignored). */
+function logOpened(
+  durable: DurableSystem,
+  where: string,
+  ms: string,
+  initial: StartDataServerOptions["initial"],
+  log: (line: string) => void,
+): void {
+  const what = durable.target.kind === "system" ? `system ${durable.target.live.snapshot.systemId}` : "1.0 panel";
+  const from = durable.startedFrom;
+  if (from.how === "imported") log(`imported ${initial!.file} into ${where}: ${what} (${ms}ms)`);
+  else {
+    log(
+      `loaded ${where}: ${what} at change ${from.seq} (snapshot of change ${from.snapshotSeq}, ${from.replayed} change${from.replayed === 1 ? "" : "s"} replayed, ${ms}ms)`,
     );
-    if (scoped.length > 0) {
-      await webhooks?.close();
-      await durable.close();
-      throw new TokensFileError(tokens.file, scoped);
-    }
+    if (initial !== undefined)
+      log(
+        `${initial.file} ignored: it only seeds an empty database, and ${where} already holds the ${KIND_NAME[durable.kind]} (change ${from.seq})`,
+      );
   }
-  const startedAt = new Date().toISOString();
-  // A replica answers with the revision of each answer (PG3): a read's is the revision before it ran
-  // (its answer reflects at least that), an accepted write's the sequence number the log gave it, a
-  // refused write's the revision it was checked against.
-  const written = new AsyncLocalStorage<{ seq?: number }>();
-  const answering: DurableSystem =
-    replica === undefined
-      ? durable
-      : {
-          ...replica,
-          async write(op, prepare) {
-            const result = await replica!.write(op, prepare);
-            const slot = written.getStore();
-            // Accepted: the number it got; refused: the revision it was checked against.
-            if (slot !== undefined) slot.seq = replica!.seqOf(result) ?? replica!.revision();
-            return result;
+}
+
+/**
+ * Refuses a tokens file with partition-scoped tokens when the store holds a 1.0 panel (closing what
+ * was opened): a panel has no partitions to scope them to.
+ */
+async function refuseScopedTokensOnPanel(
+  tokens: StartDataServerOptions["tokens"],
+  durable: DurableSystem,
+  webhooks: WebhookSlot,
+): Promise<void> {
+  if (tokens === undefined || durable.kind !== "panel") return;
+  const scoped = tokens.entries.flatMap((e, i) =>
+    e.grant.partitions !== null
+      ? [
+          {
+            path: `#${i + 1}.role`,
+            message: `A 1.0 panel is served to admin and integrator tokens only, not to a ${e.grant.role}.`,
           },
-        };
-  // The report services of the apps made (the served system's, and a staged one's): close waits for each.
-  const reportServices = new Map<DurableSystem["target"], ReportService>();
-  const makeApp = (served: DurableSystem) =>
+        ]
+      : [],
+  );
+  if (scoped.length > 0) {
+    await webhooks.hooks?.close();
+    await durable.close();
+    throw new TokensFileError(tokens.file, scoped);
+  }
+}
+
+/** What the steps after opening share. */
+interface DataServerContext extends OpenedSystem, CheckedDataOptions {
+  readonly options: StartDataServerOptions;
+  readonly log: (line: string) => void;
+  readonly store: Store;
+  readonly webhooks: WebhookSlot;
+  /** When this server started (the health answer's loadedAt). */
+  readonly startedAt: string;
+  /** The revision an accepted or refused write of the request being answered got (replicas only). */
+  readonly written: AsyncLocalStorage<{ seq?: number }>;
+  /** The report services of the apps made (the served system's, and a staged one's): close waits for each. */
+  readonly reportServices: Map<DurableSystem["target"], ReportService>;
+}
+
+/**
+ * The system the app answers with. A replica answers with the revision of each answer (PG3): a
+ * read's is the revision before it ran (its answer reflects at least that), an accepted write's the
+ * sequence number the log gave it, a refused write's the revision it was checked against.
+ */
+function answeringSystem(ctx: DataServerContext): DurableSystem {
+  const { durable, replica, written } = ctx;
+  return replica === undefined
+    ? durable
+    : {
+        ...replica,
+        async write(op, prepare) {
+          const result = await replica.write(op, prepare);
+          const slot = written.getStore();
+          // Accepted: the number it got; refused: the revision it was checked against.
+          if (slot !== undefined) slot.seq = replica.seqOf(result) ?? replica.revision();
+          return result;
+        },
+      };
+}
+
+/** Makes the data app of a durable system (the served one, or a staged one during a migration). */
+function dataAppMaker(ctx: DataServerContext): (served: DurableSystem) => ReturnType<typeof createDataApp> {
+  const { options, grants, authorize, replica, webhooks, reportServices, log } = ctx;
+  return (served) =>
     createDataApp({
       durable: served,
       ...(grants !== undefined ? { grants } : authorize !== undefined ? { authorize } : { insecureNoAuth: true }),
@@ -268,12 +350,15 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
         status: "ok",
         ...(served.target.kind === "system" ? { systemId: served.target.live.snapshot.systemId } : {}),
         seq: served.seq(),
-        loadedAt: startedAt,
+        loadedAt: ctx.startedAt,
         ...(replica !== undefined ? replica.health() : {}),
         // Which replica delivers the webhook events (W16).
-        ...(replica !== undefined && webhooks !== undefined ? { webhookDispatcher: webhooks.dispatching } : {}),
+        ...(replica !== undefined && webhooks.hooks !== undefined
+          ? { webhookDispatcher: webhooks.hooks.dispatching }
+          : {}),
       }),
       ...(options.maxReportEntries !== undefined ? { maxReportEntries: options.maxReportEntries } : {}),
+      ...(options.observe !== undefined ? { observe: options.observe } : {}),
       ...(options.reportStore !== undefined ? { reportStore: options.reportStore } : {}),
       onReports: (r) => {
         reportServices.set(served.target, r);
@@ -284,11 +369,20 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
           `internal error on ${request.method} ${new URL(request.url).pathname}: ${(e as Error)?.stack ?? String(e)}`,
         ),
       // Subscriptions and events belong to the served system (not to a staged one).
-      ...(webhooks !== undefined && served.target === webhooksTarget ? { webhooks } : {}),
+      ...(webhooks.hooks !== undefined && served.target === webhooks.target ? { webhooks: webhooks.hooks } : {}),
     });
-  // The migration routes (M8–M12) in front of the served system's app, when the store can keep a
-  // migration (SQLite; not a PostgreSQL replica); otherwise the app alone.
-  let front: Pick<MigrationFront, "fetch" | "current"> & { readonly job: MigrationFront["job"] | null };
+}
+
+/** The front of the server: the migration routes before the app, or the app alone. */
+type DataFront = Pick<MigrationFront, "fetch" | "current"> & { readonly job: MigrationFront["job"] | null };
+
+/**
+ * The migration routes (M8–M12) in front of the served system's app, when the store can keep a
+ * migration (SQLite; not a PostgreSQL replica); otherwise the app alone. On failure the system is closed.
+ */
+async function buildDataFront(ctx: DataServerContext): Promise<DataFront> {
+  const { store, durable, replica } = ctx;
+  const makeApp = dataAppMaker(ctx);
   try {
     if (
       replica !== undefined ||
@@ -296,97 +390,115 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
       store.setValue === undefined ||
       store.replaceSystem === undefined
     ) {
-      const only = await makeApp(answering);
-      front = { fetch: async (request) => only.fetch(request), current: () => durable, job: null };
-    } else {
-      front = await createMigrationFront({
-        store,
-        durable,
-        makeApp,
-        ...(grants !== undefined
-          ? { authorize: (token: string) => grants(token)?.partitions === null }
-          : authorize !== undefined
-            ? { authorize }
-            : {}),
-        basePath: normalizeBasePath(options.basePath ?? ""),
-        maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
-        indent: 2,
-        ...(options.now !== undefined ? { now: options.now } : {}),
-        ...(options.migrationPace !== undefined ? { pace: options.migrationPace } : {}),
-        log,
-        ...(store.webhooks !== undefined
-          ? {
-              // The panel's hooks end with it (W19): the preflight warns of each, and the migrated system starts with none.
-              integrations: () =>
-                webhooks
-                  ?.list()
-                  .map(
-                    (h) =>
-                      `Webhook "${h.name}" (${h.id}) is not migrated: the panel's hooks end with it; subscribe again on the 2.0 system.`,
-                  ) ?? [],
-              onCompleted: async (next: DurableSystem) => {
-                await webhooks?.close();
-                await openWebhooks(next.target);
-              },
-            }
-          : {}),
-        reopen: {
-          ...outbox,
-          ...(options.snapshotEvery !== undefined ? { snapshotEvery: options.snapshotEvery } : {}),
-          ...(options.now !== undefined ? { now: options.now } : {}),
-          onSnapshotError: (e) =>
-            log(
-              `storing a snapshot failed (the change log still has every change): ${(e as Error)?.message ?? String(e)}`,
-            ),
-        },
-      });
+      const only = await makeApp(answeringSystem(ctx));
+      return { fetch: async (request) => only.fetch(request), current: () => durable, job: null };
     }
+    return await createMigrationFront(migrationFrontOptions(ctx, makeApp));
   } catch (e) {
     await durable.close();
     throw e;
   }
-  const app = front;
+}
 
-  const minRevisionWaitMs = options.minRevisionWaitMs ?? 2000;
-  /** A replica's answer: waits for X-Rsop-Min-Revision (bounded: 503 with Retry-After), sets X-Rsop-Revision. */
-  const answerAsReplica = async (request: Request, r: ReplicatedSystem): Promise<Response> => {
-    const min = request.headers.get("x-rsop-min-revision");
-    if (min !== null) {
-      const wanted = /^\s*\d{1,15}\s*$/.test(min) ? Number(min) : NaN;
-      if (!Number.isSafeInteger(wanted))
-        return withRevision(
-          errorResponse(
-            new HttpError(400, "X-Rsop-Min-Revision must be a whole number (a revision from X-Rsop-Revision).", [
-              { path: "headers.x-rsop-min-revision", message: `"${min.slice(0, 40)}" is not a whole number.` },
-            ]),
-            2,
-          ),
-          r.revision(),
-        );
-      if (!(await r.waitFor(wanted, minRevisionWaitMs)))
-        return withRevision(
-          errorResponse(
-            new HttpError(
-              503,
-              `This replica has not yet applied revision ${wanted} (it is at ${r.revision()}); try again, or ask another replica.`,
-              [],
-              { "retry-after": "1" },
-            ),
-            2,
-          ),
-          r.revision(),
-        );
-    }
-    const before = r.revision();
-    const slot: { seq?: number } = {};
-    const response = await written.run(slot, () => app.fetch(request));
-    return withRevision(response, slot.seq ?? before);
+/** The options of the migration front of a SQLite store. */
+function migrationFrontOptions(
+  ctx: DataServerContext,
+  makeApp: ReturnType<typeof dataAppMaker>,
+): MigrationFrontOptions {
+  const { options, grants, authorize, store, durable, webhooks, log } = ctx;
+  return {
+    store,
+    durable,
+    makeApp,
+    ...(grants !== undefined
+      ? { authorize: (token: string) => grants(token)?.partitions === null }
+      : authorize !== undefined
+        ? { authorize }
+        : {}),
+    basePath: normalizeBasePath(options.basePath ?? ""),
+    maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+    indent: 2,
+    ...(options.now !== undefined ? { now: options.now } : {}),
+    ...(options.migrationPace !== undefined ? { pace: options.migrationPace } : {}),
+    log,
+    ...(store.webhooks !== undefined
+      ? {
+          // The panel's hooks end with it (W19): the preflight warns of each, and the migrated system starts with none.
+          integrations: () =>
+            webhooks.hooks
+              ?.list()
+              .map(
+                (h) =>
+                  `Webhook "${h.name}" (${h.id}) is not migrated: the panel's hooks end with it; subscribe again on the 2.0 system.`,
+              ) ?? [],
+          onCompleted: async (next: DurableSystem) => {
+            await webhooks.hooks?.close();
+            await webhooks.open(next.target);
+          },
+        }
+      : {}),
+    reopen: {
+      ...webhooks.outbox,
+      ...(options.snapshotEvery !== undefined ? { snapshotEvery: options.snapshotEvery } : {}),
+      ...(options.now !== undefined ? { now: options.now } : {}),
+      onSnapshotError: (e) =>
+        log(`storing a snapshot failed (the change log still has every change): ${(e as Error)?.message ?? String(e)}`),
+    },
   };
+}
 
-  const fetch = async (request: Request): Promise<Response> => {
+/** A replica's answer: waits for X-Rsop-Min-Revision (bounded: 503 with Retry-After), sets X-Rsop-Revision. */
+async function answerAsReplica(
+  request: Request,
+  r: ReplicatedSystem,
+  app: DataFront,
+  written: DataServerContext["written"],
+  minRevisionWaitMs: number,
+): Promise<Response> {
+  const min = request.headers.get("x-rsop-min-revision");
+  if (min !== null) {
+    const wanted = /^\s*\d{1,15}\s*$/.test(min) ? Number(min) : NaN;
+    if (!Number.isSafeInteger(wanted))
+      return withRevision(
+        errorResponse(
+          new HttpError(400, "X-Rsop-Min-Revision must be a whole number (a revision from X-Rsop-Revision).", [
+            { path: "headers.x-rsop-min-revision", message: `"${min.slice(0, 40)}" is not a whole number.` },
+          ]),
+          2,
+        ),
+        r.revision(),
+      );
+    if (!(await r.waitFor(wanted, minRevisionWaitMs)))
+      return withRevision(
+        errorResponse(
+          new HttpError(
+            503,
+            `This replica has not yet applied revision ${wanted} (it is at ${r.revision()}); try again, or ask another replica.`,
+            [],
+            { "retry-after": "1" },
+          ),
+          2,
+        ),
+        r.revision(),
+      );
+  }
+  const before = r.revision();
+  const slot: { seq?: number } = {};
+  const response = await written.run(slot, () => app.fetch(request));
+  return withRevision(response, slot.seq ?? before);
+}
+
+/** The server's request handler: the front (as a replica on PostgreSQL), one log line per request. */
+function dataServerFetch(ctx: DataServerContext, app: DataFront): (request: Request) => Promise<Response> {
+  const { replica, written, log } = ctx;
+  const minRevisionWaitMs = ctx.options.minRevisionWaitMs ?? 2000;
+  return async (request) => {
     const t = performance.now();
     const path = new URL(request.url).pathname;
-    const response = replica === undefined ? await app.fetch(request) : await answerAsReplica(request, replica);
+    const response =
+      replica === undefined
+        ? await app.fetch(request)
+        : await answerAsReplica(request, replica, app, written, minRevisionWaitMs);
     const ms = (performance.now() - t).toFixed(1);
     log(
       request.signal.aborted
@@ -395,38 +507,25 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
     );
     return response;
   };
+}
 
-  let server: Server;
+/** Opens the port; when it cannot be opened, closes the webhooks and the system first. */
+async function listenOrClose(ctx: DataServerContext, fetch: (request: Request) => Promise<Response>): Promise<Server> {
   try {
-    const { serve } = await import("@hono/node-server");
-    server = await new Promise<Server>((resolvePromise, reject) => {
-      const serverOptions = serverOptionsOf(connections);
-      const s = serve(
-        {
-          fetch,
-          port: options.port ?? 0,
-          hostname: options.host ?? "127.0.0.1",
-          overrideGlobalObjects: false,
-          serverOptions,
-        },
-        () => {
-          s.off("error", reject);
-          resolvePromise(s as Server);
-        },
-      );
-      s.once("error", reject);
-    });
+    return await listenOn(fetch, ctx.options, ctx.connections);
   } catch (e) {
-    await webhooks?.close();
-    await durable.close();
+    await ctx.webhooks.hooks?.close();
+    await ctx.durable.close();
     throw e;
   }
-  guardConnections(server, connections, log);
-  const address = server.address() as AddressInfo;
-  const url = `http://${hostForUrl(address.address)}:${address.port}`;
-  const served = durable.target.kind === "system" ? `system ${durable.target.live.snapshot.systemId}` : "1.0 panel";
-  log(`serving ${served} from ${where} on ${url}`);
+}
 
+/**
+ * The running server. Its close waits for open requests, then stops the webhooks, waits for the
+ * reports being generated and a migration task in progress, and closes the system last.
+ */
+function runningDataServer(ctx: DataServerContext, front: DataFront, server: Server, url: string): RunningDataServer {
+  const { replica, webhooks, reportServices, options } = ctx;
   let closing: Promise<void> | undefined;
   return {
     url,
@@ -435,7 +534,7 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
     },
     ...(replica !== undefined ? { replica } : {}),
     get webhooks() {
-      return webhooks;
+      return webhooks.hooks;
     },
     get reports() {
       return reportServices.get(front.current().target)!;
@@ -444,7 +543,7 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
       closing ??= (async () => {
         await closeGracefully(server, options.closeGraceMs ?? 5000);
         // The dispatcher stops first: an attempt in flight is cut off and its event stays pending.
-        await webhooks?.close();
+        await webhooks.hooks?.close();
         await Promise.all([...reportServices.values()].map((r) => r.settled()));
         await front.job?.running;
         await front.current().close();
@@ -452,4 +551,42 @@ export async function startDataServer(options: StartDataServerOptions): Promise<
       return closing;
     },
   };
+}
+
+/**
+ * Opens the database (importing the initial snapshot into an empty one) and serves it.
+ * @throws StoreError (database missing its driver, in use, empty without a snapshot, not replaying),
+ *   SnapshotError (the snapshot to import is invalid), Error (no authentication, port in use).
+ */
+export async function startDataServer(options: StartDataServerOptions): Promise<RunningDataServer> {
+  const log = options.log ?? streamLog(process.stderr);
+  const checked = checkDataServerOptions(options);
+  const where = options.storeUrl !== undefined ? redactUrl(options.storeUrl) : options.dataFile!;
+  const t0 = performance.now();
+  const store: Store =
+    options.storeUrl !== undefined
+      ? await openPostgresStore(options.storeUrl)
+      : await openSqliteStore(options.dataFile!);
+  const webhooks = createWebhookSlot(store, options, log);
+  const opened = await openServedSystem(options, store, where, t0, webhooks, log);
+  await refuseScopedTokensOnPanel(options.tokens, opened.durable, webhooks);
+  const ctx: DataServerContext = {
+    ...checked,
+    ...opened,
+    options,
+    log,
+    store,
+    webhooks,
+    startedAt: new Date().toISOString(),
+    written: new AsyncLocalStorage<{ seq?: number }>(),
+    reportServices: new Map(),
+  };
+  const front = await buildDataFront(ctx);
+  const server = await listenOrClose(ctx, dataServerFetch(ctx, front));
+  guardConnections(server, checked.connections, log);
+  const url = serverUrl(server);
+  const durable = opened.durable;
+  const served = durable.target.kind === "system" ? `system ${durable.target.live.snapshot.systemId}` : "1.0 panel";
+  log(`serving ${served} from ${where} on ${url}`);
+  return runningDataServer(ctx, front, server, url);
 }

@@ -74,6 +74,11 @@ export function panelRoutePatterns(): [string, string][] {
   return TABLE.map(([method, pattern]) => [method, pattern]);
 }
 
+/** Every 1.0 route as `[method, pattern, handler]`, in table order (the HTTP adapter declares its routes from these). */
+export function panelRouteEntries(): RouteTable<PanelWriteHandler, PanelReadHandler> {
+  return TABLE;
+}
+
 /** Finds the 1.0 route for `method` and `pathname`; the most literal pattern wins (`…/attributes/all`). */
 export function matchPanelRoute(method: string, pathname: string): PanelMatch {
   return matchTable<PanelWriteHandler, PanelReadHandler>(TABLE, method, pathname);

@@ -160,7 +160,8 @@ function partitionList(grant: Grant): string {
 
 /**
  * Checks a write of `grant` against its scope and returns the body to send to the live system (a
- * replace list keeps the memberships outside the scope, which the token cannot see).
+ * replace list keeps the memberships outside the scope, which the token cannot see): checkWritePath,
+ * then checkWriteBody. `pattern` is the route's pattern in the live route table (`/holders/:holderId`).
  * @throws HttpError 403 (reporter; a manager's write outside holders, groups and rules; a holder or
  *   group put in a partition not the token's), LiveRefusal 404 (a path id outside the scope) or 400
  *   (a body id outside the scope, answered as an id that does not exist).
@@ -169,20 +170,41 @@ export function checkWrite(
   grant: Grant,
   snapshot: SystemSnapshot,
   method: string,
-  path: string,
+  pattern: string,
   params: Readonly<Record<string, string>>,
   body: unknown,
 ): unknown {
-  if (grant.role === "admin" || grant.role === "integrator") return body;
+  if (!checkWritePath(grant, snapshot, method, pattern, params)) return body;
+  return checkWriteBody(grant, snapshot, method, pattern, params, body);
+}
+
+/** The literal segments of a route pattern, and whether it has the shape `literal` (null: a parameter). */
+function shapeOf(pattern: string): { first: string; is: (...literal: (string | null)[]) => boolean } {
+  const seg = pattern.split("/").slice(1);
+  return {
+    first: seg[0] ?? "",
+    is: (...literal) => seg.length === literal.length && literal.every((x, i) => x === null || x === seg[i]),
+  };
+}
+
+/**
+ * The checks of a write that its route and path ids decide, before its body is read (H14's order):
+ * the role, a manager's resources, and the path ids in scope.
+ * @returns whether the body must be checked too (checkWriteBody): true for a manager's write.
+ */
+export function checkWritePath(
+  grant: Grant,
+  snapshot: SystemSnapshot,
+  method: string,
+  pattern: string,
+  params: Readonly<Record<string, string>>,
+): boolean {
+  if (grant.role === "admin" || grant.role === "integrator") return false;
   if (grant.role === "reporter")
     throw new HttpError(403, "This token is a reporter's: it may only read.", [
       { path: "method", message: `A reporter may not ${method}.` },
     ]);
-  // The route by its literal segments (decoded, as the route table matched them; the ids are in params).
-  const seg = path.split("/").slice(1).map(decodeURIComponent);
-  const first = seg[0] ?? "";
-  const route = (...literal: (string | null)[]) =>
-    seg.length === literal.length && literal.every((x, i) => x === null || x === seg[i]);
+  const { first } = shapeOf(pattern);
   if (!MANAGED.has(first))
     throw new HttpError(403, "A manager changes only holders, groups and rules.", [
       { path: "path", message: `A manager may not ${method} /${first}.` },
@@ -192,7 +214,24 @@ export function checkWrite(
   if (params.groupId !== undefined && !scope.group(params.groupId)) unknown("group", params.groupId);
   if (params.ruleId !== undefined && !scope.rule(params.ruleId)) unknown("rule", params.ruleId);
   if (params.ruleId !== undefined) ruleInScope(grant, scope, snapshot, params.ruleId);
+  return true;
+}
+
+/**
+ * The checks of a manager's write body (after checkWritePath), and the body to send to the live
+ * system: partitions and ids the body names must be the token's.
+ */
+export function checkWriteBody(
+  grant: Grant,
+  snapshot: SystemSnapshot,
+  method: string,
+  pattern: string,
+  params: Readonly<Record<string, string>>,
+  body: unknown,
+): unknown {
   if (!isObject(body)) return body;
+  const { first, is: route } = shapeOf(pattern);
+  const scope = scopeOf(snapshot, grant);
   if (first === "rules") ruleBodyInScope(grant, scope, body);
 
   // A holder or group is created in, or moved to, one of the token's partitions only.

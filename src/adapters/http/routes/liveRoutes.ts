@@ -1,0 +1,125 @@
+// The routes of the live systems, generated from their route tables (src/live/routes.ts,
+// src/legacy1/live/panelRoutes.ts): the tables stay the one place their paths are written.
+import { z } from "zod";
+import { routeEntries } from "../../../live/routes.js";
+import { panelRouteEntries } from "../../../legacy1/live/panelRoutes.js";
+import { reads } from "../../../live/operations/reads.js";
+import { panelReads } from "../../../legacy1/live/panelReads.js";
+import { queryKeysOf } from "../../../live/queryKeys.js";
+import type { Role } from "../../../service/auth/grant.js";
+import {
+  AUTH_ERRORS,
+  COMMON_ERRORS,
+  type DeclaredRoute,
+  type HttpMethod,
+  ID_ANSWER,
+  answersOf,
+  paramsOf,
+} from "./declaredRoute.js";
+
+/**
+ * Reads whose answer is a live reading of the hardware, by the live system's handler: this server
+ * talks to no hardware, so they answer 501 after the live system's own checks (docs/semantics.md H30).
+ */
+export const LIVE_READINGS: ReadonlyMap<unknown, string> = new Map<unknown, string>([
+  [reads.hardware, "The hardware list of a cloud node"],
+  [reads.wirelessDiagnostics, "The wireless diagnostics of a cloud node"],
+  [panelReads.hardware, "The hardware list of this cloud node"],
+  [panelReads.wirelessDiagnostics, "The wireless diagnostics of this cloud node"],
+]);
+
+/** The first path segment of a 2.0 route whose writes a manager may send (docs/semantics.md H20). */
+const MANAGED = new Set(["holders", "groups", "rules"]);
+const ALL_ROLES: readonly Role[] = ["admin", "integrator", "manager", "reporter"];
+
+/** `createHolder` → "Create holder"; a read named `holders` → "Read holders". */
+function summaryOf(method: HttpMethod, handler: unknown, pattern: string): string {
+  const name = typeof handler === "function" ? handler.name : "";
+  const words = name
+    .replace(/([A-Z])/g, " $1")
+    .toLowerCase()
+    .trim();
+  if (words === "" || words === "checked") return `${method} ${pattern}`;
+  return method === "GET" ? `Read ${words}` : words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** The query parameters a read takes, all optional strings (the live system checks their values). */
+function queryOf(handler: unknown): z.ZodObject | undefined {
+  const keys = queryKeysOf(handler);
+  if (keys === undefined || keys.length === 0) return undefined;
+  return z.object(Object.fromEntries(keys.map((k) => [k, z.string().optional()])));
+}
+
+/** What a read answers: an object for a path ending in an id (or RSOP), a list otherwise. */
+function readAnswer(pattern: string, id: z.ZodType): z.ZodType {
+  const last = pattern.split("/").at(-1) ?? "";
+  if (pattern.endsWith("/rsop/holders") || pattern.endsWith("/rsop/persons"))
+    return z.looseObject({ holders: z.array(z.looseObject({ id })).optional() });
+  if (last.startsWith(":") || ["info", "config"].includes(last)) return z.looseObject({});
+  return z.array(z.looseObject({}));
+}
+
+interface TableEntry {
+  readonly method: HttpMethod;
+  readonly pattern: string;
+  readonly handler: unknown;
+}
+
+/** One declaration per route-table entry, below `prefix` (`/:systemId` for 2.0, nothing for 1.0). */
+function declare(
+  entries: readonly TableEntry[],
+  prefix: string,
+  host: "systems" | "panel",
+  id: z.ZodType,
+): DeclaredRoute[] {
+  return entries.map(({ method, pattern, handler }) => {
+    const path = `${prefix}${pattern}`;
+    const first = pattern.split("/")[host === "panel" ? 2 : 1] ?? "";
+    const read = method === "GET";
+    const roles: readonly Role[] =
+      host === "panel"
+        ? ["admin", "integrator"]
+        : read
+          ? ALL_ROLES
+          : MANAGED.has(first)
+            ? ["admin", "integrator", "manager"]
+            : ["admin", "integrator"];
+    const reading = LIVE_READINGS.has(handler);
+    const query = read ? queryOf(handler) : undefined;
+    const ok: Record<number, z.ZodType | null> = read
+      ? reading
+        ? {}
+        : { 200: readAnswer(pattern, id) }
+      : { 200: ID_ANSWER, 201: ID_ANSWER, 204: null };
+    const errors = [...AUTH_ERRORS, ...COMMON_ERRORS, ...(read ? [] : [409]), ...(reading ? [501] : [])];
+    return {
+      id: `${host}.${method.toLowerCase()}${path.replace(/[/:{}_-]+(\w)/g, (_, c: string) => c.toUpperCase())}`,
+      method,
+      path,
+      host,
+      summary: summaryOf(method, handler, pattern),
+      tags: [first],
+      params: paramsOf(path),
+      ...(query !== undefined ? { query } : {}),
+      ...(read
+        ? {}
+        : { body: z.looseObject({}).describe(`The ${first} fields, as the systems interface names them.`) }),
+      answers: answersOf(ok, errors),
+      access: { roles, scope: host === "systems" && (read || MANAGED.has(first)) ? "partitions" : "all" },
+      by: "live",
+      handler,
+    };
+  });
+}
+
+/** Every route of a 2.0 system's table, below `/:systemId`. */
+export function systemLiveRoutes(): DeclaredRoute[] {
+  const entries = routeEntries().map(([method, pattern, handler]) => ({ method, pattern, handler }));
+  return declare(entries, "/:systemId", "systems", z.string());
+}
+
+/** Every route of the 1.0 panel's table (`/api/…`). */
+export function panelLiveRoutes(): DeclaredRoute[] {
+  const entries = panelRouteEntries().map(([method, pattern, handler]) => ({ method, pattern, handler }));
+  return declare(entries, "", "panel", z.number());
+}
