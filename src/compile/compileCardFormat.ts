@@ -47,7 +47,7 @@ export interface CompiledFormat {
 
 /**
  * What a read decoded to. -1: the format has no such field; -2 (OVERFLOW): the value exceeds
- * 2^53−1. Both are reported as null, but an overflowed code never matches a credential (SPEC §5),
+ * 2^53−1. Both are reported as null, but an overflowed code never matches a credential (docs/semantics.md S17),
  * not even one without a facility code.
  */
 export interface DecodeScratch {
@@ -56,7 +56,7 @@ export interface DecodeScratch {
   parityOk_: boolean;
 }
 
-/** The layout behind a format entry (validated at load); null for a raw format (SPEC §5). */
+/** The layout behind a format entry (validated at load); null for a raw format (docs/semantics.md S17). */
 export function layoutOf(format: CardFormat): ResolvedLayout | null {
   const resolved = entryLayout(format);
   switch (resolved.kind) {

@@ -1,6 +1,6 @@
 // Rule windows as integers in one Int32Array, RULE_STRIDE slots per rule rank: milliseconds of the
 // local day, a 7-bit weekday mask, and the bounds of the occurrence's start day. `ruleOpen` answers
-// SPEC §4 with integer arithmetic only, on a local day number and a time of day that are both small
+// Time windows with integer arithmetic only, on a local day number and a time of day that are both small
 // integers, so the hot path never boxes a double.
 import { MS_PER_DAY, WEEKDAYS, parseClock, parseLocalDate } from "../model/index.js";
 import type { Rule } from "../model/index.js";
@@ -17,7 +17,7 @@ export const R_FIRST_DAY = 5;
 export const R_LAST_DAY = 6;
 /** Flag bits of R_FLAGS. */
 export const RF_ALLOW = 1;
-/** SPEC §4 24x7: an allow rule whose window covers the whole week. */
+/** 24x7 (docs/semantics.md E4): an allow rule whose window covers the whole week. */
 export const RF_24X7 = 2;
 /** start ≥ stop: the window crosses midnight (equal: 24 hours). */
 export const RF_OVERNIGHT = 4;

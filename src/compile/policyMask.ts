@@ -1,4 +1,4 @@
-// Authentication policies as bitmasks over factor combinations (SPEC §6): combining two policies
+// Authentication policies as bitmasks over factor combinations: combining two policies
 // is a bitwise AND, accepting a combination is a bit test.
 import type { AuthenticationPolicy } from "../model/index.js";
 

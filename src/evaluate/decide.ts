@@ -1,4 +1,4 @@
-// The hot path: one scan → one decision, SPEC §3 step by step. No luxon/Intl, no string building,
+// The hot path: one scan → one decision, the evaluation order step by step (docs/semantics.md E lines). No luxon/Intl, no string building,
 // no closures and no allocation beyond the decision object (none when the caller passes `out`):
 // every table it reads was built by compileSnapshot. `decide` never throws. decide parses and
 // checks the request and finds the device; decideCore, from the input check on, is shared with
@@ -60,7 +60,7 @@ export const KIND_MOBILE = 3;
 const SCRATCH: DecodeScratch = { fc_: -1, cn_: -1, parityOk_: true };
 const REQUEST = new RequestFields();
 
-/** A fresh decision object with every field, in SPEC order. */
+/** A fresh decision object with every field, in the documented field order. */
 export function newDecision(): Decision {
   return {
     outcome: "denied",
@@ -209,7 +209,7 @@ export interface DecideTrace extends RuleSink {
 }
 
 /**
- * Decides one scan against a compiled system (SPEC §3).
+ * Decides one scan against a compiled system, in the evaluation order.
  * @param sys - from compileSnapshot.
  * @param request - any value; a malformed one is `denied/badRequest`.
  * @param out - optional decision object to fill instead of allocating one.
@@ -288,7 +288,7 @@ export const ONLINE = -1;
 export const OFFLINE_NO_CLOCK = -2;
 
 /**
- * SPEC §3 from step 1's input check on, for a well-formed request already resolved to its device:
+ * The evaluation order from step 1's input check on, for a well-formed request already resolved to its device:
  * what decide, reader handles and batches share. Fills `d` (null: a batch, which reads only the
  * returned reason code, an index into REASONS, and LAST_RULE). No string is built, nothing allocated.
  * @param input - the channel's INPUT_BIT.

@@ -1,5 +1,5 @@
 // Why a scan was decided: decide run with a trace sink (DecideTrace), and the values it reported
-// turned into one step per SPEC §3 step that ran. Nothing here decides: the decision is decide's,
+// turned into one step per evaluation step that ran (docs/semantics.md E lines). Nothing here decides: the decision is decide's,
 // and each step only describes what decide looked at (rules: every candidate with its verdict).
 import {
   type CompiledDevice,
@@ -166,7 +166,7 @@ function factorName(factor: number): string {
   return factor === 1 ? "card" : factor === 2 ? "PIN" : "card + PIN";
 }
 
-/** The name of a policy mask (SPEC §6 table; the intersection of two is one of them). */
+/** The name of a policy mask (the policy table; the intersection of two is one of them). */
 function policyName(mask: number): string {
   switch (mask & 7) {
     case 7:
@@ -205,7 +205,7 @@ function peek(request: unknown, key: string): unknown {
 }
 
 /**
- * Decides `request` exactly as decide does, with a trace of SPEC §3: what each step that ran looked
+ * Decides `request` exactly as decide does, with a trace of the evaluation steps: what each step that ran looked
  * at and found, ending in the decision. Never throws.
  */
 export function explain(sys: CompiledSystem, request: unknown): Explanation {

@@ -1,4 +1,4 @@
-// Resultant set of policy (SPEC §7): per holder, the rules of its groups and every door and floor
+// Resultant set of policy: per holder, the rules of its groups and every door and floor
 // group they reach, each with what decide would answer for a scan at that instant (scanAccess).
 // The cost of one holder grows with the rules that reach it, not with the size of the system.
 import {
@@ -700,7 +700,7 @@ function holderObject(call: RsopCall, core: HolderCore, nodeRef: (index: number)
   return { id: h.id, enabled: h.enabled, groups: holderGroups(sys, h), rules, devices, floorGroups };
 }
 
-/** Computes RSOP (SPEC §7). Throws QueryError naming every unknown id or bad option. */
+/** Computes RSOP. Throws QueryError naming every unknown id or bad option. */
 export function computeRsop(sys: CompiledSystem, holderIds: readonly string[], options: RsopOptions): RsopResult {
   const call = startCall(sys, holderIds, options);
   const nodeRef = nodeRefs(sys);

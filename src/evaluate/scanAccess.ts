@@ -1,6 +1,6 @@
 // The building block behind RSOP, who-can-access and access windows: what decide would answer for
 // a scan by a known holder at a device, node online, presenting a credential the device accepts,
-// and the holder's PIN whenever a policy asks for one (SPEC §7, docs/semantics.md Q1).
+// and the holder's PIN whenever a policy asks for one (docs/semantics.md Q1).
 import {
   type CompiledDevice,
   type CompiledSystem,
@@ -31,7 +31,7 @@ export interface ScanAccess {
 }
 
 /**
- * Steps 5–8 of SPEC §3 for a holder who presents a credential the device accepts: card alone; if
+ * Evaluation steps 5–8 for a holder who presents a credential the device accepts: card alone; if
  * that is refused for want of a PIN and the holder has one, card and PIN. `rules` receives the rule
  * outcome of the presented factors (floors for elevators). `h` is the holder's index.
  */

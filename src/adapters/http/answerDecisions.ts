@@ -43,7 +43,7 @@ export async function answerDecisions(
     if (i > 0 && i % BATCH_TURN === 0) await new Promise<void>((resolve) => setTimeout(resolve, 0));
     const r: unknown = body[i];
     if (capped) {
-      // SPEC §2, docs/semantics.md R1: a request is badRequest exactly when it has a problem.
+      // docs/semantics.md R1: a request is badRequest exactly when it has a problem.
       if (engine.decide(r, scratch).reason === "badRequest") malformed++;
       continue;
     }

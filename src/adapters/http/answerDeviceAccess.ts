@@ -15,7 +15,7 @@ export interface DeviceAccessPage {
 }
 
 /**
- * `engine.whoCanAccess(deviceId, { at })`, paged as seed 000 §4 says: `page` (zero-based, default 0)
+ * `engine.whoCanAccess(deviceId, { at })`, paged as the API pages lists: `page` (zero-based, default 0)
  * and `per_page` (default 10, at most 100). A page past the last is answered with no holders.
  * @throws HttpError 400 (bad query) or 404 (unknown device, named).
  */

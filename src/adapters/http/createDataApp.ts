@@ -29,7 +29,7 @@ import {
 } from "./dataPipeline.js";
 import { type DataRouteContext, panelPaths, systemPaths } from "./dataRoutes.js";
 import type { ReportRoutes } from "./dataReports.js";
-import { normalizeBasePath } from "./matchRoute.js";
+import { normalizeBasePath } from "./matchEngineRoute.js";
 import { type RequestBounds, boundsOf } from "./requestBounds.js";
 import { docsRoutes } from "./routes/docsRoutes.js";
 import { buildOpenApiDocument } from "./routes/openApiDocument.js";

@@ -1,4 +1,4 @@
-// The HTTP adapter: the seed 001 RSOP routes plus decisions and who-can-access, as one web-standard
+// The HTTP adapter: the 2.0 systems API's RSOP routes plus decisions and who-can-access, as one web-standard
 // `(Request) => Promise<Response>` function. It runs under Node's http server (through
 // @hono/node-server, see startServer.ts), Hono, Deno, Bun or an edge runtime: nothing here imports
 // a Node module.
@@ -16,7 +16,7 @@ import { answerDeviceAccess, pageHeaders } from "./answerDeviceAccess.js";
 import { answerRsop } from "./answerRsop.js";
 import { type AuthorizeAnswer, authenticate } from "./authenticate.js";
 import { HttpError, errorResponse, jsonResponse, queryHttpError } from "../../service/httpError.js";
-import { type RouteName, matchRoute, normalizeBasePath, pathSegments } from "./matchRoute.js";
+import { type RouteName, matchEngineRoute, normalizeBasePath, pathSegments } from "./matchEngineRoute.js";
 import { readJsonBody } from "./readJsonBody.js";
 import { parseQuery } from "./parseQuery.js";
 import { engineRouteRefusal, hiddenRsopIds, rsopInScope, scopeOf } from "../../service/auth/scope.js";
@@ -140,7 +140,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     const url = new URL(request.url);
     const segments = pathSegments(url.pathname, basePath);
     if (segments === "malformed") throw new HttpError(400, "The URL path has malformed percent-encoding.");
-    const route = segments === null ? null : matchRoute(segments);
+    const route = segments === null ? null : matchEngineRoute(segments);
     if (route === null) throw new HttpError(404, `No route for ${request.method} ${url.pathname}.`);
     if (request.method !== route.method)
       throw new HttpError(405, `${request.method} is not allowed here; use ${route.method}.`, [], {

@@ -27,7 +27,7 @@ import {
   pathsOf,
 } from "./dataPipeline.js";
 import { type ReportRoutes, reportAnswer, reportNotFound } from "./dataReports.js";
-import type { RouteName } from "./matchRoute.js";
+import type { RouteName } from "./matchEngineRoute.js";
 import { DEFAULT_PREVIEW_CHANGES, DEFAULT_PREVIEW_COST, type RequestBounds } from "./requestBounds.js";
 import { readJsonBody } from "./readJsonBody.js";
 import type { DeclaredRoute } from "./routes/declaredRoute.js";

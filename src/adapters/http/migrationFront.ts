@@ -1,4 +1,4 @@
-// The migration routes of `rsop serve --data` (seed 000 §4 "Migration (1.0 to 2.0)"), served at the
+// The migration routes of `rsop serve --data` (the accounts API's migration from 1.0 to 2.0), served at the
 // root of the same server in front of the data app: preflight, initiate, status, complete, rollback,
 // the exported panel (backupUrl), and the id mappings under the 2.0 system. While a migration runs
 // or is staged the panel is read-only (writes 409) and the staged system answers reads under
@@ -28,7 +28,7 @@ const KEY_STAGED = "migration.staged";
 /** The id mappings of a completed migration, kept for `GET /{system_id}/id-mapping/{cloud_node_id}`. */
 const KEY_MAPPINGS = "migration.mappings";
 
-/** The types of mapping records a `type` filter may name (seed 000 §4). */
+/** The types of mapping records a `type` filter may name (the accounts API's id mapping). */
 const MAPPING_TYPES = [
   "cardFormat",
   "connection",
@@ -127,7 +127,7 @@ async function completedIfServed(store: Store, served: DurableSystem): Promise<S
   return fixed;
 }
 
-/** What initiate answers (seed 000: id, name, legacyOuId, status, createdAt, tasks with status). */
+/** What initiate answers (id, name, legacyOuId, status, createdAt, tasks with status). */
 function initiated(r: MigrationRecord) {
   return {
     id: r.id,

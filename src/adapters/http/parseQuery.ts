@@ -1,5 +1,5 @@
 // The query parameters of the GET routes: `ids` (comma-separated, repeatable), `at`, and the paging
-// parameters `page` and `per_page` of seed 000 §4 (zero-based page; per_page default 10, at most 100).
+// parameters `page` and `per_page` of the API's paging (zero-based page; per_page default 10, at most 100).
 // Unknown parameters are refused: a misspelt `?time=` silently answering "now" would be a wrong
 // access answer that looks right.
 import { MAX_INSTANT, MIN_INSTANT, parseInstant } from "../../model/index.js";

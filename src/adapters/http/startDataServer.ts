@@ -20,7 +20,7 @@ import type { Authorize } from "./authenticate.js";
 import { createDataApp } from "./createDataApp.js";
 import type { PipelineObserver } from "./dataPipeline.js";
 import { type RequestBounds, boundsOf } from "./requestBounds.js";
-import { normalizeBasePath } from "./matchRoute.js";
+import { normalizeBasePath } from "./matchEngineRoute.js";
 import { type MigrationFront, type MigrationFrontOptions, createMigrationFront } from "./migrationFront.js";
 import type { ReportService, ReportStoreLimits } from "../../service/reportService.js";
 import { closeGracefully, listenOn, serverUrl, streamLog } from "./startServer.js";

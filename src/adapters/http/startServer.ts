@@ -19,7 +19,7 @@ import {
   serverOptionsOf,
 } from "./connectionGuard.js";
 import { HttpError, errorResponse, jsonResponse } from "../../service/httpError.js";
-import { normalizeBasePath } from "./matchRoute.js";
+import { normalizeBasePath } from "./matchEngineRoute.js";
 import { docsRoutes } from "./routes/docsRoutes.js";
 import { buildOpenApiDocument } from "./routes/openApiDocument.js";
 import { engineServerDeclarations } from "./routes/servedRoutes.js";

@@ -1,4 +1,4 @@
-// The 1.0 route table: method + seed 002 path pattern (relative to `{panel_url}`) → handler.
+// The 1.0 route table: method + 1.0 panel API path pattern (relative to the panel's URL) → handler.
 import { type RouteMatch, type RouteTable, matchTable } from "../../live/routeTable.js";
 import * as w from "./panelOperations.js";
 import { type PanelAnswer, type PanelReadContext, panelReads as r } from "./panelReads.js";

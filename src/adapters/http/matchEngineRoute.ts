@@ -1,4 +1,4 @@
-// The route table of the HTTP adapter (seed 001 paths, relative to the base path) and its matcher.
+// The route table of the HTTP adapter (2.0 systems API paths, relative to the base path) and its matcher.
 // Matching looks at the shape of the path only, so unknown routes and wrong methods are answered
 // before any credential is looked at, and without revealing anything about the system's data.
 
@@ -6,7 +6,7 @@
 export type RouteName = "rsopHolders" | "nodeRsopHolders" | "decisions" | "explain" | "deviceAccess";
 
 /** A matched route with its decoded path parameters. */
-export interface RouteMatch {
+export interface EngineRouteMatch {
   readonly name: RouteName;
   /** The one method the route answers. */
   readonly method: "GET" | "POST";
@@ -61,7 +61,7 @@ export function pathSegments(pathname: string, basePath: string): string[] | nul
 }
 
 /** The route a path has the shape of, or null. Empty segments never match an id. */
-export function matchRoute(segments: readonly string[]): RouteMatch | null {
+export function matchEngineRoute(segments: readonly string[]): EngineRouteMatch | null {
   const [systemId, ...rest] = segments;
   if (systemId === undefined || systemId === "") return null;
   for (const r of ROUTES) {
