@@ -8,7 +8,7 @@ const HOSTILE = "test/http/hostile*.test.ts";
 
 export default defineConfig({
   test: {
-    setupFiles: ["test/setup/failOnConsole.ts"],
+    setupFiles: ["test/setup/failOnConsole.ts", "test/setup/checkAnswers.ts"],
     env: { TZ: "UTC" },
     testTimeout: 60_000,
     projects: [

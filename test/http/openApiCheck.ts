@@ -113,6 +113,22 @@ export function checkAnswer(
   later(() => checkAnswerNow(docUrl, method, url, status, body, contentType));
 }
 
+/**
+ * checkAnswer with a body read only when the test finishes (`readBody`), so that a test timing its
+ * own requests does not pay for reading and parsing the copy of a large answer while it runs.
+ */
+export function checkAnswerLater(
+  docUrl: string,
+  method: string,
+  url: string,
+  status: number,
+  readBody: () => Promise<unknown>,
+  contentType: string | null,
+): void {
+  prefetchDocument(docUrl);
+  later(async () => checkAnswerNow(docUrl, method, url, status, await readBody(), contentType));
+}
+
 /** Checks one answer at once (throws on a mismatch): what checkAnswer runs when the test finishes. */
 export async function checkAnswerNow(
   docUrl: string,
@@ -136,6 +152,12 @@ export async function checkAnswerNow(
   const top = Math.max(-1, ...matching.map((t) => t.literal));
   const best = matching.find((t) => t.literal === top);
   const json = contentType?.startsWith("application/json") === true;
+  if (best === undefined && status < 400) {
+    // A system a migration staged is served below its id with a document of its own there.
+    const staged = `${new URL(docUrl).origin}/${pathname.split("/")[1]}/openapi.json`;
+    if (staged !== docUrl && (await documentOf(staged)) !== null)
+      return checkAnswerNow(staged, method, url, status, body, contentType);
+  }
   if (best === undefined) {
     // No route for this method and path: a refusal in the error shape.
     if (status < 400) throw new Error(`${method} ${pathname}: ${status}, but no route in /openapi.json has it`);

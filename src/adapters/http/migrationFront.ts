@@ -426,8 +426,17 @@ export async function createMigrationFront(options: MigrationFrontOptions): Prom
     const staged = job.staged;
     if (staged !== null) {
       const path = new URL(c.req.url).pathname.slice(basePath.length);
-      if (path === `/${staged.system.systemId}` || path.startsWith(`/${staged.system.systemId}/`))
-        return (await stagedAppOf(state, staged.live)).fetch(c.req.raw);
+      const app =
+        path === `/${staged.system.systemId}` || path.startsWith(`/${staged.system.systemId}/`)
+          ? await stagedAppOf(state, staged.live)
+          : null;
+      // The staged system's own document, below its id (the root one documents the served panel's routes).
+      if (app !== null && path === `/${staged.system.systemId}/openapi.json`) {
+        const url = new URL(c.req.url);
+        url.pathname = `${basePath}/openapi.json`;
+        return app.fetch(new Request(url, c.req.raw));
+      }
+      if (app !== null) return app.fetch(c.req.raw);
     }
     return state.mainApp.fetch(c.req.raw);
   });

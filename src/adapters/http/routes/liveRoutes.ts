@@ -56,6 +56,8 @@ function readAnswer(pattern: string, id: z.ZodType): z.ZodType {
   if (pattern.endsWith("/rsop/holders") || pattern.endsWith("/rsop/persons"))
     return z.looseObject({ holders: z.array(z.looseObject({ id })).optional() });
   if (last.startsWith(":") || ["info", "config"].includes(last)) return z.looseObject({});
+  // The facility codes in use, as strings.
+  if (last === "facility-codes") return z.array(z.string());
   return z.array(z.looseObject({}));
 }
 
