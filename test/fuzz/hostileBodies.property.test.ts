@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { type LiveSystem, type Operation, type OperationResult } from "../../src/live/index.js";
+import type { LiveSystem, Operation, OperationResult } from "../../src/live/index.js";
 import { type PanelOperationResult, createPanelLiveSystem } from "../../src/legacy1/index.js";
 import { type Issue, parseSnapshot } from "../../src/model/index.js";
 import { operationSpecArb, resolveOperation, snapshotAndRequestsArb } from "../arbitraries/index.js";
