@@ -99,23 +99,9 @@ function validatorOf(c: Checker, ref: string): ValidateFunction {
 
 /**
  * Checks one answer against the document of the server at `docUrl` (its `/openapi.json`) when the
- * test finishes; the test then fails with the route, the status and ajv's errors on a mismatch.
- */
-export function checkAnswer(
-  docUrl: string,
-  method: string,
-  url: string,
-  status: number,
-  body: unknown,
-  contentType: string | null,
-): void {
-  prefetchDocument(docUrl);
-  later(() => checkAnswerNow(docUrl, method, url, status, body, contentType));
-}
-
-/**
- * checkAnswer with a body read only when the test finishes (`readBody`), so that a test timing its
- * own requests does not pay for reading and parsing the copy of a large answer while it runs.
+ * test finishes; the test then fails with the route, the status and ajv's errors on a mismatch. The
+ * body is read then too (`readBody`), so that a test timing its own requests does not pay for
+ * reading and parsing the copy of a large answer while it runs.
  */
 export function checkAnswerLater(
   docUrl: string,
@@ -129,7 +115,7 @@ export function checkAnswerLater(
   later(async () => checkAnswerNow(docUrl, method, url, status, await readBody(), contentType));
 }
 
-/** Checks one answer at once (throws on a mismatch): what checkAnswer runs when the test finishes. */
+/** Checks one answer at once (throws on a mismatch): what checkAnswerLater runs when the test finishes. */
 export async function checkAnswerNow(
   docUrl: string,
   method: string,

@@ -221,6 +221,17 @@ export interface EngineRouteConfig {
   readonly onDecided?: HttpHandlerOptions["onDecided"] | undefined;
 }
 
+/** Decisions and explain take no query parameter: each one given is a 400 naming it. */
+function refuseAnyQuery(url: URL): void {
+  const keys = [...new Set(url.searchParams.keys())];
+  if (keys.length > 0)
+    throw new HttpError(
+      400,
+      "Invalid query parameters.",
+      keys.map((k) => ({ path: k, message: "Unknown query parameter; this route takes none." })),
+    );
+}
+
 /**
  * Answers one engine route, already routed and authenticated (the grant is the token's): RSOP on the
  * token's view, or decisions, explain and who-can-access for admin and integrator tokens (H21).
@@ -258,13 +269,7 @@ export async function answerEngineRoute(
       return jsonResponse(200, page.result, indent, pageHeaders(url, page));
     }
     case "decisions": {
-      const keys = [...new Set(url.searchParams.keys())];
-      if (keys.length > 0)
-        throw new HttpError(
-          400,
-          "Invalid query parameters.",
-          keys.map((k) => ({ path: k, message: "Unknown query parameter; this route takes none." })),
-        );
+      refuseAnyQuery(url);
       const body = await readJsonBody(request, maxBodyBytes);
       const answer = await answerDecisions(engine, body, maxBatch);
       if (options.onDecided !== undefined)
@@ -272,13 +277,7 @@ export async function answerEngineRoute(
       return jsonResponse(200, answer, indent);
     }
     case "explain": {
-      const keys = [...new Set(url.searchParams.keys())];
-      if (keys.length > 0)
-        throw new HttpError(
-          400,
-          "Invalid query parameters.",
-          keys.map((k) => ({ path: k, message: "Unknown query parameter; this route takes none." })),
-        );
+      refuseAnyQuery(url);
       const body = await readJsonBody(request, maxBodyBytes);
       return jsonResponse(200, answerExplain(engine, body), indent);
     }
