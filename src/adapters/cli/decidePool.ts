@@ -51,6 +51,9 @@ export function defaultDecideWorker(): string | null {
   return existsSync(file) ? file : null;
 }
 
+/** The longest close() waits for a worker still loading before it terminates it anyway. */
+const CLOSE_WAIT_MS = 10_000;
+
 /** Worker threads answering chunks of lines, and the answers put back in order. */
 export class DecidePool {
   readonly #workers: Worker[];
@@ -68,8 +71,19 @@ export class DecidePool {
   #ready = 0;
   #waitingReady: { resolve: () => void; reject: (e: Error) => void } | null = null;
 
+  /** Per worker: settles once it has said something (ready, or its failure) or stopped. */
+  readonly #started: Promise<void>[];
+
   private constructor(workers: Worker[]) {
     this.#workers = workers;
+    this.#started = workers.map(
+      (w) =>
+        new Promise<void>((resolve) => {
+          w.once("message", () => resolve());
+          w.once("exit", () => resolve());
+          w.once("error", () => resolve());
+        }),
+    );
     for (const w of workers) {
       w.on("message", (m: DecideWorkerMessage) => {
         if ("ready" in m) this.#loaded();
@@ -134,9 +148,21 @@ export class DecidePool {
     });
   }
 
-  /** Stops the workers. */
+  /**
+   * Stops the workers, each once it has finished loading (or after CLOSE_WAIT_MS): Node 20 aborts the
+   * whole process (a V8 check, "location_ != nullptr") when a worker is terminated while its ES
+   * modules are still being evaluated, which a worker loading the shared chunks can be when another
+   * one has already reported a snapshot that does not load (decideWorkers.test.ts, seen once in ten
+   * full runs).
+   */
   async close(): Promise<void> {
-    await Promise.all(this.#workers.map((w) => w.terminate()));
+    const late = new Promise<void>((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref());
+    await Promise.all(
+      this.#workers.map(async (w, i) => {
+        await Promise.race([this.#started[i], late]);
+        await w.terminate();
+      }),
+    );
   }
 
   #send(): void {
