@@ -13,6 +13,7 @@ import { type SizeName, exposedGc, fixture } from "./fixtures.js";
 import type { ScenarioContext } from "./scenario.js";
 import type { Created, WriteContext } from "../src/live/operations/common.js";
 import { runWrite } from "../src/live/write.js";
+import { applyOps, publish } from "../src/live/state.js";
 
 let counter = 0;
 const newId = () => `bench-${(counter++).toString(36).padStart(8, "0")}-${Math.random().toString(36).slice(2, 10)}`;
@@ -26,8 +27,21 @@ function change(
 ): { next: SystemSnapshot; patches: Patch[] } {
   const route = matchRoute(method, path);
   if (route.kind !== "write") throw new Error(`no write route ${method} ${path}`);
-  const { next, patches } = runWrite(base, route.handler, { params: route.params, body, newId, now: () => 0 });
-  return { next, patches };
+  return transition(base, route.handler, { params: route.params, body, newId, now: () => 0 });
+}
+
+/**
+ * The snapshot a handler's steps make of `base` (a copy of its lists, changed in place as a live
+ * system changes its own) and their keyed patches: what engine.update is given.
+ */
+function transition(
+  base: SystemSnapshot,
+  handler: Parameters<typeof runWrite>[1],
+  input: Parameters<typeof runWrite>[2],
+): { next: SystemSnapshot; patches: Patch[] } {
+  const { ops } = runWrite(base, handler, input);
+  const next = publish(base, undefined, new Set());
+  return { next, patches: applyOps(next, ops).patches };
 }
 
 function fmtUs(ms: number): string {
@@ -247,7 +261,7 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
           });
         return { status: 204 };
       };
-      const { next, patches } = runWrite(engine.snapshot, createAll, { params: {}, body: null, newId, now: () => 0 });
+      const { next, patches } = transition(engine.snapshot, createAll, { params: {}, body: null, newId, now: () => 0 });
       exposedGc()?.();
       const t0 = performance.now();
       engine.update(next, patches);

@@ -6,7 +6,7 @@
 //   node_modules/.bin/esbuild bench/liveValidation.ts --bundle --platform=node --format=esm \
 //     --packages=external --outfile=node_modules/.cache/rsop-bench/liveValidation.mjs \
 //     && node --expose-gc node_modules/.cache/rsop-bench/liveValidation.mjs [S|M|L]
-import { type Patch, enablePatches, freeze } from "immer";
+import { enablePatches, freeze } from "immer";
 import { Refusal } from "../src/live/operation.js";
 import type { Operation } from "../src/live/operation.js";
 import { matchRoute } from "../src/live/routes.js";
@@ -14,28 +14,37 @@ import { WriteValidator } from "../src/live/validation.js";
 import { type SystemSnapshot, parseSnapshot } from "../src/model/index.js";
 import { SIZES, type SizeName, generateBuilding } from "./fixtures.js";
 import { runWrite } from "../src/live/write.js";
+import { type AppliedChange, applyOps } from "../src/live/state.js";
 
 enablePatches();
 const size = (process.argv[2] ?? "L") as SizeName;
 const building = generateBuilding(SIZES[size]);
 const loaded = parseSnapshot(JSON.parse(JSON.stringify(building.snapshot)));
 if (!loaded.ok) throw new Error("fixture invalid");
-let committed: SystemSnapshot = freeze(loaded.value, true);
+/** The state as a live system keeps it: its own lists, changed in place (semantics L21). */
+const committed: SystemSnapshot = ownCopy(freeze(loaded.value, true));
 const validator = new WriteValidator();
 let ids = 0;
 const newId = () => `bench-${++ids}`;
 
-function change(s: SystemSnapshot, op: Operation): { next: SystemSnapshot; patches: Patch[] } {
+function ownCopy(s: SystemSnapshot): SystemSnapshot {
+  const out: Record<string, unknown> = { ...s };
+  for (const [k, v] of Object.entries(s)) if (Array.isArray(v)) out[k] = v.slice();
+  return out as unknown as SystemSnapshot;
+}
+
+/** Makes `op` on the state in place (as the live system does, before validating): what it reached. */
+function change(s: SystemSnapshot, op: Operation): AppliedChange {
   const route = matchRoute(op.method, op.path);
   if (route.kind !== "write") throw new Error(`not a write: ${op.path}`);
   try {
-    const { next, patches } = runWrite(s, route.handler, {
-      params: route.params,
-      body: op.body,
-      newId,
-      now: () => Date.UTC(2026, 3, 1),
-    });
-    return { next, patches };
+    const { ops } = runWrite(
+      s,
+      route.handler,
+      { params: route.params, body: op.body, newId, now: () => Date.UTC(2026, 3, 1) },
+      validator.lookups(s),
+    );
+    return applyOps(s, ops);
   } catch (e) {
     if (e instanceof Refusal) throw new Error(`${op.method} ${op.path} refused: ${JSON.stringify(e.issues)}`);
     throw e;
@@ -59,20 +68,20 @@ function stats(xs: number[]): string {
 
 /** Validates `op` on the committed snapshot both ways; commits it. Returns [before, after] in ms. */
 function once(op: Operation, before: boolean): [number | null, number] {
-  const { next, patches } = change(committed, op);
+  const { touched } = change(committed, op);
   let tBefore: number | null = null;
   if (before) {
     const t0 = performance.now();
-    const r = parseSnapshot(next);
+    const r = parseSnapshot(committed);
     tBefore = performance.now() - t0;
     if (!r.ok) throw new Error(`parseSnapshot refused ${op.path}: ${JSON.stringify(r.issues.slice(0, 3))}`);
   }
   minorGc();
   const t1 = performance.now();
-  const issues = validator.validate(committed, committed, next, patches);
+  const issues = validator.validate(committed, touched);
   const tAfter = performance.now() - t1;
   if (issues.length > 0) throw new Error(`validator refused ${op.path}: ${JSON.stringify(issues.slice(0, 3))}`);
-  committed = next;
+  validator.commit();
   return [tBefore, tAfter];
 }
 
@@ -97,7 +106,7 @@ process.stdout.write(
 );
 {
   const t0 = performance.now();
-  const issues = validator.validate(committed, committed, committed, []);
+  const issues = validator.validate(committed, new Map());
   process.stdout.write(
     `index build (first write of a live system, once): ${ms(performance.now() - t0)}${issues.length > 0 ? " (issues!)" : ""}\n`,
   );
@@ -172,14 +181,12 @@ row(
   const after: number[] = [];
   for (let round = 0; round < 5; round++) {
     const g = change(committed, { method: "POST", path: "/groups", body: { name: `Big ${round}` } });
-    validator.validate(committed, committed, g.next, g.patches);
-    committed = g.next;
+    validator.validate(committed, g.touched);
     const gid = committed.groups.at(-1)!.id;
     const count = Math.min(2000, Math.floor(committed.holders.length / 5));
     const members = committed.holders.slice(round * count, round * count + count).map((h) => h.id);
     const m = change(committed, { method: "PUT", path: `/groups/${gid}/holders`, body: { holders: members } });
-    if (validator.validate(committed, committed, m.next, m.patches).length > 0) throw new Error("members refused");
-    committed = m.next;
+    if (validator.validate(committed, m.touched).length > 0) throw new Error("members refused");
     const [b, a] = once({ method: "DELETE", path: `/groups/${gid}` }, round < 3 && !AFTER_ONLY);
     if (b !== null) before.push(b);
     after.push(a);
@@ -190,11 +197,9 @@ row(
 }
 
 // 10,000 holder creates in one batch: each validated against the batch's accumulated changes. The
-// changes are made as the create route makes them (an element appended: one "add" patch), without
-// immer, whose copy of a 100k-element draft per create would dominate the run.
+// changes are made as the create route makes them (an element appended in place).
 {
-  const base = committed;
-  let current = base;
+  const current = committed;
   const after: number[] = [];
   for (let k = 0; k < 10_000; k++) {
     const id = newId();
@@ -223,13 +228,11 @@ row(
         },
       ],
     };
-    const next: SystemSnapshot = { ...current, holders: current.holders.concat([h]) };
-    const patches: Patch[] = [{ op: "add", path: ["holders", current.holders.length], value: h }];
+    const { touched } = applyOps(current, [{ kind: "add", c: "holders", value: h }]);
     minorGc();
     const t1 = performance.now();
-    if (validator.validate(base, current, next, patches).length > 0) throw new Error("batch create refused");
+    if (validator.validate(current, touched).length > 0) throw new Error("batch create refused");
     after.push(performance.now() - t1);
-    current = next;
   }
   const t2 = performance.now();
   const r = parseSnapshot(current);

@@ -25,8 +25,14 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
   for (const h of snapshot.holders) groupCount += h.groups.length;
   const capacity = cardCapacity(snapshot);
 
+  const byId = (list: readonly { readonly id: string }[]) => new Map<string, object>(list.map((e) => [e.id, e]));
   const sys: CompiledSystem = {
     snapshot,
+    statics_: {
+      cloudNodes: byId(snapshot.cloudNodes),
+      devices: byId(snapshot.devices),
+      floorGroups: byId(snapshot.floorGroups),
+    },
     nodes_: nodes,
     nodeIndex_: nodeIndex,
     devices_: devices,

@@ -107,6 +107,15 @@ export const CARD_DELETED = -2;
  */
 export interface CompiledSystem {
   snapshot: SystemSnapshot;
+  /**
+   * The cloud nodes, devices and floor groups compiled, by id: what a keyed patch replaces is
+   * compared with them to tell a display field's change (nothing to recompile) from another.
+   */
+  readonly statics_: {
+    readonly cloudNodes: Map<string, object>;
+    readonly devices: Map<string, object>;
+    readonly floorGroups: Map<string, object>;
+  };
   readonly nodes_: readonly CompiledNode[];
   readonly nodeIndex_: ReadonlyMap<string, CompiledNode>;
   readonly devices_: readonly CompiledDevice[];

@@ -141,11 +141,100 @@ export function updateCompiled(
 ): CompiledSystem {
   const prev = sys.snapshot;
   if (prev === next) return sys;
-  const t = touchedPositions(prev, next, patches);
-  if (t === null || prev.timezone !== next.timezone) return compileSnapshot(next);
-  const holders = changesById<Holder>(prev.holders, next.holders, t.holders);
-  const groups = changesById<Group>(prev.groups, next.groups, t.groups);
-  const rules = changesById<Rule>(prev.rules, next.rules, t.rules);
+  const byKey = keyedPatches(patches);
+  let changes: Changes | null;
+  if (byKey !== null) changes = keyedChanges(sys, byKey);
+  else {
+    const t = touchedPositions(prev, next, patches);
+    changes =
+      t === null
+        ? null
+        : {
+            holders: changesById<Holder>(prev.holders, next.holders, t.holders),
+            groups: changesById<Group>(prev.groups, next.groups, t.groups),
+            rules: changesById<Rule>(prev.rules, next.rules, t.rules),
+          };
+  }
+  if (changes === null || prev.timezone !== next.timezone) return compileSnapshot(next);
+  applyChanges(sys, changes);
+  sys.snapshot = next;
+  return sys;
+}
+
+/** Per id of the holders, groups and rules a change reached: the object before and after (absent: created or deleted). */
+interface Changes {
+  readonly holders: Map<string, { old?: Holder; neu?: Holder }>;
+  readonly groups: Map<string, { old?: Group; neu?: Group }>;
+  readonly rules: Map<string, { old?: Rule; neu?: Rule }>;
+}
+
+/** A keyed patch (semantics L21): an element of a collection, by its key, with its whole new value. */
+interface KeyedPatch {
+  readonly op: "add" | "replace" | "remove";
+  readonly c: string;
+  readonly key: string;
+  readonly value: unknown;
+}
+
+/** The patches as keyed patches, or null when one is not (addressed by position, a field, a top-level value). */
+function keyedPatches(patches: readonly PatchLike[]): KeyedPatch[] | null {
+  const out: KeyedPatch[] = [];
+  for (const p of patches as readonly (PatchLike & { op?: unknown; value?: unknown })[]) {
+    const [c, key] = p.path;
+    if (p.path.length !== 2 || typeof c !== "string" || typeof key !== "string") return null;
+    if (p.op !== "add" && p.op !== "replace" && p.op !== "remove") return null;
+    out.push({ op: p.op, c, key, value: p.value });
+  }
+  return out;
+}
+
+/**
+ * What keyed patches change, the old objects read from the compiled system itself (the state they
+ * were made on may have been changed in place); null when a change needs a full compile: a cloud
+ * node, device or floor group that comes or goes or changes beyond its display fields.
+ */
+function keyedChanges(sys: CompiledSystem, patches: readonly KeyedPatch[]): Changes | null {
+  const out: Changes = { holders: new Map(), groups: new Map(), rules: new Map() };
+  const last = new Map<string, KeyedPatch>();
+  for (const p of patches) last.set(`${p.c}\u0000${p.key}`, p);
+  for (const p of last.values()) {
+    const neu = p.op === "remove" ? undefined : p.value;
+    if (p.c === "holders") {
+      const i = sys.holderIndex_.get(p.key);
+      out.holders.set(p.key, { old: i === undefined ? undefined : sys.holders_[i]!, neu: neu as Holder | undefined });
+    } else if (p.c === "groups") {
+      const g = sys.groupIndex_.get(p.key);
+      out.groups.set(p.key, { old: g === undefined ? undefined : sys.groups_[g]!, neu: neu as Group | undefined });
+    } else if (p.c === "rules")
+      out.rules.set(p.key, { old: sys.ruleIndex_.get(p.key)?.rule_, neu: neu as Rule | undefined });
+    else if (p.c === "cloudNodes" || p.c === "devices" || p.c === "floorGroups") {
+      const display = p.c === "devices" ? DEVICE_DISPLAY : p.c === "floorGroups" ? FLOOR_GROUP_DISPLAY : NODE_DISPLAY;
+      const old = sys.statics_[p.c].get(p.key);
+      if (old === undefined || neu === undefined || !onlyDiffer(old, neu as object, display)) return null;
+      sys.statics_[p.c].set(p.key, neu as object);
+    } else if (!INERT.has(p.c)) return null;
+  }
+  for (const m of [out.holders, out.groups, out.rules] as Map<string, { old?: unknown; neu?: unknown }>[])
+    for (const [id, e] of m) if (e.old === undefined && e.neu === undefined) m.delete(id);
+  return out;
+}
+
+/** Whether `a` and `b` differ at most in `fields` (compared by reference: entities share what did not change). */
+function onlyDiffer(a: object, b: object, fields: ReadonlySet<string>): boolean {
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  for (const k of Object.keys(x)) if (!fields.has(k) && x[k] !== y[k] && !sameJson(x[k], y[k])) return false;
+  for (const k of Object.keys(y)) if (!fields.has(k) && !Object.hasOwn(x, k)) return false;
+  return true;
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return typeof a === "object" && typeof b === "object" && JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Brings `sys` to the change: what the holders, groups and rules in `changes` make of it. */
+function applyChanges(sys: CompiledSystem, changes: Changes): void {
+  const { holders, groups, rules } = changes;
 
   // 1. Take out what changed, while the old group indexes still hold: deleted holders, and the
   // credentials and PINs changed holders give up (before anyone may take them).
@@ -216,9 +305,6 @@ export function updateCompiled(
     if (e.old === undefined) addHolder(sys, e.neu);
     else changeHolderEnd(sys, sys.holderIndex_.get(id)!, e.neu);
   }
-
-  sys.snapshot = next;
-  return sys;
 }
 
 /** New ranks in id order after rules were created or deleted (`changes`), applied everywhere ranks are kept. */

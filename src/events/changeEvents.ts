@@ -15,6 +15,12 @@ export interface ChangeInput {
   readonly after: unknown;
   /** The write's patches (they say where to look; the snapshots say what changed). */
   readonly patches: readonly PatchLike[];
+  /**
+   * The write's inverse patches. When the patches address entities by key (a 2.0 live system's,
+   * semantics L21), they and these say what changed, and the snapshots are read for the system id
+   * only (a 2.0 live system's `current` will do: nothing is copied).
+   */
+  readonly inversePatches?: readonly PatchLike[];
   /** When the write was accepted (ISO 8601). */
   readonly occurredAt: string;
   /** Event ids; default random UUIDs. */
@@ -101,6 +107,14 @@ export function changeEvents(input: ChangeInput): ChangeEvent[] {
       data: entity,
     });
 
+  const keyed = !panel && input.inversePatches !== undefined ? keyedReach(input.patches, input.inversePatches) : null;
+  if (keyed !== null) {
+    for (const c of collections) {
+      const reach = keyed.get(c.key);
+      if (reach !== undefined) compareCollection(c, [...reach.keys()], (k) => reach.get(k)!, emit);
+    }
+    return events;
+  }
   // Where the patches reach: per collection, the indexes they name (before and after), or all.
   const touched = new Map<string, Set<number> | "all">();
   let panelNode = false;
@@ -145,34 +159,7 @@ export function changeEvents(input: ChangeInput): ChangeEvent[] {
         consider(now[i]);
       }
     const find = (xs: readonly Entity[], k: string) => xs.find((e) => isObject(e) && c.keyOf(e) === k);
-    const removed: Entity[] = [];
-    const added: Entity[] = [];
-    const modified: [Entity, Entity][] = [];
-    for (const k of keys) {
-      const a = find(was, k);
-      const b = find(now, k);
-      if (a !== undefined && b === undefined) removed.push(a);
-      else if (a === undefined && b !== undefined) added.push(b);
-      else if (a !== undefined && b !== undefined && a !== b) modified.push([a, b]);
-    }
-    for (const e of removed) {
-      if (c.credentials) for (const cr of credentialsOf(e)) emit("entity.removed", "credential", cr);
-      emit("entity.removed", c.type, e);
-    }
-    for (const e of added) {
-      emit("entity.added", c.type, e);
-      if (c.credentials) for (const cr of credentialsOf(e)) emit("entity.added", "credential", cr);
-    }
-    for (const [a, b] of modified) {
-      if (!c.credentials) {
-        if (!same(a, b)) emit("entity.modified", c.type, b);
-        continue;
-      }
-      const { credentials: ca, ...restA } = a;
-      const { credentials: cb, ...restB } = b;
-      if (!same(restA, restB)) emit("entity.modified", c.type, b);
-      if (ca !== cb) credentialChanges(credentialsOf(a), credentialsOf(b), emit);
-    }
+    compareCollection(c, keys, (k) => ({ was: find(was, k), now: find(now, k) }), emit);
   }
   if (panelNode) {
     const node = (s: Entity): Entity => ({
@@ -189,15 +176,89 @@ export function changeEvents(input: ChangeInput): ChangeEvent[] {
   return events;
 }
 
+type Emit = (topic: ChangeEvent["topic"], entityType: EntityType, entity: Entity) => void;
+
+/** The events of one collection: per key, the entity before and after the write. */
+function compareCollection(
+  c: Collection,
+  keys: readonly string[],
+  at: (k: string) => { readonly was: Entity | undefined; readonly now: Entity | undefined },
+  emit: Emit,
+): void {
+  const removed: Entity[] = [];
+  const added: Entity[] = [];
+  const modified: [Entity, Entity][] = [];
+  for (const k of keys) {
+    const { was: a, now: b } = at(k);
+    if (a !== undefined && b === undefined) removed.push(a);
+    else if (a === undefined && b !== undefined) added.push(b);
+    else if (a !== undefined && b !== undefined && a !== b) modified.push([a, b]);
+  }
+  for (const e of removed) {
+    if (c.credentials) for (const cr of credentialsOf(e)) emit("entity.removed", "credential", cr);
+    emit("entity.removed", c.type, e);
+  }
+  for (const e of added) {
+    emit("entity.added", c.type, e);
+    if (c.credentials) for (const cr of credentialsOf(e)) emit("entity.added", "credential", cr);
+  }
+  for (const [a, b] of modified) {
+    if (!c.credentials) {
+      if (!same(a, b)) emit("entity.modified", c.type, b);
+      continue;
+    }
+    const { credentials: ca, ...restA } = a;
+    const { credentials: cb, ...restB } = b;
+    if (!same(restA, restB)) emit("entity.modified", c.type, b);
+    if (ca !== cb) credentialChanges(credentialsOf(a), credentialsOf(b), emit);
+  }
+}
+
+/**
+ * Per collection and key, the entity before and after keyed patches (L21): after, from the last
+ * patch naming it; before, from the last inverse patch naming it (inverse patches run backwards, so
+ * that one restores what was there first). Null when a patch is not keyed.
+ */
+function keyedReach(
+  patches: readonly PatchLike[],
+  inverse: readonly PatchLike[],
+): Map<string, Map<string, { was: Entity | undefined; now: Entity | undefined }>> | null {
+  const out = new Map<string, Map<string, { was: Entity | undefined; now: Entity | undefined }>>();
+  const entry = (p: PatchLike) => {
+    const [c, k] = p.path as readonly unknown[];
+    if (p.path.length !== 2 || typeof c !== "string" || typeof k !== "string") return null;
+    let m = out.get(c);
+    if (m === undefined) out.set(c, (m = new Map()));
+    let e = m.get(k);
+    if (e === undefined) m.set(k, (e = { was: undefined, now: undefined }));
+    return e;
+  };
+  const entityOf = (p: PatchLike): Entity | undefined => {
+    const v = (p as { op?: unknown; value?: unknown }).value;
+    return (p as { op?: unknown }).op === "remove" || !isObject(v) ? undefined : v;
+  };
+  for (const p of patches) {
+    const e = entry(p);
+    if (e === null) return null;
+    e.now = entityOf(p);
+  }
+  const seen = new Set<object>();
+  for (const p of inverse) {
+    const e = entry(p);
+    if (e === null) return null;
+    e.was = entityOf(p);
+    seen.add(e);
+  }
+  // A key the inverse patches do not name was not there before (an add undone by no patch: none).
+  for (const m of out.values()) for (const e of m.values()) if (!seen.has(e)) e.was = undefined;
+  return out;
+}
+
 function credentialsOf(holder: Entity): Entity[] {
   return Array.isArray(holder.credentials) ? (holder.credentials as unknown[]).filter(isObject) : [];
 }
 
-function credentialChanges(
-  was: Entity[],
-  now: Entity[],
-  emit: (t: ChangeEvent["topic"], type: EntityType, e: Entity) => void,
-): void {
+function credentialChanges(was: Entity[], now: Entity[], emit: Emit): void {
   const before = new Map(was.map((c) => [String(c.id), c]));
   const after = new Map(now.map((c) => [String(c.id), c]));
   for (const [id, c] of before) if (!after.has(id)) emit("entity.removed", "credential", c);

@@ -14,8 +14,13 @@ import type { Operation } from "./operation.js";
  * @typeParam B - a batch's result.
  */
 export interface LiveTarget<S = unknown, E = unknown, R = unknown, B = unknown> {
-  /** The current snapshot (deeply frozen). */
+  /** The current snapshot (frozen; never changes). */
   readonly snapshot: S;
+  /**
+   * The state now, for reading within one synchronous stretch: `snapshot`'s content without a copy
+   * (a 2.0 system changes its lists in place; a new object after each change).
+   */
+  readonly current: S;
   /** An engine that answers for the current snapshot. */
   readonly engine: E;
   /** Applies one operation: a read's answer, an accepted write (with its patches), or a refusal. */

@@ -6,6 +6,7 @@
 // The top-level entity lists stay plain arrays, read-only by type (semantics L19).
 import { Immer, type Patch, enablePatches, freeze } from "immer";
 import { isCount } from "../model/index.js";
+import { isKeyedPatches, patchSnapshot } from "./state.js";
 
 enablePatches();
 const immer = new Immer({ autoFreeze: false });
@@ -48,8 +49,12 @@ export function produceSnapshot<T extends object>(
   return [next === base ? base : freezeChanged(next, patches), patches, inverse];
 }
 
-/** applyPatches on a live snapshot, freezing what changed. */
+/**
+ * applyPatches on a snapshot, freezing what changed: patches addressed by entity key (what a 2.0
+ * live system's writes make, semantics L21) or immer's, by position.
+ */
 export function applySnapshotPatches<T extends object>(base: T, patches: readonly Patch[]): T {
+  if (patches.length > 0 && isKeyedPatches(patches, base as never)) return patchSnapshot(base, patches);
   const next = applyToLists(base, patches) ?? immer.applyPatches(base, patches as Patch[]);
   return next === base ? base : freezeChanged(next, patches);
 }

@@ -2,16 +2,7 @@
 // (src/model/checks), run only on the elements a write touched and on the elements whose checks read
 // them, against indexes of the current snapshot overlaid with the change. The verdict, the issues,
 // their paths, messages and order are parseSnapshot's on the resulting snapshot.
-import type { Patch } from "immer";
-import {
-  type Issue,
-  type SystemSnapshot,
-  die,
-  fromZodIssues,
-  holderSchema,
-  parseSnapshot,
-  zodMessage,
-} from "../model/index.js";
+import { type Issue, type SystemSnapshot, die, fromZodIssues, holderSchema, zodMessage } from "../model/index.js";
 import {
   COLLECTIONS,
   type Collection,
@@ -29,6 +20,7 @@ import {
   parseEntity,
   rawKey,
 } from "../model/checks/index.js";
+import type { Touched } from "./state.js";
 
 type Entity = ParsedEntities[Collection];
 type Loose = Record<string, unknown>;
@@ -120,7 +112,6 @@ const CONTENT_READ: Partial<Record<Collection, readonly string[]>> = {
 };
 
 const NAMED = new Set<Collection>(NAMED_COLLECTIONS);
-const IS_COLLECTION = new Set<unknown>(COLLECTIONS);
 const portKey = (d: ParsedEntities["devices"]): string => `${d.connection}\u0000${d.port}`;
 const NONE: CredentialAt = { i: -1, j: -1 };
 const before = (a: CredentialAt, b: CredentialAt): boolean => a.i < b.i || (a.i === b.i && a.j < b.j);
@@ -135,7 +126,6 @@ function perCollection<T>(make: () => T): Record<Collection, T> {
  * indexes can step back to a snapshot they mirrored before (a refused batch).
  */
 class Indexes {
-  mirror: SystemSnapshot;
   readonly parsed: Record<Collection, (Entity | undefined)[]>;
   readonly ids = perCollection(() => new Map<string, number>());
   readonly names = perCollection(() => new Map<string, number>());
@@ -145,13 +135,9 @@ class Indexes {
   /** Per relation: referenced id → ids of the referrers. */
   readonly referrers: Map<string, Set<string>>[] = RELATIONS.map(() => new Map());
   #journal: (() => void)[] = [];
-  /** The snapshot the journal undoes back to (the committed one when forget() was last called). */
-  #start: SystemSnapshot;
 
   /** `s` is valid and normalized (parseSnapshot's output, or one that parseSnapshot accepts unchanged). */
   constructor(s: SystemSnapshot) {
-    this.mirror = s;
-    this.#start = s;
     this.parsed = perCollection(() => []);
     for (const c of COLLECTIONS) {
       const list = s[c] as unknown as Entity[];
@@ -262,8 +248,8 @@ class Indexes {
     });
   }
 
-  /** Moves the indexes to `next`, whose elements differ from the mirror's only at `touched`. */
-  advance(next: SystemSnapshot, touched: Touched): void {
+  /** Moves the indexes to `next`, whose elements differ from the ones indexed only at `touched`. */
+  advance(next: SystemSnapshot, touched: Changes): void {
     const inPlace = (c: Collection, old: Entity | undefined, v: Entity | null | undefined): old is Entity =>
       old !== undefined && v != null && entityKey(c, old) === entityKey(c, v);
     for (const [c, changes] of touched)
@@ -289,25 +275,21 @@ class Indexes {
       });
       list.length = n;
     }
-    this.mirror = next;
   }
 
-  /**
-   * Steps back to `s` when it is the snapshot of the last forget() (a refused batch returns to the
-   * committed snapshot); false otherwise. Intermediate snapshots are not kept: a batch of creates
-   * would otherwise hold every version of the list it appends to.
-   */
-  rollbackTo(s: SystemSnapshot): boolean {
-    if (s !== this.#start) return false;
-    while (this.#journal.length > 0) this.#journal.pop()!();
-    this.mirror = s;
-    return true;
+  /** Where the journal stands: rollback(mark) steps back to here. */
+  mark(): number {
+    return this.#journal.length;
   }
 
-  /** Drops the journal: the mirrored snapshot is committed. */
+  /** Steps back to what the indexes were at `mark` (a refused batch, a check, a preview). */
+  rollback(mark: number): void {
+    while (this.#journal.length > mark) this.#journal.pop()!();
+  }
+
+  /** Drops the journal: what the indexes mirror is committed. */
   forget(): void {
     this.#journal = [];
-    this.#start = this.mirror;
   }
 }
 
@@ -315,52 +297,36 @@ class Indexes {
  * What a write changed, per collection: index → the element there now, as parsed (null when it
  * fails its schema, undefined when the index no longer exists).
  */
-type Touched = Map<Collection, Map<number, Entity | null | undefined>>;
+type Changes = Map<Collection, Map<number, Entity | null | undefined>>;
 
-/** The touched elements of `next` (differing from `prev`), from the patches; null when a patch is not an element's. */
-function touchedBy(
+/** The changed elements of `next` as parsed, from what the change reached (state.ts). */
+function changesIn(
   ix: Indexes,
-  prev: SystemSnapshot,
   next: SystemSnapshot,
-  patches: readonly Patch[],
+  touched: Touched,
   schemaIssues: Map<Collection, Map<number, Issue[]>>,
   membershipOnly: Set<number>,
-): Touched | null {
-  const indices = new Map<Collection, Set<number>>();
-  /** Holders whose patches all lie in their `groups` (memberships): true; any other patch of the holder: false. */
-  const groupsOnly = new Map<number, boolean>();
-  /** Per collection, from where on elements may have shifted: an element added or removed at an index splices. */
-  const shifted = new Map<Collection, number>();
-  for (const p of patches) {
-    const [c, k] = p.path;
-    if (!IS_COLLECTION.has(c) || p.path.length < 2 || (typeof k !== "number" && k !== "length")) return null;
-    let set = indices.get(c as Collection);
-    if (set === undefined) indices.set(c as Collection, (set = new Set()));
-    if (typeof k !== "number") continue;
-    if (p.path.length === 2 && p.op !== "replace")
-      shifted.set(c as Collection, Math.min(k, shifted.get(c as Collection) ?? k));
-    else set.add(k);
-    if (c === "holders") groupsOnly.set(k, p.path.length >= 3 && p.path[2] === "groups" && groupsOnly.get(k) !== false);
-  }
-  const touched: Touched = new Map();
-  for (const [c, set] of indices) {
-    const a = prev[c] as readonly unknown[];
-    const b = next[c] as readonly unknown[];
-    if (!Array.isArray(b)) return null;
-    const from = Math.max(0, Math.min(a.length, b.length, shifted.get(c) ?? Infinity));
-    for (let i = from; i < Math.max(a.length, b.length); i++) set.add(i);
+): Changes {
+  const out: Changes = new Map();
+  for (const [c, t] of touched) {
+    const list = next[c] as readonly unknown[];
     const changes = new Map<number, Entity | null | undefined>();
-    for (const i of [...set].sort((x, y) => x - y)) {
-      if (i < 0 || !Number.isInteger(i) || a[i] === b[i]) continue;
-      if (i >= b.length) {
-        changes.set(i, undefined);
+    for (const i of [...t.positions].sort((x, y) => x - y)) {
+      if (i >= list.length) {
+        if (i < ix.parsed[c].length) changes.set(i, undefined);
+        continue;
+      }
+      const from = t.movedFrom.get(i);
+      const moved = from === undefined ? undefined : ix.parsed[c][from];
+      if (moved !== undefined) {
+        changes.set(i, moved);
         continue;
       }
       const old = ix.parsed[c][i];
-      const light = c === "holders" && i < from && old !== undefined && groupsOnly.get(i) === true;
+      const light = c === "holders" && old !== undefined && t.groupsOnly.has(i);
       const r = light
-        ? parseGroups(old as ParsedEntities["holders"], (b[i] as Loose).groups, i)
-        : parseEntity(c, b[i], i);
+        ? parseGroups(old as ParsedEntities["holders"], (list[i] as Loose).groups, i)
+        : parseEntity(c, list[i], i);
       if (r.ok && light) membershipOnly.add(i);
       if (r.ok) changes.set(i, r.v);
       else {
@@ -370,9 +336,9 @@ function touchedBy(
         m.set(i, r.issues);
       }
     }
-    if (changes.size > 0) touched.set(c, changes);
+    if (changes.size > 0) out.set(c, changes);
   }
-  return touched;
+  return out;
 }
 
 const groupsSchema = holderSchema.shape.groups;
@@ -399,7 +365,7 @@ function parseGroups(
 /** The lookups of the resulting snapshot: the indexes where nothing changed, the touched elements elsewhere. */
 class Overlay implements Lookups {
   readonly #ix: Indexes;
-  readonly #touched: Touched;
+  readonly #touched: Changes;
   readonly #ids = new Map<Collection, Map<string, number>>();
   readonly #broken = new Map<Collection, Set<string>>();
   readonly #names = new Map<Collection, Map<string, number>>();
@@ -410,7 +376,7 @@ class Overlay implements Lookups {
   readonly #light: ReadonlySet<number>;
   static readonly #EMPTY = new Map<number, never>();
 
-  constructor(ix: Indexes, touched: Touched, raw: SystemSnapshot, light: ReadonlySet<number>) {
+  constructor(ix: Indexes, touched: Changes, raw: SystemSnapshot, light: ReadonlySet<number>) {
     this.#ix = ix;
     this.#touched = touched;
     this.#light = light;
@@ -422,7 +388,7 @@ class Overlay implements Lookups {
       if (x === undefined) m.set(c, (x = new Map()));
       return x;
     };
-    // Touched indices ascend (touchedBy sorts them), so the first one set is the first in the snapshot.
+    // Touched indices ascend (changesIn sorts them), so the first one set is the first in the snapshot.
     for (const [c, changes] of touched)
       for (const [i, v] of changes) {
         if (v === null) {
@@ -554,27 +520,21 @@ function sameContent(c: Collection, a: Entity | undefined, b: Entity | undefined
 }
 
 /**
- * Validates writes of one live system. It keeps indexes of the last snapshot it validated against
- * (built on first use), follows accepted writes, and steps back when a batch was refused.
+ * Validates writes of one live system. It keeps indexes of the live state (built on first use),
+ * follows accepted changes, and steps back to a mark (a refused batch, a check, a preview).
  */
 export class WriteValidator {
   #ix: Indexes | undefined;
 
-  /** Indexes mirroring `base`: stepped back when a batch was refused, built when there are none. */
-  #mirror(committed: SystemSnapshot, base: SystemSnapshot): Indexes {
-    let ix = this.#ix;
-    if (ix !== undefined && ix.mirror !== base && !ix.rollbackTo(base)) ix = undefined;
-    if (ix === undefined) ix = this.#ix = new Indexes(base);
-    if (base === committed) ix.forget();
-    return ix;
+  /** The indexes of `state` (the live system's current state), built when there are none. */
+  #of(state: SystemSnapshot): Indexes {
+    this.#ix ??= new Indexes(state);
+    return this.#ix;
   }
 
-  /**
-   * Where each id sits in `base` (a write's handler finds its element here instead of scanning the
-   * draft). `base` is the committed snapshot or a batch's accepted intermediate, as for validate.
-   */
-  lookups(committed: SystemSnapshot, base: SystemSnapshot): SnapshotLookups {
-    const ix = this.#mirror(committed, base);
+  /** Where each id sits in `state` now (a write's handler finds its element here instead of scanning). */
+  lookups(state: SystemSnapshot): SnapshotLookups {
+    const ix = this.#of(state);
     return {
       find: (c, id) => ix.ids[c].get(id) ?? -1,
       referrers: (from, to, id) => {
@@ -586,38 +546,45 @@ export class WriteValidator {
     };
   }
 
-  /**
-   * The issues of `next` (the snapshot `patches` made from `base`), exactly as parseSnapshot(next)
-   * reports them; empty when `next` is valid, and the indexes then mirror `next`.
-   * @param committed - the live system's snapshot (base is it, or a batch's accepted intermediate).
-   */
-  validate(
-    committed: SystemSnapshot,
-    base: SystemSnapshot,
-    next: SystemSnapshot,
-    patches: readonly Patch[],
-  ): readonly Issue[] {
-    const ix = this.#mirror(committed, base);
+  /** A point to step back to (rollback); the indexes are built first when there are none. */
+  mark(state: SystemSnapshot): number {
+    return this.#of(state).mark();
+  }
 
+  /** Steps the indexes back to `mark`; the caller has taken the changes after it back from the state. */
+  rollback(mark: number): void {
+    this.#ix?.rollback(mark);
+  }
+
+  /** What the indexes mirror now is committed: nothing before it is stepped back to. */
+  commit(): void {
+    this.#ix?.forget();
+  }
+
+  /**
+   * The state was replaced as a whole: the indexes are made of `parsed` (parseSnapshot's output of
+   * the new state, element for element), or built again on next use.
+   */
+  reset(parsed?: SystemSnapshot): void {
+    this.#ix = parsed === undefined ? undefined : new Indexes(parsed);
+  }
+
+  /**
+   * The issues of `next`, the live state after a change that reached `touched` (made in place),
+   * exactly as parseSnapshot(next) reports them; empty when `next` is valid, and the indexes then
+   * mirror `next`. Call it with the indexes mirroring the state before the change.
+   */
+  validate(next: SystemSnapshot, touched: Touched): readonly Issue[] {
+    const ix = this.#of(next);
     const schemaIssues = new Map<Collection, Map<number, Issue[]>>();
     /** Holders of which only `groups` changed (valid): only their groups can have become wrong. */
     const membershipOnly = new Set<number>();
-    const touched: Touched | null =
-      next === base ? new Map() : touchedBy(ix, base, next, patches, schemaIssues, membershipOnly);
-    if (touched === null) {
-      // Not a change of elements (a top-level field, a whole list): the whole snapshot.
-      // `next` is this system's own immutable snapshot: plain data, read as it is.
-      const r = parseSnapshot(next, { plainJson: true });
-      if (!r.ok) return r.issues;
-      this.#ix = undefined;
-      return [];
-    }
+    const changes = changesIn(ix, next, touched, schemaIssues, membershipOnly);
     // A copy: a holder checked in full below (its keys claimed) keeps its unchanged keys in the indexes.
-    const L = new Overlay(ix, touched, next, new Set(membershipOnly));
-
-    const scopes = scopesOfChange(ix, L, touched, membershipOnly, next);
+    const L = new Overlay(ix, changes, next, new Set(membershipOnly));
+    const scopes = scopesOfChange(ix, L, changes, membershipOnly, next);
     const issues = runChecks(L, scopes, membershipOnly, schemaIssues);
-    if (issues.length === 0) ix.advance(next, touched);
+    if (issues.length === 0) ix.advance(next, changes);
     return issues;
   }
 }
@@ -629,7 +596,7 @@ export class WriteValidator {
 function scopesOfChange(
   ix: Indexes,
   L: Overlay,
-  touched: Touched,
+  touched: Changes,
   membershipOnly: Set<number>,
   next: SystemSnapshot,
 ): Map<Collection, Set<number>> {

@@ -41,3 +41,4 @@ export const snapshotAndRequestsArb = (
     )
     .map(([spec, reqs]) => buildCase(spec, reqs));
 export * from "./operation.js";
+export * from "./keyOrder.js";

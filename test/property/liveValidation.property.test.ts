@@ -3,16 +3,18 @@
 // issues, in the same order, with the same paths and messages. Writes are the seed routes
 // (operationSpecArb) and raw edits of any element field (what the routes never produce: a device
 // type changed under a floor group, an id taken twice, a connection moved to another node, …);
-// batches of up to three accumulate; a refused batch steps the indexes back; inverse patches undo.
+// batches of up to three accumulate, made in place on a live state as the live system makes them;
+// a refused batch steps the state and the indexes back; inverse patches undo.
 import fc from "fast-check";
-import { type Patch, applyPatches, enablePatches, produceWithPatches } from "immer";
+import { enablePatches, produceWithPatches } from "immer";
 import { expect, test } from "vitest";
 import { type Operation, createLiveSystem, seededIds } from "../../src/live/index.js";
 import { Refusal } from "../../src/live/operation.js";
 import { matchRoute } from "../../src/live/routes.js";
-import { WriteValidator } from "../../src/live/validation.js";
+import { type SnapshotLookups, WriteValidator } from "../../src/live/validation.js";
+import { type AppliedChange, type EntityOp, applyKeyedPatches, applyOps, publish } from "../../src/live/state.js";
 import { type Issue, type SystemSnapshot, deviceSchema, parseSnapshot } from "../../src/model/index.js";
-import { COLLECTIONS, type Collection } from "../../src/model/checks/index.js";
+import { COLLECTIONS, type Collection, rawKey } from "../../src/model/checks/index.js";
 import {
   type OperationSpec,
   operationSpecArb,
@@ -223,38 +225,97 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 2, arbitrary: editSpecArb.map((e) => ({ edit: e })) },
 );
 
-/** The change one step makes to `s`: the next snapshot and its patches, or null (a read, or refused by the handler). */
-function change(
-  s: SystemSnapshot,
+/**
+ * The steps one step asks of the live state: a route's (run as the live system runs it, against the
+ * validator's lookups), or a raw edit's, as the element replacements, appends and removals that make
+ * the edited snapshot of the state; null for a read, or a write its handler refused.
+ */
+function stepOps(
+  state: SystemSnapshot,
   step: Step,
   seed: number,
-): { next: SystemSnapshot; patches: Patch[]; inverse: Patch[] } | null {
+  lookups: SnapshotLookups,
+): { ops: EntityOp[]; keyed: boolean } | null {
   if ("edit" in step) {
-    const [next, patches, inverse] = produceWithPatches(s, edit(s, step.edit) as never);
-    return { next, patches, inverse };
+    const s = publish(state, undefined, new Set());
+    const [next] = produceWithPatches(s, edit(s, step.edit) as never) as unknown as [SystemSnapshot];
+    return opsBetween(s, next);
   }
-  const op: Operation = resolveOperation(s, step.op);
+  const op: Operation = resolveOperation(state, step.op);
   if (op === null || typeof op !== "object" || typeof op.method !== "string" || typeof op.path !== "string")
     return null;
   const q = op.path.indexOf("?");
   const route = matchRoute(op.method, q < 0 ? op.path : op.path.slice(0, q));
   if (route.kind !== "write") return null;
   try {
-    const {
-      next,
-      patches,
-      inversePatches: inverse,
-    } = runWrite(s, route.handler, {
-      params: route.params,
-      body: op.body,
-      newId: seededIds(seed),
-      now: () => Date.UTC(2026, 3, 1),
-    });
-    return { next, patches, inverse };
+    const { ops } = runWrite(
+      state,
+      route.handler,
+      { params: route.params, body: op.body, newId: seededIds(seed), now: () => Date.UTC(2026, 3, 1) },
+      lookups,
+    );
+    return { ops, keyed: true };
   } catch (e) {
     if (e instanceof Refusal) return null;
     throw e;
   }
+}
+
+/**
+ * Element steps that make `b`'s elements of `a`'s: by key when both lists have unique keys (removals,
+ * replacements, appends: what routes make, and what keyed patches undo), else by position (a
+ * replacement per changed position, appends, removals from the end; `keyed` false: such a change,
+ * e.g. an id given twice, has no keyed undo).
+ */
+function opsBetween(a: SystemSnapshot, b: SystemSnapshot): { ops: EntityOp[]; keyed: boolean } {
+  const ops: EntityOp[] = [];
+  let keyed = true;
+  for (const c of COLLECTIONS) {
+    const x = a[c] as readonly unknown[];
+    const y = b[c] as readonly unknown[];
+    if (x === y) continue;
+    const byKey = keyedSteps(c, x, y);
+    if (byKey !== null) {
+      ops.push(...byKey);
+      continue;
+    }
+    keyed = false;
+    const n = Math.min(x.length, y.length);
+    for (let i = 0; i < n; i++) if (x[i] !== y[i]) ops.push({ kind: "replace", c, i, value: y[i] });
+    for (let i = n; i < y.length; i++) ops.push({ kind: "add", c, value: y[i] });
+    for (let i = x.length - 1; i >= n; i--) ops.push({ kind: "remove", c, i });
+  }
+  return { ops, keyed };
+}
+
+/** The steps from list `x` to list `y` of `c` by key; null when a key is missing or given twice. */
+function keyedSteps(c: Collection, x: readonly unknown[], y: readonly unknown[]): EntityOp[] | null {
+  const kx = x.map((e) => rawKey(c, e));
+  const ky = y.map((e) => rawKey(c, e));
+  const unique = (ks: (string | undefined)[]) => ks.every((k) => k !== undefined) && new Set(ks).size === ks.length;
+  if (!unique(kx) || !unique(ky)) return null;
+  const list = [...x];
+  const at = new Map(kx.map((k, i) => [k!, i]));
+  const inY = new Map(ky.map((k, i) => [k!, i]));
+  const ops: EntityOp[] = [];
+  for (const k of kx) {
+    if (inY.has(k!)) continue;
+    const i = at.get(k!)!;
+    ops.push({ kind: "remove", c, i });
+    const last = list.length - 1;
+    if (i !== last) {
+      list[i] = list[last];
+      at.set(rawKey(c, list[i])!, i);
+    }
+    list.pop();
+    at.delete(k!);
+  }
+  ky.forEach((k, j) => {
+    const i = at.get(k!);
+    if (i === undefined) ops.push({ kind: "add", c, value: y[j] });
+    else if (list[i] !== y[j]) ops.push({ kind: "replace", c, i, value: y[j] });
+  });
+  return ops;
 }
 
 function expectSameVerdict(inc: readonly Issue[], next: SystemSnapshot, what: string): boolean {
@@ -275,39 +336,53 @@ test(
         ({ snapshot: input }, batches, seed) => {
           const made = createLiveSystem(input);
           if (!made.ok) throw new Error("generated snapshot refused");
-          let committed = made.value.snapshot;
+          // A state as a live system keeps one: its own lists, changed in place.
+          const state = publish(made.value.snapshot, undefined, new Set()) as SystemSnapshot;
+          const own = { ...state } as Record<string, unknown>;
+          for (const c of COLLECTIONS) own[c] = [...(state[c] as readonly unknown[])];
+          const live = own as unknown as SystemSnapshot;
           const validator = new WriteValidator();
           batches.forEach((steps, b) => {
-            let current = committed;
-            const inverses: Patch[][] = [];
+            const mark = validator.mark(live);
+            const accepted: AppliedChange[] = [];
+            let keyed = true;
+            const takeBack = () => {
+              for (let k = accepted.length - 1; k >= 0; k--) accepted[k]!.undo();
+              validator.rollback(mark);
+            };
             for (const step of steps) {
-              const c = change(current, step, seed + b);
-              if (c === null) continue;
+              const made = stepOps(live, step, seed + b, validator.lookups(live));
+              if (made === null || made.ops.length === 0) continue;
+              keyed &&= made.keyed;
               const what = `batch ${b}: ${JSON.stringify(step)}`;
-              const issues = validator.validate(committed, current, c.next, c.patches);
-              if (expectSameVerdict(issues, c.next, what)) {
+              const change = applyOps(live, made.ops);
+              const issues = validator.validate(live, change.touched);
+              if (expectSameVerdict(issues, publish(live, undefined, new Set()), what)) {
                 counts.accepted++;
-                current = c.next;
-                inverses.push(c.inverse);
+                accepted.push(change);
               } else {
                 counts.refused++;
                 for (const i of issues) counts.codes.set(i.code, (counts.codes.get(i.code) ?? 0) + 1);
-                if (current !== committed) counts.batchesRolledBack++;
-                return; // the batch is refused as a whole: nothing is committed
+                change.undo();
+                if (accepted.length > 0) counts.batchesRolledBack++;
+                takeBack(); // the batch is refused as a whole: nothing is committed
+                expectSameVerdict(validator.validate(live, new Map()), publish(live, undefined, new Set()), what);
+                return;
               }
             }
-            committed = current;
-            if (inverses.length === 1 && (seed + b) % 4 === 0) {
+            validator.commit();
+            if (keyed && accepted.length === 1 && (seed + b) % 4 === 0) {
               // Undo through the validator: the inverse patches lead back to a valid snapshot.
-              const back = applyPatches(committed, inverses[0]!);
+              const { find } = validator.lookups(live);
+              const back = applyKeyedPatches(live, accepted[0]!.inversePatches, find);
               expect(
                 expectSameVerdict(
-                  validator.validate(committed, committed, back, inverses[0]!),
-                  back,
+                  validator.validate(live, back.touched),
+                  publish(live, undefined, new Set()),
                   `undo of batch ${b}`,
                 ),
               ).toBe(true);
-              committed = back;
+              validator.commit();
               counts.undone++;
             }
           });

@@ -148,6 +148,11 @@ export class PanelLiveSystem implements LiveTarget<PanelSnapshot, PanelEngine, P
     return this.#snapshot;
   }
 
+  /** The same as `snapshot`: a panel's snapshot is made anew by each change (LiveTarget.current). */
+  get current(): PanelSnapshot {
+    return this.#snapshot;
+  }
+
   /** The PanelEngine of the current panel. */
   get engine(): PanelEngine {
     return this.#engine;

@@ -76,10 +76,13 @@ export function updateHolder(ctx: WriteContext): Created {
   const b = objectBody(body);
   onlyKeys(b, UPDATE_WRITABLE, UPDATE_HINTS);
   requireKeys(b, UPDATE_REQUIRED);
-  const current = draft.holders[i]!;
+  // Read from the plain base, not the draft (spreading a draft makes a proxy of every nested value).
+  const current = ctx.base.holders[i]!;
   const merged = { ...current, ...pick(b, UPDATE_WRITABLE), id: current.id };
   const next = normalizeHolder(parseBody(holderSchema, merged));
-  for (const k of UPDATE_WRITABLE) (current as Record<string, unknown>)[k] = next[k];
+  const written: Record<string, unknown> = { ...current };
+  for (const k of UPDATE_WRITABLE) written[k] = next[k];
+  draft.holders[i] = written as typeof current;
   return NO_CONTENT;
 }
 
