@@ -1,7 +1,10 @@
 // Incremental recompile: brings a CompiledSystem, in place, to what compileSnapshot(next) gives,
-// touching only what the change reaches. The change is read from immer patches: `path[0]` is the
-// collection, `path[1]` a position; entities at the touched positions are compared by id (and by
-// object identity: immer shares every unchanged object) between the compiled snapshot and `next`.
+// touching only what the change reaches. The change is read from its patches: keyed patches
+// (`[collection, key]` with the whole new element, semantics L21), whose old elements are the
+// compiled system's own (the state they were made on may have been changed in place); or immer's
+// patches by position (`path[0]` the collection, `path[1]` a position), whose entities at the
+// touched positions are compared by id (and by object identity) between the compiled snapshot and
+// `next`.
 //
 // Incremental: holders (create, update, delete, credentials, memberships, activation), groups
 // (create, rename, delete), rules (create, update, delete), and fields nothing compiled reads

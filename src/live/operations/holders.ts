@@ -1,5 +1,6 @@
 // Holders (the 2.0 systems API "Holders"): create, update, delete; credentials go with a deleted holder.
 import { holderSchema, normalizeHolder } from "../../model/index.js";
+import { DECLINED, fastHolder } from "../../model/fastParse.js";
 import type { Holder, Issue } from "../../model/index.js";
 import { Refusal } from "../operation.js";
 import { credentialInput, credentialIssues } from "./credentials.js";
@@ -42,6 +43,15 @@ const UPDATE_HINTS: Readonly<Record<string, string>> = {
   id: "A holder's id never changes: the path names the holder.",
 };
 
+/**
+ * A holder body as the holder schema parses it: a plainly valid one through the snapshot loader's
+ * fast path (the same result, S19), anything else through the schema, whose refusal names each problem.
+ */
+function parseHolder(value: unknown): ReturnType<typeof holderSchema.parse> {
+  const fast = fastHolder(value);
+  return fast === DECLINED ? parseBody(holderSchema, value) : (fast as ReturnType<typeof holderSchema.parse>);
+}
+
 export function createHolder(ctx: WriteContext): Created {
   const { body, newId } = ctx;
   const b = objectBody(body);
@@ -59,7 +69,7 @@ export function createHolder(ctx: WriteContext): Created {
     : b.credentials;
   let holder: Holder;
   try {
-    holder = normalizeHolder(parseBody(holderSchema, { ...b, id, credentials }));
+    holder = normalizeHolder(parseHolder({ ...b, id, credentials }));
   } catch (e) {
     if (!(e instanceof Refusal)) throw e;
     const seen = new Set(issues.map((i) => i.path.join(".")));
@@ -79,7 +89,7 @@ export function updateHolder(ctx: WriteContext): Created {
   // Read from the plain base, not the draft (spreading a draft makes a proxy of every nested value).
   const current = ctx.base.holders[i]!;
   const merged = { ...current, ...pick(b, UPDATE_WRITABLE), id: current.id };
-  const next = normalizeHolder(parseBody(holderSchema, merged));
+  const next = normalizeHolder(parseHolder(merged));
   const written: Record<string, unknown> = { ...current };
   for (const k of UPDATE_WRITABLE) written[k] = next[k];
   draft.holders[i] = written as typeof current;
