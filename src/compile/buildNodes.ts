@@ -6,6 +6,7 @@ import { compileCardFormat } from "./compileCardFormat.js";
 import {
   type CompiledDevice,
   type CompiledNode,
+  EMPTY_DEVICE_RUN,
   EMPTY_RUN,
   EMPTY_SLOT_PAIRS,
   INPUT_BIT,
@@ -77,6 +78,9 @@ export function buildNodes(snapshot: SystemSnapshot): NodeSegment {
       slotPairs_: EMPTY_SLOT_PAIRS,
       pairs_: EMPTY_RUN,
       slotOf_: null,
+      run_: EMPTY_DEVICE_RUN,
+      runDense_: 0,
+      runSlots_: 0,
       wide_: fgs.length > 31,
       wideSets_: NO_WIDE_SETS,
       floorGroups_: fgs,

@@ -5,6 +5,7 @@ import {
   type CompiledDevice,
   type CompiledRule,
   type CompiledSystem,
+  EMPTY_DEVICE_RUN,
   EMPTY_RUN,
   EMPTY_SLOT_PAIRS,
   NO_WIDE_SETS,
@@ -49,6 +50,9 @@ export function rebuildDeviceRun(sys: CompiledSystem, device: CompiledDevice): v
     device.slotPairs_ = EMPTY_SLOT_PAIRS;
     device.pairs_ = EMPTY_RUN;
     device.slotOf_ = null;
+    device.run_ = EMPTY_DEVICE_RUN;
+    device.runDense_ = 0;
+    device.runSlots_ = 0;
     device.wideSets_ = NO_WIDE_SETS;
     return;
   }
@@ -96,10 +100,20 @@ export function rebuildDeviceRun(sys: CompiledSystem, device: CompiledDevice): v
     } else pairs[i * 2 + 1] = mask;
   }
   slotPairs[slots] = n * 2;
-  device.slotGroup_ = slotGroup;
-  device.slotPairs_ = slotPairs;
-  device.pairs_ = pairs;
-  device.slotOf_ = denseSlots(slotGroup);
+  const dense = denseSlots(slotGroup);
+  const d = dense === null ? 0 : dense.length;
+  const run = new Int32Array(d + 2 * slots + 1 + 2 * n);
+  if (dense !== null) run.set(dense, 0);
+  run.set(slotGroup, d);
+  run.set(slotPairs, d + slots);
+  run.set(pairs, d + 2 * slots + 1);
+  device.run_ = run;
+  device.runDense_ = d;
+  device.runSlots_ = slots;
+  device.slotOf_ = dense === null ? null : run.subarray(0, d);
+  device.slotGroup_ = run.subarray(d, d + slots);
+  device.slotPairs_ = run.subarray(d + slots, d + 2 * slots + 1);
+  device.pairs_ = run.subarray(d + 2 * slots + 1);
   device.wideSets_ = wide ? wideSets : NO_WIDE_SETS;
 }
 

@@ -61,6 +61,15 @@ export interface CompiledDevice {
    * beyond its end have none. null: findSlot searches `slotGroup_`. Rebuilt with the run.
    */
   slotOf_: Int32Array | null;
+  /**
+   * The same run in one array, what decide's rule walk reads (one array header and neighbouring
+   * cache lines, where the four arrays above are four of each): `slotOf_` (its `runDense_`
+   * entries; none when null), then `slotGroup_` (`runSlots_` entries), `slotPairs_` and `pairs_`.
+   * Those four are views of it, so that a change made through them (rank renumbering) is its too.
+   */
+  run_: Int32Array;
+  runDense_: number;
+  runSlots_: number;
   /** More than 31 floor groups at this elevator reader: floor refs index `wideSets_`, not a mask. */
   readonly wide_: boolean;
   wideSets_: readonly Int32Array[];
@@ -222,6 +231,8 @@ export function findSlot(device: CompiledDevice, group: number): number {
 /** The run of a device no enabled rule reaches (see CompiledDevice.slotGroup_). */
 export const EMPTY_RUN = new Int32Array(0);
 export const EMPTY_SLOT_PAIRS = new Int32Array(1);
+/** run_ of a device no enabled rule reaches: no dense table, no slot, slotPairs_ [0]. */
+export const EMPTY_DEVICE_RUN = new Int32Array(1);
 export const NO_WIDE_SETS: readonly Int32Array[] = Object.freeze([]);
 
 /** Holder `i`'s group indexes are `holderGroups_[holderGroupFrom(sys, i) … holderGroupTo(sys, i) - 1]`. */

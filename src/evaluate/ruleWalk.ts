@@ -87,9 +87,13 @@ export function evaluateRules(
     walkTraced(sys, device, groupFrom, groupTo, factor, mode, day, tod, out, sink);
     return;
   }
+  // The run's one array (CompiledDevice.run_): the dense table, the slot groups, slotPairs, pairs.
   const data = sys.ruleData_;
-  const slotPairs = device.slotPairs_;
-  const pairs = device.pairs_;
+  const run = device.run_;
+  const dense = device.runDense_;
+  const slots = device.runSlots_;
+  const slotPairs = dense + slots;
+  const pairs = slotPairs + slots + 1;
   const groups = sys.holderGroups_;
   const elevator = device.elevator_;
   const accepts = device.policy_ & factor;
@@ -99,13 +103,31 @@ export function evaluateRules(
   let minAccepted = NONE;
   let mask = 0;
   let wideHits: Set<number> | null = null;
-  const last = device.slotGroup_.length === 0 ? 0 : groupTo;
+  const last = slots === 0 ? 0 : groupTo;
   for (let gi = groupFrom; gi < last; gi++) {
-    const slot = findSlot(device, groups[gi]!);
+    const group = groups[gi]!;
+    let slot = -1;
+    if (dense > 0) {
+      if (group < dense) slot = run[group]!;
+    } else {
+      // findSlot's binary search over the slot groups, which start run_ when it has no dense table.
+      let lo = 0;
+      let hi = slots - 1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >> 1;
+        const g = run[mid]!;
+        if (g === group) {
+          slot = mid;
+          break;
+        }
+        if (g < group) lo = mid + 1;
+        else hi = mid - 1;
+      }
+    }
     if (slot < 0) continue;
-    const end = slotPairs[slot + 1]!;
-    for (let k = slotPairs[slot]!; k < end; k += 2) {
-      const rank = pairs[k]!;
+    const end = pairs + run[slotPairs + slot + 1]!;
+    for (let k = pairs + run[slotPairs + slot]!; k < end; k += 2) {
+      const rank = run[k]!;
       const base = rank * RULE_STRIDE;
       if (mode === MODE_NORMAL && !ruleOpen(data, base, day, wd, tod)) continue;
       const flags = data[base + R_FLAGS]!;
@@ -118,8 +140,8 @@ export function evaluateRules(
       if ((data[base + R_POLICY]! & accepts) === 0) continue;
       if (rank < minAccepted) minAccepted = rank;
       if (!elevator) continue;
-      if (!device.wide_) mask |= pairs[k + 1]!;
-      else wideHits = addWide(device, pairs[k + 1]!, wideHits);
+      if (!device.wide_) mask |= run[k + 1]!;
+      else wideHits = addWide(device, run[k + 1]!, wideHits);
     }
   }
   out.minDeny_ = minDeny;
