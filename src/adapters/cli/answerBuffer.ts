@@ -72,37 +72,44 @@ export class AnswerBuffer {
 
   /**
    * Appends a 2.0 decision's answer line: exactly `{"line":N,` followed by the rest of
-   * `JSON.stringify(d)`, and "\n".
+   * `JSON.stringify(d)`, and "\n". Room for the whole line is made once (its longest form: every id
+   * escaped), then the pieces are written through locals.
    * @param line - the input line number.
    * @param d - the decision.
    * @param head - the bytes from `,"outcome"` to `"holderId":` of this decision (decisionHead).
    */
   decision(line: number, d: Decision, head: Uint8Array): void {
+    const holderId = d.holderId;
+    const credentialId = d.credentialId;
+    const ruleId = d.activeRuleId;
     const floors = d.floors;
-    this.#put(LINE);
-    this.#count(line);
-    this.#put(head);
-    this.#string(d.holderId);
-    this.#put(CREDENTIAL_ID);
-    this.#string(d.credentialId);
-    this.#put(ACTIVE_RULE_ID);
-    this.#string(d.activeRuleId);
-    this.#put(d.duress ? DURESS_FLOORS : NO_DURESS_FLOORS);
-    this.#room(2);
-    this.#buf[this.#n++] = 0x5b; // [
+    let chars = (holderId?.length ?? 0) + (credentialId?.length ?? 0) + (ruleId?.length ?? 0);
+    for (let i = 0; i < floors.length; i++) chars += floors[i]!.length;
+    // Each id and floor: its characters at their longest, and 4 bytes (its quotes and comma, or null).
+    this.#room(head.length + FIXED_BYTES + MAX_JSON_BYTES_PER_CHAR * chars + 4 * (floors.length + 3));
+    const buf = this.#buf;
+    let n = put(buf, this.#n, LINE);
+    n = count(buf, n, line);
+    n = put(buf, n, head);
+    n = jsonString(buf, n, holderId);
+    n = put(buf, n, CREDENTIAL_ID);
+    n = jsonString(buf, n, credentialId);
+    n = put(buf, n, ACTIVE_RULE_ID);
+    n = jsonString(buf, n, ruleId);
+    n = put(buf, n, d.duress ? DURESS_FLOORS : NO_DURESS_FLOORS);
+    buf[n++] = 0x5b; // [
     for (let i = 0; i < floors.length; i++) {
-      if (i > 0) this.#buf[this.#n++] = COMMA;
-      this.#string(floors[i]!);
-      this.#room(2);
+      if (i > 0) buf[n++] = COMMA;
+      n = jsonString(buf, n, floors[i]!);
     }
-    this.#buf[this.#n++] = 0x5d; // ]
-    this.#put(FACILITY_CODE);
-    this.#number(d.facilityCode);
-    this.#put(CREDENTIAL_NUMBER);
-    this.#number(d.credentialNumber);
-    this.#room(2);
-    this.#buf[this.#n++] = 0x7d; // }
-    this.#buf[this.#n++] = NEWLINE;
+    buf[n++] = 0x5d; // ]
+    n = put(buf, n, FACILITY_CODE);
+    n = jsonNumber(buf, n, d.facilityCode);
+    n = put(buf, n, CREDENTIAL_NUMBER);
+    n = jsonNumber(buf, n, d.credentialNumber);
+    buf[n++] = 0x7d; // }
+    buf[n++] = NEWLINE;
+    this.#n = n;
   }
 
   #room(bytes: number): void {
@@ -111,71 +118,70 @@ export class AnswerBuffer {
     this.#buf.copy(grown, 0, 0, this.#n);
     this.#buf = grown;
   }
+}
 
-  #put(b: Uint8Array): void {
-    this.#room(b.length);
-    const buf = this.#buf;
-    let n = this.#n;
-    for (let i = 0; i < b.length; i++) buf[n++] = b[i]!;
-    this.#n = n;
-  }
+/**
+ * The constant bytes of a decision's line besides its head, the line number's 16 digits at most,
+ * and its two numbers at their longest (24 characters: String(-Number.MAX_VALUE)).
+ */
+const FIXED_BYTES =
+  LINE.length +
+  16 +
+  CREDENTIAL_ID.length +
+  ACTIVE_RULE_ID.length +
+  NO_DURESS_FLOORS.length +
+  FACILITY_CODE.length +
+  CREDENTIAL_NUMBER.length +
+  2 * 24 +
+  4;
+/** UTF-8 bytes of JSON.stringify's text per character of a string, at most: `\u001f` is six. */
+const MAX_JSON_BYTES_PER_CHAR = 6;
 
-  /** A JSON string (or null): the characters themselves when every one is printable ASCII needing no escape, else JSON.stringify's text. */
-  #string(s: string | null): void {
-    if (s === null) {
-      this.#put(NULL);
-      return;
-    }
-    this.#room(s.length + 2);
-    const buf = this.#buf;
-    const start = this.#n;
-    let n = start;
-    buf[n++] = QUOTE;
-    for (let i = 0; i < s.length; i++) {
-      const c = s.charCodeAt(i);
-      if (c < 0x20 || c === QUOTE || c === 0x5c || c > 0x7e) {
-        // Escapes, or characters of more than one UTF-8 byte (a lone surrogate is escaped).
-        const json = JSON.stringify(s);
-        this.#n = start;
-        this.#room(json.length * 3);
-        this.#n += this.#buf.write(json, this.#n, "utf8");
-        return;
-      }
-      buf[n++] = c;
-    }
-    buf[n++] = QUOTE;
-    this.#n = n;
-  }
+/** Copies `b` into `buf` at `n` (the room is made); returns the position after it. */
+function put(buf: Buffer, n: number, b: Uint8Array): number {
+  for (let i = 0; i < b.length; i++) buf[n++] = b[i]!;
+  return n;
+}
 
-  /** A number as JSON.stringify writes it (null when not finite): digits of a non-negative safe integer directly. */
-  #number(v: number | null): void {
-    if (v === null || !Number.isFinite(v)) {
-      this.#put(NULL);
-      return;
-    }
-    if (!Number.isSafeInteger(v) || v < 0) {
-      const text = String(v);
-      this.#room(text.length);
-      this.#n += this.#buf.write(text, this.#n, "utf8");
-      return;
-    }
-    this.#count(v);
+/**
+ * A JSON string (or null) into `buf` at `n` (room for its longest form is made): the characters
+ * themselves when every one is printable ASCII needing no escape, else JSON.stringify's text.
+ * Returns the position after it.
+ */
+function jsonString(buf: Buffer, n: number, s: string | null): number {
+  if (s === null) return put(buf, n, NULL);
+  const start = n;
+  buf[n++] = QUOTE;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === QUOTE || c === 0x5c || c > 0x7e)
+      // Escapes, or characters of more than one UTF-8 byte (a lone surrogate is escaped).
+      return start + buf.write(JSON.stringify(s), start, "utf8");
+    buf[n++] = c;
   }
+  buf[n++] = QUOTE;
+  return n;
+}
 
-  /** The decimal digits of a non-negative safe integer. */
-  #count(v: number): void {
-    this.#room(16);
-    let digits = 1;
-    for (let p = 10; p <= v; p *= 10) digits++;
-    const buf = this.#buf;
-    let at = this.#n + digits;
-    this.#n = at;
-    do {
-      const q = Math.floor(v / 10);
-      buf[--at] = 0x30 + (v - q * 10);
-      v = q;
-    } while (v > 0);
-  }
+/** A number as JSON.stringify writes it (null when not finite): digits of a non-negative safe integer directly. Returns the position after it. */
+function jsonNumber(buf: Buffer, n: number, v: number | null): number {
+  if (v === null || !Number.isFinite(v)) return put(buf, n, NULL);
+  if (!Number.isSafeInteger(v) || v < 0) return n + buf.write(String(v), n, "latin1");
+  return count(buf, n, v);
+}
+
+/** The decimal digits of a non-negative safe integer into `buf` at `n`; returns the position after them. */
+function count(buf: Buffer, n: number, v: number): number {
+  let digits = 1;
+  for (let p = 10; p <= v; p *= 10) digits++;
+  let at = n + digits;
+  const end = at;
+  do {
+    const q = Math.floor(v / 10);
+    buf[--at] = 0x30 + (v - q * 10);
+    v = q;
+  } while (v > 0);
+  return end;
 }
 
 /**

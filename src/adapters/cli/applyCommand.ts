@@ -3,6 +3,7 @@
 import { createReadStream } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import type { Readable } from "node:stream";
+import type { Command } from "commander";
 import {
   type BatchResult,
   type LiveTarget,
@@ -148,4 +149,24 @@ export async function applyCommand(opts: ApplyOptions, io: CliIo): Promise<numbe
   if (opts.out !== undefined) await writeFile(opts.out, `${JSON.stringify(live.snapshot, null, 2)}\n`);
   if (refused > 0) io.stderr.write(`rsop: ${refused} of ${n} operation line${n === 1 ? "" : "s"} refused\n`);
   return refused > 0 ? 1 : 0;
+}
+
+/** Registers `rsop apply`. */
+export function registerApplyCommand(program: Command, io: CliIo, setCode: (code: number) => void): void {
+  program
+    .command("apply")
+    .description(
+      "Apply operations (API routes {method, path, body}) to a snapshot: one JSON operation per line, or a JSON array per line as one all-or-nothing batch; one answer line per input line, in order. Exit 1 if any operation was refused.",
+    )
+    .option("--system <file>", "rsop-system/1 snapshot (JSON)")
+    .option("--panel <file>", "rsop-panel/1 architecture 1.0 panel (JSON), instead of --system: 1.0 panel API routes")
+    .option("--ops <file>", "operations as JSON Lines; default (or -): stdin")
+    .option("--out <file>", "write the resulting snapshot here, in the input's format")
+    .option(
+      "--seed-ids <n>",
+      "2.0: draw created ids from a PRNG seeded with n, so a replay gives the same ids (1.0 creates take the next free integer)",
+    )
+    .action(async (opts: { system?: string; panel?: string; ops?: string; out?: string; seedIds?: string }) => {
+      setCode(await applyCommand(opts, io));
+    });
 }

@@ -1,5 +1,6 @@
 import { createReadStream } from "node:fs";
 import { access } from "node:fs/promises";
+import { type Command, Option } from "commander";
 import { type Engine, newDecision } from "../../evaluate/index.js";
 import type { PanelEngine } from "../../legacy1/panelEngine.js";
 import { type Issue, formatPath, requestIssues } from "../../model/index.js";
@@ -49,6 +50,31 @@ Exit codes: 0 every request answered; 1 some line refused (its error line is on 
   100 on stderr) or the snapshot refused; 2 usage error; 70 internal error. A closed stdout ends the
   command quietly with exit 0; a closed stderr ends it quietly with 1 if a line was refused.
 `;
+
+/** Registers `rsop decide`. */
+export function registerDecideCommand(program: Command, io: CliIo, setCode: (code: number) => void): void {
+  program
+    .command("decide")
+    .description(
+      "Answer access requests: one JSON request, or JSON Lines from --request or stdin; one decision JSON per line, in order.",
+    )
+    .option("--system <file>", "rsop-system/1 snapshot (JSON)")
+    .option(
+      "--panel <file>",
+      "rsop-panel/1 architecture 1.0 panel (JSON), instead of --system: 1.0 ids and door.request.* topics",
+    )
+    .option("--request <file>", "request file (JSON Lines, or one JSON request); - or absent: stdin")
+    .addOption(
+      new Option("--format <format>", "input format (see below)").choices(["auto", "jsonl", "json"]).default("auto"),
+    )
+    .option("--workers <n>", "answer JSON Lines on n worker threads (1 to 64; answers stay in input order); default 1")
+    .addHelpText("after", DECIDE_HELP)
+    .action(
+      async (opts: { system?: string; panel?: string; request?: string; format: DecideFormat; workers?: string }) => {
+        setCode(await decideCommand(opts, io));
+      },
+    );
+}
 
 /** How much a line that is not JSON on its own may hold back JSON Lines while looking for a document. */
 const LOOKAHEAD_CHARS = 1 << 20;
@@ -286,7 +312,8 @@ class AnswerOutput {
   }
 }
 
-const isBlank = (s: string) => /^\s*$/.test(s);
+/** Only white space (a request line starts with "{": no regular expression for it). */
+const isBlank = (s: string) => s.charCodeAt(0) !== 0x7b && /^\s*$/.test(s);
 
 /** The input side of `answerLines`: the mode (see DECIDE_HELP), and in auto mode the lines held back while undecided. */
 class RequestInput {

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
+import type { Command } from "commander";
 import { DateTime } from "luxon";
 import type { Decision } from "../../model/index.js";
 import { parseInstant } from "../../model/index.js";
@@ -114,4 +115,16 @@ function describeCredential(req: { pin?: string; credential?: Record<string, unk
   if (typeof c.wiegand === "string") return `${c.wiegand.length}-bit Wiegand read`;
   if (c.credentialNumber !== undefined) return `card ${String(c.facilityCode ?? "-")}/${String(c.credentialNumber)}`;
   return `${String(c.mobile)} credential ${String(c.credentialId)}`;
+}
+
+/** Registers `rsop demo`. */
+export function registerDemoCommand(program: Command, io: CliIo, setCode: (code: number) => void): void {
+  program
+    .command("demo")
+    .description("Run the demo scans against the bundled example building and print the decisions with their reasons.")
+    .option("--system <file>", "snapshot to use instead of the bundled example")
+    .option("--requests <file>", "JSON Lines requests to use instead of the bundled ones")
+    .action(async (opts: { system?: string; requests?: string }) => {
+      setCode(await demoCommand(opts, io));
+    });
 }

@@ -1,5 +1,5 @@
 import { type Engine, loadEngine } from "../../evaluate/index.js";
-import { type PanelEngine, loadPanelEngine } from "../../legacy1/panelEngine.js";
+import type { PanelEngine } from "../../legacy1/panelEngine.js";
 import type { Issue } from "../../model/index.js";
 import { CliError, type CliIo, UsageError, readJsonFile } from "./io.js";
 
@@ -38,6 +38,8 @@ export async function loadSystemFile(path: string, io: CliIo): Promise<Engine> {
 
 /** Reads, validates and compiles an architecture 1.0 panel file, or fails with every problem listed. */
 export async function loadPanelFile(path: string, io: CliIo): Promise<PanelEngine> {
+  // Imported here: a 2.0 system's commands do not load the 1.0 panel code.
+  const { loadPanelEngine } = await import("../../legacy1/panelEngine.js");
   const r = loadPanelEngine(await readSnapshotInput(path, "panel", io));
   return r.ok ? r.value : refused(path, r.issues);
 }

@@ -1,3 +1,4 @@
+import type { Command } from "commander";
 import { loadSnapshotSummary } from "./summary.js";
 import { CliError, type CliIo } from "./io.js";
 import { parseSnapshot } from "../../model/index.js";
@@ -36,4 +37,19 @@ export async function validateCommand(opts: ValidateOptions, io: CliIo): Promise
       `valid: system ${summary.systemId}: ${summary.cloudNodes} cloud nodes, ${summary.devices} devices, ${summary.holders} holders, ${summary.credentials} credentials, ${summary.groups} groups, ${summary.rules} rules\n`,
     );
   return 0;
+}
+
+/** Registers `rsop validate`. */
+export function registerValidateCommand(program: Command, io: CliIo, setCode: (code: number) => void): void {
+  program
+    .command("validate")
+    .description(
+      "Check a system snapshot (or 1.0 panel); print every problem with its JSON path (exit 1), or a one-line summary (exit 0).",
+    )
+    .option("--system <file>", "rsop-system/1 snapshot (JSON)")
+    .option("--panel <file>", "rsop-panel/1 architecture 1.0 panel (JSON), instead of --system")
+    .option("--json", "print the result as JSON")
+    .action(async (opts: { system?: string; panel?: string; json?: boolean }) => {
+      setCode(await validateCommand(opts, io));
+    });
 }
