@@ -249,7 +249,11 @@ function targets(facts: Record<string, unknown>): Target[] {
   const handle = rate("handles.L.reader");
   const whole = rate("handles.L.batch");
   if (handle !== undefined)
-    out.push({ target: "L reader handle ≥ 3,000,000 decisions/s", measured: fmtOps(handle), met: handle >= 3e6 });
+    out.push({
+      target: "L reader handle (pre-resolved arrays) ≥ 3,000,000 decisions/s",
+      measured: fmtOps(handle),
+      met: handle >= 3e6,
+    });
   if (whole !== undefined)
     out.push({ target: "L columnar batch ≥ 5,000,000 decisions/s", measured: fmtOps(whole), met: whole >= 5e6 });
   for (const [k, what] of [
@@ -263,14 +267,14 @@ function targets(facts: Record<string, unknown>): Target[] {
   const peer = num("handles.peer.ratio");
   if (peer !== undefined)
     out.push({
-      target: "peer world: reader handle ≥ 2× the plain Map + loop evaluator",
+      target: "peer world: reader handle (Map.get per call) ≥ 2× the plain Map + loop floor",
       measured: `${peer.toFixed(2)}×`,
       met: peer >= 2,
     });
   const cliRatio = num("cli.ratioToBare");
   if (cliRatio !== undefined)
     out.push({
-      target: "M rsop decide per line ≥ 0.5× the bare JSON Lines loop",
+      target: "M rsop decide, whole process with the snapshot load, ≥ 0.5× the bare JSON Lines process",
       measured: `${cliRatio.toFixed(2)}×`,
       met: cliRatio >= 0.5,
     });
