@@ -46,7 +46,7 @@ export function toHttpIssues(issues: readonly Issue[], prefix: readonly (string 
 }
 
 /** Headers every answer carries: JSON, not sniffable, never cached (access answers go stale). */
-function baseHeaders(extra: Readonly<Record<string, string>>): Headers {
+export function baseHeaders(extra: Readonly<Record<string, string>>): Headers {
   const h = new Headers(extra);
   h.set("content-type", "application/json; charset=utf-8");
   h.set("cache-control", "no-store");

@@ -106,8 +106,10 @@ async function write(
   const target = ctx.durable.target;
   const matched: MatchedRoute = { kind: "write", handler: r.handler, params: r.params };
   const scoped = target.kind === "system" && grant.partitions !== null;
-  const checkedAt = target.kind === "system" ? target.live.snapshot : null;
-  if (scoped && checkedAt !== null) checkWritePath(grant, checkedAt, r.method, r.pattern, r.params);
+  // Only a scoped write reads the state (the snapshot is made on first read after a change: an
+  // unscoped write must not pay for it, L21).
+  const checkedAt = scoped && target.kind === "system" ? target.live.snapshot : null;
+  if (checkedAt !== null) checkWritePath(grant, checkedAt, r.method, r.pattern, r.params);
   const body = await writeBody(request, ctx.maxBodyBytes);
   const prepare =
     scoped && target.kind === "system"

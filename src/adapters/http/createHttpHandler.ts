@@ -17,6 +17,7 @@ import { answerRsop } from "./answerRsop.js";
 import { type AuthorizeAnswer, authenticate } from "./authenticate.js";
 import { HttpError, errorResponse, jsonResponse, queryHttpError } from "../../service/httpError.js";
 import { type RouteName, matchEngineRoute, normalizeBasePath, pathSegments } from "./matchEngineRoute.js";
+import { jsonAnswer } from "./nodeRequests.js";
 import { readJsonBody } from "./readJsonBody.js";
 import { parseQuery } from "./parseQuery.js";
 import { engineRouteRefusal, hiddenRsopIds, rsopInScope, scopeOf } from "../../service/auth/scope.js";
@@ -223,6 +224,7 @@ export interface EngineRouteConfig {
 
 /** Decisions and explain take no query parameter: each one given is a 400 naming it. */
 function refuseAnyQuery(url: URL): void {
+  if (url.search === "") return;
   const keys = [...new Set(url.searchParams.keys())];
   if (keys.length > 0)
     throw new HttpError(
@@ -274,12 +276,12 @@ export async function answerEngineRoute(
       const answer = await answerDecisions(engine, body, maxBatch);
       if (options.onDecided !== undefined)
         await options.onDecided(Array.isArray(body) ? body : [body], Array.isArray(answer) ? answer : [answer], engine);
-      return jsonResponse(200, answer, indent);
+      return jsonAnswer(request, 200, answer, indent);
     }
     case "explain": {
       refuseAnyQuery(url);
       const body = await readJsonBody(request, maxBodyBytes);
-      return jsonResponse(200, answerExplain(engine, body), indent);
+      return jsonAnswer(request, 200, answerExplain(engine, body), indent);
     }
   }
 }

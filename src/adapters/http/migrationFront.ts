@@ -441,5 +441,30 @@ export async function createMigrationFront(options: MigrationFrontOptions): Prom
     return state.mainApp.fetch(c.req.raw);
   });
 
-  return { fetch: (request) => Promise.resolve(front.fetch(request)), current: () => served.current, job };
+  const frontOwns = frontPaths(basePath);
+  // While no migration is staged, a request outside the front's own paths goes to the served app
+  // directly: the front would only hand it on, after routing it once more.
+  const fetch = (request: Request) =>
+    job.staged === null && !frontOwns(request.url) ? state.mainApp.fetch(request) : front.fetch(request);
+  return { fetch: (request) => Promise.resolve(fetch(request)), current: () => served.current, job };
+}
+
+/**
+ * Whether the routes the front declares (declareStartRoutes … declareIdMappingRoute) may match a
+ * request URL: those below `/api/migration/` and `/{system_id}/id-mapping/`. A path with a %-escape
+ * counts as theirs: hono decodes it before matching.
+ */
+function frontPaths(basePath: string): (url: string) => boolean {
+  const migration = `${basePath}/api/migration/`;
+  const idMapping = /^\/[^/]+\/id-mapping\//;
+  return (url) => {
+    const start = url.indexOf("/", url.indexOf("//") + 2);
+    const query = url.indexOf("?", start);
+    const path = start < 0 ? "/" : url.slice(start, query < 0 ? undefined : query);
+    return (
+      path.includes("%") ||
+      path.startsWith(migration) ||
+      (path.startsWith(basePath) && idMapping.test(path.slice(basePath.length)))
+    );
+  };
 }

@@ -21,9 +21,10 @@ import { createDataApp } from "./createDataApp.js";
 import type { PipelineObserver } from "./dataPipeline.js";
 import { type RequestBounds, boundsOf } from "./requestBounds.js";
 import { normalizeBasePath } from "./matchEngineRoute.js";
+import { closedBeforeAnswer } from "./nodeRequests.js";
 import { type MigrationFront, type MigrationFrontOptions, createMigrationFront } from "./migrationFront.js";
 import type { ReportService, ReportStoreLimits } from "../../service/reportService.js";
-import { closeGracefully, listenOn, serverUrl, streamLog } from "./startServer.js";
+import { closeGracefully, listenOn, requestLog, serverUrl, streamLog } from "./startServer.js";
 import { tokenAuthorizer } from "./tokenAuthorizer.js";
 import { ADMIN, type TokenEntry, TokensFileError, grantLookup } from "../../service/auth/tokens.js";
 import { type WebhookOptions, Webhooks } from "../../service/webhooks/webhookService.js";
@@ -160,8 +161,8 @@ function createWebhookSlot(store: Store, options: StartDataServerOptions, log: (
         target.kind === "system"
           ? {
               generation: "2.0",
-              organizationId: options.organizationId ?? target.live.snapshot.systemId,
-              nodeIds: () => new Set(target.live.snapshot.cloudNodes.map((n) => n.id)),
+              organizationId: options.organizationId ?? target.live.current.systemId,
+              nodeIds: () => new Set(target.live.current.cloudNodes.map((n) => n.id)),
             }
           : {
               generation: "1.0",
@@ -348,7 +349,7 @@ function dataAppMaker(ctx: DataServerContext): (served: DurableSystem) => Return
       ...(options.now !== undefined ? { now: options.now } : {}),
       health: () => ({
         status: "ok",
-        ...(served.target.kind === "system" ? { systemId: served.target.live.snapshot.systemId } : {}),
+        ...(served.target.kind === "system" ? { systemId: served.target.live.current.systemId } : {}),
         seq: served.seq(),
         loadedAt: ctx.startedAt,
         ...(replica !== undefined ? replica.health() : {}),
@@ -492,6 +493,7 @@ async function answerAsReplica(
 function dataServerFetch(ctx: DataServerContext, app: DataFront): (request: Request) => Promise<Response> {
   const { replica, written, log } = ctx;
   const minRevisionWaitMs = ctx.options.minRevisionWaitMs ?? 2000;
+  const logRequest = requestLog(log);
   return async (request) => {
     const t = performance.now();
     const path = new URL(request.url).pathname;
@@ -500,8 +502,8 @@ function dataServerFetch(ctx: DataServerContext, app: DataFront): (request: Requ
         ? await app.fetch(request)
         : await answerAsReplica(request, replica, app, written, minRevisionWaitMs);
     const ms = (performance.now() - t).toFixed(1);
-    log(
-      request.signal.aborted
+    logRequest(
+      closedBeforeAnswer(request)
         ? `${request.method} ${path} aborted (connection closed before the answer) after ${ms}ms`
         : `${request.method} ${path} ${response.status} ${ms}ms`,
     );

@@ -8,6 +8,7 @@
 import { stat } from "node:fs/promises";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Http2Bindings, HttpBindings } from "@hono/node-server";
 import { Engine } from "../../evaluate/index.js";
 import { type Issue, SnapshotError, type SystemSnapshot, formatPath } from "../../model/index.js";
 import { type HttpHandlerOptions, createHttpHandler } from "./createHttpHandler.js";
@@ -20,6 +21,7 @@ import {
 } from "./connectionGuard.js";
 import { HttpError, errorResponse, jsonResponse } from "../../service/httpError.js";
 import { normalizeBasePath } from "./matchEngineRoute.js";
+import { TextAnswer, closedBeforeAnswer, registerNodeRequest } from "./nodeRequests.js";
 import { docsRoutes } from "./routes/docsRoutes.js";
 import { buildOpenApiDocument } from "./routes/openApiDocument.js";
 import { engineServerDeclarations } from "./routes/servedRoutes.js";
@@ -123,24 +125,111 @@ export function closeGracefully(server: Server, graceMs: number): Promise<void> 
   });
 }
 
+/** The logs with request lines waiting for the end of the event loop's turn: written on exit if it comes first. */
+const pendingLogs = new Set<() => void>();
+let flushOnExit = false;
+
+/** A log of streamLog: a line is written at once, a request's line may wait for the end of the turn. */
+export interface StreamLog {
+  (line: string): void;
+  /**
+   * Logs the line of an answered request. The first of an event-loop turn is written at once; those
+   * after it in the same turn (a loaded server answers several a turn) wait for the end of the turn
+   * and are written together, one write instead of one each. A line logged meanwhile writes them
+   * first, so lines keep their order; the process's exit writes what still waits.
+   */
+  readonly request: (line: string) => void;
+}
+
+/** How a server logs the line of each request: `log.request` of a StreamLog, else `log`. */
+export function requestLog(log: (line: string) => void): (line: string) => void {
+  return (log as Partial<StreamLog>).request ?? log;
+}
+
 /**
  * A log that writes `<ISO time> <line>` lines to a stream and never throws or crashes the process
  * when the stream's reader is gone (EPIPE on a closed stderr): from the first write error on, lines
- * are dropped. Serving matters more than logging.
+ * are dropped. Serving matters more than logging. Lines are stamped when logged.
  */
-export function streamLog(stream: NodeJS.WritableStream): (line: string) => void {
+export function streamLog(stream: NodeJS.WritableStream): StreamLog {
   let broken = false;
+  let turnStarted = false;
+  let pending = "";
+  // Lines of the same millisecond share one stamp (a loaded server logs several).
+  let stampedAt = Number.NaN;
+  let stamp = "";
   stream.on("error", () => {
     broken = true;
   });
-  return (line) => {
-    if (broken) return;
+  const stamped = (line: string) => {
+    const now = Date.now();
+    if (now !== stampedAt) {
+      stampedAt = now;
+      stamp = new Date(now).toISOString();
+    }
+    return `${stamp} ${line}\n`;
+  };
+  const write = (text: string) => {
+    pendingLogs.delete(flush);
+    pending = "";
     try {
-      stream.write(`${new Date().toISOString()} ${line}\n`);
+      stream.write(text);
     } catch {
       broken = true;
     }
   };
+  const flush = () => {
+    if (pending !== "" && !broken) write(pending);
+  };
+  const endTurn = () => {
+    turnStarted = false;
+    flush();
+  };
+  const request = (line: string) => {
+    if (broken) return;
+    if (!turnStarted) {
+      turnStarted = true;
+      setImmediate(endTurn);
+      write(pending + stamped(line));
+      return;
+    }
+    if (pending === "") pendingLogs.add(flush);
+    pending += stamped(line);
+    if (!flushOnExit) {
+      flushOnExit = true;
+      process.once("exit", () => {
+        for (const f of [...pendingLogs]) f();
+      });
+    }
+  };
+  return Object.assign(
+    (line: string) => {
+      if (!broken) write(pending + stamped(line));
+    },
+    { request },
+  );
+}
+
+/** Whether the request came over HTTP/1.1 (node:http), not HTTP/2. */
+function isHttp1(env: HttpBindings | Http2Bindings): env is HttpBindings {
+  return !("stream" in env.incoming);
+}
+
+/**
+ * Answers a request of Node's http server (HTTP/1.1): registered, so that its body is read from the
+ * IncomingMessage; a TextAnswer is written here, and @hono/node-server told it was sent.
+ */
+async function answerNode(
+  fetch: (request: Request) => Promise<Response>,
+  request: Request,
+  env: HttpBindings,
+  sent: Response,
+): Promise<Response> {
+  registerNodeRequest(request, env.incoming, env.outgoing);
+  const response = await fetch(request);
+  if (!(response instanceof TextAnswer)) return response;
+  response.writeTo(env.outgoing, Buffer.byteLength);
+  return sent;
 }
 
 /**
@@ -155,11 +244,13 @@ export async function listenOn(
   // Loaded on first use, so the other CLI commands work even where the server's dependencies
   // (@hono/node-server and its peer hono) are missing.
   const { serve } = await import("@hono/node-server");
+  const { RESPONSE_ALREADY_SENT } = await import("@hono/node-server/utils/response");
   return await new Promise<Server>((resolvePromise, reject) => {
     const serverOptions = serverOptionsOf(connections);
     const s = serve(
       {
-        fetch,
+        fetch: (request, env) =>
+          isHttp1(env) ? answerNode(fetch, request, env, RESPONSE_ALREADY_SENT) : fetch(request),
         port: options.port ?? 0,
         hostname: options.host ?? "127.0.0.1",
         overrideGlobalObjects: false,
@@ -300,6 +391,7 @@ async function buildServerFetch(
 
   // One line per request: method, path (never the query: it may name people), status, duration; or
   // that the client went away before the answer (an abort is not an error of the server).
+  const logRequest = requestLog(log);
   return async (request: Request): Promise<Response> => {
     const t0 = performance.now();
     const path = new URL(request.url).pathname;
@@ -309,8 +401,8 @@ async function buildServerFetch(
         : await ((path.startsWith(basePath) ? docs.answer(request.method, path.slice(basePath.length)) : null) ??
             handler(request));
     const ms = (performance.now() - t0).toFixed(1);
-    log(
-      request.signal.aborted
+    logRequest(
+      closedBeforeAnswer(request)
         ? `${request.method} ${path} aborted (connection closed before the answer) after ${ms}ms`
         : `${request.method} ${path} ${response.status} ${ms}ms`,
     );
