@@ -107,10 +107,10 @@ describe("the durable system's snapshots and replay", () => {
       close: () => real.close(),
       // An append that takes a turn of the event loop, as one over the network (PostgreSQL) does:
       // a snapshot may then start while a write is applied but not yet stored.
-      append: async (...a) => {
+      appendAt: async (...a) => {
         if (writing > 0) appendsDuringSnapshot++;
         await new Promise((resolveTurn) => setImmediate(resolveTurn));
-        return real.append(...a);
+        return real.appendAt(...a);
       },
       snapshot: async (...a) => {
         writing++;
@@ -190,9 +190,9 @@ describe("the durable system's snapshots and replay", () => {
       load: () => real.load(),
       init: (...a) => real.init(...a),
       close: () => real.close(),
-      append: async (...a) => {
+      appendAt: async (...a) => {
         if (holdAppends) await appendGate.shut;
-        return real.append(...a);
+        return real.appendAt(...a);
       },
       snapshot: async (at, snap, time) => {
         taken.push({ at, holders: (snap as { holders: { lastName: string }[] }).holders.map((h) => h.lastName) });
@@ -211,10 +211,14 @@ describe("the durable system's snapshots and replay", () => {
     await new Promise((r) => setImmediate(r));
     // The first snapshot finishes: the next one starts now, while change 3 is applied but not stored.
     snapshotGate.open();
-    for (let i = 0; i < 20 && taken.length < 2; i++) await new Promise((r) => setImmediate(r));
+    // The store syncs each part of a snapshot off the event loop: a snapshot takes some milliseconds.
+    const until = async (n: number) => {
+      for (let i = 0; i < 1000 && taken.length < n; i++) await new Promise((r) => setTimeout(r, 5));
+    };
+    await until(2);
     appendGate.open();
     await third;
-    for (let i = 0; i < 20 && taken.length < 3; i++) await new Promise((r) => setImmediate(r));
+    await until(3);
     expect(taken.map((t) => t.at)).toEqual([1, 2, 3]);
     for (const t of taken) {
       expect(t.holders.includes("Second"), `the snapshot of change ${t.at}`).toBe(t.at >= 2);

@@ -4,7 +4,10 @@
 // (unique violation → false) and nothing is written; every append notifies `rsop_log` in the same
 // transaction (NOTIFY is delivered at commit); snapshots are written by the one process holding a
 // session advisory lock. Tables are prefixed `rsop_`, so the database may hold other things too.
+// The change log's format is recorded in `rsop_meta`; a format-1 log is upgraded when a process opens
+// the database (changeLogFormat.ts), under the schema lock.
 import type { Pool, PoolClient } from "pg";
+import { JsonChunkCache, jsonTextInTurns } from "./jsonSlices.js";
 import { type Listening, listen } from "./pgListen.js";
 import { PG_WEBHOOK_SCHEMA, type PgWebhookDeps, postgresWebhooks } from "./postgresWebhooks.js";
 import {
@@ -12,9 +15,16 @@ import {
   type StoredChange,
   type StoredKind,
   type StoredState,
+  type StoredWrite,
   StoreError,
   StoreUnavailableError,
 } from "../../service/store/store.js";
+import {
+  CHANGE_LOG_FORMAT,
+  LOG_FORMAT_KEY,
+  logFormatAction,
+  replayFormat1,
+} from "../../service/store/changeLogFormat.js";
 import type { OutboxEntry } from "../../service/store/webhookStore.js";
 
 /** The schema version written to `rsop_meta`; a database of another version is refused. */
@@ -114,7 +124,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   });
   // An idle connection the server closed (a restart) is dropped by the pool; the next query opens another.
   pool.on("error", () => undefined);
-  await createSchema(pool, where);
+  await createSchema(pool, where, keep);
 
   const { open, query, transaction, closing } = pgAccess(pool, where);
 
@@ -126,6 +136,8 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
 
   // The follower's own session: LISTEN, and the snapshot writer's advisory lock (held while it lives).
   let follower: Listening | undefined;
+  /** The texts of the last snapshot's runs of entities (jsonSlices.ts). */
+  const chunks = new JsonChunkCache();
 
   return {
     load: () => loadPgState(query, where),
@@ -138,21 +150,17 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
           [kind],
         );
         if (r.rowCount === 0) throw new StoreError(`${where} already holds a system`);
+        await c.query(
+          "INSERT INTO rsop_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+          [LOG_FORMAT_KEY, String(CHANGE_LOG_FORMAT)],
+        );
         await c.query("INSERT INTO rsop_snapshots (seq, time, snapshot) VALUES (0, $1, $2)", [
           time,
           JSON.stringify(snapshot),
         ]);
       });
     },
-    async append(operation, patches, time, outbox) {
-      // One process's append (the Store interface): at the next free sequence number.
-      for (;;) {
-        const next = Number(
-          (await query<{ seq: string }>("SELECT coalesce(max(seq), 0) + 1 AS seq FROM rsop_changes"))[0]!.seq,
-        );
-        if (await appendAt(next, [{ operation, patches, time }], outbox)) return next;
-      }
-    },
+    append: (operation, patches, time, outbox) => appendNext(query, appendAt, { operation, patches, time }, outbox),
     appendAt,
     async changesAfter(seq, limit) {
       const rows = await query<ChangeRow>(
@@ -162,11 +170,13 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
       if (rows.length > 0 && Number(rows[0]!.seq) !== seq + 1) return null;
       return rows.map(toChange);
     },
-    async snapshot(at, snapshot, time) {
+    async snapshot(at, snapshot, time, pace = "background") {
+      // Serialized a couple of milliseconds at a time: no request waits behind it (jsonSlices.ts).
+      const text = await jsonTextInTurns(snapshot, pace === "background", chunks);
       await transaction(async (c) => {
         await c.query(
           "INSERT INTO rsop_snapshots (seq, time, snapshot) VALUES ($1, $2, $3) ON CONFLICT (seq) DO NOTHING",
-          [at, time, JSON.stringify(snapshot)],
+          [at, time, text],
         );
         await c.query(
           "DELETE FROM rsop_snapshots WHERE seq NOT IN (SELECT seq FROM rsop_snapshots ORDER BY seq DESC LIMIT $1)",
@@ -210,8 +220,11 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   };
 }
 
-/** Creates the tables (under a lock: several processes may start at once) and checks the schema version. */
-async function createSchema(pool: Pool, where: string): Promise<void> {
+/**
+ * Creates the tables (under a lock: several processes may start at once), checks the schema version,
+ * and records the change log's format or upgrades a format-1 log (upgradeLog).
+ */
+async function createSchema(pool: Pool, where: string, keep: number): Promise<void> {
   try {
     const c = await pool.connect();
     try {
@@ -225,6 +238,7 @@ async function createSchema(pool: Pool, where: string): Promise<void> {
         throw new StoreError(
           `${where} has rsop schema version ${v.rows[0]!.value}; this rsop reads version ${SCHEMA_VERSION}`,
         );
+      await upgradeLog(c, where, keep);
       await c.query("COMMIT");
     } catch (e) {
       await c.query("ROLLBACK").catch(() => undefined);
@@ -237,6 +251,47 @@ async function createSchema(pool: Pool, where: string): Promise<void> {
     if (e instanceof StoreError) throw e;
     throw new StoreError(`cannot use the database ${where}: ${(e as Error).message}`);
   }
+}
+
+/**
+ * In the schema transaction: records the change log's format in a database that has none (an empty
+ * one), and upgrades a format-1 log: its latest snapshot with the changes after it applied is stored
+ * as the snapshot of the last change (older snapshots beyond `keep` go), then the format.
+ * @throws StoreError for a newer format, or a format-1 log that does not upgrade (the transaction is
+ *   rolled back: nothing is changed).
+ */
+async function upgradeLog(c: PoolClient, where: string, keep: number): Promise<void> {
+  const meta = async (key: string) =>
+    (await c.query<{ value: string }>("SELECT value FROM rsop_meta WHERE key = $1", [key])).rows[0]?.value;
+  if (logFormatAction(await meta(LOG_FORMAT_KEY), where) === "current") return;
+  const kind = await meta("kind");
+  const latest = (
+    await c.query<{ seq: string; snapshot: string }>(
+      "SELECT seq, snapshot FROM rsop_snapshots ORDER BY seq DESC LIMIT 1",
+    )
+  ).rows[0];
+  if (kind !== undefined && latest !== undefined) {
+    const changes = (
+      await c.query<ChangeRow>("SELECT seq, time, operation, patches FROM rsop_changes WHERE seq > $1 ORDER BY seq", [
+        latest.seq,
+      ])
+    ).rows.map(toChange);
+    if (changes.length > 0) {
+      const next = replayFormat1(kind as StoredKind, JSON.parse(latest.snapshot), changes, where);
+      await c.query(
+        "INSERT INTO rsop_snapshots (seq, time, snapshot) VALUES ($1, $2, $3) ON CONFLICT (seq) DO NOTHING",
+        [changes.at(-1)!.seq, new Date().toISOString(), JSON.stringify(next)],
+      );
+      await c.query(
+        "DELETE FROM rsop_snapshots WHERE seq NOT IN (SELECT seq FROM rsop_snapshots ORDER BY seq DESC LIMIT $1)",
+        [keep],
+      );
+    }
+  }
+  await c.query(
+    "INSERT INTO rsop_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    [LOG_FORMAT_KEY, String(CHANGE_LOG_FORMAT)],
+  );
 }
 
 /**
@@ -315,10 +370,15 @@ async function loadPgState(query: PgWebhookDeps["query"], where: string): Promis
     if (c.seq !== snapshotSeq + i + 1)
       throw new StoreError(`${where}: the change log jumps from ${snapshotSeq + i} to ${c.seq}`);
   });
+  // Parsed when first read (a caller that only asks for `kind` pays nothing for it).
+  let snapshot: { readonly value: unknown } | undefined;
   return {
     kind,
     snapshotSeq,
-    snapshot: JSON.parse(latest.snapshot) as unknown,
+    get snapshot() {
+      snapshot ??= { value: JSON.parse(latest.snapshot) as unknown };
+      return snapshot.value;
+    },
     changes,
     seq: changes.at(-1)?.seq ?? snapshotSeq,
   };
@@ -362,28 +422,46 @@ function pgReports(
   };
 }
 
+/** One process's append (Store.append): at the next free sequence number, which a compaction may have left only in a snapshot. */
+async function appendNext(
+  query: PgWebhookDeps["query"],
+  appendAt: (seq: number, writes: readonly StoredWrite[], outbox?: readonly OutboxEntry[]) => Promise<boolean>,
+  write: StoredWrite,
+  outbox: readonly OutboxEntry[] | undefined,
+): Promise<number> {
+  for (;;) {
+    const next = Number(
+      (
+        await query<{ seq: string }>(
+          "SELECT greatest((SELECT max(seq) FROM rsop_changes), (SELECT max(seq) FROM rsop_snapshots), 0) + 1 AS seq",
+        )
+      )[0]!.seq,
+    );
+    if (await appendAt(next, [write], outbox)) return next;
+  }
+}
+
 /**
  * `appendAt(seq, writes, outbox)`: the changes at seq, seq + 1, …, with their outbox rows; false when
- * another process appended seq first.
+ * another process appended seq first, or when the log does not hold change seq - 1 (nor a snapshot of
+ * it): the calls of this process run one after the other in the order they were made, and one made
+ * after a call that failed (Store.appendAt) must not leave a gap in the log.
  */
 function pgAppender(
   query: PgWebhookDeps["query"],
   transaction: <T>(body: (c: PoolClient) => Promise<T>) => Promise<T>,
   insertOutbox: (c: PoolClient, entries: readonly OutboxEntry[]) => Promise<void>,
 ) {
-  return async function appendAt(
-    seq: number,
-    writes: readonly { readonly operation: unknown; readonly patches: readonly unknown[]; readonly time: string }[],
-    outbox: readonly OutboxEntry[] = [],
-  ): Promise<boolean> {
+  // One statement: the rows and the notification (of the last, only when rows were added) commit
+  // together; with outbox rows, they join the same transaction.
+  const text = `WITH added AS (
+     INSERT INTO rsop_changes (seq, time, operation, patches)
+     SELECT $1::bigint + n - 1, time, operation, patches FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS w(time, operation, patches, n)
+     WHERE EXISTS (SELECT 1 FROM rsop_changes WHERE seq = $1::bigint - 1) OR EXISTS (SELECT 1 FROM rsop_snapshots WHERE seq = $1::bigint - 1)
+     RETURNING seq)
+   SELECT count(*)::int AS n, (SELECT pg_notify('${CHANNEL}', max(seq)::text) FROM added HAVING count(*) > 0) AS told FROM added`;
+  async function appendNow(seq: number, writes: readonly StoredWrite[], outbox: readonly OutboxEntry[]) {
     if (writes.length === 0) return true;
-    // One statement: the rows and the notification (of the last) commit together; with outbox rows,
-    // they join the same transaction.
-    const text = `WITH added AS (
-       INSERT INTO rsop_changes (seq, time, operation, patches)
-       SELECT $1::bigint + n - 1, time, operation, patches FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS w(time, operation, patches, n)
-       RETURNING seq)
-     SELECT pg_notify('${CHANNEL}', max(seq)::text) FROM added`;
     const params = [
       seq,
       writes.map((w) => w.time),
@@ -391,16 +469,30 @@ function pgAppender(
       writes.map((w) => JSON.stringify(w.patches)),
     ];
     try {
-      if (outbox.length === 0) await query(text, params);
-      else
-        await transaction(async (c) => {
-          await c.query(text, params);
-          await insertOutbox(c, outbox);
-        });
-      return true;
+      const [added] =
+        outbox.length === 0
+          ? await query<{ n: number }>(text, params)
+          : await transaction(async (c) => {
+              const r = (await c.query<{ n: number }>(text, params)).rows;
+              // Nothing added: the transaction is rolled back, outbox rows and all.
+              if (r[0]!.n === 0) throw new NotNext();
+              await insertOutbox(c, outbox);
+              return r;
+            });
+      return added!.n > 0;
     } catch (e) {
+      if (e instanceof NotNext) return false;
       if ((e as { code?: unknown }).code === "23505") return false; // another process appended seq first
       throw e;
     }
+  }
+  let last: Promise<unknown> = Promise.resolve();
+  return function appendAt(seq: number, writes: readonly StoredWrite[], outbox: readonly OutboxEntry[] = []) {
+    const run = last.then(() => appendNow(seq, writes, outbox));
+    last = run.catch(() => undefined);
+    return run;
   };
 }
+
+/** The log does not end at the change before an append's first. */
+class NotNext extends Error {}

@@ -1,7 +1,8 @@
 // The storage interface of `rsop serve --data`: an append-only change log plus periodic snapshots.
 // A system is stored as its snapshot at some sequence number and the changes after it; start-up
 // replays those changes' patches. SQLite implements it (sqliteStore.ts); nothing below the adapters
-// layer knows it exists.
+// layer knows it exists. The log's patches have a format (changeLogFormat.ts): a store records it
+// and upgrades an older one when it opens.
 
 import type { OutboxEntry, WebhookStore } from "./webhookStore.js";
 
@@ -20,12 +21,23 @@ export interface StoredChange {
   readonly time: string;
 }
 
+/** One accepted write as a store is given it. */
+export interface StoredWrite {
+  readonly operation: unknown;
+  readonly patches: readonly unknown[];
+  readonly time: string;
+}
+
 /** What `load` finds: the latest snapshot and every change after it. */
 export interface StoredState {
   readonly kind: StoredKind;
   /** The sequence number the snapshot was taken at (0: the imported snapshot). */
   readonly snapshotSeq: number;
-  /** The snapshot (JSON) as of `snapshotSeq`. */
+  /**
+   * The snapshot (JSON) as of `snapshotSeq`: what `JSON.parse` made of the stored text (plain, shared
+   * with nothing). A store may read and parse it only when this is first read, so that a caller
+   * asking only for `kind` pays nothing for it.
+   */
   readonly snapshot: unknown;
   /** The changes after `snapshotSeq`, in order. */
   readonly changes: readonly StoredChange[];
@@ -45,18 +57,20 @@ export interface StoredReport {
 
 /**
  * Durable storage of one system. Every method that writes has committed durably when its promise
- * resolves. Methods are called one at a time (the caller serializes writes), except `snapshot`: a
- * snapshot may take a while and runs beside appends (never two snapshots at once), so that storing
- * one never holds up the writes after it.
+ * resolves. Methods are called one at a time (the caller serializes writes), except `appendAt`, which
+ * may be called again before earlier calls resolved (group commit), and `snapshot`: a snapshot may
+ * take a while and runs beside appends (never two snapshots at once), so that storing one never holds
+ * up the writes after it.
  */
 export interface Store {
   /** The stored state, or null for an empty store. */
   load(): Promise<StoredState | null>;
-  /** Imports the first snapshot into an empty store (sequence number 0). */
+  /** Imports the first snapshot into an empty store (sequence number 0), and records the log's format (CHANGE_LOG_FORMAT). */
   init(kind: StoredKind, snapshot: unknown, time: string): Promise<void>;
   /**
-   * Appends one accepted write; resolves to its sequence number once it is durable. `outbox`: the
-   * webhook events the write caused, stored in the same transaction (stores with `webhooks` only).
+   * Appends one accepted write at the next sequence number; resolves to that number once it is
+   * durable. `outbox`: the webhook events the write caused, stored in the same transaction (stores
+   * with `webhooks` only). Not to be called while an `appendAt` is unresolved.
    */
   append(
     operation: unknown,
@@ -65,11 +79,25 @@ export interface Store {
     outbox?: readonly OutboxEntry[],
   ): Promise<number>;
   /**
+   * Appends accepted writes as changes `seq`, `seq + 1`, … in one transaction, with the webhook events
+   * they caused (`outbox`, stores with `webhooks` only). Resolves true once they are durable; false,
+   * nothing written, when `seq` is not the number after the last change the log holds.
+   *
+   * Calls may overlap: they are stored in the order they are made, and one made after a call that
+   * fails or answers false (and before its caller knew) answers false too, since its `seq` is no
+   * longer the next. The calls made while the disk syncs one are made durable together by the next
+   * sync (group commit). A store that commits in the call itself (SQLite) holds the writes in its log
+   * when the call returns (a crash of the process loses nothing; only the sync is awaited).
+   */
+  appendAt(seq: number, writes: readonly StoredWrite[], outbox?: readonly OutboxEntry[]): Promise<boolean>;
+  /**
    * Stores the snapshot as of sequence number `seq` (start-up then replays only the log after it).
    * The snapshot is immutable, so it may be serialized in steps while appends go on; until the
    * promise resolves, `load` does not see it. A snapshot already stored at `seq` is kept as it is.
+   * `pace`: "background" (default) leaves most of the event loop to requests, taking longer;
+   * "now" (a closing server, with nothing else to serve) as fast as it can.
    */
-  snapshot(seq: number, snapshot: unknown, time: string): Promise<void>;
+  snapshot(seq: number, snapshot: unknown, time: string, pace?: "background" | "now"): Promise<void>;
   /**
    * Stores a report: inserts it, or replaces the `info` (and the records, when `records` is given) of
    * the report with this id. Records are written once, when the report is generated: an array, or
@@ -106,23 +134,17 @@ export interface Store {
 }
 
 /**
- * What a store shared by several processes adds (PostgreSQL; SQLite does not have it): appending at an
- * expected sequence number, reading the log after a sequence number, and being told of appends. A
+ * What a store shared by several processes adds (PostgreSQL; SQLite does not have it): appending that
+ * tells the others, reading the log after a sequence number, and being told of appends. A
  * replica (replicatedSystem.ts) keeps its live system in step with the log through it. Optional: the
  * plain Store above is all one process needs.
  */
 export interface SharedStore extends Store {
   /**
-   * Appends accepted writes at exactly `seq`, `seq + 1`, … in one transaction, and tells the other
-   * processes. Resolves true once they are durable, false (nothing written) when another process
-   * appended one of those numbers first. `outbox`: the webhook events of these writes, stored in the
-   * same transaction.
+   * Store.appendAt, telling the other processes; false also when another process appended one of
+   * those numbers first.
    */
-  appendAt(
-    seq: number,
-    writes: readonly { readonly operation: unknown; readonly patches: readonly unknown[]; readonly time: string }[],
-    outbox?: readonly OutboxEntry[],
-  ): Promise<boolean>;
+  appendAt(seq: number, writes: readonly StoredWrite[], outbox?: readonly OutboxEntry[]): Promise<boolean>;
   /**
    * Up to `limit` changes after `seq`, in order; null when the log no longer holds change `seq + 1`
    * (compacted: only a load from the latest snapshot can catch up).
