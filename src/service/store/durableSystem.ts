@@ -290,7 +290,9 @@ class Durable {
       return this.afterWritesBefore({ thrown: e });
     }
     const target = this.target;
-    const before = target.live.snapshot;
+    // A 2.0 system's events come from the patches and their inverse (L21): its state is read
+    // without a copy. A 1.0 panel's snapshot is a new object after each change anyway.
+    const before = target.live.current;
     const result = this.live.apply(op);
     if (!result.ok || !("patches" in result)) return this.afterWritesBefore({ result });
     const time = this.iso();
@@ -300,8 +302,9 @@ class Durable {
         this.options.outbox?.forWrite({
           operation: op,
           before,
-          after: target.live.snapshot,
+          after: target.live.current,
           patches: result.patches as Patch[],
+          inversePatches: result.inversePatches as Patch[],
           time,
         }) ?? [];
     } catch (e) {

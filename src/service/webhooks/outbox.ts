@@ -83,6 +83,7 @@ export class WebhookOutbox {
       before: write.before,
       after: write.after,
       patches: write.patches,
+      inversePatches: write.inversePatches,
       occurredAt: write.time,
     }))
       for (const e of wanting)
