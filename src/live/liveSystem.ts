@@ -126,6 +126,16 @@ export class LiveSystem implements LiveTarget<SystemSnapshot, Engine, OperationR
   }
 
   /**
+   * Builds the indexes writes are validated against now, rather than on the first write (about
+   * 0.3 s at 100,000 holders): a server does it before it listens, so that no request waits for it.
+   * @example
+   * live.prepareWrites(); // the first write then costs what any write costs
+   */
+  prepareWrites(): void {
+    this.#validator.lookups(this.#state);
+  }
+
+  /**
    * Applies one operation (a route of the systems interface) or a batch (all or nothing).
    * @example
    * live.apply({ method: "PUT", path: "/holders/h-1/groups/g-2" }); //=> { ok: true, status: 204, patches, inversePatches }
