@@ -244,6 +244,43 @@ function targets(facts: Record<string, unknown>): Target[] {
       met: ns <= 50_000,
     });
   }
+  // A write costs what it changes: live.apply at L against S, and the bounds on the large changes.
+  for (const [key, what] of [
+    ["holderCreate", "holder create (a card, two groups)"],
+    ["membershipAdd", "membership add"],
+    ["credentialAdd", "credential add"],
+    ["holderUpdate", "holder update"],
+  ] as const) {
+    const l = num(`incremental.L.apply.${key}.ms`);
+    const sm = num(`incremental.S.apply.${key}.ms`);
+    if (l === undefined) continue;
+    out.push({
+      target: `L live.apply ${what} ≤ 50 µs${sm === undefined ? "" : " and ≤ 1.5× S"}`,
+      measured: `${(l * 1000).toFixed(1)} µs${sm === undefined ? "" : ` (${(l / sm).toFixed(2)}× S's ${(sm * 1000).toFixed(1)} µs)`}`,
+      met: l <= 0.05 && (sm === undefined || l <= 1.5 * sm),
+    });
+  }
+  const groupDelete = num("incremental.L.apply.groupDelete.ms");
+  if (groupDelete !== undefined)
+    out.push({
+      target: "L live.apply group delete (2,000 members) ≤ 20 ms",
+      measured: `${groupDelete.toFixed(1)} ms`,
+      met: groupDelete <= 20,
+    });
+  const batchCreate = num("incremental.L.apply.batchCreate.ms");
+  if (batchCreate !== undefined)
+    out.push({
+      target: "L live.apply 10,000 creates in one batch ≤ 0.5 s",
+      measured: `${(batchCreate / 1000).toFixed(2)} s`,
+      met: batchCreate <= 500,
+    });
+  const replay = num("incremental.L.replay999.ratio");
+  if (replay !== undefined)
+    out.push({
+      target: "L replay of 999 logged changes ≤ 999 × the median apply",
+      measured: `${replay.toFixed(2)}×`,
+      met: replay <= 1,
+    });
   // Issue 19's targets.
   const rate = (k: string) => batch(k)?.opsPerSec;
   const handle = rate("handles.L.reader");
