@@ -7,6 +7,7 @@ import { type credentialSchema, type holderSchema, systemSnapshotSchema } from "
 import type { CardFormat, CloudNode, Credential, Device, Holder, Partition, SystemSnapshot } from "./types.js";
 import { fromZodIssues, quote, zodMessage } from "./zodIssues.js";
 import { isValidZone } from "./zones.js";
+import { isObject } from "./request.js";
 import { depthIssues, plainCopy } from "./plainCopy.js";
 import {
   type Collection,
@@ -161,7 +162,8 @@ function adoptHolder(h: z.output<typeof holderSchema>, intern: Intern): Holder {
   return m;
 }
 
-const headerSchema = z.object({
+/** The snapshot's own fields and its collections, each element still unparsed. @internal */
+export const headerSchema = z.object({
   format: systemSnapshotSchema.shape.format,
   systemId: systemSnapshotSchema.shape.systemId,
   timezone: systemSnapshotSchema.shape.timezone,
@@ -176,11 +178,34 @@ const headerSchema = z.object({
   customFields: z.array(z.unknown()).default([]),
 });
 
+type Head = z.output<typeof headerSchema>;
+
+/**
+ * The header as headerSchema parses it, when it plainly passes (the collections, only read, are
+ * the input's own arrays); undefined when the schema must look. Spares a pass of the schema over
+ * every element of every collection. @internal
+ */
+export function fastHead(data: unknown): Head | undefined {
+  if (!isObject(data) || data.format !== "rsop-system/1") return undefined;
+  const { systemId } = data;
+  const timezone = data.timezone === undefined ? "UTC" : data.timezone;
+  if (typeof systemId !== "string" || systemId.length === 0 || typeof timezone !== "string") return undefined;
+  const lists = {} as Record<Collection, unknown[]>;
+  for (const coll of SCHEMA_ORDER) {
+    const v = data[coll];
+    if (v !== undefined && !Array.isArray(v)) return undefined;
+    lists[coll] = v === undefined ? [] : v;
+  }
+  return { format: "rsop-system/1", systemId, timezone, ...lists };
+}
+
 /** Parses each element of `coll`: the valid ones with their index, ids of the others; schema issues to `issues`. */
 function parseEach<C extends Collection>(issues: Issue[], coll: C, raw: readonly unknown[]): ParsedCollection<C> {
   const items: { i: number; v: ParsedEntities[C] }[] = [];
   const broken = new Set<string>();
-  raw.forEach((el, i) => {
+  // Every index, a hole as undefined, as the header schema's copy of the array has it.
+  for (let i = 0; i < raw.length; i++) {
+    const el = raw[i];
     const r = parseEntity(coll, el, i);
     if (r.ok) items.push({ i, v: r.v });
     else {
@@ -188,7 +213,7 @@ function parseEach<C extends Collection>(issues: Issue[], coll: C, raw: readonly
       const key = rawKey(coll, el);
       if (key !== undefined) broken.add(key);
     }
-  });
+  }
   return { items, broken };
 }
 
@@ -200,6 +225,12 @@ export interface ParseSnapshotOptions {
    * defensive copy that guards against those (a fifth of the time at 100,000 holders). Default false.
    */
   readonly plainJson?: boolean;
+  /**
+   * With `plainJson`: the input is known to nest at most JSON_MAX_DEPTH arrays and objects (HJ1),
+   * as when the text it was parsed from was checked for that (the adapters' parseJson does), so it
+   * is not walked again for it. Default false.
+   */
+  readonly depthChecked?: boolean;
 }
 
 /**
@@ -221,11 +252,14 @@ export function parseSnapshot(input: unknown, options: ParseSnapshotOptions = {}
   // Too deep is refused before any check walks a value (HJ2); plain JSON is only walked, not copied.
   const unreadable: Issue[] = [];
   const data = options.plainJson === true ? input : plainCopy(input, unreadable);
-  if (options.plainJson === true) unreadable.push(...depthIssues(input));
+  if (options.plainJson === true && options.depthChecked !== true) unreadable.push(...depthIssues(input));
   if (unreadable.length > 0) return err(unreadable);
-  const head = headerSchema.safeParse(data, { error: zodMessage });
-  if (!head.success) return err(fromZodIssues(head.error.issues));
-  const raw = head.data;
+  let raw = fastHead(data);
+  if (raw === undefined) {
+    const head = headerSchema.safeParse(data, { error: zodMessage });
+    if (!head.success) return err(fromZodIssues(head.error.issues));
+    raw = head.data;
+  }
   const issues: Issue[] = [];
   const add: Report = (code, path, message) => issues.push({ code, path, message });
 

@@ -145,7 +145,21 @@ export function depthIssues(
       }
       return;
     }
-    for (const k of Object.keys(v)) {
+    // for-in lists an object's own keys in Object.keys order without making their array (a third of
+    // the walk at 10,000 holders); it would add inherited ones, so only where there are none.
+    const keys = inheritsNothing(v, plainProto) ? null : Object.keys(v);
+    if (keys === null) {
+      for (const k in v) {
+        const x = (v as Record<string, unknown>)[k];
+        if (typeof x === "object" && x !== null) {
+          path.push(k);
+          walk(x, level + 1);
+          path.pop();
+        }
+      }
+      return;
+    }
+    for (const k of keys) {
       const x = (v as Record<string, unknown>)[k];
       if (typeof x === "object" && x !== null) {
         path.push(k);
@@ -154,6 +168,23 @@ export function depthIssues(
       }
     }
   };
+  const plainProto = enumeratesNothing(Object.prototype);
   if (typeof input === "object" && input !== null) walk(input, 1);
   return issues;
+}
+
+/** True when no enumerable key is on `proto` or its prototypes (Object.prototype, as it normally is). */
+function enumeratesNothing(proto: object | null): boolean {
+  if (proto === null) return true;
+  for (const _ in proto) return false;
+  return true;
+}
+
+/**
+ * True when for-in over `v` lists only its own keys: its prototype is null, or Object.prototype
+ * with no enumerable key (`plainProto`, checked once per walk), as JSON.parse's objects have.
+ */
+function inheritsNothing(v: object, plainProto: boolean): boolean {
+  const proto = Object.getPrototypeOf(v);
+  return proto === null || (proto === Object.prototype && plainProto);
 }

@@ -32,7 +32,8 @@ export async function readSnapshotInput(path: string, kind: "system" | "panel", 
 
 /** Reads, validates and compiles a system snapshot file, or fails with every problem listed. */
 export async function loadSystemFile(path: string, io: CliIo): Promise<Engine> {
-  const r = loadEngine(await readSnapshotInput(path, "system", io), { plainJson: true });
+  // readJsonFile's parseJson refused any text nesting deeper than JSON_MAX_DEPTH (HJ1).
+  const r = loadEngine(await readSnapshotInput(path, "system", io), { plainJson: true, depthChecked: true });
   return r.ok ? r.value : refused(path, r.issues);
 }
 
