@@ -14,7 +14,10 @@
 //   HTTP round trip), p50/p99 over every probe: first with the probe's writes alone, then while the
 //   writes above flow;
 // - decisions per second of one replica (batches of 100 through `POST /decisions`) with no writes
-//   anywhere, then while 8 clients write to the two other replicas.
+//   anywhere, then while 8 clients write to the two other replicas, then (control) while 8 clients
+//   write to two replicas of another database, which it does not follow: per CPU-second of the
+//   deciding replica, quiet against busy is the criterion; control against quiet is what the
+//   machine's contention alone takes (2 cores shared with the writing replicas, PostgreSQL, clients).
 //
 // Every process started is stopped and the cluster removed at the end, also on failure.
 import type { ChildProcess } from "node:child_process";
@@ -95,6 +98,8 @@ function quantile(sorted: readonly number[], q: number): number {
 }
 
 interface Load {
+  /** Every latency, sorted (ms). */
+  readonly latencies: readonly number[];
   readonly opsPerSec: number;
   readonly count: number;
   readonly seconds: number;
@@ -131,12 +136,34 @@ async function load(
   const wall = (performance.now() - t0) / 1000;
   const sorted = latencies.sort((a, b) => a - b);
   return {
+    latencies: sorted,
     opsPerSec: (latencies.length * perRequest) / wall,
     count: latencies.length,
     seconds: wall,
     p50Ms: quantile(sorted, 0.5),
     p99Ms: quantile(sorted, 0.99),
   };
+}
+
+/** Loads of several phases as one: their operations over their summed time, the percentiles of all latencies. */
+function pooled(loads: readonly Load[], perRequest: number): Load {
+  const latencies = loads.flatMap((l) => l.latencies).sort((a, b) => a - b);
+  const seconds = loads.reduce((s, l) => s + l.seconds, 0);
+  const count = latencies.length;
+  return {
+    latencies,
+    opsPerSec: (count * perRequest) / seconds,
+    count,
+    seconds,
+    p50Ms: quantile(latencies, 0.5),
+    p99Ms: quantile(latencies, 0.99),
+  };
+}
+
+interface Phase {
+  readonly decided: Load;
+  readonly written: Load | null;
+  readonly cpu: number;
 }
 
 /** Bare commits/s: `clients` connections, each committing one change-sized INSERT + pg_notify at a time. */
@@ -202,7 +229,9 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
   if (!bins.ok) return [{ section: "scale", size: "", name: "rsop serve --store", note: `skipped: ${bins.why}` }];
   const size: SizeName = ctx.sizes.length === 3 ? "M" : ctx.sizes[0]!;
   const writeSeconds = ctx.quick ? 3 : 8;
-  const decideSeconds = ctx.quick ? 2 : 5;
+  // Three rounds of three phases of decisions (see run): 27 s, where one round of 5 s phases was noisier.
+  const decideSeconds = ctx.quick ? 2 : 3;
+  const rounds = ctx.quick ? 1 : 3;
   const dir = mkdtempSync(join(tmpdir(), "rsop-bench-scale-"));
   const cluster = await startPostgresCluster(bins);
   try {
@@ -224,6 +253,9 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     // The first imports; the others then load what it imported.
     const first = await serve(store, ["--system", system]);
     const replicas = [first, ...(await Promise.all([serve(store, []), serve(store, [])]))];
+    const otherStore = await cluster.createDatabase("bench_scale_control");
+    const others = [await serve(otherStore, ["--system", system])];
+    others.push(await serve(otherStore, []));
     const parsed = JSON.parse(f.json) as { systemId: string };
     const sys = `/${parsed.systemId}`;
     let cardNumber = 920_000_000_000;
@@ -247,31 +279,71 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
       body: batches[i % batches.length]!,
     });
     await load(CLIENTS, performance.now() + 1000, decide, BATCH); // warm-up
-    let cpu0 = cpuSeconds(replicas[0]!.child);
-    const quiet = await load(CLIENTS, performance.now() + decideSeconds * 1000, decide, BATCH);
-    const quietCpu = cpuSeconds(replicas[0]!.child) - cpu0;
+    // One phase of decisions on replica 0 while 8 clients write to `writeTo` (none: quiet), and the
+    // CPU-seconds replica 0 used meanwhile.
+    const phase = async (writeTo: readonly Replica[]) => {
+      const until = performance.now() + decideSeconds * 1000;
+      const cpu0 = cpuSeconds(replicas[0]!.child);
+      const [decided, written] = await Promise.all([
+        load(CLIENTS, until, decide, BATCH),
+        writeTo.length === 0
+          ? null
+          : load(8, until, (i) => ({
+              url: writeTo[i % writeTo.length]!.url,
+              method: "POST",
+              path: `${sys}/holders`,
+              body: create(i),
+            })),
+      ]);
+      return { decided, written, cpu: cpuSeconds(replicas[0]!.child) - cpu0 };
+    };
+    // Rounds of quiet, busy (writes to the replicas it follows) and control (the same write load on
+    // two replicas of another database, which it does not follow: the machine's contention alone),
+    // interleaved so that whatever else runs on the machine weighs on the three alike; pooled.
+    const phases = { quiet: [] as Phase[], busy: [] as Phase[], control: [] as Phase[] };
+    for (let round = 0; round < rounds; round++) {
+      phases.quiet.push(await phase([]));
+      phases.busy.push(await phase(replicas.slice(1)));
+      phases.control.push(await phase(others));
+    }
+    const quiet = pooled(
+      phases.quiet.map((p) => p.decided),
+      BATCH,
+    );
+    const busy = pooled(
+      phases.busy.map((p) => p.decided),
+      BATCH,
+    );
+    const during = pooled(
+      phases.busy.map((p) => p.written!),
+      1,
+    );
+    const controlWrites = pooled(
+      phases.control.map((p) => p.written!),
+      1,
+    );
+    const perCpu = (ps: readonly Phase[]) =>
+      (ps.reduce((n, p) => n + p.decided.count, 0) * BATCH) / ps.reduce((c, p) => c + p.cpu, 0);
+    const roundRatios = phases.busy.map((p, i) => {
+      const q = phases.quiet[i]!;
+      return ((p.decided.count / p.cpu) * q.cpu) / q.decided.count;
+    });
+    const quietCpu = phases.quiet.reduce((c, p) => c + p.cpu, 0);
+    const busyCpu = phases.busy.reduce((c, p) => c + p.cpu, 0);
     log(`  scale ${size}: decisions on one replica, no writes: ${quiet.opsPerSec.toFixed(0)}/s`);
-    const busyUntil = performance.now() + decideSeconds * 1000;
-    cpu0 = cpuSeconds(replicas[0]!.child);
-    const [busy, during] = await Promise.all([
-      load(CLIENTS, busyUntil, decide, BATCH),
-      load(8, busyUntil, (i) => ({
-        url: replicas[1 + (i % 2)]!.url,
-        method: "POST",
-        path: `${sys}/holders`,
-        body: create(i),
-      })),
-    ]);
-    const busyCpu = cpuSeconds(replicas[0]!.child) - cpu0;
     // Per CPU-second of the deciding replica: what it spends on applying the others' changes, apart
     // from the cores the writing replicas, PostgreSQL and the clients take from it on this machine.
-    const quietPerCpu = (quiet.count * BATCH) / quietCpu;
-    const busyPerCpu = (busy.count * BATCH) / busyCpu;
+    const quietPerCpu = perCpu(phases.quiet);
+    const busyPerCpu = perCpu(phases.busy);
+    const controlPerCpu = perCpu(phases.control);
     log(
-      `  scale ${size}: per CPU-second of the deciding replica: ${quietPerCpu.toFixed(0)} quiet, ${busyPerCpu.toFixed(0)} with writes (${(busyPerCpu / quietPerCpu).toFixed(2)}×)`,
+      `  scale ${size}: per CPU-second of the deciding replica: ${quietPerCpu.toFixed(0)} quiet, ${busyPerCpu.toFixed(0)} with writes (${(busyPerCpu / quietPerCpu).toFixed(2)}×; rounds ${roundRatios.map((r) => r.toFixed(2)).join(", ")})`,
     );
     log(
       `  scale ${size}: decisions on one replica while ${during.opsPerSec.toFixed(0)} writes/s go to the others: ${busy.opsPerSec.toFixed(0)}/s (${(busy.opsPerSec / quiet.opsPerSec).toFixed(2)}×)`,
+    );
+    log(
+      `  scale ${size}: control, ${controlWrites.opsPerSec.toFixed(0)} writes/s to replicas of another database: ${controlPerCpu.toFixed(0)} per CPU-second (${(controlPerCpu / quietPerCpu).toFixed(2)}× quiet; with writes to its own ${(busyPerCpu / controlPerCpu).toFixed(2)}× this)`,
     );
 
     // Writes through all three, with a probe measuring propagation to the other two.
@@ -297,7 +369,7 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
     };
     // First the probe alone (the delay of following the log itself), then under the write load.
     const lone: number[] = [];
-    await probe(performance.now() + decideSeconds * 1000, lone);
+    await probe(performance.now() + (ctx.quick ? 2 : 5) * 1000, lone);
     const sortedLone = lone.sort((a, b) => a - b);
     log(
       `  scale ${size}: propagation with the probe's writes only: p50 ${quantile(sortedLone, 0.5).toFixed(1)} ms, p99 ${quantile(sortedLone, 0.99).toFixed(1)} ms over ${lone.length} probes`,
@@ -378,9 +450,17 @@ export async function run(ctx: ScenarioContext): Promise<Row[]> {
       size,
       name: "decisions per CPU-second of that replica, no writes / with writes",
       value: `${fmtOps(quietPerCpu)} / ${fmtOps(busyPerCpu)}`,
-      note: `${(busyPerCpu / quietPerCpu).toFixed(2)}×: the replica's own cost of applying the others' changes, without the cores they take (its CPU share ${(quietCpu / quiet.seconds).toFixed(2)} quiet, ${(busyCpu / busy.seconds).toFixed(2)} with writes)`,
+      note: `${(busyPerCpu / quietPerCpu).toFixed(2)}×: the replica's own cost of applying the others' changes, without the cores they take (pooled over ${rounds} rounds: ${roundRatios.map((r) => r.toFixed(2)).join(", ")}; its CPU share ${(quietCpu / quiet.seconds).toFixed(2)} quiet, ${(busyCpu / busy.seconds).toFixed(2)} with writes)`,
+    });
+    rows.push({
+      section: "scale",
+      size,
+      name: "control: decisions per CPU-second while replicas of another database take writes",
+      value: fmtOps(controlPerCpu),
+      note: `${(controlPerCpu / quietPerCpu).toFixed(2)}× quiet: the machine's contention alone (${controlWrites.opsPerSec.toFixed(0)} writes/s this replica does not apply); with writes to its own log ${(busyPerCpu / controlPerCpu).toFixed(2)}× this`,
     });
     Object.assign(ctx.facts, {
+      "scale.decisionsPerCpuSecControl": controlPerCpu,
       "scale.decisionsPerCpuSecQuiet": quietPerCpu,
       "scale.decisionsPerCpuSecBusy": busyPerCpu,
       "scale.size": size,

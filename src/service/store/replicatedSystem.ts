@@ -13,7 +13,7 @@
 // against every change before it: two replicas never both accept conflicting writes (PG2). Writes and
 // catch-ups of one replica run one at a time, in one queue.
 import type { Patch } from "immer";
-import { type Operation, type OperationResult, applySnapshotPatches } from "../../live/index.js";
+import type { Operation, OperationResult } from "../../live/index.js";
 import type { PanelOperationResult } from "../../legacy1/index.js";
 import { SnapshotError } from "../../model/index.js";
 import {
@@ -98,7 +98,8 @@ export async function openReplicatedSystem(
   if (!Number.isSafeInteger(every) || every < 1)
     throw new RangeError(`snapshotEvery must be a positive integer, got ${String(every)}`);
   const { stored, imported } = await loadOrImport(store, options, now);
-  const made = createTarget(stored.kind, stored.snapshot, now);
+  // The store's JSON.parse made the snapshot for this call alone: it is validated as it is.
+  const made = createTarget(stored.kind, stored.snapshot, now, true);
   if (!("kind" in made))
     throw new StoreError(
       `the stored snapshot (change ${stored.snapshotSeq}) is not valid: ${made.map((i) => i.message).join(" ")}`,
@@ -150,11 +151,13 @@ interface Pending {
   readonly reject: (e: unknown) => void;
 }
 type Outcome = { readonly result: OperationResult | PanelOperationResult } | { readonly error: unknown };
-/** A write the live system accepted, with the snapshots around it (made only when the outbox hook reads them). */
+/** A write the live system accepted, with the state around it as the outbox hook reads it. */
 interface Accepted {
   readonly op: Operation;
   readonly result: object;
   readonly patches: readonly unknown[];
+  /** 2.0: what the outbox hook finds the change in (the snapshots are then the state itself). */
+  readonly inversePatches?: readonly unknown[];
   readonly before: () => unknown;
   readonly after: () => unknown;
 }
@@ -345,19 +348,10 @@ class Replica {
       }
     });
     const results = live.check(ops);
-    // The snapshots before and after each accepted write, made only when the outbox hook reads them
-    // (the live system is not changed by check: each after is the one before with its patches).
-    let previous: () => unknown = (
-      (s) => () =>
-        s
-    )(live.snapshot);
-    const chain = (patches: readonly unknown[]) => {
-      const before = previous;
-      let made: { readonly value: unknown } | undefined;
-      const after = () => (made ??= { value: applySnapshotPatches(before() as object, patches as Patch[]) }).value;
-      previous = after;
-      return { before, after };
-    };
+    // A write's keyed patches and inverse patches say what it changed (L21): the outbox hook reads
+    // the state itself only for its system id, so no snapshot is made (the state is the one before
+    // the batch until it is appended: check took every write back).
+    const state = () => live.current;
     let k = 0;
     for (const x of prepared) {
       if ("error" in x) {
@@ -367,7 +361,14 @@ class Replica {
       const result = results[k++]!;
       outcomes.push({ result });
       if (result.ok && "patches" in result)
-        accepted.push({ op: x, result, patches: result.patches, ...chain(result.patches) });
+        accepted.push({
+          op: x,
+          result,
+          patches: result.patches,
+          inversePatches: result.inversePatches,
+          before: state,
+          after: state,
+        });
     }
     return { outcomes, accepted };
   }
@@ -421,15 +422,12 @@ class Replica {
       throw e;
     }
     if (!appended) return false;
-    for (const [i, a] of accepted.entries()) {
-      const redone = this.applyPatches(a.patches);
-      if (!redone.ok) {
-        this.fail(`change ${seq + i}, just stored, does not apply: ${redone.issues.map((x) => x.message).join(" ")}`);
-        break;
-      }
-      this.advance(seq + i);
-      this.seqs.set(a.result, seq + i);
-    }
+    // Applied together (one validation and one engine update for the group), as a catch-up would.
+    const stored = accepted.map((a, i) => ({ seq: seq + i, operation: a.op, patches: a.patches, time }));
+    const bad = applyChanges(this.target, stored, this.advance);
+    for (const [i, a] of accepted.entries()) if (seq + i <= this.applied) this.seqs.set(a.result, seq + i);
+    if (bad !== null)
+      this.fail(`change ${bad.seq}, just stored, does not apply: ${bad.issues.map((x) => x.message).join(" ")}`);
     if (outbox.length > 0) this.options.outbox!.stored(outbox);
     this.maybeSnapshot();
     return true;
@@ -450,6 +448,7 @@ class Replica {
               return a.after();
             },
             patches: a.patches as Patch[],
+            ...(a.inversePatches !== undefined ? { inversePatches: a.inversePatches as Patch[] } : {}),
             time,
           }),
         );
