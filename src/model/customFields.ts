@@ -96,7 +96,10 @@ function commonRules(d: Json, ctx: Ctx, f: Flavor): void {
   });
 }
 
-function shapes(f: Flavor) {
+// `described` is the flavor's extra keys (2.0's `description`), passed in rather than spread from a
+// conditional: that spread's type `description?: … | undefined` is no zod shape for consumers of the
+// emitted declarations who compile with `exactOptionalPropertyTypes`.
+function shapes<D extends z.core.$ZodLooseShape>(f: Flavor, described: D) {
   const obj = <S extends z.core.$ZodLooseShape>(shape: S) => (f.loose ? z.looseObject(shape) : z.object(shape));
   const regex = z.string().max(CUSTOM_FIELD_REGEX_MAX).superRefine(regexRule);
   const enumValue = obj({ id: z.string().min(1), displayName: z.string().optional() });
@@ -107,7 +110,7 @@ function shapes(f: Flavor) {
     max: z.number().int().optional(),
     decimals: z.number().int().min(0).max(CUSTOM_FIELD_DECIMALS_MAX).optional(),
     regex: regex.optional(),
-    ...(f.describe ? { description: z.string().optional() } : {}),
+    ...described,
   };
   const items = obj({ type: z.enum(CUSTOM_FIELD_CHILD_TYPES), ...bounds }).superRefine((d, ctx) =>
     commonRules(d, ctx, f),
@@ -147,7 +150,7 @@ const FLAVOR_2_0: Flavor = { loose: false, describe: true };
 
 /** One 1.0 definition (1.0 has no `description`); unknown keys are kept, as the panel stores them. */
 export const panelCustomFieldSchema = z
-  .looseObject(shapes(FLAVOR_1_0))
+  .looseObject(shapes(FLAVOR_1_0, {}))
   .superRefine((d, ctx) => definitionRules(d, ctx, FLAVOR_1_0));
 
 /**
@@ -155,7 +158,10 @@ export const panelCustomFieldSchema = z
  * dropped; `displayName` defaults to the id, `required` to false, `visibility` to `visible`.
  */
 export const customFieldSchema = z
-  .object({ ...shapes(FLAVOR_2_0), partition: z.string().min(1, { error: "Must be a non-empty id." }) })
+  .object({
+    ...shapes(FLAVOR_2_0, { description: z.string().optional() }),
+    partition: z.string().min(1, { error: "Must be a non-empty id." }),
+  })
   .superRefine((d, ctx) => definitionRules(d, ctx, FLAVOR_2_0))
   .transform((d) => ({
     ...d,
