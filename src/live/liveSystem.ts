@@ -225,8 +225,7 @@ export class LiveSystem implements LiveTarget<SystemSnapshot, Engine, OperationR
       end(changes.length > 0);
       return undefined;
     } finally {
-      for (let k = changes.length - 1; k >= 0; k--) changes[k]!.undo();
-      this.#validator.rollback(mark);
+      this.#takeBack(changes, mark);
       if (!keepIds) {
         this.#replayIds = [...drawn, ...this.#replayIds.slice(this.#replayAt)];
         this.#replayAt = 0;
@@ -276,6 +275,12 @@ export class LiveSystem implements LiveTarget<SystemSnapshot, Engine, OperationR
     this.#published = undefined;
     this.#engine.update(this.#state, patches);
     return ok(undefined);
+  }
+
+  /** Takes back changes made since `mark`, last first, and steps the indexes back to it. */
+  #takeBack(changes: readonly AppliedChange[], mark: number): void {
+    for (let k = changes.length - 1; k >= 0; k--) changes[k]!.undo();
+    this.#validator.rollback(mark);
   }
 
   /** Commits accepted changes: the indexes keep them, the engine follows their patches, the snapshot is made anew when asked for. */
@@ -399,8 +404,7 @@ export class LiveSystem implements LiveTarget<SystemSnapshot, Engine, OperationR
     for (let i = 0; i < ops.length; i++) {
       const step = this.#step(ops[i]!, changes.length > 0);
       if (!step.result.ok) {
-        for (let k = changes.length - 1; k >= 0; k--) changes[k]!.undo();
-        this.#validator.rollback(mark);
+        this.#takeBack(changes, mark);
         return { ...step.result, index: i };
       }
       results.push(step.result);
