@@ -192,12 +192,19 @@ describe("generation is bounded (RP17) and stays off the request path", () => {
     expect(list).toHaveLength(1);
     const m = list[0];
     expect([m.status, m.entriesCount]).toEqual(["finished", 50_300]);
-    const view = await whileHostile(big.admin, PROBE, () => big.admin("GET", `${R}/requests/${m.id}/view`));
+    // The 19 MB answer is only received while the honest client reads: the server shares this
+    // process, so parsing it here (100 ms and more) would be counted against the server.
+    const view = await whileHostile(big.admin, PROBE, async () => {
+      const res = await fetch(`${big.url}/${SYSTEM}${R}/requests/${m.id}/view`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+      return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()) };
+    });
     expect(view.result.status).toBe(200);
-    expect(view.result.body).toHaveLength(50_300);
     expect(view.p99, `view: p99 of ${view.samples} reads`).toBeLessThanOrEqual(100);
+    const records = JSON.parse(view.result.bytes.toString("utf8")) as Record<string, unknown>[];
+    expect(records).toHaveLength(50_300);
     // The sizes counted chunk by chunk are the sizes of the exports.
-    const records = view.result.body as Record<string, unknown>[];
     const columns = m.output as string[];
     expect(m.size).toEqual({
       csv: Buffer.byteLength(csvHeader(columns) + csvRows(records, columns)),
