@@ -4,6 +4,7 @@
 // layer knows it exists. The log's patches have a format (changeLogFormat.ts): a store records it
 // and upgrades an older one when it opens.
 
+import type { RegistryStore } from "./registryStore.js";
 import type { OutboxEntry, WebhookStore } from "./webhookStore.js";
 
 /** What a store holds: an architecture 2.0 system or a 1.0 panel. */
@@ -171,3 +172,27 @@ export class StoreError extends Error {
 
 /** The database could not be reached for a write (answered 503): the write's outcome is unknown until the log is read again. */
 export class StoreUnavailableError extends StoreError {}
+
+/**
+ * A service database: many tenants (systems and panels), each a Store of its own number, with the
+ * registry that names them and the webhooks of every organization, in one database (one connection
+ * and one group commit on SQLite). A tenant's Store is a view: its `close` releases nothing; the
+ * space's `close` closes the database. `tenant(1)` is the one system of a database made before
+ * tenants existed.
+ */
+export interface StoreSpace {
+  tenant(n: number): Store;
+  readonly registry: RegistryStore;
+  /** The webhook subscriptions of every organization and their outbox (the same object as each tenant's `webhooks`). */
+  readonly webhooks?: WebhookStore;
+  close(): Promise<void>;
+}
+
+/**
+ * A service database shared by several processes (PostgreSQL): each tenant a SharedStore, every
+ * tenant followed through one session (`follow` of a tenant adds a listener to it, never a
+ * connection per tenant).
+ */
+export interface SharedStoreSpace extends StoreSpace {
+  tenant(n: number): SharedStore;
+}
