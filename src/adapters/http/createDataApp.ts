@@ -71,6 +71,12 @@ export interface DataAppOptions extends RequestBounds {
   readonly webhooks?: Webhooks;
   /** Told each time a request is routed and a token resolved (tests count them: once each per request). */
   readonly observe?: PipelineObserver;
+  /** The report service to use (a tenant host opens it); default one opened here over the system's store. */
+  readonly reports?: ReportService;
+  /** Where the access events of answered decisions go, when `webhooks` is not given (a tenant of the service: its subscriptions are the organizations', served by the accounts host). */
+  readonly decisionEvents?: Pick<Webhooks, "recordDecisions">;
+  /** false: no /openapi.json and /docs (a tenant of the service, whose document the service serves once); default true. */
+  readonly document?: boolean;
 }
 
 const MIB = 1024 * 1024;
@@ -120,6 +126,7 @@ function tokenCheckOf(options: DataAppOptions): TokenCheck {
 }
 
 async function openReports(options: DataAppOptions, indent: number): Promise<ReportService> {
+  if (options.reports !== undefined) return options.reports;
   const { durable } = options;
   const reports = await ReportService.open({
     store: durable.store,
@@ -150,7 +157,7 @@ function routeContextOf(options: DataAppOptions, reports: ReportService): DataRo
     systemId: target.kind === "system" ? target.live.snapshot.systemId : "api",
     bounds,
     reports,
-    webhooks: options.webhooks,
+    webhooks: options.webhooks ?? options.decisionEvents,
     // Checked here, as the read-only handler checks them: a bad bound opens nothing.
     engineConfig: engineRouteConfig({
       maxBodyBytes,
@@ -159,6 +166,27 @@ function routeContextOf(options: DataAppOptions, reports: ReportService): DataRo
       ...(options.now !== undefined ? { now: options.now } : {}),
     }),
   };
+}
+
+/** /openapi.json and /docs of the app's routes: no token (the document describes routes and holds no data). */
+async function serveDocuments(
+  api: Hono<DataEnv>,
+  kind: DurableSystem["kind"],
+  webhooks: Webhooks | undefined,
+  basePath: string,
+): Promise<void> {
+  const document = await buildOpenApiDocument(dataRouteDeclarations(kind, webhooks?.generation), {
+    title: kind === "system" ? "rsop-engine: a 2.0 system" : "rsop-engine: a 1.0 panel",
+    version: "2.0",
+    basePath,
+  });
+  const docs = docsRoutes(document, basePath);
+  // No token: the document describes routes and holds no data. Another path below /docs is a system's.
+  api.on(["GET", "HEAD"], ["/openapi.json", "/docs", "/docs/*"], async (c, next) => {
+    const answer = docs.answer(c.req.method, new URL(c.req.url).pathname.slice(basePath.length));
+    if (answer !== null) return answer;
+    await next();
+  });
 }
 
 /**
@@ -179,18 +207,7 @@ export async function createDataApp(options: DataAppOptions): Promise<Hono> {
   );
   const api = ctx.basePath === "" ? app : app.basePath(ctx.basePath);
   const kind = options.durable.target.kind;
-  const document = await buildOpenApiDocument(dataRouteDeclarations(kind, options.webhooks?.generation), {
-    title: kind === "system" ? "rsop-engine: a 2.0 system" : "rsop-engine: a 1.0 panel",
-    version: "2.0",
-    basePath: ctx.basePath,
-  });
-  const docs = docsRoutes(document, ctx.basePath);
-  // No token: the document describes routes and holds no data. Another path below /docs is a system's.
-  api.on(["GET", "HEAD"], ["/openapi.json", "/docs", "/docs/*"], async (c, next) => {
-    const answer = docs.answer(c.req.method, new URL(c.req.url).pathname.slice(ctx.basePath.length));
-    if (answer !== null) return answer;
-    await next();
-  });
+  if (options.document !== false) await serveDocuments(api, kind, options.webhooks, ctx.basePath);
   if (options.health !== undefined) {
     const health = options.health;
     api.on(["GET", "HEAD"], "/healthz", () => jsonResponse(200, health(), indent));

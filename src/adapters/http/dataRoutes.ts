@@ -41,7 +41,7 @@ export interface DataRouteContext extends LiveRouteContext {
   readonly systemId: string;
   readonly bounds: RequestBounds;
   readonly reports: ReportService;
-  readonly webhooks?: Webhooks | undefined;
+  readonly webhooks?: Pick<Webhooks, "recordDecisions"> | undefined;
   /** The bounds of the engine's routes (as the read-only handler takes them). */
   readonly engineConfig: EngineRouteConfig;
 }

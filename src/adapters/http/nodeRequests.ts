@@ -55,6 +55,27 @@ function nodeIoOf(request: Request): NodeIo | undefined {
   return (request as Registered)[NODE_IO];
 }
 
+/**
+ * The same request at another URL (the service hands a panel's `/panels/S/api/…` to the panel's app
+ * as `/api/…`): same method, headers and signal; a registered request keeps its Node objects (its
+ * body is read from them), any other passes its body stream on.
+ */
+export function requestAt(request: Request, url: string): Request {
+  const io = nodeIoOf(request);
+  const init: RequestInit & { duplex?: "half" } = {
+    method: request.method,
+    headers: request.headers,
+    signal: request.signal,
+  };
+  if (io === undefined && request.body !== null && request.method !== "GET" && request.method !== "HEAD") {
+    init.body = request.body;
+    init.duplex = "half";
+  }
+  const next = new Request(url, init);
+  if (io !== undefined) (next as Registered)[NODE_IO] = io;
+  return next;
+}
+
 /** The IncomingMessage of a registered request; undefined for any other. */
 export function nodeBodyOf(request: Request): NodeBody | undefined {
   return nodeIoOf(request)?.incoming;
