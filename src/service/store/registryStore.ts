@@ -4,8 +4,10 @@
 // change is committed here first, in one transaction with the webhook events it causes, and only
 // then applied in memory. Implemented for SQLite (sqliteRegistry.ts) and PostgreSQL
 // (postgresRegistry.ts).
-import type { StoredKind } from "./store.js";
 import type { OutboxEntry } from "./webhookStore.js";
+
+/** What a tenant holds (store.ts StoredKind, written out here: store.ts imports this file). */
+type StoredKind = "system" | "panel";
 
 /** The kinds of organization: the one root (the service operator), dealers, and customers of either architecture. */
 export type OrganizationType = "root" | "dealer" | "multi-site" | "legacy";

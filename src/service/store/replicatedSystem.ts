@@ -34,7 +34,10 @@ export interface ReplicatedSystemOptions {
   readonly initial?: { readonly kind: StoredKind; readonly json: unknown };
   /** The snapshot writer stores a snapshot once this many changes came after the last; default 1000. */
   readonly snapshotEvery?: number;
-  /** Catch up by sequence number this often (milliseconds) even without notifications; default 1000. */
+  /**
+   * Catch up by sequence number this often (milliseconds) even without notifications; default 1000.
+   * 0: never by itself (a store space that polls every tenant it follows in one query tells it, T6).
+   */
   readonly pollMs?: number;
   /** Attempts of one write when other replicas keep appending first; default 50 (then 503). */
   readonly maxAttempts?: number;
@@ -455,7 +458,7 @@ class Replica {
     return outbox;
   }
 
-  /** Follows the log: notifications, a poll every `pollMs`, and a first catch-up. */
+  /** Follows the log: notifications, a poll every `pollMs` (none for 0), and a first catch-up. */
   async follow(pollMs: number): Promise<void> {
     this.stopFollowing = await this.store.follow({
       onAppend: (seq) => {
@@ -472,9 +475,11 @@ class Replica {
         );
       },
     });
-    const poll = setInterval(this.requestCatchUp, pollMs);
-    poll.unref();
-    this.poll = poll;
+    if (pollMs > 0) {
+      const poll = setInterval(this.requestCatchUp, pollMs);
+      poll.unref();
+      this.poll = poll;
+    }
     // A change may have come between the load and LISTEN.
     this.requestCatchUp();
     void this.store.isSnapshotWriter().then(
