@@ -1,12 +1,13 @@
 // The tokens file of `rsop serve --data --tokens FILE`: bearer tokens with a role and, for managers
-// and reporters, the partitions they may see (the accounts API, the 2.0 systems API "Partitions"; semantics H17).
+// and reporters, the partitions they may see (the accounts API, the 2.0 systems API "Partitions"; semantics H17);
+// in a service, the organizations where the role holds and the person the token stands for (T10).
 // Tokens are compared in constant time and never appear in a message.
 import { createHash, timingSafeEqual } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { isBearerToken } from "./bearerToken.js";
 import { type Grant, ROLES, type Role } from "./grant.js";
 
-export { ADMIN, type Grant, ROLES, type Role } from "./grant.js";
+export { ADMIN, type Grant, type GrantUser, ROLES, type Role, reaches } from "./grant.js";
 
 /** Shortest token the file accepts: as `rsop serve --token` (H1). */
 export const MIN_FILE_TOKEN_LENGTH = 16;
@@ -63,9 +64,101 @@ export function grantLookup(entries: readonly TokenEntry[]): (presented: string)
 
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
 
+const ENTRY_KEYS = ["role", "partitions", "organizations", "user"];
+
+/** The problems of an entry's `organizations` (T10): a non-empty array of organization ids. */
+function organizationIssues(at: string, o: unknown, issues: TokensIssue[]): void {
+  if (o === undefined) return;
+  if (!Array.isArray(o)) {
+    issues.push({ path: `${at}.organizations`, message: "Must be an array of organization ids." });
+    return;
+  }
+  if (o.length === 0)
+    issues.push({
+      path: `${at}.organizations`,
+      message: "Names no organization: leave it out to reach every organization.",
+    });
+  o.forEach((x, j) => {
+    if (typeof x !== "string" || x === "")
+      issues.push({ path: `${at}.organizations.${j}`, message: "Must be an organization id (a non-empty string)." });
+  });
+}
+
+/** The problems of an entry's `user` (T10): `{id, firstName, lastName, email?}`, strings (email may be null). */
+function userIssues(at: string, u: unknown, issues: TokensIssue[]): void {
+  if (u === undefined) return;
+  if (!isObject(u)) {
+    issues.push({ path: `${at}.user`, message: 'Must be an object {"id", "firstName", "lastName", "email"}.' });
+    return;
+  }
+  for (const k of Object.keys(u))
+    if (!["id", "firstName", "lastName", "email"].includes(k))
+      issues.push({
+        path: `${at}.user.${k}`,
+        message: 'Unknown field: use "id", "firstName", "lastName" and "email".',
+      });
+  if (typeof u.id !== "string" || u.id === "")
+    issues.push({ path: `${at}.user.id`, message: "Must be the user's id (a non-empty string)." });
+  for (const k of ["firstName", "lastName"])
+    if (typeof u[k] !== "string") issues.push({ path: `${at}.user.${k}`, message: "Must be a string." });
+  if (u.email !== undefined && u.email !== null && typeof u.email !== "string")
+    issues.push({ path: `${at}.user.email`, message: "Must be a string or null." });
+}
+
+/** The problems of an entry's `partitions`, given its role. */
+function partitionIssues(at: string, role: unknown, p: unknown, issues: TokensIssue[]): void {
+  const scoped = role === "manager" || role === "reporter";
+  if (p !== undefined && !scoped && ROLES.includes(role as Role))
+    issues.push({
+      path: `${at}.partitions`,
+      message: `A ${String(role)} reaches every partition: give partitions only to a manager or a reporter.`,
+    });
+  if (scoped && p === undefined)
+    issues.push({
+      path: `${at}.partitions`,
+      message: `Is required for a ${role}: the ids of the partitions it may see.`,
+    });
+  if (p !== undefined && !Array.isArray(p))
+    issues.push({ path: `${at}.partitions`, message: "Must be an array of partition ids." });
+  if (Array.isArray(p)) {
+    if (scoped && p.length === 0)
+      issues.push({
+        path: `${at}.partitions`,
+        message: "Names no partition: a manager or reporter needs at least one.",
+      });
+    p.forEach((x, j) => {
+      if (typeof x !== "string" || x === "")
+        issues.push({ path: `${at}.partitions.${j}`, message: "Must be a partition id (a non-empty string)." });
+    });
+  }
+}
+
+/** The grant of an entry already checked. */
+function grantOf(v: Record<string, unknown>): Grant {
+  const role = v.role as Role;
+  const scoped = role === "manager" || role === "reporter";
+  const u = v.user as Record<string, unknown> | undefined;
+  return Object.freeze({
+    role,
+    partitions: scoped ? new Set(v.partitions as string[]) : null,
+    ...(v.organizations !== undefined ? { organizations: new Set(v.organizations as string[]) } : {}),
+    ...(u !== undefined
+      ? {
+          user: Object.freeze({
+            id: u.id as string,
+            firstName: u.firstName as string,
+            lastName: u.lastName as string,
+            email: (u.email as string | null | undefined) ?? null,
+          }),
+        }
+      : {}),
+  });
+}
+
 /**
- * Checks the JSON of a tokens file: an object mapping each token to `{role, partitions?}`. Problems are
- * named by the entry's place in the file (`#1` is the first), never by the token.
+ * Checks the JSON of a tokens file: an object mapping each token to `{role, partitions?,
+ * organizations?, user?}`. Problems are named by the entry's place in the file (`#1` is the first),
+ * never by the token.
  * @returns the entries, or every problem.
  */
 export function parseTokens(json: unknown): { ok: true; entries: TokenEntry[] } | { ok: false; issues: TokensIssue[] } {
@@ -98,41 +191,17 @@ export function parseTokens(json: unknown): { ok: true; entries: TokenEntry[] } 
       return;
     }
     for (const k of Object.keys(v))
-      if (k !== "role" && k !== "partitions")
-        issues.push({ path: `${at}.${k}`, message: 'Unknown field: use "role" and "partitions".' });
-    const role = v.role;
-    if (!ROLES.includes(role as Role))
-      issues.push({ path: `${at}.role`, message: `Must be one of ${ROLES.join(", ")}.` });
-    const scoped = role === "manager" || role === "reporter";
-    const p = v.partitions;
-    if (p !== undefined && !scoped && ROLES.includes(role as Role))
-      issues.push({
-        path: `${at}.partitions`,
-        message: `A ${String(role)} reaches every partition: give partitions only to a manager or a reporter.`,
-      });
-    if (scoped && p === undefined)
-      issues.push({
-        path: `${at}.partitions`,
-        message: `Is required for a ${role}: the ids of the partitions it may see.`,
-      });
-    if (p !== undefined && !Array.isArray(p))
-      issues.push({ path: `${at}.partitions`, message: "Must be an array of partition ids." });
-    if (Array.isArray(p)) {
-      if (scoped && p.length === 0)
+      if (!ENTRY_KEYS.includes(k))
         issues.push({
-          path: `${at}.partitions`,
-          message: "Names no partition: a manager or reporter needs at least one.",
+          path: `${at}.${k}`,
+          message: 'Unknown field: use "role", "partitions", "organizations" and "user".',
         });
-      p.forEach((x, j) => {
-        if (typeof x !== "string" || x === "")
-          issues.push({ path: `${at}.partitions.${j}`, message: "Must be a partition id (a non-empty string)." });
-      });
-    }
-    if (issues.length === before)
-      entries.push({
-        token,
-        grant: Object.freeze({ role: role as Role, partitions: scoped ? new Set(p as string[]) : null }),
-      });
+    if (!ROLES.includes(v.role as Role))
+      issues.push({ path: `${at}.role`, message: `Must be one of ${ROLES.join(", ")}.` });
+    partitionIssues(at, v.role, v.partitions, issues);
+    organizationIssues(at, v.organizations, issues);
+    userIssues(at, v.user, issues);
+    if (issues.length === before) entries.push({ token, grant: grantOf(v) });
   });
   return issues.length > 0 ? { ok: false, issues } : { ok: true, entries };
 }

@@ -38,7 +38,17 @@ export interface DeclaredRoute {
   readonly answers: Readonly<Record<number, z.ZodType | null>>;
   readonly access: RouteAccess;
   /** What answers it: the live system's route table, the engine, or a part of the service. */
-  readonly by: "live" | "engine" | "preview" | "report" | "health" | "subscription" | "importPreview" | "migration";
+  readonly by:
+    | "live"
+    | "engine"
+    | "preview"
+    | "report"
+    | "health"
+    | "subscription"
+    | "importPreview"
+    | "migration"
+    | "organization"
+    | "panelRegistration";
   /** For a live route: the live system's handler (handed to it with the params, not matched again). */
   readonly handler?: unknown;
 }
