@@ -10,6 +10,7 @@ import {
   type OutboxRecord as Row,
   type SharedWebhooks,
   type WebhookStore,
+  eventIdOf,
   toOutboxRow as toRow,
 } from "../../service/store/webhookStore.js";
 
@@ -26,6 +27,9 @@ CREATE TABLE IF NOT EXISTS rsop_webhook_outbox (
 CREATE INDEX IF NOT EXISTS rsop_webhook_outbox_queue ON rsop_webhook_outbox (subscription, state, kind, seq);
 ALTER TABLE rsop_webhook_subscriptions ADD COLUMN IF NOT EXISTS last_sequence bigint NOT NULL DEFAULT 0;
 ALTER TABLE rsop_webhook_outbox ADD COLUMN IF NOT EXISTS sequence bigint NOT NULL DEFAULT 0;
+ALTER TABLE rsop_webhook_subscriptions ADD COLUMN IF NOT EXISTS organization text NOT NULL DEFAULT '';
+ALTER TABLE rsop_webhook_subscriptions ADD COLUMN IF NOT EXISTS generation text NOT NULL DEFAULT '';
+CREATE INDEX IF NOT EXISTS rsop_webhook_subscriptions_organization ON rsop_webhook_subscriptions (organization);
 WITH n AS (SELECT seq, row_number() OVER (PARTITION BY subscription ORDER BY seq) AS r FROM rsop_webhook_outbox WHERE sequence = 0),
   numbered AS (UPDATE rsop_webhook_outbox o SET sequence = n.r FROM n WHERE o.seq = n.seq RETURNING o.subscription, o.sequence)
 UPDATE rsop_webhook_subscriptions s SET last_sequence = greatest(s.last_sequence, m.top)
@@ -73,7 +77,7 @@ async function insertRows(c: Queryable, entries: readonly OutboxEntry[]): Promis
   await c.query(INSERT, [
     entries.map((e) => e.subscriptionId),
     entries.map((e) => e.kind),
-    entries.map((e) => e.event.id),
+    entries.map((e) => eventIdOf(e.event)),
     events,
     sequences,
   ]);
@@ -130,17 +134,26 @@ export function postgresWebhooks(deps: PgWebhookDeps): {
 
   const store: WebhookStore = {
     shared,
-    async subscriptions() {
-      const rows = await query<{ id: string; fields: string; odometer: string }>(
-        "SELECT id, fields, odometer FROM rsop_webhook_subscriptions ORDER BY id",
+    async subscriptions(organization) {
+      const rows = await query<{
+        id: string;
+        fields: string;
+        odometer: string;
+        organization: string;
+        generation: string;
+      }>(
+        `SELECT id, fields, odometer, organization, generation FROM rsop_webhook_subscriptions
+         WHERE $1::text IS NULL OR organization = $1 ORDER BY id`,
+        [organization ?? null],
       );
-      return rows.map((r) => ({ id: r.id, fields: JSON.parse(r.fields) as unknown, odometer: Number(r.odometer) }));
+      return rows.map((r) => ({ ...r, fields: JSON.parse(r.fields) as unknown, odometer: Number(r.odometer) }));
     },
-    async putSubscription(id, fields) {
+    async putSubscription(id, fields, owner) {
       await transaction(async (c) => {
+        // The owner is set once, at the creation; a replacement changes the fields only.
         await c.query(
-          "INSERT INTO rsop_webhook_subscriptions (id, fields) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET fields = excluded.fields",
-          [id, JSON.stringify(fields)],
+          "INSERT INTO rsop_webhook_subscriptions (id, fields, organization, generation) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO UPDATE SET fields = excluded.fields",
+          [id, JSON.stringify(fields), owner?.organization ?? "", owner?.generation ?? ""],
         );
         await notify(c, "subscriptions");
       });

@@ -3,7 +3,9 @@
 import {
   type OutboxEntry,
   type OutboxRecord as Row,
+  type StoredSubscription,
   type WebhookStore,
+  eventIdOf,
   toOutboxRow as toRow,
 } from "../../service/store/webhookStore.js";
 
@@ -20,12 +22,14 @@ export interface SqliteLike {
 }
 
 export const WEBHOOK_SCHEMA = `
-CREATE TABLE IF NOT EXISTS webhook_subscriptions (id TEXT PRIMARY KEY, fields TEXT NOT NULL, odometer INTEGER NOT NULL DEFAULT 0, last_sequence INTEGER NOT NULL DEFAULT 0) STRICT;
+CREATE TABLE IF NOT EXISTS webhook_subscriptions (id TEXT PRIMARY KEY, fields TEXT NOT NULL, odometer INTEGER NOT NULL DEFAULT 0, last_sequence INTEGER NOT NULL DEFAULT 0,
+  organization TEXT NOT NULL DEFAULT '', generation TEXT NOT NULL DEFAULT '') STRICT;
 CREATE TABLE IF NOT EXISTS webhook_outbox (
   seq INTEGER PRIMARY KEY AUTOINCREMENT, subscription TEXT NOT NULL, kind TEXT NOT NULL, event_id TEXT NOT NULL, event TEXT NOT NULL,
   state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT, parked_at TEXT, reason TEXT,
   sequence INTEGER NOT NULL DEFAULT 0) STRICT;
 CREATE INDEX IF NOT EXISTS webhook_outbox_queue ON webhook_outbox (subscription, state, kind, seq);
+CREATE INDEX IF NOT EXISTS webhook_subscriptions_organization ON webhook_subscriptions (organization);
 `;
 
 /**
@@ -48,6 +52,19 @@ function addSequences(db: SqliteLike): void {
 }
 
 /**
+ * A database made before subscriptions had an owner gets the columns, "" for each: its subscriptions
+ * are the embedded organization's (T40).
+ */
+function addOwners(db: SqliteLike): void {
+  const columns = db.prepare("SELECT name FROM pragma_table_info('webhook_subscriptions')").all() as { name: string }[];
+  if (columns.length === 0 || columns.some((c) => c.name === "organization")) return;
+  db.transaction(() => {
+    db.exec("ALTER TABLE webhook_subscriptions ADD COLUMN organization TEXT NOT NULL DEFAULT ''");
+    db.exec("ALTER TABLE webhook_subscriptions ADD COLUMN generation TEXT NOT NULL DEFAULT ''");
+  })();
+}
+
+/**
  * The webhook tables of an open database (created if missing): the WebhookStore, and `insert`, which
  * adds outbox rows inside the caller's transaction (the store's `append`).
  */
@@ -59,12 +76,19 @@ export function sqliteWebhooks(
     n: number;
   };
   if (before.n > 0) addSequences(db);
+  addOwners(db);
   db.exec(WEBHOOK_SCHEMA);
   const insert = outboxInserter(db);
   const enqueue = db.transaction((entries: readonly OutboxEntry[]) => insert(entries));
-  const all = db.prepare("SELECT id, fields, odometer FROM webhook_subscriptions ORDER BY id");
+  const all = db.prepare(
+    "SELECT id, fields, odometer, organization, generation FROM webhook_subscriptions ORDER BY id",
+  );
+  const ofOrganization = db.prepare(
+    "SELECT id, fields, odometer, organization, generation FROM webhook_subscriptions WHERE organization = ? ORDER BY id",
+  );
+  // The owner is set once, at the creation; a replacement changes the fields only.
   const put = db.prepare(
-    "INSERT INTO webhook_subscriptions (id, fields) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET fields = excluded.fields",
+    "INSERT INTO webhook_subscriptions (id, fields, organization, generation) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET fields = excluded.fields",
   );
   const delSub = db.prepare("DELETE FROM webhook_subscriptions WHERE id = ?");
   const delRows = db.prepare("DELETE FROM webhook_outbox WHERE subscription = ?");
@@ -81,17 +105,17 @@ export function sqliteWebhooks(
   const { delivered, park, parkOldest, parkedPage, parkedCount, redeliver } = deliveryStatements(db);
 
   const store: WebhookStore = {
-    async subscriptions() {
+    async subscriptions(organization) {
       open();
-      return (all.all() as { id: string; fields: string; odometer: number }[]).map((r) => ({
-        id: r.id,
-        fields: JSON.parse(r.fields) as unknown,
-        odometer: r.odometer,
-      }));
+      const rows = (organization === undefined ? all.all() : ofOrganization.all(organization)) as (Omit<
+        StoredSubscription,
+        "fields"
+      > & { fields: string })[];
+      return rows.map((r) => ({ ...r, fields: JSON.parse(r.fields) as unknown }));
     },
-    async putSubscription(id, fields) {
+    async putSubscription(id, fields, owner) {
       open();
-      put.run(id, JSON.stringify(fields));
+      put.run(id, JSON.stringify(fields), owner?.organization ?? "", owner?.generation ?? "");
     },
     async deleteSubscription(id) {
       open();
@@ -172,7 +196,7 @@ function outboxInserter(db: SqliteLike): (entries: readonly OutboxEntry[]) => vo
       if (e.event !== last) [last, text] = [e.event, JSON.stringify(e.event)];
       const n = next.get(e.subscriptionId);
       if (n !== undefined) next.set(e.subscriptionId, n + 1);
-      insertRow.run(e.subscriptionId, e.kind, e.event.id, text, n ?? 0);
+      insertRow.run(e.subscriptionId, e.kind, eventIdOf(e.event), text, n ?? 0);
     }
   };
 }

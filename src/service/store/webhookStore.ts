@@ -11,8 +11,21 @@ export interface OutboxEntry {
   readonly subscriptionId: string;
   /** `access` events (from decisions) may be parked when a subscription's backlog is too long; `change` events never are. */
   readonly kind: "access" | "change";
-  /** The event (JSON, unfiltered: the secrecy filter is applied when it is sent). */
-  readonly event: { readonly id: string; readonly topic: string; readonly occurredAt: string };
+  /**
+   * The event (JSON, unfiltered: the secrecy filter is applied when it is sent). Its id is `eventId`
+   * when it has one: an organization or panel event's own `id` names the organization or panel (T41).
+   */
+  readonly event: {
+    readonly id: string;
+    readonly topic: string;
+    readonly occurredAt: string;
+    readonly eventId?: string;
+  };
+}
+
+/** The id an outbox row keeps for its event (redelivery by id, the dispatcher's cache): `eventId`, else `id` (T41). */
+export function eventIdOf(event: OutboxEntry["event"]): string {
+  return event.eventId ?? event.id;
 }
 
 /** An outbox row: its entry, its place in the order, and where it stands. */
@@ -64,8 +77,18 @@ export function toOutboxRow(r: OutboxRecord): OutboxRow {
   };
 }
 
-/** A stored subscription: its fields (JSON) and how many notifications it delivered. Its table also keeps the last `sequence` given to its events. */
-export interface StoredSubscription {
+/**
+ * Whose a subscription is: an organization's id and the generation of the routes it was made through
+ * (2.0 subscriptions, 1.0 hooks). Both are "" for a subscription of the embedded organization, the
+ * one a server of one system or panel serves (and every subscription stored before organizations, T40).
+ */
+export interface SubscriptionOwner {
+  readonly organization: string;
+  readonly generation: string;
+}
+
+/** A stored subscription: its owner, its fields (JSON) and how many notifications it delivered. Its table also keeps the last `sequence` given to its events. */
+export interface StoredSubscription extends SubscriptionOwner {
   readonly id: string;
   readonly fields: unknown;
   readonly odometer: number;
@@ -94,10 +117,13 @@ export interface SharedWebhooks {
 export interface WebhookStore {
   /** Present when other processes share this state: then one of them dispatches at a time. */
   readonly shared?: SharedWebhooks;
-  /** Every subscription. */
-  subscriptions(): Promise<StoredSubscription[]>;
-  /** Creates or replaces a subscription's fields (its odometer is kept). */
-  putSubscription(id: string, fields: unknown): Promise<void>;
+  /** Every subscription, or those of one organization ("" for the embedded one's), by id. */
+  subscriptions(organization?: string): Promise<StoredSubscription[]>;
+  /**
+   * Creates a subscription of `owner` (default the embedded organization's), or replaces an existing
+   * one's fields (its owner and odometer are kept).
+   */
+  putSubscription(id: string, fields: unknown, owner?: SubscriptionOwner): Promise<void>;
   /** Deletes a subscription and every outbox row of it. */
   deleteSubscription(id: string): Promise<void>;
   /**

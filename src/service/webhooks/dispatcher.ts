@@ -4,11 +4,12 @@
 // rows). Notifications go only where the transport's destination policy allows (HW1), each with its
 // subscription's `sequence` (HW4). On a store shared by several replicas only the replica elected
 // dispatcher sends (W15–W18).
-import type { OutboxRow, SharedWebhooks, WebhookStore } from "../store/webhookStore.js";
+import { type OutboxRow, type SharedWebhooks, type WebhookStore, eventIdOf } from "../store/webhookStore.js";
 import { filterEvent } from "../../events/filterEvent.js";
 import type { SecrecyLevel, WebhookEvent } from "../../events/types.js";
 import type { Subscription } from "./subscription.js";
 import {
+  type Owner,
   type SubscriptionEntry,
   type SubscriptionLoops,
   type SubscriptionRegistry,
@@ -94,10 +95,12 @@ export class WebhookDispatcher implements SubscriptionLoops {
     if (this.#claimTimer !== undefined) clearTimeout(this.#claimTimer);
   }
 
-  create(sub: Subscription, pendingAccess: number): SubscriptionEntry {
+  create(sub: Subscription, owner: Owner, pendingAccess: number): SubscriptionEntry {
     let wakeUp: (() => void) | null = null;
     return {
       sub,
+      organization: owner.organization,
+      generation: owner.generation,
       done: new Set(),
       pendingAccess,
       stopped: false,
@@ -169,7 +172,8 @@ export class WebhookDispatcher implements SubscriptionLoops {
 
   /** The notification body: the filtered event, with the subscription's `sequence` of it last (HW4). */
   #body(event: WebhookEvent, level: SecrecyLevel, sequence: number): string {
-    const key = `${level}:${event.id}`;
+    // By event id: an organization event's `id` names the organization, shared by its events (T41).
+    const key = `${level}:${eventIdOf(event as unknown as OutboxRow["event"])}`;
     let body = this.#bodies.get(key);
     if (body === undefined) {
       body = JSON.stringify(filterEvent(event, level));
@@ -250,7 +254,7 @@ export class WebhookDispatcher implements SubscriptionLoops {
         await this.#store.park(sub.id, row.seq, attempt, result.error, new Date(s.now()).toISOString());
         if (row.kind === "access") e.pendingAccess = Math.max(0, e.pendingAccess - 1);
         // The operator's log has the detail; lastError only the category (HW2).
-        s.log(`webhook ${sub.id}: event ${row.event.id} parked after ${attempt} attempts: ${result.detail}`);
+        s.log(`webhook ${sub.id}: event ${eventIdOf(row.event)} parked after ${attempt} attempts: ${result.detail}`);
         return;
       }
       const delay = Math.min(s.maxBackoff, s.backoff * 2 ** (attempt - 1));

@@ -3,14 +3,72 @@
 // before the decision is answered (group commit: one transaction per turn of the event loop). A
 // subscription's backlog of access events is capped, the oldest beyond the cap parked with reason
 // `backlog` (docs/semantics.md W8). Parked events are listed and queued again here too.
+//
+// Routing by scope (T43): an event of a tenant (a system's or a panel's) goes to its organization's
+// subscriptions of the tenant's generation (own or recursive scope, or a node array naming the
+// node), and to each ancestor's with the recursive scope. An event about an organization or a panel
+// goes the same way from its parent; an update or deletion of an organization also to its own
+// subscriptions (T44). Each reaches only subscriptions of its topic's generation.
 import type { Decision, SystemSnapshot } from "../../model/index.js";
 import type { AcceptedWrite } from "../store/durableSystem.js";
-import type { OutboxEntry, WebhookStore } from "../store/webhookStore.js";
+import { type OutboxEntry, type WebhookStore, eventIdOf } from "../store/webhookStore.js";
 import { accessEvent } from "../../events/accessEvent.js";
 import { changeEvents } from "../../events/changeEvents.js";
 import { filterEvent } from "../../events/filterEvent.js";
+import type { Generation } from "../../events/topics.js";
 import type { WebhookEvent } from "../../events/types.js";
-import { type SubscriptionRegistry, matchesTopic } from "./subscriptionRegistry.js";
+import {
+  type Owner,
+  SCOPE_WORDS,
+  type SubscriptionEntry,
+  type SubscriptionRegistry,
+  type WebhookScope,
+  matchesTopic,
+} from "./subscriptionRegistry.js";
+
+/**
+ * An event about an organization or a registered panel, as the registry of organizations makes it
+ * (events/orgEvents.ts `OrgEvent`): what routes it, and its body (T44).
+ */
+export interface OrganizationEvent {
+  /** The generation of its topic: it reaches only that generation's subscriptions. */
+  readonly generation: Generation;
+  readonly about: "organization" | "panel";
+  readonly kind: "created" | "updated" | "deleted";
+  /** The organization it is about (a panel's: the panel's organization). */
+  readonly organization: string;
+  /** That organization's ancestors, root first, when the event happened. */
+  readonly ancestors: readonly string[];
+  /** The body as sent: its `id` names the organization or the panel (its serial number), its `eventId` the event. */
+  readonly body: OutboxEntry["event"];
+}
+
+/** The outbox of one tenant's events, for its durable system and its decision routes. */
+export interface TenantOutbox {
+  forWrite(write: AcceptedWrite): OutboxEntry[];
+  stored(entries: readonly OutboxEntry[]): void;
+  recordDecisions(
+    requests: readonly unknown[],
+    decisions: readonly Decision[],
+    snapshot: SystemSnapshot,
+  ): Promise<void>;
+  wantsAccess(): boolean;
+}
+
+/** A subscription an event at an organization may reach: the organization's own, or an ancestor's recursive one. */
+interface Candidate {
+  readonly e: SubscriptionEntry;
+  readonly own: boolean;
+}
+
+/** Whether a candidate wants an event of `topic` at node `node` (an ancestor's takes every node's). */
+function reaches(c: Candidate, topic: string, node: string | null): boolean {
+  return c.own ? matchesTopic(c.e.sub, topic, node) : c.e.sub.events.includes(topic);
+}
+
+const isChangeTopic = (t: string) => t.startsWith("entity.");
+const isAccessTopic = (t: string) => t.startsWith("device.request.") || t.startsWith("door.request.");
+const isDecisionTopic = (t: string) => t.startsWith("device.request.");
 
 /** The events of writes and decisions, stored for the subscriptions that want them. */
 export class WebhookOutbox {
@@ -38,14 +96,19 @@ export class WebhookOutbox {
   }
 
   /** A page of a subscription's parked events (each as the subscription may see it), or undefined for an unknown id. */
-  async parked(id: string, offset: number, limit: number): Promise<{ rows: unknown[]; total: number } | undefined> {
-    const e = this.#registry.entry(id);
+  async parked(
+    owner: Owner,
+    id: string,
+    offset: number,
+    limit: number,
+  ): Promise<{ rows: unknown[]; total: number } | undefined> {
+    const e = this.#registry.ownedEntry(owner, id);
     if (e === undefined) return undefined;
     const { rows, total } = await this.#store.parked(id, offset, limit);
     return {
       total,
       rows: rows.map((r) => ({
-        id: r.event.id,
+        id: eventIdOf(r.event),
         topic: r.event.topic,
         occurredAt: r.event.occurredAt,
         sequence: r.sequence,
@@ -59,8 +122,8 @@ export class WebhookOutbox {
   }
 
   /** Queues parked events again (all, or those with these event ids); undefined for an unknown subscription. */
-  async redeliver(id: string, eventIds: readonly string[] | null): Promise<number | undefined> {
-    const e = this.#registry.entry(id);
+  async redeliver(owner: Owner, id: string, eventIds: readonly string[] | null): Promise<number | undefined> {
+    const e = this.#registry.ownedEntry(owner, id);
     if (e === undefined) return undefined;
     const n = await this.#store.redeliver(id, eventIds);
     // Re-delivered access events wait again and count toward the backlog cap.
@@ -69,15 +132,62 @@ export class WebhookOutbox {
     return n;
   }
 
-  /** The outbox entries of an accepted write (for the store's `append`, in the write's transaction). */
-  forWrite(write: AcceptedWrite): OutboxEntry[] {
+  /**
+   * The live subscriptions of `generation` that an event at organization `at` may reach, wanting a
+   * topic that passes `wants`: the organization's own (any scope) and the recursive ones of its
+   * ancestors (`above`, default the scopes') (T43).
+   */
+  #candidates(
+    at: string,
+    generation: Generation,
+    wants: (topic: string) => boolean,
+    above: readonly string[] = this.#registry.scopes.organization(at)?.ancestors ?? [],
+  ): Candidate[] {
     const registry = this.#registry;
-    const wanting = [...registry.entries()].filter(
-      (e) => registry.live(e.sub) && e.sub.events.some((t) => t.startsWith("entity.")),
-    );
+    const out: Candidate[] = [];
+    const add = (organization: string, own: boolean) => {
+      for (const e of registry.entriesOf(organization))
+        if (
+          e.generation === generation &&
+          (own || e.sub.scope === SCOPE_WORDS[generation].recursive) &&
+          registry.live(e.sub) &&
+          e.sub.events.some(wants)
+        )
+          out.push({ e, own });
+    };
+    add(at, true);
+    for (const a of above) add(a, false);
+    return out;
+  }
+
+  /** The scope of organization `at` when it has a tenant's events (a generation), else null. */
+  #tenantScope(at: string): (WebhookScope & { readonly generation: Generation }) | null {
+    const scope = this.#registry.scopes.organization(at);
+    return scope === undefined || scope.generation === null ? null : { ...scope, generation: scope.generation };
+  }
+
+  /**
+   * The outbox of a tenant of organization `organization`: `key` is its system id or serial number
+   * (a 1.0 panel's events are at that node; default the organization's first node id).
+   */
+  forTenant(organization: string, key?: string): TenantOutbox {
+    return {
+      forWrite: (write) => this.forWrite(organization, key, write),
+      stored: (entries) => this.stored(entries),
+      recordDecisions: (requests, decisions, snapshot) =>
+        this.recordDecisions(organization, requests, decisions, snapshot),
+      wantsAccess: () => this.wantsAccess(organization),
+    };
+  }
+
+  /** The outbox entries of an accepted write (for the store's `append`, in the write's transaction). */
+  forWrite(organization: string, key: string | undefined, write: AcceptedWrite): OutboxEntry[] {
+    const scope = this.#tenantScope(organization);
+    if (scope === null) return [];
+    const wanting = this.#candidates(organization, scope.generation, isChangeTopic, scope.ancestors);
     if (wanting.length === 0) return [];
-    const ctx = registry.context;
-    const node = ctx.generation === "1.0" ? ([...ctx.nodeIds()][0] ?? null) : null;
+    // 1.0 counts entity events among the panel's events: a node array naming the panel takes them.
+    const node = scope.generation === "1.0" ? (key ?? [...scope.nodeIds()][0] ?? null) : null;
     const out: OutboxEntry[] = [];
     for (const event of changeEvents({
       before: write.before,
@@ -86,8 +196,38 @@ export class WebhookOutbox {
       inversePatches: write.inversePatches,
       occurredAt: write.time,
     }))
-      for (const e of wanting)
-        if (matchesTopic(e.sub, event.topic, node)) out.push({ subscriptionId: e.sub.id, kind: "change", event });
+      for (const c of wanting)
+        if (reaches(c, event.topic, node)) out.push({ subscriptionId: c.e.sub.id, kind: "change", event });
+    return out;
+  }
+
+  /**
+   * The outbox entries of events about organizations and panels (the registry stores them in its
+   * commit, then calls `stored`), each for subscriptions of its generation (T44): an organization's
+   * from its parent up, and its update or deletion to its own subscriptions too; a panel's from its
+   * organization up (a node array naming the panel takes none: its topics are organization events).
+   */
+  organizationEvents(events: readonly OrganizationEvent[]): OutboxEntry[] {
+    const registry = this.#registry;
+    const out: OutboxEntry[] = [];
+    const add = (subscriptionId: string, event: OutboxEntry["event"]) =>
+      out.push({ subscriptionId, kind: "change", event });
+    for (const ev of events) {
+      const { generation, body } = ev;
+      const wants = (t: string) => t === body.topic;
+      const panel = ev.about === "panel";
+      // An organization's event starts at its parent (the last ancestor; none for the root).
+      const at = panel ? ev.organization : ev.ancestors[ev.ancestors.length - 1];
+      if (at !== undefined) {
+        const above = panel ? ev.ancestors : ev.ancestors.slice(0, -1);
+        for (const c of this.#candidates(at, generation, wants, above))
+          if (reaches(c, body.topic, null)) add(c.e.sub.id, body);
+      }
+      if (panel || ev.kind === "created") continue;
+      for (const e of registry.entriesOf(ev.organization))
+        if (e.generation === generation && registry.live(e.sub) && matchesTopic(e.sub, body.topic, null))
+          add(e.sub.id, body);
+    }
     return out;
   }
 
@@ -96,15 +236,12 @@ export class WebhookOutbox {
     for (const id of new Set(entries.map((x) => x.subscriptionId))) this.#registry.entry(id)?.wake();
   }
 
-  /** Whether any active subscription wants an access event of this topic. */
-  wantsAccess(): boolean {
-    for (const e of this.#registry.entries())
-      if (
-        this.#registry.live(e.sub) &&
-        e.sub.events.some((t) => t.startsWith("device.request.") || t.startsWith("door.request."))
-      )
-        return true;
-    return false;
+  /** Whether any subscription that events of this organization's tenant reach wants access events. */
+  wantsAccess(organization: string): boolean {
+    const scope = this.#tenantScope(organization);
+    return (
+      scope !== null && this.#candidates(organization, scope.generation, isAccessTopic, scope.ancestors).length > 0
+    );
   }
 
   /**
@@ -112,24 +249,24 @@ export class WebhookOutbox {
    * answer is sent (one transaction); the loops send them later.
    */
   async recordDecisions(
+    organization: string,
     requests: readonly unknown[],
     decisions: readonly Decision[],
     snapshot: SystemSnapshot,
   ): Promise<void> {
-    const registry = this.#registry;
-    const wanting = [...registry.entries()].filter(
-      (e) => registry.live(e.sub) && e.sub.events.some((t) => t.startsWith("device.request.")),
-    );
+    const scope = this.#tenantScope(organization);
+    if (scope === null) return;
+    const wanting = this.#candidates(organization, scope.generation, isDecisionTopic, scope.ancestors);
     if (wanting.length === 0) return;
     const now = this.#now();
     let added = 0;
     decisions.forEach((d, i) => {
-      const subs = wanting.filter((e) => e.sub.events.includes(d.topic));
+      const subs = wanting.filter((c) => c.e.sub.events.includes(d.topic));
       if (subs.length === 0) return;
       const event = accessEvent(d, requests[i], snapshot, { now });
-      for (const e of subs)
-        if (matchesTopic(e.sub, event.topic, event.cloudNode?.id ?? null)) {
-          this.#decided.push({ subscriptionId: e.sub.id, kind: "access", event });
+      for (const c of subs)
+        if (reaches(c, event.topic, event.cloudNode?.id ?? null)) {
+          this.#decided.push({ subscriptionId: c.e.sub.id, kind: "access", event });
           added++;
         }
     });

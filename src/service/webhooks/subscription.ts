@@ -49,8 +49,11 @@ export interface DestinationPolicy {
 /** What the checks of a body need to know about the server. */
 export interface SubscriptionContext {
   readonly generation: Generation;
-  /** 2.0: the cloud-node ids of the system; 1.0: the panel's serial number. */
-  readonly nodeIds: ReadonlySet<string>;
+  /**
+   * 2.0: the cloud-node ids of the system; 1.0: the panel's serial number (a legacy organization's
+   * panels' serial numbers); null for an organization without nodes (the root, a dealer: T46).
+   */
+  readonly nodeIds: ReadonlySet<string> | null;
   /** The current time (epoch ms), for `expiresAt`. */
   readonly now: number;
   /** Where notifications may go: a URL whose host is a refused IP literal (or `localhost`) is refused (HW1). */
@@ -174,11 +177,17 @@ function checkScope(c: BodyCheck, ctx: SubscriptionContext, nodeWord: string): s
   if (c.required("scope")) {
     const s = c.body.scope;
     if (s === own || s === recursive) scope = s;
+    else if (Array.isArray(s) && ctx.nodeIds === null)
+      add(
+        at("scope"),
+        `This organization has no cloud nodes (it is the root or a dealer): the scope must be "${own}" or "${recursive}".`,
+      );
     else if (Array.isArray(s)) {
+      const nodeIds = ctx.nodeIds ?? new Set<string>();
       if (s.length === 0) add(at("scope"), `An array scope must name at least one ${nodeWord}.`);
       s.forEach((id, i) => {
         if (typeof id !== "string") add(at("scope", i), `Must be a ${nodeWord} (a string).`);
-        else if (!ctx.nodeIds.has(id))
+        else if (!nodeIds.has(id))
           add(
             at("scope", i),
             ctx.generation === "2.0"

@@ -18,6 +18,11 @@
 // re-read when any replica changes them (a notification) and before each subscription route, and
 // stores the events of its own writes and decisions; only the replica elected dispatcher runs the
 // loops' deliveries (W15–W18).
+//
+// One Webhooks serves every organization of the process (T42): the subscriptions of each, routed by
+// scope (T43, T44). A server of one system or panel opens it with that one organization (`open`);
+// the service with the registry's organizations (`openService`).
+import { setMaxListeners } from "node:events";
 import type { Decision, SystemSnapshot } from "../../model/index.js";
 import type { AcceptedWrite } from "../store/durableSystem.js";
 import type { OutboxEntry, WebhookStore } from "../store/webhookStore.js";
@@ -25,10 +30,43 @@ import type { DestinationPolicy, Subscription, SubscriptionFields } from "./subs
 import type { WebhookTransport } from "./transport.js";
 import type { Generation } from "../../events/topics.js";
 import { WebhookDispatcher } from "./dispatcher.js";
-import { WebhookOutbox } from "./outbox.js";
-import { type WebhookContext, SubscriptionRegistry } from "./subscriptionRegistry.js";
+import { type OrganizationEvent, type TenantOutbox, WebhookOutbox } from "./outbox.js";
+import {
+  type Owner,
+  type WebhookContext,
+  type WebhookScope,
+  type WebhookScopes,
+  SubscriptionRegistry,
+  embeddedScopes,
+} from "./subscriptionRegistry.js";
 
-export type { WebhookContext } from "./subscriptionRegistry.js";
+export type { WebhookContext, WebhookScope, WebhookScopes } from "./subscriptionRegistry.js";
+export type { OrganizationEvent, TenantOutbox } from "./outbox.js";
+
+/** The subscriptions of one organization made through the routes of one generation (T45). */
+export interface OrganizationSubscriptions {
+  readonly organization: string;
+  readonly generation: Generation;
+  /**
+   * The node ids a node-array scope may name now: the organization's when its nodes are of this
+   * generation, none otherwise; null for an organization without nodes (the root, a dealer).
+   */
+  nodeIds(): ReadonlySet<string> | null;
+  /** Its subscriptions, by id. */
+  list(): Subscription[];
+  /** One of its subscriptions, or undefined (another organization's is unknown here). */
+  get(id: string): Subscription | undefined;
+  /** Creates a subscription; resolves to its id once it is stored. */
+  create(fields: SubscriptionFields): Promise<string>;
+  /** Replaces a subscription's fields; false when there is none with this id. */
+  update(id: string, fields: SubscriptionFields): Promise<boolean>;
+  /** Deletes a subscription and its undelivered events; false when there is none with this id. */
+  remove(id: string): Promise<boolean>;
+  /** A page of a subscription's parked events (each as the subscription may see it), or undefined for an unknown id. */
+  parked(id: string, offset: number, limit: number): Promise<{ rows: unknown[]; total: number } | undefined>;
+  /** Queues parked events again (all, or those with these event ids); undefined for an unknown subscription. */
+  redeliver(id: string, eventIds: readonly string[] | null): Promise<number | undefined>;
+}
 
 /** Delivery settings. */
 export interface WebhookOptions {
@@ -66,9 +104,21 @@ export class Webhooks {
   readonly #registry: SubscriptionRegistry;
   readonly #outbox: WebhookOutbox;
   readonly #dispatcher: WebhookDispatcher;
+  /** The one organization of a server of one system or panel; undefined for the service. */
+  readonly #embedded: WebhookContext | undefined;
   #stopWatching: (() => Promise<void>) | undefined;
 
-  private constructor(store: WebhookStore, ctx: WebhookContext, o: WebhookOptions, transport: WebhookTransport) {
+  private constructor(
+    store: WebhookStore,
+    scopes: WebhookScopes,
+    embedded: WebhookContext | undefined,
+    o: WebhookOptions,
+    transport: WebhookTransport,
+  ) {
+    this.#embedded = embedded;
+    // Every attempt in flight listens to the closing signal: one per subscription delivering, which
+    // in a service of many organizations is well beyond Node's default warning at 10.
+    setMaxListeners(0, this.#closing.signal);
     this.#store = store;
     this.#transport = transport;
     const now = o.now ?? Date.now;
@@ -88,7 +138,14 @@ export class Webhooks {
       },
       this.#closing.signal,
     );
-    this.#registry = new SubscriptionRegistry(store, ctx, now, this.#closing.signal, this.#dispatcher);
+    this.#registry = new SubscriptionRegistry(
+      store,
+      scopes,
+      embedded !== undefined,
+      now,
+      this.#closing.signal,
+      this.#dispatcher,
+    );
     this.#dispatcher.registry = this.#registry;
     this.#outbox = new WebhookOutbox(store, this.#registry, now, o.maxPendingAccess ?? 10_000, log);
   }
@@ -99,16 +156,35 @@ export class Webhooks {
   }
 
   /**
-   * Loads the subscriptions of a store and starts their dispatcher loops.
+   * Loads the subscriptions of a store and starts their dispatcher loops, for a server of one system
+   * or panel: every subscription is `ctx`'s organization's, as before organizations (T40).
    * @param transport - sends the notifications (adapters/delivery's `httpsTransport(options.allow)`).
    */
-  static async open(
+  static open(
     store: WebhookStore,
     ctx: WebhookContext,
     options: WebhookOptions,
     transport: WebhookTransport,
   ): Promise<Webhooks> {
-    const w = new Webhooks(store, ctx, options, transport);
+    return Webhooks.#start(new Webhooks(store, embeddedScopes(ctx), ctx, options, transport));
+  }
+
+  /**
+   * Loads the subscriptions of every organization and starts their dispatcher loops, for the
+   * service (T42). Those stored without an organization are `scopes.embedded`'s.
+   * @param transport - sends the notifications (adapters/delivery's `httpsTransport(options.allow)`).
+   */
+  static openService(
+    store: WebhookStore,
+    scopes: WebhookScopes,
+    options: WebhookOptions,
+    transport: WebhookTransport,
+  ): Promise<Webhooks> {
+    return Webhooks.#start(new Webhooks(store, scopes, undefined, options, transport));
+  }
+
+  static async #start(w: Webhooks): Promise<Webhooks> {
+    const store = w.#store;
     const shared = store.shared;
     if (shared !== undefined) {
       w.#stopWatching = await shared.watch((what) => {
@@ -139,55 +215,86 @@ export class Webhooks {
     return this.#store.shared === undefined ? Promise.resolve() : this.#registry.sync(false);
   }
 
+  /** The one organization of a server of one system or panel (opened by `open`). */
+  #the(): WebhookContext {
+    if (this.#embedded === undefined) throw new Error("the webhooks of the service have no one organization");
+    return this.#embedded;
+  }
+
+  /** The generation of a server of one system or panel (its subscription routes'). */
   get generation(): Generation {
-    return this.#registry.context.generation;
+    return this.#the().generation;
   }
+  /** The organization of a server of one system or panel. */
   get organizationId(): string {
-    return this.#registry.context.organizationId;
+    return this.#the().organizationId;
   }
-  /** The node ids a scope may name now. */
+  /** The node ids a scope may name now (a server of one system or panel). */
   nodeIds(): ReadonlySet<string> {
-    return this.#registry.context.nodeIds();
+    return this.#the().nodeIds();
   }
 
-  /** Every subscription, by id. */
+  /** The one organization's subscriptions (a server of one system or panel), by id. */
   list(): Subscription[] {
-    return this.#registry.list();
+    const ctx = this.#the();
+    return this.subscriptionsOf(ctx.organizationId, ctx.generation).list();
   }
 
-  /** One subscription, or undefined. */
+  /** One of the one organization's subscriptions, or undefined. */
   get(id: string): Subscription | undefined {
-    return this.#registry.get(id);
+    const ctx = this.#the();
+    return this.subscriptionsOf(ctx.organizationId, ctx.generation).get(id);
   }
 
-  /** Creates a subscription; resolves to its id once it is stored. */
-  create(fields: SubscriptionFields): Promise<string> {
-    return this.#registry.create(fields);
+  /** What the webhooks know of an organization; undefined for an unknown one. */
+  scope(organization: string): WebhookScope | undefined {
+    return this.#registry.scopes.organization(organization);
   }
 
-  /** Replaces a subscription's fields; false when there is none with this id. */
-  update(id: string, fields: SubscriptionFields): Promise<boolean> {
-    return this.#registry.update(id, fields);
+  /** The subscriptions of an organization made through the routes of `generation` (T45). */
+  subscriptionsOf(organization: string, generation: Generation): OrganizationSubscriptions {
+    const owner: Owner = { organization, generation };
+    const registry = this.#registry;
+    const outbox = this.#outbox;
+    return {
+      organization,
+      generation,
+      nodeIds: () => {
+        const scope = registry.scopes.organization(organization);
+        if (scope === undefined || scope.generation === null) return null;
+        return scope.generation === generation ? scope.nodeIds() : new Set();
+      },
+      list: () => registry.list(owner),
+      get: (id) => registry.get(owner, id),
+      create: (fields) => registry.create(owner, fields),
+      update: (id, fields) => registry.update(owner, id, fields),
+      remove: (id) => registry.remove(owner, id),
+      parked: (id, offset, limit) => outbox.parked(owner, id, offset, limit),
+      redeliver: (id, eventIds) => outbox.redeliver(owner, id, eventIds),
+    };
   }
 
-  /** Deletes a subscription and its undelivered events; false when there is none with this id. */
-  remove(id: string): Promise<boolean> {
-    return this.#registry.remove(id);
+  /**
+   * The outbox of a tenant (a system or panel) of organization `organization` (T43): its writes'
+   * and decisions' events go to that organization's subscriptions and its ancestors' recursive ones.
+   * @param key - the tenant's system id or serial number: a 1.0 panel's events are at that node
+   *   (default: the organization's first node id).
+   */
+  forTenant(organization: string, key?: string): TenantOutbox {
+    return this.#outbox.forTenant(organization, key);
   }
 
-  /** A page of a subscription's parked events (each as the subscription may see it), or undefined for an unknown id. */
-  parked(id: string, offset: number, limit: number): Promise<{ rows: unknown[]; total: number } | undefined> {
-    return this.#outbox.parked(id, offset, limit);
+  /**
+   * The outbox entries of events about organizations and panels (T44): the registry stores them in
+   * its commit, then calls `stored(entries)`.
+   */
+  organizationEvents(events: readonly OrganizationEvent[]): OutboxEntry[] {
+    return this.#outbox.organizationEvents(events);
   }
 
-  /** Queues parked events again (all, or those with these event ids); undefined for an unknown subscription. */
-  redeliver(id: string, eventIds: readonly string[] | null): Promise<number | undefined> {
-    return this.#outbox.redeliver(id, eventIds);
-  }
-
-  /** The outbox entries of an accepted write (for the store's `append`, in the write's transaction). */
+  /** The outbox entries of an accepted write of the one system or panel (for the store's `append`, in the write's transaction). */
   forWrite(write: AcceptedWrite): OutboxEntry[] {
-    return this.#outbox.forWrite(write);
+    return this.#outbox.forWrite(this.#the().organizationId, undefined, write);
   }
 
   /** Wakes the loops of subscriptions that just got events. */
@@ -195,21 +302,21 @@ export class Webhooks {
     this.#outbox.stored(entries);
   }
 
-  /** Whether any active subscription wants an access event of this topic. */
+  /** Whether any live subscription of the one organization wants access events. */
   wantsAccess(): boolean {
-    return this.#outbox.wantsAccess();
+    return this.#outbox.wantsAccess(this.#the().organizationId);
   }
 
   /**
-   * Stores the access events of answered decisions for the subscriptions that want them, before the
-   * answer is sent (one transaction); the loops send them later.
+   * Stores the access events of the one system's answered decisions for the subscriptions that want
+   * them, before the answer is sent (one transaction); the loops send them later.
    */
   recordDecisions(
     requests: readonly unknown[],
     decisions: readonly Decision[],
     snapshot: SystemSnapshot,
   ): Promise<void> {
-    return this.#outbox.recordDecisions(requests, decisions, snapshot);
+    return this.#outbox.recordDecisions(this.#the().organizationId, requests, decisions, snapshot);
   }
 
   /** Stops every loop (an attempt in flight is cut off and stays pending). */
