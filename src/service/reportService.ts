@@ -167,6 +167,11 @@ export class ReportService {
       if (!ids.has(id) && this.#infos.get(id)!.metadata.status !== "pending") this.#infos.delete(id);
   }
 
+  /** Whether a report is being generated (the tenant host keeps such a tenant loaded, T32). */
+  get generating(): boolean {
+    return this.#running.size > 0 || this.#starting > 0;
+  }
+
   /** Waits for every report being generated. */
   async settled(): Promise<void> {
     while (this.#running.size > 0) await Promise.all([...this.#running]);
