@@ -6,7 +6,7 @@ import { join, resolve } from "node:path";
 import { PassThrough, Readable } from "node:stream";
 import { afterAll, describe, expect, test } from "vitest";
 import { serveCommand } from "../../src/adapters/cli/serveCommand.js";
-import type { RunningDataServer } from "../../src/adapters/http/startDataServer.js";
+import { type RunningDataServer, startDataServer } from "../../src/adapters/http/startDataServer.js";
 import { openDurableSystem } from "../../src/service/store/durableSystem.js";
 import { openSqliteStore } from "../../src/adapters/store/sqliteStore.js";
 import { createLiveSystem } from "../../src/live/index.js";
@@ -401,13 +401,11 @@ describe("rsop serve --data: restart, lock, import", () => {
     expect((await second.call("GET", "/groups")).status).toBe(200);
   });
 
-  test("an empty database needs a snapshot; --system on a loaded database is ignored with a notice; --panel on a system database is refused", async () => {
+  test("an empty database needs a snapshot to serve one system (the command line starts a service there instead, T52); --system on a loaded database is ignored with a notice; --panel on a system database is refused", async () => {
     const { db, system } = dataDir();
-    const empty = await run(["serve", "--data", db, "--token", TOKEN, "--port", "0"]);
-    expect(empty).toMatchObject({
-      code: 1,
-      stderr: "rsop: the database is empty: give a snapshot to import (--system FILE or --panel FILE)\n",
-    });
+    await expect(startDataServer({ dataFile: db, token: TOKEN, log: () => {} })).rejects.toThrow(
+      "the database is empty: give a snapshot to import (--system FILE or --panel FILE)",
+    );
     const first = await startData(db, building());
     expect((await first.call("POST", "/groups", { name: "Later" })).status).toBe(200);
     await first.server.close();

@@ -9,6 +9,8 @@ import { SnapshotError } from "../../model/index.js";
 import { Destinations } from "../delivery/destinations.js";
 import { CliError, type CliIo, UsageError } from "./io.js";
 import { readSnapshotInput } from "./loadSystem.js";
+import { startService } from "./serveService.js";
+import { type RunningServiceServer, storedMode } from "../http/startServiceServer.js";
 
 /** Options of `rsop serve`, as commander parses them. */
 export interface ServeOptions {
@@ -48,6 +50,10 @@ export interface ServeOptions {
   readonly webhookBacklog?: string;
   /** `--webhook-allow CIDR[,CIDR…]`: private or local addresses notifications may go to (HW1). */
   readonly webhookAllow?: string;
+  /** `--memory-budget SIZE` (a service database): most bytes the loaded tenants may hold. */
+  readonly memoryBudget?: string;
+  /** `--public-url ORIGIN` (a service database): the address panels' `uri` is made from. */
+  readonly publicUrl?: string;
 }
 
 /** Shortest token `serve` accepts without --allow-short-token: 16 characters, guessable tokens are not secrets. */
@@ -110,15 +116,29 @@ export async function serveCommand(
   signals: SignalSource,
   onListening?: (server: RunningServer) => void,
   onDataListening?: (server: RunningDataServer) => void,
+  onServiceListening?: (server: RunningServiceServer) => void,
 ): Promise<number> {
   // Timestamped lines; a closed stderr (the log reader gone) silences the log but never stops serving.
   const log = streamLog(io.stderr);
-  const token = checkAuthentication(opts, env);
+  // A database without a snapshot may be a service, which starts without tokens (T52): known only
+  // once the flags are checked and the database is looked at.
+  const candidate = opts.data !== undefined && opts.system === undefined && opts.panel === undefined;
+  const token = checkAuthentication(opts, env, !candidate);
   const stored = checkSources(opts);
   const port = parsePort(opts.port);
   const dataLimits = parseDataLimits(opts, stored);
   const connectionLimits = parseConnectionLimits(opts);
   const webhooks = parseWebhookOptions(opts);
+  const service = candidate && (await isService(opts));
+  if (candidate && !service) checkAuthentication(opts, env);
+  if (!service && (opts.memoryBudget !== undefined || opts.publicUrl !== undefined))
+    throw new UsageError(
+      "--memory-budget and --public-url are for a service database (--data FILE.db without --system or --panel)",
+    );
+  if (service && opts.insecureNoAuth === true)
+    throw new UsageError(
+      "--insecure-no-auth serves one system; a service database needs --token, RSOP_TOKEN or --tokens FILE",
+    );
   if (token !== undefined && token.length < MIN_TOKEN_LENGTH)
     log(`warning: the token has only ${token.length} characters (--allow-short-token)`);
   if (opts.insecureNoAuth === true && !LOOPBACK.test(opts.host))
@@ -135,9 +155,21 @@ export async function serveCommand(
     log,
   };
   const snapshotFile = opts.system ?? opts.panel;
-  let server: RunningServer | RunningDataServer;
+  let server: RunningServer | RunningDataServer | RunningServiceServer;
   try {
-    if (stored) {
+    if (service) {
+      server = await startService(
+        {
+          ...common,
+          dataFile: opts.data!,
+          ...dataLimits,
+          ...serviceOptions(opts),
+          webhooks,
+        },
+        io,
+        onServiceListening,
+      );
+    } else if (stored) {
       const data = await startDataServer({
         ...common,
         ...dataServerOptions(opts, snapshotFile, io),
@@ -167,6 +199,7 @@ export async function serveCommand(
 function checkAuthentication(
   opts: ServeOptions,
   env: Readonly<Record<string, string | undefined>>,
+  required = true,
 ): string | undefined {
   const token =
     opts.token !== undefined && opts.token !== ""
@@ -176,7 +209,7 @@ function checkAuthentication(
         : undefined;
   const insecure = opts.insecureNoAuth === true;
   if (opts.tokens !== undefined && insecure) throw new UsageError("--insecure-no-auth contradicts --tokens FILE");
-  if (token === undefined && !insecure && opts.tokens === undefined)
+  if (required && token === undefined && !insecure && opts.tokens === undefined)
     throw new CliError(
       "refusing to start without authentication: pass --token <token> or set RSOP_TOKEN (or give --tokens FILE; --insecure-no-auth for a local experiment)",
     );
@@ -191,6 +224,28 @@ function checkAuthentication(
       `the token has ${token.length} characters; use at least ${MIN_TOKEN_LENGTH} (e.g. openssl rand -hex 24), or pass --allow-short-token`,
     );
   return token;
+}
+
+/** Whether `--data FILE.db` without a snapshot is a service database (new, empty, or holding organizations: T52). */
+async function isService(opts: ServeOptions): Promise<boolean> {
+  if (opts.data === undefined || opts.system !== undefined || opts.panel !== undefined) return false;
+  try {
+    return (await storedMode(opts.data)) === "service";
+  } catch (e) {
+    if (e instanceof StoreError) throw new CliError(e.message);
+    throw e;
+  }
+}
+
+/** --memory-budget and --public-url: only for a service database. */
+function serviceOptions(opts: ServeOptions) {
+  const memoryBudgetBytes = parseSize(opts.memoryBudget, "--memory-budget");
+  if (opts.publicUrl !== undefined && !/^https?:\/\/[^/]+$/.test(opts.publicUrl))
+    throw new UsageError(`--public-url must be an origin such as https://access.example.com, got "${opts.publicUrl}"`);
+  return {
+    ...(memoryBudgetBytes !== undefined ? { memoryBudgetBytes } : {}),
+    ...(opts.publicUrl !== undefined ? { publicUrl: opts.publicUrl } : {}),
+  };
 }
 
 /** Checks --system, --panel, --data and --store together; true when served from a database. */
@@ -372,12 +427,12 @@ export function registerServeCommand(program: Command, io: CliIo, setCode: (c: n
   const command = program
     .command("serve")
     .description(
-      "Serve the HTTP API (RSOP, decisions, who can access) on a snapshot file; the file is watched and a valid new version is swapped in atomically. With --data, serve every route (reads and writes) of a live system kept in a SQLite database; with --store, the same as one of any number of replicas of a system kept in PostgreSQL. Stops on SIGINT/SIGTERM.",
+      "Serve the HTTP API (RSOP, decisions, who can access) on a snapshot file; the file is watched and a valid new version is swapped in atomically. With --data, serve every route (reads and writes) of a live system kept in a SQLite database, or, without --system/--panel on a new database, the whole service (organizations, their systems and panels); with --store, the same as one of any number of replicas of a system kept in PostgreSQL. Stops on SIGINT/SIGTERM.",
     )
     .option("--system <file>", "rsop-system/1 snapshot (JSON); with --data or --store, imported into an empty database")
     .option(
       "--data <file.db>",
-      "serve the live system kept in this SQLite database (needs better-sqlite3); created on first start",
+      "serve this SQLite database (needs better-sqlite3; created on first start): with --system/--panel, or when it holds one, that one live system; otherwise (new, empty, or holding organizations) the service of every organization, system and panel kept there",
     )
     .option(
       "--store <url>",
@@ -418,6 +473,14 @@ export function registerServeCommand(program: Command, io: CliIo, setCode: (c: n
     .option(
       "--max-report-generations <n>",
       "with --data or --store: most reports being generated at once; another generate is answered 429; default 2",
+    )
+    .option(
+      "--memory-budget <size>",
+      "a service database (--data without --system/--panel): most bytes of loaded systems and panels, bytes or with a unit (512MiB); the least recently used are unloaded beyond it; default half the heap limit",
+    )
+    .option(
+      "--public-url <origin>",
+      "a service database: the address a panel's uri is made from (https://access.example.com); default the request's origin",
     );
   addConnectionOptions(command).action(async (opts: ServeOptions) => {
     setCode(await serveCommand(opts, io, process.env, process));

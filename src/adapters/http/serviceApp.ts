@@ -27,6 +27,8 @@ export interface TenantLease {
 export interface ServiceFront {
   /** The tenant of a system id or a panel serial number, or undefined. */
   tenantByKey(key: string): TenantRow | undefined;
+  /** The serial number of the panel a Host label names, compared without case (DNS names have none), or undefined. */
+  panelSerialOf(label: string): string | undefined;
   /** The grant of a token anywhere in the service (tokens file, `--token`), or null. */
   grantOf(token: string): Grant | null;
   /** The grant of a token on one tenant only (a panel token), or null. */
@@ -103,11 +105,15 @@ function systemIdOf(pathname: string): string | null {
 
 /** The request handler of the service's three hosts. */
 export function serviceFetch(front: ServiceFront): (request: Request) => Promise<Response> {
-  const isSerial = (label: string) => front.tenantByKey(label)?.kind === "panel";
+  const isSerial = (label: string) => front.panelSerialOf(label) !== undefined;
   return async (request) => {
     try {
       const url = new URL(request.url);
-      const panel = panelTarget(request.headers.get("host"), url.pathname, isSerial);
+      const target = panelTarget(request.headers.get("host"), url.pathname, isSerial);
+      const panel =
+        target === null || url.pathname.startsWith("/panels/")
+          ? target
+          : { ...target, serial: front.panelSerialOf(target.serial)! };
       if (panel !== null) {
         const forward = requestAt(request, `${url.origin}${panel.path}${url.search}`);
         return await answerTenant(front, request, "panel", panel.serial, forward);

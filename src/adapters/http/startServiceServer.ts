@@ -1,0 +1,378 @@
+// The server of `rsop serve --data FILE.db` as a service (semantics T50–T69): every organization,
+// system and panel of one database, in one process, on one port. The registry (organizations,
+// tenants, panel tokens) is read whole at start; a tenant's live system is loaded on its first
+// request and evicted under the memory budget (tenants/tenantHost.ts). Closing stops accepting
+// connections, lets open requests finish, stops the webhooks and closes every loaded tenant (each
+// stores a snapshot of what changed since its last) and the database.
+import type { Server } from "node:http";
+import type { Hono } from "hono";
+import type { Grant } from "../../service/auth/grant.js";
+import { ADMIN, type TokenEntry, grantLookup } from "../../service/auth/tokens.js";
+import { reaches } from "../../service/auth/grant.js";
+import { registryScopes } from "../../service/webhooks/registryScopes.js";
+import { type SystemSummary, sameSummary } from "../../service/tenants/tenantSummary.js";
+import { HttpError, errorResponse, jsonResponse } from "../../service/httpError.js";
+import type { StoreSpace } from "../../service/store/store.js";
+import type { TenantRow } from "../../service/store/registryStore.js";
+import { TenantHost, type TenantHostOptions } from "../../service/tenants/tenantHost.js";
+import { TenantRegistry } from "../../service/tenants/registry.js";
+import { type WebhookOptions, Webhooks } from "../../service/webhooks/webhookService.js";
+import { httpsTransport } from "../delivery/httpsTransport.js";
+import { openSqliteSpace } from "../store/sqliteStore.js";
+import { identifyByToken, registerAccountsRoutes } from "./accountsRoutes.js";
+import { type ConnectionOptions, connectionSettings, guardConnections } from "./connectionGuard.js";
+import { createDataApp } from "./createDataApp.js";
+import type { DataEnv } from "./dataPipeline.js";
+import { closedBeforeAnswer } from "./nodeRequests.js";
+import { type RequestBounds, boundsOf } from "./requestBounds.js";
+import { type ServiceFront, type TenantLease, serviceFetch, tenantGrant } from "./serviceApp.js";
+import { closeGracefully, listenOn, requestLog, serverUrl, streamLog } from "./startServer.js";
+import { registerSubscriptionRoutes } from "./subscriptionRoutes.js";
+import type { ReportStoreLimits } from "../../service/reportService.js";
+import { createHash } from "node:crypto";
+
+/** Options of startServiceServer. */
+export interface StartServiceServerOptions extends ConnectionOptions, RequestBounds {
+  /** The SQLite database file (created when missing). */
+  readonly dataFile: string;
+  readonly port?: number;
+  readonly host?: string;
+  /** The root organization's admin token (`--token`, `RSOP_TOKEN`). */
+  readonly token?: string;
+  /** The tokens of a tokens file, each with its role on organizations. */
+  readonly tokens?: { readonly file: string; readonly entries: readonly TokenEntry[] };
+  /** Most bytes the loaded tenants may hold (estimated); the least recently used are evicted beyond it. */
+  readonly memoryBudgetBytes?: number;
+  readonly maxBodyBytes?: number;
+  readonly snapshotEvery?: number;
+  readonly maxReportEntries?: number;
+  readonly reportStore?: ReportStoreLimits;
+  readonly webhooks?: WebhookOptions;
+  /** The address panels' `uri` is made from (`--public-url`); default the request's origin. */
+  readonly publicUrl?: string;
+  readonly closeGraceMs?: number;
+  readonly now?: () => number;
+  readonly log?: (line: string) => void;
+}
+
+/** A running service. */
+export interface RunningServiceServer {
+  readonly url: string;
+  readonly registry: TenantRegistry;
+  readonly tenants: TenantHost;
+  readonly webhooks: Webhooks | undefined;
+  /** Stops accepting connections, waits for open requests, closes every loaded tenant and the database. */
+  close(): Promise<void>;
+}
+
+/** The grants of `--token` (the root's admin) and a tokens file, or null when neither is given. */
+function serviceGrants(options: StartServiceServerOptions): (token: string) => Grant | null {
+  const entries = [
+    ...(options.token !== undefined ? [{ token: options.token, grant: ADMIN }] : []),
+    ...(options.tokens?.entries ?? []),
+  ];
+  return entries.length === 0 ? () => null : grantLookup(entries);
+}
+
+function digestOf(token: string): string {
+  return createHash("sha256").update(token, "utf8").digest("hex");
+}
+
+interface ServiceParts {
+  readonly options: StartServiceServerOptions;
+  readonly space: StoreSpace;
+  readonly registry: TenantRegistry;
+  readonly host: TenantHost;
+  readonly webhooks: Webhooks | undefined;
+  readonly grantOf: (token: string) => Grant | null;
+  readonly log: (line: string) => void;
+  readonly startedAt: string;
+  /** The apps of loaded tenants (dropped when a tenant is evicted). */
+  readonly apps: Map<number, TenantApp>;
+}
+
+/** A loaded tenant's app, made once per loaded live system (a reload after an eviction makes a new one). */
+interface TenantApp {
+  readonly durable: unknown;
+  readonly app: Promise<Hono>;
+}
+
+/** The front's view of the service: tenants by key, grants and reach, and leases of tenants' apps. */
+function frontOf(parts: ServiceParts, accounts: Hono<DataEnv>): ServiceFront {
+  const { registry, host, apps } = parts;
+  // Panel serial numbers by lower case, rebuilt when the registry changed.
+  let serials = { rev: -1, byLower: new Map<string, string>() };
+  const front: ServiceFront = {
+    tenantByKey: (key) => registry.tenantByKey(key),
+    panelSerialOf(label) {
+      if (serials.rev !== registry.rev) {
+        const byLower = new Map<string, string>();
+        for (const t of registry.tenants()) if (t.kind === "panel") byLower.set(t.key.toLowerCase(), t.key);
+        serials = { rev: registry.rev, byLower };
+      }
+      return serials.byLower.get(label.toLowerCase());
+    },
+    grantOf: parts.grantOf,
+    tenantGrantOf(token, tenant) {
+      const row = registry.panelToken(digestOf(token));
+      return row !== undefined && row.tenant === tenant.n ? ADMIN : null;
+    },
+    isTenantToken: (token) => registry.panelToken(digestOf(token)) !== undefined,
+    reaches: (grant, org) => reaches(grant, org, (id) => registry.ancestors(id)),
+    async lease(tenant: TenantRow): Promise<TenantLease> {
+      const lease = await host.acquire(tenant.n);
+      try {
+        let made = apps.get(tenant.n);
+        if (made === undefined || made.durable !== lease.durable) {
+          made = { durable: lease.durable, app: tenantApp(parts, front, tenant, lease) };
+          apps.set(tenant.n, made);
+        }
+        const app = await made.app;
+        return { app, release: () => lease.release() };
+      } catch (e) {
+        lease.release();
+        throw e;
+      }
+    },
+    accounts,
+    indent: 2,
+  };
+  return front;
+}
+
+/** A tenant's app: every route of its system or panel, its token checked against its organization. */
+function tenantApp(
+  parts: ServiceParts,
+  front: ServiceFront,
+  tenant: TenantRow,
+  lease: Awaited<ReturnType<TenantHost["acquire"]>>,
+): Promise<Hono> {
+  const { options, log, webhooks } = parts;
+  return createDataApp({
+    durable: lease.durable,
+    reports: lease.reports,
+    grants: (token) => tenantGrant(front, token, tenant),
+    document: false,
+    ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),
+    ...boundsOf(options),
+    ...(options.now !== undefined ? { now: options.now } : {}),
+    ...(webhooks !== undefined ? { decisionEvents: webhooks.forTenant(tenant.organization, tenant.key) } : {}),
+    onError: (e, request) =>
+      log(`internal error on ${request.method} ${new URL(request.url).pathname}: ${(e as Error)?.stack ?? String(e)}`),
+  });
+}
+
+/** The accounts host's app: organizations, panels, subscriptions, health and the document. */
+async function accountsApp(parts: ServiceParts): Promise<Hono<DataEnv>> {
+  const { registry, host, webhooks, options, log } = parts;
+  const { Hono } = await import("hono");
+  const app = new Hono<DataEnv>();
+  app.onError((e, c) => {
+    if (e instanceof HttpError) return errorResponse(e, 2);
+    log(`internal error on ${c.req.method} ${new URL(c.req.url).pathname}: ${(e as Error)?.stack ?? String(e)}`);
+    return errorResponse(new HttpError(500, "Internal server error."), 2);
+  });
+  app.notFound((c) =>
+    errorResponse(new HttpError(404, `No route for ${c.req.method} ${new URL(c.req.url).pathname}.`), 2),
+  );
+  app.on(["GET", "HEAD"], "/healthz", () =>
+    jsonResponse(
+      200,
+      {
+        status: "ok",
+        loadedAt: parts.startedAt,
+        organizations: registry.organizationCount(),
+        tenants: registry.tenants().length,
+        ...host.stats(),
+      },
+      2,
+    ),
+  );
+  const identify = identifyByToken(parts.grantOf);
+  const publicUrl = options.publicUrl;
+  registerAccountsRoutes(app, {
+    registry,
+    identify,
+    permissions: [...(options.tokens?.entries ?? [])].map((e) => e.grant),
+    maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+    indent: 2,
+    ...(publicUrl !== undefined ? { publicUrl: () => publicUrl } : {}),
+  });
+  if (webhooks !== undefined)
+    registerSubscriptionRoutes(app, {
+      webhooks,
+      generations: ["2.0", "1.0"],
+      organization: async (c, id) => {
+        const { grant } = await identify(c);
+        const org = registry.organization(id);
+        if (org === undefined || !reaches(grant, id, (o) => registry.ancestors(o)))
+          throw new HttpError(404, "Unknown organization.", [
+            { path: "organization_id", message: `Unknown organization "${id}".` },
+          ]);
+        return grant;
+      },
+      maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+      indent: 2,
+      now: options.now ?? Date.now,
+    });
+  return app;
+}
+
+/** The request handler with one log line per request. */
+function loggedFetch(fetch: (request: Request) => Promise<Response>, log: (line: string) => void) {
+  const logRequest = requestLog(log);
+  return async (request: Request) => {
+    const t = performance.now();
+    const path = new URL(request.url).pathname;
+    const response = await fetch(request);
+    const ms = (performance.now() - t).toFixed(1);
+    logRequest(
+      closedBeforeAnswer(request)
+        ? `${request.method} ${path} aborted (connection closed before the answer) after ${ms}ms`
+        : `${request.method} ${path} ${response.status} ${ms}ms`,
+    );
+    return response;
+  };
+}
+
+/** Opens the database, the registry, the webhooks and the tenant host; on failure closes what opened. */
+async function openParts(options: StartServiceServerOptions, log: (line: string) => void): Promise<ServiceParts> {
+  const space = await openSqliteSpace(options.dataFile);
+  // The registry opens first (the webhooks read its tree), so its event hooks bind late.
+  let webhooks: Webhooks | undefined;
+  let host: TenantHost | undefined;
+  try {
+    const registry = await TenantRegistry.open(space.registry, {
+      ...(options.now !== undefined ? { now: options.now } : {}),
+      outbox: (events) => webhooks?.organizationEvents(events) ?? [],
+      stored: (entries) => webhooks?.stored(entries),
+      hasHolders: async (n) => {
+        const lease = await host!.acquire(n);
+        try {
+          const target = lease.durable.target;
+          return target.kind === "system" && target.live.current.holders.length > 0;
+        } finally {
+          lease.release();
+        }
+      },
+    });
+    if (space.webhooks !== undefined)
+      webhooks = await Webhooks.openService(
+        space.webhooks,
+        registryScopes(registry),
+        { ...options.webhooks, log: options.webhooks?.log ?? log, ...(options.now ? { now: options.now } : {}) },
+        httpsTransport(options.webhooks?.allow ?? []),
+      );
+    const apps = new Map<number, TenantApp>();
+    host = new TenantHost(space, {
+      ...tenantHostOptions(options, registry, () => webhooks, log),
+      onEvicted: (n) => apps.delete(n),
+    });
+    return {
+      options,
+      space,
+      registry,
+      host,
+      webhooks,
+      grantOf: serviceGrants(options),
+      log,
+      startedAt: new Date().toISOString(),
+      apps,
+    };
+  } catch (e) {
+    await webhooks?.close();
+    await space.close();
+    throw e;
+  }
+}
+
+/** The tenant host's options: budget, bounds, each tenant's outbox, and its cloud-node summary kept in the registry. */
+function tenantHostOptions(
+  options: StartServiceServerOptions,
+  registry: TenantRegistry,
+  webhooks: () => Webhooks | undefined,
+  log: (line: string) => void,
+): TenantHostOptions {
+  return {
+    ...(options.memoryBudgetBytes !== undefined ? { memoryBudgetBytes: options.memoryBudgetBytes } : {}),
+    ...(options.snapshotEvery !== undefined ? { snapshotEvery: options.snapshotEvery } : {}),
+    ...(options.reportStore !== undefined ? { reportStore: options.reportStore } : {}),
+    ...(options.maxReportEntries !== undefined ? { maxReportEntries: options.maxReportEntries } : {}),
+    ...(options.now !== undefined ? { now: options.now } : {}),
+    outboxFor: (n) => {
+      const tenant = registry.tenant(n);
+      const hooks = webhooks();
+      return hooks === undefined || tenant === undefined ? undefined : hooks.forTenant(tenant.organization, tenant.key);
+    },
+    onSummary: (n, summary) => {
+      const tenant = registry.tenant(n);
+      const known = tenant?.info as SystemSummary | undefined;
+      if (tenant === undefined || (known?.nodes !== undefined && sameSummary(known, summary))) return;
+      registry
+        .setTenantInfo(n, summary)
+        .catch((e: unknown) => log(`keeping the cloud-node summary of ${tenant.key} failed: ${(e as Error)?.message}`));
+    },
+    log,
+  };
+}
+
+/**
+ * Opens the service database (creating it, with its root organization, when missing) and serves it.
+ * @throws StoreError (database missing its driver, in use, not an rsop database), Error (port in use).
+ */
+export async function startServiceServer(options: StartServiceServerOptions): Promise<RunningServiceServer> {
+  const log = options.log ?? streamLog(process.stderr);
+  const connections = connectionSettings("startServiceServer", options);
+  const parts = await openParts(options, log);
+  const { registry, host, webhooks, space } = parts;
+  const shutDown = async () => {
+    await webhooks?.close();
+    await host.close();
+    await space.close();
+  };
+  let server: Server;
+  try {
+    const front = frontOf(parts, await accountsApp(parts));
+    server = await listenOn(loggedFetch(serviceFetch(front), log), options, connections);
+  } catch (e) {
+    await shutDown();
+    throw e;
+  }
+  guardConnections(server, connections, log);
+  const url = serverUrl(server);
+  log(
+    `serving ${registry.tenants().length} tenants of ${registry.organizationCount()} organizations from ${options.dataFile} on ${url} (root organization ${registry.root().id})`,
+  );
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    registry,
+    tenants: host,
+    webhooks,
+    close() {
+      closing ??= (async () => {
+        await closeGracefully(server, options.closeGraceMs ?? 5000);
+        await shutDown();
+      })();
+      return closing;
+    },
+  };
+}
+
+/**
+ * How `rsop serve --data FILE.db` without a snapshot serves a database (T52): a service when it is
+ * new, empty, or already holds organizations; the one system or panel it holds otherwise (a
+ * database made by `--system`/`--panel`, served as before).
+ */
+export async function storedMode(file: string): Promise<"service" | "embedded"> {
+  const { existsSync } = await import("node:fs");
+  if (!existsSync(file)) return "service";
+  const space = await openSqliteSpace(file);
+  try {
+    const registry = await space.registry.load();
+    if (registry.organizations.length > 0) return "service";
+    return (await space.tenant(1).load()) === null ? "service" : "embedded";
+  } finally {
+    await space.close();
+  }
+}
