@@ -1,4 +1,6 @@
 // Which declared routes each server serves: what its OpenAPI document holds.
+import { z } from "zod";
+import { accountsRouteDeclarations } from "./accountsDeclarations.js";
 import type { DeclaredRoute } from "./declaredRoute.js";
 import { panelLiveRoutes, systemLiveRoutes } from "./liveRoutes.js";
 import {
@@ -26,4 +28,33 @@ export function dataRouteDeclarations(kind: "system" | "panel", webhooks: "2.0" 
 /** The routes of `rsop serve --system`: the engine's and health. */
 export function engineServerDeclarations(): DeclaredRoute[] {
   return [...engineRoutes(true), healthRoute()];
+}
+
+/** A 1.0 panel's route as the service serves it on any host: below `/panels/{serial}` (T50). */
+function onPanelPath(r: DeclaredRoute): DeclaredRoute {
+  return {
+    ...r,
+    id: r.id.startsWith("panel") ? r.id : `panel${r.id[0]!.toUpperCase()}${r.id.slice(1)}`,
+    path: `/panels/:serial${r.path}`,
+    params: r.params.extend({ serial: z.string().meta({ description: "The panel's serial number" }) }),
+  };
+}
+
+/**
+ * The routes of the service (`rsop serve --data FILE.db` holding organizations): the accounts host's
+ * (organizations, panels, both generations' subscriptions), every system's below `/{system_id}`,
+ * every panel's below `/panels/{serial}` (also at `/api/…` on the host `{serial}.<domain>`), health.
+ */
+export function serviceRouteDeclarations(extra: readonly DeclaredRoute[] = []): DeclaredRoute[] {
+  return [
+    ...accountsRouteDeclarations(),
+    ...subscriptionRoutes("2.0"),
+    ...subscriptionRoutes("1.0"),
+    ...extra,
+    ...systemLiveRoutes(),
+    ...engineRoutes(false),
+    ...systemServiceRoutes(),
+    ...[...panelLiveRoutes(), ...panelServiceRoutes()].map(onPanelPath),
+    healthRoute(),
+  ];
 }
