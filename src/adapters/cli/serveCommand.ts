@@ -10,6 +10,7 @@ import { Destinations } from "../delivery/destinations.js";
 import { CliError, type CliIo, UsageError } from "./io.js";
 import { readSnapshotInput } from "./loadSystem.js";
 import { startService } from "./serveService.js";
+import { parseBytes } from "../../service/tenants/memoryBudget.js";
 import { type RunningServiceServer, storedMode } from "../http/startServiceServer.js";
 
 /** Options of `rsop serve`, as commander parses them. */
@@ -81,25 +82,11 @@ function parsePositive(flag: string, v: string | undefined): number | undefined 
   return n;
 }
 
-const SIZE_UNITS: Readonly<Record<string, number>> = {
-  "": 1,
-  b: 1,
-  k: 1024,
-  kib: 1024,
-  m: 1024 ** 2,
-  mib: 1024 ** 2,
-  g: 1024 ** 3,
-  gib: 1024 ** 3,
-};
-
 /** `--max-body`: bytes, or with a binary unit (`512KiB`, `16MiB`, `16m`). */
 function parseSize(v: string | undefined, flag = "--max-body"): number | undefined {
   if (v === undefined) return undefined;
-  const m = /^([0-9]{1,15})\s*([a-z]*)$/i.exec(v.trim());
-  const unit = m === null ? undefined : SIZE_UNITS[m[2]!.toLowerCase()];
-  const n = m === null || unit === undefined ? NaN : Number(m[1]) * unit;
-  if (!(n >= 1 && Number.isSafeInteger(n)))
-    throw new UsageError(`${flag} must be a size in bytes, e.g. 1048576 or 16MiB, got "${v}"`);
+  const n = parseBytes(v);
+  if (n === null) throw new UsageError(`${flag} must be a size in bytes, e.g. 1048576 or 16MiB, got "${v}"`);
   return n;
 }
 
