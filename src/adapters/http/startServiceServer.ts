@@ -22,6 +22,7 @@ import { openSqliteSpace } from "../store/sqliteStore.js";
 import { identifyByToken, registerAccountsRoutes } from "./accountsRoutes.js";
 import { type ConnectionOptions, connectionSettings, guardConnections } from "./connectionGuard.js";
 import { createDataApp } from "./createDataApp.js";
+import { serveServiceDocument } from "./serviceDocument.js";
 import type { DataEnv } from "./dataPipeline.js";
 import { closedBeforeAnswer } from "./nodeRequests.js";
 import { type RequestBounds, boundsOf } from "./requestBounds.js";
@@ -175,6 +176,7 @@ async function accountsApp(parts: ServiceParts): Promise<Hono<DataEnv>> {
   app.notFound((c) =>
     errorResponse(new HttpError(404, `No route for ${c.req.method} ${new URL(c.req.url).pathname}.`), 2),
   );
+  await serveServiceDocument(app);
   app.on(["GET", "HEAD"], "/healthz", () =>
     jsonResponse(
       200,
