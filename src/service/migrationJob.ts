@@ -109,6 +109,16 @@ export interface MigrationJobOptions {
   readonly backupPath?: (panelId: string) => string;
   /** Told about a failed task (its record says why too). */
   readonly onFailure?: (e: unknown) => void;
+  /**
+   * CREATE_CUSTOMER's work: makes (or finds) the 2.0 customer and answers its id (ouId). Run again
+   * after a restart, so it must be idempotent. Default: a new id, nothing made.
+   */
+  readonly createCustomer?: (record: MigrationRecord) => Promise<string>;
+  /**
+   * CREATE_SYSTEM's work: makes (or finds) the staged system and answers its id. Idempotent, as
+   * createCustomer. Default: a new id, nothing made.
+   */
+  readonly createSystem?: (record: MigrationRecord) => Promise<string>;
 }
 
 const turn = () => new Promise<void>((resolveTurn) => setImmediate(resolveTurn));
@@ -281,11 +291,12 @@ export class MigrationJob {
         r.backupUrl = this.#o.backupPath?.(r.legacyOuId) ?? null;
         return transformed;
       case "CREATE_CUSTOMER":
-        r.ouId = randomUUID();
+        r.ouId = this.#o.createCustomer === undefined ? randomUUID() : await this.#o.createCustomer(this.record!);
         return transformed;
       case "CREATE_SYSTEM":
         // Stored with the task's completion; answered as systemId once IMPORT_SYSTEM_DATA is done.
-        this.#plannedSystemId = randomUUID();
+        this.#plannedSystemId =
+          this.#o.createSystem === undefined ? randomUUID() : await this.#o.createSystem(this.record!);
         return transformed;
       case "TRANSFORM_SCHEMA":
         return this.#transform();

@@ -128,7 +128,7 @@ async function completedIfServed(store: Store, served: DurableSystem): Promise<S
 }
 
 /** What initiate answers (id, name, legacyOuId, status, createdAt, tasks with status). */
-function initiated(r: MigrationRecord) {
+export function initiated(r: MigrationRecord) {
   return {
     id: r.id,
     name: r.name,
@@ -221,7 +221,7 @@ async function stagedAppOf(state: FrontState, live: LiveSystem): Promise<Hono> {
 }
 
 /** The panel to migrate named by an initiate body, and whether its warnings are accepted; 400 otherwise. */
-function initiateArgs(body: unknown): { panelId: string; acceptWarnings: boolean } {
+export function initiateArgs(body: unknown): { panelId: string; acceptWarnings: boolean } {
   const issues: { path: string; message: string }[] = [];
   if (typeof body !== "object" || body === null || Array.isArray(body))
     throw new HttpError(400, "The request is invalid.", [{ path: "body", message: "Must be a JSON object." }]);
@@ -339,42 +339,49 @@ function declareIdMappingRoute(api: MigrationApi, state: FrontState): void {
     const source = staged?.system ?? done;
     if (source === null || c.req.param("systemId") !== source.systemId) return next();
     await allowed(state, c.req.raw, ["type"]);
-    const nodeId = c.req.param("cloudNodeId");
-    if (nodeId !== source.cloudNodeId)
-      throw new HttpError(
-        404,
-        `No migrated cloud node has id "${nodeId}" (the id assigned during migration, not the serial number).`,
-        [{ path: "cloud_node_id", message: `Unknown cloud node "${nodeId}".` }],
-      );
-    const type = c.req.query("type");
-    const types = type === undefined || type === "" ? null : type.split(",").map((t) => t.trim());
-    const unknown = (types ?? []).filter((t) => !MAPPING_TYPES.includes(t));
-    if (unknown.length > 0)
-      throw new HttpError(
-        400,
-        "The request is invalid.",
-        unknown.map((t) => ({
-          path: "query.type",
-          message: `Unknown type "${t.slice(0, 40)}"; the types are ${MAPPING_TYPES.join(", ")}.`,
-        })),
-      );
-    return jsonResponse(
-      200,
-      types === null ? source.mappings : source.mappings.filter((m) => types.includes(m.type)),
-      options.indent,
-    );
+    return jsonResponse(200, idMappingsOf(source, c.req.param("cloudNodeId"), c.req.query("type")), options.indent);
   });
+}
+
+/**
+ * The id mappings of a migrated cloud node, filtered by the `type` query (comma-separated types).
+ * @throws HttpError 404 (another cloud node), 400 (an unknown type)
+ */
+export function idMappingsOf(
+  source: Omit<StagedSystem, "snapshot">,
+  nodeId: string,
+  type: string | undefined,
+): StagedSystem["mappings"] {
+  if (nodeId !== source.cloudNodeId)
+    throw new HttpError(
+      404,
+      `No migrated cloud node has id "${nodeId}" (the id assigned during migration, not the serial number).`,
+      [{ path: "cloud_node_id", message: `Unknown cloud node "${nodeId}".` }],
+    );
+  const types = type === undefined || type === "" ? null : type.split(",").map((t) => t.trim());
+  const unknown = (types ?? []).filter((t) => !MAPPING_TYPES.includes(t));
+  if (unknown.length > 0)
+    throw new HttpError(
+      400,
+      "The request is invalid.",
+      unknown.map((t) => ({
+        path: "query.type",
+        message: `Unknown type "${t.slice(0, 40)}"; the types are ${MAPPING_TYPES.join(", ")}.`,
+      })),
+    );
+  return types === null ? source.mappings : source.mappings.filter((m) => types.includes(m.type));
+}
+
+/** A refusal of the migration job as the one error shape; a refused initiate lists the preflight's findings. */
+export function refusalAsHttp(e: MigrationRefusal): HttpError {
+  return new HttpError(e.status, e.message, e.preflight === undefined ? [] : preflightIssues(e.preflight));
 }
 
 /** Errors of the migration routes in the one error shape; a refused initiate lists the preflight's findings. */
 function onMigrationError(e: unknown, options: MigrationFrontOptions): Response {
   const { indent } = options;
   if (e instanceof HttpError) return errorResponse(e, indent);
-  if (e instanceof MigrationRefusal)
-    return errorResponse(
-      new HttpError(e.status, e.message, e.preflight === undefined ? [] : preflightIssues(e.preflight)),
-      indent,
-    );
+  if (e instanceof MigrationRefusal) return errorResponse(refusalAsHttp(e), indent);
   options.log(`internal error in a migration route: ${(e as Error)?.stack ?? String(e)}`);
   return errorResponse(new HttpError(500, "Internal server error."), indent);
 }
