@@ -18,7 +18,8 @@
 // gets a process whose heap holds only the snapshots; the peers (casbin, Cedar wasm) get their own;
 // the CLI scenario spawns `node dist/cli.js`; the service scenario runs `node dist/cli.js serve --data`
 // in a child process and drives it over 127.0.0.1 from its own process (sizes M and L; S only alone);
-// the webhooks scenario does the same with an HTTPS receiver in its own process (size M).
+// the webhooks scenario does the same with an HTTPS receiver in its own process (size M); the tenants
+// scenario serves a service database of 1,000 customers the same way (bench/tenants.bench.ts, no size).
 // A child prints its rows as JSON on stdout; progress goes to stderr.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
@@ -37,6 +38,7 @@ import { run as report } from "./report.bench.js";
 import { run as rsop } from "./rsop.bench.js";
 import { run as scale } from "./scale.bench.js";
 import { run as service } from "./service.bench.js";
+import { run as tenants } from "./tenants.bench.js";
 import { run as webhooks } from "./webhooks.bench.js";
 import type { Scenario, ScenarioContext } from "./scenario.js";
 
@@ -54,6 +56,7 @@ const SCENARIOS: Readonly<Record<string, Scenario>> = {
   scale,
   report,
   webhooks,
+  tenants,
 };
 
 interface Job {
@@ -73,6 +76,7 @@ const JOBS: readonly Job[] = [
   { scenarios: ["scale"], nodeFlags: [] },
   { scenarios: ["report"], nodeFlags: [] },
   { scenarios: ["webhooks"], nodeFlags: [] },
+  { scenarios: ["tenants"], nodeFlags: [] },
 ];
 
 /** Scenarios that run only when named (--only or their own flag), never in the whole run. */
