@@ -278,3 +278,19 @@ describe("T51: two customers with the same ids inside never meet", () => {
     expect(ok(await call(B_ADMIN, "GET", `/api/organizations/${ids.b}/subscriptions`), 200, "B subs")).toEqual([]);
   });
 });
+
+describe("T70: the service serves the migration of a registered panel", () => {
+  test("initiate on a panel the caller reaches; another caller's panel is 404", async () => {
+    expect((await call(LA_ADMIN, "POST", "/api/migration/initiate", { cloudNodeSN: "SN-B" })).status).toBe(404);
+    const started = ok(
+      await root("POST", "/api/migration/initiate", { cloudNodeSN: "SN-B", acceptWarnings: true }),
+      200,
+      "initiate",
+    );
+    expect(started.tasks).toHaveLength(6);
+    await eventually(async () => ok(await root("GET", "/api/migration/SN-B"), 200, "status").systemId !== undefined);
+    expect((await call(LA_ADMIN, "GET", "/api/migration/SN-B")).status).toBe(404);
+    // Read-only while staged: a write to the panel is refused.
+    expect((await root("POST", "/panels/SN-B/api/groups", { name: "Late" })).status).toBe(409);
+  });
+});

@@ -4,11 +4,12 @@ import { startServiceServer } from "../../src/adapters/http/startServiceServer.j
 import { removeTempDirs, tempDir } from "../http/fixtures.js";
 import { buildOpenApiDocument } from "../../src/adapters/http/routes/openApiDocument.js";
 import { serviceRouteDeclarations } from "../../src/adapters/http/routes/servedRoutes.js";
+import { migrationRoutes } from "../../src/adapters/http/routes/serviceRoutes.js";
 import { Validator } from "@seriousme/openapi-schema-validator";
 
 describe("T53: the service's one OpenAPI document", () => {
   test("holds the accounts, systems and per-node routes, each operation once, and is a valid OpenAPI 3.1 document", async () => {
-    const routes = serviceRouteDeclarations();
+    const routes = serviceRouteDeclarations(migrationRoutes());
     const ids = routes.map((r) => r.id);
     expect(ids.length).toBe(new Set(ids).size);
     const doc = await buildOpenApiDocument(routes, { title: "rsop-engine: the service", version: "2.0", basePath: "" });

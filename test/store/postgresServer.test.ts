@@ -11,7 +11,7 @@ import { run } from "../adapters/cliHarness.js";
 import { building } from "../live/fixture.js";
 import { type Caller, SYSTEM_ID, caller } from "../http/dataSupport.js";
 import { TOKEN, removeTempDirs } from "../http/fixtures.js";
-import type { RunningDataServer } from "../../src/adapters/http/startDataServer.js";
+import { type RunningDataServer, startDataServer } from "../../src/adapters/http/startDataServer.js";
 import { PG, SKIP_NOTE, eventually, freshDatabase, inspectPg, sql, startReplica, useCluster } from "./pgSupport.js";
 
 afterAll(removeTempDirs);
@@ -250,14 +250,13 @@ describe("rsop serve --store postgres://: restart and import", () => {
   });
 
   pgTest(
-    `an empty database needs a snapshot; --system on a loaded database is ignored with a notice; --panel on a system database is refused; --data and --store exclude each other (PG4)${SKIP_NOTE}`,
+    `an empty database needs a snapshot to serve one system (the command line starts a service there instead, T57); --system on a loaded database is ignored with a notice; --panel on a system database is refused; --data and --store exclude each other (PG4)${SKIP_NOTE}`,
     async () => {
       const url = await freshDatabase();
-      const empty = await run(["serve", "--store", url, "--token", TOKEN, "--port", "0"]);
-      expect(empty).toMatchObject({
-        code: 1,
-        stderr: "rsop: the database is empty: give a snapshot to import (--system FILE or --panel FILE)\n",
-      });
+      // The command line starts a service on an empty database instead (T57, test/service/postgresService.test.ts).
+      await expect(startDataServer({ storeUrl: url, token: TOKEN, log: () => {} })).rejects.toThrow(
+        "the database is empty: give a snapshot to import (--system FILE or --panel FILE)",
+      );
       const first = await startReplica(url, building());
       expect((await first.call("POST", "/groups", { name: "Later" })).status).toBe(200);
       await first.server.close();

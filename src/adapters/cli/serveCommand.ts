@@ -11,7 +11,7 @@ import { CliError, type CliIo, UsageError } from "./io.js";
 import { readSnapshotInput } from "./loadSystem.js";
 import { startService } from "./serveService.js";
 import { parseBytes } from "../../service/tenants/memoryBudget.js";
-import { type RunningServiceServer, storedMode } from "../http/startServiceServer.js";
+import { type RunningServiceServer, storedMode, storedPostgresMode } from "../http/startServiceServer.js";
 
 /** Options of `rsop serve`, as commander parses them. */
 export interface ServeOptions {
@@ -109,7 +109,8 @@ export async function serveCommand(
   const log = streamLog(io.stderr);
   // A database without a snapshot may be a service, which starts without tokens (T52): known only
   // once the flags are checked and the database is looked at.
-  const candidate = opts.data !== undefined && opts.system === undefined && opts.panel === undefined;
+  const candidate =
+    (opts.data !== undefined || opts.store !== undefined) && opts.system === undefined && opts.panel === undefined;
   const token = checkAuthentication(opts, env, !candidate);
   const stored = checkSources(opts);
   const port = parsePort(opts.port);
@@ -120,7 +121,7 @@ export async function serveCommand(
   if (candidate && !service) checkAuthentication(opts, env);
   if (!service && (opts.memoryBudget !== undefined || opts.publicUrl !== undefined))
     throw new UsageError(
-      "--memory-budget and --public-url are for a service database (--data FILE.db without --system or --panel)",
+      "--memory-budget and --public-url are for a service database (--data FILE.db or --store postgres://… without --system or --panel)",
     );
   if (service && opts.insecureNoAuth === true)
     throw new UsageError(
@@ -148,7 +149,7 @@ export async function serveCommand(
       server = await startService(
         {
           ...common,
-          dataFile: opts.data!,
+          ...(opts.store !== undefined ? { storeUrl: opts.store } : { dataFile: opts.data! }),
           ...dataLimits,
           ...serviceOptions(opts),
           webhooks,
@@ -213,10 +214,15 @@ function checkAuthentication(
   return token;
 }
 
-/** Whether `--data FILE.db` without a snapshot is a service database (new, empty, or holding organizations: T52). */
+/**
+ * Whether `--data FILE.db` or `--store postgres://…` without a snapshot is a service database (new,
+ * empty, or holding organizations: T52, T57).
+ */
 async function isService(opts: ServeOptions): Promise<boolean> {
-  if (opts.data === undefined || opts.system !== undefined || opts.panel !== undefined) return false;
+  if (opts.system !== undefined || opts.panel !== undefined) return false;
   try {
+    if (opts.store !== undefined) return (await storedPostgresMode(opts.store)) === "service";
+    if (opts.data === undefined) return false;
     return (await storedMode(opts.data)) === "service";
   } catch (e) {
     if (e instanceof StoreError) throw new CliError(e.message);
@@ -423,7 +429,7 @@ export function registerServeCommand(program: Command, io: CliIo, setCode: (c: n
     )
     .option(
       "--store <url>",
-      "serve as one replica of the live system kept in this PostgreSQL database (postgres://…; needs pg); any number of replicas may share it",
+      "serve as one replica of what this PostgreSQL database keeps (postgres://…; needs pg): with --system/--panel, or when it holds one without organizations, that one live system; otherwise the whole service; any number of replicas may share it",
     )
     .option(
       "--panel <file>",
@@ -463,7 +469,7 @@ export function registerServeCommand(program: Command, io: CliIo, setCode: (c: n
     )
     .option(
       "--memory-budget <size>",
-      "a service database (--data without --system/--panel): most bytes of loaded systems and panels, bytes or with a unit (512MiB); the least recently used are unloaded beyond it; default half the heap limit",
+      "a service database (--data or --store without --system/--panel): most bytes of loaded systems and panels, bytes or with a unit (512MiB); the least recently used are unloaded beyond it; default half the heap limit",
     )
     .option(
       "--public-url <origin>",

@@ -37,6 +37,8 @@ export interface ServiceFront {
   isTenantToken(token: string): boolean;
   /** Whether a grant reaches an organization (its own or an ancestor's permission). */
   reaches(grant: Grant, organizationId: string): boolean;
+  /** Re-reads the registry when another process changed it (replicas, T56); absent: never needed. */
+  refresh?(): Promise<void>;
   /** The tenant's app, loaded if needed; the tenant stays loaded until the lease is released. */
   lease(tenant: TenantRow): Promise<TenantLease>;
   /** Answers the accounts host. */
@@ -70,7 +72,12 @@ async function answerTenant(
   key: string,
   forward: Request,
 ): Promise<Response> {
-  const found = front.tenantByKey(key);
+  // A key this replica does not know may have been created on another one a moment ago (T56): one re-read.
+  let found = front.tenantByKey(key);
+  if (found === undefined && front.refresh !== undefined) {
+    await front.refresh();
+    found = front.tenantByKey(key);
+  }
   const tenant = found?.kind === kind ? found : undefined;
   let reached = false;
   await authenticate(

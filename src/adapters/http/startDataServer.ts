@@ -322,18 +322,27 @@ interface DataServerContext extends OpenedSystem, CheckedDataOptions {
  */
 function answeringSystem(ctx: DataServerContext): DurableSystem {
   const { durable, replica, written } = ctx;
-  return replica === undefined
-    ? durable
-    : {
-        ...replica,
-        async write(op, prepare) {
-          const result = await replica.write(op, prepare);
-          const slot = written.getStore();
-          // Accepted: the number it got; refused: the revision it was checked against.
-          if (slot !== undefined) slot.seq = replica.seqOf(result) ?? replica.revision();
-          return result;
-        },
-      };
+  return replica === undefined ? durable : recordingRevisions(replica, written);
+}
+
+/**
+ * The replica, whose writes tell the request being answered (`written`, as answerAsReplica runs it)
+ * the revision they got: an accepted write's sequence number, a refused write's revision it was
+ * checked against (PG3). The service's tenant apps use it too (T55).
+ */
+export function recordingRevisions(
+  replica: ReplicatedSystem,
+  written: AsyncLocalStorage<{ seq?: number }>,
+): DurableSystem {
+  return {
+    ...replica,
+    async write(op, prepare) {
+      const result = await replica.write(op, prepare);
+      const slot = written.getStore();
+      if (slot !== undefined) slot.seq = replica.seqOf(result) ?? replica.revision();
+      return result;
+    },
+  };
 }
 
 /** Makes the data app of a durable system (the served one, or a staged one during a migration). */
@@ -448,12 +457,12 @@ function migrationFrontOptions(
   };
 }
 
-/** A replica's answer: waits for X-Rsop-Min-Revision (bounded: 503 with Retry-After), sets X-Rsop-Revision. */
-async function answerAsReplica(
+/** A replica's answer: waits for X-Rsop-Min-Revision (bounded: 503 with Retry-After), sets X-Rsop-Revision (PG3; a service's tenant, T55). */
+export async function answerAsReplica(
   request: Request,
   r: ReplicatedSystem,
-  app: DataFront,
-  written: DataServerContext["written"],
+  app: { fetch(request: Request): Response | Promise<Response> },
+  written: AsyncLocalStorage<{ seq?: number }>,
   minRevisionWaitMs: number,
 ): Promise<Response> {
   const min = request.headers.get("x-rsop-min-revision");

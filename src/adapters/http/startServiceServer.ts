@@ -1,9 +1,12 @@
-// The server of `rsop serve --data FILE.db` as a service (semantics T50–T69): every organization,
-// system and panel of one database, in one process, on one port. The registry (organizations,
-// tenants, panel tokens) is read whole at start; a tenant's live system is loaded on its first
-// request and evicted under the memory budget (tenants/tenantHost.ts). Closing stops accepting
-// connections, lets open requests finish, stops the webhooks and closes every loaded tenant (each
-// stores a snapshot of what changed since its last) and the database.
+// The server of `rsop serve --data FILE.db` (or `--store postgres://…`) as a service (semantics
+// T50–T69): every organization, system and panel of one database, in one process, on one port. On
+// PostgreSQL any number of such processes serve the same database, each every tenant (T54): a tenant
+// is loaded as a replica following the shared log, and the registry follows the other processes'
+// commits (T56). The registry (organizations, tenants, panel tokens) is read whole at start; a
+// tenant's live system is loaded on its first request and evicted under the memory budget
+// (tenants/tenantHost.ts). Closing stops accepting connections, lets open requests finish, stops the
+// webhooks and closes every loaded tenant (each stores a snapshot of what changed since its last)
+// and the database.
 import type { Server } from "node:http";
 import type { Hono } from "hono";
 import type { Grant } from "../../service/auth/grant.js";
@@ -12,7 +15,12 @@ import { reaches } from "../../service/auth/grant.js";
 import { registryScopes } from "../../service/webhooks/registryScopes.js";
 import { type SystemSummary, sameSummary } from "../../service/tenants/tenantSummary.js";
 import { HttpError, errorResponse, jsonResponse } from "../../service/httpError.js";
-import type { StoreSpace } from "../../service/store/store.js";
+import type { SharedStore, StoreSpace } from "../../service/store/store.js";
+import { type ReplicatedSystem, openReplicatedSystem } from "../../service/store/replicatedSystem.js";
+import { openPostgresSpace, redactUrl } from "../store/postgresStore.js";
+import type { PostgresRegistry } from "../store/postgresRegistry.js";
+import { answerAsReplica, recordingRevisions } from "./startDataServer.js";
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { TenantRow } from "../../service/store/registryStore.js";
 import { TenantHost, type TenantHostOptions } from "../../service/tenants/tenantHost.js";
 import { TenantRegistry } from "../../service/tenants/registry.js";
@@ -22,11 +30,14 @@ import { openSqliteSpace } from "../store/sqliteStore.js";
 import { identifyByToken, registerAccountsRoutes } from "./accountsRoutes.js";
 import { type ConnectionOptions, connectionSettings, guardConnections } from "./connectionGuard.js";
 import { createDataApp } from "./createDataApp.js";
+import { registerServiceMigrationRoutes, serviceIdMapping } from "./serviceMigrationRoutes.js";
+import { TenantMigrations } from "../../service/tenants/tenantMigration.js";
 import { serveServiceDocument } from "./serviceDocument.js";
+import { migrationRoutes } from "./routes/serviceRoutes.js";
 import type { DataEnv } from "./dataPipeline.js";
 import { closedBeforeAnswer } from "./nodeRequests.js";
 import { type RequestBounds, boundsOf } from "./requestBounds.js";
-import { type ServiceFront, type TenantLease, serviceFetch, tenantGrant } from "./serviceApp.js";
+import { type Fetcher, type ServiceFront, type TenantLease, serviceFetch, tenantGrant } from "./serviceApp.js";
 import { closeGracefully, listenOn, requestLog, serverUrl, streamLog } from "./startServer.js";
 import { registerSubscriptionRoutes } from "./subscriptionRoutes.js";
 import type { ReportStoreLimits } from "../../service/reportService.js";
@@ -34,8 +45,14 @@ import { createHash } from "node:crypto";
 
 /** Options of startServiceServer. */
 export interface StartServiceServerOptions extends ConnectionOptions, RequestBounds {
-  /** The SQLite database file (created when missing). */
-  readonly dataFile: string;
+  /** The SQLite database file (created when missing); exactly one of it and `storeUrl`. */
+  readonly dataFile?: string;
+  /** The PostgreSQL database (postgres://…) shared by every replica of the service (T54). */
+  readonly storeUrl?: string;
+  /** With `storeUrl`: how long a request with `X-Rsop-Min-Revision` waits for its tenant before 503; default 2000 ms. */
+  readonly minRevisionWaitMs?: number;
+  /** With `storeUrl`: how often the registry is re-read when no notification came (T56); default 1000 ms. */
+  readonly registryPollMs?: number;
   readonly port?: number;
   readonly host?: string;
   /** The root organization's admin token (`--token`, `RSOP_TOKEN`). */
@@ -90,12 +107,22 @@ interface ServiceParts {
   readonly startedAt: string;
   /** The apps of loaded tenants (dropped when a tenant is evicted). */
   readonly apps: Map<number, TenantApp>;
+  /** The migrations of registered panels (T70–T77). */
+  readonly migrations: TenantMigrations;
+  /** On PostgreSQL: tenants are replicas, whose answers carry their revision (T55). */
+  readonly shared: boolean;
+  /** The revision a write of the request being answered got (replicas only). */
+  readonly written: AsyncLocalStorage<{ seq?: number }>;
+  /** Re-reads the registry if another process committed; a call waits for a re-read begun after it. */
+  readonly refresh: () => Promise<void>;
+  /** Stops following the other processes' registry commits. */
+  readonly unwatch: () => Promise<void>;
 }
 
 /** A loaded tenant's app, made once per loaded live system (a reload after an eviction makes a new one). */
 interface TenantApp {
   readonly durable: unknown;
-  readonly app: Promise<Hono>;
+  readonly app: Promise<Fetcher>;
 }
 
 /** The front's view of the service: tenants by key, grants and reach, and leases of tenants' apps. */
@@ -105,6 +132,7 @@ function frontOf(parts: ServiceParts, accounts: Hono<DataEnv>): ServiceFront {
   let serials = { rev: -1, byLower: new Map<string, string>() };
   const front: ServiceFront = {
     tenantByKey: (key) => registry.tenantByKey(key),
+    ...(parts.shared ? { refresh: parts.refresh } : {}),
     panelSerialOf(label) {
       if (serials.rev !== registry.rev) {
         const byLower = new Map<string, string>();
@@ -147,10 +175,16 @@ function tenantApp(
   front: ServiceFront,
   tenant: TenantRow,
   lease: Awaited<ReturnType<TenantHost["acquire"]>>,
-): Promise<Hono> {
-  const { options, log, webhooks } = parts;
-  return createDataApp({
-    durable: lease.durable,
+): Promise<Fetcher> {
+  const { options, log, webhooks, written } = parts;
+  const replica = parts.shared ? (lease.durable as ReplicatedSystem) : undefined;
+  const waitMs = options.minRevisionWaitMs ?? 2000;
+  const app = createDataApp({
+    // A panel being migrated and a staged system refuse writes (409, T74).
+    durable: parts.migrations.guard(
+      tenant,
+      replica === undefined ? lease.durable : recordingRevisions(replica, written),
+    ),
     reports: lease.reports,
     grants: (token) => tenantGrant(front, token, tenant),
     document: false,
@@ -161,6 +195,10 @@ function tenantApp(
     onError: (e, request) =>
       log(`internal error on ${request.method} ${new URL(request.url).pathname}: ${(e as Error)?.stack ?? String(e)}`),
   });
+  // A replica's answers carry its revision and wait for X-Rsop-Min-Revision, as one system's do (T55).
+  return replica === undefined
+    ? app
+    : app.then((a) => ({ fetch: (request: Request) => answerAsReplica(request, replica, a, written, waitMs) }));
 }
 
 /** The accounts host's app: organizations, panels, subscriptions, health and the document. */
@@ -176,7 +214,7 @@ async function accountsApp(parts: ServiceParts): Promise<Hono<DataEnv>> {
   app.notFound((c) =>
     errorResponse(new HttpError(404, `No route for ${c.req.method} ${new URL(c.req.url).pathname}.`), 2),
   );
-  await serveServiceDocument(app);
+  await serveServiceDocument(app, migrationRoutes());
   app.on(["GET", "HEAD"], "/healthz", () =>
     jsonResponse(
       200,
@@ -192,6 +230,14 @@ async function accountsApp(parts: ServiceParts): Promise<Hono<DataEnv>> {
   );
   const identify = identifyByToken(parts.grantOf);
   const publicUrl = options.publicUrl;
+  registerServiceMigrationRoutes(app, {
+    registry,
+    migrations: parts.migrations,
+    identify,
+    maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+    indent: 2,
+    log,
+  });
   registerAccountsRoutes(app, {
     registry,
     identify,
@@ -239,15 +285,18 @@ function loggedFetch(fetch: (request: Request) => Promise<Response>, log: (line:
 
 /** Opens the database, the registry, the webhooks and the tenant host; on failure closes what opened. */
 async function openParts(options: StartServiceServerOptions, log: (line: string) => void): Promise<ServiceParts> {
-  const space = await openSqliteSpace(options.dataFile);
+  const space = await openSpace(options);
+  const shared = options.storeUrl !== undefined;
   // The registry opens first (the webhooks read its tree), so its event hooks bind late.
   let webhooks: Webhooks | undefined;
   let host: TenantHost | undefined;
+  let migrations: TenantMigrations | undefined;
   try {
     const registry = await TenantRegistry.open(space.registry, {
       ...(options.now !== undefined ? { now: options.now } : {}),
       outbox: (events) => webhooks?.organizationEvents(events) ?? [],
       stored: (entries) => webhooks?.stored(entries),
+      migrating: async (n) => migrations?.migrating(n) === true,
       hasHolders: async (n) => {
         const lease = await host!.acquire(n);
         try {
@@ -269,8 +318,15 @@ async function openParts(options: StartServiceServerOptions, log: (line: string)
     host = new TenantHost(space, {
       ...tenantHostOptions(options, registry, () => webhooks, log),
       onEvicted: (n) => apps.delete(n),
+      ...(shared ? { open: replicaOpener(log) } : {}),
     });
+    // Opened once the registry and host are: resumes the migrations stored in panels' kv (T73).
+    migrations = await TenantMigrations.open({ registry, space, host, log });
+    const following = await followRegistry(space, registry, options, log);
     return {
+      ...following,
+      shared,
+      written: new AsyncLocalStorage<{ seq?: number }>(),
       options,
       space,
       registry,
@@ -280,12 +336,78 @@ async function openParts(options: StartServiceServerOptions, log: (line: string)
       log,
       startedAt: new Date().toISOString(),
       apps,
+      migrations,
     };
   } catch (e) {
     await webhooks?.close();
     await space.close();
     throw e;
   }
+}
+
+/** The space of `dataFile` or `storeUrl` (exactly one). */
+function openSpace(options: StartServiceServerOptions): Promise<StoreSpace> {
+  if ((options.dataFile === undefined) === (options.storeUrl === undefined))
+    throw new TypeError("startServiceServer needs exactly one of dataFile and storeUrl");
+  // The space polls every followed tenant in one query (T6): its replicas do not poll themselves.
+  return options.storeUrl !== undefined ? openPostgresSpace(options.storeUrl) : openSqliteSpace(options.dataFile!);
+}
+
+/** How the host opens a tenant of a shared space: a replica following the log through the space (T54). */
+function replicaOpener(log: (line: string) => void): NonNullable<TenantHostOptions["open"]> {
+  return (store, o) =>
+    openReplicatedSystem(store as SharedStore, {
+      pollMs: 0,
+      ...(o.snapshotEvery !== undefined ? { snapshotEvery: o.snapshotEvery } : {}),
+      ...(o.now !== undefined ? { now: o.now } : {}),
+      ...(o.outbox !== undefined ? { outbox: o.outbox } : {}),
+      onEvent: (m) => log(m),
+    });
+}
+
+/**
+ * The registry's following of the other processes (T56): a re-read when the space tells of a commit,
+ * and every `registryPollMs` in case a notification was missed. Re-reads run one at a time; a call
+ * during one waits for the next, begun after it (a request's "once more" sees commits before it).
+ */
+async function followRegistry(
+  space: StoreSpace,
+  registry: TenantRegistry,
+  options: StartServiceServerOptions,
+  log: (line: string) => void,
+): Promise<Pick<ServiceParts, "refresh" | "unwatch">> {
+  let current: Promise<void> | undefined;
+  let queued: Promise<void> | undefined;
+  const start = (): Promise<void> => {
+    current = registry.refresh().finally(() => {
+      current = undefined;
+    });
+    return current;
+  };
+  const refresh = (): Promise<void> => {
+    if (current === undefined) return start();
+    queued ??= current
+      .catch(() => undefined)
+      .then(() => {
+        queued = undefined;
+        return start();
+      });
+    return queued;
+  };
+  const store = space.registry as Partial<PostgresRegistry>;
+  if (store.watch === undefined) return { refresh, unwatch: async () => undefined };
+  const quietly = () =>
+    void refresh().catch((e: unknown) => log(`re-reading the registry failed: ${(e as Error)?.message ?? String(e)}`));
+  const stopWatching = await store.watch(quietly);
+  const timer = setInterval(quietly, options.registryPollMs ?? 1000);
+  timer.unref();
+  return {
+    refresh,
+    async unwatch() {
+      clearInterval(timer);
+      await stopWatching();
+    },
+  };
 }
 
 /** The tenant host's options: budget, bounds, each tenant's outbox, and its cloud-node summary kept in the registry. */
@@ -328,14 +450,33 @@ export async function startServiceServer(options: StartServiceServerOptions): Pr
   const parts = await openParts(options, log);
   const { registry, host, webhooks, space } = parts;
   const shutDown = async () => {
+    await parts.unwatch();
     await webhooks?.close();
+    // The migration tasks under way end before the tenants and the store close.
+    await parts.migrations.settled();
     await host.close();
     await space.close();
   };
   let server: Server;
   try {
     const front = frontOf(parts, await accountsApp(parts));
-    server = await listenOn(loggedFetch(serviceFetch(front), log), options, connections);
+    // The systems host's id mappings answer before the system's own app (T77).
+    const idMapping = serviceIdMapping({
+      registry,
+      migrations: parts.migrations,
+      grantOn: (token, systemId) => {
+        const t = registry.tenantByKey(systemId);
+        return t === undefined ? null : tenantGrant(front, token, t);
+      },
+      known: (token) => parts.grantOf(token) !== null || front.isTenantToken(token),
+      indent: 2,
+    });
+    const answer = serviceFetch(front);
+    server = await listenOn(
+      loggedFetch((r) => idMapping(r) ?? answer(r), log),
+      options,
+      connections,
+    );
   } catch (e) {
     await shutDown();
     throw e;
@@ -343,7 +484,7 @@ export async function startServiceServer(options: StartServiceServerOptions): Pr
   guardConnections(server, connections, log);
   const url = serverUrl(server);
   log(
-    `serving ${registry.tenants().length} tenants of ${registry.organizationCount()} organizations from ${options.dataFile} on ${url} (root organization ${registry.root().id})`,
+    `serving ${registry.tenants().length} tenants of ${registry.organizationCount()} organizations from ${options.storeUrl !== undefined ? redactUrl(options.storeUrl) : options.dataFile} on ${url} (root organization ${registry.root().id})`,
   );
   let closing: Promise<void> | undefined;
   return {
@@ -370,6 +511,23 @@ export async function storedMode(file: string): Promise<"service" | "embedded"> 
   const { existsSync } = await import("node:fs");
   if (!existsSync(file)) return "service";
   const space = await openSqliteSpace(file);
+  try {
+    const registry = await space.registry.load();
+    if (registry.organizations.length > 0) return "service";
+    return (await space.tenant(1).load()) === null ? "service" : "embedded";
+  } finally {
+    await space.close();
+  }
+}
+
+/**
+ * How `rsop serve --store postgres://…` without a snapshot serves a database (T57), as storedMode
+ * does a file: a service when it holds no system or holds organizations; the one system or panel
+ * it holds otherwise (served as replicas of one system, as before). Opening creates the tables of
+ * a database that has none.
+ */
+export async function storedPostgresMode(url: string): Promise<"service" | "embedded"> {
+  const space = await openPostgresSpace(url);
   try {
     const registry = await space.registry.load();
     if (registry.organizations.length > 0) return "service";

@@ -22,6 +22,7 @@ import type { OutboxEntry } from "../../service/store/webhookStore.js";
 export const PG_REGISTRY_SCHEMA = `
 CREATE TABLE IF NOT EXISTS rsop_organizations (id text PRIMARY KEY, parent text REFERENCES rsop_organizations (id), name text NOT NULL, type text NOT NULL CHECK (type IN ('root', 'dealer', 'multi-site', 'legacy')), fields text NOT NULL, created text NOT NULL, rev bigint NOT NULL);
 CREATE UNIQUE INDEX IF NOT EXISTS rsop_organizations_name ON rsop_organizations (parent, lower(name));
+CREATE UNIQUE INDEX IF NOT EXISTS rsop_organizations_root ON rsop_organizations ((true)) WHERE parent IS NULL;
 CREATE TABLE IF NOT EXISTS rsop_panel_tokens (digest text PRIMARY KEY, tenant bigint NOT NULL, role text NOT NULL, created text NOT NULL);
 CREATE INDEX IF NOT EXISTS rsop_panel_tokens_tenant ON rsop_panel_tokens (tenant);
 INSERT INTO rsop_meta (key, value) VALUES ('registry_rev', '0') ON CONFLICT (key) DO NOTHING;

@@ -108,7 +108,14 @@ export class TenantRegistry {
         fields: { ...DEFAULT_FLAGS },
         created: r.#time(),
       };
-      await r.#commit([{ op: "putOrg", row: root }], []);
+      try {
+        await r.#commit([{ op: "putOrg", row: root }], []);
+      } catch (e) {
+        // Processes starting at once on a new shared database: one root (a unique index), the first one's (T56).
+        if (!(e instanceof HttpError && e.status === 409)) throw e;
+        r.#load(await store.load());
+        if (r.#root === undefined) throw e;
+      }
     }
     return r;
   }
@@ -157,7 +164,8 @@ export class TenantRegistry {
   /** Re-reads the registry when another process committed since (shared stores; a no-op otherwise). */
   async refresh(): Promise<void> {
     const changed = await this.#store.changedSince?.(this.#rev);
-    if (changed !== null && changed !== undefined) this.#load(changed);
+    // Two re-reads may answer out of order: an older state never replaces a newer one.
+    if (changed !== null && changed !== undefined && changed.rev > this.#rev) this.#load(changed);
   }
 
   /**
@@ -376,6 +384,126 @@ export class TenantRegistry {
     });
   }
 
+  /**
+   * The customer a migration of panel `serial` moves into (T71): a multi-site child of `dealerId`
+   * with the id the migration chose, made without a system (CREATE_SYSTEM stages one). When that id
+   * exists already (a restart, a re-initiate) it is the one answered, `created` false. Its name is
+   * `name`, or "<name> (<serial>)" when a sibling has that name.
+   */
+  migrationCustomer(
+    dealerId: string,
+    id: string,
+    name: string,
+    serial: string,
+    by: Caller,
+  ): Promise<{ row: OrganizationRow; created: boolean }> {
+    return this.#serial(async () => {
+      const had = this.#orgs.get(id);
+      if (had !== undefined) return { row: had, created: false };
+      if (!this.#orgs.has(dealerId)) throw new Error(`no organization ${dealerId}`);
+      const free = nameTaken(this.children(dealerId), name) === null;
+      const time = this.#time();
+      const row: OrganizationRow = {
+        id,
+        parent: dealerId,
+        name: free ? name : `${name} (${serial})`,
+        type: "multi-site",
+        fields: { ...DEFAULT_FLAGS },
+        created: time,
+      };
+      const events = organizationEvents("created", this.#subject(row, null), this.#context(by, time));
+      await this.#commit([{ op: "putOrg", row }], events);
+      return { row, created: true };
+    });
+  }
+
+  /**
+   * A migration's staged 2.0 system for customer `orgId` (T72): its tenant row, state `staged`,
+   * without a snapshot yet (importStaged stores it). The staged system `orgId` has already, if any.
+   */
+  stageSystem(orgId: string, key: string): Promise<TenantRow> {
+    return this.#serial(async () => {
+      const had = this.tenantsOf(orgId).find((t) => t.kind === "system" && t.state === "staged");
+      if (had !== undefined) return had;
+      this.#refuseTakenKey(key, "systemId");
+      const row: TenantRow = {
+        n: this.#nextN(),
+        kind: "system",
+        key,
+        organization: orgId,
+        state: "staged",
+        info: { nodes: [] },
+        created: this.#time(),
+      };
+      await this.#commit([{ op: "putTenant", row }], []);
+      return row;
+    });
+  }
+
+  /** Stores a staged system's first snapshot, the migrated panel (T72). */
+  importStaged(n: number, snapshot: unknown): Promise<void> {
+    return this.#serial(async () => {
+      const tenant = this.#tenants.get(n);
+      if (tenant === undefined || tenant.state !== "staged") throw new Error(`no staged tenant ${n}`);
+      const live = this.#snapshot("system", snapshot);
+      const time = this.#time();
+      await this.#commit(
+        [
+          { op: "putTenant", row: { ...tenant, info: nodeSummary(live) } },
+          { op: "initTenant", n, kind: "system", snapshot: live, time },
+        ],
+        [],
+      );
+    });
+  }
+
+  /**
+   * Completes a migration (T74): in one commit the staged system becomes active and the panel, with
+   * everything stored under it, is deleted from its legacy organization (`panel.deleted`).
+   */
+  completeMigration(serial: string, systemN: number, by: Caller): Promise<void> {
+    return this.#serial(async () => {
+      const panel = this.#panel(serial);
+      const system = this.#tenants.get(systemN);
+      if (system === undefined || system.state !== "staged") throw new Error(`no staged tenant ${systemN}`);
+      const time = this.#time();
+      const subject = {
+        serialNumber: serial,
+        name: panelInfoOf(panel).name,
+        ou: panel.organization,
+        ancestors: this.ancestors(panel.organization),
+      };
+      await this.#commit(
+        [
+          { op: "putTenant", row: { ...system, state: "active" } },
+          { op: "deleteTenant", n: panel.n },
+        ],
+        [panelEvent("deleted", subject, this.#context(by, time))],
+      );
+    });
+  }
+
+  /**
+   * Undoes what a migration made (T75): its staged system, and its customer when given
+   * (`organization.deleted`); either may be gone already.
+   */
+  removeMigrated(systemN: number | null, customerId: string | null, by: Caller): Promise<void> {
+    return this.#serial(async () => {
+      const system = systemN === null ? undefined : this.#tenants.get(systemN);
+      const changes: RegistryChange[] = [];
+      if (system !== undefined && system.state === "staged") changes.push({ op: "deleteTenant", n: system.n });
+      const org = customerId === null ? undefined : this.#orgs.get(customerId);
+      let events: OrgEvent[] = [];
+      // A customer that gained children or another system since is kept.
+      const others = org === undefined ? [] : this.tenantsOf(org.id).filter((t) => t.n !== system?.n);
+      if (org !== undefined && this.children(org.id).length === 0 && others.length === 0) {
+        changes.push({ op: "deleteOrg", id: org.id });
+        events = organizationEvents("deleted", this.#subject(org, null), this.#context(by, this.#time()));
+      }
+      if (changes.length > 0) await this.#commit(changes, events);
+    });
+  }
+
   #time(): string {
     return new Date(this.#now()).toISOString();
   }
@@ -500,7 +628,9 @@ export class TenantRegistry {
       throw new HttpError(409, "Conflict.", [{ path, message: e.message }]);
     }
     for (const c of changes) this.#apply(c);
-    this.#rev = rev;
+    // Another process committed between our re-read and this commit (a gap in revs): one below, so
+    // that the next refresh re-reads what it committed (T9).
+    this.#rev = rev === this.#rev + 1 ? rev : rev - 1;
     if (outbox.length > 0) this.#options.stored?.(outbox);
   }
 
