@@ -43,6 +43,11 @@ import { registerSubscriptionRoutes } from "./subscriptionRoutes.js";
 import type { ReportStoreLimits } from "../../service/reportService.js";
 import { createHash } from "node:crypto";
 
+/** `1 organization`, `2 organizations`. */
+function count(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 /** Options of startServiceServer. */
 export interface StartServiceServerOptions extends ConnectionOptions, RequestBounds {
   /** The SQLite database file (created when missing); exactly one of it and `storeUrl`. */
@@ -484,7 +489,7 @@ export async function startServiceServer(options: StartServiceServerOptions): Pr
   guardConnections(server, connections, log);
   const url = serverUrl(server);
   log(
-    `serving ${registry.tenants().length} tenants of ${registry.organizationCount()} organizations from ${options.storeUrl !== undefined ? redactUrl(options.storeUrl) : options.dataFile} on ${url} (root organization ${registry.root().id})`,
+    `serving ${count(registry.organizationCount(), "organization")} and ${count(registry.tenants().length, "system or panel", "systems and panels")} from ${options.storeUrl !== undefined ? redactUrl(options.storeUrl) : options.dataFile} on ${url} (root organization ${registry.root().id})`,
   );
   let closing: Promise<void> | undefined;
   return {
