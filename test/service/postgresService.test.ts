@@ -197,7 +197,7 @@ describe("T57: rsop serve --store postgres://… without a snapshot", () => {
         const rootId = ok(await call(first.service!, "GET", "/api/organizations/mine"), 200, "mine")[0].id;
         expect(second.service!.registry.root().id).toBe(rootId);
         expect(ok(await call(second.service!, "GET", "/api/organizations/mine"), 200, "mine")[0].id).toBe(rootId);
-        expect(first.log()).toContain("serving 0 tenants of 1 organizations from");
+        expect(first.log()).toContain("serving 1 organization and 0 systems and panels from");
         expect(first.log()).not.toContain("database is empty");
       } finally {
         await first.stop();
