@@ -87,6 +87,34 @@ export function textResponse(
   return new Response(text, { status, headers: baseHeaders(headers) });
 }
 
+/** Characters of a sliced answer encoded per read of its body. */
+const SLICE_CHARS = 1 << 20;
+
+/**
+ * A long text answered in slices of about a MiB, each encoded only when the connection takes it, so
+ * that a 20 MB report view never holds the event loop for the whole encoding (RP17). A slice never
+ * ends between the two halves of a surrogate pair.
+ */
+export function slicedTextResponse(status: number, text: string): Response {
+  if (text.length <= SLICE_CHARS) return textResponse(status, text);
+  const encoder = new TextEncoder();
+  let at = 0;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (at >= text.length) {
+        controller.close();
+        return;
+      }
+      let end = Math.min(text.length, at + SLICE_CHARS);
+      const last = text.charCodeAt(end - 1);
+      if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
+      controller.enqueue(encoder.encode(text.slice(at, end)));
+      at = end;
+    },
+  });
+  return new Response(body, { status, headers: baseHeaders({}) });
+}
+
 /** The JSON answer of an HttpError; at most MAX_ISSUES problems are listed, the message counts the rest. */
 export function errorResponse(e: HttpError, indent: number): Response {
   const capped = e.issues.length > MAX_ISSUES;

@@ -25,7 +25,7 @@ import type { Issue, SystemSnapshot } from "../model/index.js";
 import type { Store } from "./store/store.js";
 import type { Grant } from "./auth/grant.js";
 import { pageHeaders } from "./pageHeaders.js";
-import { HttpError, jsonResponse, textResponse, toHttpIssues } from "./httpError.js";
+import { HttpError, jsonResponse, slicedTextResponse, toHttpIssues } from "./httpError.js";
 import { columnsFor, recordsFor, reportQueryFor } from "./reportSecrets.js";
 
 /** The 2.0 systems API / the 1.0 panel API: the states of a report. */
@@ -426,7 +426,7 @@ export class ReportService {
       columnsFor(info.metadata.output, grant).length === info.metadata.output.length
     ) {
       const text = await read.call(this.#opts.store, id);
-      if (text !== null) return textResponse(200, text);
+      if (text !== null) return slicedTextResponse(200, text);
     }
     return jsonResponse(200, recordsFor(await this.#records(this.#find(id, grant)), grant), this.#opts.indent);
   }
