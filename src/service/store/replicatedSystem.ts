@@ -270,10 +270,12 @@ class Replica {
     // The snapshot is immutable (immer): the one of change `at` can be stored while later changes apply.
     const snap = this.target.live.snapshot;
     void (async () => {
+      let stored = false;
       try {
         this.writer = await this.store.isSnapshotWriter();
         if (this.writer) await this.store.snapshot(at, snap, this.iso());
         this.snapshotSeq = at; // not the writer: another replica stores it; try again `every` changes later
+        stored = true;
       } catch (e) {
         this.tell(
           `storing a snapshot failed (the change log still has every change): ${(e as Error)?.message ?? String(e)}`,
@@ -281,6 +283,10 @@ class Replica {
       } finally {
         this.snapshotting = false;
       }
+      // Changes applied while this one was stored may have reached the next snapshot: no later change
+      // would ask again for it (a writer storing 2 while 3 and 4 arrive never stored 4). After a
+      // failure the next applied change tries again, as before.
+      if (stored) this.maybeSnapshot();
     })();
   }
 
