@@ -21,10 +21,9 @@ import { createDataApp } from "./createDataApp.js";
 import type { PipelineObserver } from "./dataPipeline.js";
 import { type RequestBounds, boundsOf } from "./requestBounds.js";
 import { normalizeBasePath } from "./matchEngineRoute.js";
-import { closedBeforeAnswer } from "./nodeRequests.js";
 import { type MigrationFront, type MigrationFrontOptions, createMigrationFront } from "./migrationFront.js";
 import type { ReportService, ReportStoreLimits } from "../../service/reportService.js";
-import { closeGracefully, listenOn, requestLog, serverUrl, streamLog } from "./startServer.js";
+import { closeGracefully, listenOn, serverUrl, streamLog, withRequestLog } from "./startServer.js";
 import { tokenAuthorizer } from "./tokenAuthorizer.js";
 import { ADMIN, type TokenEntry, TokensFileError, grantLookup } from "../../service/auth/tokens.js";
 import { type WebhookOptions, Webhooks } from "../../service/webhooks/webhookService.js";
@@ -502,22 +501,9 @@ export async function answerAsReplica(
 function dataServerFetch(ctx: DataServerContext, app: DataFront): (request: Request) => Promise<Response> {
   const { replica, written, log } = ctx;
   const minRevisionWaitMs = ctx.options.minRevisionWaitMs ?? 2000;
-  const logRequest = requestLog(log);
-  return async (request) => {
-    const t = performance.now();
-    const path = new URL(request.url).pathname;
-    const response =
-      replica === undefined
-        ? await app.fetch(request)
-        : await answerAsReplica(request, replica, app, written, minRevisionWaitMs);
-    const ms = (performance.now() - t).toFixed(1);
-    logRequest(
-      closedBeforeAnswer(request)
-        ? `${request.method} ${path} aborted (connection closed before the answer) after ${ms}ms`
-        : `${request.method} ${path} ${response.status} ${ms}ms`,
-    );
-    return response;
-  };
+  return withRequestLog(log, (request) =>
+    replica === undefined ? app.fetch(request) : answerAsReplica(request, replica, app, written, minRevisionWaitMs),
+  );
 }
 
 /** Opens the port; when it cannot be opened, closes the webhooks and the system first. */

@@ -147,6 +147,30 @@ export function requestLog(log: (line: string) => void): (line: string) => void 
 }
 
 /**
+ * A request handler that logs one line per request: method, path (never the query: it may name
+ * people), status, duration; or that the client went away before the answer (an abort is not an
+ * error of the server). `answer` is given the path, parsed once.
+ */
+export function withRequestLog(
+  log: (line: string) => void,
+  answer: (request: Request, path: string) => Response | Promise<Response>,
+): (request: Request) => Promise<Response> {
+  const logRequest = requestLog(log);
+  return async (request) => {
+    const t0 = performance.now();
+    const path = new URL(request.url).pathname;
+    const response = await answer(request, path);
+    const ms = (performance.now() - t0).toFixed(1);
+    logRequest(
+      closedBeforeAnswer(request)
+        ? `${request.method} ${path} aborted (connection closed before the answer) after ${ms}ms`
+        : `${request.method} ${path} ${response.status} ${ms}ms`,
+    );
+    return response;
+  };
+}
+
+/**
  * A log that writes `<ISO time> <line>` lines to a stream and never throws or crashes the process
  * when the stream's reader is gone (EPIPE on a closed stderr): from the first write error on, lines
  * are dropped. Serving matters more than logging. Lines are stamped when logged.
@@ -389,25 +413,12 @@ async function buildServerFetch(
     return jsonResponse(200, body, 2);
   }
 
-  // One line per request: method, path (never the query: it may name people), status, duration; or
-  // that the client went away before the answer (an abort is not an error of the server).
-  const logRequest = requestLog(log);
-  return async (request: Request): Promise<Response> => {
-    const t0 = performance.now();
-    const path = new URL(request.url).pathname;
-    const response =
-      path === healthPath
-        ? health(request)
-        : await ((path.startsWith(basePath) ? docs.answer(request.method, path.slice(basePath.length)) : null) ??
-            handler(request));
-    const ms = (performance.now() - t0).toFixed(1);
-    logRequest(
-      closedBeforeAnswer(request)
-        ? `${request.method} ${path} aborted (connection closed before the answer) after ${ms}ms`
-        : `${request.method} ${path} ${response.status} ${ms}ms`,
-    );
-    return response;
-  };
+  return withRequestLog(log, (request, path) =>
+    path === healthPath
+      ? health(request)
+      : ((path.startsWith(basePath) ? docs.answer(request.method, path.slice(basePath.length)) : null) ??
+        handler(request)),
+  );
 }
 
 /** What a reload builds from the file read: the snapshot, its position patches, its slices. */

@@ -35,10 +35,9 @@ import { TenantMigrations } from "../../service/tenants/tenantMigration.js";
 import { serveServiceDocument } from "./serviceDocument.js";
 import { migrationRoutes } from "./routes/serviceRoutes.js";
 import type { DataEnv } from "./dataPipeline.js";
-import { closedBeforeAnswer } from "./nodeRequests.js";
 import { type RequestBounds, boundsOf } from "./requestBounds.js";
 import { type Fetcher, type ServiceFront, type TenantLease, serviceFetch, tenantGrant } from "./serviceApp.js";
-import { closeGracefully, listenOn, requestLog, serverUrl, streamLog } from "./startServer.js";
+import { closeGracefully, listenOn, serverUrl, streamLog, withRequestLog } from "./startServer.js";
 import { registerSubscriptionRoutes } from "./subscriptionRoutes.js";
 import type { ReportStoreLimits } from "../../service/reportService.js";
 import { createHash } from "node:crypto";
@@ -271,23 +270,6 @@ async function accountsApp(parts: ServiceParts): Promise<Hono<DataEnv>> {
   return app;
 }
 
-/** The request handler with one log line per request. */
-function loggedFetch(fetch: (request: Request) => Promise<Response>, log: (line: string) => void) {
-  const logRequest = requestLog(log);
-  return async (request: Request) => {
-    const t = performance.now();
-    const path = new URL(request.url).pathname;
-    const response = await fetch(request);
-    const ms = (performance.now() - t).toFixed(1);
-    logRequest(
-      closedBeforeAnswer(request)
-        ? `${request.method} ${path} aborted (connection closed before the answer) after ${ms}ms`
-        : `${request.method} ${path} ${response.status} ${ms}ms`,
-    );
-    return response;
-  };
-}
-
 /** Opens the database, the registry, the webhooks and the tenant host; on failure closes what opened. */
 async function openParts(options: StartServiceServerOptions, log: (line: string) => void): Promise<ServiceParts> {
   const space = await openSpace(options);
@@ -478,7 +460,7 @@ export async function startServiceServer(options: StartServiceServerOptions): Pr
     });
     const answer = serviceFetch(front);
     server = await listenOn(
-      loggedFetch((r) => idMapping(r) ?? answer(r), log),
+      withRequestLog(log, (r) => idMapping(r) ?? answer(r)),
       options,
       connections,
     );
