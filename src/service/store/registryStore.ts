@@ -49,6 +49,19 @@ export interface PanelTokenRow {
   readonly created: string;
 }
 
+/**
+ * One record of the identity part of the registry (users, applications, permissions, signing keys,
+ * refresh-token chains, authorization codes, self-help counts: identity/records.ts): a JSON value the
+ * store does not look into, under (`kind`, `id`). `version` counts its writes (1 when first put), so
+ * that a write can require the version it read (single use across processes, I4).
+ */
+export interface RecordRow {
+  readonly kind: string;
+  readonly id: string;
+  readonly value: unknown;
+  readonly version: number;
+}
+
 /** One change of a registry commit. */
 export type RegistryChange =
   | { readonly op: "putOrg"; readonly row: OrganizationRow }
@@ -65,13 +78,28 @@ export type RegistryChange =
       readonly time: string;
     }
   | { readonly op: "putPanelToken"; readonly row: PanelTokenRow }
-  | { readonly op: "deletePanelTokens"; readonly tenant: number };
+  | { readonly op: "deletePanelTokens"; readonly tenant: number }
+  /**
+   * Puts a record at version (its current version, 0 when absent) + 1. With `ifVersion`, the
+   * commit is refused (RegistryConflict `stale`) unless the current version is exactly that (0: absent).
+   */
+  | {
+      readonly op: "putRecord";
+      readonly kind: string;
+      readonly id: string;
+      readonly value: unknown;
+      readonly ifVersion?: number;
+    }
+  /** Removes a record (absent: nothing); with `ifVersion`, refused (`stale`) unless it has that version. */
+  | { readonly op: "deleteRecord"; readonly kind: string; readonly id: string; readonly ifVersion?: number };
 
 /** The whole registry as stored. */
 export interface RegistryState {
   readonly organizations: readonly OrganizationRow[];
   readonly tenants: readonly TenantRow[];
   readonly panelTokens: readonly PanelTokenRow[];
+  /** Every record (identity), in (kind, id) order. */
+  readonly records: readonly RecordRow[];
   /** Counts commits: 0 for a registry never changed, one more after each commit. */
   readonly rev: number;
 }
@@ -94,7 +122,8 @@ export interface RegistryStore {
 export class RegistryConflict extends Error {
   override readonly name = "RegistryConflict";
   constructor(
-    readonly what: "name" | "key" | "tenant",
+    /** `stale`: a record's version was not the one a change required (putRecord/deleteRecord `ifVersion`). */
+    readonly what: "name" | "key" | "tenant" | "stale",
     message: string,
   ) {
     super(message);

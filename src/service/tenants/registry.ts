@@ -10,6 +10,7 @@ import { createTarget } from "../store/durableSystem.js";
 import {
   type OrganizationRow,
   type PanelTokenRow,
+  type RecordRow,
   type RegistryChange,
   RegistryConflict,
   type RegistryState,
@@ -35,6 +36,21 @@ import {
 } from "./organization.js";
 
 export type { Caller } from "./organization.js";
+
+/** What a records update commits (TenantRegistry.updateRecords), and what it answers. */
+export interface RecordsUpdate<T> {
+  readonly changes: readonly RegistryChange[];
+  readonly events?: readonly OrgEvent[];
+  readonly result: T;
+}
+
+/**
+ * A records commit refused because a record was no longer at the version it was read at: another
+ * request (or process) used it first (a code or refresh token presented twice, I4).
+ */
+export class StaleRecord extends Error {
+  override readonly name = "StaleRecord";
+}
 
 /** Options of TenantRegistry.open. */
 export interface RegistryOptions {
@@ -83,6 +99,8 @@ export class TenantRegistry {
   /** Tenant numbers by organization: shapes ask for each organization's tenants (lists of thousands). */
   #byOrg = new Map<string, Set<number>>();
   #tokens = new Map<string, PanelTokenRow>();
+  /** Identity records by kind, then id. */
+  #records = new Map<string, Map<string, RecordRow>>();
   #root: OrganizationRow | undefined;
   /** Tenant numbers are never reused while the process runs (a loaded tenant may be evicting). */
   #lastN = 0;
@@ -159,6 +177,35 @@ export class TenantRegistry {
   }
   panelToken(digest: string): PanelTokenRow | undefined {
     return this.#tokens.get(digest);
+  }
+
+  /** The record (`kind`, `id`), or undefined. */
+  record(kind: string, id: string): RecordRow | undefined {
+    return this.#records.get(kind)?.get(id);
+  }
+
+  /** Every record of a kind (no particular order). */
+  records(kind: string): IterableIterator<RecordRow> {
+    return (this.#records.get(kind) ?? new Map<string, RecordRow>()).values();
+  }
+
+  /**
+   * Runs `build` after every change before it (and, on a shared store, after re-reading what other
+   * processes committed), then commits its changes with its events' outbox rows and applies them in
+   * memory. `build` sees the records as they are; `ifVersion` on a change guards against another
+   * process in between. @throws StaleRecord when an `ifVersion` no longer holds (nothing committed).
+   */
+  updateRecords<T>(build: () => RecordsUpdate<T>): Promise<T> {
+    return this.#serial(async () => {
+      const { changes, events = [], result } = build();
+      if (changes.length > 0) await this.#commit(changes, events);
+      return result;
+    });
+  }
+
+  /** What the events of a change by `by` share (client info, user, time). */
+  eventContext(by: Caller): EventContext {
+    return this.#context(by, this.#time());
   }
 
   /** Re-reads the registry when another process committed since (shared stores; a no-op otherwise). */
@@ -623,6 +670,7 @@ export class TenantRegistry {
       rev = await this.#store.commit(changes, outbox);
     } catch (e) {
       if (!(e instanceof RegistryConflict)) throw e;
+      if (e.what === "stale") throw new StaleRecord(e.message);
       // Another process took the name or key between our check and the commit (shared stores).
       const path = e.what === "name" ? (paths.name ?? "body.name") : (paths.key ?? "body.id");
       throw new HttpError(409, "Conflict.", [{ path, message: e.message }]);
@@ -678,6 +726,16 @@ export class TenantRegistry {
         return;
       case "initTenant":
         return;
+      case "putRecord": {
+        let byId = this.#records.get(c.kind);
+        if (byId === undefined) this.#records.set(c.kind, (byId = new Map()));
+        const version = (byId.get(c.id)?.version ?? 0) + 1;
+        byId.set(c.id, { kind: c.kind, id: c.id, value: c.value, version });
+        return;
+      }
+      case "deleteRecord":
+        this.#records.get(c.kind)?.delete(c.id);
+        return;
     }
   }
 
@@ -696,10 +754,16 @@ export class TenantRegistry {
     this.#byKey = new Map();
     this.#byOrg = new Map();
     this.#tokens = new Map();
+    this.#records = new Map();
     this.#root = undefined;
     for (const row of state.organizations) this.#apply({ op: "putOrg", row });
     for (const row of state.tenants) this.#apply({ op: "putTenant", row });
     for (const row of state.panelTokens) this.#apply({ op: "putPanelToken", row });
+    for (const row of state.records ?? []) {
+      let byId = this.#records.get(row.kind);
+      if (byId === undefined) this.#records.set(row.kind, (byId = new Map()));
+      byId.set(row.id, row);
+    }
     this.#rev = state.rev;
   }
 }
