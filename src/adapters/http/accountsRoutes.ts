@@ -5,7 +5,7 @@
 // role (403: writes are admin and integrator only), the method (405 with `Allow`), the query keys
 // (400), the body (415, 413, 400 at `body.<field>`), then the state (409).
 import type { Context, Env, Hono } from "hono";
-import { type Grant, reaches } from "../../service/auth/grant.js";
+import { type Grant, grantAt, reaches } from "../../service/auth/grant.js";
 import { HttpError, jsonResponse } from "../../service/httpError.js";
 import type { OrganizationRow, TenantRow } from "../../service/store/registryStore.js";
 import type { Caller, Generation } from "../../service/tenants/organization.js";
@@ -111,6 +111,14 @@ interface Routes {
   body(c: Context): Promise<unknown>;
 }
 
+/** The organization a route's target is (an organization) or belongs to (a panel); undefined for none. */
+function organizationOf(found: unknown): string | undefined {
+  if (typeof found !== "object" || found === null) return undefined;
+  const f = found as { id?: unknown; organization?: unknown; parent?: unknown };
+  if (typeof f.organization === "string") return f.organization;
+  return typeof f.id === "string" && "parent" in f ? f.id : undefined;
+}
+
 function routesOf(deps: AccountsRouteDeps): Routes {
   const { registry, publicUrl } = deps;
   const permissions = deps.permissions ?? [];
@@ -144,7 +152,10 @@ function routesOf(deps: AccountsRouteDeps): Routes {
       // A shared store: what another process committed is read before answering.
       await registry.refresh();
       const found = reach(caller.grant);
-      refuseReader(caller.grant, c.req.method);
+      // The role that counts is the one on the organization the route is about (I3).
+      const at = organizationOf(found);
+      const grant = at === undefined ? caller.grant : (grantAt(caller.grant, at, ancestorsOf) ?? caller.grant);
+      refuseReader(grant, c.req.method);
       allow(c.req.method, methods);
       refuseOtherQuery(new URL(c.req.url), query);
       return { caller, found };
@@ -220,6 +231,7 @@ function organizationRoutes<E extends Env>(app: Hono<E>, r: Routes, generation: 
           throw new HttpError(404, "Unknown customer id.", [
             { path: "customer_id", message: `"${customer}" is not a child of "${dealer}".` },
           ]);
+        return org;
       },
       ["PUT", "DELETE"],
     );

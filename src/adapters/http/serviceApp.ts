@@ -31,6 +31,8 @@ export interface ServiceFront {
   panelSerialOf(label: string): string | undefined;
   /** The grant of a token anywhere in the service (tokens file, `--token`), or null. */
   grantOf(token: string): Grant | null;
+  /** Verifies a request's signed token before the synchronous lookups read it (I6); absent: nothing to verify. */
+  prepare?(token: string | null): Promise<void>;
   /** The grant of a token on one tenant only (a panel token), or null. */
   tenantGrantOf(token: string, tenant: TenantRow): Grant | null;
   /** Whether a token is a tenant's own (a panel token of any panel): valid, though maybe not here. */
@@ -115,6 +117,7 @@ export function serviceFetch(front: ServiceFront): (request: Request) => Promise
   const isSerial = (label: string) => front.panelSerialOf(label) !== undefined;
   return async (request) => {
     try {
+      await front.prepare?.(tokenOf(request));
       const url = new URL(request.url);
       const target = panelTarget(request.headers.get("host"), url.pathname, isSerial);
       const panel =

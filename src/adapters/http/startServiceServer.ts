@@ -11,7 +11,7 @@ import type { Server } from "node:http";
 import type { Hono } from "hono";
 import type { Grant } from "../../service/auth/grant.js";
 import { ADMIN, type TokenEntry, grantLookup } from "../../service/auth/tokens.js";
-import { reaches } from "../../service/auth/grant.js";
+import { grantAt, reaches } from "../../service/auth/grant.js";
 import { registryScopes } from "../../service/webhooks/registryScopes.js";
 import { type SystemSummary, sameSummary } from "../../service/tenants/tenantSummary.js";
 import { HttpError, errorResponse, jsonResponse } from "../../service/httpError.js";
@@ -39,6 +39,11 @@ import { type RequestBounds, boundsOf } from "./requestBounds.js";
 import { type Fetcher, type ServiceFront, type TenantLease, serviceFetch, tenantGrant } from "./serviceApp.js";
 import { closeGracefully, listenOn, serverUrl, streamLog, withRequestLog } from "./startServer.js";
 import { registerSubscriptionRoutes } from "./subscriptionRoutes.js";
+import { registerIdentityRoutes } from "./identityRoutes.js";
+import type { Mailer } from "../../service/identity/mailer.js";
+import { openSigningKeys } from "../../service/identity/signingKeys.js";
+import type { TokenKeys } from "../../service/identity/tokenKeys.js";
+import { TokenResolver } from "../../service/identity/tokenResolver.js";
 import type { ReportStoreLimits } from "../../service/reportService.js";
 import { createHash } from "node:crypto";
 
@@ -72,6 +77,8 @@ export interface StartServiceServerOptions extends ConnectionOptions, RequestBou
   readonly webhooks?: WebhookOptions;
   /** The address panels' `uri` is made from (`--public-url`); default the request's origin. */
   readonly publicUrl?: string;
+  /** Sends credential activation messages (`--smtp URL`); without one, `sendEmail` is refused (I9). */
+  readonly mailer?: Mailer;
   readonly closeGraceMs?: number;
   readonly now?: () => number;
   readonly log?: (line: string) => void;
@@ -100,6 +107,15 @@ function digestOf(token: string): string {
   return createHash("sha256").update(token, "utf8").digest("hex");
 }
 
+/** The token keys and the one resolver of every token (I3, I6). */
+function identityParts(options: StartServiceServerOptions, registry: TenantRegistry) {
+  const now = options.now !== undefined ? { now: options.now } : {};
+  const keys = openSigningKeys(registry, now);
+  const staticGrant = serviceGrants(options);
+  const resolver = new TokenResolver({ registry, keys, staticGrant, ...now });
+  return { keys, resolver, staticGrant, grantOf: (token: string) => resolver.accountGrant(token) };
+}
+
 interface ServiceParts {
   readonly options: StartServiceServerOptions;
   readonly space: StoreSpace;
@@ -107,6 +123,11 @@ interface ServiceParts {
   readonly host: TenantHost;
   readonly webhooks: Webhooks | undefined;
   readonly grantOf: (token: string) => Grant | null;
+  /** The keys of ID and system tokens (I6). */
+  readonly keys: TokenKeys;
+  readonly resolver: TokenResolver;
+  /** The tokens file's and `--token`'s grants only (service-wide on every host). */
+  readonly staticGrant: (token: string) => Grant | null;
   readonly log: (line: string) => void;
   readonly startedAt: string;
   /** The apps of loaded tenants (dropped when a tenant is evicted). */
@@ -145,12 +166,15 @@ function frontOf(parts: ServiceParts, accounts: Hono<DataEnv>): ServiceFront {
       }
       return serials.byLower.get(label.toLowerCase());
     },
-    grantOf: parts.grantOf,
+    grantOf: parts.staticGrant,
+    prepare: (token) => parts.resolver.prepare(token),
     tenantGrantOf(token, tenant) {
       const row = registry.panelToken(digestOf(token));
-      return row !== undefined && row.tenant === tenant.n ? ADMIN : null;
+      if (row !== undefined) return row.tenant === tenant.n ? ADMIN : null;
+      const grant = tenant.kind === "system" ? parts.resolver.systemGrant(token, tenant.key) : null;
+      return grant === null ? null : grantAt(grant, tenant.organization, (id) => registry.ancestors(id), tenant.key);
     },
-    isTenantToken: (token) => registry.panelToken(digestOf(token)) !== undefined,
+    isTenantToken: (token) => registry.panelToken(digestOf(token)) !== undefined || parts.resolver.isSystemToken(token),
     reaches: (grant, org) => reaches(grant, org, (id) => registry.ancestors(id)),
     async lease(tenant: TenantRow): Promise<TenantLease> {
       const lease = await host.acquire(tenant.n);
@@ -250,6 +274,17 @@ async function accountsApp(parts: ServiceParts): Promise<Hono<DataEnv>> {
     indent: 2,
     ...(publicUrl !== undefined ? { publicUrl: () => publicUrl } : {}),
   });
+  registerIdentityRoutes(app, {
+    registry,
+    identify,
+    keys: parts.keys,
+    now: options.now ?? Date.now,
+    publicUrl: (c) => publicUrl ?? new URL(c.req.url).origin,
+    ...(options.mailer !== undefined ? { mailer: options.mailer } : {}),
+    indent: 2,
+    maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+    log,
+  });
   if (webhooks !== undefined)
     registerSubscriptionRoutes(app, {
       webhooks,
@@ -319,7 +354,7 @@ async function openParts(options: StartServiceServerOptions, log: (line: string)
       registry,
       host,
       webhooks,
-      grantOf: serviceGrants(options),
+      ...identityParts(options, registry),
       log,
       startedAt: new Date().toISOString(),
       apps,
@@ -455,7 +490,7 @@ export async function startServiceServer(options: StartServiceServerOptions): Pr
         const t = registry.tenantByKey(systemId);
         return t === undefined ? null : tenantGrant(front, token, t);
       },
-      known: (token) => parts.grantOf(token) !== null || front.isTenantToken(token),
+      known: (token) => parts.staticGrant(token) !== null || front.isTenantToken(token),
       indent: 2,
     });
     const answer = serviceFetch(front);

@@ -9,6 +9,7 @@ import type { Queryable } from "./pgListen.js";
 import type {
   OrganizationRow,
   PanelTokenRow,
+  RecordRow,
   RegistryChange,
   RegistryState,
   RegistryStore,
@@ -25,6 +26,7 @@ CREATE UNIQUE INDEX IF NOT EXISTS rsop_organizations_name ON rsop_organizations 
 CREATE UNIQUE INDEX IF NOT EXISTS rsop_organizations_root ON rsop_organizations ((true)) WHERE parent IS NULL;
 CREATE TABLE IF NOT EXISTS rsop_panel_tokens (digest text PRIMARY KEY, tenant bigint NOT NULL, role text NOT NULL, created text NOT NULL);
 CREATE INDEX IF NOT EXISTS rsop_panel_tokens_tenant ON rsop_panel_tokens (tenant);
+CREATE TABLE IF NOT EXISTS rsop_records (kind text NOT NULL, id text NOT NULL, value text NOT NULL, version bigint NOT NULL, rev bigint NOT NULL, PRIMARY KEY (kind, id));
 INSERT INTO rsop_meta (key, value) VALUES ('registry_rev', '0') ON CONFLICT (key) DO NOTHING;
 `;
 
@@ -150,7 +152,14 @@ async function readRegistry(c: Queryable): Promise<RegistryState> {
       "SELECT digest, tenant, role, created FROM rsop_panel_tokens ORDER BY digest",
     )
   ).rows.map((r): PanelTokenRow => ({ digest: r.digest, tenant: Number(r.tenant), role: r.role, created: r.created }));
-  return { organizations, tenants, panelTokens, rev };
+  const records = (
+    await c.query<{ kind: string; id: string; value: string; version: string }>(
+      "SELECT kind, id, value, version FROM rsop_records ORDER BY kind, id",
+    )
+  ).rows.map(
+    (r): RecordRow => ({ kind: r.kind, id: r.id, value: JSON.parse(r.value) as unknown, version: Number(r.version) }),
+  );
+  return { organizations, tenants, panelTokens, records, rev };
 }
 
 /** Applies one change of a commit in its transaction. */
@@ -199,5 +208,33 @@ async function applyChange(c: Queryable, deps: PgRegistryDeps, change: RegistryC
     case "deletePanelTokens":
       await c.query("DELETE FROM rsop_panel_tokens WHERE tenant = $1", [change.tenant]);
       return;
+    case "putRecord": {
+      const version = await recordVersion(c, change.kind, change.id, change.ifVersion);
+      await c.query(
+        `INSERT INTO rsop_records (kind, id, value, version, rev) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (kind, id) DO UPDATE SET value = excluded.value, version = excluded.version, rev = excluded.rev`,
+        [change.kind, change.id, JSON.stringify(change.value ?? null), version + 1, rev],
+      );
+      return;
+    }
+    case "deleteRecord":
+      await recordVersion(c, change.kind, change.id, change.ifVersion);
+      await c.query("DELETE FROM rsop_records WHERE kind = $1 AND id = $2", [change.kind, change.id]);
+      return;
   }
+}
+
+/**
+ * A record's version (0: absent), read in the commit's transaction; refused (`stale`) when
+ * `ifVersion` differs. Commits run one at a time (the counter row's lock), so what is read here
+ * holds until the commit ends.
+ */
+async function recordVersion(c: Queryable, kind: string, id: string, ifVersion: number | undefined): Promise<number> {
+  const found = (
+    await c.query<{ version: string }>("SELECT version FROM rsop_records WHERE kind = $1 AND id = $2", [kind, id])
+  ).rows[0];
+  const version = found === undefined ? 0 : Number(found.version);
+  if (ifVersion !== undefined && ifVersion !== version)
+    throw new Refused(new RegistryConflict("stale", `record ${kind} ${id} is at version ${version}, not ${ifVersion}`));
+  return version;
 }

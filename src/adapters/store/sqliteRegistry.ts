@@ -5,6 +5,7 @@
 import type {
   OrganizationRow,
   PanelTokenRow,
+  RecordRow,
   RegistryChange,
   RegistryState,
   RegistryStore,
@@ -71,6 +72,9 @@ export function sqliteRegistry(db: SqliteLike, deps: RegistryDeps): RegistryStor
         organizations: (st.orgs.all() as OrgRecord[]).map((r) => ({ ...r, fields: JSON.parse(r.fields) as unknown })),
         tenants: (st.tenants.all() as TenantRecord[]).map((r) => ({ ...r, info: JSON.parse(r.info) as unknown })),
         panelTokens: st.tokens.all() as PanelTokenRow[],
+        records: (st.records.all() as { kind: string; id: string; value: string; version: number }[]).map(
+          (r): RecordRow => ({ ...r, value: JSON.parse(r.value) as unknown }),
+        ),
         rev: revOf(),
       };
     },
@@ -121,7 +125,25 @@ function apply(st: RegistryStatements, deps: RegistryDeps, c: RegistryChange, re
     case "deletePanelTokens":
       st.deleteTokens.run(c.tenant);
       return 0;
+    case "putRecord": {
+      const version = recordVersion(st, c.kind, c.id, c.ifVersion);
+      const value = JSON.stringify(c.value ?? null);
+      st.putRecord.run(c.kind, c.id, value, version + 1, rev);
+      return value.length;
+    }
+    case "deleteRecord":
+      recordVersion(st, c.kind, c.id, c.ifVersion);
+      st.deleteRecord.run(c.kind, c.id);
+      return 0;
   }
+}
+
+/** A record's version (0: absent); throws RegistryConflict `stale` when `ifVersion` is given and differs. */
+function recordVersion(st: RegistryStatements, kind: string, id: string, ifVersion: number | undefined): number {
+  const version = (st.recordVersion.get(kind, id) as { version: number } | undefined)?.version ?? 0;
+  if (ifVersion !== undefined && ifVersion !== version)
+    throw new RegistryConflict("stale", `record ${kind} ${id} is at version ${version}, not ${ifVersion}`);
+  return version;
 }
 
 /** A unique key a commit broke, as the RegistryConflict the service answers 409 for; undefined for any other error. */
@@ -170,5 +192,12 @@ function registryStatements(db: SqliteLike) {
     ].map((sql) => db.prepare(sql)),
     putToken: db.prepare("INSERT INTO panel_tokens (digest, tenant, role, created) VALUES (?, ?, ?, ?)"),
     deleteTokens: db.prepare("DELETE FROM panel_tokens WHERE tenant = ?"),
+    records: db.prepare("SELECT kind, id, value, version FROM records ORDER BY kind, id"),
+    recordVersion: db.prepare("SELECT version FROM records WHERE kind = ? AND id = ?"),
+    putRecord: db.prepare(
+      `INSERT INTO records (kind, id, value, version, rev) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (kind, id) DO UPDATE SET value = excluded.value, version = excluded.version, rev = excluded.rev`,
+    ),
+    deleteRecord: db.prepare("DELETE FROM records WHERE kind = ? AND id = ?"),
   };
 }

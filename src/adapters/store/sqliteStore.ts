@@ -60,6 +60,7 @@ CREATE TABLE IF NOT EXISTS organizations (id TEXT PRIMARY KEY, parent TEXT REFER
   type TEXT NOT NULL CHECK (type IN ('root', 'dealer', 'multi-site', 'legacy')), fields TEXT NOT NULL, created TEXT NOT NULL, rev INTEGER NOT NULL) STRICT;
 CREATE UNIQUE INDEX IF NOT EXISTS organizations_name ON organizations (parent, lower(name));
 CREATE TABLE IF NOT EXISTS panel_tokens (digest TEXT PRIMARY KEY, tenant INTEGER NOT NULL, role TEXT NOT NULL, created TEXT) STRICT;
+CREATE TABLE IF NOT EXISTS records (kind TEXT NOT NULL, id TEXT NOT NULL, value TEXT NOT NULL, version INTEGER NOT NULL, rev INTEGER NOT NULL, PRIMARY KEY (kind, id)) STRICT;
 `;
 // A snapshot's JSON text is its \`snapshots.snapshot\` followed by its \`snapshot_parts\` in order. The
 // parts are written first, each in a transaction of its own with the event loop free in between, and
