@@ -2,6 +2,10 @@
 // (`/oauth2/token`, `/oauth2/auth`, `/oauth2/jwks`), permissions and invitations, system tokens,
 // credential invitations and self-help. Each group registers itself here.
 import type { Context, Env, Hono } from "hono";
+import { registerAuthorizePage } from "./authorizePage.js";
+import { registerCredentialRoutes } from "./credentialRoutes.js";
+import { registerOAuthRoutes } from "./oauthRoutes.js";
+import { registerPermissionRoutes } from "./permissionRoutes.js";
 import type { Mailer } from "../../service/identity/mailer.js";
 import type { TokenKeys } from "../../service/identity/tokenKeys.js";
 import type { Caller } from "../../service/tenants/organization.js";
@@ -26,7 +30,8 @@ export interface IdentityRouteDeps {
 
 /** Registers every identity route on the accounts app. */
 export function registerIdentityRoutes<E extends Env>(app: Hono<E>, deps: IdentityRouteDeps): void {
-  // Each group adds its line below.
-  void app;
-  void deps;
+  registerOAuthRoutes(app, deps);
+  registerAuthorizePage(app, deps);
+  registerPermissionRoutes(app, deps);
+  registerCredentialRoutes(app, deps);
 }

@@ -48,7 +48,10 @@ export interface DeclaredRoute {
     | "importPreview"
     | "migration"
     | "organization"
-    | "panelRegistration";
+    | "panelRegistration"
+    | "oauth"
+    | "permission"
+    | "credential";
   /** For a live route: the live system's handler (handed to it with the params, not matched again). */
   readonly handler?: unknown;
 }

@@ -1,4 +1,5 @@
 // Which declared routes each server serves: what its OpenAPI document holds.
+import { identityRouteDeclarations } from "./identityDeclarations.js";
 import { z } from "zod";
 import { accountsRouteDeclarations } from "./accountsDeclarations.js";
 import type { DeclaredRoute } from "./declaredRoute.js";
@@ -48,6 +49,7 @@ function onPanelPath(r: DeclaredRoute): DeclaredRoute {
 export function serviceRouteDeclarations(extra: readonly DeclaredRoute[] = []): DeclaredRoute[] {
   return [
     ...accountsRouteDeclarations(),
+    ...identityRouteDeclarations(),
     ...subscriptionRoutes("2.0"),
     ...subscriptionRoutes("1.0"),
     ...extra,

@@ -1,0 +1,7 @@
+// The declarations of permissions and invitations (to be written).
+import type { DeclaredRoute } from "./declaredRoute.js";
+
+/** The routes of permissions and invitations. */
+export function permissionRouteDeclarations(): DeclaredRoute[] {
+  return [];
+}
