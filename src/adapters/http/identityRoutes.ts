@@ -6,6 +6,8 @@ import { registerAuthorizePage } from "./authorizePage.js";
 import { registerCredentialRoutes } from "./credentialRoutes.js";
 import { registerOAuthRoutes } from "./oauthRoutes.js";
 import { registerPermissionRoutes } from "./permissionRoutes.js";
+import type { SystemSnapshot } from "../../model/types.js";
+import type { TenantRow } from "../../service/store/registryStore.js";
 import type { Mailer } from "../../service/identity/mailer.js";
 import type { TokenKeys } from "../../service/identity/tokenKeys.js";
 import type { Caller } from "../../service/tenants/organization.js";
@@ -21,6 +23,11 @@ export interface IdentityRouteDeps {
   readonly now: () => number;
   /** The accounts host's public address (`--public-url`, else the request's origin): tokens' `iss`, links. */
   readonly publicUrl: (c: Context) => string;
+  /**
+   * Reads a 2.0 system's current snapshot (the tenant loaded for the call): what credential
+   * invitations and self-help check holders and credentials against.
+   */
+  readonly readSystem: <T>(tenant: TenantRow, read: (current: SystemSnapshot) => T) => Promise<T>;
   /** Sends activation messages; absent without `--smtp`. */
   readonly mailer?: Mailer;
   readonly indent: number;

@@ -278,6 +278,16 @@ async function accountsApp(parts: ServiceParts): Promise<Hono<DataEnv>> {
     registry,
     identify,
     keys: parts.keys,
+    readSystem: async (tenant, read) => {
+      const lease = await host.acquire(tenant.n);
+      try {
+        const target = lease.durable.target;
+        if (target.kind !== "system") throw new Error(`tenant ${tenant.n} holds no 2.0 system`);
+        return read(target.live.current);
+      } finally {
+        lease.release();
+      }
+    },
     now: options.now ?? Date.now,
     publicUrl: (c) => publicUrl ?? new URL(c.req.url).origin,
     ...(options.mailer !== undefined ? { mailer: options.mailer } : {}),

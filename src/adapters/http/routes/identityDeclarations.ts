@@ -1,4 +1,5 @@
 // The identity routes of the accounts host, as declared (semantics I1–I9).
+import { authorizeRouteDeclarations } from "./authorizeDeclarations.js";
 import { credentialRouteDeclarations } from "./credentialDeclarations.js";
 import type { DeclaredRoute } from "./declaredRoute.js";
 import { oauthRouteDeclarations } from "./oauthDeclarations.js";
@@ -6,5 +7,10 @@ import { permissionRouteDeclarations } from "./permissionDeclarations.js";
 
 /** Every identity route. */
 export function identityRouteDeclarations(): DeclaredRoute[] {
-  return [...oauthRouteDeclarations(), ...permissionRouteDeclarations(), ...credentialRouteDeclarations()];
+  return [
+    ...oauthRouteDeclarations(),
+    ...authorizeRouteDeclarations(),
+    ...permissionRouteDeclarations(),
+    ...credentialRouteDeclarations(),
+  ];
 }
