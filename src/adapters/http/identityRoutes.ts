@@ -1,39 +1,14 @@
 // The identity routes of the accounts host (semantics I1–I9): the OAuth 2.0 endpoints
 // (`/oauth2/token`, `/oauth2/auth`, `/oauth2/jwks`), permissions and invitations, system tokens,
 // credential invitations and self-help. Each group registers itself here.
-import type { Context, Env, Hono } from "hono";
+import type { Env, Hono } from "hono";
 import { registerAuthorizePage } from "./authorizePage.js";
 import { registerCredentialRoutes } from "./credentialRoutes.js";
 import { registerOAuthRoutes } from "./oauthRoutes.js";
 import { registerPermissionRoutes } from "./permissionRoutes.js";
-import type { SystemSnapshot } from "../../model/types.js";
-import type { TenantRow } from "../../service/store/registryStore.js";
-import type { Mailer } from "../../service/identity/mailer.js";
-import type { TokenKeys } from "../../service/identity/tokenKeys.js";
-import type { Caller } from "../../service/tenants/organization.js";
-import type { TenantRegistry } from "../../service/tenants/registry.js";
+import type { IdentityRouteDeps } from "./identityDeps.js";
 
-/** What the identity routes need. */
-export interface IdentityRouteDeps {
-  readonly registry: TenantRegistry;
-  /** The caller of a request (HttpError 401 without a valid token). */
-  readonly identify: (c: Context) => Promise<Caller>;
-  readonly keys: TokenKeys;
-  /** The clock of tokens, codes and self-help months (tests inject one). */
-  readonly now: () => number;
-  /** The accounts host's public address (`--public-url`, else the request's origin): tokens' `iss`, links. */
-  readonly publicUrl: (c: Context) => string;
-  /**
-   * Reads a 2.0 system's current snapshot (the tenant loaded for the call): what credential
-   * invitations and self-help check holders and credentials against.
-   */
-  readonly readSystem: <T>(tenant: TenantRow, read: (current: SystemSnapshot) => T) => Promise<T>;
-  /** Sends activation messages; absent without `--smtp`. */
-  readonly mailer?: Mailer;
-  readonly indent: number;
-  readonly maxBodyBytes: number;
-  readonly log: (line: string) => void;
-}
+export type { IdentityRouteDeps } from "./identityDeps.js";
 
 /** Registers every identity route on the accounts app. */
 export function registerIdentityRoutes<E extends Env>(app: Hono<E>, deps: IdentityRouteDeps): void {
