@@ -43,7 +43,8 @@ describe("T52: rsop serve --data FILE.db as a service", () => {
     const db = join(tempDir(), "service.db");
     const first = await serving({ data: db }, {});
     const root = first.server.registry.root().id;
-    expect(first.log()).toContain("no tokens yet: every request is refused (401)");
+    expect(first.log()).toContain("no users, applications or tokens yet: every request is refused (401)");
+    expect(first.log()).toContain("rsop users add --data");
     expect(first.log()).toContain(`"organizations": ["${root}"]`);
     expect((await fetch(`${first.server.url}/api/organizations/mine`)).status).toBe(401);
     expect((await fetch(`${first.server.url}/healthz`)).status).toBe(200);
@@ -51,7 +52,7 @@ describe("T52: rsop serve --data FILE.db as a service", () => {
 
     const second = await serving({ data: db }, { RSOP_TOKEN: ROOT_TOKEN });
     expect(second.server.registry.root().id).toBe(root);
-    expect(second.log()).not.toContain("no tokens yet");
+    expect(second.log()).not.toContain("no users, applications or tokens yet");
     const mine = await fetch(`${second.server.url}/api/organizations/mine`, {
       headers: { authorization: `Bearer ${ROOT_TOKEN}` },
     });

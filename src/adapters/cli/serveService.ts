@@ -6,6 +6,7 @@ import {
   type StartServiceServerOptions,
   startServiceServer,
 } from "../http/startServiceServer.js";
+import { KIND } from "../../service/identity/records.js";
 import type { CliIo } from "./io.js";
 
 /** What serveCommand hands over once it has checked the flags. */
@@ -20,10 +21,12 @@ export async function startService(
   onListening?: (server: RunningServiceServer) => void,
 ): Promise<RunningServiceServer> {
   const server = await startServiceServer(start);
-  if (start.token === undefined && start.tokens === undefined) {
+  const hasAccounts = !server.registry.records(KIND.user).next().done || !server.registry.records(KIND.app).next().done;
+  if (start.token === undefined && start.tokens === undefined && !hasAccounts) {
     const root = server.registry.root().id;
+    const file = start.dataFile ?? "FILE.db";
     start.log(
-      `no tokens yet: every request is refused (401). To act as the service operator, restart with RSOP_TOKEN set to a secret of 16 characters or more (the root organization's admin), or with --tokens FILE whose entries name organizations, e.g. {"<token>": {"role": "admin", "organizations": ["${root}"]}}`,
+      `no users, applications or tokens yet: every request is refused (401). To make the first administrator, stop the service and run \`rsop users add --data ${file} --email EMAIL\` (the password on standard input), or restart with RSOP_TOKEN set to a secret of 16 characters or more (the root organization's admin), or with --tokens FILE whose entries name organizations, e.g. {"<token>": {"role": "admin", "organizations": ["${root}"]}}`,
     );
   }
   void io;
