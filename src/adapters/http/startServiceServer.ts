@@ -301,12 +301,13 @@ async function accountsApp(parts: ServiceParts): Promise<Hono<DataEnv>> {
       generations: ["2.0", "1.0"],
       organization: async (c, id) => {
         const { grant } = await identify(c);
-        const org = registry.organization(id);
-        if (org === undefined || !reaches(grant, id, (o) => registry.ancestors(o)))
+        // The role on this organization decides (I3): a manager's or reporter's has partitions (403).
+        const at = registry.organization(id) === undefined ? null : grantAt(grant, id, (o) => registry.ancestors(o));
+        if (at === null)
           throw new HttpError(404, "Unknown organization.", [
             { path: "organization_id", message: `Unknown organization "${id}".` },
           ]);
-        return grant;
+        return at;
       },
       maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
       indent: 2,
