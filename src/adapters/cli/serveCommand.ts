@@ -12,6 +12,8 @@ import { readSnapshotInput } from "./loadSystem.js";
 import { startService } from "./serveService.js";
 import { parseBytes } from "../../service/tenants/memoryBudget.js";
 import { type RunningServiceServer, storedMode, storedPostgresMode } from "../http/startServiceServer.js";
+import { SmtpUrlError, createSmtpMailer } from "../mail/smtpMailer.js";
+import type { Mailer } from "../../service/identity/mailer.js";
 
 /** Options of `rsop serve`, as commander parses them. */
 export interface ServeOptions {
@@ -55,6 +57,8 @@ export interface ServeOptions {
   readonly memoryBudget?: string;
   /** `--public-url ORIGIN` (a service database): the address panels' `uri` is made from. */
   readonly publicUrl?: string;
+  /** `--smtp URL` (a service database): the SMTP server of credential activation messages (I9). */
+  readonly smtp?: string;
 }
 
 /** Shortest token `serve` accepts without --allow-short-token: 16 characters, guessable tokens are not secrets. */
@@ -119,9 +123,9 @@ export async function serveCommand(
   const webhooks = parseWebhookOptions(opts);
   const service = candidate && (await isService(opts));
   if (candidate && !service) checkAuthentication(opts, env);
-  if (!service && (opts.memoryBudget !== undefined || opts.publicUrl !== undefined))
+  if (!service && (opts.memoryBudget !== undefined || opts.publicUrl !== undefined || opts.smtp !== undefined))
     throw new UsageError(
-      "--memory-budget and --public-url are for a service database (--data FILE.db or --store postgres://… without --system or --panel)",
+      "--memory-budget, --public-url and --smtp are for a service database (--data FILE.db or --store postgres://… without --system or --panel)",
     );
   if (service && opts.insecureNoAuth === true)
     throw new UsageError(
@@ -132,6 +136,7 @@ export async function serveCommand(
   if (opts.insecureNoAuth === true && !LOOPBACK.test(opts.host))
     log(`warning: serving without authentication on ${opts.host}, which other machines may reach`);
   const tokens = await loadTokens(opts, token, log);
+  const mailer = service ? smtpMailerOf(opts.smtp) : undefined;
 
   const common = {
     port,
@@ -152,6 +157,7 @@ export async function serveCommand(
           ...(opts.store !== undefined ? { storeUrl: opts.store } : { dataFile: opts.data! }),
           ...dataLimits,
           ...serviceOptions(opts),
+          ...(mailer !== undefined ? { mailer } : {}),
           webhooks,
         },
         io,
@@ -173,12 +179,14 @@ export async function serveCommand(
       onListening?.(file);
     }
   } catch (e) {
+    await mailer?.close();
     throw startFailure(e, snapshotFile, opts.host, port);
   }
 
   const signal = await nextSignal(signals);
   log(`${signal}: closing (waiting for open requests)`);
   await server.close();
+  await mailer?.close();
   log("closed");
   return 0;
 }
@@ -239,6 +247,17 @@ function serviceOptions(opts: ServeOptions) {
     ...(memoryBudgetBytes !== undefined ? { memoryBudgetBytes } : {}),
     ...(opts.publicUrl !== undefined ? { publicUrl: opts.publicUrl } : {}),
   };
+}
+
+/** The mailer of `--smtp URL` (undefined without one); a malformed URL is a usage error that never quotes it (it may hold a password). */
+function smtpMailerOf(url: string | undefined): Mailer | undefined {
+  if (url === undefined) return undefined;
+  try {
+    return createSmtpMailer(url);
+  } catch (e) {
+    if (e instanceof SmtpUrlError) throw new UsageError(`--smtp ${e.message}`);
+    throw e;
+  }
 }
 
 /** Checks --system, --panel, --data and --store together; true when served from a database. */
@@ -474,6 +493,10 @@ export function registerServeCommand(program: Command, io: CliIo, setCode: (c: n
     .option(
       "--public-url <origin>",
       "a service database: the address a panel's uri is made from (https://access.example.com); default the request's origin",
+    )
+    .option(
+      "--smtp <url>",
+      "a service database: the SMTP server of credential activation messages, smtp://user:password@host:587 (STARTTLS when offered) or smtps://…:465, with ?from=ADDRESS (default rsop@<hostname>) and ?tls=off (no STARTTLS) or ?tls=require; without it, sendEmail is refused (503)",
     );
   addConnectionOptions(command).action(async (opts: ServeOptions) => {
     setCode(await serveCommand(opts, io, process.env, process));

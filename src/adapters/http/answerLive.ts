@@ -1,5 +1,6 @@
 // A route of a live system's table, already routed: the live system gets the route the router
 // matched (its handler and params) with the operation, so it does not match the path again.
+import { createCredential } from "../../live/operations/credentials.js";
 import { reads } from "../../live/operations/reads.js";
 import type { Operation, OperationResult } from "../../live/index.js";
 import { type MatchedRoute, withMatchedRoute } from "../../live/routeTable.js";
@@ -33,6 +34,11 @@ export interface LiveRouteContext {
   readonly maxBodyBytes: number;
   readonly indent: number;
   readonly now: () => number;
+  /**
+   * The invite id of a digital credential (I81), answered beside the id of a credential created; a
+   * server without the service's secret (one embedded system) has none.
+   */
+  readonly inviteIdOf?: ((credentialId: string, holderId: string) => Promise<string>) | undefined;
 }
 
 /** A live route as the router matched it: its table pattern, handler, decoded params and raw path. */
@@ -102,7 +108,7 @@ async function write(
   op: Operation,
   request: Request,
   grant: Grant,
-): Promise<OperationResult | PanelOperationResult> {
+): Promise<{ result: OperationResult | PanelOperationResult; body: unknown }> {
   const target = ctx.durable.target;
   const matched: MatchedRoute = { kind: "write", handler: r.handler, params: r.params };
   const scoped = target.kind === "system" && grant.partitions !== null;
@@ -120,7 +126,22 @@ async function write(
         }
       : undefined;
   const asked = withMatchedRoute({ ...op, method: r.method as "POST" | "PUT" | "DELETE", body }, matched);
-  return ctx.durable.write(asked, prepare);
+  return { result: await ctx.durable.write(asked, prepare), body };
+}
+
+/** `{inviteId}` for a digital credential just created (I81); nothing for any other answer. */
+async function inviteOf(
+  ctx: LiveRouteContext,
+  r: RoutedLive,
+  result: OperationResult | PanelOperationResult,
+  body: unknown,
+): Promise<{ inviteId?: string }> {
+  if (ctx.inviteIdOf === undefined || r.handler !== createCredential || !result.ok || result.status !== 201) return {};
+  if (!("id" in result) || typeof result.id !== "string" || r.params.holderId === undefined) return {};
+  // Answered 201: the live system accepted the body, so its `types` is an array; a card's has "card".
+  const types = (body as { types?: unknown } | undefined)?.types;
+  if (!Array.isArray(types) || types.includes("card")) return {};
+  return { inviteId: await ctx.inviteIdOf(result.id, r.params.holderId) };
 }
 
 /** Answers a live route: the read or write, then the answer as the systems interface shapes it. */
@@ -137,7 +158,8 @@ export async function answerLive(
   // A read's JSON is taken as bytes where the live system makes them so (RSOP).
   const op = { method: r.method as "GET", path: `${r.path}${url.search}`, jsonBytes: { indent: ctx.indent } };
   const isRead = r.method === "GET";
-  const result = isRead ? read(ctx, r, op, url, grant) : await write(ctx, r, op, request, grant);
+  const written = isRead ? undefined : await write(ctx, r, op, request, grant);
+  const result = written?.result ?? read(ctx, r, op, url, grant);
   if (!result.ok) throw new HttpError(result.status, REFUSAL[result.status] ?? "Refused.", toHttpIssues(result.issues));
   // After the live system's own checks (an unknown cloud node stays 404).
   const reading = isRead ? LIVE_READINGS.get(r.handler) : undefined;
@@ -146,14 +168,20 @@ export async function answerLive(
       501,
       `${reading} is read live from the hardware; this server is not connected to any hardware and the stored system does not hold it.`,
     );
-  return answerOf(result, url, ctx.indent);
+  const extra = written === undefined ? {} : await inviteOf(ctx, r, result, written.body);
+  return answerOf(result, url, ctx.indent, extra);
 }
 
-function answerOf(result: OperationResult | PanelOperationResult, url: URL, indent: number): Response {
+function answerOf(
+  result: OperationResult | PanelOperationResult,
+  url: URL,
+  indent: number,
+  extra: { inviteId?: string } = {},
+): Response {
   if (!result.ok) throw new Error("unreachable");
   if ("patches" in result) {
     if (result.status === 204) return new Response(null, { status: 204, headers: { "cache-control": "no-store" } });
-    return jsonResponse(result.status, result.id !== undefined ? { id: result.id } : {}, indent);
+    return jsonResponse(result.status, result.id !== undefined ? { id: result.id, ...extra } : {}, indent);
   }
   const headers =
     result.total === undefined

@@ -75,6 +75,8 @@ export interface DataAppOptions extends RequestBounds {
   readonly reports?: ReportService;
   /** Where the access events of answered decisions go, when `webhooks` is not given (a tenant of the service: its subscriptions are the organizations', served by the accounts host). */
   readonly decisionEvents?: Pick<Webhooks, "recordDecisions">;
+  /** The invite id of a digital credential created (I81): a tenant of the service has one; an embedded system none. */
+  readonly inviteIdOf?: (credentialId: string, holderId: string) => Promise<string>;
   /** false: no /openapi.json and /docs (a tenant of the service, whose document the service serves once); default true. */
   readonly document?: boolean;
 }
@@ -152,6 +154,7 @@ function routeContextOf(options: DataAppOptions, reports: ReportService): DataRo
     maxBodyBytes,
     indent,
     now: options.now ?? Date.now,
+    inviteIdOf: options.inviteIdOf,
     check: tokenCheckOf(options),
     basePath: normalizeBasePath(options.basePath ?? ""),
     systemId: target.kind === "system" ? target.live.snapshot.systemId : "api",

@@ -41,6 +41,8 @@ import { closeGracefully, listenOn, serverUrl, streamLog, withRequestLog } from 
 import { registerSubscriptionRoutes } from "./subscriptionRoutes.js";
 import { registerIdentityRoutes } from "./identityRoutes.js";
 import type { Mailer } from "../../service/identity/mailer.js";
+import { serviceSecret } from "../../service/identity/secret.js";
+import { inviteIdOf } from "../../service/identity/selfHelp.js";
 import { openSigningKeys } from "../../service/identity/signingKeys.js";
 import type { TokenKeys } from "../../service/identity/tokenKeys.js";
 import { TokenResolver } from "../../service/identity/tokenResolver.js";
@@ -216,6 +218,9 @@ function tenantApp(
     reports: lease.reports,
     grants: (token) => tenantGrant(front, token, tenant),
     document: false,
+    // A digital credential's invite id, the same the accounts host answers later (I80, I81).
+    inviteIdOf: async (credentialId, holderId) =>
+      inviteIdOf(await serviceSecret(parts.registry), tenant.key, holderId, credentialId),
     ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),
     ...boundsOf(options),
     ...(options.now !== undefined ? { now: options.now } : {}),

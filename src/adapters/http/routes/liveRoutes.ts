@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { routeEntries } from "../../../live/routes.js";
 import { panelRouteEntries } from "../../../legacy1/live/panelRoutes.js";
+import { createCredential } from "../../../live/operations/credentials.js";
 import { reads } from "../../../live/operations/reads.js";
 import { panelReads } from "../../../legacy1/live/panelReads.js";
 import { queryKeysOf } from "../../../live/queryKeys.js";
@@ -61,6 +62,14 @@ function readAnswer(pattern: string, id: z.ZodType): z.ZodType {
   return z.array(z.looseObject({}));
 }
 
+/** A credential created: its id, and a digital one's invite id on the service (I81). */
+const CREDENTIAL_CREATED = ID_ANSWER.extend({
+  inviteId: z
+    .string()
+    .optional()
+    .describe("A digital credential's invite id, usable in a custom activation workflow (the service only)"),
+});
+
 interface TableEntry {
   readonly method: HttpMethod;
   readonly pattern: string;
@@ -92,7 +101,7 @@ function declare(
       ? reading
         ? {}
         : { 200: readAnswer(pattern, id) }
-      : { 200: ID_ANSWER, 201: ID_ANSWER, 204: null };
+      : { 200: ID_ANSWER, 201: handler === createCredential ? CREDENTIAL_CREATED : ID_ANSWER, 204: null };
     const errors = [...AUTH_ERRORS, ...COMMON_ERRORS, ...(read ? [] : [409]), ...(reading ? [501] : [])];
     return {
       id: `${host}.${method.toLowerCase()}${path.replace(/[/:{}_-]+(\w)/g, (_, c: string) => c.toUpperCase())}`,
