@@ -2,7 +2,13 @@
 // (`{systems_url}/{system_id}`); `:name` segments become params.
 import { type RouteMatch, type RouteTable, matchTable } from "./routeTable.js";
 import type { Created, WriteContext } from "./operations/common.js";
-import { activateCredential, createCredential, deleteCredential, updateCredential } from "./operations/credentials.js";
+import {
+  activateCredential,
+  createCredential,
+  deleteCredential,
+  resetCredential,
+  updateCredential,
+} from "./operations/credentials.js";
 import {
   addMembership,
   createGroup,
@@ -61,6 +67,7 @@ const TABLE: Table = [
   ["PUT", "/holders/:holderId/credentials/:credentialId", updateCredential],
   ["DELETE", "/holders/:holderId/credentials/:credentialId", deleteCredential],
   ["POST", "/holders/:holderId/credentials/:credentialId/activate", activateCredential],
+  ["POST", "/holders/:holderId/credentials/:credentialId/reset", resetCredential],
   ["GET", "/credentials", reads.credentials],
   ["GET", "/credentials/facility-codes", reads.facilityCodes],
   ["POST", "/groups", createGroup],

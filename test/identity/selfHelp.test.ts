@@ -228,7 +228,17 @@ describe("I81–I83: invitations", () => {
 
 describe("I84–I88: self-help resets", () => {
   test("one reset a month; the second is refused with a restriction until cleared", async () => {
+    const credential = `/${ids.sysA}/holders/${ids.holder}/credentials/${ids.digital}`;
+    const activate = () =>
+      call(ROOT, "POST", `${credential}/activate`, { credentialNumber: 424242, description: "Pixel 9" });
+    expect((await activate()).status).toBe(204);
     expect(ok(await reset(), 200, "first")).toEqual({ inviteId: ids.inviteId, resetsRemaining: 0 });
+    // The reset made the credential pending again: the holder activates it on the new device.
+    expect(ok(await call(ROOT, "GET", credential), 200, "pending")).toMatchObject({
+      credentialNumber: null,
+      description: "Pending",
+    });
+    expect((await activate()).status).toBe(204);
     const second = await reset();
     refused(second, 429, ["body.credentialId"]);
     expect(second.headers.get("retry-after")).toBe(String(secondsToMonthEnd(nowMs)));

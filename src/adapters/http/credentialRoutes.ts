@@ -273,6 +273,10 @@ function resetRoute<E extends Env>(app: Hono<E>, deps: IdentityRouteDeps, r: Rou
         [{ path: "body.credentialId", message: `Credential "${credential.id}" is restricted.` }],
         { "retry-after": String(outcome.retryAfter) },
       );
+    // Counted first (the limit is what protects the holder), then the credential is pending again,
+    // so that the holder activates it on the new device (I85).
+    const path = `/holders/${encodeURIComponent(holder.id)}/credentials/${encodeURIComponent(credential.id)}/reset`;
+    await deps.writeSystem(target.tenant, { method: "POST", path });
     const inviteId = await r.inviteOf(target, holder.id, credential.id);
     return jsonResponse(200, { inviteId, resetsRemaining: outcome.remaining }, deps.indent);
   });

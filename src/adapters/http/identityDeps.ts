@@ -1,6 +1,7 @@
 // What the identity routes of the accounts host need (semantics I1–I9), apart from their
 // registration (identityRoutes.ts), so that the route files import it without a cycle.
 import type { Context } from "hono";
+import type { Operation } from "../../live/operation.js";
 import type { SystemSnapshot } from "../../model/types.js";
 import type { Mailer } from "../../service/identity/mailer.js";
 import type { TokenKeys } from "../../service/identity/tokenKeys.js";
@@ -23,6 +24,12 @@ export interface IdentityRouteDeps {
    * invitations and self-help check holders and credentials against.
    */
   readonly readSystem: <T>(tenant: TenantRow, read: (current: SystemSnapshot) => T) => Promise<T>;
+  /**
+   * Applies one write to a 2.0 system (the tenant loaded for the call), as its systems host would:
+   * durable, with its webhook events; a staged or migrating system refuses (409). Answers the status,
+   * or throws HttpError with the write's refusal.
+   */
+  readonly writeSystem: (tenant: TenantRow, operation: Operation) => Promise<number>;
   /** Sends activation messages; absent without `--smtp`. */
   readonly mailer?: Mailer;
   readonly indent: number;

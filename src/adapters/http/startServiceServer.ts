@@ -14,7 +14,7 @@ import { ADMIN, type TokenEntry, grantLookup } from "../../service/auth/tokens.j
 import { grantAt, reaches } from "../../service/auth/grant.js";
 import { registryScopes } from "../../service/webhooks/registryScopes.js";
 import { type SystemSummary, sameSummary } from "../../service/tenants/tenantSummary.js";
-import { HttpError, errorResponse, jsonResponse } from "../../service/httpError.js";
+import { HttpError, errorResponse, jsonResponse, toHttpIssues } from "../../service/httpError.js";
 import type { SharedStore, StoreSpace } from "../../service/store/store.js";
 import { type ReplicatedSystem, openReplicatedSystem } from "../../service/store/replicatedSystem.js";
 import { openPostgresSpace, redactUrl } from "../store/postgresStore.js";
@@ -289,6 +289,18 @@ async function accountsApp(parts: ServiceParts): Promise<Hono<DataEnv>> {
         const target = lease.durable.target;
         if (target.kind !== "system") throw new Error(`tenant ${tenant.n} holds no 2.0 system`);
         return read(target.live.current);
+      } finally {
+        lease.release();
+      }
+    },
+    writeSystem: async (tenant, operation) => {
+      const lease = await host.acquire(tenant.n);
+      try {
+        // Through the migration guard, as the systems host writes: a staged or migrating system refuses.
+        const result = await parts.migrations.guard(tenant, lease.durable).write(operation);
+        if (!result.ok)
+          throw new HttpError(result.status, "The system refused the change.", toHttpIssues(result.issues, []));
+        return result.status;
       } finally {
         lease.release();
       }

@@ -121,3 +121,17 @@ export function activateCredential(ctx: WriteContext): Created {
   c.description = a.description;
   return NO_CONTENT;
 }
+
+/**
+ * A digital credential back to pending (the self-help reset, I85): its number and device are
+ * forgotten, so that the holder activates it again on a new device. Already pending: nothing changes.
+ */
+export function resetCredential(ctx: WriteContext): Created {
+  const c = holderAt(ctx).credentials[credentialIndex(ctx)]!;
+  if (c.types.includes("card"))
+    refuse(409, "conflict", [], "Card credentials are not reset; only digital credentials are.");
+  onlyKeys(objectBody(ctx.body ?? {}), []);
+  c.credentialNumber = null;
+  c.description = "Pending";
+  return NO_CONTENT;
+}
