@@ -305,6 +305,21 @@ const CASES: readonly Case[] = [
     },
   },
   {
+    route: "★ POST /holders/{holder_id}/credentials/{credential_id}/reset",
+    method: "POST",
+    status: 204,
+    answer: "none",
+    ...MANAGED,
+    make: async (m) => {
+      const h = await newHolder(m);
+      return { path: `/holders/${h}/credentials/${await newPhone(m, h)}/reset` };
+    },
+    bad: async (m) => {
+      const h = await newHolder(m);
+      return { path: `/holders/${h}/credentials/${await newCard(m, h)}/reset`, status: 409, issue: "(root)" };
+    },
+  },
+  {
     route: "GET /credentials",
     method: "GET",
     status: 200,
