@@ -9,6 +9,7 @@ import { type Server, createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
+import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type RunningServiceServer, startServiceServer } from "../../src/adapters/http/startServiceServer.js";
 import { createApp, createUser } from "../../src/service/identity/accounts.js";
@@ -140,7 +141,7 @@ describe("in headless Chromium (I60–I64, I67)", () => {
       try {
         const page = await browser.newPage();
         page.setDefaultTimeout(10_000);
-        await page.goto(authUrl({ scope: "openid offline_access", prompt: "consent" }));
+        await page.goto(authUrl({ scope: "openid offline_access", prompt: "consent", nonce: "n-0S6_WzA2Mj" }));
         await expect.poll(() => page.locator("h1").textContent()).toBe("Sign in to Door App");
         expect(await page.locator("main").textContent()).toContain(
           "Door App asks to sign you in and keep you signed in.",
@@ -174,6 +175,10 @@ describe("in headless Chromium (I60–I64, I67)", () => {
         const tokenBody = (await token.json().catch(() => ({}))) as Record<string, unknown>;
         expect(token.status, JSON.stringify(tokenBody)).toBe(200);
         expect(typeof tokenBody.id_token).toBe("string");
+        // The request's nonce comes back in the ID token, as OpenID Connect clients check (I69).
+        const claims = decodeJwt(tokenBody.id_token as string);
+        expect(claims).toMatchObject({ nonce: "n-0S6_WzA2Mj", aud: client.client_id, iss: server.url });
+        expect(typeof tokenBody.refresh_token).toBe("string");
       } finally {
         await browser.close();
       }

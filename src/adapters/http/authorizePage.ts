@@ -140,8 +140,8 @@ function scopeOf(query: URLSearchParams, prompts: readonly string[]): string {
 }
 
 /**
- * The parameters after the client: response_type, prompt, scope, state (I60). Any other parameter
- * (code_challenge, nonce, …) is ignored, as RFC 6749 §3.1 asks of unknown ones (I69).
+ * The parameters after the client: response_type, prompt, scope, state, nonce (I60). Any other
+ * parameter (code_challenge, …) is ignored, as RFC 6749 §3.1 asks of unknown ones (I69).
  */
 function checkedRequest(query: URLSearchParams, app: AppRecord): AuthRequest {
   const responseType = single(query, "response_type");
@@ -158,7 +158,10 @@ function checkedRequest(query: URLSearchParams, app: AppRecord): AuthRequest {
   const state = single(query, "state") ?? null;
   if (state !== null && state.length > MAX_STATE)
     throw new RedirectRefusal("invalid_request", `state has more than ${MAX_STATE} characters.`);
-  return { clientId: app.clientId, redirectUri: query.get("redirect_uri")!, scope, state };
+  const nonce = single(query, "nonce") ?? null;
+  if (nonce !== null && nonce.length > MAX_STATE)
+    throw new RedirectRefusal("invalid_request", `nonce has more than ${MAX_STATE} characters.`);
+  return { clientId: app.clientId, redirectUri: query.get("redirect_uri")!, scope, state, nonce };
 }
 
 /** The value of one cookie of a request, or undefined. */
@@ -357,7 +360,7 @@ async function consent(page: Page, admitted: Admitted): Promise<Response> {
   if (decision === "deny") return redirectAnswer(request.redirectUri, { error: "access_denied", state: request.state });
   if (decision !== "allow") throw new HttpError(400, "Choose Allow or Deny.");
   const { clientId, redirectUri, scope } = request;
-  const code = await issueCode(deps.registry, { clientId, redirectUri, userId, scope }, deps.now);
+  const code = await issueCode(deps.registry, { clientId, redirectUri, userId, scope, nonce: request.nonce }, deps.now);
   return redirectAnswer(redirectUri, { code, state: request.state });
 }
 

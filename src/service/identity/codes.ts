@@ -20,12 +20,20 @@ export interface CodeGrant {
   readonly userId: string;
   /** `openid` or `openid offline_access`. */
   readonly scope: string;
+  /** The request's OpenID Connect `nonce`, or null. */
+  readonly nonce?: string | null;
 }
 
 /** Makes and stores a new code for `grant`; answers the code (shown once, to the redirect). */
 export async function issueCode(registry: TenantRegistry, grant: CodeGrant, now = Date.now): Promise<string> {
   const code = randomBytes(32).toString("base64url");
-  const value: AuthCodeRecord = { ...grant, expires: now() + CODE_LIFETIME_MS, used: null };
+  const { nonce, ...rest } = grant;
+  const value: AuthCodeRecord = {
+    ...rest,
+    ...(nonce !== undefined && nonce !== null ? { nonce } : {}),
+    expires: now() + CODE_LIFETIME_MS,
+    used: null,
+  };
   await registry.updateRecords(() => ({
     changes: [{ op: "putRecord", kind: KIND.code, id: digestOf(code), value, ifVersion: 0 }],
     result: undefined,

@@ -166,6 +166,8 @@ export async function exchangeGrant(ctx: TokenContext, app: AppRecord, params: G
 interface Holder {
   readonly sub: string;
   readonly email: string;
+  /** The authorization request's OpenID Connect nonce (a code exchange only, I69). */
+  readonly nonce?: string;
 }
 
 function holderOf(registry: TenantRegistry, subject: Subject): Holder | undefined {
@@ -179,7 +181,13 @@ function holderOf(registry: TenantRegistry, subject: Subject): Holder | undefine
 
 /** The answer of every grant: a fresh ID token for `app`, about `holder` (I21). */
 async function answer(ctx: TokenContext, app: AppRecord, holder: Holder, extra: Partial<TokenAnswer>) {
-  const claims = { sub: holder.sub, aud: app.clientId, azp: app.clientId, email: holder.email };
+  const claims = {
+    sub: holder.sub,
+    aud: app.clientId,
+    azp: app.clientId,
+    email: holder.email,
+    ...(holder.nonce !== undefined ? { nonce: holder.nonce } : {}),
+  };
   const idToken = await ctx.keys.sign(claims, ctx.issuer, ID_TOKEN_LIFETIME_S);
   const made: TokenAnswer = {
     token_type: "Bearer",
@@ -287,7 +295,8 @@ function codeExchange(
   const used: AuthCodeRecord = { ...rec, used: { chain: chain?.chain ?? null } };
   changes.push({ op: "putRecord", kind: KIND.code, id, value: used, ifVersion: row.version });
   if (chain !== null) changes.push({ op: "putRecord", kind: KIND.chain, id: chain.chain, value: chain, ifVersion: 0 });
-  return { changes, result: { ok: { holder, scope: rec.scope, chain } } };
+  const withNonce = rec.nonce === undefined ? holder : { ...holder, nonce: rec.nonce };
+  return { changes, result: { ok: { holder: withNonce, scope: rec.scope, chain } } };
 }
 
 /** authorization_code (I23): a user's ID token, and with `offline_access` the first refresh token of a new chain. */

@@ -102,6 +102,8 @@ export interface AuthCodeRecord {
   readonly redirectUri: string;
   readonly userId: string;
   readonly scope: string;
+  /** The OpenID Connect `nonce` of the authorization request, copied into the ID token (I69); absent: none. */
+  readonly nonce?: string;
   /** Expiry, ms since the epoch. */
   readonly expires: number;
   /** Once exchanged: the refresh chain it started (null: none), revoked if the code comes again. */
