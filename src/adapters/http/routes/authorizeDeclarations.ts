@@ -10,6 +10,7 @@ const QUERY = z.object({
   redirect_uri: z.string().describe("One of the application's registered redirect URIs, exactly (required)"),
   response_type: z.string().describe("`code` (required)"),
   scope: z.string().describe("`openid`, or `openid offline_access` for a refresh token (required)"),
+  nonce: z.string().optional().describe("OpenID Connect nonce, copied into the ID token"),
   prompt: z.string().optional().describe("`consent` (required with offline_access), `login` or `select_account`"),
   state: z.string().optional().describe("Returned unchanged to the redirect URI (at most 2,048 characters)"),
 });

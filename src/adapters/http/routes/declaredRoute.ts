@@ -34,6 +34,8 @@ export interface DeclaredRoute {
   readonly params: z.ZodObject;
   readonly query?: z.ZodObject;
   readonly body?: z.ZodType;
+  /** The media type of `body` in the document; default `application/json` (the token endpoint's is a form). */
+  readonly bodyType?: string;
   /** Status → the JSON of the answer (null: no body, as a 204). */
   readonly answers: Readonly<Record<number, z.ZodType | null>>;
   readonly access: RouteAccess;

@@ -68,6 +68,16 @@ export function oauthRouteDeclarations(): DeclaredRoute[] {
         "(authorization_code) or refresh_token (refresh_token). The client authenticates by HTTP Basic only.",
       tags: ["oauth"],
       params: paramsOf("/oauth2/token"),
+      body: z.object({
+        grant_type: z.enum(["client_credentials", "authorization_code", "refresh_token"]),
+        code: z.string().optional().describe("authorization_code: the code the redirect URI received"),
+        redirect_uri: z
+          .string()
+          .optional()
+          .describe("authorization_code: the redirect URI of the authorization request"),
+        refresh_token: z.string().optional().describe("refresh_token: the newest refresh token of the chain"),
+      }),
+      bodyType: "application/x-www-form-urlencoded",
       answers: { 200: TOKEN_ANSWER, 400: OAUTH_ERROR, 401: OAUTH_ERROR, 429: OAUTH_ERROR, 500: ERROR_SCHEMA },
       access: PUBLIC,
     },

@@ -62,7 +62,9 @@ export async function buildOpenApiDocument(
       request: {
         ...(Object.keys(r.params.shape).length > 0 ? { params: r.params } : {}),
         ...(r.query !== undefined ? { query: r.query } : {}),
-        ...(r.body !== undefined ? { body: { content: { "application/json": { schema: r.body } } } } : {}),
+        ...(r.body !== undefined
+          ? { body: { content: { [r.bodyType ?? "application/json"]: { schema: r.body } } } }
+          : {}),
       },
       responses,
     });
