@@ -2,7 +2,8 @@
 // an organization emits both its 2.0 `organization.*` and its 1.0 `ou.*` event, a registered
 // panel's change a 1.0 `panel.*`, with the seed's body fields. The seed's `id` is the organization's
 // (or the panel's), so each body also carries `eventId` (a UUID the outbox dedupes on) and
-// `occurredAt`. The webhooks route them by `organization` and its `ancestors`.
+// `occurredAt`. The webhooks route them by `organization` and its `ancestors`. A permission's events
+// (I48) are about the organization the permission is on.
 import type { Generation } from "./topics.js";
 
 /** Where the request came from: the socket's address and the `User-Agent` header. */
@@ -36,7 +37,8 @@ export interface OrgEventBody {
   readonly clientInfo: ClientInfo;
   readonly user: EventUser;
   readonly id: string;
-  readonly name: string;
+  /** An organization's or panel's name; a permission's events (but `permission.accepted`) have none. */
+  readonly name?: string;
   readonly [field: string]: unknown;
 }
 
@@ -124,4 +126,50 @@ export function panelEvent(kind: OrgEvent["kind"], panel: PanelSubject, ctx: Eve
     ancestors: panel.ancestors,
     body: { ...common(`panel.${kind}`, ctx), id: panel.serialNumber, name: panel.name, ou: panel.ou },
   };
+}
+
+/** A permission as its events describe it (I48). */
+export interface PermissionSubject {
+  readonly id: string;
+  readonly email: string;
+  readonly name: string;
+  readonly role: string;
+  readonly userId: string | null;
+  /** The organization the permission is on, and that organization's ancestors (root first). */
+  readonly ou: string;
+  readonly ancestors: readonly string[];
+  /** The organization's 2.0 system id (a multi-site customer's), else null. */
+  readonly systemId: string | null;
+}
+
+/**
+ * The events of one permission change (I48): `permission.<kind>` (2.0), and `permission.accepted` for
+ * 1.0 subscriptions too. The body's `id` is the permission's. They are routed as a panel's are (the
+ * webhooks' `about: "panel"`): to the permission's organization's own subscriptions (either scope)
+ * and its ancestors' recursive ones; `accepted` is routed as an update.
+ */
+export function permissionEvents(
+  kind: "created" | "updated" | "deleted" | "accepted",
+  p: PermissionSubject,
+  ctx: EventContext,
+): OrgEvent[] {
+  const route = {
+    about: "panel" as const,
+    kind: kind === "accepted" ? ("updated" as const) : kind,
+    organization: p.ou,
+    ancestors: p.ancestors,
+  };
+  const fields = (topic: string) => ({
+    ...common(topic, ctx),
+    id: p.id,
+    email: p.email,
+    ...(kind === "accepted" ? { name: p.name } : {}),
+    ou: p.ou,
+    role: p.role,
+    systemId: p.systemId,
+    userId: p.userId,
+  });
+  const events: OrgEvent[] = [{ generation: "2.0", ...route, body: fields(`permission.${kind}`) }];
+  if (kind === "accepted") events.push({ generation: "1.0", ...route, body: fields("permission.accepted") });
+  return events;
 }

@@ -49,6 +49,10 @@ const COMMANDS: readonly { readonly names: readonly string[]; readonly load: () 
   { names: ["bench"], load: async () => (await import("./benchCommand.js")).registerBenchCommand },
   { names: ["serve"], load: async () => (await import("./serveCommand.js")).registerServeCommand },
   { names: ["webhook"], load: async () => (await import("./webhookCommand.js")).registerWebhookCommand },
+  {
+    names: ["users", "apps", "keys"],
+    load: async () => (await import("./identityCommands.js")).registerIdentityCommands,
+  },
 ];
 
 /**

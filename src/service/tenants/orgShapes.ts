@@ -1,8 +1,9 @@
 // The answers of the accounts host, pure (semantics T18–T24): organizations in their 2.0 and 1.0
 // shapes (keys in the seed's order), their children and panels, a panel's accounts view, search
-// entities, and permissions as the tokens file gives them until identity exists.
-import { type Grant, reaches } from "../auth/grant.js";
-import type { OrganizationRow, TenantRow } from "../store/registryStore.js";
+// entities, and permissions: the tokens file's, then the permission records of identity (I49).
+import { type Grant, grantAt } from "../auth/grant.js";
+import { KIND, type PermissionRecord } from "../identity/records.js";
+import type { OrganizationRow, RecordRow, TenantRow } from "../store/registryStore.js";
 import { type Generation, flagsOf, nodesOf, panelInfoOf } from "./organization.js";
 
 /** What the shapes read of the tree (TenantRegistry has it). */
@@ -12,6 +13,10 @@ export interface OrgTree {
   /** Root first; [] for the root and an unknown id. */
   ancestors(id: string): string[];
   tenantsOf(orgId: string): TenantRow[];
+  /** Identity records of a kind (TenantRegistry has them); absent: no permission records. */
+  records?(kind: string): Iterable<RecordRow>;
+  /** Counts the tree's commits (TenantRegistry has it): what is read of records is kept until it changes. */
+  readonly rev?: number;
 }
 
 /** Who looks: the caller's grant, every permission of the tokens file, and the service's address. */
@@ -144,9 +149,38 @@ export function permissionsOf(org: OrganizationRow, permissions: readonly Grant[
   );
 }
 
-/** The caller's level on an organization: its role when its grant reaches it, else `guest` (T11). */
+/** Permission records by organization, per tree and revision: lists of thousands of organizations read them. */
+const byOrganization = new WeakMap<OrgTree, { rev: number; map: Map<string, PermissionRecord[]> }>();
+
+/** The permission records on one organization (I49), oldest first, then by id. */
+export function recordPermissionsOf(tree: OrgTree, orgId: string): PermissionRecord[] {
+  const rev = tree.rev;
+  let cached = rev === undefined ? undefined : byOrganization.get(tree);
+  if (cached === undefined || cached.rev !== rev) {
+    const map = new Map<string, PermissionRecord[]>();
+    for (const r of tree.records?.(KIND.permission) ?? []) {
+      const p = r.value as PermissionRecord;
+      const list = map.get(p.organization);
+      if (list === undefined) map.set(p.organization, [p]);
+      else list.push(p);
+    }
+    for (const list of map.values())
+      list.sort((a, b) =>
+        a.created < b.created ? -1 : a.created > b.created ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0,
+      );
+    cached = { rev: rev ?? -1, map };
+    if (rev !== undefined) byOrganization.set(tree, cached);
+  }
+  return [...(cached.map.get(orgId) ?? [])];
+}
+
+/**
+ * The caller's level on an organization (T11, I49): its role there as `grantAt` decides it (the
+ * highest of its permissions on the organization or an ancestor; a tokens-file grant's role when it
+ * reaches it), else `guest` (it sees the organization through nothing above it).
+ */
 export function permissionLevel(tree: OrgTree, grant: Grant, orgId: string): string {
-  return reaches(grant, orgId, (id) => tree.ancestors(id)) ? grant.role : "guest";
+  return grantAt(grant, orgId, (id) => tree.ancestors(id))?.role ?? "guest";
 }
 
 /** An organization in the 2.0 shape (`/api/organizations…`) or the 1.0 shape (`/api/ous…`), keys in the seed's order. */
@@ -164,7 +198,16 @@ export function organizationShape(tree: OrgTree, org: OrganizationRow, generatio
     ...(generation === "1.0" ? { readers: [] } : {}),
     userPermissionLevel: permissionLevel(tree, viewer.grant, org.id),
     ...(org.parent !== null ? { parentPermissionLevel: permissionLevel(tree, viewer.grant, org.parent) } : {}),
-    permissions: permissionsOf(org, viewer.permissions),
+    permissions: [
+      ...permissionsOf(org, viewer.permissions),
+      ...recordPermissionsOf(tree, org.id).map((p) => ({
+        _id: p.id,
+        userId: p.userId,
+        email: p.email,
+        name: p.name,
+        role: p.role,
+      })),
+    ],
   };
 }
 
