@@ -46,9 +46,9 @@ export interface OrgEventBody {
 export interface OrgEvent {
   /** The subscriptions it may reach: 2.0 `/api/organizations/{id}/subscriptions`, 1.0 `/api/ous/{id}/hooks`. */
   readonly generation: Generation;
-  /** An organization's event, or a registered panel's. */
-  readonly about: "organization" | "panel";
-  readonly kind: "created" | "updated" | "deleted";
+  /** An organization's event, a registered panel's, or a permission's (on its organization). */
+  readonly about: "organization" | "panel" | "permission";
+  readonly kind: "created" | "updated" | "deleted" | "accepted";
   /** The organization it is about (a panel's: the panel's organization). */
   readonly organization: string;
   /** That organization's ancestors, root first. */
@@ -77,7 +77,7 @@ function common(topic: string, ctx: EventContext) {
  * `given`: on an update, the flags the body gave (the 2.0 body carries only those).
  */
 export function organizationEvents(
-  kind: OrgEvent["kind"],
+  kind: "created" | "updated" | "deleted",
   org: OrgSubject,
   ctx: EventContext,
   given: Readonly<Record<string, boolean>> = {},
@@ -117,7 +117,7 @@ export interface PanelSubject {
 }
 
 /** The event of one registered panel's change (T25): `panel.<kind>` (1.0). */
-export function panelEvent(kind: OrgEvent["kind"], panel: PanelSubject, ctx: EventContext): OrgEvent {
+export function panelEvent(kind: "created" | "updated" | "deleted", panel: PanelSubject, ctx: EventContext): OrgEvent {
   return {
     generation: "1.0",
     about: "panel",
@@ -144,9 +144,8 @@ export interface PermissionSubject {
 
 /**
  * The events of one permission change (I48): `permission.<kind>` (2.0), and `permission.accepted` for
- * 1.0 subscriptions too. The body's `id` is the permission's. They are routed as a panel's are (the
- * webhooks' `about: "panel"`): to the permission's organization's own subscriptions (either scope)
- * and its ancestors' recursive ones; `accepted` is routed as an update.
+ * 1.0 subscriptions too. The body's `id` is the permission's. They reach, as a panel's do, the
+ * permission's organization's own subscriptions (either scope) and its ancestors' recursive ones.
  */
 export function permissionEvents(
   kind: "created" | "updated" | "deleted" | "accepted",
@@ -154,8 +153,8 @@ export function permissionEvents(
   ctx: EventContext,
 ): OrgEvent[] {
   const route = {
-    about: "panel" as const,
-    kind: kind === "accepted" ? ("updated" as const) : kind,
+    about: "permission" as const,
+    kind,
     organization: p.ou,
     ancestors: p.ancestors,
   };

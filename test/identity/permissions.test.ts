@@ -3,6 +3,7 @@
 // listing with paging headers, changing, removing and accepting them; who may do what (admin only
 // changes, every role reading, 404 out of reach); the root's last admin; the webhook events they
 // emit, received over real HTTPS; and the organizations' `permissions` and permission levels.
+import { KIND } from "../../src/service/identity/records.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { parseTokens } from "../../src/service/auth/tokens.js";
 import type { UserRecord } from "../../src/service/identity/records.js";
@@ -374,6 +375,24 @@ describe("I48: permission events", () => {
     });
     const accepted = receiver.delivered.find((r) => mineOf(r) && labelOf(r) === "dealer-ou")!.body;
     expect(accepted).toMatchObject({ topic: "permission.accepted", name: "eve Test", role: "manager", userId: eve.id });
+  });
+});
+
+describe("I48: deleting an organization", () => {
+  test("removes its permissions in the same commit, each with its permission.deleted", async () => {
+    const shortLived = await newOrganization(svc.registry, ids.dealer, "Short-lived");
+    const made = ok(
+      await req(ROOT, "POST", perms(shortLived.id), { email: "sam@example.test", role: "reporter" }),
+      201,
+      "permission",
+    );
+    const deleted = await req(ROOT, "DELETE", `/api/organizations/${ids.dealer}/children/${shortLived.id}`);
+    expect(deleted.status).toBe(204);
+    expect(svc.registry.record(KIND.permission, made._id)).toBeUndefined();
+    // The dealer's recursive subscription of the events test above hears it.
+    const mine = (r: Received) => r.body?.id === made._id && r.body.topic === "permission.deleted";
+    await eventually(() => receiver.delivered.some(mine), 20_000, "permission.deleted");
+    expect(receiver.delivered.find(mine)!.body).toMatchObject({ ou: shortLived.id, email: "sam@example.test" });
   });
 });
 

@@ -4,7 +4,15 @@
 // RegistryStore with its events' outbox rows before memory changes: what the routes answer is
 // always what is stored. On a shared store, `refresh` re-reads what another process committed.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import { type EventContext, type OrgEvent, organizationEvents, panelEvent } from "../../events/orgEvents.js";
+import {
+  type EventContext,
+  type OrgEvent,
+  type OrgSubject,
+  type PermissionSubject,
+  organizationEvents,
+  panelEvent,
+  permissionEvents,
+} from "../../events/orgEvents.js";
 import { toHttpIssues, HttpError } from "../httpError.js";
 import { createTarget } from "../store/durableSystem.js";
 import {
@@ -67,6 +75,24 @@ export interface RegistryOptions {
   readonly rootName?: string;
   /** Organization and system ids; default random UUIDs. */
   readonly newId?: () => string;
+}
+
+/** The record kind of permissions (identity/records.ts KIND.permission: identity builds on this file). */
+const PERMISSION_KIND = "permission";
+
+/** A stored permission (identity/records.ts PermissionRecord) as its events describe it, on `org`. */
+function permissionSubject(value: unknown, org: OrgSubject): PermissionSubject {
+  const p = value as { id: string; email: string; name: string; role: string; userId: string | null };
+  return {
+    id: p.id,
+    email: p.email,
+    name: p.name,
+    role: p.role,
+    userId: p.userId,
+    ou: org.id,
+    ancestors: org.ancestors,
+    systemId: org.systemId,
+  };
 }
 
 const notFound = (param: string, what: string, id: string) =>
@@ -296,9 +322,22 @@ export class TenantRegistry {
       const issues = deleteConflicts({ children: this.children(id), tenants, holders });
       if (issues.length > 0) throw new HttpError(409, "The organization cannot be deleted.", issues);
       const time = this.#time();
-      const events = organizationEvents("deleted", this.#subject(org, system?.key ?? null), this.#context(by, time));
+      const subject = this.#subject(org, system?.key ?? null);
+      const context = this.#context(by, time);
+      // Its permissions go with it, each with its permission.deleted (I48).
+      const permissions = [...this.records(PERMISSION_KIND)].filter(
+        (r) => (r.value as { organization?: unknown }).organization === id,
+      );
+      const events = [
+        ...organizationEvents("deleted", subject, context),
+        ...permissions.flatMap((r) => permissionEvents("deleted", permissionSubject(r.value, subject), context)),
+      ];
       await this.#commit(
-        [...tenants.map((t) => ({ op: "deleteTenant" as const, n: t.n })), { op: "deleteOrg", id }],
+        [
+          ...tenants.map((t) => ({ op: "deleteTenant" as const, n: t.n })),
+          ...permissions.map((r) => ({ op: "deleteRecord" as const, kind: PERMISSION_KIND, id: r.id })),
+          { op: "deleteOrg", id },
+        ],
         events,
       );
     });

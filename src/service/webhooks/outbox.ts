@@ -33,8 +33,8 @@ import {
 export interface OrganizationEvent {
   /** The generation of its topic: it reaches only that generation's subscriptions. */
   readonly generation: Generation;
-  readonly about: "organization" | "panel";
-  readonly kind: "created" | "updated" | "deleted";
+  readonly about: "organization" | "panel" | "permission";
+  readonly kind: "created" | "updated" | "deleted" | "accepted";
   /** The organization it is about (a panel's: the panel's organization). */
   readonly organization: string;
   /** That organization's ancestors, root first, when the event happened. */
@@ -215,7 +215,8 @@ export class WebhookOutbox {
     for (const ev of events) {
       const { generation, body } = ev;
       const wants = (t: string) => t === body.topic;
-      const panel = ev.about === "panel";
+      // A panel's and a permission's events are about something in the organization: they start there.
+      const panel = ev.about !== "organization";
       // An organization's event starts at its parent (the last ancestor; none for the root).
       const at = panel ? ev.organization : ev.ancestors[ev.ancestors.length - 1];
       if (at !== undefined) {
