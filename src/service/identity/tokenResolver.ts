@@ -3,6 +3,7 @@
 // JWT is verified once, asynchronously (`prepare`, at the front of every request), and kept until
 // it expires in a bounded cache; the synchronous lookups the routes make read that cache. The grant
 // is always computed from the permissions as they are now, never from the token's claims.
+import { createHash } from "node:crypto";
 import type { Grant } from "../auth/grant.js";
 import type { TenantRegistry } from "../tenants/registry.js";
 import { subjectGrant, subjectOf } from "./principal.js";
@@ -14,8 +15,14 @@ export function systemAudience(systemId: string): string {
 }
 
 const SYSTEM_PREFIX = "urn:rsop:system:";
-// Three base64url parts: the only tokens worth a signature check.
-const JWT_SHAPE = /^[A-Za-z0-9_-]{2,4096}\.[A-Za-z0-9_-]{2,16384}\.[A-Za-z0-9_-]{2,1024}$/;
+// Three base64url parts: the only tokens worth a signature check. Ours are under 1,500 characters.
+const JWT_SHAPE = /^[A-Za-z0-9_-]{2,512}\.[A-Za-z0-9_-]{2,3072}\.[A-Za-z0-9_-]{2,512}$/;
+const MAX_JWT = 4096;
+
+/** The cache key of a token: its SHA-256, so that what a client sends costs the cache 64 characters. */
+function keyOf(token: string): string {
+  return createHash("sha256").update(token, "utf8").digest("hex");
+}
 
 interface Verified {
   readonly sub: string;
@@ -41,28 +48,39 @@ export class TokenResolver {
   readonly #o: TokenResolverOptions;
   readonly #now: () => number;
   readonly #verified = new Map<string, Verified | null>();
+  // The last token's key: one request asks about its token several times (front, tenant, routes).
+  #last = { token: "", key: "" };
 
   constructor(options: TokenResolverOptions) {
     this.#o = options;
     this.#now = options.now ?? Date.now;
   }
 
+  /** How many verified (or refused) tokens are kept now. */
+  get cached(): number {
+    return this.#verified.size;
+  }
+
   /** Verifies a JWT-shaped token not seen yet (a bad one is remembered as bad, bounded like the rest). */
   async prepare(token: string | null): Promise<void> {
-    if (token === null || this.#verified.has(token) || !JWT_SHAPE.test(token)) return;
-    if (this.#o.staticGrant(token) !== null) return;
+    if (token === null || token.length > MAX_JWT || !JWT_SHAPE.test(token)) return;
+    const key = keyOf(token);
+    if (this.#verified.has(key) || this.#o.staticGrant(token) !== null) return;
     const v = await this.#o.keys.verify(token);
     const system = v !== null && v.aud.startsWith(SYSTEM_PREFIX) ? v.aud.slice(SYSTEM_PREFIX.length) : null;
-    this.#verified.set(token, v === null ? null : { sub: v.sub, system, expires: v.exp * 1000 });
+    this.#verified.set(key, v === null ? null : { sub: v.sub, system, expires: v.exp * 1000 });
     const max = this.#o.maxCached ?? 10_000;
     while (this.#verified.size > max) this.#verified.delete(this.#verified.keys().next().value!);
   }
 
   #valid(token: string): Verified | null {
-    const v = this.#verified.get(token);
+    if (token.length > MAX_JWT || !JWT_SHAPE.test(token)) return null;
+    if (this.#last.token !== token) this.#last = { token, key: keyOf(token) };
+    const key = this.#last.key;
+    const v = this.#verified.get(key);
     if (v === undefined || v === null) return null;
     if (v.expires <= this.#now()) {
-      this.#verified.delete(token);
+      this.#verified.delete(key);
       return null;
     }
     return v;
