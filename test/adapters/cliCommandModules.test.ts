@@ -22,6 +22,9 @@ const ORDER = [
   "bench",
   "serve",
   "webhook",
+  "users",
+  "apps",
+  "keys",
   "help",
 ];
 
