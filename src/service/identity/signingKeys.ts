@@ -81,6 +81,16 @@ export function openSigningKeys(registry: TenantRegistry, options: SigningKeyOpt
   };
   const live = () => keysOf(registry).filter((k) => k.retired === null || Date.parse(k.retired) + retain >= now());
   let rotating: Promise<unknown> | null = null;
+  // Another process of a shared database may have made the key a token names: the registry is read
+  // again for an unknown key id, at most once a second (made-up key ids cost nothing more).
+  let reread = Number.NEGATIVE_INFINITY;
+  const find = async (kid: string | undefined): Promise<SigningKeyRecord | undefined> => {
+    const known = live().find((k) => k.kid === kid);
+    if (known !== undefined || kid === undefined || now() - reread < 1000) return known;
+    reread = now();
+    await registry.refresh();
+    return live().find((k) => k.kid === kid);
+  };
   const current = async (): Promise<SigningKeyRecord> => {
     const signing = keysOf(registry).find((k) => k.retired === null);
     if (signing !== undefined && Date.parse(signing.created) + rotateAfter > now()) return signing;
@@ -109,8 +119,7 @@ export function openSigningKeys(registry: TenantRegistry, options: SigningKeyOpt
     },
     async verify(token: string, audiences?: (aud: string) => boolean): Promise<VerifiedToken | null> {
       try {
-        const kid = decodeProtectedHeader(token).kid;
-        const key = live().find((k) => k.kid === kid);
+        const key = await find(decodeProtectedHeader(token).kid);
         if (key === undefined) return null;
         const { payload } = await jwtVerify(token, await keyOf(key.publicJwk, key.kid, "verify"), {
           algorithms: [ALG],
