@@ -12,6 +12,7 @@ import { openSqliteSpace } from "../../src/adapters/store/sqliteStore.js";
 import { KIND, type PermissionRecord, type UserRecord } from "../../src/service/identity/records.js";
 import { BUILDING_JSON, removeTempDirs, tempDir } from "../http/fixtures.js";
 import { buildCli } from "../support/cliChild.js";
+import { PG, SKIP_NOTE, freshDatabase, useCluster } from "../store/pgSupport.js";
 import { PASSWORD, basicAuth, call, tokenRequest } from "./identitySupport.js";
 
 let cli: string;
@@ -44,6 +45,7 @@ beforeEach(async () => {
 }, 120_000);
 
 afterAll(removeTempDirs);
+useCluster();
 
 describe("I50–I53: users add, apps add, keys rotate", () => {
   test("a new database gets a user (admin of the root) and an application; the server then serves them", async () => {
@@ -186,4 +188,35 @@ describe("I50–I53: users add, apps add, keys rotate", () => {
       for (const w of words) expect(help.stdout, `${command.join(" ")} ${w}`).toContain(w);
     }
   }, 60_000);
+
+  test.skipIf(!PG.ok)(
+    `--store: an application added while the service runs on PostgreSQL gets a token at once; neither or both places: exit 2${SKIP_NOTE}`,
+    async () => {
+      const storeUrl = await freshDatabase();
+      const server = await startServiceServer({ storeUrl, port: 0, log: () => {} });
+      try {
+        const made = await rsop(["apps", "add", "--store", storeUrl, "--name", "Gate", "--email", "gate@example.test"]);
+        expect([made.code, made.stderr]).toEqual([0, ""]);
+        const app = JSON.parse(made.stdout) as { client_id: string; client_secret: string };
+        // The running service follows the registry: no restart.
+        const answer = await fetch(`${server.url}/oauth2/token`, {
+          method: "POST",
+          headers: {
+            authorization: basicAuth(app.client_id, app.client_secret),
+            "content-type": "application/x-www-form-urlencoded",
+          },
+          body: "grant_type=client_credentials",
+        });
+        expect(answer.status).toBe(200);
+        const neither = await rsop(["keys", "rotate"]);
+        expect(neither.code).toBe(2);
+        expect(neither.stderr).toContain("--data FILE.db (SQLite) or --store URL");
+        const both = await rsop(["keys", "rotate", "--data", join(dir, "x.db"), "--store", storeUrl]);
+        expect(both.code).toBe(2);
+      } finally {
+        await server.close();
+      }
+    },
+    60_000,
+  );
 });

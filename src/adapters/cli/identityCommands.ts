@@ -12,8 +12,9 @@ import { rotateKeys } from "../../service/identity/signingKeys.js";
 import { StoreError } from "../../service/store/store.js";
 import type { Caller } from "../../service/tenants/organization.js";
 import { TenantRegistry } from "../../service/tenants/registry.js";
+import { openPostgresSpace, redactUrl } from "../store/postgresStore.js";
 import { openSqliteSpace } from "../store/sqliteStore.js";
-import { CliError, type CliIo, readAll } from "./io.js";
+import { CliError, type CliIo, UsageError, readAll } from "./io.js";
 
 const ROLES: readonly Role[] = ["admin", "integrator", "manager", "reporter"];
 
@@ -50,9 +51,13 @@ function cliErrorOf(e: unknown): unknown {
  * Opens a service database (created when missing) for one change, then closes it (I50). A database
  * of one system or panel (made by `rsop serve --system/--panel`) is refused: it has no accounts.
  */
-async function withService<T>(file: string, use: (registry: TenantRegistry) => Promise<T>): Promise<T> {
+async function withService<T>(where: StoreOptions, use: (registry: TenantRegistry) => Promise<T>): Promise<T> {
+  if ((where.data === undefined) === (where.store === undefined))
+    throw new UsageError("give the service database: --data FILE.db (SQLite) or --store URL (PostgreSQL), one of them");
+  const file = where.data ?? redactUrl(where.store!);
   try {
-    const space = await openSqliteSpace(file);
+    // PostgreSQL: a running service sees the change at once (its registry follows every commit).
+    const space = where.data !== undefined ? await openSqliteSpace(where.data) : await openPostgresSpace(where.store!);
     try {
       const state = await space.registry.load();
       if (state.organizations.length === 0 && (await space.tenant(1).load()) !== null)
@@ -108,11 +113,18 @@ async function passwordOf(io: CliIo): Promise<string> {
 }
 
 const roleOption = () => new Option("--role <role>", "the role of its permission").choices([...ROLES]).default("admin");
+/** Where the service database is: exactly one of them (I50). */
+interface StoreOptions {
+  data?: string;
+  store?: string;
+}
 const dataOption = () =>
+  new Option("--data <file>", "the service database (SQLite; created when missing). Not while a server uses it");
+const storeOption = () =>
   new Option(
-    "--data <file>",
-    "the service database (SQLite; created when missing). Not while a server uses it",
-  ).makeOptionMandatory();
+    "--store <url>",
+    "the service database on PostgreSQL (postgres://…); a running service sees the change at once",
+  );
 const organizationOption = () =>
   new Option("--organization <id>", "the organization of its permission (default: the root)");
 
@@ -121,7 +133,8 @@ function json(io: CliIo, value: unknown): void {
 }
 
 interface UserOptions {
-  data: string;
+  data?: string;
+  store?: string;
   email: string;
   firstName?: string;
   lastName?: string;
@@ -138,6 +151,7 @@ function usersCommand(program: Command, io: CliIo, setCode: (code: number) => vo
       "Add a user, its password read from stdin (all of it, one final newline removed), with a permission for its email.",
     )
     .addOption(dataOption())
+    .addOption(storeOption())
     .requiredOption("--email <email>", "the user's email (unique among users and applications)")
     .option("--first-name <name>", "the user's first name")
     .option("--last-name <name>", "the user's last name")
@@ -150,7 +164,7 @@ function usersCommand(program: Command, io: CliIo, setCode: (code: number) => vo
     )
     .action(async (opts: UserOptions) => {
       const password = await passwordOf(io);
-      const out = await withService(opts.data, async (registry) => {
+      const out = await withService(opts, async (registry) => {
         const organization = organizationOf(registry, opts.organization);
         refuseTaken(registry, opts.email, organization);
         const user = await createUser(registry, {
@@ -168,7 +182,8 @@ function usersCommand(program: Command, io: CliIo, setCode: (code: number) => vo
 }
 
 interface AppOptions {
-  data: string;
+  data?: string;
+  store?: string;
   name: string;
   email: string;
   redirectUri: string[];
@@ -183,6 +198,7 @@ function appsCommand(program: Command, io: CliIo, setCode: (code: number) => voi
     .command("add")
     .description("Add an application, with a permission for its email; prints its client id and secret.")
     .addOption(dataOption())
+    .addOption(storeOption())
     .requiredOption("--name <name>", "the application's name")
     .requiredOption("--email <email>", "the application's email (unique among users and applications)")
     .option(
@@ -198,7 +214,7 @@ function appsCommand(program: Command, io: CliIo, setCode: (code: number) => voi
       "\nPrints {client_id, client_secret} as JSON: the secret is shown this once and never stored.\n",
     )
     .action(async (opts: AppOptions) => {
-      const out = await withService(opts.data, async (registry) => {
+      const out = await withService(opts, async (registry) => {
         const organization = organizationOf(registry, opts.organization);
         refuseTaken(registry, opts.email, organization);
         const made = await createApp(registry, { name: opts.name, email: opts.email, redirectUris: opts.redirectUri });
@@ -219,9 +235,10 @@ function keysCommand(program: Command, io: CliIo, setCode: (code: number) => voi
       "Make a new signing key and retire the current one (it still verifies the tokens it signed until they expire).",
     )
     .addOption(dataOption())
+    .addOption(storeOption())
     .addHelpText("after", "\nPrints {kid} as JSON: the new key's id.\n")
-    .action(async (opts: { data: string }) => {
-      const kid = await withService(opts.data, (registry) => rotateKeys(registry));
+    .action(async (opts: StoreOptions) => {
+      const kid = await withService(opts, (registry) => rotateKeys(registry));
       json(io, { kid });
       setCode(0);
     });
