@@ -28,6 +28,9 @@ let client: { client_id: string; client_secret: string };
 let hostile: { client_id: string; client_secret: string };
 const received: string[] = [];
 const shots: string[] = [];
+// RFC 7636 Appendix B's example pair.
+const PKCE_VERIFIER = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+const PKCE_CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
 
 beforeAll(async () => {
   receiver = createServer((req, res) => {
@@ -141,7 +144,15 @@ describe("in headless Chromium (I60–I64, I67)", () => {
       try {
         const page = await browser.newPage();
         page.setDefaultTimeout(10_000);
-        await page.goto(authUrl({ scope: "openid offline_access", prompt: "consent", nonce: "n-0S6_WzA2Mj" }));
+        await page.goto(
+          authUrl({
+            scope: "openid offline_access",
+            prompt: "consent",
+            nonce: "n-0S6_WzA2Mj",
+            code_challenge: PKCE_CHALLENGE,
+            code_challenge_method: "S256",
+          }),
+        );
         await expect.poll(() => page.locator("h1").textContent()).toBe("Sign in to Door App");
         expect(await page.locator("main").textContent()).toContain(
           "Door App asks to sign you in and keep you signed in.",
@@ -170,7 +181,12 @@ describe("in headless Chromium (I60–I64, I67)", () => {
             authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString("base64")}`,
             "content-type": "application/x-www-form-urlencoded",
           },
-          body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: callback }).toString(),
+          body: new URLSearchParams({
+            grant_type: "authorization_code",
+            code,
+            redirect_uri: callback,
+            code_verifier: PKCE_VERIFIER,
+          }).toString(),
         });
         const tokenBody = (await token.json().catch(() => ({}))) as Record<string, unknown>;
         expect(token.status, JSON.stringify(tokenBody)).toBe(200);
@@ -211,6 +227,10 @@ describe("GET /oauth2/auth (I60, I61, I66)", () => {
       [{ scope: "" }, "invalid_request"],
       [{ scope: "openid offline_access" }, "invalid_request"],
       [{ prompt: "none" }, "login_required"],
+      [{ code_challenge: PKCE_CHALLENGE, code_challenge_method: "plain" }, "invalid_request"],
+      [{ code_challenge: PKCE_CHALLENGE }, "invalid_request"],
+      [{ code_challenge: "short", code_challenge_method: "S256" }, "invalid_request"],
+      [{ code_challenge_method: "S256" }, "invalid_request"],
     ];
     for (const [params, error] of cases) {
       const res = await fetch(authUrl(params), { redirect: "manual" });

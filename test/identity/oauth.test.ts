@@ -220,6 +220,28 @@ describe("authorization_code (I23, I24)", () => {
     expectOAuthError(await exchangeCode(code), 400, "invalid_grant");
     expectOAuthError(await refresh(first.body.refresh_token), 400, "invalid_grant");
   });
+
+  test("PKCE S256 (RFC 7636): a code with a challenge needs its verifier; a verifier needs a challenge (I69)", async () => {
+    const verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+    // RFC 7636 Appendix B's example pair.
+    const challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+    const codeWith = () =>
+      issueCode(
+        svc.registry,
+        { clientId: appA.client_id, redirectUri: REDIRECT, userId: user.id, scope: "openid", codeChallenge: challenge },
+        svc.clock.now,
+      );
+    const exchange = (code: string, extra: Record<string, string>) =>
+      tokenRequest(url, basicA(), { grant_type: "authorization_code", code, redirect_uri: REDIRECT, ...extra });
+    expectOAuthError(await exchange(await codeWith(), {}), 400, "invalid_grant");
+    expectOAuthError(
+      await exchange(await codeWith(), { code_verifier: `${verifier.slice(0, -1)}A` }),
+      400,
+      "invalid_grant",
+    );
+    expectOAuthError(await exchange(await codeFor(appA.client_id), { code_verifier: verifier }), 400, "invalid_grant");
+    expect((await exchange(await codeWith(), { code_verifier: verifier })).status).toBe(200);
+  });
 });
 
 describe("refresh_token (I25, I26)", () => {

@@ -140,9 +140,29 @@ function scopeOf(query: URLSearchParams, prompts: readonly string[]): string {
 }
 
 /**
- * The parameters after the client: response_type, prompt, scope, state, nonce (I60). Any other
- * parameter (code_challenge, …) is ignored, as RFC 6749 §3.1 asks of unknown ones (I69).
+ * The parameters after the client: response_type, prompt, scope, state, nonce, and PKCE's
+ * code_challenge with code_challenge_method S256 (I60, I69). Any other parameter is ignored, as
+ * RFC 6749 §3.1 asks of unknown ones.
  */
+// RFC 7636 §4.2: the base64url SHA-256 of a verifier is 43 characters.
+const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+
+/** The PKCE challenge of a request, or null; only S256 (RFC 7636 §4.3; `plain` protects nothing). */
+function pkceChallengeOf(query: URLSearchParams): string | null {
+  const challenge = single(query, "code_challenge");
+  const method = single(query, "code_challenge_method");
+  if (challenge === undefined) {
+    if (method !== undefined)
+      throw new RedirectRefusal("invalid_request", "code_challenge_method without code_challenge.");
+    return null;
+  }
+  if (method !== "S256")
+    throw new RedirectRefusal("invalid_request", "code_challenge_method must be S256 (plain is not supported).");
+  if (!S256_CHALLENGE.test(challenge))
+    throw new RedirectRefusal("invalid_request", "code_challenge must be 43 base64url characters (S256).");
+  return challenge;
+}
+
 function checkedRequest(query: URLSearchParams, app: AppRecord): AuthRequest {
   const responseType = single(query, "response_type");
   if (responseType === undefined || responseType === "")
@@ -161,7 +181,8 @@ function checkedRequest(query: URLSearchParams, app: AppRecord): AuthRequest {
   const nonce = single(query, "nonce") ?? null;
   if (nonce !== null && nonce.length > MAX_STATE)
     throw new RedirectRefusal("invalid_request", `nonce has more than ${MAX_STATE} characters.`);
-  return { clientId: app.clientId, redirectUri: query.get("redirect_uri")!, scope, state, nonce };
+  const codeChallenge = pkceChallengeOf(query);
+  return { clientId: app.clientId, redirectUri: query.get("redirect_uri")!, scope, state, nonce, codeChallenge };
 }
 
 /** The value of one cookie of a request, or undefined. */
@@ -360,7 +381,11 @@ async function consent(page: Page, admitted: Admitted): Promise<Response> {
   if (decision === "deny") return redirectAnswer(request.redirectUri, { error: "access_denied", state: request.state });
   if (decision !== "allow") throw new HttpError(400, "Choose Allow or Deny.");
   const { clientId, redirectUri, scope } = request;
-  const code = await issueCode(deps.registry, { clientId, redirectUri, userId, scope, nonce: request.nonce }, deps.now);
+  const code = await issueCode(
+    deps.registry,
+    { clientId, redirectUri, userId, scope, nonce: request.nonce, codeChallenge: request.codeChallenge },
+    deps.now,
+  );
   return redirectAnswer(redirectUri, { code, state: request.state });
 }
 

@@ -22,15 +22,18 @@ export interface CodeGrant {
   readonly scope: string;
   /** The request's OpenID Connect `nonce`, or null. */
   readonly nonce?: string | null;
+  /** The request's PKCE S256 `code_challenge`, or null. */
+  readonly codeChallenge?: string | null;
 }
 
 /** Makes and stores a new code for `grant`; answers the code (shown once, to the redirect). */
 export async function issueCode(registry: TenantRegistry, grant: CodeGrant, now = Date.now): Promise<string> {
   const code = randomBytes(32).toString("base64url");
-  const { nonce, ...rest } = grant;
+  const { nonce, codeChallenge, ...rest } = grant;
   const value: AuthCodeRecord = {
     ...rest,
     ...(nonce !== undefined && nonce !== null ? { nonce } : {}),
+    ...(codeChallenge !== undefined && codeChallenge !== null ? { codeChallenge } : {}),
     expires: now() + CODE_LIFETIME_MS,
     used: null,
   };

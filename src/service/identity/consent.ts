@@ -22,6 +22,8 @@ export interface AuthRequest {
   readonly state: string | null;
   /** The OpenID Connect `nonce`, copied into the ID token; null when the request had none. */
   readonly nonce: string | null;
+  /** The PKCE S256 `code_challenge` (RFC 7636), or null. */
+  readonly codeChallenge: string | null;
 }
 
 /** Whether two MACs are equal, in time that does not depend on where they differ. */
@@ -57,19 +59,20 @@ function fresh(issued: unknown, lifetime: number, now: number): issued is number
 
 /** The transaction field of the login form: the request, signed and stamped `now` (I61). */
 export function sealTransaction(secret: Buffer, request: AuthRequest, now: number): string {
-  const { clientId, redirectUri, scope, state, nonce } = request;
-  return seal(secret, "txn", { c: clientId, r: redirectUri, s: scope, st: state, n: nonce, t: now });
+  const { clientId, redirectUri, scope, state, nonce, codeChallenge } = request;
+  return seal(secret, "txn", { c: clientId, r: redirectUri, s: scope, st: state, n: nonce, cc: codeChallenge, t: now });
 }
 
 /** The request a transaction field holds, or null when it was not made here or is older than 10 minutes (I61). */
 export function openTransaction(secret: Buffer, token: string, now: number): AuthRequest | null {
   const v = unseal(secret, "txn", token) as Record<string, unknown> | undefined;
   if (typeof v !== "object" || v === null || !fresh(v.t, TRANSACTION_LIFETIME_MS, now)) return null;
-  const { c, r, s, st, n } = v;
+  const { c, r, s, st, n, cc } = v;
   if (typeof c !== "string" || typeof r !== "string" || typeof s !== "string") return null;
   if (st !== null && typeof st !== "string") return null;
   if (n !== null && n !== undefined && typeof n !== "string") return null;
-  return { clientId: c, redirectUri: r, scope: s, state: st, nonce: n ?? null };
+  if (cc !== null && cc !== undefined && typeof cc !== "string") return null;
+  return { clientId: c, redirectUri: r, scope: s, state: st, nonce: n ?? null, codeChallenge: cc ?? null };
 }
 
 /** A new random value of the CSRF cookie: 32 bytes, base64url (43 characters). */

@@ -3,7 +3,7 @@
 // each answering a short-lived ID token. Codes and refresh chains are records of the registry:
 // every check and its change are made in one records update, guarded by `ifVersion` against
 // another process doing the same at the same moment (I4).
-import { randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import type { RegistryChange } from "../store/registryStore.js";
 import { type RecordsUpdate, StaleRecord, type TenantRegistry } from "../tenants/registry.js";
 import { appById, checkClient, userById } from "./accounts.js";
@@ -151,7 +151,13 @@ export async function exchangeGrant(ctx: TokenContext, app: AppRecord, params: G
     case "client_credentials":
       return clientCredentials(ctx, app);
     case "authorization_code":
-      return authorizationCode(ctx, app, required(params, "code"), required(params, "redirect_uri"));
+      return authorizationCode(
+        ctx,
+        app,
+        required(params, "code"),
+        required(params, "redirect_uri"),
+        params.get("code_verifier"),
+      );
     case "refresh_token":
       return refreshToken(ctx, app, required(params, "refresh_token"));
     default:
@@ -263,6 +269,7 @@ function codeExchange(
   app: AppRecord,
   code: string,
   redirectUri: string,
+  verifier: string | undefined,
 ): RecordsUpdate<Outcome<CodeResult>> {
   const { registry } = ctx;
   const now = ctx.now();
@@ -280,6 +287,8 @@ function codeExchange(
   if (rec.clientId !== app.clientId) return refusal(changes, "The code was issued to another client.");
   if (rec.redirectUri !== redirectUri)
     return refusal(changes, "redirect_uri is not the one of the authorization request.");
+  const pkce = pkceProblem(rec.codeChallenge, verifier);
+  if (pkce !== null) return refusal(changes, pkce);
   const holder = holderOf(registry, { type: "user", id: rec.userId });
   if (holder === undefined) return refusal(changes, "The user of the code no longer exists.");
   const chain: RefreshChainRecord | null = hasScope(rec.scope, "offline_access")
@@ -299,15 +308,31 @@ function codeExchange(
   return { changes, result: { ok: { holder: withNonce, scope: rec.scope, chain } } };
 }
 
+// RFC 7636 §4.1: 43 to 128 unreserved characters.
+const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
+
+/** What is wrong with a code's PKCE proof, or null (I69): a challenge needs its verifier, and a verifier its challenge. */
+function pkceProblem(challenge: string | undefined, verifier: string | undefined): string | null {
+  if (challenge === undefined)
+    return verifier === undefined
+      ? null
+      : "code_verifier was sent, but the authorization request had no code_challenge.";
+  if (verifier === undefined) return "code_verifier is required: the authorization request had a code_challenge.";
+  if (!VERIFIER.test(verifier)) return "code_verifier must be 43 to 128 unreserved characters.";
+  const computed = createHash("sha256").update(verifier, "ascii").digest("base64url");
+  return computed === challenge ? null : "code_verifier does not match the code_challenge.";
+}
+
 /** authorization_code (I23): a user's ID token, and with `offline_access` the first refresh token of a new chain. */
 async function authorizationCode(
   ctx: TokenContext,
   app: AppRecord,
   code: string,
   redirectUri: string,
+  verifier: string | undefined,
 ): Promise<TokenAnswer> {
   const secret = await serviceSecret(ctx.registry);
-  const got = settle(await committed(ctx.registry, () => codeExchange(ctx, app, code, redirectUri)));
+  const got = settle(await committed(ctx.registry, () => codeExchange(ctx, app, code, redirectUri, verifier)));
   const refresh = got.chain === null ? {} : { refresh_token: refreshTokenOf(secret, got.chain.chain, 1) };
   return answer(ctx, app, got.holder, { ...refresh, scope: got.scope });
 }

@@ -104,6 +104,8 @@ export interface AuthCodeRecord {
   readonly scope: string;
   /** The OpenID Connect `nonce` of the authorization request, copied into the ID token (I69); absent: none. */
   readonly nonce?: string;
+  /** The PKCE S256 `code_challenge` of the authorization request (RFC 7636); absent: none asked. */
+  readonly codeChallenge?: string;
   /** Expiry, ms since the epoch. */
   readonly expires: number;
   /** Once exchanged: the refresh chain it started (null: none), revoked if the code comes again. */
