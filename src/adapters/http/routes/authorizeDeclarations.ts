@@ -11,6 +11,8 @@ const QUERY = z.object({
   response_type: z.string().describe("`code` (required)"),
   scope: z.string().describe("`openid`, or `openid offline_access` for a refresh token (required)"),
   nonce: z.string().optional().describe("OpenID Connect nonce, copied into the ID token"),
+  code_challenge: z.string().optional().describe("PKCE: the base64url SHA-256 of the code_verifier (43 characters)"),
+  code_challenge_method: z.string().optional().describe("PKCE: `S256` (the only method)"),
   prompt: z.string().optional().describe("`consent` (required with offline_access), `login` or `select_account`"),
   state: z.string().optional().describe("Returned unchanged to the redirect URI (at most 2,048 characters)"),
 });
