@@ -7,7 +7,8 @@ import { expect, test } from "vitest";
 // the public entries (src/index.ts, http.ts, …) may import from any layer. legacy1 (everything 1.0) sits after live
 // because the 1.0 live system is built from live's parts (transition, body checks, route table), and before
 // events · reports because the people report reads a 1.0 panel engine; so 1.0 can be retired by deleting legacy1
-// and the few places above it that name it.
+// and the few places above it that name it. node (the cloud node runtime) is last, so nothing imports it; that it
+// imports only model, compile, evaluate and live is pinned by test/node/nodeLayer.test.ts.
 const LAYERS = [
   ["model"],
   ["compile"],
@@ -17,6 +18,7 @@ const LAYERS = [
   ["events", "reports"],
   ["service"],
   ["adapters"],
+  ["node"],
 ] as const;
 const SRC = resolve(__dirname, "../src");
 
