@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type RunningServiceServer, startServiceServer } from "../../src/adapters/http/startServiceServer.js";
 import type { DeclaredRoute } from "../../src/adapters/http/routes/declaredRoute.js";
+import { nodeRouteDeclarations } from "../../src/adapters/http/nodeRoutes.js";
 import { migrationRoutes } from "../../src/adapters/http/routes/serviceRoutes.js";
 import { serviceRouteDeclarations } from "../../src/adapters/http/routes/servedRoutes.js";
 import type { Role } from "../../src/service/auth/grant.js";
@@ -151,7 +152,9 @@ function fill(route: DeclaredRoute, values: Readonly<Record<string, string>>): s
 
 type Target = "own" | "descendant" | "other";
 const routes = () =>
-  serviceRouteDeclarations(migrationRoutes()).filter((r) => r.access.scope !== "public" && r.host !== "service");
+  serviceRouteDeclarations([...migrationRoutes(), ...nodeRouteDeclarations()]).filter(
+    (r) => r.access.scope !== "public" && r.host !== "service",
+  );
 
 /** What each accounts-host parameter names for a target (dealer A's user: own = dealer A, descendant = A1 or LA, other = B's). */
 function accountsValues(route: DeclaredRoute, target: Target): Record<string, string> | null {

@@ -19,6 +19,7 @@ import type { AnyLiveSystem, DurableSystem } from "../../service/store/durableSy
 import { pageHeaders } from "./answerDeviceAccess.js";
 import { readJsonBody } from "./readJsonBody.js";
 import { LIVE_READINGS } from "./routes/liveRoutes.js";
+import type { CloudNodeAnswers } from "../../service/nodes/nodeStatus.js";
 
 /** The message of a refusal, by status; its issues say what exactly. */
 export const REFUSAL: Readonly<Record<number, string>> = {
@@ -39,6 +40,8 @@ export interface LiveRouteContext {
    * server without the service's secret (one embedded system) has none.
    */
   readonly inviteIdOf?: ((credentialId: string, holderId: string) => Promise<string>) | undefined;
+  /** The cloud nodes' reported status and hardware (the service, N10, N11); absent: hardware readings answer 501. */
+  readonly cloudNodes?: CloudNodeAnswers | undefined;
 }
 
 /** A live route as the router matched it: its table pattern, handler, decoded params and raw path. */
@@ -162,6 +165,12 @@ export async function answerLive(
   const result = written?.result ?? read(ctx, r, op, url, grant);
   if (!result.ok) throw new HttpError(result.status, REFUSAL[result.status] ?? "Refused.", toHttpIssues(result.issues));
   // After the live system's own checks (an unknown cloud node stays 404).
+  if (isRead && ctx.cloudNodes !== undefined) {
+    const nodes = ctx.cloudNodes;
+    if (r.handler === reads.hardware) return jsonResponse(200, nodes.hardware(r.params.cloudNodeId!), ctx.indent);
+    if (r.handler === reads.cloudNodes || r.handler === reads.cloudNode)
+      return answerOf(withStatus(result, nodes), url, ctx.indent);
+  }
   const reading = isRead ? LIVE_READINGS.get(r.handler) : undefined;
   if (reading !== undefined)
     throw new HttpError(
@@ -170,6 +179,20 @@ export async function answerLive(
     );
   const extra = written === undefined ? {} : await inviteOf(ctx, r, result, written.body);
   return answerOf(result, url, ctx.indent, extra);
+}
+
+/** A cloud node read with each node's `connectionStatus` and `syncStatus` (N10). */
+function withStatus(
+  result: OperationResult | PanelOperationResult,
+  nodes: CloudNodeAnswers,
+): OperationResult | PanelOperationResult {
+  if (!result.ok || "patches" in result || !("body" in result)) return result;
+  const add = (n: unknown) => {
+    const node = n as { id: string };
+    return { ...node, ...nodes.status(node.id) };
+  };
+  const body = Array.isArray(result.body) ? result.body.map(add) : add(result.body);
+  return { ...result, body } as OperationResult;
 }
 
 function answerOf(

@@ -17,6 +17,7 @@ import type { DurableSystem } from "../../service/store/durableSystem.js";
 import { type ReportStoreLimits, ReportService } from "../../service/reportService.js";
 import { StoreError, StoreUnavailableError } from "../../service/store/store.js";
 import type { Webhooks } from "../../service/webhooks/webhookService.js";
+import type { CloudNodeAnswers } from "../../service/nodes/nodeStatus.js";
 import type { Authorize } from "./authenticate.js";
 import { REFUSAL } from "./answerLive.js";
 import { engineRouteConfig } from "./createHttpHandler.js";
@@ -79,6 +80,8 @@ export interface DataAppOptions extends RequestBounds {
   readonly inviteIdOf?: (credentialId: string, holderId: string) => Promise<string>;
   /** false: no /openapi.json and /docs (a tenant of the service, whose document the service serves once); default true. */
   readonly document?: boolean;
+  /** The cloud nodes' status and hardware as their nodes reported them (a tenant of the service, N10, N11); absent: none. */
+  readonly cloudNodes?: CloudNodeAnswers;
 }
 
 const MIB = 1024 * 1024;
@@ -155,6 +158,7 @@ function routeContextOf(options: DataAppOptions, reports: ReportService): DataRo
     indent,
     now: options.now ?? Date.now,
     inviteIdOf: options.inviteIdOf,
+    cloudNodes: options.cloudNodes,
     check: tokenCheckOf(options),
     basePath: normalizeBasePath(options.basePath ?? ""),
     systemId: target.kind === "system" ? target.live.snapshot.systemId : "api",

@@ -48,6 +48,8 @@ import type { TokenKeys } from "../../service/identity/tokenKeys.js";
 import { TokenResolver } from "../../service/identity/tokenResolver.js";
 import type { ReportStoreLimits } from "../../service/reportService.js";
 import { createHash } from "node:crypto";
+import { NodeStatus } from "../../service/nodes/nodeStatus.js";
+import { type SystemView, nodeRouteDeclarations, serviceNodeRoutes } from "./nodeRoutes.js";
 
 /** `1 organization`, `2 organizations`. */
 function count(n: number, one: string, many = `${one}s`): string {
@@ -144,6 +146,8 @@ interface ServiceParts {
   readonly refresh: () => Promise<void>;
   /** Stops following the other processes' registry commits. */
   readonly unwatch: () => Promise<void>;
+  /** The cloud nodes' tokens, heartbeats and reports (N1–N19). */
+  readonly nodes: NodeStatus;
 }
 
 /** A loaded tenant's app, made once per loaded live system (a reload after an eviction makes a new one). */
@@ -225,6 +229,11 @@ function tenantApp(
     ...boundsOf(options),
     ...(options.now !== undefined ? { now: options.now } : {}),
     ...(webhooks !== undefined ? { decisionEvents: webhooks.forTenant(tenant.organization, tenant.key) } : {}),
+    // The cloud nodes' status at the system's revision (N10), their hardware as reported (N11).
+    cloudNodes: {
+      status: (id) => parts.nodes.status(tenant.key, id, lease.durable.seq()),
+      hardware: (id) => parts.nodes.hardware(tenant.key, id),
+    },
     onError: (e, request) =>
       log(`internal error on ${request.method} ${new URL(request.url).pathname}: ${(e as Error)?.stack ?? String(e)}`),
   });
@@ -247,7 +256,7 @@ async function accountsApp(parts: ServiceParts): Promise<Hono<DataEnv>> {
   app.notFound((c) =>
     errorResponse(new HttpError(404, `No route for ${c.req.method} ${new URL(c.req.url).pathname}.`), 2),
   );
-  await serveServiceDocument(app, migrationRoutes());
+  await serveServiceDocument(app, [...migrationRoutes(), ...nodeRouteDeclarations()]);
   app.on(["GET", "HEAD"], "/healthz", () =>
     jsonResponse(
       200,
@@ -333,6 +342,18 @@ async function accountsApp(parts: ServiceParts): Promise<Hono<DataEnv>> {
   return app;
 }
 
+/** A system's revision and cloud nodes, for the node routes (N3). */
+async function readNodes(host: TenantHost, tenant: TenantRow): Promise<SystemView> {
+  const lease = await host.acquire(tenant.n);
+  try {
+    const target = lease.durable.target;
+    const ids = new Set(target.kind === "system" ? target.live.current.cloudNodes.map((n) => n.id) : []);
+    return { revision: lease.durable.seq(), hasNode: (id) => ids.has(id) };
+  } finally {
+    lease.release();
+  }
+}
+
 /** Opens the database, the registry, the webhooks and the tenant host; on failure closes what opened. */
 async function openParts(options: StartServiceServerOptions, log: (line: string) => void): Promise<ServiceParts> {
   const space = await openSpace(options);
@@ -385,6 +406,7 @@ async function openParts(options: StartServiceServerOptions, log: (line: string)
       ...identityParts(options, registry),
       log,
       startedAt: new Date().toISOString(),
+      nodes: new NodeStatus(registry, options.now),
       apps,
       migrations,
     };
@@ -521,9 +543,19 @@ export async function startServiceServer(options: StartServiceServerOptions): Pr
       known: (token) => parts.staticGrant(token) !== null || front.isTenantToken(token),
       indent: 2,
     });
+    const nodeRoutes = serviceNodeRoutes({
+      registry,
+      nodes: parts.nodes,
+      grantOn: (token, systemId) => tenantGrant(front, token, registry.tenantByKey(systemId)!),
+      known: (token) => parts.staticGrant(token) !== null || front.isTenantToken(token),
+      prepare: (token) => parts.resolver.prepare(token),
+      readSystem: (tenant) => readNodes(host, tenant),
+      maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+      indent: 2,
+    });
     const answer = serviceFetch(front);
     server = await listenOn(
-      withRequestLog(log, (r) => idMapping(r) ?? answer(r)),
+      withRequestLog(log, (r) => nodeRoutes(r) ?? idMapping(r) ?? answer(r)),
       options,
       connections,
     );

@@ -53,7 +53,8 @@ export interface DeclaredRoute {
     | "panelRegistration"
     | "oauth"
     | "permission"
-    | "credential";
+    | "credential"
+    | "node";
   /** For a live route: the live system's handler (handed to it with the params, not matched again). */
   readonly handler?: unknown;
 }

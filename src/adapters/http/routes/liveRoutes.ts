@@ -8,6 +8,7 @@ import { reads } from "../../../live/operations/reads.js";
 import { panelReads } from "../../../legacy1/live/panelReads.js";
 import { queryKeysOf } from "../../../live/queryKeys.js";
 import type { Role } from "../../../service/auth/grant.js";
+import { CONNECTION_STATUS, HARDWARE_ITEM, SYNC_STATUS } from "../../../service/nodes/nodeStatus.js";
 import {
   AUTH_ERRORS,
   COMMON_ERRORS,
@@ -56,11 +57,20 @@ function readAnswer(pattern: string, id: z.ZodType): z.ZodType {
   const last = pattern.split("/").at(-1) ?? "";
   if (pattern.endsWith("/rsop/holders") || pattern.endsWith("/rsop/persons"))
     return z.looseObject({ holders: z.array(z.looseObject({ id })).optional() });
+  // On the service a cloud node carries its reported status (N10); an embedded system's has none.
+  if (pattern === "/cloud-nodes/:cloudNodeId") return CLOUD_NODE;
+  if (pattern === "/cloud-nodes") return z.array(CLOUD_NODE);
   if (last.startsWith(":") || ["info", "config"].includes(last)) return z.looseObject({});
   // The facility codes in use, as strings.
   if (last === "facility-codes") return z.array(z.string());
   return z.array(z.looseObject({}));
 }
+
+/** A cloud node as answered: its `syncStatus` and `connectionStatus` on the service only (N10). */
+const CLOUD_NODE = z.looseObject({
+  syncStatus: SYNC_STATUS.optional(),
+  connectionStatus: CONNECTION_STATUS.optional(),
+});
 
 /** A credential created: its id, and a digital one's invite id on the service (I81). */
 const CREDENTIAL_CREATED = ID_ANSWER.extend({
@@ -97,9 +107,12 @@ function declare(
             : ["admin", "integrator"];
     const reading = LIVE_READINGS.has(handler);
     const query = read ? queryOf(handler) : undefined;
+    // The hardware list: the service answers the node's last report (N11), an embedded system 501.
     const ok: Record<number, z.ZodType | null> = read
       ? reading
-        ? {}
+        ? handler === reads.hardware
+          ? { 200: z.array(HARDWARE_ITEM) }
+          : {}
         : { 200: readAnswer(pattern, id) }
       : { 200: ID_ANSWER, 201: handler === createCredential ? CREDENTIAL_CREATED : ID_ANSWER, 204: null };
     const errors = [...AUTH_ERRORS, ...COMMON_ERRORS, ...(read ? [] : [409]), ...(reading ? [501] : [])];
