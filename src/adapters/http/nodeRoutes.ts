@@ -9,9 +9,11 @@ import type { Grant } from "../../service/auth/grant.js";
 import { formatPath } from "../../model/index.js";
 import { HttpError, errorResponse, jsonResponse } from "../../service/httpError.js";
 import { HEARTBEAT_BODY, type NodeStatus } from "../../service/nodes/nodeStatus.js";
+import { FEED_LINE, SNAPSHOT_ANSWER } from "../../service/nodes/nodeFeed.js";
 import type { TenantRow } from "../../service/store/registryStore.js";
 import type { TenantRegistry } from "../../service/tenants/registry.js";
 import { authenticate } from "./authenticate.js";
+import { nodeEventRouteDeclarations } from "./nodeEventRoutes.js";
 import { refuseOtherQuery } from "./parseQuery.js";
 import { readJsonBody } from "./readJsonBody.js";
 import {
@@ -49,12 +51,13 @@ export interface NodeRouteDeps {
 const NODE_ROUTE = /^\/([^/]+)\/cloud-nodes\/([^/]+)\/(token|node\/heartbeat)\/?$/;
 const WRITERS = new Set(["admin", "integrator"]);
 
-const unknownSystem = (id: string) =>
+export const unknownSystem = (id: string) =>
   new HttpError(404, "Unknown system id.", [{ path: "system_id", message: `Unknown system id "${id}".` }]);
-const unknownNode = (id: string) =>
+export const unknownNode = (id: string) =>
   new HttpError(404, "Unknown cloud node.", [{ path: "cloud_node_id", message: `Unknown cloud node "${id}".` }]);
 
-interface Target {
+/** The system and node a node route names. */
+export interface Target {
   readonly tenant: TenantRow;
   readonly systemId: string;
   readonly cloudNodeId: string;
@@ -108,11 +111,18 @@ async function answerToken(deps: NodeRouteDeps, request: Request, t: Target): Pr
 }
 
 /**
- * Who may send a heartbeat (N3): the token of exactly this node. Another node's token of this
- * system: 404 at the node; of another system, or any other token valid elsewhere: 404 at the
- * system; a person's or application's token on this system: 403 (only the node reports).
+ * Who may send a heartbeat (N3), download its system or follow its changes (N13): the token of
+ * exactly this node. Another node's token of this system: 404 at the node; of another system, or any
+ * other token valid elsewhere: 404 at the system; a person's or application's token on this system:
+ * 403 (only the node reports).
+ * @param what - what only the node may do, for the 403's message.
  */
-async function admitNode(deps: NodeRouteDeps, request: Request, t: Target): Promise<void> {
+export async function admitNode(
+  deps: Pick<NodeRouteDeps, "registry" | "nodes" | "grantOn" | "known" | "prepare">,
+  request: Request,
+  t: Target,
+  what = "report its heartbeat",
+): Promise<void> {
   await deps.prepare?.(bearerToken(request.headers.get("authorization")));
   const seen: { answer: "node" | "otherNode" | "user" | "elsewhere" } = { answer: "elsewhere" };
   await authenticate(
@@ -132,7 +142,7 @@ async function admitNode(deps: NodeRouteDeps, request: Request, t: Target): Prom
     t.systemId,
   );
   if (seen.answer === "otherNode") throw unknownNode(t.cloudNodeId);
-  if (seen.answer === "user") throw new HttpError(403, "Only the cloud node's own token may report its heartbeat.");
+  if (seen.answer === "user") throw new HttpError(403, `Only the cloud node's own token may ${what}.`);
   if (seen.answer === "elsewhere") throw unknownSystem(t.systemId);
 }
 
@@ -173,6 +183,7 @@ function declared(
   access: RouteAccess,
   ok: Record<number, z.ZodType | null>,
   body?: z.ZodType,
+  errors: readonly number[] = [409],
 ): DeclaredRoute {
   return {
     id: `systems.${method.toLowerCase()}${path.replace(/[/:{}_-]+(\w)/g, (_, c: string) => c.toUpperCase())}`,
@@ -183,7 +194,7 @@ function declared(
     tags: ["cloud-nodes"],
     params: paramsOf(path),
     ...(body !== undefined ? { body } : {}),
-    answers: answersOf(ok, [...AUTH_ERRORS, ...COMMON_ERRORS, 409]),
+    answers: answersOf(ok, [...AUTH_ERRORS, ...COMMON_ERRORS, ...errors]),
     access,
     by: "node",
   };
@@ -205,5 +216,27 @@ export function nodeRouteDeclarations(): DeclaredRoute[] {
       { 204: null },
       HEARTBEAT_BODY,
     ),
+    declared(
+      "GET",
+      "/:systemId/cloud-nodes/:cloudNodeId/node/snapshot",
+      "A cloud node downloads its system's snapshot and the revision it is at (its own token)",
+      NODE_ONLY,
+      { 200: SNAPSHOT_ANSWER },
+      undefined,
+      [],
+    ),
+    {
+      ...declared(
+        "GET",
+        "/:systemId/cloud-nodes/:cloudNodeId/node/changes",
+        "A cloud node follows its system's changes after a revision (its own token): application/x-ndjson, one line each",
+        NODE_ONLY,
+        { 200: FEED_LINE.describe("One line of the stream (application/x-ndjson)") },
+        undefined,
+        [409, 410],
+      ),
+      query: z.object({ from: z.string().describe("The revision the node holds: changes after it are sent") }),
+    },
+    ...nodeEventRouteDeclarations(),
   ];
 }

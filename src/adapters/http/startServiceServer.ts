@@ -50,6 +50,10 @@ import type { ReportStoreLimits } from "../../service/reportService.js";
 import { createHash } from "node:crypto";
 import { NodeStatus } from "../../service/nodes/nodeStatus.js";
 import { type SystemView, nodeRouteDeclarations, serviceNodeRoutes } from "./nodeRoutes.js";
+import { type FeedLimits, NodeFeeds } from "../../service/nodes/nodeFeed.js";
+import { serviceNodeFeedRoutes } from "./nodeFeedRoutes.js";
+import { NodeEvents, withNodeEvents } from "../../service/nodes/nodeEvents.js";
+import { serviceNodeEventRoutes } from "./nodeEventRoutes.js";
 
 /** `1 organization`, `2 organizations`. */
 function count(n: number, one: string, many = `${one}s`): string {
@@ -84,6 +88,8 @@ export interface StartServiceServerOptions extends ConnectionOptions, RequestBou
   /** Sends credential activation messages (`--smtp URL`); without one, `sendEmail` is refused (I9). */
   readonly mailer?: Mailer;
   readonly closeGraceMs?: number;
+  /** The cloud nodes' change feeds: keep-alive and check intervals, batch (N16, N18); defaults in nodeFeed.ts. */
+  readonly nodeFeeds?: Partial<FeedLimits>;
   readonly now?: () => number;
   readonly log?: (line: string) => void;
 }
@@ -148,6 +154,8 @@ interface ServiceParts {
   readonly unwatch: () => Promise<void>;
   /** The cloud nodes' tokens, heartbeats and reports (N1–N19). */
   readonly nodes: NodeStatus;
+  /** The cloud nodes' open change feeds (N18). */
+  readonly feeds: NodeFeeds;
 }
 
 /** A loaded tenant's app, made once per loaded live system (a reload after an eviction makes a new one). */
@@ -365,7 +373,9 @@ async function openParts(options: StartServiceServerOptions, log: (line: string)
   try {
     const registry = await TenantRegistry.open(space.registry, {
       ...(options.now !== undefined ? { now: options.now } : {}),
-      outbox: (events) => webhooks?.organizationEvents(events) ?? [],
+      // A node upload's access events ride its dedupe commit (N23).
+      outbox: (events) =>
+        webhooks === undefined ? [] : withNodeEvents(events, (e) => webhooks!.organizationEvents(e)),
       stored: (entries) => webhooks?.stored(entries),
       migrating: async (n) => migrations?.migrating(n) === true,
       hasHolders: async (n) => {
@@ -386,9 +396,14 @@ async function openParts(options: StartServiceServerOptions, log: (line: string)
         httpsTransport(options.webhooks?.allow ?? []),
       );
     const apps = new Map<number, TenantApp>();
+    const feeds = new NodeFeeds();
     host = new TenantHost(space, {
       ...tenantHostOptions(options, registry, () => webhooks, log),
-      onEvicted: (n) => apps.delete(n),
+      // An evicted (or deleted) system's node feeds end: its nodes reconnect (N18).
+      onEvicted: (n) => {
+        apps.delete(n);
+        feeds.endTenant(n);
+      },
       ...(shared ? { open: replicaOpener(log) } : {}),
     });
     // Opened once the registry and host are: resumes the migrations stored in panels' kv (T73).
@@ -407,6 +422,7 @@ async function openParts(options: StartServiceServerOptions, log: (line: string)
       log,
       startedAt: new Date().toISOString(),
       nodes: new NodeStatus(registry, options.now),
+      feeds,
       apps,
       migrations,
     };
@@ -553,9 +569,31 @@ export async function startServiceServer(options: StartServiceServerOptions): Pr
       maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
       indent: 2,
     });
+    const nodeFeeds = serviceNodeFeedRoutes({
+      registry,
+      nodes: parts.nodes,
+      grantOn: (token, systemId) => tenantGrant(front, token, registry.tenantByKey(systemId)!),
+      known: (token) => parts.staticGrant(token) !== null || front.isTenantToken(token),
+      prepare: (token) => parts.resolver.prepare(token),
+      acquire: (tenant) => host.acquire(tenant.n),
+      feeds: parts.feeds,
+      ...(options.nodeFeeds !== undefined ? { limits: options.nodeFeeds } : {}),
+      indent: 2,
+    });
+    const nodeEvents = serviceNodeEventRoutes({
+      registry,
+      nodes: parts.nodes,
+      grantOn: (token, systemId) => tenantGrant(front, token, registry.tenantByKey(systemId)!),
+      known: (token) => parts.staticGrant(token) !== null || front.isTenantToken(token),
+      prepare: (token) => parts.resolver.prepare(token),
+      acquire: (tenant) => host.acquire(tenant.n),
+      events: new NodeEvents(registry, () => webhooks, options.now),
+      maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+      indent: 2,
+    });
     const answer = serviceFetch(front);
     server = await listenOn(
-      withRequestLog(log, (r) => nodeRoutes(r) ?? idMapping(r) ?? answer(r)),
+      withRequestLog(log, (r) => nodeRoutes(r) ?? nodeFeeds(r) ?? nodeEvents(r) ?? idMapping(r) ?? answer(r)),
       options,
       connections,
     );
@@ -576,6 +614,8 @@ export async function startServiceServer(options: StartServiceServerOptions): Pr
     webhooks,
     close() {
       closing ??= (async () => {
+        // The node feeds never end by themselves: they end first, so that closing waits only for requests.
+        parts.feeds.endAll();
         await closeGracefully(server, options.closeGraceMs ?? 5000);
         await shutDown();
       })();

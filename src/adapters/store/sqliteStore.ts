@@ -279,6 +279,19 @@ function tenantView(sh: Shared, n: number, forget: () => void): { store: Store; 
       await durable(bytes);
       return true;
     },
+    async changesAfter(after, limit) {
+      open();
+      const rows = st.changesPage.all(n, after, limit);
+      // The log does not reach back to `after + 1` (rows removed before a kept snapshot): only a snapshot catches up.
+      const lastKnown = () => Math.max(st.lastSeq.get(n)?.seq ?? 0, st.latestSnapshot.get(n)?.seq ?? 0);
+      if (rows.length > 0 ? rows[0]!.seq !== after + 1 : after < lastKnown()) return null;
+      return rows.map((r) => ({
+        seq: r.seq,
+        time: r.time,
+        operation: JSON.parse(r.operation) as unknown,
+        patches: JSON.parse(r.patches) as unknown[],
+      }));
+    },
     snapshot: (at, snap, time, pace = "background") =>
       storeSnapshot(sh, { n, chunks, open, closed: () => closed }, at, snap, time, pace),
     ...sqliteReports(st, n, open, durable),
@@ -607,6 +620,9 @@ function prepareStatements(db: SqliteDatabase) {
     ),
     changesAfter: q<[number, number], { seq: number; time: string; operation: string; patches: string }>(
       "SELECT seq, time, operation, patches FROM changes WHERE tenant = ? AND seq > ? ORDER BY seq",
+    ),
+    changesPage: q<[number, number, number], { seq: number; time: string; operation: string; patches: string }>(
+      "SELECT seq, time, operation, patches FROM changes WHERE tenant = ? AND seq > ? ORDER BY seq LIMIT ?",
     ),
     insertReport: q<[number, string, string, string | null]>(
       "INSERT INTO reports (tenant, id, info, records) VALUES (?, ?, ?, ?) ON CONFLICT (tenant, id) DO UPDATE SET info = excluded.info, records = coalesce(excluded.records, records)",

@@ -101,6 +101,13 @@ export interface DurableSystem {
   write(op: Operation, prepare?: (op: Operation) => Operation): Promise<OperationResult | PanelOperationResult>;
   /** Waits for writes in progress, stores a snapshot if changes came since the last, closes the store. */
   close(): Promise<void>;
+  /**
+   * Tells `listener` the last stored change (`seq()`) each time it advances, and when writes applied
+   * in memory were undone; answers a function that stops telling. Optional: a wrapper may lack it.
+   */
+  watch?(listener: (seq: number) => void): () => void;
+  /** The change whose state memory holds: `seq()` and the writes applied but not yet stored. Optional as `watch`. */
+  applied?(): number;
 }
 
 /**
@@ -224,6 +231,11 @@ export async function openDurableSystem(store: Store, options: DurableSystemOpti
       }
     },
     close: () => durable.close(),
+    watch: (listener) => {
+      durable.listeners.add(listener);
+      return () => durable.listeners.delete(listener);
+    },
+    applied: () => durable.applied,
   };
 }
 
@@ -268,6 +280,8 @@ class Durable {
   /** The next snapshot to store, read when memory held the state of its change; stored once that is durable. */
   candidate: { readonly seq: number; readonly snapshot: unknown } | undefined;
   readonly live: AnyLiveSystem;
+  /** Told when `committed` advanced or writes were undone (DurableSystem.watch). */
+  readonly listeners = new Set<(seq: number) => void>();
 
   constructor(
     readonly store: Store,
@@ -370,6 +384,7 @@ class Durable {
   /** A write is durable: it and the durable writes after it are answered, in log order. */
   stored(w: InFlight): void {
     w.durable = true;
+    const was = this.committed;
     while (this.inFlight[0]?.durable === true) {
       const done = this.inFlight.shift()!;
       this.committed = done.seq;
@@ -381,9 +396,20 @@ class Durable {
         done.reject(e);
       }
     }
+    if (this.committed !== was) this.tell();
     const head = this.inFlight[0];
     if (head?.notTaken !== undefined) this.failed(head, head.notTaken);
     this.trySnapshot();
+  }
+
+  /** Tells the watchers the last stored change; one that throws stops no other. */
+  tell(): void {
+    for (const listener of this.listeners)
+      try {
+        listener(this.committed);
+      } catch {
+        // A watcher's failure is its own.
+      }
   }
 
   /** A write could not be stored: it and every write applied after it are undone and answered `e`. */
@@ -398,6 +424,7 @@ class Durable {
       e,
     );
     for (const u of undone) u.reject(error);
+    this.tell();
   }
 
   /** Undoes writes (their inverse patches, the last first); answers the error to give their writers. */

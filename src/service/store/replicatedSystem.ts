@@ -177,6 +177,8 @@ class Replica {
   queue: Promise<unknown> = Promise.resolve();
   closing: Promise<void> | undefined;
   readonly waiters = new Set<{ seq: number; done: (ok: boolean) => void }>();
+  /** Told each change applied from the log (DurableSystem.watch). */
+  readonly listeners = new Set<(seq: number) => void>();
   readonly seqs = new WeakMap<object, number>();
   catchUpQueued = false;
   snapshotting = false;
@@ -223,6 +225,12 @@ class Replica {
     this.applied = seq;
     if (this.latest < seq) this.latest = seq;
     for (const w of this.waiters) if (w.seq <= this.applied) w.done(true);
+    for (const listener of this.listeners)
+      try {
+        listener(seq);
+      } catch {
+        // A watcher's failure is its own.
+      }
   };
 
   fail(why: string): void {
@@ -544,6 +552,11 @@ class Replica {
       waitFor: (seq, timeoutMs) => this.waitFor(seq, timeoutMs),
       seqOf: (result) => this.seqs.get(result),
       health: () => this.health(),
+      watch: (listener) => {
+        this.listeners.add(listener);
+        return () => this.listeners.delete(listener);
+      },
+      applied: () => this.applied,
       close: () => {
         this.closing ??= (async () => {
           clearInterval(this.poll);

@@ -132,6 +132,12 @@ export interface Store {
    * number. Optional, as getValue.
    */
   replaceSystem?(kind: StoredKind, snapshot: unknown, operation: unknown, time: string): Promise<number>;
+  /**
+   * Up to `limit` changes after `seq`, in order; null when the log no longer holds change `seq + 1`
+   * though the system is past `seq` (compacted: only a snapshot can catch up); empty at the log's
+   * end. As SharedStore.changesAfter; optional: a store without it feeds no cloud node.
+   */
+  changesAfter?(seq: number, limit: number): Promise<StoredChange[] | null>;
 }
 
 /**
