@@ -19,6 +19,15 @@ import { RegistryConflict } from "../../service/store/registryStore.js";
 import { type StoredKind, StoreError } from "../../service/store/store.js";
 import type { OutboxEntry } from "../../service/store/webhookStore.js";
 
+/**
+ * The advisory lock of the schema: created or checked by each process as it opens the database
+ * (exclusively), and held shared by each registry commit. `CREATE INDEX IF NOT EXISTS` takes a
+ * share lock on its table even when the index exists, and the schema's `registry_rev` insert waits
+ * for a commit updating that row: without this lock a process opening the database while another
+ * commits could deadlock with it (seen as "deadlock detected" when two processes start at once).
+ */
+export const SCHEMA_LOCK = 0x7273_6f70_01; // "rsop" 1
+
 /** The registry's tables (rsop_tenants is the store's: it also holds each tenant's kind). */
 export const PG_REGISTRY_SCHEMA = `
 CREATE TABLE IF NOT EXISTS rsop_organizations (id text PRIMARY KEY, parent text REFERENCES rsop_organizations (id), name text NOT NULL, type text NOT NULL CHECK (type IN ('root', 'dealer', 'multi-site', 'legacy')), fields text NOT NULL, created text NOT NULL, rev bigint NOT NULL);
@@ -79,6 +88,7 @@ export function postgresRegistry(deps: PgRegistryDeps): PostgresRegistry {
     async commit(changes, outbox = []) {
       try {
         return await transaction(async (c) => {
+          await c.query("SELECT pg_advisory_xact_lock_shared($1)", [SCHEMA_LOCK]);
           // The counter row stays locked to the commit: one registry commit at a time, across processes.
           const rev = Number(
             (

@@ -13,7 +13,7 @@
 import type { Pool, PoolClient } from "pg";
 import { JsonChunkCache, jsonTextInTurns } from "./jsonSlices.js";
 import { type Listening, type ListeningClient, type Queryable, listen } from "./pgListen.js";
-import { PG_REGISTRY_SCHEMA, type PostgresRegistry, postgresRegistry } from "./postgresRegistry.js";
+import { PG_REGISTRY_SCHEMA, type PostgresRegistry, SCHEMA_LOCK, postgresRegistry } from "./postgresRegistry.js";
 import { PG_WEBHOOK_SCHEMA, type PgWebhookDeps, postgresWebhooks } from "./postgresWebhooks.js";
 import {
   type SharedStore,
@@ -39,8 +39,6 @@ const SCHEMA_VERSION = "2";
 const CHANNEL = "rsop_log";
 /** The channel of registry commits (payload: the new rev). */
 export const REGISTRY_CHANNEL = "rsop_registry";
-/** Advisory lock keys (per database): schema creation. */
-const SCHEMA_LOCK = 0x7273_6f70_01; // "rsop" 1
 /** Two-key advisory lock classes, the second key a tenant's number: its snapshot writer, its first import. */
 const WRITER_CLASS = 0x7273_0002;
 const INIT_CLASS = 0x7273_0004;
