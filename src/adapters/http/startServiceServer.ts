@@ -52,7 +52,7 @@ import { NodeStatus } from "../../service/nodes/nodeStatus.js";
 import { type SystemView, nodeRouteDeclarations, serviceNodeRoutes } from "./nodeRoutes.js";
 import { type FeedLimits, NodeFeeds } from "../../service/nodes/nodeFeed.js";
 import { serviceNodeFeedRoutes } from "./nodeFeedRoutes.js";
-import { NodeEvents, withNodeEvents } from "../../service/nodes/nodeEvents.js";
+import { NodeEvents } from "../../service/nodes/nodeEvents.js";
 import { serviceNodeEventRoutes } from "./nodeEventRoutes.js";
 
 /** `1 organization`, `2 organizations`. */
@@ -374,8 +374,7 @@ async function openParts(options: StartServiceServerOptions, log: (line: string)
     const registry = await TenantRegistry.open(space.registry, {
       ...(options.now !== undefined ? { now: options.now } : {}),
       // A node upload's access events ride its dedupe commit (N23).
-      outbox: (events) =>
-        webhooks === undefined ? [] : withNodeEvents(events, (e) => webhooks!.organizationEvents(e)),
+      outbox: (events) => webhooks?.organizationEvents(events) ?? [],
       stored: (entries) => webhooks?.stored(entries),
       migrating: async (n) => migrations?.migrating(n) === true,
       hasHolders: async (n) => {

@@ -7,7 +7,6 @@
 // never makes a second notification, and an answered upload is never lost (N22, N23).
 import { z } from "zod";
 import { accessEvent } from "../../events/accessEvent.js";
-import type { OrgEvent } from "../../events/orgEvents.js";
 import type { AccessEvent } from "../../events/types.js";
 import {
   type Decision,
@@ -196,44 +195,6 @@ export function accessEntries(
   return out;
 }
 
-/** Outbox entries carried through a registry commit by a stand-in event (see withNodeEvents). */
-const carried = new WeakMap<OrgEvent, readonly OutboxEntry[]>();
-
-/** A stand-in event carrying `entries`: if nothing recognizes it, it routes nowhere (no organization ""). */
-function carrier(entries: readonly OutboxEntry[]): OrgEvent {
-  const event: OrgEvent = {
-    generation: "2.0",
-    about: "panel",
-    kind: "accepted",
-    organization: "",
-    ancestors: [],
-    body: {
-      eventId: "",
-      occurredAt: "",
-      topic: "",
-      id: "",
-      clientInfo: { ipAddress: null, userAgent: null },
-      user: { firstName: null, id: null, lastName: null },
-    },
-  };
-  carried.set(event, entries);
-  return event;
-}
-
-/**
- * The registry's outbox option (startServiceServer): the entries of node events carried by their
- * stand-ins, in place, and the organization events through `organizationEvents` (N23).
- */
-export function withNodeEvents(
-  events: readonly OrgEvent[],
-  organizationEvents: (events: OrgEvent[]) => OutboxEntry[],
-): OutboxEntry[] {
-  const own = events.filter((e) => !carried.has(e));
-  const out = own.length > 0 ? organizationEvents(own) : [];
-  for (const e of events) out.push(...(carried.get(e) ?? []));
-  return out;
-}
-
 /** The ids of a stored batch, as a set made once per record row. */
 const idSets = new WeakMap<RecordRow, ReadonlySet<string>>();
 function idsOf(row: RecordRow): ReadonlySet<string> {
@@ -314,7 +275,7 @@ export class NodeEvents {
     ];
     const accessEvents = fresh.map((e) => nodeAccessEvent(e, t.snapshot, t.cloudNodeId));
     const entries = accessEntries(this.#webhooks(), t.organization, accessEvents, this.#now);
-    return { changes, events: entries.length > 0 ? [carrier(entries)] : [], result };
+    return { changes, outbox: entries, result };
   }
 }
 

@@ -49,6 +49,8 @@ export type { Caller } from "./organization.js";
 export interface RecordsUpdate<T> {
   readonly changes: readonly RegistryChange[];
   readonly events?: readonly OrgEvent[];
+  /** Outbox rows made elsewhere (a node's access events, N23), committed as they are with the changes. */
+  readonly outbox?: readonly OutboxEntry[];
   readonly result: T;
 }
 
@@ -223,8 +225,8 @@ export class TenantRegistry {
    */
   updateRecords<T>(build: () => RecordsUpdate<T>): Promise<T> {
     return this.#serial(async () => {
-      const { changes, events = [], result } = build();
-      if (changes.length > 0) await this.#commit(changes, events);
+      const { changes, events = [], outbox = [], result } = build();
+      if (changes.length > 0) await this.#commit(changes, events, {}, outbox);
       return result;
     });
   }
@@ -702,8 +704,9 @@ export class TenantRegistry {
     changes: readonly RegistryChange[],
     events: readonly OrgEvent[],
     paths: { readonly name?: string; readonly key?: string } = {},
+    extra: readonly OutboxEntry[] = [],
   ): Promise<void> {
-    const outbox = events.length > 0 ? (this.#options.outbox?.([...events]) ?? []) : [];
+    const outbox = [...(events.length > 0 ? (this.#options.outbox?.([...events]) ?? []) : []), ...extra];
     let rev: number;
     try {
       rev = await this.#store.commit(changes, outbox);
