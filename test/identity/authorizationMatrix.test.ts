@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type RunningServiceServer, startServiceServer } from "../../src/adapters/http/startServiceServer.js";
 import type { DeclaredRoute } from "../../src/adapters/http/routes/declaredRoute.js";
+import { nodeEventRouteDeclarations } from "../../src/adapters/http/nodeEventRoutes.js";
 import { nodeRouteDeclarations } from "../../src/adapters/http/nodeRoutes.js";
 import { migrationRoutes } from "../../src/adapters/http/routes/serviceRoutes.js";
 import { serviceRouteDeclarations } from "../../src/adapters/http/routes/servedRoutes.js";
@@ -152,7 +153,7 @@ function fill(route: DeclaredRoute, values: Readonly<Record<string, string>>): s
 
 type Target = "own" | "descendant" | "other";
 const routes = () =>
-  serviceRouteDeclarations([...migrationRoutes(), ...nodeRouteDeclarations()]).filter(
+  serviceRouteDeclarations([...migrationRoutes(), ...nodeRouteDeclarations(), ...nodeEventRouteDeclarations()]).filter(
     (r) => r.access.scope !== "public" && r.host !== "service",
   );
 

@@ -13,7 +13,6 @@ import { FEED_LINE, SNAPSHOT_ANSWER } from "../../service/nodes/nodeFeed.js";
 import type { TenantRow } from "../../service/store/registryStore.js";
 import type { TenantRegistry } from "../../service/tenants/registry.js";
 import { authenticate } from "./authenticate.js";
-import { nodeEventRouteDeclarations } from "./nodeEventRoutes.js";
 import { refuseOtherQuery } from "./parseQuery.js";
 import { readJsonBody } from "./readJsonBody.js";
 import {
@@ -237,6 +236,5 @@ export function nodeRouteDeclarations(): DeclaredRoute[] {
       ),
       query: z.object({ from: z.string().describe("The revision the node holds: changes after it are sent") }),
     },
-    ...nodeEventRouteDeclarations(),
   ];
 }

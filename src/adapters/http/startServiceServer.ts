@@ -53,7 +53,7 @@ import { type SystemView, nodeRouteDeclarations, serviceNodeRoutes } from "./nod
 import { type FeedLimits, NodeFeeds } from "../../service/nodes/nodeFeed.js";
 import { serviceNodeFeedRoutes } from "./nodeFeedRoutes.js";
 import { NodeEvents } from "../../service/nodes/nodeEvents.js";
-import { serviceNodeEventRoutes } from "./nodeEventRoutes.js";
+import { nodeEventRouteDeclarations, serviceNodeEventRoutes } from "./nodeEventRoutes.js";
 
 /** `1 organization`, `2 organizations`. */
 function count(n: number, one: string, many = `${one}s`): string {
@@ -264,7 +264,7 @@ async function accountsApp(parts: ServiceParts): Promise<Hono<DataEnv>> {
   app.notFound((c) =>
     errorResponse(new HttpError(404, `No route for ${c.req.method} ${new URL(c.req.url).pathname}.`), 2),
   );
-  await serveServiceDocument(app, [...migrationRoutes(), ...nodeRouteDeclarations()]);
+  await serveServiceDocument(app, [...migrationRoutes(), ...nodeRouteDeclarations(), ...nodeEventRouteDeclarations()]);
   app.on(["GET", "HEAD"], "/healthz", () =>
     jsonResponse(
       200,
