@@ -234,7 +234,11 @@ export class WebhookOutbox {
 
   /** Wakes the loops of subscriptions that just got events. */
   stored(entries: readonly OutboxEntry[]): void {
-    for (const id of new Set(entries.map((x) => x.subscriptionId))) this.#registry.entry(id)?.wake();
+    // Access events stored by another commit (a node's upload, N25) count against the backlog cap (W8) as the service's own do.
+    const access = entries.filter((x) => x.kind === "access");
+    if (access.length > 0) void this.#capAccess(access);
+    for (const id of new Set(entries.filter((x) => x.kind !== "access").map((x) => x.subscriptionId)))
+      this.#registry.entry(id)?.wake();
   }
 
   /** Whether any subscription that events of this organization's tenant reach wants access events. */
@@ -283,6 +287,11 @@ export class WebhookOutbox {
     this.#decided = [];
     this.#decidedFlush = null;
     await this.#store.enqueue(out);
+    await this.#capAccess(out);
+  }
+
+  /** Counts stored access events per subscription, parks the oldest beyond the cap (W8), and wakes the senders. */
+  async #capAccess(out: readonly OutboxEntry[]): Promise<void> {
     const time = new Date(this.#now()).toISOString();
     const counts = new Map<string, number>();
     for (const x of out) counts.set(x.subscriptionId, (counts.get(x.subscriptionId) ?? 0) + 1);
