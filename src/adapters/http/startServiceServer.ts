@@ -48,7 +48,7 @@ import type { TokenKeys } from "../../service/identity/tokenKeys.js";
 import { TokenResolver } from "../../service/identity/tokenResolver.js";
 import type { ReportStoreLimits } from "../../service/reportService.js";
 import { createHash } from "node:crypto";
-import { NodeStatus } from "../../service/nodes/nodeStatus.js";
+import { NodeStatus, nodeRecordsOf } from "../../service/nodes/nodeStatus.js";
 import { type SystemView, nodeRouteDeclarations, serviceNodeRoutes } from "./nodeRoutes.js";
 import { type FeedLimits, NodeFeeds } from "../../service/nodes/nodeFeed.js";
 import { serviceNodeFeedRoutes } from "./nodeFeedRoutes.js";
@@ -372,6 +372,7 @@ async function openParts(options: StartServiceServerOptions, log: (line: string)
   let migrations: TenantMigrations | undefined;
   try {
     const registry = await TenantRegistry.open(space.registry, {
+      recordsOfTenant: nodeRecordsOf,
       ...(options.now !== undefined ? { now: options.now } : {}),
       // A node upload's access events ride its dedupe commit (N23).
       outbox: (events) => webhooks?.organizationEvents(events) ?? [],

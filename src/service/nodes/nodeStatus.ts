@@ -7,8 +7,9 @@
 import { createHash, randomBytes } from "node:crypto";
 import { z } from "zod";
 import { HttpError } from "../httpError.js";
-import type { RegistryChange } from "../store/registryStore.js";
+import type { RegistryChange, TenantRow } from "../store/registryStore.js";
 import type { TenantRegistry } from "../tenants/registry.js";
+import { nodeEventsKind } from "./nodeEvents.js";
 
 /** The record kinds of cloud nodes. */
 export const NODE_KIND = { token: "node-token", status: "node-status" } as const;
@@ -179,6 +180,25 @@ export function tokenDigest(token: string): string {
 }
 
 const statusId = (systemId: string, cloudNodeId: string) => `${systemId}|${cloudNodeId}`;
+
+/**
+ * The deletions of every record kept about a system's cloud nodes (N2): their tokens, their status
+ * and the ids of their uploaded events. Committed with the system's deletion (the registry's
+ * `recordsOfTenant`), so a system id imported again later finds none of them.
+ */
+export function nodeRecordsOf(tenant: TenantRow, registry: TenantRegistry): RegistryChange[] {
+  if (tenant.kind !== "system") return [];
+  const key = tenant.key;
+  const out: RegistryChange[] = [];
+  for (const r of registry.records(NODE_KIND.token))
+    if ((r.value as NodeTokenRecord).systemId === key)
+      out.push({ op: "deleteRecord", kind: NODE_KIND.token, id: r.id });
+  for (const r of registry.records(NODE_KIND.status))
+    if (r.id.startsWith(`${key}|`)) out.push({ op: "deleteRecord", kind: NODE_KIND.status, id: r.id });
+  const events = nodeEventsKind(key);
+  for (const r of registry.records(events)) out.push({ op: "deleteRecord", kind: events, id: r.id });
+  return out;
+}
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /** In memory per node: the exact last heartbeat and its `transfer` flag. */

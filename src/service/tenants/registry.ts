@@ -77,6 +77,12 @@ export interface RegistryOptions {
   readonly rootName?: string;
   /** Organization and system ids; default random UUIDs. */
   readonly newId?: () => string;
+  /**
+   * Records kept about a tenant elsewhere (a system's cloud-node tokens, status and event ids, N2),
+   * deleted in the same commit as the tenant: a system id imported again later by another customer
+   * must find none of them.
+   */
+  readonly recordsOfTenant?: (tenant: TenantRow, registry: TenantRegistry) => readonly RegistryChange[];
 }
 
 /** The record kind of permissions (identity/records.ts KIND.permission: identity builds on this file). */
@@ -701,12 +707,20 @@ export class TenantRegistry {
 
   /** Commits the changes with their events' outbox rows, then applies them in memory. A unique key broken: 409. */
   async #commit(
-    changes: readonly RegistryChange[],
+    asked: readonly RegistryChange[],
     events: readonly OrgEvent[],
     paths: { readonly name?: string; readonly key?: string } = {},
     extra: readonly OutboxEntry[] = [],
   ): Promise<void> {
     const outbox = [...(events.length > 0 ? (this.#options.outbox?.([...events]) ?? []) : []), ...extra];
+    const forget = this.#options.recordsOfTenant;
+    const changes =
+      forget === undefined
+        ? asked
+        : asked.flatMap((c) => {
+            const t = c.op === "deleteTenant" ? this.#tenants.get(c.n) : undefined;
+            return t === undefined ? [c] : [...forget(t, this), c];
+          });
     let rev: number;
     try {
       rev = await this.#store.commit(changes, outbox);
