@@ -10,10 +10,10 @@ import {
   type NodeEvents,
   parseNodeEvents,
 } from "../../service/nodes/nodeEvents.js";
-import { HttpError, errorResponse, jsonResponse } from "../../service/httpError.js";
+import { jsonResponse } from "../../service/httpError.js";
 import type { TenantRow } from "../../service/store/registryStore.js";
 import type { Lease } from "../../service/tenants/tenantHost.js";
-import { type NodeRouteDeps, type Target, admitNode, unknownNode } from "./nodeRoutes.js";
+import { type NodeRouteDeps, type Target, admitNode, nodeRoute, unknownNode } from "./nodeRoutes.js";
 import { refuseOtherQuery } from "./parseQuery.js";
 import { readJsonBody } from "./readJsonBody.js";
 import { AUTH_ERRORS, COMMON_ERRORS, type DeclaredRoute, answersOf, paramsOf } from "./routes/declaredRoute.js";
@@ -36,24 +36,7 @@ const EVENTS_ROUTE = /^\/([^/]+)\/cloud-nodes\/([^/]+)\/node\/events\/?$/;
  * naming no system of the service (the system's own app answers those).
  */
 export function serviceNodeEventRoutes(deps: NodeEventRouteDeps): (request: Request) => Promise<Response> | null {
-  return (request) => {
-    if (request.method !== "POST") return null;
-    const match = EVENTS_ROUTE.exec(new URL(request.url).pathname);
-    if (match === null) return null;
-    let target: Target;
-    try {
-      const systemId = decodeURIComponent(match[1]!);
-      const tenant = deps.registry.tenantByKey(systemId);
-      if (tenant === undefined || tenant.kind !== "system") return null;
-      target = { tenant, systemId, cloudNodeId: decodeURIComponent(match[2]!) };
-    } catch {
-      return null;
-    }
-    return answerUpload(deps, request, target).catch((e: unknown) => {
-      if (e instanceof HttpError) return errorResponse(e, deps.indent);
-      throw e;
-    });
-  };
+  return nodeRoute(deps, "POST", EVENTS_ROUTE, (request, target) => answerUpload(deps, request, target));
 }
 
 /**

@@ -4,7 +4,7 @@
 // connection takes it; `GET …/node/changes?from=REV` answers the change log after REV as JSON lines
 // on one long-lived stream (service/nodes/nodeFeed.ts).
 import { bearerToken } from "../../service/auth/bearerToken.js";
-import { HttpError, baseHeaders, errorResponse } from "../../service/httpError.js";
+import { HttpError, baseHeaders } from "../../service/httpError.js";
 import {
   FEED_LIMITS,
   type FeedLimits,
@@ -17,7 +17,7 @@ import {
 import type { DurableSystem } from "../../service/store/durableSystem.js";
 import type { TenantRow } from "../../service/store/registryStore.js";
 import { jsonPartsInTurns } from "../store/jsonSlices.js";
-import { type NodeRouteDeps, type Target, admitNode, unknownNode } from "./nodeRoutes.js";
+import { type NodeRouteDeps, type Target, admitNode, nodeRoute, unknownNode } from "./nodeRoutes.js";
 import { refuseOtherQuery } from "./parseQuery.js";
 
 /** What the feed routes need besides the node routes' deps. */
@@ -36,28 +36,11 @@ const PART_CHARS = 1 << 20;
 /** The feed routes (N13): a handler answering them, and null for any other request. */
 export function serviceNodeFeedRoutes(deps: NodeFeedDeps): (request: Request) => Promise<Response> | null {
   const limits: FeedLimits = { ...FEED_LIMITS, ...deps.limits };
-  return (request) => {
-    if (request.method !== "GET") return null;
-    const match = FEED_ROUTE.exec(new URL(request.url).pathname);
-    if (match === null) return null;
-    let target: Target;
-    try {
-      const systemId = decodeURIComponent(match[1]!);
-      const tenant = deps.registry.tenantByKey(systemId);
-      if (tenant === undefined || tenant.kind !== "system") return null;
-      target = { tenant, systemId, cloudNodeId: decodeURIComponent(match[2]!) };
-    } catch {
-      return null;
-    }
-    const answer =
-      match[3] === "snapshot"
-        ? answerSnapshot(deps, limits, request, target)
-        : answerChanges(deps, limits, request, target);
-    return answer.catch((e: unknown) => {
-      if (e instanceof HttpError) return errorResponse(e, deps.indent);
-      throw e;
-    });
-  };
+  return nodeRoute(deps, "GET", FEED_ROUTE, (request, target, match) =>
+    match[3] === "snapshot"
+      ? answerSnapshot(deps, limits, request, target)
+      : answerChanges(deps, limits, request, target),
+  );
 }
 
 /** Whether the loaded system holds the node (a token outlives its node: a deleted node is unknown). */

@@ -67,9 +67,26 @@ export interface Target {
  * app answers it), including a path naming no system of the service.
  */
 export function serviceNodeRoutes(deps: NodeRouteDeps): (request: Request) => Promise<Response> | null {
+  return nodeRoute(deps, "POST", NODE_ROUTE, (request, target, match) =>
+    match[3] === "token" ? answerToken(deps, request, target) : answerHeartbeat(deps, request, target),
+  );
+}
+
+/**
+ * The handler of one group of node routes (N1, N13, N20): `route` (its groups 1 and 2 the system and
+ * node ids) matched for `method`, then `answer` for the system and node it names, its HttpError
+ * answered in the error shape. null for any other request, a path naming no 2.0 system of the
+ * service included (the system's own app answers those).
+ */
+export function nodeRoute(
+  deps: { readonly registry: TenantRegistry; readonly indent: number },
+  method: string,
+  route: RegExp,
+  answer: (request: Request, target: Target, match: RegExpExecArray) => Promise<Response>,
+): (request: Request) => Promise<Response> | null {
   return (request) => {
-    if (request.method !== "POST") return null;
-    const match = NODE_ROUTE.exec(new URL(request.url).pathname);
+    if (request.method !== method) return null;
+    const match = route.exec(new URL(request.url).pathname);
     if (match === null) return null;
     let target: Target;
     try {
@@ -80,8 +97,7 @@ export function serviceNodeRoutes(deps: NodeRouteDeps): (request: Request) => Pr
     } catch {
       return null;
     }
-    const answer = match[3] === "token" ? answerToken(deps, request, target) : answerHeartbeat(deps, request, target);
-    return answer.catch((e: unknown) => {
+    return answer(request, target, match).catch((e: unknown) => {
       if (e instanceof HttpError) return errorResponse(e, deps.indent);
       throw e;
     });

@@ -559,37 +559,31 @@ export async function startServiceServer(options: StartServiceServerOptions): Pr
       known: (token) => parts.staticGrant(token) !== null || front.isTenantToken(token),
       indent: 2,
     });
-    const nodeRoutes = serviceNodeRoutes({
+    // What the three groups of node routes share: the node's admission (N3).
+    const nodeBase = {
       registry,
       nodes: parts.nodes,
-      grantOn: (token, systemId) => tenantGrant(front, token, registry.tenantByKey(systemId)!),
-      known: (token) => parts.staticGrant(token) !== null || front.isTenantToken(token),
-      prepare: (token) => parts.resolver.prepare(token),
+      grantOn: (token: string, systemId: string) => tenantGrant(front, token, registry.tenantByKey(systemId)!),
+      known: (token: string) => parts.staticGrant(token) !== null || front.isTenantToken(token),
+      prepare: (token: string | null) => parts.resolver.prepare(token),
+      indent: 2,
+    };
+    const nodeRoutes = serviceNodeRoutes({
+      ...nodeBase,
       readSystem: (tenant) => readNodes(host, tenant),
       maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
-      indent: 2,
     });
     const nodeFeeds = serviceNodeFeedRoutes({
-      registry,
-      nodes: parts.nodes,
-      grantOn: (token, systemId) => tenantGrant(front, token, registry.tenantByKey(systemId)!),
-      known: (token) => parts.staticGrant(token) !== null || front.isTenantToken(token),
-      prepare: (token) => parts.resolver.prepare(token),
+      ...nodeBase,
       acquire: (tenant) => host.acquire(tenant.n),
       feeds: parts.feeds,
       ...(options.nodeFeeds !== undefined ? { limits: options.nodeFeeds } : {}),
-      indent: 2,
     });
     const nodeEvents = serviceNodeEventRoutes({
-      registry,
-      nodes: parts.nodes,
-      grantOn: (token, systemId) => tenantGrant(front, token, registry.tenantByKey(systemId)!),
-      known: (token) => parts.staticGrant(token) !== null || front.isTenantToken(token),
-      prepare: (token) => parts.resolver.prepare(token),
+      ...nodeBase,
       acquire: (tenant) => host.acquire(tenant.n),
       events: new NodeEvents(registry, () => webhooks, options.now),
       maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
-      indent: 2,
     });
     const answer = serviceFetch(front);
     server = await listenOn(
