@@ -24,6 +24,7 @@ import { authenticate } from "./authenticate.js";
 import { nodeBodyOf } from "./nodeRequests.js";
 import { refuseOtherQuery } from "./parseQuery.js";
 import { readJsonBody } from "./readJsonBody.js";
+import { allow } from "./dataPipeline.js";
 
 /** What the routes need. */
 export interface AccountsRouteDeps {
@@ -63,13 +64,6 @@ export function identifyByToken(grantOf: (token: string) => Grant | null): (c: C
       clientInfo: { ipAddress: incoming?.socket?.remoteAddress ?? null, userAgent: request.headers.get("user-agent") },
     };
   };
-}
-
-function allow(method: string, allowed: readonly string[]): void {
-  if (!allowed.includes(method))
-    throw new HttpError(405, `${method} is not allowed here; use ${allowed.join(", ")}.`, [], {
-      allow: allowed.join(", "),
-    });
 }
 
 const WRITERS = new Set(["admin", "integrator"]);

@@ -10,10 +10,9 @@
 // (I82).
 import type { Context, Env, Hono } from "hono";
 import type { z } from "zod";
-import { fromZodIssues, zodMessage } from "../../model/index.js";
 import type { SystemSnapshot } from "../../model/types.js";
 import { type Grant, grantAt } from "../../service/auth/grant.js";
-import { HttpError, type HttpIssue, jsonResponse, toHttpIssues } from "../../service/httpError.js";
+import { HttpError, jsonResponse } from "../../service/httpError.js";
 import { serviceSecret } from "../../service/identity/secret.js";
 import {
   clearRestrictions,
@@ -23,33 +22,14 @@ import {
   restrictionsOf,
 } from "../../service/identity/selfHelp.js";
 import type { OrganizationRow, TenantRow } from "../../service/store/registryStore.js";
-import { flagsOf } from "../../service/tenants/organization.js";
+import { flagsOf, parseObjectBody } from "../../service/tenants/organization.js";
 import type { IdentityRouteDeps } from "./identityDeps.js";
 import { refuseOtherQuery } from "./parseQuery.js";
 import { readJsonBody } from "./readJsonBody.js";
 import { CLEAR_BODY, INVITE_BODY, RESET_BODY } from "./routes/credentialDeclarations.js";
+import { allow } from "./dataPipeline.js";
 
 const BASE = "/api/credentials/holders";
-
-function allow(method: string, allowed: readonly string[]): void {
-  if (!allowed.includes(method))
-    throw new HttpError(405, `${method} is not allowed here; use ${allowed.join(", ")}.`, [], {
-      allow: allowed.join(", "),
-    });
-}
-
-/** A body checked against its schema: an object with only its fields, each valid (400 at `body.<field>`). */
-function parse<S extends z.ZodType>(schema: S, known: readonly string[], raw: unknown) {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
-    throw new HttpError(400, "The request body is invalid.", [{ path: "body", message: "Must be a JSON object." }]);
-  const issues: HttpIssue[] = Object.keys(raw)
-    .filter((k) => !known.includes(k))
-    .map((k) => ({ path: `body.${k}`, message: `Unknown field: use ${known.join(", ")}.` }));
-  const r = schema.safeParse(raw, { error: zodMessage });
-  if (!r.success) issues.push(...toHttpIssues(fromZodIssues(r.error.issues, ["body"])));
-  if (issues.length > 0) throw new HttpError(400, "The request body is invalid.", issues);
-  return r.data as z.output<S>;
-}
 
 /** A system the caller reaches, with the caller's grant on it. */
 interface Target {
@@ -127,7 +107,7 @@ function routesOf(deps: IdentityRouteDeps) {
     const raw = await readJsonBody(c.req.raw, deps.maxBodyBytes);
     const named = (raw as { systemId?: unknown } | null)?.systemId;
     const early = typeof named === "string" && named !== "" ? reach(grant, named, "body.systemId", true) : undefined;
-    const body = parse(schema, known, raw) as z.output<S> & { systemId: string };
+    const body = parseObjectBody(schema, known, raw) as z.output<S> & { systemId: string };
     return { body, target: early ?? reach(grant, body.systemId, "body.systemId", true) };
   }
 

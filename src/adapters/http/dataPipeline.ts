@@ -91,6 +91,11 @@ export function methodRefusal(method: string, allowed: readonly string[]): HttpE
   });
 }
 
+/** Throws the 405 of `method` on a path that takes only `allowed`. */
+export function allow(method: string, allowed: readonly string[]): void {
+  if (!allowed.includes(method)) throw methodRefusal(method, allowed);
+}
+
 /**
  * Registers every path on `api`: the most literal first, so that of two paths matching a request the
  * one with more literal segments answers it whatever the method (`GET …/custom-fields/all` is a 405,

@@ -21,6 +21,7 @@ import { clientKey } from "./connectionGuard.js";
 import type { IdentityRouteDeps } from "./identityDeps.js";
 import { nodeBodyOf } from "./nodeRequests.js";
 import { refuseOtherQuery } from "./parseQuery.js";
+import { allow } from "./dataPipeline.js";
 
 /** The largest form body the token endpoint reads (I20): a grant's parameters are a few hundred bytes. */
 export const MAX_FORM_BYTES = 16 * 1024;
@@ -28,13 +29,6 @@ export const MAX_FORM_BYTES = 16 * 1024;
 export const SYSTEM_TOKEN_LIFETIME_S = 3600;
 /** How long a client may cache the JWK Set, s (I31): a verifier meeting an unknown `kid` reads it again. */
 const JWKS_MAX_AGE_S = 300;
-
-function allow(method: string, allowed: readonly string[]): void {
-  if (!allowed.includes(method))
-    throw new HttpError(405, `${method} is not allowed here; use ${allowed.join(", ")}.`, [], {
-      allow: allowed.join(", "),
-    });
-}
 
 /** A token endpoint answer: JSON, never stored by a cache (RFC 6749 §5.1). */
 function oauthAnswer(status: number, body: unknown, indent: number, headers: Record<string, string> = {}): Response {

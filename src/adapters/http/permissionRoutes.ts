@@ -23,15 +23,9 @@ import type { Caller } from "../../service/tenants/organization.js";
 import type { IdentityRouteDeps } from "./identityDeps.js";
 import { refuseOtherQuery } from "./parseQuery.js";
 import { readJsonBody } from "./readJsonBody.js";
+import { allow } from "./dataPipeline.js";
 
 const MAX_PER_PAGE = 100;
-
-function allow(method: string, allowed: readonly string[]): void {
-  if (!allowed.includes(method))
-    throw new HttpError(405, `${method} is not allowed here; use ${allowed.join(", ")}.`, [], {
-      allow: allowed.join(", "),
-    });
-}
 
 /** A whole-number query parameter in [min, max], or the default; 400 naming it otherwise. */
 function intParam(url: URL, key: string, dflt: number, min: number, max: number): number {

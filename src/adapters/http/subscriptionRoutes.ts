@@ -15,6 +15,7 @@ import type { Grant } from "../../service/auth/grant.js";
 import { HttpError, jsonResponse } from "../../service/httpError.js";
 import { refuseOtherQuery } from "./parseQuery.js";
 import { readJsonBody } from "./readJsonBody.js";
+import { allow } from "./dataPipeline.js";
 
 /** What the routes need of the app. */
 export interface SubscriptionRouteContext {
@@ -38,13 +39,6 @@ export interface SubscriptionRouteContext {
 }
 
 const MAX_PER_PAGE = 100;
-
-function allow(method: string, allowed: readonly string[]): void {
-  if (!allowed.includes(method))
-    throw new HttpError(405, `${method} is not allowed here; use ${allowed.join(", ")}.`, [], {
-      allow: allowed.join(", "),
-    });
-}
 
 /** A whole number query parameter in [min, max], or the default; 400 naming it otherwise. */
 function intParam(url: URL, key: string, dflt: number, min: number, max: number): number {

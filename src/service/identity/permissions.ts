@@ -7,11 +7,10 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { type PermissionSubject, permissionEvents } from "../../events/orgEvents.js";
-import { fromZodIssues, zodMessage } from "../../model/index.js";
 import type { Role } from "../auth/grant.js";
-import { HttpError, type HttpIssue, toHttpIssues } from "../httpError.js";
+import { HttpError, type HttpIssue } from "../httpError.js";
 import type { RegistryChange } from "../store/registryStore.js";
-import type { Caller } from "../tenants/organization.js";
+import { type Caller, parseObjectBody } from "../tenants/organization.js";
 import { recordPermissionsOf, systemOf } from "../tenants/orgShapes.js";
 import type { TenantRegistry } from "../tenants/registry.js";
 import { callerByEmail, normalEmail } from "./accounts.js";
@@ -61,16 +60,7 @@ export function parsePermissionBody<S extends typeof PERMISSION_CREATE | typeof 
   schema: S,
   raw: unknown,
 ): z.output<S> {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
-    throw new HttpError(400, "The request body is invalid.", [{ path: "body", message: "Must be a JSON object." }]);
-  const known = Object.keys(schema.shape);
-  const issues: HttpIssue[] = Object.keys(raw)
-    .filter((k) => !known.includes(k))
-    .map((k) => ({ path: `body.${k}`, message: `Unknown field: use ${known.join(", ")}.` }));
-  const r = schema.safeParse(raw, { error: zodMessage });
-  if (!r.success) issues.push(...toHttpIssues(fromZodIssues(r.error.issues, ["body"])));
-  if (issues.length > 0) throw new HttpError(400, "The request body is invalid.", issues);
-  return r.data as z.output<S>;
+  return parseObjectBody(schema as z.ZodType, Object.keys(schema.shape), raw) as z.output<S>;
 }
 
 /** A permission as the permission routes answer it: the seed's fields, then where it is and its state. */
