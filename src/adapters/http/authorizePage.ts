@@ -26,6 +26,7 @@ import { serviceSecret } from "../../service/identity/secret.js";
 import { consentHtml, loginHtml, messageHtml } from "./authorizeHtml.js";
 import type { IdentityRouteDeps } from "./identityDeps.js";
 import { nodeBodyOf } from "./nodeRequests.js";
+import { readBodyBytes } from "./readJsonBody.js";
 
 /** The CSRF cookie's name (I62). */
 export const CSRF_COOKIE = "rsop_csrf";
@@ -254,26 +255,16 @@ async function readForm(request: Request): Promise<URLSearchParams> {
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/x-www-form-urlencoded")
     throw new HttpError(415, "The form must be sent as application/x-www-form-urlencoded.");
-  const tooLarge = new HttpError(413, `The form is larger than ${MAX_FORM_BYTES} bytes.`);
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > MAX_FORM_BYTES) throw tooLarge;
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = request.body?.getReader();
-  while (reader !== undefined) {
-    const { done, value } = await reader.read().catch(() => {
-      throw new HttpError(400, "The form ended before it was complete.");
-    });
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_FORM_BYTES) {
-      await reader.cancel().catch(() => undefined);
-      throw tooLarge;
-    }
-    chunks.push(value);
+  let bytes: Uint8Array;
+  try {
+    bytes = await readBodyBytes(request, MAX_FORM_BYTES);
+  } catch (e) {
+    if (e instanceof HttpError && e.status === 413)
+      throw new HttpError(413, `The form is larger than ${MAX_FORM_BYTES} bytes.`);
+    throw new HttpError(400, "The form ended before it was complete.");
   }
   try {
-    return new URLSearchParams(new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks)));
+    return new URLSearchParams(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
   } catch {
     throw new HttpError(400, "The form is not valid UTF-8.");
   }

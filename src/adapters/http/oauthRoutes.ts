@@ -22,6 +22,7 @@ import type { IdentityRouteDeps } from "./identityDeps.js";
 import { nodeBodyOf } from "./nodeRequests.js";
 import { refuseOtherQuery } from "./parseQuery.js";
 import { allow } from "./dataPipeline.js";
+import { readBodyBytes } from "./readJsonBody.js";
 
 /** The largest form body the token endpoint reads (I20): a grant's parameters are a few hundred bytes. */
 export const MAX_FORM_BYTES = 16 * 1024;
@@ -42,34 +43,6 @@ function oauthRefusal(e: OAuthError, indent: number): Response {
 const FORM = "application/x-www-form-urlencoded";
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
-/** The bytes of a body, at most `max` (read no further). */
-async function boundedBody(request: Request, max: number): Promise<Uint8Array | null> {
-  const declared = request.headers.get("content-length");
-  if (declared !== null && /^[0-9]+$/.test(declared.trim()) && Number(declared.trim()) > max) return null;
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (request.body !== null) {
-    const reader = request.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > max) {
-        await reader.cancel().catch(() => undefined);
-        return null;
-      }
-      chunks.push(value);
-    }
-  }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    bytes.set(c, at);
-    at += c.byteLength;
-  }
-  return bytes;
-}
-
 /**
  * The parameters of a token request's form body (I20): each at most once, empty ones dropped (RFC 6749
  * §3.1), the client's credentials never among them. @throws OAuthError invalid_request
@@ -77,14 +50,15 @@ async function boundedBody(request: Request, max: number): Promise<Uint8Array | 
 async function formParameters(request: Request): Promise<Map<string, string>> {
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== FORM) throw new OAuthError("invalid_request", `The request body must be sent as ${FORM}.`);
-  let bytes: Uint8Array | null;
+  let bytes: Uint8Array;
   try {
-    bytes = await boundedBody(request, MAX_FORM_BYTES);
-  } catch {
+    bytes = await readBodyBytes(request, MAX_FORM_BYTES);
+  } catch (e) {
+    // The endpoint answers every refusal in RFC 6749's shape (I20).
+    if (e instanceof HttpError && e.status === 413)
+      throw new OAuthError("invalid_request", `The request body is larger than ${MAX_FORM_BYTES} bytes.`);
     throw new OAuthError("invalid_request", "The request body ended before it was complete.");
   }
-  if (bytes === null)
-    throw new OAuthError("invalid_request", `The request body is larger than ${MAX_FORM_BYTES} bytes.`);
   let text: string;
   try {
     text = UTF8.decode(bytes);

@@ -92,6 +92,32 @@ function readNode(incoming: NodeBody, maxBytes: number): Promise<Chunks> {
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
+ * The bytes of a request's body, at most `maxBytes`: refused by its Content-Length before reading,
+ * else reading stops at the bound, so the rest of an oversized body is never buffered. Every body
+ * reader of the servers (JSON, forms) reads through it.
+ * @throws HttpError 413 (over `maxBytes`), 400 (cut off: BODY_CUT_OFF).
+ */
+export async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && /^[0-9]+$/.test(declared.trim()) && Number(declared.trim()) > maxBytes)
+    throw tooLarge(maxBytes);
+  // A body read or closed before (no such reader here) is left to its web stream, which knows its state.
+  const incoming = nodeBodyOf(request);
+  const { chunks, size } =
+    incoming !== undefined && !incoming.readableDidRead && !incoming.destroyed
+      ? await readNode(incoming, maxBytes)
+      : await readStream(request.body, maxBytes);
+  if (chunks.length === 1) return chunks[0]!;
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.byteLength;
+  }
+  return bytes;
+}
+
+/**
  * The parsed JSON body of a request.
  * @throws HttpError 415 (not JSON), 413 (over `maxBytes`), 400 (empty, cut off, not UTF-8, not JSON:
  *   with the line and column of the first error, never quoting the body, which may hold a PIN; nested
@@ -100,26 +126,8 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
   if (!isJsonContentType(request.headers.get("content-type")))
     throw new HttpError(415, 'The request body must be JSON, sent with "Content-Type: application/json".');
-  const declared = request.headers.get("content-length");
-  if (declared !== null && /^[0-9]+$/.test(declared.trim()) && Number(declared.trim()) > maxBytes)
-    throw tooLarge(maxBytes);
-
-  // A body read or closed before (no such reader here) is left to its web stream, which knows its state.
-  const incoming = nodeBodyOf(request);
-  const { chunks, size } =
-    incoming !== undefined && !incoming.readableDidRead && !incoming.destroyed
-      ? await readNode(incoming, maxBytes)
-      : await readStream(request.body, maxBytes);
-  if (size === 0) throw new HttpError(400, "The request body is empty.");
-  let bytes = chunks[0]!;
-  if (chunks.length > 1) {
-    bytes = new Uint8Array(size);
-    let at = 0;
-    for (const c of chunks) {
-      bytes.set(c, at);
-      at += c.byteLength;
-    }
-  }
+  const bytes = await readBodyBytes(request, maxBytes);
+  if (bytes.byteLength === 0) throw new HttpError(400, "The request body is empty.");
   let text: string;
   try {
     text = UTF8.decode(bytes);
