@@ -7,8 +7,9 @@ import { expect, test } from "vitest";
 // the public entries (src/index.ts, http.ts, …) may import from any layer. legacy1 (everything 1.0) sits after live
 // because the 1.0 live system is built from live's parts (transition, body checks, route table), and before
 // events · reports because the people report reads a 1.0 panel engine; so 1.0 can be retired by deleting legacy1
-// and the few places above it that name it. node (the cloud node runtime) is last, so nothing imports it; that it
-// imports only model, compile, evaluate and live is pinned by test/node/nodeLayer.test.ts.
+// and the few places above it that name it. node (the cloud node runtime) sits beside the service, below the
+// adapters: the CLI runs it (`rsop node`); that it imports only model, compile, evaluate and live, never the
+// service, is pinned by test/node/nodeLayer.test.ts.
 const LAYERS = [
   ["model"],
   ["compile"],
@@ -17,8 +18,8 @@ const LAYERS = [
   ["legacy1"],
   ["events", "reports"],
   ["service"],
-  ["adapters"],
   ["node"],
+  ["adapters"],
 ] as const;
 const SRC = resolve(__dirname, "../src");
 
@@ -90,13 +91,18 @@ test("luxon stays out of the evaluate layer's hot path", () => {
   expect(offenders).toEqual([]);
 });
 
-test("better-sqlite3 is loaded only by the SQLite store, and only on first use (import(), never a static value import)", () => {
+test("better-sqlite3 is loaded only by the SQLite store and a cloud node's store, and only on first use (import(), never a static value import)", () => {
   const users = files(SRC).filter((f) => /["']better-sqlite3["']/.test(readFileSync(f, "utf8")));
-  expect(users.map((f) => relative(SRC, f).split(/[\\/]/).join("/"))).toEqual(["adapters/store/sqliteStore.ts"]);
-  const text = readFileSync(users[0]!, "utf8");
-  expect(text).not.toMatch(/^\s*import\s+(?!type\b)[^;]*from\s+["']better-sqlite3["']/m);
-  expect(text).not.toMatch(/require\(\s*["']better-sqlite3["']\s*\)/);
-  expect(text).toMatch(/await import\("better-sqlite3"\)/);
+  expect(users.map((f) => relative(SRC, f).split(/[\\/]/).join("/")).sort()).toEqual([
+    "adapters/store/sqliteStore.ts",
+    "node/nodeStore.ts",
+  ]);
+  for (const user of users) {
+    const text = readFileSync(user, "utf8");
+    expect(text).not.toMatch(/^\s*import\s+(?!type\b)[^;]*from\s+["']better-sqlite3["']/m);
+    expect(text).not.toMatch(/require\(\s*["']better-sqlite3["']\s*\)/);
+    expect(text).toMatch(/await import\("better-sqlite3"\)/);
+  }
 });
 
 test("pg is loaded only by the PostgreSQL store, and only on first use (import(), never a static value import)", () => {

@@ -3,7 +3,7 @@
 // `rsop decide` answers the same request with `node` filled in from the node's contact state.
 // The answer lines are written here rather than by the CLI's line answerer, which sits in the
 // adapters, above this layer (N52); test/node/scanProtocol.test.ts pins them byte for byte to it.
-import { type Engine, newDecision } from "../evaluate/index.js";
+import { Engine, newDecision } from "../evaluate/index.js";
 import { type Decision, type Issue, formatPath, isObject, parseInstant, requestIssues } from "../model/index.js";
 import type { ContactState } from "./contact.js";
 
@@ -36,9 +36,21 @@ function requestOf(scan: unknown, contact: ContactState): unknown {
   return req;
 }
 
+/** Where a running node's engine is read for each line: null until it has a system (N57). */
+export interface EngineSource {
+  readonly engine: Engine | null;
+}
+
+/**
+ * Told of every decision a scan line got (N53): the request as decided (with `node` and `at` filled
+ * in), the decision's JSON, and the scan's instant (epoch ms; the clock when `at` was not an instant).
+ */
+export type ScanRecorder = (request: unknown, decisionJson: string, atMs: number) => void;
+
 /**
  * Answers scans one line at a time over an engine and a contact state (N45–N49). The engine may be
- * updated in place between lines (Engine.update): each line is decided by the engine as it is then.
+ * updated in place between lines (Engine.update), or the source may hand out another one: each line
+ * is decided by the engine as it is then.
  * @example
  * const scans = new ScanAnswerer(engine, new ContactState());
  * scans.answer('{"deviceId":"door-1","pin":"1234"}', 1); //=> '{"line":1,"outcome":…}'
@@ -47,10 +59,20 @@ export class ScanAnswerer {
   /** Reused: each decision is written out before the next one is made. */
   readonly #decision: Decision = newDecision();
 
+  readonly #source: EngineSource;
+
   constructor(
-    readonly engine: Engine,
+    engine: Engine | EngineSource,
     readonly contact: ContactState,
-  ) {}
+    readonly record?: ScanRecorder,
+  ) {
+    this.#source = engine instanceof Engine ? { engine } : engine;
+  }
+
+  /** The engine the next line is decided by; null while the node has no system yet. */
+  get engine(): Engine | null {
+    return this.#source.engine;
+  }
 
   /**
    * The answer line (no end of line) of the scan line `text`, numbered `line`; null for a blank
@@ -69,11 +91,19 @@ export class ScanAnswerer {
       return errorLine(line, "invalid request", [
         { code: "invalid", path: ["node"], message: "Must be absent: the node fills in its own state." },
       ]);
+    const engine = this.#source.engine;
+    if (engine === null) return errorLine(line, "the node has no system yet: it has not reached the service", []);
     const req = requestOf(scan, this.contact);
-    const d = this.engine.decide(req, this.#decision);
+    const d = engine.decide(req, this.#decision);
+    const json = JSON.stringify(d);
+    // A scan that is not an object is no access attempt at a door: it gets its error line, no event.
+    if (this.record !== undefined && isObject(req)) {
+      const atMs = parseInstant(req.at);
+      this.record(req, json, Number.isNaN(atMs) ? this.contact.now() : atMs);
+    }
     if (d.reason === "badRequest") return errorLine(line, "invalid request", requestIssues(req));
     // The decision is an object: its JSON starts with "{" and has at least one key.
-    return `{"line":${line},${JSON.stringify(d).slice(1)}`;
+    return `{"line":${line},${json.slice(1)}`;
   }
 }
 

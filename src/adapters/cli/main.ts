@@ -48,6 +48,7 @@ const COMMANDS: readonly { readonly names: readonly string[]; readonly load: () 
   { names: ["card"], load: async () => (await import("./cardCommand.js")).registerCardCommand },
   { names: ["bench"], load: async () => (await import("./benchCommand.js")).registerBenchCommand },
   { names: ["serve"], load: async () => (await import("./serveCommand.js")).registerServeCommand },
+  { names: ["node"], load: async () => (await import("./nodeCommand.js")).registerNodeCommand },
   { names: ["webhook"], load: async () => (await import("./webhookCommand.js")).registerWebhookCommand },
   {
     names: ["users", "apps", "keys"],

@@ -279,9 +279,13 @@ export class NodeFeeds {
     for (const { tenant: n, feed } of [...this.#open.values()]) if (n === tenant) feed.end();
   }
 
-  /** Ends every feed, cutting its connection (a closing server). */
+  /**
+   * Ends every feed (a closing server): each one taking its lines is closed after its last line, and
+   * only one that stopped taking them is cut (cutting them all made the HTTP layer log each one as a
+   * failed response).
+   */
   endAll(): void {
-    for (const { feed } of [...this.#open.values()]) feed.end(true);
+    for (const { feed } of [...this.#open.values()]) feed.end();
   }
 
   /** How many feeds are open. */

@@ -1,0 +1,213 @@
+// A cloud node's local state in one SQLite file (N54–N56): which node it is, the snapshot it holds
+// and its revision, its contact record, and the queue of access events not yet uploaded. A restart
+// reads it all back, so a node decides again without the service.
+//
+// A change is stored as its patches beside the last whole snapshot, not by rewriting the snapshot:
+// a change at 100,000 holders then costs what it changes. The whole snapshot is written again after
+// REBASE_CHANGES changes, so a restart replays at most that many.
+import type { Database as SqliteDatabase } from "better-sqlite3";
+import type { ContactRecord } from "./contact.js";
+
+/** After this many stored changes, the next one rewrites the whole snapshot (N55). */
+export const REBASE_CHANGES = 1000;
+
+/** Which node a data file belongs to: a file of another node (or system, or service) is refused. */
+export interface NodeIdentity {
+  readonly service: string;
+  readonly systemId: string;
+  readonly nodeId: string;
+}
+
+/** An access event waiting in the queue (N53). */
+export interface QueuedEvent {
+  /** The queue's order: increasing, never reused. */
+  readonly seq: number;
+  readonly eventId: string;
+  readonly occurredAt: string;
+  /** The revision of the node's system when it decided. */
+  readonly revision: number;
+  /** The request as decided, JSON. */
+  readonly request: string;
+  /** The decision, JSON. */
+  readonly decision: string;
+}
+
+/** What a node reads back at its start. */
+export interface StoredNode {
+  /** The snapshot's JSON at its base revision, and the changes stored since, in order. */
+  readonly base: { readonly revision: number; readonly snapshot: unknown } | null;
+  readonly changes: readonly { readonly revision: number; readonly patches: unknown[] }[];
+  readonly contact: ContactRecord | null;
+}
+
+/** A data file that can't be used: named in the node's error. */
+export class NodeStoreError extends Error {
+  override name = "NodeStoreError";
+}
+
+type BetterSqlite = typeof import("better-sqlite3");
+
+async function loadDriver(): Promise<BetterSqlite> {
+  try {
+    const m = (await import("better-sqlite3")) as unknown as { default?: BetterSqlite };
+    return (m.default ?? m) as BetterSqlite;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND")
+      throw new NodeStoreError(
+        "rsop node needs the package better-sqlite3 (an optional peer dependency of rsop-engine): npm install better-sqlite3",
+      );
+    throw new NodeStoreError(`better-sqlite3 could not be loaded: ${(e as Error).message}`);
+  }
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS node_state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS node_changes (revision INTEGER PRIMARY KEY, patches TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS node_events (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  event_id TEXT NOT NULL,
+  occurred_at TEXT NOT NULL,
+  revision INTEGER NOT NULL,
+  request TEXT NOT NULL,
+  decision TEXT NOT NULL
+);`;
+
+/**
+ * A node's data file. Every method is one transaction: a node killed at any point finds, at its next
+ * start, each of them whole or not at all (N56).
+ */
+export class NodeStore {
+  readonly #db: SqliteDatabase;
+  #changes: number;
+
+  private constructor(db: SqliteDatabase) {
+    this.#db = db;
+    this.#changes = (db.prepare("SELECT count(*) AS n FROM node_changes").get() as { n: number }).n;
+  }
+
+  /**
+   * Opens (or creates) the data file of `identity`. A file made by another node, system or service
+   * is refused, naming the one it belongs to: a gateway must never decide with another door's rules.
+   */
+  static async open(file: string, identity: NodeIdentity): Promise<NodeStore> {
+    const Database = await loadDriver();
+    let db: SqliteDatabase;
+    try {
+      db = new Database(file);
+      // WAL with synchronous NORMAL: a committed transaction survives the process being killed (it
+      // is in the operating system's hands); only a power cut can lose the last ones.
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = NORMAL");
+      db.exec(SCHEMA);
+    } catch (e) {
+      throw new NodeStoreError(`${file}: not a node data file it can open (${(e as Error).message})`);
+    }
+    const row = db.prepare("SELECT value FROM node_state WHERE key = 'identity'").get() as
+      | { value: string }
+      | undefined;
+    const wanted = JSON.stringify(identity);
+    if (row === undefined) db.prepare("INSERT INTO node_state (key, value) VALUES ('identity', ?)").run(wanted);
+    else if (row.value !== wanted) {
+      db.close();
+      const had = JSON.parse(row.value) as NodeIdentity;
+      throw new NodeStoreError(
+        `${file} belongs to cloud node ${had.nodeId} of system ${had.systemId} at ${had.service}, not to this node: give each node its own --data file`,
+      );
+    }
+    return new NodeStore(db);
+  }
+
+  /** Everything stored: the base snapshot, the changes after it, the contact record. */
+  load(): StoredNode {
+    const get = (key: string) =>
+      (this.#db.prepare("SELECT value FROM node_state WHERE key = ?").get(key) as { value: string } | undefined)?.value;
+    const snapshot = get("snapshot");
+    const revision = get("revision");
+    const contact = get("contact");
+    const changes = (
+      this.#db.prepare("SELECT revision, patches FROM node_changes ORDER BY revision").all() as {
+        revision: number;
+        patches: string;
+      }[]
+    ).map((r) => ({ revision: r.revision, patches: JSON.parse(r.patches) as unknown[] }));
+    return {
+      base: snapshot === undefined ? null : { revision: Number(revision), snapshot: JSON.parse(snapshot) },
+      changes,
+      contact: contact === undefined ? null : (JSON.parse(contact) as ContactRecord),
+    };
+  }
+
+  /** Replaces the stored snapshot with `snapshot` at `revision`, dropping the changes before it. */
+  saveSnapshot(revision: number, snapshot: unknown): void {
+    const json = JSON.stringify(snapshot);
+    this.#db.transaction(() => {
+      this.#put("snapshot", json);
+      this.#put("revision", String(revision));
+      this.#db.prepare("DELETE FROM node_changes").run();
+    })();
+    this.#changes = 0;
+  }
+
+  /**
+   * Stores one applied change. Returns true when the caller should store the whole snapshot instead
+   * (REBASE_CHANGES changes are stored): it has it at hand, this store does not.
+   */
+  appendChange(revision: number, patches: readonly unknown[]): boolean {
+    this.#db
+      .prepare("INSERT OR REPLACE INTO node_changes (revision, patches) VALUES (?, ?)")
+      .run(revision, JSON.stringify(patches));
+    this.#changes++;
+    return this.#changes >= REBASE_CHANGES;
+  }
+
+  saveContact(record: ContactRecord): void {
+    this.#put("contact", JSON.stringify(record));
+  }
+
+  /** Appends events to the queue, all in one transaction. */
+  enqueue(events: readonly Omit<QueuedEvent, "seq">[]): void {
+    if (events.length === 0) return;
+    const insert = this.#db.prepare(
+      "INSERT INTO node_events (event_id, occurred_at, revision, request, decision) VALUES (?, ?, ?, ?, ?)",
+    );
+    this.#db.transaction(() => {
+      for (const e of events) insert.run(e.eventId, e.occurredAt, e.revision, e.request, e.decision);
+    })();
+  }
+
+  /** The oldest queued events: at most `count`, and no more than `bytes` of JSON (at least one). */
+  peek(count: number, bytes: number): QueuedEvent[] {
+    const rows = this.#db
+      .prepare(
+        "SELECT seq, event_id AS eventId, occurred_at AS occurredAt, revision, request, decision FROM node_events ORDER BY seq LIMIT ?",
+      )
+      .all(count) as QueuedEvent[];
+    let total = 0;
+    let n = 0;
+    for (const r of rows) {
+      total += r.request.length + r.decision.length + 120;
+      if (n > 0 && total > bytes) break;
+      n++;
+    }
+    return rows.slice(0, n);
+  }
+
+  /** Removes the queued events up to `seq`, once the service has them. */
+  remove(seq: number): void {
+    this.#db.prepare("DELETE FROM node_events WHERE seq <= ?").run(seq);
+  }
+
+  /** How many events wait in the queue. */
+  pending(): number {
+    return (this.#db.prepare("SELECT count(*) AS n FROM node_events").get() as { n: number }).n;
+  }
+
+  close(): void {
+    if (this.#db.open) this.#db.close();
+  }
+
+  #put(key: string, value: string): void {
+    this.#db.prepare("INSERT OR REPLACE INTO node_state (key, value) VALUES (?, ?)").run(key, value);
+  }
+}
