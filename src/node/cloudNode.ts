@@ -20,6 +20,8 @@ export interface CloudNodeOptions extends LinkOptions {
   readonly heartbeatSeconds?: number;
   /** The hardware items the node reports (N4): its connections and readers. */
   readonly hardware?: readonly unknown[];
+  /** The wireless diagnostics the node reports (N27): its wireless networks, their nodes and links. */
+  readonly wireless?: readonly unknown[];
   /** False when the node's clock can't be trusted (N41); default: as stored, else true. */
   readonly timeReliable?: boolean;
   /** The first wait before calling the service again after a failure, ms (doubles up to 5 s); default 250. */
@@ -366,6 +368,7 @@ export class CloudNode implements EngineSource {
       transfer: this.#transfer,
       ...(failure !== undefined ? { failure } : {}),
       ...(!this.#hardwareSent && this.#options.hardware !== undefined ? { hardware: this.#options.hardware } : {}),
+      ...(!this.#hardwareSent && this.#options.wireless !== undefined ? { wireless: this.#options.wireless } : {}),
     };
     try {
       await this.#link.heartbeat(body, this.#closing.signal);

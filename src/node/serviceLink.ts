@@ -38,6 +38,7 @@ export interface HeartbeatBody {
   readonly transfer?: boolean;
   readonly failure?: { readonly revision: number; readonly message: string } | null;
   readonly hardware?: readonly unknown[];
+  readonly wireless?: readonly unknown[];
 }
 
 /** One access event of an upload (N21). */

@@ -215,6 +215,11 @@ describe("N3: who may report a heartbeat", () => {
         { revision: 0, hardware: Array.from({ length: 1001 }, (_, i) => ({ id: `h${i}`, type: "usb" })) },
         ["body.hardware"],
       ],
+      [{ revision: 0, wireless: [{ id: "w1", nodes: [] }] }, ["body.wireless[0].links"]],
+      [
+        { revision: 0, wireless: [{ id: "w1", nodes: [{ failureRate: "high" }], links: [] }] },
+        ["body.wireless[0].nodes[0].failureRate"],
+      ],
     ];
     for (const [body, expected] of cases) {
       const r = await beat(nodeToken, body);
@@ -313,6 +318,30 @@ describe("N7–N11: the status answered from the reports", () => {
     expect(ok(await call(ADMIN, "GET", `${nodePath()}/hardware`), 200, "hardware again")).toEqual(items);
     const unknown = await call(ADMIN, "GET", `${nodePath("no-such-node")}/hardware`);
     expect(unknown.status).toBe(404);
+  });
+
+  test("wireless diagnostics (N27): 503 before a report, then 200 with the last one; a beat without keeps it", async () => {
+    const before = await call(REPORTER, "GET", `${nodePath()}/diagnostics/wireless`);
+    expect([before.status, before.body.error.message]).toEqual([
+      503,
+      `Cloud node "${NODE}" has not reported its wireless diagnostics yet.`,
+    ]);
+    const wireless = [
+      {
+        id: "wn-1",
+        name: "Ward mesh",
+        type: "zigbee",
+        nodes: [
+          { name: "lock 3", shortAddress: "0x1a2b", address: "00:11", communicationLost: false, averageRtt: 41.5 },
+        ],
+        links: [{ from: "0x0000", to: "0x1a2b", lqi: 212 }],
+      },
+    ];
+    ok(await beat(nodeToken, { revision: await revisionOf(ids.sysA), wireless }), 204, "report");
+    expect(ok(await call(REPORTER, "GET", `${nodePath()}/diagnostics/wireless`), 200, "wireless")).toEqual(wireless);
+    ok(await beat(nodeToken, { revision: await revisionOf(ids.sysA) }), 204, "beat");
+    expect(ok(await call(ADMIN, "GET", `${nodePath()}/diagnostics/wireless`), 200, "again")).toEqual(wireless);
+    expect((await call(ADMIN, "GET", `${nodePath("no-such-node")}/diagnostics/wireless`)).status).toBe(404);
   });
 
   test("a restart keeps tokens, the acknowledgement and the hardware", async () => {

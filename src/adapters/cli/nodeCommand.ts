@@ -20,6 +20,7 @@ interface NodeCommandOptions {
   readonly socket?: string;
   readonly heartbeat: string;
   readonly hardware?: string;
+  readonly wireless?: string;
   readonly clockUnreliable?: boolean;
 }
 
@@ -55,16 +56,16 @@ function usage(o: NodeCommandOptions): { systemId: string; nodeId: string; token
   return { systemId: o.system, nodeId: o.node, token, heartbeat };
 }
 
-/** The hardware items of --hardware FILE: a JSON array (the service checks each item, N4). */
-async function readHardware(file: string | undefined): Promise<unknown[] | undefined> {
+/** The items of --hardware or --wireless FILE: a JSON array (the service checks each item, N4, N27). */
+async function readItems(option: string, file: string | undefined): Promise<unknown[] | undefined> {
   if (file === undefined) return undefined;
   let items: unknown;
   try {
     items = JSON.parse(await readFile(file, "utf8"));
   } catch (e) {
-    throw new CliError(`--hardware ${file}: ${(e as Error).message}`);
+    throw new CliError(`${option} ${file}: ${(e as Error).message}`);
   }
-  if (!Array.isArray(items)) throw new CliError(`--hardware ${file}: must be a JSON array of hardware items`);
+  if (!Array.isArray(items)) throw new CliError(`${option} ${file}: must be a JSON array`);
   return items;
 }
 
@@ -90,7 +91,8 @@ function stopped(signal: AbortSignal | undefined): { done: Promise<void>; cancel
 
 async function runNode(o: NodeCommandOptions, io: CliIo): Promise<void> {
   const u = usage(o);
-  const hardware = await readHardware(o.hardware);
+  const hardware = await readItems("--hardware", o.hardware);
+  const wireless = await readItems("--wireless", o.wireless);
   let node: CloudNode;
   try {
     node = await CloudNode.start({
@@ -101,6 +103,7 @@ async function runNode(o: NodeCommandOptions, io: CliIo): Promise<void> {
       dataFile: o.data,
       heartbeatSeconds: u.heartbeat,
       ...(hardware !== undefined ? { hardware } : {}),
+      ...(wireless !== undefined ? { wireless } : {}),
       ...(o.clockUnreliable === true ? { timeReliable: false } : {}),
       log: (line) => io.stderr.write(`rsop node: ${line}\n`),
     });
@@ -144,6 +147,7 @@ export function registerNodeCommand(program: Command, io: CliIo, setCode: (code:
     .option("--socket <path>", "read scans from connections to this unix socket instead of stdin")
     .option("--heartbeat <seconds>", "seconds between heartbeats, 1-300", "5")
     .option("--hardware <file>", "a JSON array of the hardware items to report (connections and readers)")
+    .option("--wireless <file>", "a JSON array of the wireless diagnostics to report (networks, nodes, links)")
     .option("--clock-unreliable", "the node's clock can't be trusted: offline decisions have no time")
     .addHelpText("after", HELP)
     .action(async (o: NodeCommandOptions) => {

@@ -168,6 +168,8 @@ export async function answerLive(
   if (isRead && ctx.cloudNodes !== undefined) {
     const nodes = ctx.cloudNodes;
     if (r.handler === reads.hardware) return jsonResponse(200, nodes.hardware(r.params.cloudNodeId!), ctx.indent);
+    if (r.handler === reads.wirelessDiagnostics)
+      return jsonResponse(200, nodes.wireless(r.params.cloudNodeId!), ctx.indent);
     if (r.handler === reads.cloudNodes || r.handler === reads.cloudNode)
       return answerOf(withStatus(result, nodes), url, ctx.indent);
   }

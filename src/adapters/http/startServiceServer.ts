@@ -241,6 +241,7 @@ function tenantApp(
     cloudNodes: {
       status: (id) => parts.nodes.status(tenant.key, id, lease.durable.seq()),
       hardware: (id) => parts.nodes.hardware(tenant.key, id),
+      wireless: (id) => parts.nodes.wireless(tenant.key, id),
     },
     onError: (e, request) =>
       log(`internal error on ${request.method} ${new URL(request.url).pathname}: ${(e as Error)?.stack ?? String(e)}`),

@@ -37,6 +37,8 @@ export interface NodeStatusRecord {
   /** The hardware items of its last report (null: none yet) and when they were reported. */
   readonly hardware: readonly HardwareItem[] | null;
   readonly hardwareAt: string | null;
+  /** The wireless diagnostics of its last report that had them (null: none yet; absent in older records). */
+  readonly wireless?: readonly WirelessItem[] | null;
   readonly intervalSeconds: number;
   /** The last heartbeat as stored: at most 30 s older than the real one (N6). */
   readonly heartbeatAt: string | null;
@@ -103,6 +105,30 @@ export const HARDWARE_ITEM = z.strictObject({
 });
 export type HardwareItem = z.infer<typeof HARDWARE_ITEM>;
 
+const num = z.number().nullable().optional();
+
+/** One wireless network a node reports (N27): the seed's diagnostics fields, unknown ones null; no other key. */
+export const WIRELESS_ITEM = z.strictObject({
+  id: z.string().min(1).max(200),
+  name: str,
+  type: str,
+  nodes: z
+    .array(
+      z.strictObject({
+        name: str,
+        shortAddress: str,
+        address: str,
+        communicationLost: bool,
+        averageRtt: num,
+        averageRetries: num,
+        failureRate: num,
+      }),
+    )
+    .max(1000),
+  links: z.array(z.strictObject({ from: z.string().max(200), to: z.string().max(200), lqi: num })).max(10_000),
+});
+export type WirelessItem = z.infer<typeof WIRELESS_ITEM>;
+
 /** The body of a heartbeat (N3). */
 export const HEARTBEAT_BODY = z.strictObject({
   revision: z.number().int().min(0),
@@ -113,6 +139,7 @@ export const HEARTBEAT_BODY = z.strictObject({
     .nullable()
     .optional(),
   hardware: z.array(HARDWARE_ITEM).max(MAX_HARDWARE_ITEMS).optional(),
+  wireless: z.array(WIRELESS_ITEM).max(100).optional(),
 });
 export type Heartbeat = z.infer<typeof HEARTBEAT_BODY>;
 
@@ -264,6 +291,7 @@ export class NodeStatus {
         failure: beat.failure === undefined ? (was?.failure ?? null) : beat.failure,
         hardware: hardwareChanged ? beat.hardware! : (was?.hardware ?? null),
         hardwareAt: hardwareChanged ? at : (was?.hardwareAt ?? null),
+        wireless: beat.wireless ?? was?.wireless ?? null,
         intervalSeconds: beat.intervalSeconds ?? was?.intervalSeconds ?? INTERVAL.default,
         heartbeatAt: was?.heartbeatAt ?? null,
       };
@@ -309,6 +337,16 @@ export class NodeStatus {
       ]);
     return items;
   }
+
+  /** The node's last reported wireless diagnostics. @throws HttpError 503 before its first report (N27). */
+  wireless(systemId: string, cloudNodeId: string): readonly WirelessItem[] {
+    const items = this.#stored(systemId, cloudNodeId)?.wireless ?? null;
+    if (items === null)
+      throw new HttpError(503, `Cloud node "${cloudNodeId}" has not reported its wireless diagnostics yet.`, [
+        { path: "cloud_node_id", message: `Cloud node "${cloudNodeId}" has not reported wireless diagnostics yet.` },
+      ]);
+    return items;
+  }
 }
 
 /** What a system's app answers of its cloud nodes on the service (N10, N11): their status and hardware. */
@@ -316,4 +354,6 @@ export interface CloudNodeAnswers {
   status(cloudNodeId: string): CloudNodeStatus;
   /** @throws HttpError 503 before the node's first hardware report. */
   hardware(cloudNodeId: string): readonly HardwareItem[];
+  /** @throws HttpError 503 before the node's first wireless report. */
+  wireless(cloudNodeId: string): readonly WirelessItem[];
 }

@@ -8,7 +8,7 @@ import { reads } from "../../../live/operations/reads.js";
 import { panelReads } from "../../../legacy1/live/panelReads.js";
 import { queryKeysOf } from "../../../live/queryKeys.js";
 import type { Role } from "../../../service/auth/grant.js";
-import { CONNECTION_STATUS, HARDWARE_ITEM, SYNC_STATUS } from "../../../service/nodes/nodeStatus.js";
+import { CONNECTION_STATUS, HARDWARE_ITEM, SYNC_STATUS, WIRELESS_ITEM } from "../../../service/nodes/nodeStatus.js";
 import {
   AUTH_ERRORS,
   COMMON_ERRORS,
@@ -28,6 +28,12 @@ export const LIVE_READINGS: ReadonlyMap<unknown, string> = new Map<unknown, stri
   [reads.wirelessDiagnostics, "The wireless diagnostics of a cloud node"],
   [panelReads.hardware, "The hardware list of this cloud node"],
   [panelReads.wirelessDiagnostics, "The wireless diagnostics of this cloud node"],
+]);
+
+/** The 2.0 readings the service answers from a node's reports (N11, N27), with their answers. */
+const REPORTED = new Map<unknown, Record<number, z.ZodType | null>>([
+  [reads.hardware, { 200: z.array(HARDWARE_ITEM) }],
+  [reads.wirelessDiagnostics, { 200: z.array(WIRELESS_ITEM) }],
 ]);
 
 /** The first path segment of a 2.0 route whose writes a manager may send (docs/semantics.md H20). */
@@ -107,12 +113,11 @@ function declare(
             : ["admin", "integrator"];
     const reading = LIVE_READINGS.has(handler);
     const query = read ? queryOf(handler) : undefined;
-    // The hardware list: the service answers the node's last report (N11), an embedded system 501.
+    // The hardware list and wireless diagnostics: the service answers the node's last report (N11,
+    // N27), an embedded system 501.
     const ok: Record<number, z.ZodType | null> = read
       ? reading
-        ? handler === reads.hardware
-          ? { 200: z.array(HARDWARE_ITEM) }
-          : {}
+        ? (REPORTED.get(handler) ?? {})
         : { 200: readAnswer(pattern, id) }
       : { 200: ID_ANSWER, 201: handler === createCredential ? CREDENTIAL_CREATED : ID_ANSWER, 204: null };
     const errors = [...AUTH_ERRORS, ...COMMON_ERRORS, ...(read ? [] : [409]), ...(reading ? [501] : [])];
