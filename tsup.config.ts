@@ -15,13 +15,14 @@ const esbuildOptions = (options: { mangleProps?: RegExp }) => {
   options.mangleProps = /_$/;
 };
 
-// The library entries. reports is for Node (csv-stringify uses Buffer) and webhooks loads
-// node:crypto; index and http load no Node built-in.
+// The library entries. reports is for Node (csv-stringify uses Buffer), webhooks loads node:crypto,
+// node (the cloud node runtime) node:crypto, node:net and node:fs; index and http load no Node built-in.
 const library = {
   index: "src/index.ts",
   http: "src/http.ts",
   reports: "src/reports.ts",
   webhooks: "src/webhooks.ts",
+  node: "src/node.ts",
 };
 
 // No source maps: they would double the tarball (4.9 MB of maps for 2.0 MB of code) for stack

@@ -53,6 +53,10 @@ test("npm pack builds dist/ (prepack) and ships it with the demo data, docs/sema
       "dist/webhooks.cjs",
       "dist/webhooks.d.ts",
       "dist/webhooks.d.cts",
+      "dist/node.js",
+      "dist/node.cjs",
+      "dist/node.d.ts",
+      "dist/node.d.cts",
     ]),
   );
   expect(installed.files.filter((f) => /^(src|test|bench)\//.test(f) || f.endsWith(".test.ts"))).toEqual([]);
@@ -311,6 +315,36 @@ for (const format of ["esm", "cjs"] as const) {
   });
 }
 
+for (const format of ["esm", "cjs"] as const) {
+  test(`${format === "esm" ? "import" : "require"}("rsop-engine/node") loads no CLI or server library, nor better-sqlite3 until a node starts`, async () => {
+    const loaded = loadedBy("rsop-engine/node", format);
+    expect(loaded.some((l) => l.includes("/node_modules/rsop-engine/dist/"))).toBe(true);
+    expect(loaded.filter((l) => SERVER_AND_CLI_LIBRARIES.some((lib) => l.includes(`/node_modules/${lib}/`)))).toEqual(
+      [],
+    );
+    const lib =
+      format === "esm"
+        ? await import(pathToFileURL(join(installed.pkg, "dist/node.js")).href)
+        : createRequire(join(installed.app, "x.cjs"))("rsop-engine/node");
+    expect(Object.keys(lib).sort()).toEqual([
+      "CloudNode",
+      "ContactState",
+      "LinkError",
+      "MAX_SCAN_LINE_BYTES",
+      "NodeStoreError",
+      "REBASE_CHANGES",
+      "ScanAnswerer",
+      "ScanLines",
+      "listenForScans",
+      "serveScans",
+    ]);
+    const contact = new lib.ContactState({ now: () => 5000 });
+    contact.contact(1000);
+    contact.lost();
+    expect(contact.nodeStateAt(5000)).toEqual({ online: false, offlineSeconds: 4, timeKnown: true });
+  });
+}
+
 test("the root and http entries use no Node-only global (Buffer, process, __dirname, require)", () => {
   // The entry files and the chunks they import, both formats.
   const seen = new Set<string>();
@@ -340,13 +374,15 @@ test("type declarations are emitted for every entry and format", () => {
     expect(readFileSync(join(installed.pkg, "dist", f), "utf8")).toMatch(/declare function createHttpHandler/);
   for (const f of ["webhooks.d.ts", "webhooks.d.cts"])
     expect(readFileSync(join(installed.pkg, "dist", f), "utf8")).toMatch(/declare function verifySignature/);
+  for (const f of ["node.d.ts", "node.d.cts"])
+    expect(readFileSync(join(installed.pkg, "dist", f), "utf8")).toMatch(/declare class CloudNode/);
 });
 
 test("the package.json names its entries, license and files", () => {
   const manifest = JSON.parse(readFileSync(join(installed.pkg, "package.json"), "utf8"));
   expect(manifest.license).toBe("MIT");
   expect(manifest.scripts.prepack).toBeDefined();
-  expect(Object.keys(manifest.exports)).toEqual([".", "./http", "./reports", "./webhooks", "./package.json"]);
+  expect(Object.keys(manifest.exports)).toEqual([".", "./http", "./reports", "./webhooks", "./node", "./package.json"]);
   expect(
     execFileSync(process.execPath, ["-p", "require.resolve('rsop-engine/http')"], {
       cwd: installed.app,
