@@ -242,7 +242,8 @@ export class CloudNode implements EngineSource {
   #reached(): void {
     this.contact.contact();
     this.#store.saveContact(this.contact.record());
-    if (!this.#wasOnline) this.#log(`online at revision ${this.#revision ?? "none"}`);
+    if (!this.#wasOnline)
+      this.#log(this.#revision === null ? "online, no system yet" : `online at revision ${this.#revision}`);
     this.#wasOnline = true;
     this.#upload();
   }
