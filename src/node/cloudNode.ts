@@ -89,6 +89,7 @@ export class CloudNode implements EngineSource {
   #uploading: Promise<void> | null = null;
   #loops: Promise<unknown>[] = [];
   #wasOnline = false;
+  #savedContactMs = Number.NEGATIVE_INFINITY;
   /** Settled by the first heartbeat's answer or failure. */
   #firstBeat: Promise<void> | null = null;
   #gotSystem!: () => void;
@@ -241,7 +242,13 @@ export class CloudNode implements EngineSource {
   /** A call answered: online since now (N42), saved so a restart counts from it (N43). */
   #reached(): void {
     this.contact.contact();
-    this.#store.saveContact(this.contact.record());
+    // Saved at most once a second while online (a feed line is a contact too): after a restart the
+    // kill timer may then count up to a second more, never less (N43).
+    const last = this.contact.lastContactMs!;
+    if (!this.#wasOnline || Math.abs(last - this.#savedContactMs) >= 1000) {
+      this.#store.saveContact(this.contact.record());
+      this.#savedContactMs = last;
+    }
     if (!this.#wasOnline)
       this.#log(this.#revision === null ? "online, no system yet" : `online at revision ${this.#revision}`);
     this.#wasOnline = true;
@@ -252,7 +259,10 @@ export class CloudNode implements EngineSource {
   #missed(e: unknown): void {
     if (this.#closing.signal.aborted) return;
     this.contact.lost();
-    if (this.#wasOnline) this.#log(`offline: ${(e as Error).message}`);
+    if (this.#wasOnline) {
+      this.#store.saveContact(this.contact.record());
+      this.#log(`offline: ${(e as Error).message}`);
+    }
     this.#wasOnline = false;
   }
 
