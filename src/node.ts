@@ -21,3 +21,4 @@ export type { ContactOptions, ContactRecord } from "./node/contact.js";
 export type { NodeIdentity, QueuedEvent } from "./node/nodeStore.js";
 export type { EngineSource, ScanRecorder } from "./node/scanProtocol.js";
 export type { LinkOptions } from "./node/serviceLink.js";
+export type { ScanInput, ScanOutput, ScanServer } from "./node/scanInput.js";

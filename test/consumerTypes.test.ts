@@ -14,6 +14,7 @@ import { loadEngineOrThrow, parseSnapshot, type CustomField, type Decision, type
 import { createHttpHandler, type HttpHandler } from "rsop-engine/http";
 import { holderReport, type ReportFilter } from "rsop-engine/reports";
 import { verifySignature, type WebhookEvent } from "rsop-engine/webhooks";
+import { CloudNode, ContactState, type CloudNodeOptions, type CloudNodeStatus } from "rsop-engine/node";
 
 const engine = loadEngineOrThrow({});
 export const decision: Decision = engine.decide({});
@@ -26,7 +27,9 @@ export const verify = verifySignature;
 export function describeField(f: CustomField): string {
   return f.description ?? f.displayName;
 }
-export type Consumed = [ReportFilter, WebhookEvent];
+export type Consumed = [ReportFilter, WebhookEvent, CloudNodeOptions, CloudNodeStatus];
+export const startNode = CloudNode.start;
+export const contact = new ContactState({ now: () => 0 }).nodeStateAt(0);
 `;
 
 const TSCONFIG = {

@@ -3,11 +3,10 @@
 // access events; its state lives in its --data file. It runs until its scan input ends (stdin) or
 // until SIGINT/SIGTERM (--socket).
 import { readFile } from "node:fs/promises";
-import type { Server } from "node:net";
 import type { Command } from "commander";
 import { CloudNode } from "../../node/cloudNode.js";
 import { NodeStoreError } from "../../node/nodeStore.js";
-import { listenForScans, serveScans } from "../../node/scanInput.js";
+import { type ScanServer, listenForScans, serveScans } from "../../node/scanInput.js";
 import { CliError, type CliIo, UsageError } from "./io.js";
 
 interface NodeCommandOptions {
@@ -111,7 +110,7 @@ async function runNode(o: NodeCommandOptions, io: CliIo): Promise<void> {
     if (e instanceof NodeStoreError) throw new CliError(e.message);
     throw e;
   }
-  let server: Server | undefined;
+  let server: ScanServer | undefined;
   const stop = stopped(io.closed);
   try {
     // Scans wait (in their pipe or socket backlog) until the node has a system and knows whether it
