@@ -274,8 +274,14 @@ export class CloudNode implements EngineSource {
     while (!signal.aborted) {
       try {
         if (this.#live === null || this.#stale) await this.#download();
-        await this.#link.follow(this.#revision!, signal, (line) => this.#onFeedLine(line));
+        const broke = await this.#link.follow(this.#revision!, signal, (line) => this.#onFeedLine(line));
         wait = retry;
+        // A feed that broke after it opened is no lost contact: the node reconnects, and only a
+        // reconnect that fails makes it offline (N59). A short pause keeps a flapping link from spinning.
+        if (broke !== null && !signal.aborted) {
+          this.#log(`${broke}: reconnecting from revision ${this.#revision}`);
+          await sleep(retry, signal);
+        }
       } catch (e) {
         if (signal.aborted) break;
         this.#onSyncError(e);

@@ -25,6 +25,11 @@ export class LinkError extends Error {
   }
 }
 
+/** A feed that broke or fell silent after it opened: the node reconnects; no lost contact by itself (N59). */
+class FeedBroke extends Error {
+  override name = "FeedBroke";
+}
+
 /** One line of the change feed (N14, N16, N17). */
 export type FeedLine =
   | { readonly revision: number; readonly time: string; readonly operation: unknown; readonly patches: unknown[] }
@@ -101,10 +106,10 @@ export class ServiceLink {
 
   /**
    * Follows the change feed after revision `from` (N14): each line handed to `onLine` in order, as
-   * it arrives. Resolves when the service ends the feed; rejects when it can't be opened, breaks, or
-   * stays silent past a missed keep-alive.
+   * it arrives. Resolves when the feed ends: null when the service ended it, else why it broke or
+   * fell silent past a missed keep-alive. Rejects (LinkError) when it can't be opened.
    */
-  async follow(from: number, signal: AbortSignal, onLine: (line: FeedLine) => void): Promise<void> {
+  async follow(from: number, signal: AbortSignal, onLine: (line: FeedLine) => void): Promise<string | null> {
     // The feed's own signal: the call's bound covers its opening only, the stream lasts.
     const opening = new AbortController();
     const timer = setTimeout(() => opening.abort(new Error("no answer in time")), this.#timeoutMs);
@@ -124,8 +129,15 @@ export class ServiceLink {
     const decoder = new TextDecoder();
     let buffer = "";
     for (;;) {
-      const { done, value } = await readWithin(reader, FEED_SILENCE_MS);
-      if (done) return;
+      let chunk: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        chunk = await readWithin(reader, FEED_SILENCE_MS);
+      } catch (e) {
+        if (e instanceof FeedBroke) return e.message;
+        throw e;
+      }
+      const { done, value } = chunk;
+      if (done) return null;
       buffer += decoder.decode(value, { stream: true });
       let end = buffer.indexOf("\n");
       while (end >= 0) {
@@ -170,13 +182,13 @@ async function readWithin(
 ): ReturnType<ReadableStreamDefaultReader<Uint8Array>["read"]> {
   let timer: NodeJS.Timeout | undefined;
   const silence = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new LinkError(`the change feed was silent for ${ms / 1000} s`)), ms);
+    timer = setTimeout(() => reject(new FeedBroke(`the change feed was silent for ${ms / 1000} s`)), ms);
   });
   try {
     return await Promise.race([reader.read(), silence]);
   } catch (e) {
     void reader.cancel().catch(() => {});
-    throw e instanceof LinkError ? e : new LinkError(`the change feed broke: ${(e as Error).message}`);
+    throw e instanceof FeedBroke ? e : new FeedBroke(`the change feed broke: ${(e as Error).message}`);
   } finally {
     clearTimeout(timer);
   }
