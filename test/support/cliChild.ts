@@ -60,7 +60,8 @@ export function serveChild(
     );
     child.stderr!.on("data", (b: Buffer) => {
       text += b.toString("utf8");
-      const m = / on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(text);
+      // "… on http://127.0.0.1:P", followed by " (root organization …)" for a service database.
+      const m = / on (http:\/\/127\.0\.0\.1:\d+)[\s(]/.exec(text);
       if (m !== null) {
         clearTimeout(timer);
         resolveUrl({ child, url: m[1]!, log: () => text });
