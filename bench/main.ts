@@ -33,6 +33,8 @@ import { run as handles } from "./handles.bench.js";
 import { run as incremental } from "./incremental.bench.js";
 import type { SizeName } from "./fixtures.js";
 import { run as memory } from "./memory.bench.js";
+import { run as nodePropagation } from "./nodePropagation.bench.js";
+import { run as nodeScans } from "./nodeScans.bench.js";
 import { run as peers } from "./peers.bench.js";
 import { run as report } from "./report.bench.js";
 import { run as rsop } from "./rsop.bench.js";
@@ -57,6 +59,8 @@ const SCENARIOS: Readonly<Record<string, Scenario>> = {
   report,
   webhooks,
   tenants,
+  nodePropagation,
+  nodeScans,
 };
 
 interface Job {
@@ -77,6 +81,8 @@ const JOBS: readonly Job[] = [
   { scenarios: ["report"], nodeFlags: [] },
   { scenarios: ["webhooks"], nodeFlags: [] },
   { scenarios: ["tenants"], nodeFlags: [] },
+  { scenarios: ["nodePropagation"], nodeFlags: [] },
+  { scenarios: ["nodeScans"], nodeFlags: [] },
 ];
 
 /** Scenarios that run only when named (--only or their own flag), never in the whole run. */

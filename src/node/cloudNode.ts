@@ -411,13 +411,12 @@ export class CloudNode implements EngineSource {
       const batch = this.#store.peek(UPLOAD_EVENTS, UPLOAD_BYTES);
       if (batch.length === 0 || this.#closing.signal.aborted) return;
       try {
-        const events = batch.map((e) => ({
-          eventId: e.eventId,
-          occurredAt: e.occurredAt,
-          request: JSON.parse(e.request) as unknown,
-          decision: JSON.parse(e.decision) as unknown,
-        }));
-        const got = await this.#link.upload(events, this.#closing.signal);
+        // The stored request and decision are JSON already: the body is written around them.
+        const events = batch.map(
+          (e) =>
+            `{"eventId":${JSON.stringify(e.eventId)},"occurredAt":${JSON.stringify(e.occurredAt)},"request":${e.request},"decision":${e.decision}}`,
+        );
+        const got = await this.#link.upload(`{"events":[${events.join(",")}]}`, this.#closing.signal);
         this.#store.remove(batch[batch.length - 1]!.seq);
         this.#log(`uploaded ${got.accepted} events (${got.duplicates} already there)`);
         this.#reached();

@@ -5,7 +5,7 @@
 // A change is stored as its patches beside the last whole snapshot, not by rewriting the snapshot:
 // a change at 100,000 holders then costs what it changes. The whole snapshot is written again after
 // REBASE_CHANGES changes, so a restart replays at most that many.
-import type { Database as SqliteDatabase } from "better-sqlite3";
+import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
 import type { ContactRecord } from "./contact.js";
 
 /** After this many stored changes, the next one rewrites the whole snapshot (N55). */
@@ -80,10 +80,27 @@ CREATE TABLE IF NOT EXISTS node_events (
 export class NodeStore {
   readonly #db: SqliteDatabase;
   #changes: number;
+  // Prepared once: a busy door queues an event per scan, and preparing is most of a small insert.
+  readonly #insert: Statement<unknown[]>;
+  readonly #peek: Statement<unknown[]>;
+  readonly #remove: Statement<unknown[]>;
+  readonly #count: Statement<unknown[]>;
+  readonly #enqueueAll: (events: readonly Omit<QueuedEvent, "seq">[]) => void;
 
   private constructor(db: SqliteDatabase) {
     this.#db = db;
     this.#changes = (db.prepare("SELECT count(*) AS n FROM node_changes").get() as { n: number }).n;
+    this.#insert = db.prepare(
+      "INSERT INTO node_events (event_id, occurred_at, revision, request, decision) VALUES (?, ?, ?, ?, ?)",
+    );
+    this.#peek = db.prepare(
+      "SELECT seq, event_id AS eventId, occurred_at AS occurredAt, revision, request, decision FROM node_events ORDER BY seq LIMIT ?",
+    );
+    this.#remove = db.prepare("DELETE FROM node_events WHERE seq <= ?");
+    this.#count = db.prepare("SELECT count(*) AS n FROM node_events");
+    this.#enqueueAll = db.transaction((events: readonly Omit<QueuedEvent, "seq">[]) => {
+      for (const e of events) this.#insert.run(e.eventId, e.occurredAt, e.revision, e.request, e.decision);
+    });
   }
 
   /**
@@ -167,22 +184,12 @@ export class NodeStore {
 
   /** Appends events to the queue, all in one transaction. */
   enqueue(events: readonly Omit<QueuedEvent, "seq">[]): void {
-    if (events.length === 0) return;
-    const insert = this.#db.prepare(
-      "INSERT INTO node_events (event_id, occurred_at, revision, request, decision) VALUES (?, ?, ?, ?, ?)",
-    );
-    this.#db.transaction(() => {
-      for (const e of events) insert.run(e.eventId, e.occurredAt, e.revision, e.request, e.decision);
-    })();
+    if (events.length > 0) this.#enqueueAll(events);
   }
 
   /** The oldest queued events: at most `count`, and no more than `bytes` of JSON (at least one). */
   peek(count: number, bytes: number): QueuedEvent[] {
-    const rows = this.#db
-      .prepare(
-        "SELECT seq, event_id AS eventId, occurred_at AS occurredAt, revision, request, decision FROM node_events ORDER BY seq LIMIT ?",
-      )
-      .all(count) as QueuedEvent[];
+    const rows = this.#peek.all(count) as QueuedEvent[];
     let total = 0;
     let n = 0;
     for (const r of rows) {
@@ -195,12 +202,12 @@ export class NodeStore {
 
   /** Removes the queued events up to `seq`, once the service has them. */
   remove(seq: number): void {
-    this.#db.prepare("DELETE FROM node_events WHERE seq <= ?").run(seq);
+    this.#remove.run(seq);
   }
 
   /** How many events wait in the queue. */
   pending(): number {
-    return (this.#db.prepare("SELECT count(*) AS n FROM node_events").get() as { n: number }).n;
+    return (this.#count.get() as { n: number }).n;
   }
 
   close(): void {

@@ -25,6 +25,11 @@ export class LinkError extends Error {
   }
 }
 
+/** A body that is JSON text already. */
+class RawJson {
+  constructor(readonly json: string) {}
+}
+
 /** A feed that broke or fell silent after it opened: the node reconnects; no lost contact by itself (N59). */
 class FeedBroke extends Error {
   override name = "FeedBroke";
@@ -98,9 +103,16 @@ export class ServiceLink {
     await r.body?.cancel();
   }
 
-  /** Uploads events in order (N20–N22); resolves once the service holds them durably. */
-  async upload(events: readonly UploadEvent[], signal: AbortSignal): Promise<{ accepted: number; duplicates: number }> {
-    const r = await this.#call("POST", "/node/events", { events }, signal);
+  /**
+   * Uploads events in order (N20–N22); resolves once the service holds them durably. `events` may be
+   * the body's JSON already (what a node's queue holds), so that it is not parsed only to be written again.
+   */
+  async upload(
+    events: readonly UploadEvent[] | string,
+    signal: AbortSignal,
+  ): Promise<{ accepted: number; duplicates: number }> {
+    const body = typeof events === "string" ? new RawJson(events) : { events };
+    const r = await this.#call("POST", "/node/events", body, signal);
     return (await r.json()) as { accepted: number; duplicates: number };
   }
 
@@ -164,7 +176,7 @@ export class ServiceLink {
           authorization: this.#auth,
           ...(body !== undefined ? { "content-type": "application/json" } : {}),
         },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        ...(body !== undefined ? { body: body instanceof RawJson ? body.json : JSON.stringify(body) } : {}),
         signal: timeoutMs === null ? signal : AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
       });
     } catch (e) {
