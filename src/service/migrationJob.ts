@@ -24,24 +24,34 @@ export const MIGRATION_TASKS = [
   "IMPORT_SYSTEM_DATA",
   "ACTIVATE_SYSTEM",
 ] as const;
-export type MigrationTaskType = (typeof MIGRATION_TASKS)[number];
+export type MigrationTaskId = (typeof MIGRATION_TASKS)[number];
 
 /** The accounts API shows Pending and Processing; the others are ours (M8). */
 export type MigrationStatus = "Pending" | "Processing" | "Staged" | "Completed" | "RolledBack" | "Failed";
 export type TaskStatus = "Pending" | "Processing" | "Completed" | "Failed";
 
 export interface MigrationTask {
-  type: MigrationTaskType;
+  taskId: MigrationTaskId;
   status: TaskStatus;
+  /** Null until the task starts (the answer omits it then: statusAnswer). */
   startedAt: string | null;
   updatedAt: string | null;
 }
 
-/** A migration as it is stored and answered (the accounts API Migration, plus `error`, an addition to the API). */
+/**
+ * A migration as it is stored: the accounts API's Migration fields (null where the answer omits a
+ * field not known yet: statusAnswer), plus `runId` and `error`, which are kept and never answered.
+ */
 export interface MigrationRecord {
+  /** The panel's serial number: the accounts API's migration id (M8). */
   id: string;
+  /**
+   * Tells this run from an earlier one of the same panel (rolled back or failed), whose `id` is the
+   * same serial number: what a run made is kept under it (tenantMigration.ts). Never answered.
+   */
+  runId: string;
   name: string;
-  /** The panel's serial number (the 1.0 organizational unit it moves out of). */
+  /** The 1.0 organization the panel belongs to (MigrationJobOptions.legacyOuId). */
   legacyOuId: string;
   status: MigrationStatus;
   createdAt: string;
@@ -53,8 +63,98 @@ export interface MigrationRecord {
   /** The staged system's id: only once IMPORT_SYSTEM_DATA is Completed (the accounts API). */
   systemId: string | null;
   cloudNodeId: string | null;
-  /** Why the migration failed (status Failed). */
+  /**
+   * Why the migration failed (status Failed): the API's migration has no such field, so it is never
+   * answered; it stays in the stored record and the failure is logged (MigrationJobOptions.onFailure).
+   */
   error: string | null;
+}
+
+/** A task as the status read answers it: the timestamps only once it started (the accounts API). */
+export interface MigrationTaskAnswer {
+  taskId: MigrationTaskId;
+  status: TaskStatus;
+  startedAt?: string;
+  updatedAt?: string;
+}
+
+/** What initiate answers: the accounts API's id, name, legacyOuId, status, createdAt and tasks with status. */
+export interface MigrationInitiated {
+  id: string;
+  name: string;
+  legacyOuId: string;
+  status: MigrationStatus;
+  createdAt: string;
+  tasks: { taskId: MigrationTaskId; status: TaskStatus }[];
+}
+
+/**
+ * What the status read answers: the accounts API's Migration, field for field, in its order; a
+ * field whose value does not exist yet is omitted (never null): backupUrl until EXPORT_LEGACY_DATA,
+ * ouId until CREATE_CUSTOMER, systemId and cloudNodeId until IMPORT_SYSTEM_DATA has Completed.
+ */
+export interface MigrationAnswer {
+  id: string;
+  name: string;
+  legacyOuId: string;
+  status: MigrationStatus;
+  createdAt: string;
+  backupUrl?: string;
+  ouId?: string;
+  systemId?: string;
+  cloudNodeId?: string;
+  tasks: MigrationTaskAnswer[];
+}
+
+/** The answer of initiate (M8). */
+export function initiateAnswer(r: MigrationRecord): MigrationInitiated {
+  return {
+    id: r.id,
+    name: r.name,
+    legacyOuId: r.legacyOuId,
+    status: r.status,
+    createdAt: r.createdAt,
+    tasks: r.tasks.map((t) => ({ taskId: t.taskId, status: t.status })),
+  };
+}
+
+/** The answer of the status read (M8): no `runId`, no `error`, no nulls. */
+export function statusAnswer(r: MigrationRecord): MigrationAnswer {
+  const known = <K extends string>(key: K, value: string | null) =>
+    (value === null ? {} : { [key]: value }) as Partial<Record<K, string>>;
+  return {
+    id: r.id,
+    name: r.name,
+    legacyOuId: r.legacyOuId,
+    status: r.status,
+    createdAt: r.createdAt,
+    ...known("backupUrl", r.backupUrl),
+    ...known("ouId", r.ouId),
+    ...known("systemId", r.systemId),
+    ...known("cloudNodeId", r.cloudNodeId),
+    tasks: r.tasks.map((t) => ({
+      taskId: t.taskId,
+      status: t.status,
+      ...known("startedAt", t.startedAt),
+      ...known("updatedAt", t.updatedAt),
+    })),
+  };
+}
+
+/** A task as an earlier version stored it (`type` for taskId). */
+type StoredTask = Omit<MigrationTask, "taskId"> & { taskId?: MigrationTaskId; type?: MigrationTaskId };
+
+/** A record as an earlier version stored it (random `id`, the serial in `legacyOuId`, tasks' `type`): today's. */
+function fromStored(stored: StoredMigration): StoredMigration {
+  const r = structuredClone(stored.record) as Omit<MigrationRecord, "tasks"> & { tasks: StoredTask[] };
+  const old = typeof r.runId !== "string";
+  const record: MigrationRecord = {
+    ...r,
+    id: old ? r.legacyOuId : r.id,
+    runId: old ? r.id : r.runId,
+    tasks: r.tasks.map(({ type, taskId, ...t }) => ({ ...t, taskId: (taskId ?? type)! })),
+  };
+  return { record, plannedSystemId: stored.plannedSystemId };
 }
 
 /** A migration as it is stored: the record, and the system id CREATE_SYSTEM chose (answered only later). */
@@ -104,11 +204,19 @@ export interface MigrationJobOptions {
   /** Clock of the stored times; default Date.now. */
   readonly now?: () => number;
   /** Awaited once a task is Processing, before its work (to watch a migration one task at a time); a rejection fails the task. */
-  readonly pace?: (task: MigrationTaskType) => Promise<void>;
+  readonly pace?: (task: MigrationTaskId) => Promise<void>;
   /** The path the backup is read from (backupUrl), given the panel id. */
   readonly backupPath?: (panelId: string) => string;
-  /** Told about a failed task (its record says why too). */
-  readonly onFailure?: (e: unknown) => void;
+  /**
+   * The 1.0 organization the panel belongs to (the record's legacyOuId), given its serial number;
+   * default the serial number (a lone panel is its own organization, as its webhook routes say).
+   */
+  readonly legacyOuId?: (panelId: string) => string;
+  /**
+   * Told about a failed task: the only place an operator reads why, with the stored record's
+   * `error` (the answers have no field for it). Log it.
+   */
+  readonly onFailure?: (e: unknown, task: MigrationTaskId) => void;
   /**
    * CREATE_CUSTOMER's work: makes (or finds) the 2.0 customer and answers its id (ouId). Run again
    * after a restart, so it must be idempotent. Default: a new id, nothing made.
@@ -139,8 +247,9 @@ export class MigrationJob {
   constructor(options: MigrationJobOptions, stored: StoredMigration | null) {
     this.#o = options;
     this.#now = options.now ?? Date.now;
-    this.#record = stored === null ? null : structuredClone(stored.record);
-    this.#plannedSystemId = stored?.plannedSystemId ?? null;
+    const current = stored === null ? null : fromStored(stored);
+    this.#record = current?.record ?? null;
+    this.#plannedSystemId = current?.plannedSystemId ?? null;
   }
 
   /** The current (or last) migration, as stored. */
@@ -201,12 +310,13 @@ export class MigrationJob {
     const now = this.#iso();
     this.#plannedSystemId = null;
     this.#record = {
-      id: randomUUID(),
+      id: panelId,
+      runId: randomUUID(),
       name: `Migration of ${typeof panel.name === "string" ? panel.name : panelId}`,
-      legacyOuId: panelId,
+      legacyOuId: this.#o.legacyOuId?.(panelId) ?? panelId,
       status: "Pending",
       createdAt: now,
-      tasks: MIGRATION_TASKS.map((type) => ({ type, status: "Pending", startedAt: null, updatedAt: null })),
+      tasks: MIGRATION_TASKS.map((taskId) => ({ taskId, status: "Pending", startedAt: null, updatedAt: null })),
       backupUrl: null,
       ouId: null,
       systemId: null,
@@ -226,7 +336,7 @@ export class MigrationJob {
     if (r.status === "Pending" || r.status === "Processing") {
       // A task cut off in the middle runs again from its start.
       for (const t of r.tasks) if (t.status === "Processing") t.status = "Pending";
-      if (r.tasks.find((t) => t.type === "IMPORT_SYSTEM_DATA")?.status === "Completed") await this.#loadStaged();
+      if (r.tasks.find((t) => t.taskId === "IMPORT_SYSTEM_DATA")?.status === "Completed") await this.#loadStaged();
       await this.#save();
       this.#start();
     }
@@ -264,13 +374,13 @@ export class MigrationJob {
       task.updatedAt = task.startedAt;
       await this.#save();
       try {
-        await this.#o.pace?.(task.type);
+        await this.#o.pace?.(task.taskId);
         if (r.status !== "Processing") return; // rolled back while it waited
-        transformed = await this.#runTask(task.type, transformed);
+        transformed = await this.#runTask(task.taskId, transformed);
       } catch (e) {
         task.status = "Failed";
         task.updatedAt = this.#iso();
-        await this.#fail(e);
+        await this.#fail(e, task.taskId);
         return;
       }
       task.status = "Completed";
@@ -283,12 +393,12 @@ export class MigrationJob {
   }
 
   /** One task; TRANSFORM_SCHEMA's result is passed on to IMPORT_SYSTEM_DATA (recomputed after a restart). */
-  async #runTask(type: MigrationTaskType, transformed: Migration | null): Promise<Migration | null> {
+  async #runTask(type: MigrationTaskId, transformed: Migration | null): Promise<Migration | null> {
     const r = this.#record!;
     switch (type) {
       case "EXPORT_LEGACY_DATA":
         await this.#o.store.saveBackup(this.#o.panel());
-        r.backupUrl = this.#o.backupPath?.(r.legacyOuId) ?? null;
+        r.backupUrl = this.#o.backupPath?.(r.id) ?? null;
         return transformed;
       case "CREATE_CUSTOMER":
         r.ouId = this.#o.createCustomer === undefined ? randomUUID() : await this.#o.createCustomer(this.record!);
@@ -332,21 +442,22 @@ export class MigrationJob {
     return m.value;
   }
 
-  async #fail(e: unknown): Promise<void> {
+  async #fail(e: unknown, task: MigrationTaskId): Promise<void> {
     const r = this.#record!;
     r.status = "Failed";
     r.error = e instanceof Error ? e.message : String(e);
     r.systemId = null;
     this.#staged = null;
     this.#stagedLive = null;
+    // Told at once: before a read can answer Failed, and even when storing the failure fails too.
+    this.#o.onFailure?.(e, task);
     await this.#o.store.saveStaged(null);
     await this.#save();
-    this.#o.onFailure?.(e);
   }
 
   #check(panelId: string): MigrationRecord {
     const r = this.#record;
-    if (r === null || r.legacyOuId !== panelId) throw new MigrationRefusal(404, `No migration of panel "${panelId}".`);
+    if (r === null || r.id !== panelId) throw new MigrationRefusal(404, `No migration of panel "${panelId}".`);
     return r;
   }
 
@@ -383,7 +494,11 @@ export class MigrationJob {
    */
   async rollback(panelId: string): Promise<void> {
     const r = this.#check(panelId);
-    if (!this.panelReadOnly) throw new MigrationRefusal(409, `A ${r.status} migration cannot be rolled back.`);
+    if (!this.panelReadOnly)
+      throw new MigrationRefusal(
+        409,
+        `A ${r.status} migration cannot be rolled back${r.error === null ? "" : ` (it failed: ${r.error})`}.`,
+      );
     r.status = "RolledBack";
     await this.#running; // a task in progress finishes (then the tasks stop)
     r.status = "RolledBack";

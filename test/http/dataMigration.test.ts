@@ -103,7 +103,8 @@ describe("a migration over HTTP (seed 000 §3, §4)", () => {
       warnings: { integrations: [] },
       errors: { softwareVersion: {}, personalInfoMissing: false, invalidDevice: [] },
     });
-    expect(pre.body.extensions.warnings.droppedFields.length).toBeGreaterThan(0);
+    // Exactly the seed's members (M6): what the library finds beyond them is listed by a refused initiate.
+    expect(Object.keys(pre.body)).toEqual(["ok", "warnings", "errors"]);
     refusal(await call("GET", "/api/migration/SN-OTHER/preflight-check"), 404);
 
     // Warnings need acceptWarnings; a bad body names each problem.
@@ -128,11 +129,8 @@ describe("a migration over HTTP (seed 000 §3, §4)", () => {
     const started = await call("POST", "/api/migration/initiate", { panel_id: SN, acceptWarnings: true });
     expect(started.status).toBe(200);
     expect(Object.keys(started.body)).toEqual(["id", "name", "legacyOuId", "status", "createdAt", "tasks"]);
-    expect(started.body).toMatchObject({
-      legacyOuId: SN,
-      status: "Pending",
-      tasks: MIGRATION_TASKS.map((type) => ({ type, status: "Pending" })),
-    });
+    expect(started.body).toMatchObject({ id: SN, legacyOuId: SN, status: "Pending" });
+    expect(started.body.tasks).toEqual(MIGRATION_TASKS.map((taskId) => ({ taskId, status: "Pending" })));
     refusal(await call("POST", "/api/migration/initiate", { cloudNodeSN: SN, acceptWarnings: true }), 409);
 
     // One task at a time: earlier Completed, the current Processing, later Pending; systemId only after IMPORT_SYSTEM_DATA.
@@ -143,8 +141,10 @@ describe("a migration over HTTP (seed 000 §3, §4)", () => {
       expect(s.tasks.map((t: { status: string }) => t.status)).toEqual(
         MIGRATION_TASKS.map((_, j) => (j < k ? "Completed" : j === k ? "Processing" : "Pending")),
       );
-      expect(s.tasks[k].startedAt).not.toBeNull();
-      expect(s.systemId === null).toBe(k <= MIGRATION_TASKS.indexOf("IMPORT_SYSTEM_DATA"));
+      expect(s.tasks[k].startedAt).toEqual(expect.any(String));
+      // A task not yet started has no timestamps; systemId is absent until IMPORT_SYSTEM_DATA has Completed (M8).
+      expect(s.tasks.slice(k + 1).every((t: object) => !("startedAt" in t) && !("updatedAt" in t))).toBe(true);
+      expect("systemId" in s).toBe(k > MIGRATION_TASKS.indexOf("IMPORT_SYSTEM_DATA"));
       // The panel is read-only from initiate on; its reads answer.
       const w = refusal(await call("POST", "/api/groups", { name: `During ${type}` }), 409);
       expect(w.message).toContain("read-only");
@@ -256,10 +256,11 @@ describe("a migration over HTTP (seed 000 §3, §4)", () => {
         g.release();
       }
       expect(await g.next()).toBe(type);
-      const systemId = (await call("GET", `/api/migration/${SN}`)).body.systemId as string | null;
+      const systemId = ((await call("GET", `/api/migration/${SN}`)).body.systemId as string | undefined) ?? null;
       expect((await rollbackAtGate(call, g)).status).toBe(204);
       const s = (await call("GET", `/api/migration/${SN}`)).body;
-      expect(s).toMatchObject({ status: "RolledBack", systemId: null });
+      expect(s.status).toBe("RolledBack");
+      expect(s).not.toHaveProperty("systemId");
       expect(s.tasks.slice(k + 1).every((t: { status: string }) => t.status === "Pending")).toBe(true);
       if (systemId !== null) refusal(await call("GET", `/${systemId}/holders`), 404);
       expect((await call("POST", "/api/groups", { name: `After rollback ${k}` })).status).toBe(200);
@@ -304,7 +305,10 @@ describe("a migration over HTTP (seed 000 §3, §4)", () => {
     g.failNext("the disk is full");
     for (let i = 0; s.status !== "Failed" && i < 100; i++)
       s = (await new Promise((r) => setTimeout(r, 20)), (await call("GET", `/api/migration/${SN}`)).body);
-    expect(s).toMatchObject({ status: "Failed", error: "the disk is full", systemId: null });
+    // The seed's shape has no error field (M11): the reason is in the server's log (below).
+    expect(s.status).toBe("Failed");
+    expect(s).not.toHaveProperty("error");
+    expect(s).not.toHaveProperty("systemId");
     expect(s.tasks.map((t: { status: string }) => t.status)).toEqual([
       "Completed",
       "Completed",
@@ -313,7 +317,7 @@ describe("a migration over HTTP (seed 000 §3, §4)", () => {
       "Pending",
       "Pending",
     ]);
-    expect(lines.some((l) => l === "migration failed: the disk is full")).toBe(true);
+    expect(lines).toContain(`migration of panel ${SN} failed in CREATE_SYSTEM: the disk is full`);
     expect(server.durable.target.live.snapshot).toBe(before);
     expect((await call("POST", "/api/groups", { name: "After a failure" })).status).toBe(200);
     refusal(await call("POST", `/api/migration/${SN}/rollback`), 409);

@@ -136,7 +136,8 @@ describe("migration of a registered panel (T70–T77)", () => {
       200,
       "initiate",
     );
-    expect(started).toMatchObject({ legacyOuId: SN, status: "Pending" });
+    // Seed shape (M8): id is the serial number, legacyOuId the legacy organization the panel is registered in.
+    expect(started).toMatchObject({ id: SN, legacyOuId: w.legacy, status: "Pending" });
     for (const [k, type] of MIGRATION_TASKS.entries()) {
       expect(await g.next()).toBe(type);
       const r = ok(await call("GET", `/api/migration/${SN}`), 200, "status");

@@ -7,14 +7,15 @@
 import type { Hono } from "hono";
 import type { LiveSystem } from "../../live/index.js";
 import {
-  type MigrationRecord,
   MigrationJob,
   MigrationRefusal,
   type MigrationStore,
   type StagedSystem,
   type StoredMigration,
+  initiateAnswer,
+  statusAnswer,
 } from "../../service/migrationJob.js";
-import { type Preflight, preflightPanel } from "../../legacy1/migration/preflightPanel.js";
+import { type Preflight, preflightPanel, preflightResponse } from "../../legacy1/migration/preflightPanel.js";
 import { type DurableSystem, openDurableSystem } from "../../service/store/durableSystem.js";
 import type { Store } from "../../service/store/store.js";
 import { type Authorize, authenticate } from "./authenticate.js";
@@ -64,6 +65,8 @@ export interface MigrationFrontOptions {
   readonly reopen?: Parameters<typeof openDurableSystem>[1];
   /** The panel's integrations a migration does not carry over (its webhook subscriptions): preflight warnings. */
   readonly integrations?: () => readonly string[];
+  /** The 1.0 organization the panel belongs to (the migration's legacyOuId); default its serial number. */
+  readonly legacyOuId?: string;
   /** Told of the system a completed migration serves, before its app is made (the server opens its webhooks). */
   readonly onCompleted?: (next: DurableSystem) => Promise<void>;
 }
@@ -127,16 +130,25 @@ async function completedIfServed(store: Store, served: DurableSystem): Promise<S
   return fixed;
 }
 
-/** What initiate answers (id, name, legacyOuId, status, createdAt, tasks with status). */
-export function initiated(r: MigrationRecord) {
-  return {
-    id: r.id,
-    name: r.name,
-    legacyOuId: r.legacyOuId,
-    status: r.status,
-    createdAt: r.createdAt,
-    tasks: r.tasks.map((t) => ({ type: t.type, status: t.status })),
-  };
+/** The panel a completed migration moved out of a store, or null: the serial number and the system it became. */
+export interface MigratedPanel {
+  readonly serialNumber: string;
+  readonly systemId: string | null;
+}
+
+/**
+ * Whether `store` holds the 2.0 system a migration of its 1.0 panel made: its record says Completed
+ * (or Staged, completed by a process that stopped before saying so: completedIfServed). A restart
+ * with the `--panel` that seeded the store serves that system (M11).
+ */
+export async function migratedPanel(store: Store): Promise<MigratedPanel | null> {
+  if (store.getValue === undefined) return null;
+  const stored = await jsonValue<StoredMigration>(store, KEY_MIGRATION);
+  const r = stored?.record as (StoredMigration["record"] & { legacyOuId?: string }) | undefined;
+  if (r === undefined || (r.status !== "Completed" && r.status !== "Staged")) return null;
+  // An earlier version kept the serial number in legacyOuId, and a random id in id (migrationJob.ts fromStored).
+  const serialNumber = typeof r.runId === "string" ? r.id : (r.legacyOuId ?? r.id);
+  return { serialNumber, systemId: r.systemId ?? stored?.plannedSystemId ?? null };
 }
 
 const STAGED_READ_ONLY = "The staged 2.0 system is read-only until its migration is completed.";
@@ -259,15 +271,15 @@ function declareStartRoutes(api: MigrationApi, state: FrontState): void {
       throw new HttpError(404, `No panel has serial number "${id}" here.`, [
         { path: "panel_id", message: `Unknown panel "${id}".` },
       ]);
-    return jsonResponse(200, preflightPanel(panel, options.integrations?.() ?? []), options.indent);
+    return jsonResponse(200, preflightResponse(preflightPanel(panel, options.integrations?.() ?? [])), options.indent);
   });
   api.post("/api/migration/initiate", async (c) => {
     await allowed(state, c.req.raw);
     const body = await readJsonBody(c.req.raw, options.maxBodyBytes);
     const { panelId, acceptWarnings } = initiateArgs(body);
     const record = await job.initiate(panelId, acceptWarnings);
-    options.log(`migration ${record.id} of panel ${record.legacyOuId} initiated`);
-    return jsonResponse(200, initiated(record), options.indent);
+    options.log(`migration of panel ${record.id} initiated`);
+    return jsonResponse(200, initiateAnswer(record), options.indent);
   });
 }
 
@@ -283,7 +295,7 @@ function declareStatusRoutes(api: MigrationApi, state: FrontState): void {
   });
   api.get("/api/migration/:panelId", async (c) => {
     await allowed(state, c.req.raw);
-    return jsonResponse(200, job.status(panelIdOf(c.req.param("panelId"))), options.indent);
+    return jsonResponse(200, statusAnswer(job.status(panelIdOf(c.req.param("panelId")))), options.indent);
   });
 }
 
@@ -405,7 +417,12 @@ export async function createMigrationFront(options: MigrationFrontOptions): Prom
       ...(options.now !== undefined ? { now: options.now } : {}),
       ...(options.pace !== undefined ? { pace: options.pace } : {}),
       backupPath: (panelId) => `${basePath}/api/migration/${encodeURIComponent(panelId)}/backup`,
-      onFailure: (e) => options.log(`migration failed: ${(e as Error)?.message ?? String(e)}`),
+      ...(options.legacyOuId !== undefined ? { legacyOuId: () => options.legacyOuId! } : {}),
+      // The one place an operator reads why (the status answer has no field for it; the stored record keeps it).
+      onFailure: (e, task) =>
+        options.log(
+          `migration of panel ${job.record?.id ?? ""} failed in ${task}: ${(e as Error)?.message ?? String(e)}`,
+        ),
     },
     await completedIfServed(store, options.durable),
   );

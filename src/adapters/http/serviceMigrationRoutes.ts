@@ -7,12 +7,13 @@
 import type { Context, Env, Hono } from "hono";
 import { type Grant, reaches } from "../../service/auth/grant.js";
 import { HttpError, errorResponse, jsonResponse } from "../../service/httpError.js";
-import { MigrationRefusal } from "../../service/migrationJob.js";
+import { MigrationRefusal, initiateAnswer, statusAnswer } from "../../service/migrationJob.js";
+import { preflightResponse } from "../../legacy1/migration/preflightPanel.js";
 import type { Caller } from "../../service/tenants/organization.js";
 import type { TenantRegistry } from "../../service/tenants/registry.js";
 import type { TenantMigrations } from "../../service/tenants/tenantMigration.js";
 import { authenticate } from "./authenticate.js";
-import { idMappingsOf, initiateArgs, initiated, refusalAsHttp } from "./migrationFront.js";
+import { idMappingsOf, initiateArgs, refusalAsHttp } from "./migrationFront.js";
 import { refuseOtherQuery } from "./parseQuery.js";
 import { readJsonBody } from "./readJsonBody.js";
 
@@ -69,7 +70,7 @@ function startRoutes<E extends Env>(app: Hono<E>, deps: ServiceMigrationDeps): v
     answered(async () => {
       const serial = panelOf(c);
       await admit(deps, c, serial, false);
-      return jsonResponse(200, await migrations.preflight(serial), indent);
+      return jsonResponse(200, preflightResponse(await migrations.preflight(serial)), indent);
     }),
   );
   app.post("/api/migration/initiate", (c) =>
@@ -80,8 +81,8 @@ function startRoutes<E extends Env>(app: Hono<E>, deps: ServiceMigrationDeps): v
       if (!WRITERS.has(caller.grant.role))
         throw new HttpError(403, `A ${caller.grant.role} may read migrations, not start or end them.`);
       const record = await migrations.initiate(panelId, acceptWarnings, caller);
-      deps.log?.(`migration ${record.id} of panel ${record.legacyOuId} initiated`);
-      return jsonResponse(200, initiated(record), indent);
+      deps.log?.(`migration of panel ${record.id} initiated`);
+      return jsonResponse(200, initiateAnswer(record), indent);
     }),
   );
   app.get("/api/migration/:panelId/backup", (c) =>
@@ -97,7 +98,7 @@ function startRoutes<E extends Env>(app: Hono<E>, deps: ServiceMigrationDeps): v
     answered(async () => {
       const serial = panelOf(c);
       await admit(deps, c, serial, false);
-      return jsonResponse(200, await migrations.status(serial), indent);
+      return jsonResponse(200, statusAnswer(await migrations.status(serial)), indent);
     }),
   );
 }

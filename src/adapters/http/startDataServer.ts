@@ -21,7 +21,12 @@ import { createDataApp } from "./createDataApp.js";
 import type { PipelineObserver } from "./dataPipeline.js";
 import { type RequestBounds, boundsOf } from "./requestBounds.js";
 import { normalizeBasePath } from "./matchEngineRoute.js";
-import { type MigrationFront, type MigrationFrontOptions, createMigrationFront } from "./migrationFront.js";
+import {
+  type MigrationFront,
+  type MigrationFrontOptions,
+  createMigrationFront,
+  migratedPanel,
+} from "./migrationFront.js";
 import type { ReportService, ReportStoreLimits } from "../../service/reportService.js";
 import { closeGracefully, listenOn, serverUrl, streamLog, withRequestLog } from "./startServer.js";
 import { tokenAuthorizer } from "./tokenAuthorizer.js";
@@ -210,7 +215,7 @@ async function openServedSystem(
 ): Promise<OpenedSystem> {
   try {
     const stored = await store.load();
-    const initial = options.initial;
+    const initial = await initialToServe(options.initial, stored?.kind ?? null, store, where, log);
     if (stored !== null && initial !== undefined && stored.kind !== initial.kind)
       throw new StoreError(
         `${where} holds a ${KIND_NAME[stored.kind]}; serve it with ${stored.kind === "panel" ? "--panel" : "--system"} FILE or with neither, not with ${initial.kind === "panel" ? "--panel" : "--system"}`,
@@ -249,6 +254,27 @@ async function openServedSystem(
     await store.close();
     throw e;
   }
+}
+
+/**
+ * The initial snapshot, unless it is the 1.0 panel a completed migration turned into the 2.0 system
+ * the store holds: the command line that served the panel (`--panel FILE`) then serves the migrated
+ * system, saying the panel file is ignored, instead of refusing to start (M11).
+ */
+async function initialToServe(
+  initial: StartDataServerOptions["initial"],
+  storedKind: StoredKind | null,
+  store: Store,
+  where: string,
+  log: (line: string) => void,
+): Promise<StartDataServerOptions["initial"]> {
+  if (initial?.kind !== "panel" || storedKind !== "system") return initial;
+  const migrated = await migratedPanel(store);
+  if (migrated === null) return initial;
+  log(
+    `--panel ${initial.file} ignored: panel ${migrated.serialNumber} was migrated to 2.0 system ${migrated.systemId ?? "(unknown)"}, which ${where} holds and serves now; drop --panel from the command line`,
+  );
+  return undefined;
 }
 
 /** Logs whether `durable` was imported from the initial snapshot or loaded (and the snapshot ignored). */
@@ -429,6 +455,8 @@ function migrationFrontOptions(
     indent: 2,
     ...(options.now !== undefined ? { now: options.now } : {}),
     ...(options.migrationPace !== undefined ? { pace: options.migrationPace } : {}),
+    // The panel's 1.0 organization is the one its subscription routes name (the serial number by default).
+    ...(options.organizationId !== undefined ? { legacyOuId: options.organizationId } : {}),
     log,
     ...(store.webhooks !== undefined
       ? {

@@ -1,10 +1,10 @@
 // What in a 1.0 panel would block or degrade its migration to 2.0: the accounts API's preflight check,
 // letter for letter (`ok`, `warnings: {integrations}`, `errors: {softwareVersion, integrations,
 // personalInfoMissing, controllerOffline, controllerVersion, legacyDevice, invalidDevice}`, every
-// member always present), plus an `extensions` object (an addition to the API) with what this library finds beyond the
-// API's members. The members the service fills from live panel status (versions of the running
-// software and controllers, offline controllers) cannot be known from a snapshot and stay empty
-// (semantics M6).
+// member always present), plus an `extensions` object with what this library finds beyond the API's
+// members (the routes answer without it: preflightResponse). The members the service fills from live
+// panel status (versions of the running software and controllers, offline controllers) cannot be
+// known from a snapshot and stay empty (semantics M6).
 import { type Issue, wellKnownLayout, zodMessage } from "../../model/index.js";
 import { type DroppedField, panelToSystem } from "../panelToSystem.js";
 import { type PanelSnapshot, panelSnapshotSchema } from "../panelSchema.js";
@@ -71,6 +71,21 @@ export interface Preflight {
       unknownCardFormat: string | null;
     };
   };
+}
+
+/** The preflight check's response: the accounts API's members only (M6). */
+export type PreflightResponse = Pick<Preflight, "ok" | "warnings" | "errors">;
+
+/**
+ * What the preflight-check route answers: `ok`, `warnings`, `errors`, letter for letter, without
+ * `extensions`, which the API's response has no place for. `ok` still counts them; a refused initiate
+ * lists each of them (at `preflight.extensions.…`), and `rsop preflight FILE` prints the whole report.
+ * @example
+ * const p = preflightPanel(JSON.parse(readFileSync("examples/panel.json", "utf8")));
+ * Object.keys(preflightResponse(p)); //=> ["ok", "warnings", "errors"]
+ */
+export function preflightResponse(p: Preflight): PreflightResponse {
+  return { ok: p.ok, warnings: p.warnings, errors: p.errors };
 }
 
 function emptyPreflight(): Preflight {

@@ -43,6 +43,7 @@ interface KeptCaller {
 }
 
 interface Made {
+  /** The run's runId (the record's id is the serial number, the same for every run of the panel). */
   readonly migrationId: string;
   readonly by: KeptCaller;
   customerId?: string;
@@ -253,8 +254,11 @@ export class TenantMigrations {
         ...(this.#o.now !== undefined ? { now: this.#o.now } : {}),
         ...(this.#o.pace !== undefined ? { pace: this.#o.pace } : {}),
         backupPath: this.#o.backupPath ?? ((s) => `/api/migration/${encodeURIComponent(s)}/backup`),
-        onFailure: (err) =>
-          this.#o.log(`migration of panel ${t.key} failed: ${(err as Error)?.message ?? String(err)}`),
+        // The one place an operator reads why (the status answer has no field for it; the stored record keeps it).
+        onFailure: (err, task) =>
+          this.#o.log(`migration of panel ${t.key} failed in ${task}: ${(err as Error)?.message ?? String(err)}`),
+        // The legacy organization the panel is registered in (it moves to a customer of that organization's dealer).
+        legacyOuId: () => this.#panel(t.key).organization,
         createCustomer: (r) => this.#createCustomer(entry, r),
         createSystem: () => this.#createSystem(entry),
       },
@@ -279,7 +283,7 @@ export class TenantMigrations {
 
   /** What this migration made, kept before the registry commit that makes it (a restart knows it made it). */
   async #keepMade(e: Entry, record: MigrationRecord, change: Partial<Made>): Promise<Made> {
-    const base: Made = e.made?.migrationId === record.id ? e.made : { migrationId: record.id, by: this.#kept(e) };
+    const base: Made = e.made?.migrationId === record.runId ? e.made : { migrationId: record.runId, by: this.#kept(e) };
     e.made = { ...base, ...change };
     await put(e.store, KEY_MADE, e.made);
     return e.made;
@@ -300,7 +304,7 @@ export class TenantMigrations {
     const legacy = registry.organization(this.#panel(e.serial).organization);
     if (legacy?.parent == null) throw new Error(`panel ${e.serial} has no legacy organization with a dealer`);
     const id = uuidV5(systemNamespace(e.serial), "customer");
-    const kept = e.made?.migrationId === record.id ? e.made : null;
+    const kept = e.made?.migrationId === record.runId ? e.made : null;
     const createdCustomer = kept?.createdCustomer ?? registry.organization(id) === undefined;
     await this.#keepMade(e, record, { customerId: id, createdCustomer });
     await registry.migrationCustomer(legacy.parent, id, legacy.name, e.serial, this.#caller(e));

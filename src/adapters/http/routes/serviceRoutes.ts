@@ -2,6 +2,7 @@
 // access), preview, reports, webhook subscriptions, the 1.0 import preview, migration and health.
 import { z } from "zod";
 import type { Role } from "../../../service/auth/grant.js";
+import { MIGRATION_TASKS } from "../../../service/migrationJob.js";
 import {
   ANY_JSON,
   AUTH_ERRORS,
@@ -284,6 +285,75 @@ export function healthRoute(): DeclaredRoute {
   });
 }
 
+// The migration answers, field for field as the accounts API gives them (M6, M8): strict, so that
+// an answer with a field the API lacks (or without one it has) does not match the document.
+const MIGRATION_STATUS = z.enum(["Pending", "Processing", "Staged", "Completed", "RolledBack", "Failed"]);
+const TASK = z.strictObject({
+  taskId: z.enum(MIGRATION_TASKS),
+  status: z.enum(["Pending", "Processing", "Completed", "Failed"]),
+});
+const MIGRATION_INITIATED = z
+  .strictObject({
+    id: z.string().describe("The cloud node's serial number"),
+    name: z.string(),
+    legacyOuId: z.string().describe("The 1.0 organization the panel belongs to"),
+    status: MIGRATION_STATUS,
+    createdAt: z.string(),
+    tasks: z.array(TASK),
+  })
+  .describe("A migration as initiate answers it");
+const MIGRATION = z
+  .strictObject({
+    ...MIGRATION_INITIATED.shape,
+    backupUrl: z.string().optional().describe("Once EXPORT_LEGACY_DATA has Completed"),
+    ouId: z.string().optional().describe("The 2.0 customer, once CREATE_CUSTOMER has Completed"),
+    systemId: z.string().optional().describe("Once IMPORT_SYSTEM_DATA has Completed"),
+    cloudNodeId: z.string().optional().describe("The UUID the cloud node gets, once IMPORT_SYSTEM_DATA has Completed"),
+    tasks: z.array(
+      TASK.extend({
+        startedAt: z.string().optional().describe("Once the task started"),
+        updatedAt: z.string().optional().describe("Once the task started"),
+      }),
+    ),
+  })
+  .describe("A migration as the status read answers it");
+const PREFLIGHT_DEVICE = {
+  id: z.number(),
+  connection: z.number(),
+  wirelessAddress: z.string().nullable(),
+  description: z.string(),
+};
+const PREFLIGHT = z
+  .strictObject({
+    ok: z.boolean(),
+    warnings: z.strictObject({ integrations: z.array(z.string()) }),
+    errors: z.strictObject({
+      softwareVersion: z.record(z.string(), z.string()),
+      integrations: z.array(z.string()),
+      personalInfoMissing: z.boolean(),
+      controllerOffline: z.array(z.strictObject(PREFLIGHT_DEVICE)),
+      controllerVersion: z.array(
+        z.strictObject({
+          ...PREFLIGHT_DEVICE,
+          firmwareVersion: z.string(),
+          stageFirmwareVersion: z.string(),
+          linkType: z.string(),
+          updateRunning: z.boolean(),
+        }),
+      ),
+      legacyDevice: z.array(z.strictObject(PREFLIGHT_DEVICE)),
+      invalidDevice: z.array(z.strictObject({ ...PREFLIGHT_DEVICE, propDelay: z.number() })),
+    }),
+  })
+  .describe("The preflight check");
+const ID_MAPPING = z.strictObject({
+  id: z.string(),
+  legacyId: z.number().int(),
+  serialNumber: z.string(),
+  type: z.string(),
+  systemId: z.string(),
+});
+
 /** The migration routes (1.0 to 2.0), served in front of the data app while a panel is served. */
 export function migrationRoutes(): DeclaredRoute[] {
   const specs: Spec[] = [
@@ -293,7 +363,7 @@ export function migrationRoutes(): DeclaredRoute[] {
       summary: "Preflight a migration",
       tag: "migration",
       by: "migration",
-      ok: { 200: ANY_JSON },
+      ok: { 200: PREFLIGHT },
     },
     {
       method: "POST",
@@ -302,7 +372,7 @@ export function migrationRoutes(): DeclaredRoute[] {
       tag: "migration",
       by: "migration",
       body: z.looseObject({}),
-      ok: { 200: z.looseObject({}) },
+      ok: { 200: MIGRATION_INITIATED },
     },
     {
       method: "GET",
@@ -318,7 +388,7 @@ export function migrationRoutes(): DeclaredRoute[] {
       summary: "The migration's status",
       tag: "migration",
       by: "migration",
-      ok: { 200: z.looseObject({}) },
+      ok: { 200: MIGRATION },
     },
     {
       method: "POST",
@@ -343,7 +413,7 @@ export function migrationRoutes(): DeclaredRoute[] {
       tag: "migration",
       by: "migration",
       query: z.object({ type: z.string().optional() }),
-      ok: { 200: z.array(z.looseObject({})) },
+      ok: { 200: z.array(ID_MAPPING) },
     },
   ];
   return specs.map((s) => route("service", { ...s, errors: [...ERRORS, 409] }));
