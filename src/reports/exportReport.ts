@@ -97,24 +97,132 @@ document.querySelectorAll("th button").forEach(function (b, col) {
   });
 });`;
 
+// Values wrap only at spaces (no `word-break`/`overflow-wrap` that would split "false" into "fals e"):
+// a column is as wide as its longest word, and a table wider than the page scrolls sideways in its
+// box instead. No value needs `overflow-wrap: anywhere`: long ids and e-mail addresses stay whole.
 const STYLE = `
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #111; }
 h1 { font-size: 1.3em; margin: 0 0 .3em; }
 p { margin: 0 0 1em; color: #444; }
+.scroll { overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; }
-th, td { border: 1px solid #bbb; padding: .25em .5em; text-align: left; vertical-align: top; word-break: break-word; }
+th, td { border: 1px solid #bbb; padding: .25em .5em; text-align: left; vertical-align: top; overflow-wrap: normal; word-break: normal; hyphens: manual; }
 th { background: #eee; }
 th button { font: inherit; font-weight: bold; background: none; border: 0; padding: 0; cursor: pointer; }
 th button[data-dir="asc"]::after { content: " \\25B2"; }
 th button[data-dir="desc"]::after { content: " \\25BC"; }
 tbody tr:nth-child(even) { background: #f7f7f7; }
+.nw { white-space: nowrap; }
+td ul { margin: 0; padding: 0; list-style: none; }
+td li + li { margin-top: .1em; }
+.k { color: #555; }
 @media print {
-  body { margin: 0; font-size: 10pt; }
+  body { margin: 0; font-size: 8pt; }
+  .scroll { overflow: visible; }
   th button::after { content: none !important; }
   thead { display: table-header-group; }
   tr { break-inside: avoid; }
   tbody tr:nth-child(even) { background: none; }
 }`;
+
+/** Header words of the API's keys where splitting the camelCase key is not enough (abbreviations). */
+const LABELS: Readonly<Record<string, string>> = {
+  id: "ID",
+  pin: "PIN",
+  duressPin: "Duress PIN",
+  Pin: "PIN",
+  "Duress Pin": "Duress PIN",
+  holderId: "Holder ID",
+  deviceId: "Device ID",
+  floorGroupId: "Floor group ID",
+  activeRuleId: "Active rule ID",
+  bluetooth: "Bluetooth",
+  pendingBluetooth: "Pending Bluetooth",
+  mobileApp: "Mobile app",
+  pendingMobileApp: "Pending mobile app",
+};
+
+/**
+ * The header of a column as words: the 2.0 camelCase keys split ("firstName" → "First name"), the
+ * 1.0 display names ("First Name") as they are. The key itself is the header's tooltip.
+ * @example
+ * columnLabel("expireDate"); //=> "Expire date"
+ */
+export function columnLabel(key: string): string {
+  const known = LABELS[key];
+  if (known !== undefined) return known;
+  if (!/^[a-z][A-Za-z0-9]*$/.test(key)) return key;
+  const words = key.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** Columns whose values are JSON text (custom fields, both flavours): shown as a list of `name: value`. */
+const JSON_COLUMNS: ReadonlySet<string> = new Set(["customFields", "Custom Fields", "Custom Attributes"]);
+
+/**
+ * A character a browser may break a line after or before besides a space (a hyphen, even before a
+ * digit as in "2026-01-05"; a slash, a dash; anything outside plain Latin letters, digits and the
+ * punctuation that binds to them, brackets included, UAX #14). A word holding one is kept whole.
+ */
+const BREAKABLE = /[^\s\p{Script=Latin}\p{Nd}.,:;@_'"&<>#*+=%$()[\]{}]/u;
+
+/**
+ * Values up to this long that hold a BREAKABLE character stay on one line as a whole, as does any
+ * single word: one class on the cell rather than a span a word.
+ */
+const SHORT_VALUE = 24;
+
+/**
+ * Escaped text whose lines may break only at spaces: a word a browser could break elsewhere (a
+ * hyphenated name or id) is wrapped in `<span class="nw">`, which the page styles `white-space: nowrap`.
+ * @example
+ * wordsHtml("Anne-Marie Lee"); //=> '<span class="nw">Anne-Marie</span> Lee'
+ */
+export function wordsHtml(text: string): string {
+  if (!BREAKABLE.test(text)) return escapeHtml(text);
+  return text
+    .split(/(\s+)/)
+    .map((w) => (BREAKABLE.test(w) ? `<span class="nw">${escapeHtml(w)}</span>` : escapeHtml(w)))
+    .join("");
+}
+
+/** Nesting shown as lists; anything deeper is shown as its JSON text (and the recursion stays shallow). */
+const MAX_LIST_DEPTH = 4;
+
+/** A nested value as a list: array items one per line, object members as `name: value`; empty: nothing. */
+function nestedHtml(v: object, depth = 0): string {
+  if (depth >= MAX_LIST_DEPTH) return wordsHtml(JSON.stringify(v));
+  const item = (x: unknown) => (x !== null && typeof x === "object" ? nestedHtml(x, depth + 1) : valueHtml(x));
+  if (Array.isArray(v)) return v.length === 0 ? "" : `<ul>${v.map((x) => `<li>${item(x)}</li>`).join("")}</ul>`;
+  const entries = Object.entries(v);
+  if (entries.length === 0) return "";
+  return `<ul>${entries.map(([k, x]) => `<li><span class="k">${wordsHtml(k)}:</span> ${item(x)}</li>`).join("")}</ul>`;
+}
+
+/** A value that is not a list: its text, words kept whole; null and undefined: nothing. */
+function valueHtml(v: unknown): string {
+  return v === null || v === undefined ? "" : wordsHtml(String(v));
+}
+
+/**
+ * The cell of one value: JSON text of a JSON column parsed and listed (anything unparsable shown as
+ * text); a short value that could break elsewhere than at a space on one line; else words kept whole.
+ */
+function cellHtml(column: string, v: unknown): string {
+  if (typeof v === "string" && JSON_COLUMNS.has(column) && /^\s*[[{]/.test(v)) {
+    try {
+      const parsed: unknown = JSON.parse(v);
+      if (parsed !== null && typeof parsed === "object") return `<td>${nestedHtml(parsed)}</td>`;
+    } catch {
+      // Not JSON after all: the text itself.
+    }
+  }
+  if (v !== null && typeof v === "object") return `<td>${nestedHtml(v)}</td>`;
+  const text = v === null || v === undefined ? "" : String(v);
+  if (BREAKABLE.test(text) && (text.length <= SHORT_VALUE || !/\s/.test(text)))
+    return `<td class="nw">${escapeHtml(text)}</td>`;
+  return `<td>${wordsHtml(text)}</td>`;
+}
 
 /** Options of toHtml. */
 export interface HtmlOptions {
@@ -125,8 +233,9 @@ export interface HtmlOptions {
 }
 
 /**
- * The records as one standalone HTML page: a table with a header row of `columns` (click a header to
- * sort), every value escaped, readable when printed.
+ * The records as one standalone HTML page: a table with a header row of `columns` as words (the key
+ * in the header's tooltip; click a header to sort), every value escaped, lines broken only at
+ * spaces, nested values (custom fields) as lists, readable when printed.
  * @example
  * toHtml([{ firstName: "<script>" }], ["firstName"]).includes("<td>&lt;script&gt;</td>"); //=> true
  */
@@ -145,7 +254,12 @@ export function toHtml(
  */
 export function htmlStart(columns: readonly string[], options: HtmlOptions = {}): string {
   const title = escapeHtml(options.title ?? "Report");
-  const head = columns.map((c) => `<th scope="col"><button type="button">${escapeHtml(c)}</button></th>`).join("");
+  const head = columns
+    .map(
+      (c) =>
+        `<th scope="col" title="${escapeHtml(`API key: ${c}`)}"><button type="button">${escapeHtml(columnLabel(c))}</button></th>`,
+    )
+    .join("");
   const caption = options.caption === undefined ? "" : `<p>${escapeHtml(options.caption)}</p>\n`;
   return `<!DOCTYPE html>
 <html lang="en">
@@ -158,21 +272,20 @@ export function htmlStart(columns: readonly string[], options: HtmlOptions = {})
 </head>
 <body>
 <h1>${title}</h1>
-${caption}<table>
+${caption}<div class="scroll"><table>
 <thead><tr>${head}</tr></thead>
 <tbody>
 `;
 }
 
 /**
- * Table rows of these records, one line each.
+ * Table rows of these records, one line each (a word that could break at a hyphen is kept whole).
  * @example
- * htmlRows([{ id: "h-1" }], ["id"]); //=> "<tr><td>h-1</td></tr>\n"
+ * htmlRows([{ id: "h-1", n: 2 }], ["id", "n"]); //=> '<tr><td class="nw">h-1</td><td>2</td></tr>\n'
  */
 export function htmlRows(records: readonly ReportRecord[], columns: readonly string[]): string {
-  const cell = (v: unknown) => escapeHtml(v === null || v === undefined ? "" : String(v));
   let out = "";
-  for (const r of records) out += `<tr>${columns.map((c) => `<td>${cell(r[c])}</td>`).join("")}</tr>\n`;
+  for (const r of records) out += `<tr>${columns.map((c) => cellHtml(c, r[c])).join("")}</tr>\n`;
   return out;
 }
 
@@ -183,7 +296,7 @@ export function htmlRows(records: readonly ReportRecord[], columns: readonly str
  */
 export function htmlEnd(count: number): string {
   return `</tbody>
-</table>
+</table></div>
 <p>${count} ${count === 1 ? "record" : "records"}.</p>
 <script>${SORT_SCRIPT}
 </script>

@@ -144,7 +144,7 @@ test(`the weekly picture renders in headless Chromium: not blank, one SVG cell p
   expect(r.dom).toContain("DST: 23 h");
 }, 300_000);
 
-test(`the diff page renders in headless Chromium with before and after pictures${why === null ? "" : ` (skipped: ${why})`}`, (ctx) => {
+test(`the diff page renders in headless Chromium with a picture of each holder's changes${why === null ? "" : ` (skipped: ${why})`}`, (ctx) => {
   if (why !== null) return ctx.skip(why);
   const b = JSON.parse(JSON.stringify(BUILDING_JSON)) as { rules: Record<string, unknown>[] };
   b.rules.find((x) => x.id === "rule-nurses-day-weekdays")!.stopTime = "18:00:00";
@@ -153,13 +153,12 @@ test(`the diff page renders in headless Chromium with before and after pictures$
   const r = render("diff", renderDiffPage(diff, building, after));
   expect(r.colours).toBeGreaterThan(8);
   expect(r.green).toBeGreaterThan(100);
-  for (const side of ["before", "after"]) {
-    const svg = new RegExp(`<svg[^>]*id="${side}-0"[\\s\\S]*?</svg>`).exec(r.dom)?.[0] ?? "";
-    const changedRows = new Set(
-      diff.changes.filter((c) => c.holderId === diff.changes[0]!.holderId).map((c) => c.deviceId ?? c.floorGroupId),
-    ).size;
-    expect((svg.match(/<rect class="cell"/g) ?? []).length, `${side}: cells of the changed rows`).toBe(
-      changedRows * 7 * 24,
-    );
-  }
+  // The first holder's picture: a row per changed door or floor group, its lost 18:00–19:30 marked on each weekday.
+  const svg = /<svg[^>]*id="change-0"[\s\S]*?<\/svg>/.exec(r.dom)?.[0] ?? "";
+  const changedRows = new Set(
+    diff.changes.filter((c) => c.holderId === diff.changes[0]!.holderId).map((c) => c.deviceId ?? c.floorGroupId),
+  ).size;
+  expect((svg.match(/<g class="row"/g) ?? []).length, "a row per changed door or floor group").toBe(changedRows);
+  expect((svg.match(/<rect class="lost"/g) ?? []).length, "the lost time of each weekday").toBe(changedRows * 5);
+  expect((svg.match(/<rect class="gained"/g) ?? []).length).toBe(0);
 }, 300_000);

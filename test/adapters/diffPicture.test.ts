@@ -231,7 +231,7 @@ describe("rsop diff and rsop picture", () => {
     return b;
   })();
 
-  test("text by holder and by door, JSON as the library answers, HTML with before/after pictures; bad input exits 1, usage 2", async () => {
+  test("text by holder and by door, JSON as the library answers, HTML with a picture of each holder's changes; bad input exits 1, usage 2", async () => {
     const a = file("after.json", after);
     const text = await run(["diff", "--before", BUILDING_FILE, "--after", a, "--from", WEEK.from, "--to", WEEK.to]);
     expect(text.code).toBe(0);
@@ -255,8 +255,10 @@ describe("rsop diff and rsop picture", () => {
     const html = await run(["diff", "--before", BUILDING_FILE, "--after", a, "--from", WEEK.from, "--format", "html"]);
     expect(html.code).toBe(0);
     expect(html.stdout).toMatch(/^<!doctype html>/);
-    expect(html.stdout).toContain('id="before-0"');
-    expect(html.stdout).toContain('id="after-0"');
+    // One picture of each holder's changes (before/after in one: the after state, gained and lost time marked), by name.
+    expect(html.stdout).toContain('id="change-0"');
+    expect(html.stdout).toContain('<span title="Holder ID: holder-0001">Maria Alvarez</span>');
+    expect(html.stdout).toContain('<rect class="lost"');
     const week = await run(["diff", "--before", BUILDING_FILE, "--after", a, "--from", WEEK.from, "--format", "json"]);
     expect(JSON.parse(week.stdout).to).toBe("2026-04-20T05:00:00.000Z");
     const long = await run([
@@ -270,8 +272,9 @@ describe("rsop diff and rsop picture", () => {
       "--to",
       "2026-08-01T00:00:00Z",
     ]);
-    expect(long.code).toBe(1);
-    expect(long.stderr).toContain("to: The period may span at most 62 days.");
+    // CE1: a period too long is an out-of-range option value, a usage error.
+    expect(long.code).toBe(2);
+    expect(long.stderr).toBe("rsop: --to: The period may span at most 62 days.\n(run with --help for usage)\n");
     expect((await run(["diff", "--before", BUILDING_FILE])).code).toBe(2);
     expect((await run(["diff", "--before", BUILDING_FILE, "--after", a, "--from", "yesterday"])).code).toBe(2);
     expect((await run(["diff", "--before", BUILDING_FILE, "--after", a, "--format", "pdf"])).code).toBe(2);

@@ -429,7 +429,9 @@ describe("1.0 people reports", () => {
           })),
         );
       if (type === "json") expect(JSON.parse(text)).toEqual(records);
-      if (type === "html") expect(text).toContain("<td>{&quot;badge&quot;:&quot;B-1&quot;}</td>");
+      // Custom fields as a readable name: value list, not JSON text (RP7).
+      if (type === "html")
+        expect(text).toContain('<td><ul><li><span class="k">badge:</span> <span class="nw">B-1</span></li></ul></td>');
     }
     for (const name of ["people-report-9.csv.zip", "people-report-1.xml.zip", "nope"])
       expect((await call("GET", `${P}/file/${name}`)).status).toBe(404);

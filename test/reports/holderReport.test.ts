@@ -382,6 +382,42 @@ describe("exports", () => {
   });
 });
 
+describe("the HTML export reads as words (RP7)", () => {
+  const all = holderReport(snap, {});
+  const records = all.ok ? all.value : [];
+  const html = toHtml(records, [...HOLDER_PROPERTIES]);
+
+  test("RP7: headers are words with the API key as their tooltip; 1.0 display names stay as they are", () => {
+    expect(html).toContain('<th scope="col" title="API key: firstName"><button type="button">First name</button></th>');
+    expect(html).toContain('title="API key: duressPin"><button type="button">Duress PIN</button>');
+    expect(html).toContain('title="API key: customFields"><button type="button">Custom fields</button>');
+    expect(toHtml([], ["First Name", "Custom Fields"])).toContain(
+      '<th scope="col" title="API key: First Name"><button type="button">First Name</button></th>',
+    );
+  });
+
+  test("RP7: custom fields are a list of name: value, not JSON text; nested values are lists", () => {
+    expect(html).toContain('<td><ul><li><span class="k">badge:</span> <span class="nw">B-1</span></li></ul></td>');
+    expect(html).not.toContain("{&quot;badge");
+    expect(toHtml([{ "Custom Fields": '{"a":[1,"x-y"],"b":{}}' }], ["Custom Fields"])).toContain(
+      '<td><ul><li><span class="k">a:</span> <ul><li>1</li><li><span class="nw">x-y</span></li></ul></li><li><span class="k">b:</span> </li></ul></td>',
+    );
+    // Text that is not JSON stays text; so does JSON text in any other column.
+    expect(toHtml([{ customFields: "{oops", lastName: '{"a":1}' }], ["customFields", "lastName"])).toContain(
+      "<td>{oops</td><td>{&quot;a&quot;:1}</td>",
+    );
+  });
+
+  test("RP7: lines break only at spaces: no CSS that breaks words; a word with a hyphen is kept whole", () => {
+    expect(html).not.toMatch(/word-break:\s*break-(word|all)|overflow-wrap:\s*(anywhere|break-word)/);
+    expect(html).toContain("overflow-wrap: normal; word-break: normal;");
+    expect(html).toContain('<td class="nw">h-ann</td>');
+    expect(toHtml([{ n: "Anne-Marie de la Cruz-Villanueva Ortiz" }], ["n"])).toContain(
+      '<td><span class="nw">Anne-Marie</span> de la <span class="nw">Cruz-Villanueva</span> Ortiz</td>',
+    );
+  });
+});
+
 describe("RSOP reports (RP13)", () => {
   const engine = createEngine(parseSnapshotOrThrow(reportSystemInput()));
   const at = "2026-04-15T14:00:00Z"; // Wednesday 09:00 in Chicago
