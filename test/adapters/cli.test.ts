@@ -76,9 +76,10 @@ describe("rsop validate", () => {
   });
 
   test("a missing file or broken JSON is a clear error, exit 1", async () => {
+    // CE4: the file and the reason in words, one line.
     expect(await run(["validate", "--system", join(dir, "nope.json")])).toMatchObject({
       code: 1,
-      stderr: expect.stringContaining("cannot read system file"),
+      stderr: `rsop: ${join(dir, "nope.json")}: no such file\n`,
     });
     expect(await run(["validate", "--system", file("broken.json", "{")])).toMatchObject({
       code: 1,
@@ -194,16 +195,16 @@ describe("rsop card", () => {
     expect(r.stdout).toContain("C1k48s");
   });
 
-  test("bad input is a clear error", async () => {
+  test("bad input is a clear error: a malformed or out-of-range option value is a usage error (CE1)", async () => {
     expect(
       await run(["card", "encode", "--format", "H10301", "--facility-code", "256", "--card-number", "1"]),
-    ).toMatchObject({ code: 1 });
+    ).toMatchObject({ code: 2 });
     expect(await run(["card", "encode", "--format", "NOPE", "--card-number", "1"])).toMatchObject({
-      code: 1,
+      code: 2,
       stderr: expect.stringContaining("unknown card format"),
     });
     expect(await run(["card", "encode", "--format", "H10301", "--card-number", "-3"])).toMatchObject({ code: 2 });
-    expect(await run(["card", "decode", "--format", "H10301", "--bits", "0101"])).toMatchObject({ code: 1 });
+    expect(await run(["card", "decode", "--format", "H10301", "--bits", "0101"])).toMatchObject({ code: 2 });
   });
 });
 

@@ -21,6 +21,7 @@ const ORDER = [
   "card",
   "bench",
   "serve",
+  "node",
   "webhook",
   "users",
   "apps",

@@ -134,7 +134,7 @@ describe("rsop report", () => {
     expect(JSON.parse(empty.stdout)).toEqual([]);
   });
 
-  test("a refused report exits 1 with every problem and its path", async () => {
+  test("a refused report: malformed options exit 2, unknown ids 1, with every problem and its path (CE1)", async () => {
     const r = await run([
       "report",
       "--system",
@@ -144,10 +144,10 @@ describe("rsop report", () => {
       "--output",
       "id,nope",
     ]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stdout).toBe("");
     expect(r.stderr).toBe(
-      'rsop: invalid report: 2 problems\n  filters[0].operand: Is required with an operator: the text to compare.\n  output[1]: Unknown property "nope": use "id", "firstName", "lastName", "email", "partition", "cards", "groups", "pin", "duressPin", "enabled", "activeDate", "expireDate", "bluetooth", "pendingBluetooth", "mobileApp", "pendingMobileApp", "customFields".\n',
+      'rsop: invalid report: 2 problems\n  filters[0].operand: Is required with an operator: the text to compare.\n  --output[1]: Unknown property "nope": use "id", "firstName", "lastName", "email", "partition", "cards", "groups", "pin", "duressPin", "enabled", "activeDate", "expireDate", "bluetooth", "pendingBluetooth", "mobileApp", "pendingMobileApp", "customFields".\n(run with --help for usage)\n',
     );
     const d = await run(["report", "--system", system, "--rsop", "--at", "2026-04-15T14:00:00Z", "--device", "d-x"]);
     expect(d.code).toBe(1);

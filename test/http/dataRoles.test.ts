@@ -172,7 +172,7 @@ describe("tokens file", () => {
     ]);
     expect(missing).toMatchObject({
       code: 1,
-      stderr: expect.stringContaining(`${join(dir, "nope.json")}: 1 problem\n  (the file): Cannot be read: ENOENT.`),
+      stderr: `rsop: ${join(dir, "nope.json")}: no such file\n`,
     });
     writeFileSync(file, JSON.stringify(TOKENS_JSON));
     expect(

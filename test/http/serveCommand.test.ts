@@ -53,7 +53,7 @@ describe("rsop serve", () => {
   test("refuses to start without a token, and says how to give one", async () => {
     vi.stubEnv("RSOP_TOKEN", "");
     const r = await run(["serve", "--system", BUILDING_FILE, "--port", "0"]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr).toContain("refusing to start without authentication: pass --token <token> or set RSOP_TOKEN");
   });
 
@@ -67,7 +67,7 @@ describe("rsop serve", () => {
     expect(r).toMatchObject({ code: 2, stderr: expect.stringContaining("--port must be an integer from 0 to 65535") });
     const spaced = await run(["serve", "--system", BUILDING_FILE, "--token", "two words", "--port", "0"]);
     expect(spaced).toMatchObject({
-      code: 1,
+      code: 2,
       stderr: expect.stringContaining("the token may hold only letters, digits and -._~+/"),
     });
   });

@@ -114,13 +114,13 @@ describe("I50–I53: users add, apps add, keys rotate", () => {
     }
   }, 120_000);
 
-  test("refusals: every problem with its option (exit 1), usage errors (exit 2), no password, a database of one system", async () => {
+  test("refusals: every problem with its option (exit 1; a malformed option value exit 2, CE1), usage errors (exit 2), no password, a database of one system", async () => {
     const db = join(dir, "refusals.db");
     const empty = await rsop(["users", "add", "--data", db, "--email", "x@example.test"], "\n");
     expect(empty.code).toBe(1);
     expect(empty.stderr).toContain("no password");
     const bad = await rsop(["users", "add", "--data", db, "--email", "not an email"], "short\n");
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--email: Must be an email address.");
     expect(bad.stderr).toContain("password (stdin): Must have 12 to 1024 characters.");
     expect(bad.stderr).not.toContain("short");
@@ -147,7 +147,7 @@ describe("I50–I53: users add, apps add, keys rotate", () => {
       "--redirect-uri",
       "ftp://x",
     ]);
-    expect(uri.code).toBe(1);
+    expect(uri.code).toBe(2);
     expect(uri.stderr).toContain("--redirect-uri[0]: Must be https");
     const taken = await rsop(["users", "add", "--data", db, "--email", "same@example.test"], PASSWORD);
     expect(taken.code).toBe(0);

@@ -1,7 +1,5 @@
 // `rsop apply`: operations (API routes) from JSON Lines applied to a snapshot, one answer line per
 // input line, in order; optionally the resulting snapshot written out.
-import { createReadStream } from "node:fs";
-import { writeFile } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import type { Command } from "commander";
 import {
@@ -16,7 +14,7 @@ import {
 import { type PanelBatchResult, type PanelOperationResult, createPanelLiveSystem } from "../../legacy1/index.js";
 import { type Issue, formatPath } from "../../model/index.js";
 import { parseJson } from "../jsonSyntax.js";
-import { CliError, type CliIo, UsageError } from "./io.js";
+import { CliError, type CliIo, UsageError, fileError, openInputStream, writeTextFile } from "./io.js";
 import { READ_CHUNK_BYTES, readLines } from "./lineReader.js";
 import { readSnapshotInput, systemOrPanel } from "./loadSystem.js";
 
@@ -102,14 +100,10 @@ export async function applyCommand(opts: ApplyOptions, io: CliIo): Promise<numbe
     live = made.value;
   }
 
-  const input: Readable =
-    opts.ops === undefined || opts.ops === "-"
-      ? io.stdin
-      : createReadStream(opts.ops, { highWaterMark: READ_CHUNK_BYTES });
+  const fromStdin = opts.ops === undefined || opts.ops === "-";
+  const input: Readable = fromStdin ? io.stdin : await openInputStream(opts.ops!, READ_CHUNK_BYTES);
   const opened = new Promise<void>((resolve, reject) => {
-    input.once("error", (e: NodeJS.ErrnoException) =>
-      reject(new CliError(`cannot read operations file "${opts.ops}": ${e.code ?? e.message}`)),
-    );
+    input.once("error", (e: NodeJS.ErrnoException) => reject(fromStdin ? e : fileError(opts.ops!, e)));
     input.once("readable", () => resolve());
     input.once("end", () => resolve());
   });
@@ -146,7 +140,7 @@ export async function applyCommand(opts: ApplyOptions, io: CliIo): Promise<numbe
   if (io.closed?.aborted === true) stop();
   await lines.done;
   io.closed?.removeEventListener("abort", stop);
-  if (opts.out !== undefined) await writeFile(opts.out, `${JSON.stringify(live.snapshot, null, 2)}\n`);
+  if (opts.out !== undefined) await writeTextFile(opts.out, `${JSON.stringify(live.snapshot, null, 2)}\n`);
   if (refused > 0) io.stderr.write(`rsop: ${refused} of ${n} operation line${n === 1 ? "" : "s"} refused\n`);
   return refused > 0 ? 1 : 0;
 }

@@ -1,12 +1,10 @@
-import { createReadStream } from "node:fs";
-import { access } from "node:fs/promises";
 import { type Command, Option } from "commander";
 import { type Engine, newDecision } from "../../evaluate/index.js";
 import type { PanelEngine } from "../../legacy1/panelEngine.js";
 import { type Issue, formatPath, requestIssues } from "../../model/index.js";
 import { jsonErrorText, parseJson } from "../jsonSyntax.js";
 import { AnswerBuffer, decisionHead } from "./answerBuffer.js";
-import { CliError, type CliIo, UsageError } from "./io.js";
+import { CliError, type CliIo, UsageError, fileError, openInputStream } from "./io.js";
 import { DecidePool, defaultDecideWorker } from "./decidePool.js";
 import { type LineReader, READ_CHUNK_BYTES, readLines } from "./lineReader.js";
 import { loadPanelFile, loadSystemFile, systemOrPanel } from "./loadSystem.js";
@@ -401,14 +399,8 @@ async function answerLines(
   requestPath: string,
   io: CliIo,
 ): Promise<number> {
-  if (requestPath !== "-") {
-    try {
-      await access(requestPath);
-    } catch {
-      throw new CliError(`cannot read request file "${requestPath}"`);
-    }
-  }
-  const input = requestPath === "-" ? io.stdin : createReadStream(requestPath, { highWaterMark: READ_CHUNK_BYTES });
+  // A request file that cannot be read is said before any answer (`rsop: FILE: no such file`).
+  const input = requestPath === "-" ? io.stdin : await openInputStream(requestPath, READ_CHUNK_BYTES);
   const output = new AnswerOutput(answerer, pool, io);
   const requests = new RequestInput(format, output, io);
   const lines = readLines(input, requests.onLine);
@@ -419,11 +411,7 @@ async function answerLines(
   try {
     await lines.done;
   } catch (e) {
-    throw requestPath === "-"
-      ? e
-      : new CliError(
-          `cannot read request file "${requestPath}": ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-        );
+    throw requestPath === "-" ? e : fileError(requestPath, e);
   } finally {
     io.closed?.removeEventListener("abort", stop);
     if (input !== io.stdin) input.destroy();

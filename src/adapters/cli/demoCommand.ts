@@ -1,12 +1,11 @@
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { DateTime } from "luxon";
 import type { Decision } from "../../model/index.js";
 import { parseInstant } from "../../model/index.js";
 import { parseJson } from "../jsonSyntax.js";
-import { CliError, type CliIo } from "./io.js";
+import { CliError, type CliIo, readTextFile } from "./io.js";
 import { loadSystemFile } from "./loadSystem.js";
 
 interface DemoRequest {
@@ -43,9 +42,7 @@ export async function demoCommand(opts: DemoOptions, io: CliIo): Promise<number>
   const nodes = new Map(snap.cloudNodes.map((n) => [n.id, n]));
   const holders = new Map(snap.holders.map((h) => [h.id, h]));
   const rules = new Map(snap.rules.map((r) => [r.id, r]));
-  const text = await readFile(requestsPath, "utf8").catch(() => {
-    throw new CliError(`cannot read requests file "${requestsPath}"`);
-  });
+  const text = await readTextFile(requestsPath);
   // Every line is checked before the first is shown: a broken file is a clear error (exit 1).
   const reqs: DemoRequest[] = [];
   text.split("\n").forEach((line, i) => {

@@ -1,9 +1,8 @@
 // `rsop diff`: who gains or loses what between two snapshots (diffAccess), as text, JSON or HTML.
-import { writeFile } from "node:fs/promises";
 import { type Command, Option } from "commander";
 import { type AccessChange, type AccessDiff, type Engine, diffAccess } from "../../evaluate/index.js";
 import { QueryError, parseInstant } from "../../model/index.js";
-import { CliError, type CliIo, UsageError } from "./io.js";
+import { type CliIo, UsageError, queryRefusal, writeTextFile } from "./io.js";
 import { loadSystemFile } from "./loadSystem.js";
 import { renderDiffPage } from "./picturePage.js";
 import { instant } from "./queryCommands.js";
@@ -92,7 +91,7 @@ export function registerDiffCommand(program: Command, io: CliIo, setCode: (code:
         try {
           diff = diffAccess(before, after, { from, to });
         } catch (e) {
-          if (e instanceof QueryError) throw new CliError("invalid period", e.issues);
+          if (e instanceof QueryError) throw queryRefusal("invalid period", e.issues, { from: "--from", to: "--to" });
           throw e;
         }
         const text =
@@ -101,7 +100,7 @@ export function registerDiffCommand(program: Command, io: CliIo, setCode: (code:
             : opts.format === "html"
               ? renderDiffPage(diff, before, after)
               : formatDiffText(diff, after);
-        if (opts.out !== undefined) await writeFile(opts.out, text);
+        if (opts.out !== undefined) await writeTextFile(opts.out, text);
         else io.stdout.write(text);
         setCode(0);
       },

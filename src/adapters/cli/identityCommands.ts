@@ -35,7 +35,11 @@ const OPTION_OF: Readonly<Record<string, string>> = {
   organization_id: "--organization",
 };
 
-/** An HttpError of the service as the CLI's error: every problem with the option it is about (exit 1). */
+/**
+ * An HttpError of the service as the CLI's error: every problem with the option it is about. A
+ * value refused for its form (400) that came from an option is a usage error (exit 2), as every
+ * malformed option value is; otherwise (the password on stdin, a taken email) exit 1.
+ */
 function cliErrorOf(e: unknown): unknown {
   if (e instanceof StoreError) return new CliError(e.message);
   if (!(e instanceof HttpError)) return e;
@@ -44,7 +48,12 @@ function cliErrorOf(e: unknown): unknown {
     const path = redirect !== null ? `--redirect-uri[${redirect[1]}]` : (OPTION_OF[i.path] ?? i.path);
     return { code: "invalid" as const, path: [path], message: i.message };
   });
-  return new CliError(e.message.replace(/\.$/, ""), issues);
+  const message = e.message.replace(/\.$/, "");
+  if (e.status === 400 && issues.some((i) => i.path[0]!.startsWith("--")))
+    return issues.length === 1
+      ? new UsageError(`${issues[0]!.path[0]}: ${issues[0]!.message}`)
+      : new UsageError(message, issues);
+  return new CliError(message, issues);
 }
 
 /**
@@ -54,6 +63,8 @@ function cliErrorOf(e: unknown): unknown {
 async function withService<T>(where: StoreOptions, use: (registry: TenantRegistry) => Promise<T>): Promise<T> {
   if ((where.data === undefined) === (where.store === undefined))
     throw new UsageError("give the service database: --data FILE.db (SQLite) or --store URL (PostgreSQL), one of them");
+  if (where.store !== undefined && !/^postgres(ql)?:\/\//.test(where.store))
+    throw new UsageError("--store takes a PostgreSQL URL: postgres://user@host:5432/database");
   const file = where.data ?? redactUrl(where.store!);
   try {
     // PostgreSQL: a running service sees the change at once (its registry follows every commit).

@@ -5,18 +5,24 @@ import { Command, CommanderError } from "commander";
 // `rsop --version` prints package.json's version: the bundler inlines this one field of it into
 // dist/cli.js, so the two never drift apart.
 import { version as VERSION } from "../../../package.json";
-import { CliError, type CliIo, UsageError, isClosedStreamError, issueLines } from "./io.js";
+import { CliError, type CliIo, UsageError, errnoWords, isClosedStreamError, issueLines } from "./io.js";
 
 /** The exit codes, in `rsop --help` and the README. */
 export const EXIT_CODES_HELP = `
 Exit codes:
   0   ok, also when stdout is closed by its reader (\`rsop demo | head -3\`): the command
       stops quietly. A closed stderr stops it quietly too, with the code it had reached.
-  1   invalid data: a snapshot, panel, request line or query refused (each problem with its path)
-  2   usage error: unknown command or option, a missing or malformed option value
+  1   invalid data: the command line is well formed but what it names is refused: a snapshot,
+      panel, request line or query content (each problem with its path), an id the snapshot
+      lacks, a file that cannot be read or written (\`rsop: FILE: no such file\`)
+  2   usage error: what the command line alone shows is wrong: an unknown command or option,
+      a missing option, a malformed or out-of-range option value (a date, instant, period,
+      number, choice or card format), options that contradict
   70  internal error (a bug: please report it)
 
-A FILE given as - is read from stdin (--system -, --panel -, --request -).
+Errors are one line starting "rsop: " (and the problems' paths under it); a usage error adds
+"(run with --help for usage)". A FILE given as - is read from stdin (--system -, --panel -,
+--request -).
 `;
 
 /** `rsop --version` alone needs no command. */
@@ -73,15 +79,6 @@ export async function runCli(argv: readonly string[], base: CliIo): Promise<numb
   base.stdout.on("error", onStreamError);
   base.stderr.on("error", onStreamError);
   const io: CliIo = { stdin: base.stdin, stdout: base.stdout, stderr: base.stderr, closed: closing.signal };
-  const program = new Command()
-    .name("rsop")
-    .description("Decide physical access and compute resultant access (RSOP) from a system snapshot.")
-    .version(VERSION)
-    .exitOverride()
-    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
-    .showHelpAfterError("(run with --help for usage)")
-    .addHelpText("after", EXIT_CODES_HELP);
-
   const setCode = (c: number) => {
     code = c;
   };
@@ -91,11 +88,37 @@ export async function runCli(argv: readonly string[], base: CliIo): Promise<numb
   const first = argv[0] ?? "";
   const named = COMMANDS.find((c) => c.names.includes(first));
   const wanted = named !== undefined ? [named] : argv.length === 1 && VERSION_FLAGS.includes(first) ? [] : COMMANDS;
-  const registers = await Promise.all(wanted.map((c) => c.load()));
-  for (const register of registers) register(program, io, setCode);
+  const program = await cliProgram(io, setCode, wanted);
 
   const code0 = await parseAndRun(program, argv, io, () => code);
   return await finalExitCode(io, () => writeFailure, code0);
+}
+
+/**
+ * The `rsop` program with the given commands registered (default: all of them, as --help lists
+ * them). Tests walk its commands and options, so that a new one is checked without naming it.
+ */
+export async function cliProgram(
+  io: CliIo,
+  setCode: (code: number) => void = () => {},
+  wanted: readonly { readonly load: () => Promise<Register> }[] = COMMANDS,
+): Promise<Command> {
+  const program = new Command()
+    .name("rsop")
+    .description("Decide physical access and compute resultant access (RSOP) from a system snapshot.")
+    .version(VERSION)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+      // commander's own errors start "error: "; every error line of rsop starts "rsop: ".
+      outputError: (s, write) => write(s.replace(/^error: /, "rsop: ")),
+    })
+    .showHelpAfterError("(run with --help for usage)")
+    .addHelpText("after", EXIT_CODES_HELP);
+  const registers = await Promise.all(wanted.map((c) => c.load()));
+  for (const register of registers) register(program, io, setCode);
+  return program;
 }
 
 /** Resolves when every write so far has been handed to the system (or failed). */
@@ -115,12 +138,20 @@ async function parseAndRun(program: Command, argv: readonly string[], io: CliIo,
     if (isClosedStreamError(e)) return code();
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
     if (e instanceof UsageError) {
-      io.stderr.write(`rsop: ${e.message}\n(run with --help for usage)\n`);
+      io.stderr.write(`rsop: ${e.message}\n`);
+      if (e.issues.length > 0) io.stderr.write(`${issueLines(e.issues)}\n`);
+      io.stderr.write("(run with --help for usage)\n");
       return 2;
     }
     if (e instanceof CliError) {
       io.stderr.write(`rsop: ${e.message}\n`);
       if (e.issues.length > 0) io.stderr.write(`${issueLines(e.issues)}\n`);
+      return 1;
+    }
+    // A file operation a command did not catch itself still names the file and the reason in words.
+    const failed = e as NodeJS.ErrnoException;
+    if (typeof failed?.code === "string" && typeof failed.path === "string") {
+      io.stderr.write(`rsop: ${failed.path}: ${errnoWords(failed)}\n`);
       return 1;
     }
     io.stderr.write(`rsop: internal error: ${(e as Error).stack ?? String(e)}\n`);
@@ -138,8 +169,7 @@ async function finalExitCode(io: CliIo, writeFailure: () => Error | undefined, c
   const failure =
     writeFailure() ?? [outFailure, errFailure].find((e): e is Error => e !== null && !isClosedStreamError(e));
   if (failure !== undefined) {
-    if (!io.stderr.destroyed)
-      io.stderr.write(`rsop: cannot write the output: ${(failure as NodeJS.ErrnoException).code ?? failure.message}\n`);
+    if (!io.stderr.destroyed) io.stderr.write(`rsop: cannot write the output: ${errnoWords(failure, true)}\n`);
     return 70;
   }
   // stdout closed by its reader: it got what it wanted. stderr closed: its messages are lost, but the

@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import cliProgress from "cli-progress";
 import type { Command } from "commander";
@@ -7,7 +7,7 @@ import { loadPanelEngineOrThrow } from "../../legacy1/panelEngine.js";
 import { type Migration, migratePanel } from "../../legacy1/migration/migratePanel.js";
 import { compareMigration, panelScans, weekOfInstants } from "../../legacy1/migration/verifyMigration.js";
 import { preflightBlocks, preflightPanel } from "../../legacy1/migration/preflightPanel.js";
-import { CliError, type CliIo, UsageError, written } from "./io.js";
+import { CliError, type CliIo, UsageError, fileError, writeTextFile, written } from "./io.js";
 import { instant } from "./queryCommands.js";
 import { readSnapshotInput } from "./loadSystem.js";
 
@@ -119,10 +119,16 @@ export function registerMigrationCommands(program: Command, io: CliIo, setCode: 
           if (!(await written(io.stdout, `${JSON.stringify({ cloudNodeId, snapshot, mappings, dropped }, null, 2)}\n`)))
             return;
         } else {
-          await mkdir(opts.out, { recursive: true });
-          await writeFile(join(opts.out, "system.json"), `${JSON.stringify(snapshot, null, 2)}\n`);
-          await writeFile(join(opts.out, "mappings.json"), `${JSON.stringify(mappings, null, 2)}\n`);
-          await writeFile(join(opts.out, "dropped.json"), `${JSON.stringify(dropped, null, 2)}\n`);
+          // A folder that cannot be made (a regular file on its path, no permission) is named with the reason.
+          await mkdir(opts.out, { recursive: true }).catch((e: unknown) => {
+            // mkdir says EEXIST when --out is a file: the folder it should be is taken by a file.
+            if ((e as NodeJS.ErrnoException).code === "EEXIST")
+              throw new CliError(`${opts.out}: is a file, not a directory`);
+            throw fileError(opts.out!, e, true);
+          });
+          await writeTextFile(join(opts.out, "system.json"), `${JSON.stringify(snapshot, null, 2)}\n`);
+          await writeTextFile(join(opts.out, "mappings.json"), `${JSON.stringify(mappings, null, 2)}\n`);
+          await writeTextFile(join(opts.out, "dropped.json"), `${JSON.stringify(dropped, null, 2)}\n`);
           io.stdout.write(
             `migrated panel ${snapshot.cloudNodes?.[0]?.serialNumber ?? ""} into system ${opts.systemId}: cloud node ${cloudNodeId}, ${mappings.length} mapping records, ${dropped.length} dropped fields reported; wrote ${join(opts.out, "system.json")}, mappings.json, dropped.json\n`,
           );

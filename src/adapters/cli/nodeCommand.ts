@@ -2,12 +2,11 @@
 // the scans it reads (stdin, or a local socket) and answers them on the same stream, and uploads the
 // access events; its state lives in its --data file. It runs until its scan input ends (stdin) or
 // until SIGINT/SIGTERM (--socket).
-import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { CloudNode } from "../../node/cloudNode.js";
 import { NodeStoreError } from "../../node/nodeStore.js";
 import { type ScanServer, listenForScans, serveScans } from "../../node/scanInput.js";
-import { CliError, type CliIo, UsageError } from "./io.js";
+import { CliError, type CliIo, UsageError, readJsonFile } from "./io.js";
 
 interface NodeCommandOptions {
   readonly service: string;
@@ -58,12 +57,7 @@ function usage(o: NodeCommandOptions): { systemId: string; nodeId: string; token
 /** The items of --hardware or --wireless FILE: a JSON array (the service checks each item, N4, N27). */
 async function readItems(option: string, file: string | undefined): Promise<unknown[] | undefined> {
   if (file === undefined) return undefined;
-  let items: unknown;
-  try {
-    items = JSON.parse(await readFile(file, "utf8"));
-  } catch (e) {
-    throw new CliError(`${option} ${file}: ${(e as Error).message}`);
-  }
+  const items = await readJsonFile(file, option);
   if (!Array.isArray(items)) throw new CliError(`${option} ${file}: must be a JSON array`);
   return items;
 }

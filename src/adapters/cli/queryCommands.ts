@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { QueryError, parseInstant } from "../../model/index.js";
-import { CliError, type CliIo, UsageError } from "./io.js";
+import { type CliIo, UsageError, queryRefusal } from "./io.js";
 import { loadPanelFile, loadSystemFile, systemOrPanel } from "./loadSystem.js";
 
 /**
@@ -27,12 +27,27 @@ function idList(v: string): string[] {
   return ids;
 }
 
-/** Turns a QueryError into a CLI error listing its problems. */
+/** The option each query field comes from, to name it in a usage error. */
+const QUERY_OPTIONS: Readonly<Record<string, string>> = {
+  at: "--at",
+  from: "--from",
+  to: "--to",
+  ids: "--ids",
+  holderId: "--holder",
+  deviceId: "--device",
+  floorGroupId: "--floor-group",
+  cloudNodeId: "--cloud-node",
+};
+
+/**
+ * Turns a QueryError into a CLI error listing its problems: exit 1 for ids the snapshot lacks,
+ * 2 for a malformed or out-of-range value (an instant out of range, a period too long).
+ */
 function query<T>(run: () => T): T {
   try {
     return run();
   } catch (e) {
-    if (e instanceof QueryError) throw new CliError("invalid query", e.issues);
+    if (e instanceof QueryError) throw queryRefusal("invalid query", e.issues, QUERY_OPTIONS);
     throw e;
   }
 }

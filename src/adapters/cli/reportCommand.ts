@@ -1,7 +1,5 @@
 // `rsop report`: a holder report (2.0), a people report (1.0) or an RSOP report, as JSON records on
 // stdout, or CSV / JSON / HTML into a file.
-import { createWriteStream } from "node:fs";
-import { writeFile } from "node:fs/promises";
 import type { Writable } from "node:stream";
 import { type Command, Option } from "commander";
 import {
@@ -21,7 +19,17 @@ import {
 } from "../../reports/index.js";
 import { type Issue, parseInstant } from "../../model/index.js";
 import { jsonErrorText, parseJson } from "../jsonSyntax.js";
-import { CliError, type CliIo, UsageError, written } from "./io.js";
+import {
+  CliError,
+  type CliIo,
+  UsageError,
+  errnoWords,
+  fileError,
+  openOutputStream,
+  queryRefusal,
+  writeTextFile,
+  written,
+} from "./io.js";
 import { loadPanelFile, loadSystemFile, systemOrPanel } from "./loadSystem.js";
 
 export const REPORT_HELP = `
@@ -68,8 +76,17 @@ function filters(raw: readonly string[]): unknown[] {
   });
 }
 
+/**
+ * A report refused: exit 1 when every problem is an id the snapshot lacks, else 2: the filters,
+ * --output and --partition come from the command line, which the problems show wrong.
+ */
 function refused(issues: readonly Issue[]): never {
-  throw new CliError(`invalid report: ${issues.length} problem${issues.length === 1 ? "" : "s"}`, issues);
+  throw queryRefusal(`invalid report: ${issues.length} problem${issues.length === 1 ? "" : "s"}`, issues, {
+    output: "--output",
+    partition: "--partition",
+    devices: "--device",
+    at: "--at",
+  });
 }
 
 export function registerReportCommand(program: Command, io: CliIo, setCode: (code: number) => void): void {
@@ -173,11 +190,7 @@ export function registerReportCommand(program: Command, io: CliIo, setCode: (cod
           : exportReport(opts.format, records, columns, { title });
       if (opts.out === undefined) io.stdout.write(text);
       else {
-        try {
-          await writeFile(opts.out, text);
-        } catch (e) {
-          throw new CliError(`cannot write "${opts.out}": ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
-        }
+        await writeTextFile(opts.out, text);
         io.stderr.write(`wrote ${records.length} ${records.length === 1 ? "record" : "records"} to ${opts.out}\n`);
       }
       setCode(0);
@@ -192,7 +205,7 @@ async function streamRows(
   columns: readonly string[],
   title: string,
 ): Promise<void> {
-  const sink: Writable = opts.out === undefined ? io.stdout : createWriteStream(opts.out);
+  const sink: Writable = opts.out === undefined ? io.stdout : await openOutputStream(opts.out);
   const failed = new Promise<never>((_, reject) => sink.once("error", reject));
   failed.catch(() => undefined);
   const write = async (text: string): Promise<boolean> =>
@@ -220,7 +233,8 @@ async function streamRows(
     }
     await write(opts.format === "csv" ? "" : opts.format === "html" ? htmlEnd(count) : count === 0 ? "]\n" : "\n]\n");
   } catch (e) {
-    throw new CliError(`cannot write "${opts.out ?? "stdout"}": ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    if (opts.out === undefined) throw new CliError(`cannot write the output: ${errnoWords(e, true)}`);
+    throw fileError(opts.out, e, true);
   } finally {
     if (opts.out !== undefined) await new Promise<void>((resolve) => sink.end(() => resolve()));
   }

@@ -7,7 +7,7 @@ import { StoreError } from "../../service/store/store.js";
 import { ROLES, type TokenEntry, TokensFileError, readTokensFile } from "../../service/auth/tokens.js";
 import { SnapshotError } from "../../model/index.js";
 import { Destinations } from "../delivery/destinations.js";
-import { CliError, type CliIo, UsageError } from "./io.js";
+import { CliError, type CliIo, UsageError, checkReadable, readTextFile } from "./io.js";
 import { readSnapshotInput } from "./loadSystem.js";
 import { startService } from "./serveService.js";
 import { parseBytes } from "../../service/tenants/memoryBudget.js";
@@ -174,6 +174,8 @@ export async function serveCommand(
       server = data;
       onDataListening?.(data);
     } else {
+      // A --system file that cannot be read is named with the reason in words (`rsop: FILE: no such file`).
+      await checkReadable(opts.system!);
       const file = await startServer({ ...common, systemFile: opts.system! });
       server = file;
       onListening?.(file);
@@ -205,14 +207,15 @@ function checkAuthentication(
         : undefined;
   const insecure = opts.insecureNoAuth === true;
   if (opts.tokens !== undefined && insecure) throw new UsageError("--insecure-no-auth contradicts --tokens FILE");
+  // Each is wrong on the command line (or RSOP_TOKEN, its stand-in) alone: a usage error (exit 2).
   if (required && token === undefined && !insecure && opts.tokens === undefined)
-    throw new CliError(
+    throw new UsageError(
       "refusing to start without authentication: pass --token <token> or set RSOP_TOKEN (or give --tokens FILE; --insecure-no-auth for a local experiment)",
     );
   if (token !== undefined && insecure)
-    throw new CliError("--insecure-no-auth contradicts the token given by --token or RSOP_TOKEN");
+    throw new UsageError("--insecure-no-auth contradicts the token given by --token or RSOP_TOKEN");
   if (token !== undefined && !isBearerToken(token))
-    throw new CliError(
+    throw new UsageError(
       "the token may hold only letters, digits and -._~+/ (then = padding): clients could not send it as a Bearer token",
     );
   if (token !== undefined && token.length < MIN_TOKEN_LENGTH && opts.allowShortToken !== true)
@@ -365,6 +368,9 @@ async function loadTokens(
 ): Promise<{ file: string; entries: TokenEntry[] } | undefined> {
   if (opts.tokens === undefined) return undefined;
   let tokens: { file: string; entries: TokenEntry[] };
+  // A file that cannot be read is named with the reason in words (`rsop: FILE: no such file`), before
+  // the tokens file's own checks, which say only that it cannot be read.
+  await readTextFile(opts.tokens);
   try {
     tokens = { file: opts.tokens, entries: await readTokensFile(opts.tokens) };
   } catch (e) {
