@@ -18,6 +18,8 @@ export { requestIssues } from "./model/request.js";
 export { OUTCOME_CODES, REASONS, outcomeOf } from "./model/decision.js";
 export { KNOWN_CARD_FORMATS } from "./model/cardFormats.js";
 export { decodeWiegand, encodeWiegand, resolveCardFormat } from "./model/wiegandCodec.js";
+export { isCardNumber } from "./model/cardNumber.js";
+export type { CardNumber } from "./model/cardNumber.js";
 export { Engine, createEngine, loadEngine, loadEngineOrThrow } from "./evaluate/engine.js";
 export { ReaderHandle } from "./evaluate/reader.js";
 export { diffAccess } from "./evaluate/diffAccess.js";

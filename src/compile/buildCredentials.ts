@@ -17,7 +17,7 @@ import {
 export function cardCapacity(snapshot: SystemSnapshot): number {
   let cardCount = 0;
   for (const h of snapshot.holders)
-    for (const c of h.credentials) if (c.types.includes("card") && c.credentialNumber !== null) cardCount++;
+    for (const c of h.credentials) if (c.types.includes("card") && typeof c.credentialNumber === "number") cardCount++;
   let capacity = 8;
   while (capacity < cardCount * 2) capacity *= 2;
   return capacity;
@@ -87,6 +87,16 @@ export function addCredentials(
     if (types & CREDENTIAL_BIT.card) {
       // A card without a number yet (pending) cannot be read, so it is not in the table.
       if (c.credentialNumber === null) continue;
+      if (typeof c.credentialNumber === "string") {
+        // Past 2^53−1 (CN4): the wide map, keyed by the one spelling of the number.
+        sys.wideCards_.set(c.credentialNumber, {
+          fc_: c.facilityCode ?? -1,
+          holder_: i,
+          id_: c.id,
+          holderId_: holderId,
+        });
+        continue;
+      }
       if ((sys.cardUsed_ + 1) * 2 > sys.cardMask_ + 1) rebuildCardTable(sys, 1 + (sys.cardLive_ >> 1));
       const table = sys.cardTable_;
       const mask = sys.cardMask_;
@@ -109,6 +119,10 @@ export function removeCredentials(sys: CompiledSystem, i: number, credentials: r
   for (const c of credentials) {
     if (c.types.includes("card")) {
       if (c.credentialNumber === null) continue;
+      if (typeof c.credentialNumber === "string") {
+        if (sys.wideCards_.get(c.credentialNumber)?.holder_ === i) sys.wideCards_.delete(c.credentialNumber);
+        continue;
+      }
       const b = findCard(sys, c.credentialNumber);
       if (b < 0 || sys.cardTable_[b + 2] !== i) continue;
       sys.cardTable_[b] = CARD_DELETED;

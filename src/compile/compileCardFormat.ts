@@ -7,6 +7,7 @@ import {
   die,
   entryLayout,
   resolveCustomLayout,
+  wideFieldValue,
 } from "../model/index.js";
 
 export const FC_POLICY = { ENFORCED: 0, FILTER_LIST: 1, NOT_ENFORCED: 2 } as const;
@@ -46,14 +47,16 @@ export interface CompiledFormat {
 }
 
 /**
- * What a read decoded to. -1: the format has no such field; -2 (OVERFLOW): the value exceeds
- * 2^53−1. Both are reported as null, but an overflowed code never matches a credential (docs/semantics.md S17),
- * not even one without a facility code.
+ * What a read decoded to. -1: the format has no such field; -2 (OVERFLOW): a facility code exceeds
+ * 2^53−1, reported as null, and never matches a credential (docs/semantics.md E17), not even one
+ * without a facility code. A card number past 2^53−1 is WIDE (-3) with its decimal string in `wide_`
+ * (CN3): only that read builds a string.
  */
 export interface DecodeScratch {
   fc_: number;
   cn_: number;
   parityOk_: boolean;
+  wide_: string;
 }
 
 /** The layout behind a format entry (validated at load); null for a raw format (docs/semantics.md S17). */
@@ -126,6 +129,8 @@ export function compileCardFormat(format: CardFormat): CompiledFormat {
 
 /** A decoded field beyond Number.MAX_SAFE_INTEGER. */
 export const OVERFLOW = -2;
+/** A card number beyond Number.MAX_SAFE_INTEGER, its decimal string beside it (DecodeScratch.wide_). */
+export const WIDE = -3;
 
 /** A packed format's bits lie in the frame's first PACKED_BITS, and its fields are at most PACKED_FIELD_BITS long (never an overflow). */
 const PACKED_BITS = 64;
@@ -157,6 +162,7 @@ export function decodeInto(f: CompiledFormat, bits: Uint8Array, length: number, 
   if (f.raw_) {
     out.fc_ = -1;
     out.cn_ = readField(bits, 0, length);
+    if (out.cn_ === OVERFLOW) wideInto(out, bits, 0, length);
     out.parityOk_ = true;
     return;
   }
@@ -180,6 +186,7 @@ export function decodeInto(f: CompiledFormat, bits: Uint8Array, length: number, 
   }
   out.fc_ = f.fcLength_ === 0 ? -1 : readField(bits, f.fcOffset_, f.fcLength_);
   out.cn_ = readField(bits, f.cnOffset_, f.cnLength_);
+  if (out.cn_ === OVERFLOW) wideInto(out, bits, f.cnOffset_, f.cnLength_);
   const pos = f.parityPos_;
   for (let i = 0; i < pos.length && ok; i++) {
     let ones = bits[pos[i]!]!;
@@ -187,6 +194,12 @@ export function decodeInto(f: CompiledFormat, bits: Uint8Array, length: number, 
     ok = (ones & 1) === f.parityOdd_[i];
   }
   out.parityOk_ = ok;
+}
+
+/** A card number past 2^53−1, exactly (CN3): WIDE, its decimal string in `out.wide_`. Off the packed path. */
+function wideInto(out: DecodeScratch, bits: Uint8Array, offset: number, length: number): void {
+  out.cn_ = WIDE;
+  out.wide_ = wideFieldValue(bits, offset, length) as string;
 }
 
 /** Bits `offset … offset + length - 1` (1 to 53 of them, ending by bit 63) of the 64-bit word `hi`:`lo`, MSB first. */

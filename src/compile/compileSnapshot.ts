@@ -56,6 +56,7 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
     cardLive_: 0,
     cardUsed_: 0,
     cardIds_: [],
+    wideCards_: new Map(),
     digitalById_: new Map(),
     pinOwner_: new Map(),
     pinShared_: new Map(),

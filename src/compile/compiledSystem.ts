@@ -2,7 +2,7 @@
 // (static parts, rules, per-device runs, holders, credentials, the holder order), with the accessors
 // that read it. The builders live one per segment (buildNodes, buildRules, buildReach, buildHolders,
 // buildCredentials, holderOrder); this file imports none of them.
-import type { Group, Holder, InputType, Rule, SystemSnapshot } from "../model/index.js";
+import type { CardNumber, Group, Holder, InputType, Rule, SystemSnapshot } from "../model/index.js";
 import type { CompiledFormat } from "./compileCardFormat.js";
 import type { HolderOrder } from "./holderOrderState.js";
 import type { ZoneTable } from "./zoneTable.js";
@@ -17,7 +17,8 @@ export interface CompiledNode {
   readonly index_: number;
   readonly zone_: ZoneTable;
   readonly formats_: readonly CompiledFormat[];
-  readonly ecards_: ReadonlySet<number>;
+  /** E-card numbers in their one spelling (a wide one is its decimal string, CN1). */
+  readonly ecards_: ReadonlySet<CardNumber>;
   readonly offlinePolicy_: 0 | 1 | 2;
   readonly killTimer_: number;
   /** The set of this node's id alone: what most rules reach (nodesOfRule_ shares it). */
@@ -105,6 +106,19 @@ export const H_FROM = 1;
 export const H_TO = 2;
 export const H_GROUP_FROM = 3;
 
+/**
+ * A card whose number is past 2^53−1 (CN4): kept apart from `cardTable_`, keyed by the number's
+ * decimal string in `wideCards_`, so that the numeric table and its probe stay as they are.
+ */
+export interface WideCard {
+  /** Facility code, -1 for null. */
+  readonly fc_: number;
+  /** Index into `holders_`. */
+  readonly holder_: number;
+  readonly id_: string;
+  readonly holderId_: string;
+}
+
 /** Float64 slots per card in `cardTable_`: number (-1: never used, -2: deleted), facility code (-1: null), holder index, index into `cardIds_` (even). */
 export const CARD_STRIDE = 4;
 export const CARD_EMPTY = -1;
@@ -162,6 +176,8 @@ export interface CompiledSystem {
   cardUsed_: number;
   /** Per card, side by side so that one cache line serves both: its credential id, then its holder's id. */
   cardIds_: string[];
+  /** Cards numbered past 2^53−1, by the number's decimal string (CN4). */
+  readonly wideCards_: Map<string, WideCard>;
   readonly digitalById_: Map<string, CompiledCredential>;
   /** PIN → holder index, or AMBIGUOUS; `pinShared_` the holders of each ambiguous PIN. */
   readonly pinOwner_: Map<string, number>;

@@ -11,12 +11,14 @@ import {
   type CompiledNode,
   type CompiledSystem,
   type DecodeScratch,
+  type WideCard,
   FC_POLICY,
   HOLDER_STRIDE,
   H_FROM,
   H_GROUP_FROM,
   H_GROUP_TO_ENABLED,
   H_TO,
+  WIDE,
   decodeInto,
   findCard,
   offsetAt,
@@ -57,7 +59,15 @@ export const KIND_MOBILE = 3;
 // Module-level scratch, written only after checkRequest has read every field of the request (each
 // once, into REQUEST): from then on decide runs no code of the caller's, so a getter that calls
 // decide again (re-entrancy) finishes before the outer call writes any of it.
-const SCRATCH: DecodeScratch = { fc_: -1, cn_: -1, parityOk_: true };
+const SCRATCH: DecodeScratch = { fc_: -1, cn_: -1, parityOk_: true, wide_: "" };
+/**
+ * A card number past 2^53−1 (CN3, CN4): decideCore's `cn` is then WIDE and the number's decimal
+ * string is `WIDE_ARG.wide_`, written by the caller (an already-decoded number) or by the read (a
+ * frame: the decode scratch is this same object).
+ */
+export const WIDE_ARG: { wide_: string } = SCRATCH;
+/** wideCard's holder index, and its exit's reason code when it exited. */
+const WIDE_HIT = new Int32Array(2);
 const REQUEST = new RequestFields();
 
 /** A fresh decision object with every field, in the documented field order. */
@@ -160,7 +170,7 @@ function exit(
         ? device.ecardFloors_
         : floorsOf(device, RULES);
   d.facilityCode = fc < 0 ? null : fc;
-  d.credentialNumber = cn < 0 ? null : cn;
+  d.credentialNumber = cn >= 0 ? cn : cn === WIDE ? WIDE_ARG.wide_ : null;
   return code;
 }
 
@@ -191,12 +201,14 @@ function firstFormat(formats: readonly CompiledFormat[], length: number): Compil
 export interface DecideTrace extends RuleSink {
   /** Step 1: the device found for the request's id (undefined: unknown). */
   device_(device: CompiledDevice | undefined): void;
-  /** Step 2: the format chosen (null: none fits), the decoded fields (-1 none, -2 overflow) and the parity/marker check. */
+  /** Step 2: the format chosen (null: none fits), the decoded fields (-1 none, -2 overflow, -3 WIDE: the number is WIDE_ARG's) and the parity/marker check. */
   read_(format: CompiledFormat | null, fc: number, cn: number, parityOk: boolean): void;
   /** Step 3: the fallback mode (MODE_*). */
   mode_(mode: number): void;
   /** Step 4, card reads: the card table slot of the decoded number (-1: none). */
   card_(slot: number): void;
+  /** Step 4, card reads past 2^53−1 (CN4): the wide card of the number (undefined: none). */
+  wideCard_(card: WideCard | undefined): void;
   /** Step 4: the holder identified (index into `holders_`). */
   holder_(h: number): void;
   /** Step 5: the instant and its local wall time (local epoch ms) the windows and holder dates are read at. */
@@ -244,7 +256,13 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision, tr
       length = (r.wiegand as string).length;
     } else if (r.credentialNumber !== undefined) {
       kind = KIND_NUMBER;
-      cn = r.credentialNumber as number;
+      // checkRequest left a number, or the decimal string of a value past 2^53−1 (CN2).
+      const n = r.credentialNumber as number | string;
+      if (typeof n === "number") cn = n;
+      else {
+        cn = WIDE;
+        WIDE_ARG.wide_ = n;
+      }
       fc = r.facilityCode === undefined || r.facilityCode === null ? -1 : (r.facilityCode as number);
     } else {
       kind = KIND_MOBILE;
@@ -342,7 +360,7 @@ export function decideCore(
   const mode = fallbackMode(node, offline);
   if (trace !== undefined) trace.mode_(mode);
   if (mode !== MODE_NORMAL) {
-    if (isCard && cn >= 0 && node.ecards_.has(cn))
+    if (isCard && (cn >= 0 ? node.ecards_.has(cn) : cn === WIDE && node.ecards_.has(WIDE_ARG.wide_)))
       return exit(d, sys, device, C_ECARD, null, null, -1, false, FLOORS_ECARD, fc, cn);
     if (mode === MODE_ECARD)
       return exit(d, sys, device, C_OFFLINE_ECARD_ONLY, null, null, -1, false, FLOORS_NONE, fc, cn);
@@ -350,13 +368,11 @@ export function decideCore(
 
   // 4. Credential. The holder is an index; its hot fields are one record of `holderData_`.
   let h: number;
-  // The ids are read as soon as the holder is known (only when a decision is filled): their cache
-  // misses then overlap with the holder's and the rules'.
-  let holderId: string | null = null;
+  let holderId: string | null = null; // Ids are read once the holder is known: their misses overlap the rules'.
   let credentialId: string | null = null;
   let pending = false;
   let bleRefused = false;
-  if (isCard) {
+  if (isCard && cn !== WIDE) {
     const c = cn < 0 ? -1 : findCard(sys, cn);
     if (trace !== undefined) trace.card_(c);
     if (c < 0) return exit(d, sys, device, C_UNKNOWN_CREDENTIAL, null, null, -1, false, FLOORS_NONE, fc, cn);
@@ -370,6 +386,10 @@ export function decideCore(
       credentialId = sys.cardIds_[ids]!;
       holderId = sys.cardIds_[ids + 1]!;
     }
+  } else if (isCard) {
+    credentialId = wideCard(d, sys, device, format as CompiledFormat, fc, trace);
+    if (credentialId === null) return WIDE_HIT[1]!;
+    h = WIDE_HIT[0]!;
   } else if (kind === KIND_MOBILE) {
     const c = sys.digitalById_.get(mobileId as string);
     if (c === undefined || (c.types_ & mobileBit) === 0) return exitEmpty(d, sys, C_UNKNOWN_CREDENTIAL);
@@ -420,6 +440,37 @@ export function decideCore(
   if (trace !== undefined) trace.rules_(factor, mode, day, RULES);
   const code = ruleCode(mode, kind, pin !== null && !pinOk);
   return exit(d, sys, device, code, holderId, credentialId, RULES_RANK[0]!, duress, RULES_FLOORS[0]!, fc, cn);
+}
+
+/**
+ * Step 4 for a card number past 2^53−1 (CN4), looked up by its decimal string apart from the
+ * numeric table: the credential id, its holder in WIDE_HIT[0]; or null after exiting as the numeric
+ * lookup does (unknownCredential, facilityCodeMismatch), the code in WIDE_HIT[1].
+ */
+function wideCard(
+  d: Decision | null,
+  sys: CompiledSystem,
+  device: CompiledDevice,
+  format: CompiledFormat,
+  fc: number,
+  trace: DecideTrace | undefined,
+): string | null {
+  const w = sys.wideCards_.get(WIDE_ARG.wide_);
+  if (trace !== undefined) trace.wideCard_(w);
+  const code =
+    w === undefined
+      ? C_UNKNOWN_CREDENTIAL
+      : format.fcPolicy_ === FC_POLICY.ENFORCED && w.fc_ !== fc
+        ? C_FC_MISMATCH
+        : -1;
+  if (code >= 0) {
+    WIDE_HIT[1] = exit(d, sys, device, code, null, null, -1, false, FLOORS_NONE, fc, WIDE);
+    return null;
+  }
+  const card = w as WideCard;
+  WIDE_HIT[0] = card.holder_;
+  if (trace !== undefined) trace.holder_(card.holder_);
+  return card.id_;
 }
 
 /** Step 3: the fallback mode (MODE_*) of a node `offline` (ONLINE, OFFLINE_NO_CLOCK or seconds offline). */

@@ -12,10 +12,19 @@ import {
   RULE_STRIDE,
   R_FLAGS,
   R_POLICY,
+  WIDE,
+  type WideCard,
   weekdayOf,
 } from "../compile/index.js";
-import { type Decision, type Device, type Holder, type Reason, requestIssues } from "../model/index.js";
-import { type DecideTrace, decide } from "./decide.js";
+import {
+  type CardNumber,
+  type Decision,
+  type Device,
+  type Holder,
+  type Reason,
+  requestIssues,
+} from "../model/index.js";
+import { type DecideTrace, WIDE_ARG, decide } from "./decide.js";
 import { isoInstant, isoLocal, isoOffset } from "./formatInstant.js";
 import { MODE_ECARD, MODE_NORMAL, NONE, RULE_CLOSED, RULE_OFF_SCHEDULE, type RuleOutcome } from "./ruleWalk.js";
 
@@ -106,9 +115,11 @@ const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"] as const;
 class Recorder implements DecideTrace {
   device_v: CompiledDevice | undefined = undefined;
   sawDevice = false;
-  read: { format: CompiledFormat | null; fc: number; cn: number; parityOk: boolean } | null = null;
+  read: { format: CompiledFormat | null; fc: number; cn: CardNumber; parityOk: boolean } | null = null;
   mode = -1;
   card = -2;
+  /** The wide card found for a number past 2^53−1 (CN4), when the read was one. */
+  wide: WideCard | undefined = undefined;
   holder = -1;
   at = Number.NaN;
   local = Number.NaN;
@@ -128,13 +139,18 @@ class Recorder implements DecideTrace {
     this.device_v = device;
   }
   read_(format: CompiledFormat | null, fc: number, cn: number, parityOk: boolean): void {
-    this.read = { format, fc, cn, parityOk };
+    // A number past 2^53−1 is kept as its decimal string (it is WIDE_ARG's only until the next decide).
+    this.read = { format, fc, cn: cn === WIDE ? WIDE_ARG.wide_ : cn, parityOk };
   }
   mode_(mode: number): void {
     this.mode = mode;
   }
   card_(slot: number): void {
     this.card = slot;
+  }
+  wideCard_(card: WideCard | undefined): void {
+    this.card = card === undefined ? -1 : -3;
+    this.wide = card;
   }
   holder_(h: number): void {
     this.holder = h;
@@ -158,8 +174,8 @@ class Recorder implements DecideTrace {
   }
 }
 
-function field(v: number): number | null {
-  return v < 0 ? null : v;
+function field(v: CardNumber): CardNumber | null {
+  return typeof v === "string" ? v : v < 0 ? null : v;
 }
 
 function factorName(factor: number): string {
@@ -400,7 +416,7 @@ function describeCredential(c: Seen): Holder | null {
     const slot = rec.card;
     const summary =
       decision.reason === "facilityCodeMismatch"
-        ? `Credential ${sys.cardIds_[sys.cardTable_[slot + 3]! | 0]} has number ${read?.cn} but facility code ${field(sys.cardTable_[slot + 1]!) ?? "none"}, not ${field(read?.fc ?? -1) ?? "none"} (ENFORCED).`
+        ? `Credential ${rec.wide?.id_ ?? sys.cardIds_[sys.cardTable_[slot + 3]! | 0]} has number ${read?.cn} but facility code ${field(rec.wide?.fc_ ?? sys.cardTable_[slot + 1]!) ?? "none"}, not ${field(read?.fc ?? -1) ?? "none"} (ENFORCED).`
         : decision.reason === "unknownPin"
           ? "No holder has this PIN."
           : decision.reason === "ambiguousPin"

@@ -10,6 +10,7 @@ import {
   type CompiledSystem,
   HOLDER_STRIDE,
   H_GROUP_FROM,
+  WIDE,
   cardHash,
   findCard,
 } from "../compile/index.js";
@@ -19,6 +20,9 @@ import {
   MAX_FRAME_BITS,
   MAX_INSTANT,
   MIN_INSTANT,
+  type CardNumber,
+  cardNumberValue,
+  isCardNumber,
   isCount,
   isDigits,
 } from "../model/index.js";
@@ -34,6 +38,7 @@ import {
   NUMBERS,
   ONLINE,
   LAST_RULE,
+  WIDE_ARG,
   decideCore,
   exitEmpty,
   inputBit,
@@ -67,6 +72,23 @@ function isFrame(bits: unknown): boolean {
   let any = 0;
   for (let i = 0; i < n; i++) any |= bits[i]!;
   return any <= 1;
+}
+
+/**
+ * decideCore's `cn` for a valid card number: the number, or WIDE with the decimal string of a value
+ * past 2^53−1 parked in WIDE_ARG (CN2); a string of a safe value is that number.
+ */
+function wideOrNumber(n: CardNumber): number {
+  if (typeof n === "number") return n;
+  const v = cardNumberValue(n);
+  if (typeof v === "number") return v;
+  WIDE_ARG.wide_ = v;
+  return WIDE;
+}
+
+/** decideCore's `cn` for a card number given as a string (wideOrNumber), -1 when it is no card number. */
+function stringCard(v: unknown): number {
+  return isCardNumber(v) ? wideOrNumber(v as string) : -1;
 }
 
 /** A malformed scan: `denied/badRequest` in `d`. */
@@ -129,7 +151,8 @@ export class ReaderHandle {
 
   /**
    * A card read as a number: `{ credential: { credentialNumber, facilityCode } }`.
-   * @param cardNumber - the credential number (a non-negative safe integer).
+   * @param cardNumber - the credential number: a non-negative safe integer, or a decimal string (any
+   *   value up to 2^512−1, CN2).
    * @param facilityCode - the facility code, or null when the reader gives none.
    * @param atMs - the instant, epoch ms.
    * @param out - a decision to fill instead of allocating one.
@@ -137,7 +160,7 @@ export class ReaderHandle {
    * @example
    * door.card(1001, null, Date.now()).reason; //=> e.g. "allowed"
    */
-  card(cardNumber: number, facilityCode: number | null, atMs: number, out?: Decision): Decision {
+  card(cardNumber: CardNumber, facilityCode: number | null, atMs: number, out?: Decision): Decision {
     // Each method only parks the instant in NUMBERS and calls on: small enough for V8 to inline it
     // where it is called, so that the double is stored, not boxed into an argument.
     NUMBERS[ARG_AT] = typeof atMs === "number" ? atMs : Number.NaN;
@@ -192,7 +215,7 @@ export class ReaderHandle {
   /**
    * A card read as a number and a PIN: `{ credential: { credentialNumber, facilityCode }, pin }`
    * (a null PIN is no PIN, as in a request).
-   * @param cardNumber - the credential number (a non-negative safe integer).
+   * @param cardNumber - the credential number, as for `card`.
    * @param facilityCode - the facility code, or null.
    * @param pin - the digits entered.
    * @param atMs - the instant, epoch ms.
@@ -201,7 +224,7 @@ export class ReaderHandle {
    * @example
    * door.cardAndPin(1001, 42, "4711", Date.now()).duress; //=> false
    */
-  cardAndPin(cardNumber: number, facilityCode: number | null, pin: string, atMs: number, out?: Decision): Decision {
+  cardAndPin(cardNumber: CardNumber, facilityCode: number | null, pin: string, atMs: number, out?: Decision): Decision {
     NUMBERS[ARG_AT] = typeof atMs === "number" ? atMs : Number.NaN;
     return this.scan_(KIND_NUMBER, cardNumber, facilityCode, null, pin, null, null, out);
   }
@@ -277,11 +300,10 @@ export class ReaderHandle {
         if (ok && pin !== null && pin !== undefined) digits = pin as string;
         if (!ok) return refuse(d, sys);
         if (kind === KIND_NUMBER) {
-          ok = isCount(cardNumber) && isFacility(facilityCode);
-          if (ok) {
-            cn = cardNumber as number;
-            fc = facilityCode === null || facilityCode === undefined ? -1 : (facilityCode as number);
-          }
+          // A string number (CN2) takes its own call, so this path stays as it was for numbers.
+          cn = isCount(cardNumber) ? (cardNumber as number) : stringCard(cardNumber);
+          ok = cn !== -1 && isFacility(facilityCode);
+          if (ok) fc = facilityCode === null || facilityCode === undefined ? -1 : (facilityCode as number);
         } else if (kind === KIND_WIEGAND) {
           ok = isFrame(bits);
           if (ok) frame = bits as Uint8Array;
@@ -347,6 +369,12 @@ export interface BatchColumns {
   readonly atMs: Float64Array;
   /** Optional: each scan's channel, 0 `wiegand`, 1 `unencryptedOsdp`, 2 `encryptedOsdp`; absent: all `wiegand`. */
   readonly input?: Uint8Array;
+  /**
+   * Optional, for card numbers past 2^53−1 (CN5): where `wideCard[i]` is a string, it is row i's
+   * credential number as a request writes it (a decimal string, any value up to 2^512−1; one that is
+   * not is `denied/badRequest`) and `card[i]` is not read; null or undefined: `card[i]` is.
+   */
+  readonly wideCard?: readonly (string | null | undefined)[];
   /** Rows to decide; default `device.length`. */
   readonly length?: number;
 }
@@ -398,9 +426,12 @@ export function decideBatch(sys: CompiledSystem, columns: BatchColumns, out: Bat
   const facility = column(columns.facility, Float64Array, "facility", rows);
   const atMs = column(columns.atMs, Float64Array, "atMs", rows);
   const input = columns.input === undefined ? null : column(columns.input, Uint8Array, "input", rows);
+  const wide = columns.wideCard === undefined ? null : wideColumn(columns.wideCard, rows);
   const outcome = column(out.outcome, Uint8Array, "outcome", rows);
   const reason = column(out.reason, Uint8Array, "reason", rows);
   const rule = column(out.rule, Int32Array, "rule", rows);
+  // The checked columns, read once (one object per batch, none per row).
+  const target: BatchOut = { outcome, reason, rule };
   const devices = sys.devices_;
   const count = devices.length;
   if (ORDER.length < rows) ORDER = new Uint32Array(Math.max(rows, ORDER.length * 2));
@@ -425,9 +456,26 @@ export function decideBatch(sys: CompiledSystem, columns: BatchColumns, out: Bat
   for (let from = 0; from < rows; from += WINDOW) {
     const to = from + WINDOW < rows ? from + WINDOW : rows;
     prefetchRows(sys, card, order, from, to);
-    for (let j = from; j < to; j++)
-      batchRow(sys, devices, device, card, facility, atMs, input, outcome, reason, rule, order[j]!);
+    for (let j = from; j < to; j++) {
+      const i = order[j]!;
+      const text = wide === null ? undefined : wide[i];
+      if (typeof text !== "string") {
+        const cn = card[i]!;
+        batchRow(sys, devices, device, cn, Number.isSafeInteger(cn) && cn >= 0, facility, atMs, input, target, i);
+      } else {
+        // CN5: a row numbered by its string, parked in WIDE_ARG as a reader handle parks it.
+        const ok = isCardNumber(text);
+        batchRow(sys, devices, device, ok ? wideOrNumber(text) : -1, ok, facility, atMs, input, target, i);
+      }
+    }
   }
+}
+
+function wideColumn(value: unknown, rows: number): readonly (string | null | undefined)[] {
+  if (!Array.isArray(value)) throw new TypeError("decideBatch: wideCard must be an array");
+  if (value.length < rows)
+    throw new RangeError(`decideBatch: wideCard has ${value.length} rows, fewer than the batch's ${rows}`);
+  return value as readonly (string | null | undefined)[];
 }
 
 /**
@@ -453,28 +501,29 @@ function prefetchRows(sys: CompiledSystem, card: Float64Array, order: Uint32Arra
   TOUCHED[0] = acc;
 }
 
-/** Row i of a batch: checked as checkRequest checks its request, then decided by decideCore. */
+/**
+ * Row i of a batch: checked as checkRequest checks its request, then decided by decideCore. `cn` is
+ * the row's card number (WIDE: WIDE_ARG's string), `cnOk` whether it was a valid one.
+ */
 function batchRow(
   sys: CompiledSystem,
   devices: readonly CompiledDevice[],
   device: Uint32Array,
-  card: Float64Array,
+  cn: number,
+  cnOk: boolean,
   facility: Float64Array,
   atMs: Float64Array,
   input: Uint8Array | null,
-  outcome: Uint8Array,
-  reason: Uint8Array,
-  rule: Int32Array,
+  out: BatchOut,
   i: number,
 ): void {
-  const cn = card[i]!;
   const fc = facility[i]!;
   const at = atMs[i]!;
   // The instant reaches decideCore through NUMBERS (a double argument would be boxed).
   const channel = input === null ? 0 : input[i]!;
   let code: number;
   if (
-    !(Number.isSafeInteger(cn) && cn >= 0) ||
+    !cnOk ||
     !(fc === -1 || (Number.isSafeInteger(fc) && fc >= 0)) ||
     !(Number.isSafeInteger(at) && at >= MIN_INSTANT && at < MAX_INSTANT) ||
     channel > 2
@@ -502,7 +551,7 @@ function batchRow(
       );
     } else code = exitEmpty(null, sys, C_UNKNOWN_DEVICE);
   }
-  outcome[i] = OUTCOME_OF_REASON[code]!;
-  reason[i] = code;
-  rule[i] = LAST_RULE[0]!;
+  out.outcome[i] = OUTCOME_OF_REASON[code]!;
+  out.reason[i] = code;
+  out.rule[i] = LAST_RULE[0]!;
 }

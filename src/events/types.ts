@@ -1,5 +1,5 @@
 // The event bodies a subscriber receives (JSON), before the secrecy filter of its subscription.
-import type { Reason } from "../model/index.js";
+import type { CardNumber, Reason } from "../model/index.js";
 import type { AccessTopic, ChangeTopic } from "./topics.js";
 
 /** What happened at a device: one decision as an event. No typed PIN is ever part of it. */
@@ -23,7 +23,8 @@ export interface AccessEvent {
   /** The credential as read (id null when no credential has the number read); null when none was presented or read. */
   readonly credential: {
     readonly id: string | null;
-    readonly credentialNumber: number | null;
+    /** A number up to 2^53−1, else its decimal string (CN3). */
+    readonly credentialNumber: CardNumber | null;
     readonly facilityCode: number | null;
   } | null;
   readonly reason: Reason;

@@ -2,7 +2,15 @@
 // (src/model/checks), run only on the elements a write touched and on the elements whose checks read
 // them, against indexes of the current snapshot overlaid with the change. The verdict, the issues,
 // their paths, messages and order are parseSnapshot's on the resulting snapshot.
-import { type Issue, type SystemSnapshot, die, fromZodIssues, holderSchema, zodMessage } from "../model/index.js";
+import {
+  type CardNumber,
+  type Issue,
+  type SystemSnapshot,
+  die,
+  fromZodIssues,
+  holderSchema,
+  zodMessage,
+} from "../model/index.js";
 import {
   COLLECTIONS,
   type Collection,
@@ -130,7 +138,7 @@ class Indexes {
   readonly ids = perCollection(() => new Map<string, number>());
   readonly names = perCollection(() => new Map<string, number>());
   readonly ports = new Map<string, number>();
-  readonly numbers = new Map<number, CredentialAt>();
+  readonly numbers = new Map<CardNumber, CredentialAt>();
   readonly credentialIds = new Map<string, CredentialAt>();
   /** Per relation: referenced id → ids of the referrers. */
   readonly referrers: Map<string, Set<string>>[] = RELATIONS.map(() => new Map());
@@ -370,7 +378,7 @@ class Overlay implements Lookups {
   readonly #broken = new Map<Collection, Set<string>>();
   readonly #names = new Map<Collection, Map<string, number>>();
   readonly #ports = new Map<string, number>();
-  readonly #numbers = new Map<number, CredentialAt>();
+  readonly #numbers = new Map<CardNumber, CredentialAt>();
   readonly #credentialIds = new Map<string, CredentialAt>();
   /** Touched holders whose memberships alone changed: their keys stand in the indexes as they were. */
   readonly #light: ReadonlySet<number>;
@@ -469,7 +477,7 @@ class Overlay implements Lookups {
     if (b === undefined) return over ?? NONE;
     return over !== undefined && before(over, b) ? over : b;
   }
-  credentialNumberOwner(n: number): CredentialAt {
+  credentialNumberOwner(n: CardNumber): CredentialAt {
     return this.#credential(this.#ix.numbers.get(n), this.#numbers.get(n));
   }
   credentialIdOwner(id: string): CredentialAt {

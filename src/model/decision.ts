@@ -1,4 +1,5 @@
 // The decision shape and its reason codes (docs/semantics.md E lines).
+import type { CardNumber } from "./cardNumber.js";
 
 /** What a scan came to: `unknown` when the credential could not be tied to a holder. */
 export type Outcome = "allowed" | "denied" | "unknown";
@@ -98,7 +99,8 @@ export interface DecisionFields {
   /** Elevator readers: the floor-relay device ids enabled, sorted; empty elsewhere. */
   floors: readonly string[];
   facilityCode: number | null;
-  credentialNumber: number | null;
+  /** The number read: a number up to 2^53−1, else its decimal string (CN3). */
+  credentialNumber: CardNumber | null;
 }
 
 /** A decision that opened the door: `reason` is one of the {@link AllowedReason}s. */

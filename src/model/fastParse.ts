@@ -23,6 +23,7 @@ import {
   type ruleSchema,
   withConnectionDefaults,
 } from "./systemSchema.js";
+import { type CardNumber, cardNumberValue, isCardNumber } from "./cardNumber.js";
 import { isCount, isDigits, isObject } from "./request.js";
 import { WEEKDAYS, parseClock, parseLocalDate, parseLocalDateTime } from "./time.js";
 
@@ -69,6 +70,13 @@ function optionalCount(v: unknown): number | null | Declined {
   return isCount(v) ? (v as number) : DECLINED;
 }
 
+/** A card number (cardNumberSchema) in its one spelling, or null. */
+function optionalCardNumber(v: unknown): CardNumber | null | Declined {
+  if (v === undefined || v === null) return null;
+  if (typeof v === "number") return isCount(v) ? v : DECLINED;
+  return isCardNumber(v) ? cardNumberValue(v as string) : DECLINED;
+}
+
 function credentialTypes(v: unknown): ParsedCredential["types"] | Declined {
   if (!Array.isArray(v) || v.length === 0) return DECLINED;
   for (let i = 0; i < v.length; i++) if (!(CREDENTIAL_TYPES as readonly unknown[]).includes(v[i])) return DECLINED;
@@ -89,7 +97,7 @@ export function fastCredential(v: unknown, holderId: string): ParsedCredential |
 function credential(v: unknown, holderId: string): ParsedCredential | Declined {
   if (!isObject(v)) return DECLINED;
   const id = str(v.id, 1, Infinity);
-  const credentialNumber = optionalCount(v.credentialNumber);
+  const credentialNumber = optionalCardNumber(v.credentialNumber);
   const facilityCode = optionalCount(v.facilityCode);
   const description = optionalStr(v.description, 255);
   const types = credentialTypes(v.types);

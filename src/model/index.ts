@@ -6,6 +6,7 @@ export * from "./time.js";
 export * from "./types.js";
 export * from "./decision.js";
 export * from "./request.js";
+export * from "./cardNumber.js";
 export * from "./cardFormats.js";
 export * from "./systemSchema.js";
 export {

@@ -1,5 +1,6 @@
 // The access request (docs/semantics.md R lines) and its validation. One checker serves both the hot path (no sink:
 // no strings are built) and the adapters (a sink collects every problem with its path).
+import { type CardNumber, cardNumberProblem, cardNumberValue, isCardNumber } from "./cardNumber.js";
 import type { Issue } from "./issue.js";
 import { MAX_INSTANT, MIN_INSTANT, readInstant } from "./time.js";
 import type { InputType } from "./types.js";
@@ -7,7 +8,11 @@ import type { InputType } from "./types.js";
 /** A credential presented at a reader: at most one of these shapes. */
 export type CredentialInput =
   | { readonly wiegand: string }
-  | { readonly credentialNumber: number; readonly facilityCode?: number | null }
+  | {
+      /** A non-negative safe integer, or a decimal string (any value up to 2^512−1; CN2). */
+      readonly credentialNumber: CardNumber;
+      readonly facilityCode?: number | null;
+    }
   | { readonly mobile: "touch" | "token"; readonly credentialId: string };
 
 /** The cloud node's connectivity when the scan happened. */
@@ -47,6 +52,7 @@ export class RequestFields {
   hasCredential = false;
   credentialIsObject = false;
   wiegand: unknown = undefined;
+  /** After a successful check: a number, or the canonical string of a value past 2^53−1 (CN2). */
   credentialNumber: unknown = undefined;
   facilityCode: unknown = undefined;
   mobile: unknown = undefined;
@@ -280,7 +286,12 @@ export function checkRequest(req: unknown, sink: Issue[] | null, fields: Request
         )
           return false;
       } else if (credentialNumber !== undefined) {
-        if (
+        if (typeof credentialNumber === "string") {
+          // CN2: a decimal string, in its one spelling from here on (a safe value becomes the number).
+          if (isCardNumber(credentialNumber)) f.credentialNumber = cardNumberValue(credentialNumber);
+          else if (!bad(sink, ["credential", "credentialNumber"], cardNumberProblem(credentialNumber, false)))
+            return false;
+        } else if (
           !isCount(credentialNumber) &&
           !bad(sink, ["credential", "credentialNumber"], countProblem(credentialNumber, false))
         )

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { parseClock, parseLocalDate, parseLocalDateTime, WEEKDAYS } from "./time.js";
 import { quote, zodMessage } from "./zodIssues.js";
 import { customFieldSchema } from "./customFields.js";
+import { type CardNumber, cardNumberProblem, cardNumberValue, isCardNumber } from "./cardNumber.js";
 
 export const AUTHENTICATION_POLICIES = ["cardOnly", "pinOnly", "cardOrPin", "cardAndPin"] as const;
 export const INPUT_TYPES = ["wiegand", "unencryptedOsdp", "encryptedOsdp"] as const;
@@ -38,6 +39,24 @@ const optionalText = z.string().nullable().default(null);
 const digits = z.string().regex(/^[0-9]+$/, { error: "Must be a string of digits." });
 const nonNegativeInt = z.number().int().min(0);
 const refObject = z.looseObject({ id });
+const safeCount = nonNegativeInt.max(Number.MAX_SAFE_INTEGER);
+/**
+ * A card number (docs/semantics.md CN1): a non-negative safe integer, or a canonical decimal string of
+ * any value up to 2^512−1, normalized to its one spelling (a string of a safe value is the number).
+ * A number keeps the messages a count always had (a number past 2^53−1 is one `tooBig`).
+ */
+export const cardNumberSchema = z.unknown().transform((v, ctx): CardNumber => {
+  if (typeof v === "string") {
+    if (isCardNumber(v)) return cardNumberValue(v);
+    ctx.addIssue({ code: "custom", message: cardNumberProblem(v, false), input: v });
+    return z.NEVER;
+  }
+  const r = safeCount.safeParse(v, { error: zodMessage });
+  if (r.success) return r.data;
+  for (const issue of r.error.issues) ctx.addIssue(issue as z.core.$ZodRawIssue);
+  return z.NEVER;
+});
+
 /** An id, or a (partial) API object carrying one: normalized to the id. */
 const idOrRef = z.union([id, refObject]).transform((v) => (typeof v === "string" ? v : v.id));
 
@@ -69,7 +88,7 @@ export const credentialSchema = z
   .object({
     id,
     holderId: z.string().optional(),
-    credentialNumber: nonNegativeInt.max(Number.MAX_SAFE_INTEGER).nullable().default(null),
+    credentialNumber: cardNumberSchema.nullable().default(null),
     facilityCode: nonNegativeInt.max(Number.MAX_SAFE_INTEGER).nullable().default(null),
     description: z.string().max(255).nullable().default(null),
     types: z.array(z.enum(CREDENTIAL_TYPES)).min(1, { error: "Must name at least one credential type." }),
@@ -206,7 +225,7 @@ export const cloudNodeSchema = z.object({
   description: optionalText,
   created: optionalText,
   serialNumber: optionalText,
-  ecards: z.array(nonNegativeInt.max(Number.MAX_SAFE_INTEGER)).nullable().default([]),
+  ecards: z.array(cardNumberSchema).nullable().default([]),
   offlinePolicy: z.union([z.literal(0), z.literal(1), z.literal(2)]).default(0),
   killTimer: z.number().int().min(300).default(259_200),
   timezone: z.string().nullable().default(null),

@@ -1,6 +1,7 @@
 // The normalized snapshot: what parseSnapshot returns once every default is applied and every
 // reference is known to resolve. Later layers rely on these guarantees and check nothing again.
 import type { z } from "zod";
+import type { CardNumber } from "./cardNumber.js";
 import type { customFieldSchema } from "./customFields.js";
 import type {
   cardFormatSchema,
@@ -40,7 +41,8 @@ export type CardFormat = z.output<typeof cardFormatSchema>;
 /** A cloud node; `timezone` is the effective zone (node, else system), `cardFormat` never empty. */
 export type CloudNode = Omit<z.output<typeof cloudNodeSchema>, "cardFormat" | "ecards" | "timezone"> & {
   cardFormat: CardFormat[];
-  ecards: number[];
+  /** E-card numbers, each in its one spelling (CardNumber). */
+  ecards: CardNumber[];
   timezone: string;
 };
 /** A controller attached to a cloud node, with its `cloudNode` id. */

@@ -439,13 +439,17 @@ describe("custom layouts", () => {
     );
   });
 
-  test("a number wider than 2^53−1 decodes to null (docs/semantics.md E17); 2^53−1 itself decodes", () => {
+  test("a number wider than 2^53−1 decodes exactly, as its decimal string (docs/semantics.md CN3); 2^53−1 itself is a number", () => {
     const wide = custom({ min_input_bits: 64, max_input_bits: 64, layout: { cardNumber: { offset: 0, length: 64 } } });
-    expect(decodeWiegand(wide, "1".repeat(64))).toEqual({ facilityCode: null, cardNumber: null, parityOk: true });
+    expect(decodeWiegand(wide, "1".repeat(64))).toEqual({
+      facilityCode: null,
+      cardNumber: "18446744073709551615",
+      parityOk: true,
+    });
     const max = encodeWiegand(wide, { cardNumber: Number.MAX_SAFE_INTEGER });
     expect(max).toBe(`${"0".repeat(11)}${"1".repeat(53)}`);
     expect(decodeWiegand(wide, max).cardNumber).toBe(Number.MAX_SAFE_INTEGER);
-    expect(decodeWiegand(wide, flip(max, 10)).cardNumber).toBeNull();
+    expect(decodeWiegand(wide, flip(max, 10)).cardNumber).toBe(String(2n ** 53n + BigInt(Number.MAX_SAFE_INTEGER)));
   });
 
   test("an invalid layout is refused with its paths", () => {
@@ -494,8 +498,8 @@ describe("raw formats (an unknown id without a layout)", () => {
     });
     // Every frame "passes parity": there is none to fail.
     expect(decodeWiegand(raw, "1".repeat(26))).toEqual({ facilityCode: null, cardNumber: 2 ** 26 - 1, parityOk: true });
-    // A number above 2^53−1 reads as null; leading zeros of a long frame do not matter.
-    expect(decodeWiegand(raw, "1".repeat(54)).cardNumber).toBeNull();
+    // A number above 2^53−1 reads exactly, as its decimal string (CN3); leading zeros of a long frame do not matter.
+    expect(decodeWiegand(raw, "1".repeat(54)).cardNumber).toBe("18014398509481983");
     expect(decodeWiegand(raw, `${"0".repeat(11)}${"1".repeat(53)}`).cardNumber).toBe(Number.MAX_SAFE_INTEGER);
   });
 

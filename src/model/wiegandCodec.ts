@@ -9,20 +9,28 @@ import {
   entryLayout,
   resolveCustomLayout,
 } from "./cardFormats.js";
+import { type CardNumber, cardNumberOfBig, isCardNumber } from "./cardNumber.js";
 import { formatIssues } from "./issue.js";
 import type { CardFormat } from "./types.js";
 import { validateLayout } from "./validateCardFormat.js";
 
-/** The numbers to put on a card. `facilityCode` is 0 when left out, and must be left out or null for a format without one. */
+/**
+ * The numbers to put on a card. `facilityCode` is 0 when left out, and must be left out or null for a
+ * format without one. `cardNumber` is a CardNumber (a safe integer or a canonical decimal string) or a
+ * BigInt, so that fields up to 512 bits can be written.
+ */
 export interface WiegandFields {
   readonly facilityCode?: number | null;
-  readonly cardNumber: number;
+  readonly cardNumber: CardNumber | bigint;
 }
 
-/** What a frame holds: null for a field the format lacks or a value above 2^53−1. */
+/**
+ * What a frame holds: null for a field the format lacks (and a facility code above 2^53−1). The card
+ * number is exact at any width: a number up to 2^53−1, else its decimal string (CN3).
+ */
 export interface DecodedWiegand {
   readonly facilityCode: number | null;
-  readonly cardNumber: number | null;
+  readonly cardNumber: CardNumber | null;
   /** True when every parity bit of the format checks out and every marker bit holds its value. */
   readonly parityOk: boolean;
 }
@@ -80,13 +88,14 @@ const KNOWN_NAMES = `Well-known ids: ${Object.keys(KNOWN_CARD_FORMATS).join(", "
  * each parity bit in list order over the frame as it stands.
  *
  * @param format - A well-known id or a card-format entry (see {@link resolveCardFormat}).
- * @param fields - The facility code (0 when left out; null or left out when the format has none) and
- *   the card number, non-negative safe integers.
+ * @param fields - The facility code (0 when left out; null or left out when the format has none), a
+ *   non-negative safe integer, and the card number: a non-negative safe integer, a canonical decimal
+ *   string or a non-negative BigInt, up to 512 bits.
  * @param bits - Frame length. Well-known formats have their own (passing another throws); a custom
  *   layout defaults to the smallest frame that holds every position it uses; extra bits are 0. A raw
  *   format writes the card number right-aligned over the whole frame, `min_input_bits` long by default.
  * @returns The frame as a string of `0` and `1`, first bit sent first.
- * @throws RangeError when a value is not a non-negative safe integer or does not fit its field, when
+ * @throws RangeError when a value is not a valid number (as above) or does not fit its field, when
  *   a facility code is given for a format without one, or when `bits` does not suit the layout.
  * @example
  * encodeWiegand("H10301", { facilityCode: 1, cardNumber: 1 })
@@ -121,7 +130,7 @@ export function encodeWiegand(format: string | CardFormat, fields: WiegandFields
   } else {
     write(frame, layout.facilityCode, fieldValue(fc ?? 0, layout.facilityCode, `${name} facilityCode`));
   }
-  write(frame, layout.cardNumber, fieldValue(fields.cardNumber, layout.cardNumber, `${name} cardNumber`));
+  write(frame, layout.cardNumber, cardValue(fields.cardNumber, layout.cardNumber, `${name} cardNumber`));
 
   for (const p of layout.parity) {
     let ones = 0;
@@ -139,8 +148,8 @@ export function encodeWiegand(format: string | CardFormat, fields: WiegandFields
  * @param bits - The frame as a string of `0` and `1`, first bit sent first. A well-known format needs
  *   exactly its length; a custom layout needs every position it uses, and bits past those are ignored;
  *   a raw format reads the whole frame as the card number.
- * @returns The decoded fields (null when the format has no such field or the value exceeds 2^53−1)
- *   and `parityOk`, false when a parity bit or a marker bit (Kastle's bit 1, a custom layout's
+ * @returns The decoded fields (null when the format has no such field, or for a facility code above
+ *   2^53−1; a card number past 2^53−1 is its decimal string) and `parityOk`, false when a parity bit or a marker bit (Kastle's bit 1, a custom layout's
  *   `fixed` bits) is wrong; such a failure does not stop the fields from being read.
  * @throws TypeError when `bits` holds anything but `0` and `1`; RangeError when its length does not suit the format.
  * @example
@@ -157,7 +166,7 @@ export function decodeWiegand(format: string | CardFormat, bits: string): Decode
   if (layout.raw === true) {
     if (bits.length === 0 || bits.length > MAX_FRAME_BITS)
       throw new RangeError(`${name} reads frames raw: 1 to ${MAX_FRAME_BITS} bits; got ${bits.length}.`);
-    return { facilityCode: null, cardNumber: read(bits, { offset: 0, length: bits.length }), parityOk: true };
+    return { facilityCode: null, cardNumber: readCard(bits, { offset: 0, length: bits.length }), parityOk: true };
   }
   const needed = smallestFrame(layout);
   if (bits.length < needed)
@@ -174,7 +183,7 @@ export function decodeWiegand(format: string | CardFormat, bits: string): Decode
   for (const m of layout.markers ?? []) if (bit(bits, m.position) !== m.value) parityOk = false;
   return {
     facilityCode: layout.facilityCode === null ? null : read(bits, layout.facilityCode),
-    cardNumber: read(bits, layout.cardNumber),
+    cardNumber: readCard(bits, layout.cardNumber),
     parityOk,
   };
 }
@@ -192,7 +201,7 @@ function encodeRaw(format: CardFormat, fields: WiegandFields, bits: number | und
     throw new RangeError(`${name} reads frames raw: 1 to ${MAX_FRAME_BITS} bits; got ${String(bits)}.`);
   const field = { offset: 0, length };
   const frame = new Uint8Array(length);
-  write(frame, field, fieldValue(fields.cardNumber, field, `${name} cardNumber`));
+  write(frame, field, cardValue(fields.cardNumber, field, `${name} cardNumber`));
   return frame.join("");
 }
 
@@ -221,10 +230,31 @@ function smallestFrame(layout: ResolvedLayout): number {
 function fieldValue(value: number, field: BitField, what: string): bigint {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0)
     throw new RangeError(`${what} must be a non-negative integer no larger than 2^53−1; got ${String(value)}.`);
-  const v = BigInt(value);
+  return fits(BigInt(value), field, what);
+}
+
+/** A card number (CardNumber or BigInt) as a BigInt, after checking it is valid and fits `field`. */
+function cardValue(value: CardNumber | bigint, field: BitField, what: string): bigint {
+  if (typeof value === "bigint") {
+    if (value < 0n || value >> BigInt(MAX_FRAME_BITS) !== 0n)
+      throw new RangeError(`${what} must be a non-negative integer below 2^${MAX_FRAME_BITS}; got ${value}.`);
+    return fits(value, field, what);
+  }
+  if (typeof value === "string") {
+    if (!isCardNumber(value))
+      throw new RangeError(
+        `${what} must be a decimal string of digits without leading zeros, at most 2^${MAX_FRAME_BITS}−1; got "${value.slice(0, 100)}".`,
+      );
+    return fits(BigInt(value), field, what);
+  }
+  return fieldValue(value, field, what);
+}
+
+/** `v` after checking it fits in `field`'s bits. */
+function fits(v: bigint, field: BitField, what: string): bigint {
   if (v >> BigInt(field.length) !== 0n) {
     const max = field.length <= 53 ? String(2 ** field.length - 1) : `2^${field.length}−1`;
-    throw new RangeError(`${what} ${value} does not fit in its ${field.length}-bit field (0 to ${max}).`);
+    throw new RangeError(`${what} ${v} does not fit in its ${field.length}-bit field (0 to ${max}).`);
   }
   return v;
 }
@@ -235,6 +265,15 @@ function write(frame: Uint8Array, field: BitField, value: bigint): void {
 
 function bit(bits: string, position: number): number {
   return bits.charCodeAt(position) - 48;
+}
+
+/** A card-number field read MSB first, exactly: a number up to 2^53−1, else its decimal string. */
+function readCard(bits: string, field: BitField): CardNumber {
+  const v = read(bits, field);
+  if (v !== null) return v;
+  let big = 0n;
+  for (let i = field.offset; i < field.offset + field.length; i++) big = (big << 1n) | BigInt(bit(bits, i));
+  return cardNumberOfBig(big);
 }
 
 /** A field read MSB first; null once it passes 2^53−1 (leading zeros of a wide field are fine). */

@@ -1,7 +1,7 @@
 // The report body of the 2.0 systems API "Holder reports" and the 1.0 panel API "People reports": `reportId`,
 // `partition`, `filters`, `output`, checked whole. Every problem is reported with its JSON path and a
 // sentence (docs/semantics.md RP1–RP8); ids are checked against the snapshot the report reads.
-import type { Issue, SystemSnapshot } from "../model/index.js";
+import { type CardNumber, type Issue, type SystemSnapshot, cardNumberValue, isCardNumber } from "../model/index.js";
 import { panelKey } from "../legacy1/index.js";
 import { quote } from "../model/zodIssues.js";
 
@@ -39,7 +39,8 @@ export type ReportFilter =
     }
   | {
       readonly type: "credentials";
-      readonly cardNumber: { readonly operator: "equals" | "does not equal"; readonly operand: number } | null;
+      /** `operand` in its one spelling (CN1): a wide number is its decimal string. */
+      readonly cardNumber: { readonly operator: "equals" | "does not equal"; readonly operand: CardNumber } | null;
       readonly mobile: { readonly type: "touch" | "token"; readonly status: "accepted" | "pending" } | null;
     };
 
@@ -463,9 +464,14 @@ function parseCredentialsFilter(f: Json, path: Path, track: Add): ReportFilter {
         );
       if (card.operand === undefined)
         track("required", [...p, "operand"], "Is required: the card number (a whole number).");
-      else if (!Number.isSafeInteger(card.operand) || (card.operand as number) < 0)
-        track("invalidType", [...p, "operand"], "Must be a card number (a whole number, 0 or more).");
-      cardNumber = { operator: card.operator as "equals", operand: card.operand as number };
+      else if (!isCardNumber(card.operand))
+        track(
+          "invalidType",
+          [...p, "operand"],
+          "Must be a card number (a whole number, 0 or more; past 2^53−1 a decimal string of digits).",
+        );
+      const operand = isCardNumber(card.operand) ? cardNumberValue(card.operand as CardNumber) : 0;
+      cardNumber = { operator: card.operator as "equals", operand };
     }
   }
   if (mobile !== undefined && mobile !== null) {

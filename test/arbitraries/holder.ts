@@ -12,7 +12,8 @@ export type CredentialKind = "card" | "cardTouch" | "touch" | "token" | "touchTo
 
 export interface CredentialSpec {
   readonly kind: CredentialKind;
-  readonly number: number;
+  /** A number, or the decimal string of one past 2^53−1 (CN1). */
+  readonly number: number | string;
   readonly facilityCode: number | null;
   readonly withHolderId: boolean;
 }
@@ -32,12 +33,26 @@ export interface HolderSpec {
   readonly credentials: CredentialSpec[];
 }
 
-/** Card numbers: tiny (collide with e-cards and guesses), 16-bit (H10301), sometimes huge. */
-export const cardNumberArb: fc.Arbitrary<number> = fc.oneof(
+/**
+ * Card numbers: tiny (collide with e-cards and guesses), 16-bit (H10301), sometimes huge, and past
+ * 2^53−1 as the decimal strings a snapshot writes them in (CN1): 2^53 itself, 56- and 64-bit UIDs,
+ * and 128- to 512-bit values (PIV-I, FASC-N).
+ */
+export const cardNumberArb: fc.Arbitrary<number | string> = fc.oneof(
   { weight: 3, arbitrary: fc.integer({ min: 0, max: 20 }) },
   { weight: 4, arbitrary: fc.integer({ min: 0, max: 65_535 }) },
   { weight: 1, arbitrary: fc.integer({ min: 65_536, max: 2 ** 31 }) },
   { weight: 1, arbitrary: fc.constantFrom(Number.MAX_SAFE_INTEGER, 2 ** 52, 2 ** 53 - 2) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .oneof(
+        fc.constantFrom(2n ** 53n, 2n ** 53n + 1n, 2n ** 64n - 1n, 2n ** 512n - 1n),
+        fc.bigInt({ min: 2n ** 53n, max: 2n ** 64n - 1n }),
+        fc.bigInt({ min: 2n ** 53n, max: 2n ** 200n - 1n }),
+      )
+      .map((v) => v.toString()),
+  },
 );
 
 export const facilityCodeArb: fc.Arbitrary<number | null> = fc.oneof(

@@ -30,7 +30,7 @@ export type CredentialRequestSpec =
       readonly kind: "number";
       readonly source: "card" | "ecard" | "digital" | "random";
       readonly pick: number;
-      readonly random: number;
+      readonly random: number | string;
       readonly facilityCode: "omit" | "null" | "own" | number;
     }
   | {
@@ -271,7 +271,7 @@ function wiegandFor(
   const layout = layoutOfInput(format, length);
   const fits = (c: CredentialMeta) =>
     c.number !== null &&
-    c.number < 2 ** Math.min(layout.cardNumber.length, 53) &&
+    BigInt(c.number) < 2n ** BigInt(layout.cardNumber.length) &&
     (layout.facilityCode === null || (c.facilityCode !== null && c.facilityCode < 2 ** layout.facilityCode.length));
   // A frame without a facility-code field (H10302, a raw format) under ENFORCED matches only cards
   // without a code (semantics S17): when the spec asks for the card's own code, aim at those.
@@ -361,7 +361,7 @@ export function buildRequest(meta: SnapshotMeta, spec: RequestSpec): unknown {
       req.credential = { wiegand: c.bits };
       break;
     case "number": {
-      let number = c.random;
+      let number: number | string = c.random;
       let cred: CredentialMeta | undefined;
       if (c.source === "card") cred = pick(own(meta.cards), c.pick);
       if (c.source === "digital")

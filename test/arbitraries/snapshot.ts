@@ -81,12 +81,13 @@ export interface NodeMeta {
   readonly killTimer: number;
   readonly offlinePolicy: 0 | 1 | 2;
   readonly formats: readonly CardFormatInput[];
-  readonly ecards: readonly number[];
+  readonly ecards: readonly (number | string)[];
 }
 export interface CredentialMeta {
   readonly id: string;
   readonly holderId: string;
-  readonly number: number | null;
+  /** A number, or the decimal string of one past 2^53−1 (CN1). */
+  readonly number: number | string | null;
   readonly facilityCode: number | null;
   readonly card: boolean;
   readonly types: readonly string[];
@@ -181,7 +182,7 @@ export function buildSnapshot(spec: SnapshotSpec): BuiltSnapshot {
   }
 
   // Holders first: e-cards pick among their card numbers.
-  const usedNumbers = new Set<number>();
+  const usedNumbers = new Set<number | string>();
   const holders: Json[] = [];
   const holderMetas: HolderMeta[] = [];
   spec.holders.forEach((h, i) => {

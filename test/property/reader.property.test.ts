@@ -144,7 +144,8 @@ function checkHandles(
 interface Row {
   readonly request: unknown;
   readonly device: number;
-  readonly card: number;
+  /** A number, or (CN5) a string: a wide number, or one that is no card number at all. */
+  readonly card: number | string;
   readonly facility: number;
   readonly atMs: number;
   readonly input: number;
@@ -161,7 +162,7 @@ function rowOf(engine: Engine, r: unknown): Row | null {
   const cred = r.credential;
   if (!isObject(cred) || cred.credentialNumber === undefined || cred.wiegand !== undefined || cred.mobile !== undefined)
     return null;
-  if (typeof cred.credentialNumber !== "number") return null;
+  if (typeof cred.credentialNumber !== "number" && typeof cred.credentialNumber !== "string") return null;
   const fc = cred.facilityCode;
   // -1 is the batch's "none" (RH7): a request's facilityCode -1 is malformed, so it has no row.
   if (fc !== undefined && fc !== null && (typeof fc !== "number" || fc === -1)) return null;
@@ -184,7 +185,11 @@ function checkBatch(engine: Engine, rows: readonly Row[], withInput: boolean, wh
   const n = rows.length;
   const columns = {
     device: Uint32Array.from(rows, (r) => r.device),
-    card: Float64Array.from(rows, (r) => r.card),
+    // A string card goes in the wideCard column (CN5); its card[i] is a value that must not be read.
+    card: Float64Array.from(rows, (r) => (typeof r.card === "number" ? r.card : Number.NaN)),
+    ...(rows.some((r) => typeof r.card === "string")
+      ? { wideCard: rows.map((r) => (typeof r.card === "string" ? r.card : (n & 1) === 0 ? null : undefined)) }
+      : {}),
     facility: Float64Array.from(rows, (r) => r.facility),
     atMs: Float64Array.from(rows, (r) => r.atMs),
     ...(withInput ? { input: Uint8Array.from(rows, (r) => r.input) } : {}),

@@ -181,7 +181,7 @@ describe("decideNaive", () => {
     );
   });
 
-  test("a custom 64-bit layout: a card number above 2^53−1 is unknownCredential with a null number (E17)", () => {
+  test("a custom 64-bit layout: a card number above 2^53−1 no credential has is unknownCredential, the number read exact as a decimal string (CN3, E17)", () => {
     const fmt = {
       id: "wide64",
       min_input_bits: 64,
@@ -200,7 +200,7 @@ describe("decideNaive", () => {
       outcome: "unknown",
       reason: "unknownCredential",
       facilityCode: null,
-      credentialNumber: null,
+      credentialNumber: (2n ** 62n - 1n).toString(),
     });
     // A small number in the same layout decodes and matches.
     const bits = `0${(12345).toString(2).padStart(62, "0")}`;

@@ -75,11 +75,14 @@ interface Known {
   credentialId: string | null;
   /** From step 2 on (E1). */
   facilityCode: number | null;
-  credentialNumber: number | null;
+  /** As the decision spells it (CN3): a number up to 2^53−1, else its decimal string. */
+  credentialNumber: number | string | null;
+  /** The same number as a BigInt: what the reference compares (CN4), whatever its width. */
+  cardValue: bigint | null;
 }
 
 function emptyKnown(): Known {
-  return { pin: null, holder: null, credentialId: null, facilityCode: null, credentialNumber: null };
+  return { pin: null, holder: null, credentialId: null, facilityCode: null, credentialNumber: null, cardValue: null };
 }
 
 /** Builds the decision: exactly the SPEC §2 keys, in that order. */
@@ -199,6 +202,16 @@ function readField(bits: string, field: Field): number | null {
   const big = BigInt(`0b${slice}`);
   if (big > BigInt(Number.MAX_SAFE_INTEGER)) return null;
   return Number(big);
+}
+
+/** A card-number field, exactly, at any width up to 512 bits (CN3). */
+function readCardField(bits: string, field: Field): bigint {
+  return BigInt(`0b0${bits.slice(field.offset, field.offset + field.length)}`);
+}
+
+/** The one spelling of a card number (CN1): a number up to 2^53−1, else its decimal string. */
+function spell(v: bigint): number | string {
+  return v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
 }
 
 /** Ones over the covered positions plus the parity bit itself: even → even count, odd → odd count. */
@@ -387,7 +400,7 @@ export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decisio
   // Which shape was presented: the key whose value is defined (checkRequest's reading of R5).
   const presented = credentialIn as {
     wiegand?: string;
-    credentialNumber?: number;
+    credentialNumber?: number | string;
     facilityCode?: number | null;
   } | null;
   if (presented !== null && presented.wiegand !== undefined) {
@@ -407,7 +420,8 @@ export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decisio
     };
     known.facilityCode = layout.facilityCode === null ? null : readField(bits, layout.facilityCode);
     facilityCodeOverflow = layout.facilityCode !== null && known.facilityCode === null;
-    known.credentialNumber = readField(bits, layout.cardNumber);
+    known.cardValue = readCardField(bits, layout.cardNumber);
+    known.credentialNumber = spell(known.cardValue);
     let parityOk = true;
     for (const check of layout.parity) if (!parityHolds(bits, check)) parityOk = false;
     // SPEC §5: a marker bit that differs is treated like a parity failure.
@@ -420,7 +434,9 @@ export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decisio
     }
   } else if (presented !== null && presented.credentialNumber !== undefined) {
     kind = "card";
-    known.credentialNumber = presented.credentialNumber;
+    // CN2: a number, or a canonical decimal string (checkRequest refused any other).
+    known.cardValue = BigInt(presented.credentialNumber);
+    known.credentialNumber = spell(known.cardValue);
     known.facilityCode = presented.facilityCode ?? null;
     const first = node.cardFormat[0]!;
     facilityCodePolicy = first.facility_code;
@@ -446,7 +462,7 @@ export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decisio
     else mode = "offlineAnySchedule";
   }
   // E2: card number only; E17: a number too big is never an e-card (it is null).
-  const isEcard = kind === "card" && known.credentialNumber !== null && node.ecards.includes(known.credentialNumber);
+  const isEcard = kind === "card" && known.cardValue !== null && node.ecards.some((e) => BigInt(e) === known.cardValue);
   // SPEC §3 step 3: at an elevator reader an e-card enables every floor of every floor group whose
   // readerPort is that reader, their sorted union; at a door, none.
   const ecardFloors: string[] = [];
@@ -463,11 +479,11 @@ export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decisio
   // ---- Step 4: credential ---------------------------------------------------------------------
   let holder: Holder | null = null;
   if (kind === "card") {
-    if (known.credentialNumber === null) return makeDecision("unknownCredential", known);
+    if (known.cardValue === null) return makeDecision("unknownCredential", known);
     let credentialFacilityCode: number | null = null;
     for (const h of snapshot.holders) {
       for (const c of h.credentials) {
-        if (c.types.includes("card") && c.credentialNumber === known.credentialNumber) {
+        if (c.types.includes("card") && c.credentialNumber !== null && BigInt(c.credentialNumber) === known.cardValue) {
           holder = h;
           known.credentialId = c.id;
           credentialFacilityCode = c.facilityCode;

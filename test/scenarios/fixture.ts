@@ -394,7 +394,7 @@ export interface Expected {
   duress?: boolean;
   floors?: string[];
   facilityCode?: number | null;
-  credentialNumber?: number | null;
+  credentialNumber?: number | string | null;
 }
 
 /** Reasons some scenario expected in this test file (reasons.test.ts checks it covers REASONS). */

@@ -642,13 +642,14 @@ describe.each(IMPLS)("$name", (impl) => {
     });
     at(decoded(17), aliceIn());
     at(decoded(16), { reason: "facilityCodeNotAllowed", facilityCode: 16, credentialNumber: 1001 });
-    // Above 2^53−1 nothing matches; leading zeros do not matter; the e-card check reads the same number.
+    // Above 2^53−1 the number is read exactly (CN3) and reported as its decimal string; leading zeros do
+    // not matter; the e-card check reads the same number.
     at = checker(impl, rawNode({ facility_code: "NOT_ENFORCED" }));
     at(read(1001, 64), aliceIn("r-staff-front", { facilityCode: null }));
-    at(read(2n ** 53n + 1001n, 64), { reason: "unknownCredential" });
+    at(read(2n ** 53n + 1001n, 64), { reason: "unknownCredential", credentialNumber: String(2n ** 53n + 1001n) });
     const dead = { node: { online: false, offlineSeconds: 259_201 } };
     at(read(4242, 30, dead), { reason: "ecard", credentialNumber: 4242 });
-    at(read(2n ** 60n + 4242n, 64, dead), { reason: "offlineEcardOnly" });
+    at(read(2n ** 60n + 4242n, 64, dead), { reason: "offlineEcardOnly", credentialNumber: String(2n ** 60n + 4242n) });
   });
 
   test("S10 an additionalReader uses the rules that name it, not its primary reader's", () => {
@@ -748,7 +749,9 @@ describe.each(IMPLS)("$name", (impl) => {
     at(card({ credentialNumber: -1 }), { reason: "badRequest" });
     at(card({ credentialNumber: 1001.5 }), { reason: "badRequest" });
     at(card({ credentialNumber: 2 ** 53 }), { reason: "badRequest" });
-    at(card({ credentialNumber: "1001" }), { reason: "badRequest" });
+    // A decimal string is a card number's other spelling (CN2): "1001" is 1001, "01001" is malformed.
+    at(card({ credentialNumber: "01001" }), { reason: "badRequest" });
+    at(card({ credentialNumber: "1001" }), { reason: "facilityCodeMismatch", credentialNumber: 1001 });
     at(card({ credentialNumber: 1001, facilityCode: -17 }), { reason: "badRequest" });
     at(card({ credentialNumber: 1001, facilityCode: 17.5 }), { reason: "badRequest" });
     at(card({ wiegand: "01".repeat(4) }), { reason: "badRequest" }); // 8 bits
@@ -839,7 +842,7 @@ describe.each(IMPLS)("$name", (impl) => {
       credential: { wiegand: `0000${bitsOf(n, 60)}` },
     });
     w(frame(1001n), aliceIn("r-staff-front", { facilityCode: null }));
-    w(frame(2n ** 59n + 1001n), { reason: "unknownCredential" });
+    w(frame(2n ** 59n + 1001n), { reason: "unknownCredential", credentialNumber: String(2n ** 59n + 1001n) });
   });
 
   test("E2 e-cards match on the card number alone and name no holder; e-card-only refuses everything else", () => {
@@ -1510,7 +1513,7 @@ describe.each(IMPLS)("$name", (impl) => {
     });
   });
 
-  test("E17 a card number beyond 2^53−1 is unknownCredential, and never an e-card", () => {
+  test("E17 a card number beyond 2^53−1 no credential or e-card has is unknownCredential, read exactly (CN3)", () => {
     const snap = building((d) => {
       d.node("node-a").cardFormat = [
         {
@@ -1542,13 +1545,15 @@ describe.each(IMPLS)("$name", (impl) => {
       activeRuleId: "r-staff-front",
       credentialNumber: Number.MAX_SAFE_INTEGER,
     });
-    at(frame(max + 1n), { reason: "unknownCredential" });
-    at(frame(2n ** 59n + 1001n), { reason: "unknownCredential" }); // low bits are Alice's number
-    at(frame(2n ** 60n - 1n), { reason: "unknownCredential" });
+    at(frame(max + 1n), { reason: "unknownCredential", credentialNumber: String(max + 1n) });
+    // Low bits are Alice's number: the whole number is read (CN3).
+    at(frame(2n ** 59n + 1001n), { reason: "unknownCredential", credentialNumber: String(2n ** 59n + 1001n) });
+    at(frame(2n ** 60n - 1n), { reason: "unknownCredential", credentialNumber: String(2n ** 60n - 1n) });
     const dead = { node: { online: false, offlineSeconds: 259_201 } };
     at(frame(4242n, dead), { reason: "ecard", credentialNumber: 4242 });
-    at(frame(2n ** 59n + 4242n, dead), { reason: "offlineEcardOnly" }); // low bits are the e-card
-    at(frame(2n ** 53n + 4242n, dead), { reason: "offlineEcardOnly" });
+    // Low bits are the e-card's number: the whole number is read (CN3).
+    at(frame(2n ** 59n + 4242n, dead), { reason: "offlineEcardOnly", credentialNumber: String(2n ** 59n + 4242n) });
+    at(frame(2n ** 53n + 4242n, dead), { reason: "offlineEcardOnly", credentialNumber: String(2n ** 53n + 4242n) });
   });
 
   test("E17 (SPEC §5) a facility code beyond 2^53−1 never matches a credential, not even one without a code", () => {

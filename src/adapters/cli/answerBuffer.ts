@@ -85,6 +85,8 @@ export class AnswerBuffer {
     const floors = d.floors;
     let chars = (holderId?.length ?? 0) + (credentialId?.length ?? 0) + (ruleId?.length ?? 0);
     for (let i = 0; i < floors.length; i++) chars += floors[i]!.length;
+    // A card number past 2^53−1 is a string of up to 155 digits (CN3): counted as an id is.
+    if (typeof d.credentialNumber === "string") chars += d.credentialNumber.length;
     // Each id and floor: its characters at their longest, and 4 bytes (its quotes and comma, or null).
     this.#room(head.length + FIXED_BYTES + MAX_JSON_BYTES_PER_CHAR * chars + 4 * (floors.length + 3));
     const buf = this.#buf;
@@ -106,7 +108,11 @@ export class AnswerBuffer {
     n = put(buf, n, FACILITY_CODE);
     n = jsonNumber(buf, n, d.facilityCode);
     n = put(buf, n, CREDENTIAL_NUMBER);
-    n = jsonNumber(buf, n, d.credentialNumber);
+    // A card number past 2^53−1 is its decimal string (CN3).
+    n =
+      typeof d.credentialNumber === "string"
+        ? jsonString(buf, n, d.credentialNumber)
+        : jsonNumber(buf, n, d.credentialNumber);
     buf[n++] = 0x7d; // }
     buf[n++] = NEWLINE;
     this.#n = n;

@@ -5,7 +5,7 @@ import cliProgress from "cli-progress";
 import type { Command } from "commander";
 import { InvalidArgumentError } from "commander";
 import { createEngine } from "../../evaluate/index.js";
-import { type Decision, type SystemSnapshot, parseSnapshot } from "../../model/index.js";
+import { type CardNumber, type Decision, type SystemSnapshot, parseSnapshot } from "../../model/index.js";
 import { CliError, type CliIo } from "./io.js";
 import { readSnapshotInput } from "./loadSystem.js";
 import { mulberry32 } from "./mulberry32.js";
@@ -56,7 +56,7 @@ export function randomRequests(snapshot: SystemSnapshot, count: number, seed: nu
   const readers = snapshot.devices.filter((d) => READER_TYPES.has(d.type));
   const devices = readers.length > 0 ? readers : snapshot.devices;
   const holders = snapshot.holders.filter((h) => h.credentials.length > 0 || h.pin !== null);
-  const used = new Set<number>();
+  const used = new Set<CardNumber>();
   for (const h of snapshot.holders)
     for (const c of h.credentials) if (c.credentialNumber !== null) used.add(c.credentialNumber);
   const out: unknown[] = [];

@@ -1,6 +1,13 @@
 import { type Command, InvalidArgumentError } from "commander";
-import { KNOWN_CARD_FORMATS, decodeWiegand, encodeWiegand } from "../../model/index.js";
-import { CliError, type CliIo } from "./io.js";
+import {
+  type CardNumber,
+  KNOWN_CARD_FORMATS,
+  cardNumberValue,
+  decodeWiegand,
+  encodeWiegand,
+  isCardNumber,
+} from "../../model/index.js";
+import { type CliIo, UsageError } from "./io.js";
 
 function integer(name: string) {
   return (v: string): number => {
@@ -11,9 +18,17 @@ function integer(name: string) {
   };
 }
 
+/** A card number of any width up to 512 bits (CN1): digits, leading zeros dropped. */
+function cardNumberArg(v: string): CardNumber {
+  if (!/^[0-9]+$/.test(v)) throw new InvalidArgumentError("--card-number must be a non-negative integer.");
+  const canonical = v.replace(/^0+(?=.)/, "");
+  if (!isCardNumber(canonical)) throw new InvalidArgumentError("--card-number must be at most 2^512−1.");
+  return cardNumberValue(canonical);
+}
+
 function known(id: string) {
   const f = KNOWN_CARD_FORMATS[id];
-  if (f === undefined) throw new CliError(`unknown card format "${id}"; \`rsop card formats\` lists the known ones`);
+  if (f === undefined) throw new UsageError(`unknown card format "${id}"; \`rsop card formats\` lists the known ones`);
   return f;
 }
 
@@ -37,15 +52,16 @@ export function registerCardCommand(program: Command, io: CliIo, setCode: (code:
     .description("Print the bit string (MSB first) a reader sends for a card.")
     .requiredOption("--format <id>", "card format id, e.g. H10301")
     .option("--facility-code <n>", "facility code (formats that have one; default 0)", integer("--facility-code"))
-    .requiredOption("--card-number <n>", "card number", integer("--card-number"))
-    .action((opts: { format: string; facilityCode?: number; cardNumber: number }) => {
+    .requiredOption("--card-number <n>", "card number (any width up to 512 bits)", cardNumberArg)
+    .action((opts: { format: string; facilityCode?: number; cardNumber: CardNumber }) => {
       known(opts.format);
       try {
         io.stdout.write(
           `${encodeWiegand(opts.format, { facilityCode: opts.facilityCode ?? null, cardNumber: opts.cardNumber })}\n`,
         );
       } catch (e) {
-        throw new CliError((e as Error).message);
+        // A number that does not fit the format's field: the options are wrong (exit 2).
+        throw new UsageError((e as Error).message);
       }
       setCode(0);
     });
@@ -59,7 +75,8 @@ export function registerCardCommand(program: Command, io: CliIo, setCode: (code:
       try {
         io.stdout.write(`${JSON.stringify(decodeWiegand(opts.format, opts.bits))}\n`);
       } catch (e) {
-        throw new CliError((e as Error).message);
+        // Bits that are not a frame of the format (length, characters): the option is wrong (exit 2).
+        throw new UsageError((e as Error).message);
       }
       setCode(0);
     });

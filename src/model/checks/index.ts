@@ -2,6 +2,7 @@
 // Each check looks at one valid element against Lookups, so the same functions validate a whole
 // snapshot (lookups over every element) and one changed element (lookups over maintained indexes).
 import type { z } from "zod";
+import type { CardNumber } from "../cardNumber.js";
 import type { Issue } from "../issue.js";
 import {
   cloudNodeSchema,
@@ -194,7 +195,7 @@ export function wholeLookups(p: ParsedSystem): Lookups {
   // Credential ids and numbers map to the position of their first holder in `holders.items` (a
   // number, not an object per credential); which of its credentials is found when asked.
   const holderItems = p.holders.items;
-  const numbers = new Map<number, number>();
+  const numbers = new Map<CardNumber, number>();
   const credentialIds = new Map<string, number>();
   let credentialCount = 0;
   let numberCount = 0;

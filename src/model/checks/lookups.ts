@@ -2,6 +2,7 @@
 // (name, device port, credential number and id). parseSnapshot answers from the whole snapshot;
 // the live system answers from indexes it maintains, overlaid with the change being validated.
 import type { z } from "zod";
+import type { CardNumber } from "../cardNumber.js";
 import type { IssueCode } from "../issue.js";
 import type { customFieldSchema } from "../customFields.js";
 import type {
@@ -92,7 +93,7 @@ export interface Lookups {
   /** How many valid devices name this connection. */
   devicesOn(connection: string): number;
   /** The first credential (of a valid holder) with this number. */
-  credentialNumberOwner(n: number): CredentialAt;
+  credentialNumberOwner(n: CardNumber): CredentialAt;
   /** The first credential (of a valid holder) with this id. */
   credentialIdOwner(id: string): CredentialAt;
   /** The custom fields of a partition that `get` answers (valid, the first of each id), in snapshot order. */

@@ -58,7 +58,16 @@ export const NODE_DECISION = z.object({
   duress: z.boolean(),
   floors: z.array(z.string()),
   facilityCode: z.number().int().nullable(),
-  credentialNumber: z.number().int().nullable(),
+  // A card number past 2^53−1 is its decimal string (CN1, CN3).
+  credentialNumber: z
+    .union([
+      z.number().int(),
+      z
+        .string()
+        .regex(/^(0|[1-9][0-9]*)$/)
+        .max(155),
+    ])
+    .nullable(),
 });
 
 /**
