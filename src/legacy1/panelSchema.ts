@@ -87,6 +87,13 @@ export const panelSnapshotSchema = z.object({
   floorGroups: z.array(panelFloorGroupSchema).default([]),
   attributes: z.array(panelAttributeSchema).default([]),
   rules: z.array(panelRuleSchema).default([]),
+  /**
+   * The largest integer id each kind of entity has had on this panel (`persons`, `credentials`,
+   * `groups`, `connections`, `devices`, `floorGroups`, `rules`), deleted ones included: a create
+   * takes one more than this and the largest id in use, so an id is never given twice (LP1). Written
+   * by the live panel's creates; optional, so a panel without it loads as before.
+   */
+  lastIds: z.record(z.string(), legacyId).optional(),
 });
 
 /** A panel snapshot after the 1.0 checks (ids resolved to integers, defaults applied). */

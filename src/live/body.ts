@@ -1,7 +1,18 @@
 // Body checks shared by the operations: zod schemas of the snapshot entities, with paths under `body`;
 // and the reading of an operation a caller gave, once, into a plain copy (HJ3).
 import { z } from "zod";
-import { type Issue, fromZodIssues, zodMessage } from "../model/index.js";
+import {
+  type Issue,
+  deviceSchema,
+  floorGroupSchema,
+  fromZodIssues,
+  groupSchema,
+  holderSchema,
+  ruleSchema,
+  zodMessage,
+} from "../model/index.js";
+import type { Collection } from "../model/checks/index.js";
+import { quote } from "../model/zodIssues.js";
 import { plainCopy } from "../model/plainCopy.js";
 import { type Operation, Refusal, type RefusedResult, refuse, refused } from "./operation.js";
 import { MATCHED_ROUTE, type MatchedRoute } from "./routeTable.js";
@@ -95,11 +106,158 @@ export function readInput(
   return { many };
 }
 
-/** Parses `value` with an entity schema; every problem becomes a 400 issue under `body`. */
+/**
+ * The problems of the body a write handler is reading, collected across its stages (HS7): while a
+ * frame is open (collectBodyIssues), requireKeys, onlyKeys, reportBody and parseBody add their
+ * problems here and the handler goes on, so one answer names every problem of the body, not only
+ * those of the first stage that found one. Handlers are synchronous: a stack of frames is enough.
+ */
+interface BodyFrame {
+  readonly issues: Issue[];
+  /** Whether `id` names an element of `c` before the write (2.0): references are then checked even when the body does not parse. */
+  readonly has: ((c: Collection, id: string) => boolean) | undefined;
+}
+const FRAMES: BodyFrame[] = [];
+
+const pathKey = (i: Issue): string => JSON.stringify(i.path);
+
+/** `first`, then each issue of `more` at a path `first` does not name already (one problem per field). */
+export function mergeIssues(first: readonly Issue[], more: readonly Issue[]): Issue[] {
+  const seen = new Set(first.map(pathKey));
+  return [...first, ...more.filter((i) => !seen.has(pathKey(i)))];
+}
+
+function addTo(f: BodyFrame, issues: readonly Issue[]): void {
+  const merged = mergeIssues(f.issues, issues);
+  f.issues.length = 0;
+  f.issues.push(...merged);
+}
+
+/**
+ * Runs a write handler collecting its body's problems (HS7): answers its value and the problems
+ * it went on past, or throws one Refusal naming every problem found before it stopped (a 404 of
+ * the path alone: an unknown entity has no body to check). `has` (2.0): what exists before the write.
+ */
+export function collectBodyIssues<T>(
+  run: () => T,
+  has?: (c: Collection, id: string) => boolean,
+): { readonly value: T; readonly issues: readonly Issue[] } {
+  const frame: BodyFrame = { issues: [], has };
+  FRAMES.push(frame);
+  try {
+    return { value: run(), issues: frame.issues };
+  } catch (e) {
+    if (!(e instanceof Refusal) || frame.issues.length === 0 || e.status === 404) throw e;
+    throw new Refusal(400, mergeIssues(frame.issues, e.issues));
+  } finally {
+    FRAMES.pop();
+  }
+}
+
+/** Reports problems of a body: collected when a frame is open (the handler goes on), else a 400 at once. */
+export function reportBody(issues: readonly Issue[]): void {
+  if (issues.length === 0) return;
+  const f = FRAMES.at(-1);
+  if (f === undefined) throw new Refusal(400, issues);
+  addTo(f, issues);
+}
+
+/**
+ * Parses `value` with an entity schema; every problem becomes a 400 issue under `prefix`. While a
+ * frame is open (HS7) the problems are collected and the value is parsed again without the
+ * top-level fields that have problems: when that parses (they were optional), the handler goes on
+ * with it, so the checks of the other fields (references, the whole-snapshot checks) still run.
+ * When it does not, the body's references are checked against the state before the write (2.0),
+ * and the refusal names everything found.
+ */
 export function parseBody<T>(schema: z.ZodType<T>, value: unknown, prefix: readonly (string | number)[] = ["body"]): T {
   const r = schema.safeParse(value, { error: zodMessage });
-  if (!r.success) throw new Refusal(400, fromZodIssues(r.error.issues, [...prefix]));
-  return r.data;
+  if (r.success) return r.data;
+  const issues = fromZodIssues(r.error.issues, [...prefix]);
+  const f = FRAMES.at(-1);
+  if (f === undefined) throw new Refusal(400, issues);
+  addTo(f, issues);
+  const faulty = faultyKeys(issues, prefix);
+  if (faulty !== null && isPlainObject(value)) {
+    const rest: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) if (!faulty.has(k)) rest[k] = v;
+    const again = schema.safeParse(rest, { error: zodMessage });
+    if (again.success) return again.data;
+    if (f.has !== undefined) addTo(f, referenceIssues(schema, value, prefix, faulty, f.has));
+  }
+  throw new Refusal(400, f.issues);
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** The top-level fields (below `prefix`) the issues name; null when one names the value itself. */
+function faultyKeys(issues: readonly Issue[], prefix: readonly (string | number)[]): Set<string> | null {
+  const keys = new Set<string>();
+  for (const i of issues) {
+    const k = i.path[prefix.length];
+    if (typeof k !== "string") return null;
+    keys.add(k);
+  }
+  return keys;
+}
+
+/** The fields of a 2.0 entity body that name other entities: field → [collection, what the message calls it]. */
+const REFERENCES = new Map<unknown, Readonly<Record<string, readonly [Collection, string]>>>([
+  [groupSchema, { partition: ["partitions", "partition"] }],
+  [holderSchema, { partition: ["partitions", "partition"], groups: ["groups", "group"] }],
+  [
+    deviceSchema,
+    {
+      connection: ["connections", "connection"],
+      primaryReader: ["devices", "device"],
+      partition: ["partitions", "partition"],
+    },
+  ],
+  [
+    floorGroupSchema,
+    { partition: ["partitions", "partition"], readerPort: ["devices", "device"], floors: ["devices", "device"] },
+  ],
+  [
+    ruleSchema,
+    { groupId: ["groups", "group"], devices: ["devices", "device"], floorGroups: ["floorGroups", "floor group"] },
+  ],
+]);
+
+/**
+ * The unknown references of a body that does not parse, in the snapshot checks' words: the checks
+ * of the resulting snapshot (which name them otherwise) run only on an entity that parses. Fields
+ * with problems of their own are skipped; an id is a string, or a device partition's `{id}`.
+ */
+function referenceIssues(
+  schema: unknown,
+  value: Record<string, unknown>,
+  prefix: readonly (string | number)[],
+  faulty: ReadonlySet<string>,
+  has: (c: Collection, id: string) => boolean,
+): Issue[] {
+  const fields = REFERENCES.get(schema);
+  if (fields === undefined) return [];
+  const issues: Issue[] = [];
+  const check = (c: Collection, what: string, id: unknown, path: (string | number)[]) => {
+    if (typeof id === "string" && !has(c, id))
+      issues.push({
+        code: "unknownReference",
+        path,
+        message: `Names ${what} ${quote(id)}, which is not in the snapshot.`,
+      });
+  };
+  for (const [k, [c, what]] of Object.entries(fields)) {
+    if (faulty.has(k) || !Object.hasOwn(value, k)) continue;
+    const v = value[k];
+    if (!Array.isArray(v)) check(c, what, v, [...prefix, k]);
+    else
+      v.forEach((x, j) =>
+        isPlainObject(x) ? check(c, what, x.id, [...prefix, k, j, "id"]) : check(c, what, x, [...prefix, k, j]),
+      );
+  }
+  return issues;
 }
 
 /** The body as a plain object, or a 400 saying it must be one. */
@@ -109,12 +267,13 @@ export function objectBody(body: unknown): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
-/** 400 for every key of `required` the body does not carry (null counts as given). */
+/** 400 for every key of `required` the body does not carry (null counts as given); collected in a frame (HS7). */
 export function requireKeys(body: Record<string, unknown>, required: readonly string[]): void {
-  const issues: Issue[] = required
-    .filter((k) => !Object.hasOwn(body, k))
-    .map((k) => ({ code: "required", path: ["body", k], message: "Is required." }));
-  if (issues.length > 0) throw new Refusal(400, issues);
+  reportBody(
+    required
+      .filter((k) => !Object.hasOwn(body, k))
+      .map((k) => ({ code: "required", path: ["body", k], message: "Is required." })),
+  );
 }
 
 /** The keys of `body` that `writable` names, for merging an update into an entity. */
@@ -148,11 +307,16 @@ export function connectionBodyIssue(i: Issue): Issue {
 
 /** Parses a connection made from a body with `schema`; every problem is a 400 at the body's own field. */
 export function parseConnectionBody<T>(schema: z.ZodType<T>, value: unknown): T {
+  const f = FRAMES.at(-1);
+  const from = f?.issues.length ?? 0;
   try {
     return parseBody(schema, value);
   } catch (e) {
     if (e instanceof Refusal) throw new Refusal(e.status, e.issues.map(connectionBodyIssue));
     throw e;
+  } finally {
+    // What the frame collected from this parse is at the body's own spelling too.
+    if (f !== undefined) for (let k = from; k < f.issues.length; k++) f.issues[k] = connectionBodyIssue(f.issues[k]!);
   }
 }
 

@@ -3,7 +3,7 @@
 // Every change is an API route run as steps on the state (write.ts, state.ts).
 import { type Patch, freeze } from "immer";
 import { applySnapshotPatches } from "./transition.js";
-import { runHandlers, runWrite } from "./write.js";
+import { runHandlers, runWriteCollecting } from "./write.js";
 import { type AppliedChange, type EntityOp, applyKeyedPatches, applyOps, isKeyedPatches, publish } from "./state.js";
 import { type Created, NO_CONTENT } from "./operations/common.js";
 import { createGroup } from "./operations/groups.js";
@@ -39,7 +39,7 @@ import {
 import { routeOperation } from "./routeTable.js";
 import { matchRoute } from "./routes.js";
 import { toBodyPaths } from "./operations/bodyPaths.js";
-import { readInput, readOperation, readRefusal } from "./body.js";
+import { mergeIssues, readInput, readOperation, readRefusal } from "./body.js";
 import { WriteValidator } from "./validation.js";
 import type { LiveTarget } from "./liveTarget.js";
 
@@ -440,18 +440,22 @@ export class LiveSystem implements LiveTarget<SystemSnapshot, Engine, OperationR
         });
         return { result: { ok: true, status: 200, ...answer } };
       }
-      const { ops, created } = runWrite(
+      const { ops, created, pending } = runWriteCollecting(
         state,
         route.handler,
         { params: route.params, body: op.body, newId, now: this.#now },
         this.#validator.lookups(state),
       );
+      const mark = this.#validator.mark(state);
       const change = applyOps(state, ops);
       const issues = this.#validator.validate(state, change.touched);
-      if (issues.length > 0) {
+      if (issues.length > 0 || pending.length > 0) {
         const target = created.id ?? Object.values(route.params).at(-1);
-        const result = refusedWrite(toBodyPaths(issues, state, target));
+        const atBody = toBodyPaths(issues, state, target);
+        // Problems of the body the handler went on past come first; the snapshot's add what they do not name (HS7).
+        const result = pending.length > 0 ? refused(400, mergeIssues(pending, atBody)) : refusedWrite(atBody);
         change.undo();
+        this.#validator.rollback(mark);
         return { result };
       }
       const result: WriteResult = {

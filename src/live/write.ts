@@ -4,7 +4,8 @@
 // place (state.ts). The live system runs every write through here; so do tests and benchmarks that
 // run a route without a live system.
 import { type Draft, Immer } from "immer";
-import type { SystemSnapshot } from "../model/index.js";
+import type { Issue, SystemSnapshot } from "../model/index.js";
+import { collectBodyIssues } from "./body.js";
 import type { Collection } from "../model/checks/index.js";
 import type { Created, Mutable, WriteContext, WriteInput } from "./operations/common.js";
 import type { EntityOp } from "./state.js";
@@ -16,6 +17,11 @@ const immer = new Immer({ autoFreeze: false });
 export interface WriteSteps {
   readonly ops: EntityOp[];
   readonly created: Created;
+}
+
+/** WriteSteps and the body problems the handler went on past (HS7): the write is refused, with them first. */
+export interface CollectedWriteSteps extends WriteSteps {
+  readonly pending: readonly Issue[];
 }
 
 /**
@@ -31,6 +37,25 @@ export function runWrite(
   const ops: EntityOp[] = [];
   const created = runHandlers(base, lookups, ops, (ctx) => handler({ ...ctx, ...input }));
   return { ops, created };
+}
+
+/**
+ * runWrite collecting the body's problems across the handler's stages (HS7): a refusal names every
+ * problem found before the handler stopped; problems it went on past come back as `pending`, with
+ * the steps, so the checks of the resulting snapshot can name the rest before the write is refused.
+ */
+export function runWriteCollecting(
+  base: SystemSnapshot,
+  handler: (ctx: WriteContext) => Created,
+  input: WriteInput,
+  lookups: SnapshotLookups = scanningLookups(base),
+): CollectedWriteSteps {
+  const ops: EntityOp[] = [];
+  const { value: created, issues } = collectBodyIssues(
+    () => runHandlers(base, lookups, ops, (ctx) => handler({ ...ctx, ...input })),
+    (c, id) => lookups.find(c, id) >= 0,
+  );
+  return { ops, created, pending: issues };
 }
 
 /**

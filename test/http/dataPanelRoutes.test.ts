@@ -324,7 +324,8 @@ const CASES: readonly Case[] = [
     bad: async (m) => ({
       path: `/api/groups/${await newGroup(m)}/persons`,
       body: { persons: [999] },
-      status: 404,
+      // LP7: an unknown id in a replace list is 400, as on 2.0.
+      status: 400,
       issue: "body.persons[0]",
     }),
   },

@@ -221,7 +221,7 @@ describe("I81–I83: invitations", () => {
     const get = await call(A_ADMIN, "GET", "/api/credentials/holders/invite");
     refused(get, 405);
     expect(get.headers.get("allow")).toBe("POST");
-    refused(await call(A_ADMIN, "POST", "/api/credentials/holders/invite", "not json"), 400);
+    refused(await call(A_ADMIN, "POST", "/api/credentials/holders/invite", "not json"), 400, ["body"]); // HJ4b
     expect(received).toHaveLength(1);
   });
 });

@@ -333,11 +333,11 @@ describe("cloud nodes", () => {
     ).toEqual(["body.cardFormat.0.layout.fixed.0.position"]);
   });
 
-  test("ecards are non-negative integers (400 at the entry); a PUT without locale, killTimer or offlinePolicy takes their defaults again", () => {
+  test("ecards are card numbers (CN1: a safe integer or a canonical decimal string; else 400 at the entry); a PUT without locale, killTimer or offlinePolicy takes their defaults again", () => {
     const live = liveOf();
     expect(
-      refuse(live, { method: "POST", path: "/cloud-nodes", body: { name: "E", ecards: [12, "13"] } }, 400).paths,
-    ).toEqual(["body.ecards.1"]);
+      refuse(live, { method: "POST", path: "/cloud-nodes", body: { name: "E", ecards: [12, "013", 1.5] } }, 400).paths,
+    ).toEqual(["body.ecards.1", "body.ecards.2"]);
     expect(
       refuse(live, { method: "POST", path: "/cloud-nodes", body: { name: "E", ecards: [-1] } }, 400).paths,
     ).toEqual(["body.ecards.0"]);
@@ -442,13 +442,21 @@ describe("connections", () => {
   test("POST 200 {id}; ethernet defaults: protocol IPv6, manufacturer VENDOR_B", () => {
     const live = liveOf();
     const r = accept(live, { method: "POST", path: "/cloud-nodes/n-annex/connections", body: ETH }, 200);
+    // Every field of the connection table, what the system does not know null (L22); the node is the path's.
     expect(read(live, `/cloud-nodes/n-annex/connections/${r.id}`).body).toEqual({
       id: r.id,
-      cloudNode: "n-annex",
+      connected: null,
+      ipv6Address: null,
+      dhcp: null,
+      netmask: null,
+      gateway: null,
+      dns: null,
+      macAddress: null,
       ...ETH,
       protocol: "IPv6",
       manufacturer: "VENDOR_B",
     });
+    expect(live.snapshot.connections.find((c) => c.id === r.id)!.cloudNode).toBe("n-annex");
     const v4 = accept(
       live,
       {
@@ -677,9 +685,9 @@ describe("connections", () => {
     );
     expect(read(live, "/cloud-nodes/n-main/connections/x-spare").body).toMatchObject({
       name: "Spare 2",
-      cloudNode: "n-main",
       protocol: "IPv6",
     });
+    expect(live.snapshot.connections.find((c) => c.id === "x-spare")!.cloudNode).toBe("n-main");
     refuse(live, { method: "PUT", path: "/cloud-nodes/n-annex/connections/x-spare", body: ETH }, 404);
     refuse(live, { method: "GET", path: "/cloud-nodes/n-annex/connections/x-spare" }, 404);
     refuse(live, { method: "PUT", path: "/cloud-nodes/n-nope/connections/x-spare", body: ETH }, 404);
@@ -789,7 +797,6 @@ describe("devices", () => {
     expect(read(live, `/cloud-nodes/n-main/devices/${r.id}`).body).toEqual({
       id: r.id,
       ...DOOR,
-      cloudNode: "n-main",
       partition: [],
       primaryReader: null,
       inputTypes: ["wiegand", "unencryptedOsdp", "encryptedOsdp"],
@@ -813,6 +820,8 @@ describe("devices", () => {
       firmwareVersion: null,
       created: "2026-04-15 12:00:00",
     });
+    // The node is the path's (L22): the answer does not repeat it.
+    expect(live.snapshot.devices.find((d) => d.id === r.id)!.cloudNode).toBe("n-main");
     expect(read(live, `/cloud-nodes/n-main/devices/${r.id}?include=connection`).body.connection).toEqual({
       id: "x-spare",
       name: "Spare",
@@ -1017,8 +1026,8 @@ describe("devices", () => {
       dps: true,
       rex: true,
       created: null,
-      cloudNode: "n-main",
     });
+    expect(live.snapshot.devices.find((d) => d.id === "d-front")!.cloudNode).toBe("n-main");
     refuse(live, { method: "PUT", path: "/cloud-nodes/n-annex/devices/d-front", body: UPDATE }, 404);
   });
 

@@ -37,11 +37,11 @@ describe("people", () => {
     expect(
       accept(live, { method: "POST", path: "/api/persons", body: { firstName: "Di", lastName: "Eve" } }, 200).id,
     ).toBe(4);
-    // LP1: the id of a deleted largest entity is free again.
+    // LP1: the id of a deleted largest entity is never given again (an integration would take the new person for the old).
     accept(live, { method: "DELETE", path: "/api/persons/4" }, 204);
     expect(
       accept(live, { method: "POST", path: "/api/persons", body: { firstName: "Ed", lastName: "Fox" } }, 200).id,
-    ).toBe(4);
+    ).toBe(5);
   });
 
   test("create requires firstName and lastName and reports every problem at its body path", () => {
@@ -358,7 +358,7 @@ describe("groups and memberships", () => {
     expect(scan(live, 1, 1001).outcome).toBe("denied");
     refuse(live, { method: "DELETE", path: "/api/persons/1/groups/1" }, 404);
     expect(
-      refuse(live, { method: "PUT", path: "/api/persons/1/groups", body: { groups: [1, 9] } }, 404)[0]!.path,
+      refuse(live, { method: "PUT", path: "/api/persons/1/groups", body: { groups: [1, 9] } }, 400)[0]!.path,
     ).toEqual(["body", "groups", 1]);
     refuse(live, { method: "PUT", path: "/api/groups/1/persons", body: {} }, 400);
     refuse(live, { method: "PUT", path: "/api/groups/1/persons", body: { persons: ["1"] } }, 400);
@@ -674,11 +674,15 @@ describe("custom fields (attributes)", () => {
       200,
     );
     expect(r.id).toBe("shift");
-    expect(read(live, "/api/partitions/0/attributes/shift").body).toMatchObject({
+    // As 2.0 answers a custom field (L17, LP13): its defaults in effect, no `partition` (the path names it).
+    expect(read(live, "/api/partitions/0/attributes/shift").body).toEqual({
       id: "shift",
       type: "string",
-      partition: 0,
+      displayName: "Shift",
+      required: false,
+      visibility: "visible",
     });
+    expect(live.snapshot.attributes.find((a) => a.id === "shift")!.partition).toBe(0);
     expect(read(live, "/api/partitions/0/attributes").total).toBe(2);
     refuse(
       live,
@@ -1080,13 +1084,13 @@ describe("card format", () => {
 });
 
 describe("ids in paths", () => {
-  test("LP7 a path id that is not an integer names nothing (404); unknown ids in replace lists are 404 at their body path", () => {
+  test("LP7 a path id that is not an integer names nothing (404); unknown ids in replace lists are 400 at their body path", () => {
     const live = panelLive();
     refuse(live, { method: "DELETE", path: "/api/persons/one" }, 404);
     refuse(live, { method: "GET", path: "/api/groups/1.5" }, 404);
     refuse(live, { method: "DELETE", path: "/api/devices/-1" }, 404);
     expect(
-      refuse(live, { method: "PUT", path: "/api/groups/1/persons", body: { persons: [1, 42] } }, 404)[0]!.path,
+      refuse(live, { method: "PUT", path: "/api/groups/1/persons", body: { persons: [1, 42] } }, 400)[0]!.path,
     ).toEqual(["body", "persons", 1]);
     refuse(live, { method: "DELETE", path: "/api/persons/2/groups/1" }, 404);
   });
@@ -1114,7 +1118,8 @@ describe("reads, routes, batches, patches", () => {
     expect(read(live, "/api/diagnostics/wireless").body).toEqual([]);
     expect(read(live, "/api/info").body).toEqual({
       online: true,
-      version: "rsop-panel/1",
+      // The software version, as `rsop --version` prints it (LP9), not the snapshot format.
+      version: JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version,
       elevatorsPresent: true,
       facilityCodesSupported: "required",
     });

@@ -141,5 +141,8 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
     throw new HttpError(400, `The request body is nested too deeply: ${jsonErrorText(parsed)}.`, [
       { path: formatPath(parsed.path), message: tooDeepMessage(JSON_MAX_DEPTH) },
     ]);
-  throw new HttpError(400, `The request body is not valid JSON: ${jsonErrorText(parsed)}.`);
+  // One issue at `body` (every 400 names where its problem is): the position and what was expected, never the text.
+  throw new HttpError(400, `The request body is not valid JSON: ${jsonErrorText(parsed)}.`, [
+    { path: "body", message: `Is not valid JSON: at line ${parsed.line}, column ${parsed.column}, ${parsed.message}.` },
+  ]);
 }

@@ -8,7 +8,14 @@ import { type Issue, type Result, err, ok } from "../../model/index.js";
 import { type LoadedPanel, parsePanel } from "../parsePanel.js";
 import type { PanelSnapshot } from "../panelSchema.js";
 import { type Operation, Refusal, type RefusedResult, refused, refusedWrite } from "../../live/operation.js";
-import { connectionBodyIssue, readInput, readOperation, readRefusal } from "../../live/body.js";
+import {
+  collectBodyIssues,
+  connectionBodyIssue,
+  mergeIssues,
+  readInput,
+  readOperation,
+  readRefusal,
+} from "../../live/body.js";
 import { routeOperation } from "../../live/routeTable.js";
 import type { LiveTarget } from "../../live/liveTarget.js";
 import type { PanelWritten } from "./panelOperations.js";
@@ -231,12 +238,17 @@ export class PanelLiveSystem implements LiveTarget<PanelSnapshot, PanelEngine, P
           },
         };
       let written: PanelWritten = { status: 204 };
+      let pending: readonly Issue[] = [];
       const [next, patches, inversePatches] = produceSnapshot(base, (draft) => {
-        written = route.handler({ draft, params: route.params, body: op.body });
+        // Every problem of the body in one answer (HS7): the handler goes on past what it can.
+        const run = collectBodyIssues(() => route.handler({ draft, params: route.params, body: op.body }));
+        written = run.value;
+        pending = run.issues;
       });
       const checked = parsePanel(next);
-      if (!checked.ok) {
-        return { result: refusedWrite(bodyIssues(next, checked.issues, written.at)) };
+      if (!checked.ok || pending.length > 0) {
+        const found = checked.ok ? [] : bodyIssues(next, checked.issues, written.at);
+        return { result: pending.length > 0 ? refused(400, mergeIssues(pending, found)) : refusedWrite(found) };
       }
       const w = written as PanelWritten;
       const result: PanelWriteResult = {

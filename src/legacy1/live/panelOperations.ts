@@ -1,13 +1,21 @@
 // The 1.0 panel API write routes of a 1.0 panel (relative to `{panel_url}`), plus this project's additions to the API
 // (credentials and their activation, rules, `PUT /api/config`). Ids are integers: a create
-// takes the next free integer of its collection (docs/semantics.md L). Each handler checks the
+// takes the next integer never given in its collection (docs/semantics.md LP1). Each handler checks the
 // body's required fields and shape and edits the draft panel; every cross-entity rule (names,
 // references, ports, limits) is checked once, on the whole resulting panel, by parsePanel.
 import type { Draft } from "immer";
 import { z } from "zod";
 import { type Issue, credentialSchema, withConnectionDefaults } from "../../model/index.js";
 import { type PanelSnapshot, panelSnapshotSchema } from "../panelSchema.js";
-import { configureNetwork, connectionFields, objectBody, parseBody, pick, requireKeys } from "../../live/body.js";
+import {
+  configureNetwork,
+  connectionFields,
+  objectBody,
+  parseBody,
+  pick,
+  reportBody,
+  requireKeys,
+} from "../../live/body.js";
 import { Refusal, refuse } from "../../live/operation.js";
 import { attributeIssues, parseDefinition, valuesAgainst } from "./customFields.js";
 import { onlyKeys } from "../../live/operations/common.js";
@@ -55,11 +63,34 @@ function indexOfId(list: readonly { readonly id: number | string }[], id: number
   return i;
 }
 
+/** The kinds of entity whose ids a 1.0 create draws (credential ids count across all persons). */
+export type IdKind = "persons" | "credentials" | "groups" | "connections" | "devices" | "floorGroups" | "rules";
+
 /** The next free integer of a collection: one more than the largest id in use, 1 when there is none. */
 export function nextId(ids: Iterable<number>): number {
   let max = 0;
   for (const id of ids) if (id > max) max = id;
   return max + 1;
+}
+
+/**
+ * The id a create of `kind` takes, recorded as the panel's `lastIds` of that kind (LP1): one more
+ * than both the largest id in use and the largest given or deleted before (deletes record theirs,
+ * retireId), so a deleted entity's id never names another one (an integration that saw it removed
+ * would take the new one for the old).
+ */
+function drawId(draft: PanelDraft, kind: IdKind, inUse: Iterable<number>): number {
+  const id = Math.max(nextId(inUse), (draft.lastIds?.[kind] ?? 0) + 1);
+  draft.lastIds ??= {};
+  draft.lastIds[kind] = id;
+  return id;
+}
+
+/** A deleted entity's id stays given (LP1): `lastIds` of its kind becomes at least `id`. */
+function retireId(draft: PanelDraft, kind: IdKind, id: number): void {
+  if ((draft.lastIds?.[kind] ?? 0) >= id) return;
+  draft.lastIds ??= {};
+  draft.lastIds[kind] = id;
 }
 
 const NO_CONTENT: PanelWritten = { status: 204 };
@@ -108,15 +139,18 @@ function personIndex(ctx: PanelWriteContext): number {
 /** The person's custom field values against its partition's definitions (docs/semantics.md S16), as a 400 at the body. */
 function checkAttributes(draft: PanelDraft, person: { partition: number; customAttributes: Json | null }): void {
   const defs = draft.attributes.filter((a) => a.partition === person.partition) as Json[];
-  const issues = attributeIssues(person.customAttributes, defs, ["body", "customAttributes"]);
-  if (issues.length > 0) throw new Refusal(400, issues);
+  reportBody(attributeIssues(person.customAttributes, defs, ["body", "customAttributes"]));
 }
 
 export function createPerson({ draft, body }: PanelWriteContext): PanelWritten {
   const b = objectBody(body);
   onlyKeys(b, PERSON_CREATE, PERSON_HINTS);
   requireKeys(b, ["firstName", "lastName"]);
-  const id = nextId(draft.persons.map((p) => p.id));
+  const id = drawId(
+    draft,
+    "persons",
+    draft.persons.map((p) => p.id),
+  );
   const person = parseBody(personSchema, { enabled: true, ...pick(b, PERSON_CREATE), id, groups: [], credentials: [] });
   checkAttributes(draft, person);
   draft.persons.push(person);
@@ -139,7 +173,11 @@ export function updatePerson(ctx: PanelWriteContext): PanelWritten {
 
 export function deletePerson(ctx: PanelWriteContext): PanelWritten {
   // The person's credentials and memberships live on the person and go with it.
-  ctx.draft.persons.splice(personIndex(ctx), 1);
+  const i = personIndex(ctx);
+  const p = ctx.draft.persons[i]!;
+  retireId(ctx.draft, "persons", p.id);
+  for (const c of p.credentials) retireId(ctx.draft, "credentials", c.id);
+  ctx.draft.persons.splice(i, 1);
   return NO_CONTENT;
 }
 
@@ -188,8 +226,8 @@ export function createCredential(ctx: PanelWriteContext): PanelWritten {
           path: ["body", k],
           message: `Only card credentials carry a ${k}; a digital credential gets its number when it is activated.`,
         });
-  if (issues.length > 0) throw new Refusal(400, issues);
-  const id = nextId(allCredentialIds(ctx.draft));
+  reportBody(issues);
+  const id = drawId(ctx.draft, "credentials", allCredentialIds(ctx.draft));
   const c = parseBody(credentialSchema, {
     id: String(id),
     types: b.types,
@@ -231,6 +269,7 @@ export function updateCredential(ctx: PanelWriteContext): PanelWritten {
 
 export function deleteCredential(ctx: PanelWriteContext): PanelWritten {
   const { person, j } = credentialAt(ctx);
+  retireId(ctx.draft, "credentials", person.credentials[j]!.id);
   person.credentials.splice(j, 1);
   return NO_CONTENT;
 }
@@ -263,7 +302,11 @@ function groupIndex(ctx: PanelWriteContext): number {
 export function createGroup({ draft, body }: PanelWriteContext): PanelWritten {
   const b = objectBody(body);
   requireKeys(b, ["name"]);
-  const id = nextId(draft.groups.map((g) => g.id));
+  const id = drawId(
+    draft,
+    "groups",
+    draft.groups.map((g) => g.id),
+  );
   draft.groups.push(parseBody(groupSchema, { ...pick(b, ["name", "partition", "metadata"]), id }));
   return { status: 200, id, at: ["groups", draft.groups.length - 1] };
 }
@@ -295,20 +338,29 @@ export function deleteGroup(ctx: PanelWriteContext): PanelWritten {
     const j = p.groups.indexOf(id);
     if (j >= 0) p.groups.splice(j, 1);
   }
+  retireId(ctx.draft, "groups", id);
   ctx.draft.groups.splice(i, 1);
   return NO_CONTENT;
 }
 
-/** A list of integer ids of existing entities, each named once; unknown ids are 404 with their body path. */
+/**
+ * A list of integer ids of existing entities; an id that names nothing is 400 `unknownReference` at
+ * `body.<key>.<k>`, as every unknown reference of a body is on 2.0 too (semantics LP7, L22).
+ */
 function idList(b: Json, key: string, known: ReadonlySet<number>, what: string): number[] {
   requireKeys(b, [key]);
+  if (!Object.hasOwn(b, key)) throw new Refusal(400, []);
   const ids = parseBody(integerIds, b[key], ["body", key]);
   const issues: Issue[] = [];
   ids.forEach((id, k) => {
     if (!known.has(id))
-      issues.push({ code: "notFound", path: ["body", key, k], message: `No ${what} has id "${id}".` });
+      issues.push({
+        code: "unknownReference",
+        path: ["body", key, k],
+        message: `Names ${what} ${id}, which does not exist.`,
+      });
   });
-  if (issues.length > 0) throw new Refusal(404, issues);
+  if (issues.length > 0) throw new Refusal(400, issues);
   return [...new Set(ids)];
 }
 
@@ -355,7 +407,11 @@ function connectionIndex(ctx: PanelWriteContext): number {
 }
 
 export function createConnection({ draft, body }: PanelWriteContext): PanelWritten {
-  const id = nextId(draft.connections.map((c) => c.id));
+  const id = drawId(
+    draft,
+    "connections",
+    draft.connections.map((c) => c.id),
+  );
   draft.connections.push(connectionBody(objectBody(body), id, {}) as PanelDraft["connections"][number]);
   return { status: 200, id, at: ["connections", draft.connections.length - 1] };
 }
@@ -389,6 +445,7 @@ export function deleteConnection(ctx: PanelWriteContext): PanelWritten {
         : [],
     ),
   );
+  retireId(ctx.draft, "connections", id);
   ctx.draft.connections.splice(i, 1);
   return NO_CONTENT;
 }
@@ -449,7 +506,11 @@ function deviceIndex(ctx: PanelWriteContext): number {
 export function createDevice({ draft, body }: PanelWriteContext): PanelWritten {
   const b = objectBody(body);
   requireKeys(b, ["name", "connection", "port"]);
-  const id = nextId(draft.devices.map((d) => d.id));
+  const id = drawId(
+    draft,
+    "devices",
+    draft.devices.map((d) => d.id),
+  );
   draft.devices.push(parseBody(deviceSchema, { ...pick(b, DEVICE_WRITABLE), id }));
   return { status: 200, id, at: ["devices", draft.devices.length - 1] };
 }
@@ -509,6 +570,7 @@ export function deleteDevice(ctx: PanelWriteContext): PanelWritten {
       });
   });
   conflict(issues);
+  retireId(s, "devices", id);
   s.devices.splice(i, 1);
   return NO_CONTENT;
 }
@@ -537,8 +599,8 @@ function definition(
   for (const k of ["description", "regexDescription"])
     if (Object.hasOwn(b, k))
       issues.push({ code: "invalid", path: [...prefix, k], message: `1.0 custom fields have no ${k}.` });
-  if (issues.length > 0) throw new Refusal(400, issues);
-  const { partition: _ignored, ...rest } = b;
+  reportBody(issues);
+  const { partition: _ignored, description: _d, regexDescription: _r, ...rest } = b;
   const checked = parseDefinition({ ...rest, id }, prefix);
   return parseBody(attributeSchema, { ...checked, partition }, prefix);
 }
@@ -601,14 +663,26 @@ export function deleteAttribute(ctx: PanelWriteContext): PanelWritten {
 export function replaceAttributes(ctx: PanelWriteContext): PanelWritten {
   const partition = partitionParam(ctx);
   if (!Array.isArray(ctx.body)) refuse(400, "invalidType", ["body"], "Must be an array of custom field definitions.");
-  const defs = (ctx.body as unknown[]).map((d, k) => {
+  const read = (ctx.body as unknown[]).map((d, k) => {
     const b = objectBody(d);
-    const issues: Issue[] = ["id", "type"]
+    const missing: Issue[] = ["id", "type"]
       .filter((f) => !Object.hasOwn(b, f))
       .map((f) => ({ code: "required", path: ["body", k, f], message: "Is required." }));
-    if (issues.length > 0) throw new Refusal(400, issues);
-    return definition(b, partition, b.id, ["body", k]);
+    if (missing.length > 0) {
+      reportBody(missing);
+      return null;
+    }
+    // Each definition's problems are collected (HS7): a later definition is checked too.
+    try {
+      return definition(b, partition, b.id, ["body", k]);
+    } catch (e) {
+      if (!(e instanceof Refusal) || e.status !== 400) throw e;
+      reportBody(e.issues);
+      return null;
+    }
   });
+  const defs = read.filter((d) => d !== null);
+  if (defs.length < read.length) throw new Refusal(400, []);
   const seen = new Set<string>();
   defs.forEach((d, k) => {
     if (seen.has(d.id)) refuse(409, "duplicateId", ["body", k, "id"], `Custom field "${d.id}" is defined twice.`);
@@ -642,12 +716,16 @@ function floorGroupBody(b: Json, id: number, partition: number): PanelDraft["flo
       path: ["body", "floors"],
       message: "Must be an array of integer ids of floor relays.",
     });
-  if (issues.length > 0) throw new Refusal(400, issues);
+  reportBody(issues);
   return parseBody(floorGroupSchema, { partition, ...pick(b, ["name", "partition", "readerPort", "floors"]), id });
 }
 
 export function createFloorGroup({ draft, body }: PanelWriteContext): PanelWritten {
-  const id = nextId(draft.floorGroups.map((f) => f.id));
+  const id = drawId(
+    draft,
+    "floorGroups",
+    draft.floorGroups.map((f) => f.id),
+  );
   draft.floorGroups.push(floorGroupBody(objectBody(body), id, 0));
   return { status: 200, id, at: ["floorGroups", draft.floorGroups.length - 1] };
 }
@@ -674,6 +752,7 @@ export function deleteFloorGroup(ctx: PanelWriteContext): PanelWritten {
       });
   });
   conflict(issues);
+  retireId(ctx.draft, "floorGroups", id);
   ctx.draft.floorGroups.splice(i, 1);
   return NO_CONTENT;
 }
@@ -691,7 +770,11 @@ function ruleBody(body: unknown, id: number): PanelDraft["rules"][number] {
 }
 
 export function createRule({ draft, body }: PanelWriteContext): PanelWritten {
-  const id = nextId(draft.rules.map((r) => r.id));
+  const id = drawId(
+    draft,
+    "rules",
+    draft.rules.map((r) => r.id),
+  );
   draft.rules.push(ruleBody(body, id));
   return { status: 200, id, at: ["rules", draft.rules.length - 1] };
 }
@@ -703,7 +786,9 @@ export function updateRule(ctx: PanelWriteContext): PanelWritten {
 }
 
 export function deleteRule(ctx: PanelWriteContext): PanelWritten {
-  ctx.draft.rules.splice(ruleIndex(ctx), 1);
+  const i = ruleIndex(ctx);
+  retireId(ctx.draft, "rules", ctx.draft.rules[i]!.id);
+  ctx.draft.rules.splice(i, 1);
   return NO_CONTENT;
 }
 

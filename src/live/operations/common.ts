@@ -3,7 +3,8 @@ import type { Draft } from "immer";
 import type { Issue, SystemSnapshot } from "../../model/index.js";
 import type { Collection } from "../../model/checks/index.js";
 import type { IdSource } from "../ids.js";
-import { Refusal, notFound } from "../operation.js";
+import { notFound } from "../operation.js";
+import { reportBody } from "../body.js";
 
 export type Mutable = Draft<SystemSnapshot>;
 
@@ -71,6 +72,7 @@ export const NO_CONTENT: Created = { status: 204 };
  * Refuses the fields of a write body that the route does not take (HS5): each at `body.<field>`, with
  * `hints[field]` as its sentence when given (where that field is written instead), else the fields
  * the route takes. A field the route would silently drop is a change the client believes was made.
+ * Collected with the body's other problems while a frame is open (HS7).
  */
 export function onlyKeys(
   body: Record<string, unknown>,
@@ -85,5 +87,5 @@ export function onlyKeys(
       path: ["body", k],
       message: hints[k] ?? `Is not a field of this route; it takes ${allowed.join(", ")}.`,
     }));
-  if (issues.length > 0) throw new Refusal(400, issues);
+  reportBody(issues);
 }

@@ -2,8 +2,8 @@
 import { z } from "zod";
 import { type Issue, credentialSchema, normalizeCredential } from "../../model/index.js";
 import { DECLINED, fastCredential } from "../../model/fastParse.js";
-import { objectBody, parseBody, requireKeys } from "../body.js";
-import { Refusal, refuse } from "../operation.js";
+import { objectBody, parseBody, reportBody, requireKeys } from "../body.js";
+import { refuse } from "../operation.js";
 import { type Created, NO_CONTENT, type WriteContext, indexOf, onlyKeys, positionIn } from "./common.js";
 
 const DIGITAL_TYPES = z.array(z.enum(["touch", "token"])).min(1, { error: "Must name at least one credential type." });
@@ -67,8 +67,8 @@ export function createCredential(ctx: WriteContext): Created {
   const b = objectBody(ctx.body);
   onlyKeys(b, ["types", "credentialNumber", "facilityCode", "description", "sendEmail"]);
   requireKeys(b, ["types"]);
-  const issues = credentialIssues(b, ["body"]);
-  if (issues.length > 0) throw new Refusal(400, issues);
+  // Collected with the other problems of the body (HS7): the credential schema still checks the rest.
+  reportBody(credentialIssues(b, ["body"]));
   const id = ctx.newId();
   const input = credentialInput(b, id);
   // A plainly valid one through the loader's fast path (the same result, S19), else the schema.

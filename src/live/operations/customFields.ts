@@ -4,7 +4,7 @@
 // (or replaced-away) definition takes its values with it.
 import { type CustomField, type Issue, customFieldSchema, definitionConflicts } from "../../model/index.js";
 import { duplicateCustomFieldMessage } from "../../model/checks/customFields.js";
-import { objectBody, parseBody, requireKeys } from "../body.js";
+import { objectBody, parseBody, reportBody, requireKeys } from "../body.js";
 import { Refusal, refuse } from "../operation.js";
 import { type Created, NO_CONTENT, type WriteContext, indexOf } from "./common.js";
 
@@ -86,23 +86,31 @@ export function replaceCustomFields(ctx: WriteContext): Created {
   if (!Array.isArray(body)) refuse(400, "invalidType", ["body"], "Must be an array of custom field definitions.");
   const issues: Issue[] = [];
   const defs: CustomField[] = [];
+  // Each definition's problems in body order, collected with the other problems of the body (HS7).
+  let failed = false;
+  const report = (found: readonly Issue[]) => {
+    failed = true;
+    reportBody(found);
+  };
   (body as unknown[]).forEach((raw, k) => {
     if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
-      issues.push({ code: "invalidType", path: ["body", k], message: "Must be a JSON object." });
+      report([{ code: "invalidType", path: ["body", k], message: "Must be a JSON object." }]);
       return;
     }
     const b = raw as Json;
     const missing = ["id", "type"].filter((f) => !Object.hasOwn(b, f));
-    for (const f of missing) issues.push({ code: "required", path: ["body", k, f], message: "Is required." });
-    if (missing.length > 0) return;
+    if (missing.length > 0) {
+      report(missing.map((f) => ({ code: "required", path: ["body", k, f], message: "Is required." })));
+      return;
+    }
     try {
       defs.push(definition(b, partition, b.id, ["body", k]));
     } catch (e) {
       if (!(e instanceof Refusal)) throw e;
-      issues.push(...e.issues);
+      report(e.issues);
     }
   });
-  if (issues.length > 0) throw new Refusal(400, issues);
+  if (failed) throw new Refusal(400, []);
   const seen = new Set<string>();
   defs.forEach((d, k) => {
     if (seen.has(d.id))

@@ -2,6 +2,7 @@
 // (409 naming each rule); its memberships go with it.
 import { groupSchema } from "../../model/index.js";
 import type { Issue } from "../../model/index.js";
+import { quote } from "../../model/zodIssues.js";
 import { objectBody, parseBody, requireKeys } from "../body.js";
 import { Refusal, refuse } from "../operation.js";
 import { type Created, NO_CONTENT, type WriteContext, indexOf, onlyKeys } from "./common.js";
@@ -54,33 +55,33 @@ export function deleteGroup(ctx: WriteContext): Created {
   return NO_CONTENT;
 }
 
-function stringList(body: unknown, key: string): string[] {
-  const b = objectBody(body);
+/**
+ * The ids of a replace-all body (`groups`, `holders`), each problem of it in one refusal: a value
+ * that is not a string, an id named twice, an id that names nothing (400 at `body.<key>.<j>`, as
+ * every unknown reference of a body; semantics L22).
+ */
+function idList(ctx: WriteContext, coll: "holders" | "groups", key: string): string[] {
+  const b = objectBody(ctx.body);
   requireKeys(b, [key]);
   const list = b[key];
-  if (!Array.isArray(list) || !list.every((x) => typeof x === "string"))
-    refuse(400, "invalidType", ["body", key], "Must be an array of ids (strings).");
+  if (!Object.hasOwn(b, key)) throw new Refusal(400, []);
+  if (!Array.isArray(list)) refuse(400, "invalidType", ["body", key], "Must be an array of ids (strings).");
+  const issues: Issue[] = [];
   const seen = new Set<string>();
-  list.forEach((x: string, j: number) => {
-    if (seen.has(x)) refuse(400, "invalid", ["body", key, j], `Names "${x}" twice.`);
-    seen.add(x);
+  list.forEach((x: unknown, j: number) => {
+    if (typeof x !== "string")
+      issues.push({ code: "invalidType", path: ["body", key, j], message: "Must be an id (a string)." });
+    else if (seen.has(x)) issues.push({ code: "invalid", path: ["body", key, j], message: `Names ${quote(x)} twice.` });
+    else if (ctx.find(coll, x) < 0)
+      issues.push({
+        code: "unknownReference",
+        path: ["body", key, j],
+        message: `Names ${coll === "holders" ? "holder" : "group"} ${quote(x)}, which does not exist.`,
+      });
+    if (typeof x === "string") seen.add(x);
   });
-  return list as string[];
-}
-
-function mustExist(ctx: WriteContext, coll: "holders" | "groups", ids: readonly string[], key: string): void {
-  const issues = ids.flatMap((id, j): Issue[] =>
-    ctx.find(coll, id) >= 0
-      ? []
-      : [
-          {
-            code: "unknownReference",
-            path: ["body", key, j],
-            message: `Names ${coll === "holders" ? "holder" : "group"} "${id}", which does not exist.`,
-          },
-        ],
-  );
   if (issues.length > 0) throw new Refusal(400, issues);
+  return list as string[];
 }
 
 export function addMembership(ctx: WriteContext): Created {
@@ -102,20 +103,18 @@ export function removeMembership(ctx: WriteContext): Created {
 }
 
 export function replaceHolderGroups(ctx: WriteContext): Created {
-  const { draft, params, body } = ctx;
+  const { draft, params } = ctx;
   const h = draft.holders[indexOf(ctx, "holders", params.holderId!, "holder")]!;
-  const groups = stringList(body, "groups");
-  mustExist(ctx, "groups", groups, "groups");
+  const groups = idList(ctx, "groups", "groups");
   h.groups = groups;
   return NO_CONTENT;
 }
 
 export function replaceGroupHolders(ctx: WriteContext): Created {
-  const { base, params, body } = ctx;
+  const { base, params } = ctx;
   const id = params.groupId!;
   indexOf(ctx, "groups", id, "group");
-  const holders = new Set(stringList(body, "holders"));
-  mustExist(ctx, "holders", [...holders], "holders");
+  const holders = new Set(idList(ctx, "holders", "holders"));
   const members = ctx.referrers("holders", "groups", id);
   for (const j of members) {
     const h = base.holders[j]!;
