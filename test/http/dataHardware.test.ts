@@ -59,17 +59,18 @@ describe("rsop serve --data: live hardware readings", () => {
     expect(post.headers.get("allow")).toBe("GET");
     expect(server.durable.seq()).toBe(seq);
 
-    // Status fields: a connection's `connected` is answered as stored, and only where stored.
+    // Status fields: a connection's `connected` is answered as stored, null where not stored (H31, L22):
+    // never a made-up true or false.
     const connections = await call("GET", "/connections?per_page=100");
     expect(connections.status).toBe(200);
     const byId = new Map((connections.body as { id: string }[]).map((c) => [c.id, c as Record<string, unknown>]));
     expect(byId.get("x-eth")!.connected).toBe(true);
-    expect(byId.get("x-usb")!).not.toHaveProperty("connected");
+    expect(byId.get("x-usb")!.connected).toBeNull();
     const created = await call("POST", "/cloud-nodes/n-annex/connections", { name: "New board", type: "usb", port: 7 });
     expect(created.status).toBeLessThan(300);
     const read = await call("GET", `/cloud-nodes/n-annex/connections/${created.body.id}`);
     expect(read.status).toBe(200);
-    expect(read.body).not.toHaveProperty("connected");
+    expect(read.body.connected).toBeNull();
     // A cloud node carries no syncStatus or connectionStatus the snapshot does not give.
     const node = await call("GET", "/cloud-nodes/n-main");
     expect(node.status).toBe(200);

@@ -10,7 +10,7 @@ describe("partitions", () => {
   test("POST 200 {id}; users optional (default none); name required and unique (409)", () => {
     const live = liveOf();
     const r = accept(live, { method: "POST", path: "/partitions", body: { name: "West Wing" } }, 200);
-    expect(read(live, `/partitions/${r.id}`).body).toEqual({ id: r.id, name: "West Wing", users: [], default: false });
+    expect(read(live, `/partitions/${r.id}`).body).toEqual({ id: r.id, name: "West Wing", users: [] });
     const u = accept(
       live,
       { method: "POST", path: "/partitions", body: { name: "North", users: ["u-7", "u-8"] } },
@@ -35,8 +35,11 @@ describe("partitions", () => {
       "body.name",
     ]);
     accept(live, { method: "PUT", path: "/partitions/p-east", body: { name: "East", users: null } }, 204);
-    expect(read(live, "/partitions/p-east").body).toEqual({ id: "p-east", name: "East", users: [], default: false });
-    expect(read(live, "/cloud-nodes/n-main/devices/d-side").body.partition).toEqual([{ id: "p-east", name: "East" }]);
+    // `default` only on the default partition (L23); a device's entries are `{id, name, default}` (L22).
+    expect(read(live, "/partitions/p-east").body).toEqual({ id: "p-east", name: "East", users: [] });
+    expect(read(live, "/cloud-nodes/n-main/devices/d-side").body.partition).toEqual([
+      { id: "p-east", name: "East", default: false },
+    ]);
     refuse(live, { method: "PUT", path: "/partitions/p-east", body: { name: "Default", users: [] } }, 409);
     refuse(live, { method: "PUT", path: "/partitions/p-nope", body: { name: "X", users: [] } }, 404);
   });

@@ -118,7 +118,6 @@ describe("lists", () => {
       id: "p-east",
       name: "East Wing",
       users: ["u-1"],
-      default: false,
       devices: [{ id: "d-side", name: "Side Gate", type: "primaryReader" }],
       attributes: [],
     });

@@ -77,7 +77,7 @@ describe("L — the live system", () => {
       204,
     );
     expect(read(live, "/cloud-nodes/n-main/devices/d-side").body.partition).toEqual([
-      { id: "p-east", name: "East Wing" },
+      { id: "p-east", name: "East Wing", default: false },
     ]);
     accept(
       live,
@@ -200,7 +200,9 @@ describe("L — the live system", () => {
     );
     expect(read(live, "/partitions/p-default").body.default).toBe(true);
     const p = accept(live, { method: "POST", path: "/partitions", body: { name: "Other", default: true } }, 200);
-    expect(read(live, `/partitions/${p.id}`).body.default).toBe(false);
+    // Answered only on the default partition (L23): another carries no `default`.
+    expect(read(live, `/partitions/${p.id}`).body).not.toHaveProperty("default");
+    expect(live.snapshot.partitions.find((x) => x.id === p.id)!.default).toBe(false);
   });
 
   test("L8 a floor group's partition defaults to the system's default partition; null means none; without a default partition, none", () => {

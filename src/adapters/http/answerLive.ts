@@ -132,19 +132,23 @@ async function write(
   return { result: await ctx.durable.write(asked, prepare), body };
 }
 
-/** `{inviteId}` for a digital credential just created (I81); nothing for any other answer. */
+/**
+ * `{inviteId}` for a digital credential just created (I81): the field belongs to that answer's shape, so a
+ * server that sends no invitations (no service secret: one embedded system) answers it null (L16); nothing
+ * for any other answer.
+ */
 async function inviteOf(
   ctx: LiveRouteContext,
   r: RoutedLive,
   result: OperationResult | PanelOperationResult,
   body: unknown,
-): Promise<{ inviteId?: string }> {
-  if (ctx.inviteIdOf === undefined || r.handler !== createCredential || !result.ok || result.status !== 201) return {};
+): Promise<{ inviteId?: string | null }> {
+  if (r.handler !== createCredential || !result.ok || result.status !== 201) return {};
   if (!("id" in result) || typeof result.id !== "string" || r.params.holderId === undefined) return {};
   // Answered 201: the live system accepted the body, so its `types` is an array; a card's has "card".
   const types = (body as { types?: unknown } | undefined)?.types;
   if (!Array.isArray(types) || types.includes("card")) return {};
-  return { inviteId: await ctx.inviteIdOf(result.id, r.params.holderId) };
+  return { inviteId: ctx.inviteIdOf === undefined ? null : await ctx.inviteIdOf(result.id, r.params.holderId) };
 }
 
 /** Answers a live route: the read or write, then the answer as the systems interface shapes it. */
@@ -201,7 +205,7 @@ function answerOf(
   result: OperationResult | PanelOperationResult,
   url: URL,
   indent: number,
-  extra: { inviteId?: string } = {},
+  extra: { inviteId?: string | null } = {},
 ): Response {
   if (!result.ok) throw new Error("unreachable");
   if ("patches" in result) {

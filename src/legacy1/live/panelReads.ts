@@ -1,9 +1,13 @@
 // The 1.0 panel API read routes of a 1.0 panel over its current snapshot: retrieve, lists with
 // paging (the accounts API), members of a group, groups of a person, search, info, configuration, RSOP.
+// The software version, as `rsop --version` prints it: the bundler inlines this one field of package.json.
+import { version as SOFTWARE_VERSION } from "../../../package.json";
 import type { PanelEngine } from "../panelEngine.js";
-import { type Issue, QueryError, withConnectionDefaults } from "../../model/index.js";
+import { type Issue, QueryError } from "../../model/index.js";
 import type { PanelSnapshot } from "../panelSchema.js";
+import { panelKey } from "../parsePanel.js";
 import { Refusal, refuse } from "../../live/operation.js";
+import { connectionAnswer } from "../../live/operations/reads.js";
 import { pageOf } from "../../live/routeTable.js";
 import { PAGING, withQueryKeys } from "../../live/queryKeys.js";
 
@@ -50,17 +54,44 @@ function find<T extends { id: number | string }>(
   return list.find((x) => x.id === id) ?? refuse(404, "notFound", [], `No ${what} has id "${raw}".`);
 }
 
-/** The 1.0 panel API person: groups as `{id, name, partition, metadata}`, credentials with their `personId`. */
+/**
+ * A credential as the 1.0 person table lists it, `{id, personId, credentialNumber, facilityCode, description,
+ * types}`: what the panel does not hold is null (LP13).
+ */
+function credentialBody(c: Person["credentials"][number], personId: number): unknown {
+  // Object.assign keeps the table's key order: the stored values replace the defaults in place.
+  return Object.assign({ id: c.id, personId, credentialNumber: null, facilityCode: null, description: null }, c);
+}
+
+/**
+ * The 1.0 panel API person, every field of its table in the table's order, what the panel does not hold
+ * answered with its default (`enabled` true, else null; LP13); groups as `{id, name, partition, metadata}`.
+ */
 function personBody(panel: PanelSnapshot, p: Person): unknown {
   const groups = new Map(panel.groups.map((g) => [g.id, g]));
-  return {
-    ...p,
+  const table: Json = {
+    id: p.id,
+    firstName: null,
+    lastName: null,
+    email: null,
+    photoUrl: null,
+    partition: p.partition,
+    enabled: true,
+    activeDate: null,
+    expireDate: null,
+    pin: null,
+    duressPin: null,
+    customAttributes: p.customAttributes,
+    metadata: p.metadata,
+  };
+  // Object.assign keeps the table's key order: the stored values replace the defaults in place.
+  return Object.assign(table, p, {
     groups: p.groups.map((id) => {
       const g = groups.get(id)! as Json;
       return { id, name: g.name, partition: g.partition, metadata: g.metadata };
     }),
-    credentials: p.credentials.map((c) => ({ ...c, personId: p.id })),
-  };
+    credentials: p.credentials.map((c) => credentialBody(c, p.id)),
+  });
 }
 
 /** The 1.0 panel API floor group: `readerPort` as `{id, name}`, floors as `{id, name, type}`. */
@@ -88,7 +119,46 @@ function deviceBody(ctx: PanelReadContext, d: PanelSnapshot["devices"][number]):
     partition: _partition,
     ...effective
   } = ctx.engine.loaded.system.devices[i]! as unknown as Json;
-  return { ...effective, ...d };
+  // Partition entries `{id, name}` under the names the panel's partitions have (M1 names the unnamed).
+  const names = new Map(ctx.engine.loaded.system.partitions.map((p) => [p.id, p.name]));
+  return {
+    ...effective,
+    bootloaderVersion: null,
+    startupVersion: null,
+    ...d,
+    partition: (d.partition ?? []).map((e) => ({ id: e.id, name: names.get(panelKey(e.id)) ?? e.name ?? null })),
+  };
+}
+
+/**
+ * A 1.0 attribute as the 2.0 custom field reads (L17): `displayName` (the id), `required` (false) and
+ * `visibility` (`visible`) with their defaults, and no `partition` (the path names it) (LP13).
+ */
+function attributeBody({ partition: _path, ...a }: PanelSnapshot["attributes"][number]): unknown {
+  return {
+    ...a,
+    displayName: a.displayName ?? a.id,
+    required: a.required ?? false,
+    visibility: a.visibility ?? "visible",
+  };
+}
+
+/**
+ * The 1.0 configuration, every field of its table: what the panel does not state reads as the cloud node
+ * it converts to has it in effect (`locale`, `offlinePolicy`, `killTimer`), `logPurgeDays` null (LP13).
+ */
+function configBody(ctx: PanelReadContext): unknown {
+  const node = ctx.engine.loaded.system.cloudNodes[0]!;
+  const { timezone, logPurgeDays, cardFormat, locale, offlinePolicy, killTimer, ...rest } = ctx.panel.config;
+  return {
+    timezone,
+    logPurgeDays: logPurgeDays ?? null,
+    cardFormat,
+    locale: locale ?? node.locale,
+    offlinePolicy: offlinePolicy ?? node.offlinePolicy,
+    killTimer: killTimer ?? node.killTimer,
+    ...rest,
+  };
 }
 
 function personOf(ctx: PanelReadContext): Person {
@@ -113,7 +183,7 @@ const handlers = {
   },
   personCredentials: (ctx: PanelReadContext): PanelAnswer => {
     const p = personOf(ctx);
-    return paged(p.credentials, ctx.query, (c) => ({ ...c, personId: p.id }));
+    return paged(p.credentials, ctx.query, (c) => credentialBody(c, p.id));
   },
   credential: (ctx: PanelReadContext): PanelAnswer => {
     const p = personOf(ctx);
@@ -123,7 +193,7 @@ const handlers = {
       "credential of this person",
       ctx.params.credentialId!,
     );
-    return { body: { ...c, personId: p.id } };
+    return { body: credentialBody(c, p.id) };
   },
   groups: (ctx: PanelReadContext): PanelAnswer => paged(ctx.panel.groups, ctx.query),
   group: (ctx: PanelReadContext): PanelAnswer => ({
@@ -140,18 +210,19 @@ const handlers = {
   device: (ctx: PanelReadContext): PanelAnswer => ({
     body: deviceBody(ctx, find(ctx.panel.devices, idParam(ctx.params, "deviceId"), "device", ctx.params.deviceId!)),
   }),
-  // A connection with the defaults of its type in effect (an ethernet controller's protocol and manufacturer).
-  connections: (ctx: PanelReadContext): PanelAnswer => paged(ctx.panel.connections, ctx.query, withConnectionDefaults),
-  connection: (ctx: PanelReadContext): PanelAnswer => ({
-    body: withConnectionDefaults(
-      find(ctx.panel.connections, idParam(ctx.params, "connectionId"), "connection", ctx.params.connectionId!),
-    ),
-  }),
+  // A connection as 2.0 answers one (L22): the defaults of its type in effect, what is not known null.
+  connections: (ctx: PanelReadContext): PanelAnswer =>
+    paged(ctx.panel.connections, ctx.query, (c) => connectionAnswer(c as typeof c & { type: unknown })),
+  connection: (ctx: PanelReadContext): PanelAnswer => {
+    const c = find(ctx.panel.connections, idParam(ctx.params, "connectionId"), "connection", ctx.params.connectionId!);
+    return { body: connectionAnswer(c as typeof c & { type: unknown }) };
+  },
   attributes: (ctx: PanelReadContext): PanelAnswer => {
     const partition = idParam(ctx.params, "partitionId");
     return paged(
       ctx.panel.attributes.filter((a) => a.partition === partition),
       ctx.query,
+      attributeBody,
     );
   },
   attribute: (ctx: PanelReadContext): PanelAnswer => {
@@ -159,7 +230,9 @@ const handlers = {
     const id = ctx.params.attributeId!;
     const a = ctx.panel.attributes.find((x) => x.id === id && x.partition === partition);
     return {
-      body: a ?? refuse(404, "notFound", [], `No custom field of partition ${ctx.params.partitionId!} has id "${id}".`),
+      body: attributeBody(
+        a ?? refuse(404, "notFound", [], `No custom field of partition ${ctx.params.partitionId!} has id "${id}".`),
+      ),
     };
   },
   floorGroups: (ctx: PanelReadContext): PanelAnswer =>
@@ -174,12 +247,13 @@ const handlers = {
   rule: (ctx: PanelReadContext): PanelAnswer => ({
     body: find(ctx.panel.rules, idParam(ctx.params, "ruleId"), "rule", ctx.params.ruleId!),
   }),
-  config: (ctx: PanelReadContext): PanelAnswer => ({ body: ctx.panel.config }),
+  config: (ctx: PanelReadContext): PanelAnswer => ({ body: configBody(ctx) }),
   /** Hardware status and wireless diagnostics are live readings no snapshot holds: none (as for 2.0). */
   hardware: (): PanelAnswer => ({ body: [] }),
   wirelessDiagnostics: (): PanelAnswer => ({ body: [] }),
   /**
-   * The 1.0 panel API "Info", from what the snapshot knows: `online` is this live panel answering; facility
+   * The 1.0 panel API "Info", from what the snapshot knows: `online` is this live panel answering; `version`
+   * the software version answering (package.json's, as `rsop --version` prints it, LP9); facility
    * codes are `required` when the card format checks them (ENFORCED, FILTER_LIST), else `notSupported`.
    */
   info: (ctx: PanelReadContext): PanelAnswer => {
@@ -187,7 +261,7 @@ const handlers = {
     return {
       body: {
         online: true,
-        version: "rsop-panel/1",
+        version: SOFTWARE_VERSION,
         elevatorsPresent: ctx.panel.devices.some(
           (d) => d.type === "elevatorReader" || d.type === "additionalElevatorReader",
         ),

@@ -1,7 +1,16 @@
 // The 2.0 systems API read routes over the current snapshot: retrieve, lists (search, ids, paging), holders
 // of a group, groups of a holder, credentials, facility codes, RSOP.
 import type { Engine } from "../../evaluate/index.js";
-import { type CustomField, type FloorGroup, type Holder, QueryError, type SystemSnapshot } from "../../model/index.js";
+import {
+  type Connection,
+  type CustomField,
+  type Device,
+  type FloorGroup,
+  type Holder,
+  type Partition,
+  QueryError,
+  type SystemSnapshot,
+} from "../../model/index.js";
 import { Refusal, notFound, refuse } from "../operation.js";
 import { pageOf } from "../routeTable.js";
 import { PAGING, withQueryKeys } from "../queryKeys.js";
@@ -96,6 +105,53 @@ function includes(query: URLSearchParams, allowed: readonly string[]): Set<strin
   if (bad !== undefined)
     refuse(400, "invalid", ["query", "include"], `Unknown include "${bad}": use ${allowed.join(", ")}.`);
   return new Set(asked);
+}
+
+/**
+ * A connection as the API's connection table lists it (docs/semantics.md L22): every field, a state the
+ * system does not know (`connected`, the network settings) null rather than left out; `protocol` and
+ * `manufacturer` only on an ethernet controller (S13); no `cloudNode` (the path names it). Shared with the
+ * 1.0 panel, whose connection has the same fields with an integer id.
+ */
+export function connectionAnswer<C extends { readonly id: unknown; readonly type: unknown }>(c: C): unknown {
+  const x = c as unknown as Partial<Record<keyof Connection | "macaddress", unknown>>;
+  const ethernet = x.type === "ethernet";
+  return {
+    id: x.id,
+    name: x.name ?? null,
+    type: x.type,
+    connected: x.connected ?? null,
+    ...(ethernet ? { protocol: x.protocol ?? "IPv6" } : {}),
+    ipaddress: x.ipaddress ?? null,
+    ipv6Address: x.ipv6Address ?? null,
+    port: x.port ?? null,
+    dhcp: x.dhcp ?? null,
+    netmask: x.netmask ?? null,
+    gateway: x.gateway ?? null,
+    dns: x.dns ?? null,
+    // A 1.0 panel file may spell it as the request does (`macaddress`).
+    macAddress: x.macAddress ?? x.macaddress ?? null,
+    ...(ethernet ? { manufacturer: x.manufacturer ?? "VENDOR_B" } : {}),
+  };
+}
+
+/** A partition as the API answers it: `default` only on the default partition (L23). */
+function partitionBody({ default: isDefault, ...p }: Partition): Record<string, unknown> {
+  return isDefault ? { ...p, default: true } : p;
+}
+
+/**
+ * A device as the API's device table lists it (L22): its partitions as `{id, name, default}` under their
+ * current names, and no `cloudNode` (the path names it).
+ */
+function deviceBody(s: SystemSnapshot, { cloudNode: _path, ...d }: Device): Record<string, unknown> {
+  return {
+    ...d,
+    partition: d.partition.map((e) => {
+      const p = s.partitions.find((x) => x.id === e.id);
+      return { id: e.id, name: p?.name ?? e.name ?? null, default: p?.default === true };
+    }),
+  };
 }
 
 function partitionRef(s: SystemSnapshot, id: string | null): unknown {
@@ -253,19 +309,22 @@ const handlers = {
   connection: ({ snapshot, params }: ReadContext): Answer => {
     find(snapshot.cloudNodes, params.cloudNodeId!, "cloud node");
     const c = snapshot.connections.find((x) => x.id === params.connectionId && x.cloudNode === params.cloudNodeId);
-    return { body: c ?? notFound(`connection on cloud node "${params.cloudNodeId}"`, params.connectionId!) };
+    return {
+      body: connectionAnswer(c ?? notFound(`connection on cloud node "${params.cloudNodeId}"`, params.connectionId!)),
+    };
   },
-  connections: ({ snapshot, query }: ReadContext): Answer => paged(snapshot.connections, query),
+  connections: ({ snapshot, query }: ReadContext): Answer => paged(snapshot.connections, query, connectionAnswer),
   device: ({ snapshot, params, query }: ReadContext): Answer => {
     find(snapshot.cloudNodes, params.cloudNodeId!, "cloud node");
     const d = snapshot.devices.find((x) => x.id === params.deviceId && x.cloudNode === params.cloudNodeId);
     if (d === undefined) notFound(`device on cloud node "${params.cloudNodeId}"`, params.deviceId!);
-    if (!includes(query, ["connection"]).has("connection")) return { body: d };
+    const body = deviceBody(snapshot, d);
+    if (!includes(query, ["connection"]).has("connection")) return { body };
     const c = snapshot.connections.find((x) => x.id === d.connection);
-    return { body: { ...d, connection: c === undefined ? d.connection : { id: c.id, name: c.name, type: c.type } } };
+    return { body: { ...body, connection: c === undefined ? d.connection : { id: c.id, name: c.name, type: c.type } } };
   },
   partition: ({ snapshot, params }: ReadContext): Answer => ({
-    body: find(snapshot.partitions, params.partitionId!, "partition"),
+    body: partitionBody(find(snapshot.partitions, params.partitionId!, "partition")),
   }),
   partitions: ({ snapshot, query }: ReadContext): Answer => {
     const include = includes(query, ["attributes", "devices", "users"]);
@@ -274,7 +333,7 @@ const handlers = {
       snapshot.partitions.filter((p) => match([p.name])),
       query,
       (p) => ({
-        ...p,
+        ...partitionBody(p),
         ...(include.has("devices")
           ? {
               devices: snapshot.devices

@@ -9,6 +9,7 @@ import { panelReads } from "../../../legacy1/live/panelReads.js";
 import { queryKeysOf } from "../../../live/queryKeys.js";
 import type { Role } from "../../../service/auth/grant.js";
 import { CONNECTION_STATUS, HARDWARE_ITEM, SYNC_STATUS, WIRELESS_ITEM } from "../../../service/nodes/nodeStatus.js";
+import { SEED_ANSWERS } from "./seedAnswers.js";
 import {
   AUTH_ERRORS,
   COMMON_ERRORS,
@@ -58,8 +59,13 @@ function queryOf(handler: unknown): z.ZodObject | undefined {
   return z.object(Object.fromEntries(keys.map((k) => [k, z.string().optional()])));
 }
 
-/** What a read answers: an object for a path ending in an id (or RSOP), a list otherwise. */
-function readAnswer(pattern: string, id: z.ZodType): z.ZodType {
+/**
+ * What a read answers: the resource's declared shape where the API lists its fields (seedAnswers.ts), else
+ * an object for a path ending in an id (or RSOP), a list otherwise.
+ */
+function readAnswer(pattern: string, id: z.ZodType, handler: unknown): z.ZodType {
+  const declared = SEED_ANSWERS.get(handler);
+  if (declared !== undefined) return declared;
   const last = pattern.split("/").at(-1) ?? "";
   if (pattern.endsWith("/rsop/holders") || pattern.endsWith("/rsop/persons"))
     return z.looseObject({ holders: z.array(z.looseObject({ id })).optional() });
@@ -78,12 +84,15 @@ const CLOUD_NODE = z.looseObject({
   connectionStatus: CONNECTION_STATUS.optional(),
 });
 
-/** A credential created: its id, and a digital one's invite id on the service (I81). */
+/** A credential created: its id, and a digital one's invite id (I81; null where no invitation is made, L16). */
 const CREDENTIAL_CREATED = ID_ANSWER.extend({
   inviteId: z
     .string()
+    .nullable()
     .optional()
-    .describe("A digital credential's invite id, usable in a custom activation workflow (the service only)"),
+    .describe(
+      "A digital credential's invite id, usable in a custom activation workflow: always in a digital credential's answer, null on a server that makes no invitations; absent for a card",
+    ),
 });
 
 interface TableEntry {
@@ -118,7 +127,7 @@ function declare(
     const ok: Record<number, z.ZodType | null> = read
       ? reading
         ? (REPORTED.get(handler) ?? {})
-        : { 200: readAnswer(pattern, id) }
+        : { 200: readAnswer(pattern, id, handler) }
       : { 200: ID_ANSWER, 201: handler === createCredential ? CREDENTIAL_CREATED : ID_ANSWER, 204: null };
     const errors = [...AUTH_ERRORS, ...COMMON_ERRORS, ...(read ? [] : [409]), ...(reading ? [501] : [])];
     return {
