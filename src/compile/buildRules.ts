@@ -42,7 +42,8 @@ const NO_DEVICES: readonly number[] = Object.freeze([]);
 export function writeRule(sys: CompiledSystem, rule: CompiledRule): void {
   const r = rule.rule_;
   const rank = rule.rank_;
-  compileWindowInto(r, policyMask(r.authenticationPolicy), sys.ruleData_, rank * RULE_STRIDE);
+  const calendar = r.calendar === undefined || r.calendar === null ? 0 : sys.calendarAt_.get(r.calendar.id)!;
+  compileWindowInto(r, policyMask(r.authenticationPolicy), sys.ruleData_, rank * RULE_STRIDE, calendar);
   rule.group_ = sys.groupIndex_.get(r.groupId)!;
   sys.rules_[rank] = rule;
   sys.ruleIds_[rank] = r.id;

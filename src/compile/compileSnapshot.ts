@@ -12,7 +12,7 @@ import { buildNodes } from "./buildNodes.js";
 import { rebuildDeviceRun } from "./buildReach.js";
 import { buildRules } from "./buildRules.js";
 import { CARD_EMPTY, CARD_STRIDE, type CompiledSystem, HOLDER_STRIDE } from "./compiledSystem.js";
-import { RULE_STRIDE } from "./compileWindow.js";
+import { RULE_STRIDE, compileCalendars } from "./compileWindow.js";
 import { newHolderOrder } from "./holderOrderState.js";
 import { buildZoneTable } from "./zoneTable.js";
 
@@ -24,6 +24,7 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
   let groupCount = 0;
   for (const h of snapshot.holders) groupCount += h.groups.length;
   const capacity = cardCapacity(snapshot);
+  const calendars = compileCalendars(snapshot.calendars);
 
   const byId = (list: readonly { readonly id: string }[]) => new Map<string, object>(list.map((e) => [e.id, e]));
   const sys: CompiledSystem = {
@@ -51,6 +52,8 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
     ruleIndex_: new Map(),
     ruleIds_: [],
     ruleData_: new Int32Array(snapshot.rules.length * RULE_STRIDE),
+    calendarData_: calendars.data,
+    calendarAt_: calendars.at,
     cardTable_: new Float64Array(capacity * CARD_STRIDE).fill(CARD_EMPTY),
     cardMask_: capacity - 1,
     cardLive_: 0,

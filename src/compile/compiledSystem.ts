@@ -168,6 +168,9 @@ export interface CompiledSystem {
   ruleIds_: string[];
   /** RULE_STRIDE int32 per rank: flags, policy mask and window (compileWindowInto). */
   ruleData_: Int32Array;
+  /** The calendars' days (compileCalendars), and each calendar's offset in it by id; rebuilt by a full compile. */
+  readonly calendarData_: Int32Array;
+  readonly calendarAt_: ReadonlyMap<string, number>;
   /** Open-addressing table of card credentials by number, CARD_STRIDE slots each (findCard). */
   cardTable_: Float64Array;
   cardMask_: number;

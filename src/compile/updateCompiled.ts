@@ -10,8 +10,8 @@
 // (create, rename, delete), rules (create, update, delete), and fields nothing compiled reads
 // (partitions, connections, names and other display fields of devices, floor groups and nodes).
 // Everything else — a cloud node's zone, card formats, e-cards or offline settings, a device's
-// compiled fields or its creation/removal, floor group readers and floors, the system zone — falls
-// back to compileSnapshot(next).
+// compiled fields or its creation/removal, floor group readers and floors, the system zone, a
+// calendar (rare; its days are one array, docs/semantics.md C3) — falls back to compileSnapshot(next).
 import type { Group, Holder, Rule, SystemSnapshot } from "../model/index.js";
 import { addHolder, changeHolderBegin, changeHolderEnd, removeHolder } from "./buildHolders.js";
 import { linkRule, rebuildDeviceRun } from "./buildReach.js";

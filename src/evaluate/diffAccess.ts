@@ -282,6 +282,18 @@ function reachedPairs(a: Reach, b: Reach, maxPairs = Infinity): Map<string, Set<
   return pairs;
 }
 
+/**
+ * The rules a change from `a` to `b` reaches: those that differ, and those that use a calendar that
+ * differs on either side (docs/semantics.md C4: a calendar's days open and close its rules).
+ */
+function changedRules(a: Reach, b: Reach): Set<string> {
+  const out = new Set(changedIds(a.s.rules, b.s.rules));
+  const calendars = new Set(changedIds(a.s.calendars, b.s.calendars));
+  if (calendars.size > 0)
+    for (const s of [a, b]) for (const r of s.s.rules) if (r.calendar && calendars.has(r.calendar.id)) out.add(r.id);
+  return out;
+}
+
 /** Calls `add` with every holder × target pair a change from `a` to `b` can reach (X4). */
 function reachInto(a: Reach, b: Reach, add: (holderId: string, t: Target) => void): void {
   const sides = [a, b];
@@ -289,7 +301,7 @@ function reachInto(a: Reach, b: Reach, add: (holderId: string, t: Target) => voi
   // floor group at the readers of its own: one scan at a reader decides all of its floor groups, so
   // a rule that changes which rule decides it (or which factor) can take away or give a floor group
   // the rule does not name.
-  for (const id of changedIds(a.s.rules, b.s.rules)) {
+  for (const id of changedRules(a, b)) {
     const rs = sides.map((s) => s.rules.get(id)).filter((r): r is Rule => r !== undefined);
     const targets = new Set(rs.flatMap(ruleTargets));
     for (const r of rs) for (const f of r.floorGroups) addAtReaders(sides, f, targets);

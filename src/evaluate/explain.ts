@@ -13,6 +13,7 @@ import {
   R_FLAGS,
   R_POLICY,
   WIDE,
+  ruleOpenWithoutCalendar,
   type WideCard,
   weekdayOf,
 } from "../compile/index.js";
@@ -21,6 +22,7 @@ import {
   type Decision,
   type Device,
   type Holder,
+  MS_PER_DAY,
   type Reason,
   requestIssues,
 } from "../model/index.js";
@@ -57,6 +59,11 @@ export interface TraceRule {
   /** Allow rules: the rule's policy combined with the device's (the more restrictive applies), and whether it accepts the factors presented. */
   effectivePolicy: string | null;
   acceptsFactors: boolean | null;
+  /**
+   * Only on a rule with a calendar (docs/semantics.md C4): the calendar, how the rule follows it, and
+   * whether it closed the rule at this scan (the window alone would have been open).
+   */
+  calendar?: { id: string; mode: "exclude" | "only"; closedIt: boolean };
 }
 
 /**
@@ -204,11 +211,14 @@ function describeWindow(rule: {
   recurring: readonly string[];
   startDate?: string | null;
   endDate?: string | null;
+  calendar?: { id: string; mode: string } | null;
 }): string {
   const days =
     rule.recurring.length === 7 ? "every day" : rule.recurring.length === 0 ? "no day" : rule.recurring.join(",");
   const dates = rule.startDate || rule.endDate ? ` (${rule.startDate ?? "…"} to ${rule.endDate ?? "…"})` : "";
-  return `${rule.startTime}–${rule.stopTime} ${days}${dates}`;
+  const cal = rule.calendar;
+  const calendar = cal ? ` (${cal.mode === "only" ? "only on" : "except on"} the days of calendar ${cal.id})` : "";
+  return `${rule.startTime}–${rule.stopTime} ${days}${dates}${calendar}`;
 }
 
 /** Reads a request field without letting a hostile value throw out of explain. */
@@ -476,13 +486,18 @@ function describeRules(c: Seen): void {
   const { sys, rec, decision, push, device, d } = c;
   // 6. Rules: every rule of the holder's groups that reaches the device, with its verdict.
   const r = rec.rules!;
-  const candidates = candidateRules(sys, device, rec.walked, r.factor, r.mode);
+  const candidates = candidateRules(sys, device, rec.walked, r.factor, r.mode, r.day, rec.local);
   const applicable = candidates.filter((c) => c.applicable);
+  const byCalendar = candidates.filter((c) => c.calendar?.closedIt === true);
+  const calendarNote =
+    byCalendar.length === 0
+      ? ""
+      : `; closed by ${byCalendar.length === 1 ? "its calendar" : "their calendars"}: ${byCalendar.map((c) => `${c.ruleId} (calendar ${c.calendar!.id})`).join(", ")}`;
   push(
     "rules",
     candidates.length === 0
       ? "No rule of the holder's groups reaches this device."
-      : `${candidates.length} rule${candidates.length === 1 ? "" : "s"} of the holder's groups reach${candidates.length === 1 ? "es" : ""} this device; ${applicable.length} applicable${r.minDeny !== NONE ? `; deny rule ${sys.ruleIds_[r.minDeny]} decides` : r.minAllow === NONE ? "; no allow rule applies" : ""}.`,
+      : `${candidates.length} rule${candidates.length === 1 ? "" : "s"} of the holder's groups reach${candidates.length === 1 ? "es" : ""} this device; ${applicable.length} applicable${calendarNote}${r.minDeny !== NONE ? `; deny rule ${sys.ruleIds_[r.minDeny]} decides` : r.minAllow === NONE ? "; no allow rule applies" : ""}.`,
     { localWeekday: WEEKDAYS[weekdayOf(r.day)], mode: MODE_NAMES[r.mode], candidates },
   );
   if (STEP_OF_REASON[decision.reason] === "rules") return;
@@ -507,9 +522,12 @@ function candidateRules(
   walked: readonly number[],
   factor: number,
   mode: number,
+  day: number,
+  local: number,
 ): TraceRule[] {
   const out: TraceRule[] = [];
   const data = sys.ruleData_;
+  const tod = local - day * MS_PER_DAY;
   const seen = new Set<number>();
   for (let j = 0; j < walked.length; j += 2) {
     const rank = walked[j]!;
@@ -521,6 +539,17 @@ function candidateRules(
     const allow = (flags & RF_ALLOW) !== 0;
     const mask = data[base + R_POLICY]! & device.policy_;
     const rule = sys.rules_[rank]!.rule_;
+    const calendar =
+      rule.calendar === undefined || rule.calendar === null
+        ? undefined
+        : {
+            id: rule.calendar.id,
+            mode: rule.calendar.mode,
+            closedIt:
+              mode === MODE_NORMAL &&
+              verdict === RULE_CLOSED &&
+              ruleOpenWithoutCalendar(data, sys.calendarData_, base, day, weekdayOf(day), tod),
+          };
     out.push({
       ruleId: rule.id,
       name: rule.name ?? null,
@@ -532,6 +561,7 @@ function candidateRules(
       applicable: verdict !== RULE_CLOSED && verdict !== RULE_OFF_SCHEDULE,
       effectivePolicy: allow ? policyName(mask) : null,
       acceptsFactors: allow ? (mask & factor) !== 0 : null,
+      ...(calendar === undefined ? {} : { calendar }),
     });
   }
   out.sort((a, b) => (a.ruleId < b.ruleId ? -1 : a.ruleId > b.ruleId ? 1 : 0));

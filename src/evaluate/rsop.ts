@@ -476,6 +476,7 @@ function holderRanks(call: RsopCall, index: number, stamp: number): number[] {
 function accumulateDevices(call: RsopCall, sorted: readonly number[], stamp: number): number {
   const { sys, s, scopeIndex } = call;
   const data = sys.ruleData_;
+  const cal = sys.calendarData_;
   const { deviceNode, devicePolicy, acc, nodeDay, nodeWd, nodeTod } = s;
   const order = s.idOrderBits;
   const idOrder = sys.deviceIdOrder_;
@@ -507,7 +508,7 @@ function accumulateDevices(call: RsopCall, sorted: readonly number[], stamp: num
       }
       if (n !== openAt) {
         openAt = n;
-        open = ruleOpen(data, base, nodeDay[n]!, nodeWd[n]!, nodeTod[n]!);
+        open = ruleOpen(data, cal, base, nodeDay[n]!, nodeWd[n]!, nodeTod[n]!);
       }
       if (!open) continue;
       if (!isAllow) {
@@ -655,7 +656,7 @@ function holderObject(call: RsopCall, core: HolderCore, nodeRef: (index: number)
       allow: r.allow,
       authenticationPolicy: r.authenticationPolicy,
       groupId: r.groupId,
-      active: windowContains(sys.ruleData_, rank, activeLocal),
+      active: windowContains(sys.ruleData_, sys.calendarData_, rank, activeLocal),
     };
   }
   const devices: RsopDevice[] = new Array(core.devices);
@@ -878,7 +879,7 @@ function holderJson(
       r.jsonIndent = L.indent;
     }
     out.put(r.json);
-    out.put(windowContains(sys.ruleData_, rank, activeLocal) ? L.active : L.inactive);
+    out.put(windowContains(sys.ruleData_, sys.calendarData_, rank, activeLocal) ? L.active : L.inactive);
   });
   out.text(L.devices);
   entries(out, L, core.devices, (i) => {

@@ -89,6 +89,7 @@ export function evaluateRules(
   }
   // The run's one array (CompiledDevice.run_): the dense table, the slot groups, slotPairs, pairs.
   const data = sys.ruleData_;
+  const cal = sys.calendarData_;
   const run = device.run_;
   const dense = device.runDense_;
   const slots = device.runSlots_;
@@ -129,7 +130,7 @@ export function evaluateRules(
     for (let k = pairs + run[slotPairs + slot]!; k < end; k += 2) {
       const rank = run[k]!;
       const base = rank * RULE_STRIDE;
-      if (mode === MODE_NORMAL && !ruleOpen(data, base, day, wd, tod)) continue;
+      if (mode === MODE_NORMAL && !ruleOpen(data, cal, base, day, wd, tod)) continue;
       const flags = data[base + R_FLAGS]!;
       if ((flags & RF_ALLOW) === 0) {
         if (rank < minDeny) minDeny = rank;
@@ -173,6 +174,7 @@ function walkTraced(
   sink: RuleSink,
 ): void {
   const data = sys.ruleData_;
+  const cal = sys.calendarData_;
   const slotPairs = device.slotPairs_;
   const pairs = device.pairs_;
   const groups = sys.holderGroups_;
@@ -193,7 +195,7 @@ function walkTraced(
       const rank = pairs[k]!;
       const base = rank * RULE_STRIDE;
       let verdict = RULE_ACCEPTS;
-      if (mode === MODE_NORMAL && !ruleOpen(data, base, day, wd, tod)) verdict = RULE_CLOSED;
+      if (mode === MODE_NORMAL && !ruleOpen(data, cal, base, day, wd, tod)) verdict = RULE_CLOSED;
       else {
         const flags = data[base + R_FLAGS]!;
         if ((flags & RF_ALLOW) === 0) {

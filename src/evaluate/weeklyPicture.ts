@@ -7,6 +7,7 @@ import {
   type CompiledDevice,
   type CompiledSystem,
   type ZoneTable,
+  calendarHas,
   holderGroupFrom,
   holderGroupTo,
   offsetAt,
@@ -35,6 +36,11 @@ export interface PictureDay {
   /** UTC offset at the start and at the end of the day. */
   offsetStart: string;
   offsetEnd: string;
+  /**
+   * Only on a day some calendar of the row's rules holds (docs/semantics.md C4): those calendars, by
+   * id, with how the rules follow them, so a picture shows why a holiday is closed (or alone open).
+   */
+  calendars?: { id: string; name: string; mode: "exclude" | "only" }[];
 }
 
 /** One row: a door, floor group or holder, and per day, per local hour, the allowed share (0…1), null for an hour that does not occur. */
@@ -77,6 +83,22 @@ function mondayOf(day: number): number {
   return day - ((wd + 6) % 7);
 }
 
+/** The calendars of the enabled rules of holder `h` that reach `dev`, each once (by id, then mode). */
+function calendarsOf(
+  sys: CompiledSystem,
+  h: number,
+  dev: CompiledDevice,
+): { id: string; name: string; mode: "exclude" | "only" }[] {
+  const out = new Map<string, { id: string; name: string; mode: "exclude" | "only" }>();
+  for (const rank of ranksReaching(sys, dev, holderGroupFrom(sys, h), holderGroupTo(sys, h))) {
+    const c = sys.rules_[rank]!.rule_.calendar;
+    if (c === undefined || c === null) continue;
+    const name = sys.snapshot.calendars.find((x) => x.id === c.id)?.name ?? c.id;
+    out.set(`${c.id}\u0000${c.mode}`, { id: c.id, name, mode: c.mode });
+  }
+  return [...out.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : a.mode < b.mode ? -1 : 1));
+}
+
 /** The row of a holder at a device (k < 0) or at floor group k of an elevator reader. */
 function rowOf(
   sys: CompiledSystem,
@@ -93,6 +115,7 @@ function rowOf(
   const from = instantOfLocal(zone, monday * MS_PER_DAY);
   const to = instantOfLocal(zone, (monday + 7) * MS_PER_DAY);
   const runs = accessRuns(sys, h, dev, k, from, to);
+  const calendars = calendarsOf(sys, h, dev);
   const allowed: number[][] = Array.from({ length: 7 }, () => new Array<number>(24).fill(0));
   const total: number[][] = Array.from({ length: 7 }, () => new Array<number>(24).fill(0));
   let r = 0;
@@ -110,6 +133,7 @@ function rowOf(
     const start = instantOfLocal(zone, (monday + d) * MS_PER_DAY);
     const end = instantOfLocal(zone, (monday + d + 1) * MS_PER_DAY);
     const hours = Math.round((end - start) / HOUR);
+    const on = calendars.filter((c) => calendarHas(sys.calendarData_, sys.calendarAt_.get(c.id)!, monday + d));
     days.push({
       date: isoDate(monday + d),
       weekday: WEEKDAYS[(((monday + d + 4) % 7) + 7) % 7]!,
@@ -117,6 +141,7 @@ function rowOf(
       dst: hours !== 24,
       offsetStart: isoOffset(offsetAt(zone, start)),
       offsetEnd: isoOffset(offsetAt(zone, end - 1)),
+      ...(on.length === 0 ? {} : { calendars: on }),
     });
   }
   const cells = allowed.map((row, d) => row.map((a, hr) => (total[d]![hr] === 0 ? null : a / total[d]![hr]!)));

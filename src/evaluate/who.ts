@@ -241,6 +241,7 @@ function tableGroups(
   const wd = weekdayOf(day);
   const { gStamp, gDeny, gAccepted, gMask, gReach, live } = s;
   const data = sys.ruleData_;
+  const cal = sys.calendarData_;
   const slotGroup = device.slotGroup_;
   const slotPairs = device.slotPairs_;
   const pairs = device.pairs_;
@@ -261,7 +262,7 @@ function tableGroups(
     for (let i = slotPairs[slot]!; i < end; i += 2) {
       const rank = pairs[i]!;
       const base = rank * RULE_STRIDE;
-      if (!ruleOpen(data, base, day, wd, tod)) continue;
+      if (!ruleOpen(data, cal, base, day, wd, tod)) continue;
       if ((data[base + R_FLAGS]! & RF_ALLOW) === 0) {
         if (rank < deny) deny = rank;
         continue;

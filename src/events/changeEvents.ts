@@ -49,6 +49,7 @@ const SYSTEM: readonly Collection[] = [
   { key: "groups", type: "group", keyOf: byId },
   { key: "holders", type: "holder", keyOf: byId, credentials: true },
   { key: "rules", type: "rule", keyOf: byId },
+  { key: "calendars", type: "calendar", keyOf: byId },
 ];
 const PANEL: readonly Collection[] = [
   { key: "partitions", type: "partition", keyOf: byId },

@@ -44,7 +44,8 @@ export type EntityType =
   | "partition"
   | "customField"
   | "floorGroup"
-  | "rule";
+  | "rule"
+  | "calendar";
 
 /** One entity added, modified or removed by an accepted write. */
 export interface ChangeEvent {

@@ -49,6 +49,7 @@ import {
 } from "./operations/partitions.js";
 import { type Answer, type ReadContext, reads } from "./operations/reads.js";
 import { createRule, deleteRule, updateRule } from "./operations/rules.js";
+import { createCalendar, deleteCalendar, updateCalendar } from "./operations/calendars.js";
 
 export type WriteHandler = (ctx: WriteContext) => Created;
 export type ReadHandler = (ctx: ReadContext) => Answer;
@@ -86,6 +87,11 @@ const TABLE: Table = [
   ["GET", "/rules/:ruleId", reads.rule],
   ["PUT", "/rules/:ruleId", updateRule],
   ["DELETE", "/rules/:ruleId", deleteRule],
+  ["POST", "/calendars", createCalendar],
+  ["GET", "/calendars", reads.calendars],
+  ["GET", "/calendars/:calendarId", reads.calendar],
+  ["PUT", "/calendars/:calendarId", updateCalendar],
+  ["DELETE", "/calendars/:calendarId", deleteCalendar],
   ["POST", "/cloud-nodes", createCloudNode],
   ["GET", "/cloud-nodes", reads.cloudNodes],
   ["GET", "/cloud-nodes/:cloudNodeId", reads.cloudNode],

@@ -63,6 +63,8 @@ const RELATIONS: readonly Relation[] = [
   relation("rules", "devices", (r) => r.devices),
   relation("rules", "floorGroups", (r) => r.floorGroups),
   relation("customFields", "partitions", (d) => [d.partition]),
+  relation("rules", "calendars", (r) => (r.calendar ? [r.calendar.id] : [])),
+  relation("calendars", "partitions", (c) => [c.partition]),
 ];
 /** The position in RELATIONS of the reference from `from` to `to`. */
 function relationOf(from: Collection, to: Collection): number {

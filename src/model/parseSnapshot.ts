@@ -176,6 +176,7 @@ export const headerSchema = z.object({
   floorGroups: z.array(z.unknown()).default([]),
   rules: z.array(z.unknown()).default([]),
   customFields: z.array(z.unknown()).default([]),
+  calendars: z.array(z.unknown()).default([]),
 });
 
 type Head = z.output<typeof headerSchema>;
@@ -306,6 +307,7 @@ export function parseSnapshot(input: unknown, options: ParseSnapshotOptions = {}
     floorGroups: parsed.floorGroups.items.map((x) => x.v),
     rules: parsed.rules.items.map((x) => x.v),
     customFields: parsed.customFields.items.map((x) => x.v),
+    calendars: parsed.calendars.items.map((x) => x.v),
   });
 }
 

@@ -350,6 +350,42 @@ export const floorGroupSchema = z.object({
   floors: z.array(idOrRef).min(1, { error: "A floor group opens at least one floor." }),
 });
 
+/** How a rule follows its calendar (docs/semantics.md C2): closed on its days, or open on its days alone. */
+export const CALENDAR_MODES = ["exclude", "only"] as const;
+/** Bounds of one calendar (docs/semantics.md C1). */
+export const CALENDAR_MAX_DATES = 10_000;
+export const CALENDAR_MAX_RECURRING = 366;
+/** Days of each month (index 1–12) a yearly date may name: February 29 is allowed (it falls in leap years only). */
+const RECURRING_MONTH_DAYS = [0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** A calendar of days (an addition to the API, docs/semantics.md C1): dates, and month-days every year. */
+export const calendarSchema = z
+  .object({
+    id,
+    name: z.string().min(1).max(70),
+    partition: z.string().nullable().default(null),
+    dates: z
+      .array(
+        z.string().refine((s) => !Number.isNaN(parseLocalDate(s)), { error: "Must be a calendar date YYYY-MM-DD." }),
+      )
+      .max(CALENDAR_MAX_DATES, { error: `A calendar holds at most ${CALENDAR_MAX_DATES} dates.` })
+      .default([]),
+    recurring: z
+      .array(z.object({ month: z.number().int().min(1).max(12), day: z.number().int().min(1).max(31) }))
+      .max(CALENDAR_MAX_RECURRING, { error: `A calendar holds at most ${CALENDAR_MAX_RECURRING} yearly dates.` })
+      .default([]),
+  })
+  .superRefine((c, ctx) => {
+    c.recurring.forEach((r, j) => {
+      if (r.day > RECURRING_MONTH_DAYS[r.month]!)
+        ctx.addIssue({
+          code: "custom",
+          path: ["recurring", j, "day"],
+          message: `Month ${r.month} has no day ${r.day}.`,
+        });
+    });
+  });
+
 const clock = z
   .string()
   .refine((s) => !Number.isNaN(parseClock(s)), { error: "Must be a time HH:mm:ss (00:00:00 to 23:59:59)." });
@@ -373,6 +409,12 @@ export const ruleSchema = z
     enabled: z.boolean().default(true),
     startDate: localDate,
     endDate: localDate,
+    // An addition (docs/semantics.md C2): absent (or null) when the rule follows no calendar; optional,
+    // not defaulted, so that the rules of a snapshot written before calendars read back unchanged.
+    calendar: z
+      .object({ id, mode: z.enum(CALENDAR_MODES) })
+      .nullable()
+      .optional(),
   })
   .superRefine((r, ctx) => {
     const add = (path: (string | number)[], message: string) => ctx.addIssue({ code: "custom", path, message });
@@ -399,6 +441,7 @@ export const systemSnapshotSchema = z.object({
   floorGroups: z.array(floorGroupSchema).default([]),
   rules: z.array(ruleSchema).default([]),
   customFields: z.array(customFieldSchema).default([]),
+  calendars: z.array(calendarSchema).default([]),
 });
 
 /** The input shape of a system snapshot (what a JSON file may hold). */

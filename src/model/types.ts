@@ -4,6 +4,7 @@ import type { z } from "zod";
 import type { CardNumber } from "./cardNumber.js";
 import type { customFieldSchema } from "./customFields.js";
 import type {
+  calendarSchema,
   cardFormatSchema,
   cloudNodeSchema,
   connectionSchema,
@@ -56,6 +57,9 @@ export type FloorGroup = z.output<typeof floorGroupSchema>;
 /** An access rule with defaults applied. */
 export type Rule = z.output<typeof ruleSchema>;
 
+/** A calendar of days (docs/semantics.md C1), with `partition`, `dates` and `recurring` defaulted. */
+export type Calendar = z.output<typeof calendarSchema>;
+
 /** A custom field definition of a partition, with `displayName`, `required` and `visibility` defaulted. */
 export type CustomField = z.output<typeof customFieldSchema>;
 
@@ -73,4 +77,5 @@ export interface SystemSnapshot {
   readonly floorGroups: readonly FloorGroup[];
   readonly rules: readonly Rule[];
   readonly customFields: readonly CustomField[];
+  readonly calendars: readonly Calendar[];
 }

@@ -3,8 +3,9 @@
 import fc from "fast-check";
 import type { SystemSnapshotInput } from "../../src/model/index.js";
 import { type RequestSpec, buildRequest, requestSpecArb } from "./request.js";
-import { type SnapshotSpec, buildSnapshot, snapshotSpecArb } from "./snapshot.js";
+import { type SnapshotSpec, buildSnapshot, calendarSnapshotSpecArb, snapshotSpecArb } from "./snapshot.js";
 
+export * from "./calendar.js";
 export * from "./cardFormat.js";
 export * from "./cloudNode.js";
 export * from "./device.js";
@@ -32,11 +33,11 @@ export function buildCase(spec: SnapshotSpec, requestSpecs: readonly RequestSpec
 }
 
 export const snapshotAndRequestsArb = (
-  opts: { minRequests?: number; maxRequests?: number } = {},
+  opts: { minRequests?: number; maxRequests?: number; calendars?: boolean } = {},
 ): fc.Arbitrary<SnapshotAndRequests> =>
   fc
     .tuple(
-      snapshotSpecArb,
+      opts.calendars === true ? calendarSnapshotSpecArb : snapshotSpecArb,
       fc.array(requestSpecArb, { minLength: opts.minRequests ?? 1, maxLength: opts.maxRequests ?? 12 }),
     )
     .map(([spec, reqs]) => buildCase(spec, reqs));

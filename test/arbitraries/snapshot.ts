@@ -10,6 +10,7 @@ import { type DoorSpec, type ElevatorBankSpec, doorSpecArb, elevatorBankSpecArb 
 import { type CredentialKind, type HolderSpec, PIN_POOL, holderSpecArb } from "./holder.js";
 import { formatLocalDateTime } from "./localTime.js";
 import { RULE_IDS, type RuleSpec, ruleSpecArb } from "./rule.js";
+import { type CalendarSpec, type RuleCalendarSpec, buildCalendar, calendarsArb, ruleCalendarArb } from "./calendar.js";
 import type { WindowInput } from "./window.js";
 import { type Zone, zoneArb } from "./zone.js";
 
@@ -25,6 +26,9 @@ export interface SnapshotSpec {
   /** Which CUSTOM_FIELDS the partition defines (bit k: template k), and which of them are required. */
   readonly customFieldMask: number;
   readonly requiredMask: number;
+  /** Calendars (calendar.ts), and per rule (by position) the calendar it follows; absent: none. */
+  readonly calendars?: CalendarSpec[];
+  readonly ruleCalendars?: (RuleCalendarSpec | null)[];
 }
 
 /**
@@ -72,6 +76,11 @@ export const snapshotSpecArb: fc.Arbitrary<SnapshotSpec> = fc.record({
   customFieldMask: fc.nat(63),
   requiredMask: fc.nat(63),
 });
+
+/** snapshotSpecArb with calendars and rules that follow them (docs/semantics.md C1, C2). */
+export const calendarSnapshotSpecArb: fc.Arbitrary<SnapshotSpec> = fc
+  .tuple(snapshotSpecArb, calendarsArb, fc.array(ruleCalendarArb, { minLength: 8, maxLength: 8 }))
+  .map(([spec, calendars, ruleCalendars]) => ({ ...spec, calendars, ruleCalendars }));
 
 /** What request generation needs to know about a built snapshot. */
 export interface NodeMeta {
@@ -357,7 +366,8 @@ export function buildSnapshot(spec: SnapshotSpec): BuiltSnapshot {
   const rules: Json[] = [];
   const ruleMetas: RuleMeta[] = [];
   const reach = new Map<string, RuleMeta[]>();
-  for (const r of spec.rules) {
+  const calendars = (spec.calendars ?? []).map((c, k) => buildCalendar(c, k, partitionId));
+  for (const [position, r] of spec.rules.entries()) {
     let k = r.idPick;
     while (usedRuleIds.has(RULE_IDS[k % RULE_IDS.length]!)) k++;
     const id = RULE_IDS[k % RULE_IDS.length]!;
@@ -383,6 +393,9 @@ export function buildSnapshot(spec: SnapshotSpec): BuiltSnapshot {
     if (r.authenticationPolicy !== undefined) rule.authenticationPolicy = r.authenticationPolicy;
     if (r.enabled !== undefined) rule.enabled = r.enabled;
     if (r.named) rule.name = `Rule ${id}`;
+    const follows = spec.ruleCalendars?.[position];
+    if (follows && calendars.length > 0)
+      rule.calendar = { id: calendars[follows.pick % calendars.length]!.id, mode: follows.mode };
     rules.push(rule);
     const meta: RuleMeta = {
       id,
@@ -400,6 +413,7 @@ export function buildSnapshot(spec: SnapshotSpec): BuiltSnapshot {
   if (partitionId !== null) input.partitions = [{ id: partitionId, name: "Main" }];
   Object.assign(input, { groups, holders, cloudNodes, connections, devices, rules });
   if (floorGroups.length > 0) input.floorGroups = floorGroups;
+  if (calendars.length > 0) input.calendars = calendars;
   if (partitionId !== null && spec.customFieldMask !== 0)
     input.customFields = CUSTOM_FIELDS.flatMap((f, k) =>
       (spec.customFieldMask >> k) & 1

@@ -29,6 +29,7 @@ const NO_BODY = new Set([
   "PUT /holders/:holderId/groups/:groupId",
   "DELETE /holders/:holderId/groups/:groupId",
   "DELETE /rules/:ruleId",
+  "DELETE /calendars/:calendarId",
   "DELETE /cloud-nodes/:cloudNodeId",
   "DELETE /cloud-nodes/:cloudNodeId/connections/:connectionId",
   "DELETE /cloud-nodes/:cloudNodeId/devices/:deviceId",
@@ -119,6 +120,17 @@ const SYSTEM_CASES: Readonly<Record<string, Faulty>> = {
       recurring: ["Someday"],
     },
     paths: ["body.devices[0]", "body.startTime", "body.stopTime", "body.recurring[0]"],
+  },
+  "POST /calendars": {
+    path: "/calendars",
+    body: { name: "", dates: ["2026-02-30"], recurring: [{ month: 4, day: 31 }] },
+    paths: ["body.name", "body.dates[0]", "body.recurring[0].day"],
+  },
+  // The path is set once a calendar exists (below).
+  "PUT /calendars/:calendarId": {
+    path: "/calendars/?",
+    body: { name: "C", partition: "p-nowhere", dates: ["2026-1-1"], colour: "red" },
+    paths: ["body.partition", "body.dates[0]", "body.colour"],
   },
   "POST /cloud-nodes": {
     path: "/cloud-nodes",
@@ -328,8 +340,15 @@ describe("HS7: every write route reports every problem of its body in one answer
     expect(
       (await call("POST", "/partitions/p-east/custom-fields/single", { id: "badge", type: "string" })).status,
     ).toBe(200);
+    // A calendar for its update route.
+    const calendar = await call("POST", "/calendars", { name: "Holidays" });
+    expect(calendar.status).toBe(201);
     const cases: Record<string, Faulty> = {
       ...SYSTEM_CASES,
+      "PUT /calendars/:calendarId": {
+        ...SYSTEM_CASES["PUT /calendars/:calendarId"]!,
+        path: `/calendars/${calendar.body.id}`,
+      },
       "POST /holders/:holderId/credentials/:credentialId/activate": {
         ...SYSTEM_CASES["POST /holders/:holderId/credentials/:credentialId/activate"]!,
         path: `/holders/h-cy/credentials/${made.body.id}/activate`,

@@ -112,6 +112,8 @@ const newCard = async (m: Maker, h: string) =>
 const newPhone = async (m: Maker, h: string) =>
   (await m.ok("POST", `/holders/${h}/credentials`, { types: ["touch"] })).id as string;
 const newRule = async (m: Maker) => (await m.ok("POST", "/rules", ruleBody(await newGroup(m)))).id as string;
+const newCalendar = async (m: Maker) =>
+  (await m.ok("POST", "/calendars", { name: `Matrix calendar ${m.n()}`, dates: ["2026-12-25"] })).id as string;
 const newNode = async (m: Maker) => (await m.ok("POST", "/cloud-nodes", { name: `Matrix node ${m.n()}` })).id as string;
 const connectionBody = (n: number) => ({
   name: `Matrix board ${n}`,
@@ -529,6 +531,61 @@ const CASES: readonly Case[] = [
     outside: "/rules/r-night-lift",
     make: async (m) => ({ path: `/rules/${await newRule(m)}` }),
     bad: async () => ({ path: "/rules/r-nope", status: 404, issue: "(root)" }),
+  },
+  // ★ Calendars (docs/semantics.md C7): written by admins and integrators, read by everyone.
+  {
+    route: "★ POST /calendars",
+    method: "POST",
+    status: 201,
+    answer: "id",
+    ...ADMINS_ONLY,
+    make: async (m) => ({ path: "/calendars", body: { name: `Matrix calendar ${m.n()}`, dates: ["2026-12-25"] } }),
+    bad: async () => ({
+      path: "/calendars",
+      body: { name: "C", dates: ["2026-02-30"] },
+      status: 400,
+      issue: "body.dates[0]",
+    }),
+  },
+  {
+    route: "★ GET /calendars",
+    method: "GET",
+    status: 200,
+    answer: "array",
+    paged: true,
+    ...EVERYONE,
+    make: at({ path: "/calendars" }),
+  },
+  {
+    route: "★ GET /calendars/{calendar_id}",
+    method: "GET",
+    status: 200,
+    answer: "object",
+    ...EVERYONE,
+    make: async (m) => ({ path: `/calendars/${await newCalendar(m)}` }),
+  },
+  {
+    route: "★ PUT /calendars/{calendar_id}",
+    method: "PUT",
+    status: 204,
+    answer: "none",
+    ...ADMINS_ONLY,
+    make: async (m) => ({ path: `/calendars/${await newCalendar(m)}`, body: { name: `Matrix renamed ${m.n()}` } }),
+    bad: async (m) => ({
+      path: `/calendars/${await newCalendar(m)}`,
+      body: { name: "C", recurring: [{ month: 2, day: 30 }] },
+      status: 400,
+      issue: "body.recurring[0].day",
+    }),
+  },
+  {
+    route: "★ DELETE /calendars/{calendar_id}",
+    method: "DELETE",
+    status: 204,
+    answer: "none",
+    ...ADMINS_ONLY,
+    make: async (m) => ({ path: `/calendars/${await newCalendar(m)}` }),
+    bad: async () => ({ path: "/calendars/c-nope", status: 404, issue: "(root)" }),
   },
   // Cloud nodes
   {

@@ -126,6 +126,7 @@ const FIELDS: Record<Collection, readonly string[]> = {
   floorGroups: ["id", "name", "partition", "readerPort", "floors"],
   rules: ["id", "groupId", "devices", "floorGroups", "type"],
   customFields: ["id", "partition", "type", "required", "values", "min", "max"],
+  calendars: ["id", "partition"],
 };
 
 /** Values of `field` anywhere in the snapshot, then junk. */

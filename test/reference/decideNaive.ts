@@ -273,26 +273,40 @@ function clockToMs(s: string): number {
   return (h * 3600 + m * 60 + sec) * 1000;
 }
 
-/** E15: startDate/endDate bound the local calendar day on which the occurrence starts. */
-function startDayInRange(rule: Rule, startDay: string): boolean {
+/**
+ * E15: startDate/endDate bound the local calendar day on which the occurrence starts; C2: so does the
+ * rule's calendar (`exclude`: not on its days; `only`: on its days alone), read as plain strings.
+ */
+function startDayInRange(snapshot: SystemSnapshot, rule: Rule, startDay: string): boolean {
   if (rule.startDate !== null && startDay < rule.startDate) return false;
   if (rule.endDate !== null && startDay > rule.endDate) return false;
-  return true;
+  if (rule.calendar === undefined || rule.calendar === null) return true;
+  const id = rule.calendar.id;
+  const calendar = snapshot.calendars.find((c) => c.id === id)!;
+  const monthDay = startDay.slice(5);
+  const onIt =
+    calendar.dates.includes(startDay) ||
+    calendar.recurring.some((r) => `${pad(r.month, 2)}-${pad(r.day, 2)}` === monthDay);
+  return rule.calendar.mode === "only" ? onIt : !onIt;
 }
 
 /** SPEC §4: does the rule's window contain the local time? */
-function windowContains(rule: Rule, t: LocalTime): boolean {
+function windowContains(snapshot: SystemSnapshot, rule: Rule, t: LocalTime): boolean {
   const start = clockToMs(rule.startTime);
   const stop = clockToMs(rule.stopTime);
   if (start < stop) {
     return (
-      rule.recurring.includes(t.weekday) && start <= t.msOfDay && t.msOfDay < stop && startDayInRange(rule, t.date)
+      rule.recurring.includes(t.weekday) &&
+      start <= t.msOfDay &&
+      t.msOfDay < stop &&
+      startDayInRange(snapshot, rule, t.date)
     );
   }
   // Crosses midnight (equal means 24 hours).
-  const startedToday = rule.recurring.includes(t.weekday) && t.msOfDay >= start && startDayInRange(rule, t.date);
+  const startedToday =
+    rule.recurring.includes(t.weekday) && t.msOfDay >= start && startDayInRange(snapshot, rule, t.date);
   const startedYesterday =
-    rule.recurring.includes(t.previousWeekday) && t.msOfDay < stop && startDayInRange(rule, t.previousDate);
+    rule.recurring.includes(t.previousWeekday) && t.msOfDay < stop && startDayInRange(snapshot, rule, t.previousDate);
   return startedToday || startedYesterday;
 }
 
@@ -549,7 +563,7 @@ export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decisio
   let allowRules: Rule[] = [];
   if (local !== null) {
     const applicable: Rule[] = [];
-    for (const r of holderRules) if (windowContains(r, local)) applicable.push(r);
+    for (const r of holderRules) if (windowContains(snapshot, r, local)) applicable.push(r);
     if (applicable.length === 0) return makeDecision("noActiveRule", known);
     const deny: Rule[] = [];
     for (const r of applicable) if (!r.allow) deny.push(r);
@@ -604,4 +618,12 @@ export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decisio
   const reason: Reason =
     mode === "offline24x7" ? "offline24x7" : mode === "offlineAnySchedule" ? "offlineAnySchedule" : "allowed";
   return makeDecision(reason, known, accepted[0]!.id, floors);
+}
+
+/**
+ * Is the rule's window (its dates and calendar too, C2) open at instant `at` in zone `zone`? The
+ * reference of RSOP's `active` (SPEC §7), read the naive way: luxon's wall clock, string dates.
+ */
+export function naiveRuleActive(snapshot: SystemSnapshot, rule: Rule, at: number, zone: string): boolean {
+  return windowContains(snapshot, rule, localTimeOf(at, zone));
 }

@@ -78,7 +78,7 @@ export function rsopOneByOne(sys: CompiledSystem, holderIds: readonly string[], 
         allow: r.allow,
         authenticationPolicy: r.authenticationPolicy,
         groupId: r.groupId,
-        active: windowContains(sys.ruleData_, rank, activeLocal),
+        active: windowContains(sys.ruleData_, sys.calendarData_, rank, activeLocal),
       };
     });
     // Devices of the holder's door rules, once each (a mark per device), listed in id order.

@@ -58,6 +58,12 @@ export function renderPictureSvg(p: WeeklyPicture, id = "picture", titles = true
         `<rect class="dst-day" x="${x - 2}" y="31" width="${DAY_W + 4}" height="${Math.max(1, p.rows.length) * ROW_H + 8}" fill="none" stroke="#b35c00" stroke-dasharray="3 2"/>`,
       );
     }
+    out.push(
+      ...calendarMark(
+        p.rows.map((r) => r.days[d]),
+        x,
+      ),
+    );
     for (const hr of [0, 6, 12, 18])
       out.push(`<text x="${x + hr * CELL_W}" y="${HEAD_H - 4}" fill="#666" font-size="9">${hr}</text>`);
   }
@@ -370,10 +376,28 @@ function changeHeadings(days: readonly PictureDay[], rowCount: number): string[]
         `<text class="dst" x="${x}" y="27" fill="#b35c00" font-weight="600" font-size="9"><title>Daylight saving time: clocks change this day, which has ${day.hours} hours (UTC offset ${os} → ${oe})</title>DST: ${day.hours} h</text>`,
         `<rect x="${x - 2}" y="31" width="${DAY_W + 4}" height="${Math.max(1, rowCount) * ROW_H + 8}" fill="none" stroke="#b35c00" stroke-dasharray="3 2"/>`,
       );
+    out.push(...calendarMark([day], x));
     for (const hr of [0, 6, 12, 18])
       out.push(`<text x="${x + hr * CELL_W}" y="${HEAD_H - 4}" fill="#666" font-size="9">${hr}</text>`);
   });
   return out;
+}
+
+/**
+ * A day's calendar mark (docs/semantics.md C4): at the right of its heading, "holiday" when a
+ * calendar of the rules shown closes them that day, "calendar day" when it is one an `only` rule
+ * opens on; the calendars, by name, id and mode, as its tooltip. None when no calendar holds the day.
+ */
+function calendarMark(days: readonly (PictureDay | undefined)[], x: number): string[] {
+  const seen = new Map<string, NonNullable<PictureDay["calendars"]>[number]>();
+  for (const day of days) for (const c of day?.calendars ?? []) seen.set(`${c.id}\u0000${c.mode}`, c);
+  if (seen.size === 0) return [];
+  const list = [...seen.values()];
+  const label = list.some((c) => c.mode === "exclude") ? "holiday" : "calendar day";
+  const title = list.map((c) => `${c.name} (${c.id}): ${c.mode === "exclude" ? "closes" : "alone opens"} its rules`);
+  return [
+    `<text class="calendar-day" x="${x + DAY_W}" y="14" text-anchor="end" fill="#7a3db8" font-weight="600" font-size="9"><title>${esc(`Calendar day: ${title.join("; ")}`)}</title>${label}</text>`,
+  ];
 }
 
 /** The fill of a run: the two commonest shades by class (a page of many rows has mostly these), else its colour. */

@@ -355,6 +355,13 @@ const handlers = {
     const d = snapshot.customFields.find((x) => x.partition === p.id && x.id === params.customFieldId);
     return { body: customFieldBody(d ?? notFound(`custom field of partition "${p.id}"`, params.customFieldId!)) };
   },
+  calendar: ({ snapshot, params }: ReadContext): Answer => ({
+    body: find(snapshot.calendars, params.calendarId!, "calendar"),
+  }),
+  calendars: ({ snapshot, query }: ReadContext): Answer => {
+    const match = matcher(query.get("search"));
+    return paged(snapshot.calendars.filter((c) => match([c.name])).sort(byId), query);
+  },
   floorGroup: ({ snapshot, params }: ReadContext): Answer => ({
     body: floorGroupBody(snapshot, find(snapshot.floorGroups, params.floorGroupId!, "floor group")),
   }),
@@ -434,5 +441,7 @@ export const reads = withQueryKeys<ReadContext, Answer, typeof handlers>(handler
   customField: [],
   floorGroup: [],
   floorGroups: SEARCH_LIST,
+  calendar: [],
+  calendars: SEARCH_LIST,
   rsop: ["ids", "at"],
 });

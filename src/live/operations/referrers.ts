@@ -79,7 +79,25 @@ export function partitionReferrers(s: SystemSnapshot, id: string): Referrer[] {
       f.partition === id &&
       out.push(ref(["customFields", i, "partition"], `Custom field "${f.id}" belongs to partition "${id}".`)),
   );
+  s.calendars.forEach(
+    (c, i) =>
+      c.partition === id && out.push(ref(["calendars", i, "partition"], `Calendar "${c.id}" is in partition "${id}".`)),
+  );
   return out;
+}
+
+/** The rules that follow calendar `id` (docs/semantics.md C7). */
+export function calendarReferrers(s: SystemSnapshot, id: string): Referrer[] {
+  return s.rules.flatMap((r, i) =>
+    r.calendar?.id === id
+      ? [
+          ref(
+            ["rules", i, "calendar", "id"],
+            `Rule "${r.id}" follows calendar "${id}": change or delete the rule first.`,
+          ),
+        ]
+      : [],
+  );
 }
 
 /** 409 naming every referrer, when there is any. */

@@ -18,6 +18,7 @@ const RULE_FIELDS = [
   "enabled",
   "startDate",
   "endDate",
+  "calendar",
 ];
 const RULE_HINTS = { id: "A rule's id is drawn by the system and never changes." };
 

@@ -5,6 +5,7 @@ import type { z } from "zod";
 import type { CardNumber } from "../cardNumber.js";
 import type { Issue } from "../issue.js";
 import {
+  calendarSchema,
   cloudNodeSchema,
   connectionSchema,
   deviceSchema,
@@ -46,6 +47,7 @@ import {
 } from "./lookups.js";
 import { checkPartitionId, checkPartitionName } from "./partitions.js";
 import { checkRuleId, checkRuleRefs } from "./rules.js";
+import { checkCalendarId, checkCalendarRefs } from "./calendars.js";
 
 export * from "./lookups.js";
 
@@ -60,6 +62,7 @@ export const ENTITY_SCHEMAS: { readonly [C in Collection]: z.ZodType<ParsedEntit
   floorGroups: floorGroupSchema,
   rules: ruleSchema,
   customFields: customFieldSchema,
+  calendars: calendarSchema,
 };
 
 /** The collections with a fast path (fastParse.ts): what it answers equals what the schema would. */
@@ -124,6 +127,8 @@ export const PHASES: readonly Phase[] = [
   phase("rules", checkRuleRefs),
   phase("customFields", checkCustomFieldId),
   phase("customFields", checkCustomFieldRefs),
+  phase("calendars", checkCalendarId),
+  phase("calendars", checkCalendarRefs),
 ];
 
 /** The order schema issues are reported in: collection by collection. */
@@ -137,6 +142,7 @@ export const SCHEMA_ORDER: readonly Collection[] = [
   "floorGroups",
   "rules",
   "customFields",
+  "calendars",
 ];
 
 /** Valid elements with their index, and ids of the elements that failed their schema. */

@@ -6,6 +6,7 @@ import type { CardNumber } from "../cardNumber.js";
 import type { IssueCode } from "../issue.js";
 import type { customFieldSchema } from "../customFields.js";
 import type {
+  calendarSchema,
   cloudNodeSchema,
   connectionSchema,
   deviceSchema,
@@ -29,6 +30,7 @@ export interface ParsedEntities {
   floorGroups: z.output<typeof floorGroupSchema>;
   rules: z.output<typeof ruleSchema>;
   customFields: z.output<typeof customFieldSchema>;
+  calendars: z.output<typeof calendarSchema>;
 }
 
 export type Collection = keyof ParsedEntities;
@@ -45,6 +47,7 @@ export const COLLECTIONS: readonly Collection[] = [
   "floorGroups",
   "rules",
   "customFields",
+  "calendars",
 ];
 export const NAMED_COLLECTIONS: readonly NamedCollection[] = ["partitions", "groups", "devices", "floorGroups"];
 

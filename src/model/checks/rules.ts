@@ -1,8 +1,8 @@
 // Rules: ids unique; the group, devices and floor groups exist; a door rule's devices are no
-// elevator readers or floor relays.
+// elevator readers or floor relays; the calendar exists.
 import { ELEVATOR_READER_TYPES } from "../systemSchema.js";
 import { quote } from "../zodIssues.js";
-import { checkId, refAt } from "./common.js";
+import { checkId, ref, refAt } from "./common.js";
 import type { Check } from "./lookups.js";
 
 export const checkRuleId: Check<"rules"> = (v, i, L, add) => checkId("rules", v, i, L, add);
@@ -24,4 +24,7 @@ export const checkRuleRefs: Check<"rules"> = (r, i, L, add) => {
   const floorGroups = r.floorGroups;
   for (let j = 0; j < floorGroups.length; j++)
     refAt(L, "floorGroups", floorGroups[j]!, "rules", i, "floorGroups", j, "floor group", add);
+  const calendar = r.calendar;
+  if (calendar !== undefined && calendar !== null)
+    ref(L, "calendars", calendar.id, ["rules", i, "calendar", "id"], "calendar", add);
 };

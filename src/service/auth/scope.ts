@@ -81,8 +81,13 @@ export function scopeOf(snapshot: SystemSnapshot, grant: Grant): Scope {
   const holderIds = new Set(holders.map((h) => h.id));
   const rules = snapshot.rules.filter((r) => groupIds.has(r.groupId));
   const ruleIds = new Set(rules.map((r) => r.id));
+  // A calendar of the token's partitions, or one a visible rule follows (C5: a rule may follow a
+  // calendar of any partition, and its answers must stay what they are for everyone).
+  const followed = new Set(rules.flatMap((r) => (r.calendar ? [r.calendar.id] : [])));
+  const calendars = snapshot.calendars.filter((c) => partition(c.partition) || followed.has(c.id));
   const view: SystemSnapshot = {
     ...snapshot,
+    calendars,
     partitions: snapshot.partitions.filter((p) => parts.has(p.id)),
     customFields: snapshot.customFields.filter((f) => parts.has(f.partition)),
     groups,

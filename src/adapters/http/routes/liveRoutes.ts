@@ -69,6 +69,9 @@ function readAnswer(pattern: string, id: z.ZodType, handler: unknown): z.ZodType
   const last = pattern.split("/").at(-1) ?? "";
   if (pattern.endsWith("/rsop/holders") || pattern.endsWith("/rsop/persons"))
     return z.looseObject({ holders: z.array(z.looseObject({ id })).optional() });
+  // Calendars (an addition, docs/semantics.md C1) are declared field by field, as the snapshot has them.
+  if (pattern === "/calendars/:calendarId") return CALENDAR;
+  if (pattern === "/calendars") return z.array(CALENDAR);
   // On the service a cloud node carries its reported status (N10); an embedded system's has none.
   if (pattern === "/cloud-nodes/:cloudNodeId") return CLOUD_NODE;
   if (pattern === "/cloud-nodes") return z.array(CLOUD_NODE);
@@ -77,6 +80,15 @@ function readAnswer(pattern: string, id: z.ZodType, handler: unknown): z.ZodType
   if (last === "facility-codes") return z.array(z.string());
   return z.array(z.looseObject({}));
 }
+
+/** A calendar as answered (docs/semantics.md C1): its days as dates and as yearly month-days. */
+const CALENDAR = z.object({
+  id: z.string(),
+  name: z.string(),
+  partition: z.string().nullable(),
+  dates: z.array(z.string().describe("A local calendar date YYYY-MM-DD")),
+  recurring: z.array(z.object({ month: z.number().int(), day: z.number().int() })),
+});
 
 /** A cloud node as answered: its `syncStatus` and `connectionStatus` on the service only (N10). */
 const CLOUD_NODE = z.looseObject({
