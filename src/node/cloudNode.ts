@@ -88,7 +88,6 @@ export class CloudNode implements EngineSource {
   #beatAgain = false;
   #uploading: Promise<void> | null = null;
   #loops: Promise<unknown>[] = [];
-  #wasOnline = false;
   #savedContactMs = Number.NEGATIVE_INFINITY;
   /** Settled by the first heartbeat's answer or failure. */
   #firstBeat: Promise<void> | null = null;
@@ -241,29 +240,27 @@ export class CloudNode implements EngineSource {
 
   /** A call answered: online since now (N42), saved so a restart counts from it (N43). */
   #reached(): void {
+    const wasOnline = this.contact.online;
     this.contact.contact();
     // Saved at most once a second while online (a feed line is a contact too): after a restart the
     // kill timer may then count up to a second more, never less (N43).
     const last = this.contact.lastContactMs!;
-    if (!this.#wasOnline || Math.abs(last - this.#savedContactMs) >= 1000) {
+    if (!wasOnline || Math.abs(last - this.#savedContactMs) >= 1000) {
       this.#store.saveContact(this.contact.record());
       this.#savedContactMs = last;
     }
-    if (!this.#wasOnline)
+    if (!wasOnline)
       this.#log(this.#revision === null ? "online, no system yet" : `online at revision ${this.#revision}`);
-    this.#wasOnline = true;
     this.#upload();
   }
 
   /** A call failed: offline from the last contact on (N40). */
   #missed(e: unknown): void {
     if (this.#closing.signal.aborted) return;
+    if (!this.contact.online) return;
     this.contact.lost();
-    if (this.#wasOnline) {
-      this.#store.saveContact(this.contact.record());
-      this.#log(`offline: ${(e as Error).message}`);
-    }
-    this.#wasOnline = false;
+    this.#store.saveContact(this.contact.record());
+    this.#log(`offline: ${(e as Error).message}`);
   }
 
   /** Downloads when it has no system, then follows the change log; again after each failure. */
