@@ -3,7 +3,7 @@
 // opens or closes that day (docs/semantics.md C3), read from `calendarData_` (calendarAt). `ruleOpen` answers
 // Time windows with integer arithmetic only, on a local day number and a time of day that are both small
 // integers, so the hot path never boxes a double.
-import { MS_PER_DAY, WEEKDAYS, parseClock, parseLocalDate } from "../model/index.js";
+import { MS_PER_DAY, WEEKDAYS, monthDayOf, parseClock, parseLocalDate } from "../model/index.js";
 import type { Calendar, Rule } from "../model/index.js";
 
 /** Int32 slots per rule in `ruleData_`. Eight keeps one rule within one 32-byte half cache line. */
@@ -81,18 +81,6 @@ export function compileCalendars(calendars: readonly Calendar[]): {
 
 /** Words of a calendar's record before its dates: 12 month masks and the count. */
 const CAL_HEADER = 13;
-
-/** Month (1–12) × 32 + day of month of a day number (Howard Hinnant's civil_from_days), integers only. */
-export function monthDayOf(day: number): number {
-  const z = day + 719_468;
-  const era = Math.floor(z / 146_097);
-  const doe = z - era * 146_097;
-  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
-  const mp = Math.floor((5 * doy + 2) / 153);
-  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
-  return (mp < 10 ? mp + 3 : mp - 9) * 32 + d;
-}
 
 /** Is local day `day` one of the calendar at offset `o` of `cal` (a date, or a month-day of any year)? */
 export function calendarHas(cal: Int32Array, o: number, day: number): boolean {

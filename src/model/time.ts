@@ -47,6 +47,18 @@ export function daysFromCivil(y: number, m: number, d: number): number {
   return era * 146_097 + doe - 719_468;
 }
 
+/** Month (1–12) × 32 + day of month of a day number (Howard Hinnant's civil_from_days, the inverse of daysFromCivil), integers only. */
+export function monthDayOf(day: number): number {
+  const z = day + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  return (mp < 10 ? mp + 3 : mp - 9) * 32 + d;
+}
+
 /** Day numbers of January 1st of the years TABLE_FIRST_YEAR … TABLE_FIRST_YEAR + 299, and of the day before each month. */
 const TABLE_FIRST_YEAR = 1900;
 const YEAR_START = Int32Array.from({ length: 300 }, (_, k) => daysFromCivil(TABLE_FIRST_YEAR + k, 1, 1));
