@@ -107,7 +107,7 @@ export function readInput(
 }
 
 /**
- * The problems of the body a write handler is reading, collected across its stages (HS7): while a
+ * The problems of the body a write handler is reading, collected across its stages (HS6): while a
  * frame is open (collectBodyIssues), requireKeys, onlyKeys, reportBody and parseBody add their
  * problems here and the handler goes on, so one answer names every problem of the body, not only
  * those of the first stage that found one. Handlers are synchronous: a stack of frames is enough.
@@ -134,7 +134,7 @@ function addTo(f: BodyFrame, issues: readonly Issue[]): void {
 }
 
 /**
- * Runs a write handler collecting its body's problems (HS7): answers its value and the problems
+ * Runs a write handler collecting its body's problems (HS6): answers its value and the problems
  * it went on past, or throws one Refusal naming every problem found before it stopped (a 404 of
  * the path alone: an unknown entity has no body to check). `has` (2.0): what exists before the write.
  */
@@ -164,7 +164,7 @@ export function reportBody(issues: readonly Issue[]): void {
 
 /**
  * Parses `value` with an entity schema; every problem becomes a 400 issue under `prefix`. While a
- * frame is open (HS7) the problems are collected and the value is parsed again without the
+ * frame is open (HS6) the problems are collected and the value is parsed again without the
  * top-level fields that have problems: when that parses (they were optional), the handler goes on
  * with it, so the checks of the other fields (references, the whole-snapshot checks) still run.
  * When it does not, the body's references are checked against the state before the write (2.0),
@@ -267,7 +267,7 @@ export function objectBody(body: unknown): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
-/** 400 for every key of `required` the body does not carry (null counts as given); collected in a frame (HS7). */
+/** 400 for every key of `required` the body does not carry (null counts as given); collected in a frame (HS6). */
 export function requireKeys(body: Record<string, unknown>, required: readonly string[]): void {
   reportBody(
     required

@@ -452,7 +452,7 @@ export class LiveSystem implements LiveTarget<SystemSnapshot, Engine, OperationR
       if (issues.length > 0 || pending.length > 0) {
         const target = created.id ?? Object.values(route.params).at(-1);
         const atBody = toBodyPaths(issues, state, target);
-        // Problems of the body the handler went on past come first; the snapshot's add what they do not name (HS7).
+        // Problems of the body the handler went on past come first; the snapshot's add what they do not name (HS6).
         const result = pending.length > 0 ? refused(400, mergeIssues(pending, atBody)) : refusedWrite(atBody);
         change.undo();
         this.#validator.rollback(mark);

@@ -19,7 +19,7 @@ export interface WriteSteps {
   readonly created: Created;
 }
 
-/** WriteSteps and the body problems the handler went on past (HS7): the write is refused, with them first. */
+/** WriteSteps and the body problems the handler went on past (HS6): the write is refused, with them first. */
 export interface CollectedWriteSteps extends WriteSteps {
   readonly pending: readonly Issue[];
 }
@@ -40,7 +40,7 @@ export function runWrite(
 }
 
 /**
- * runWrite collecting the body's problems across the handler's stages (HS7): a refusal names every
+ * runWrite collecting the body's problems across the handler's stages (HS6): a refusal names every
  * problem found before the handler stopped; problems it went on past come back as `pending`, with
  * the steps, so the checks of the resulting snapshot can name the rest before the write is refused.
  */

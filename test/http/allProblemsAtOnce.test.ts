@@ -1,4 +1,4 @@
-// Every problem of a write body in one answer (HS7), over real HTTP on a real SQLite file: for every
+// Every problem of a write body in one answer (HS6), over real HTTP on a real SQLite file: for every
 // write route of the 2.0 and 1.0 route tables (walked, so a new route must be given a case here), a
 // body with at least two independent faults in different fields, each reported at its path in one
 // 400. Then one rule for unknown ids in a replace-all list (L22, LP7), a malformed JSON body's one
@@ -329,7 +329,7 @@ function writeRoutes(patterns: readonly [string, string][]): string[] {
   return patterns.filter(([m]) => m !== "GET").map(([m, p]) => `${m} ${p}`);
 }
 
-describe("HS7: every write route reports every problem of its body in one answer", () => {
+describe("HS6: every write route reports every problem of its body in one answer", () => {
   test("2.0: each write route of the route table, several independent faults each reported at its path", async () => {
     const { db } = dataDir();
     const { server, call } = await startData(db, building());

@@ -59,7 +59,7 @@ describe("rsop serve --data: live hardware readings", () => {
     expect(post.headers.get("allow")).toBe("GET");
     expect(server.durable.seq()).toBe(seq);
 
-    // Status fields: a connection's `connected` is answered as stored, null where not stored (H31, L22):
+    // Status fields: a connection's `connected` is answered as stored, null where not stored (H31, L23):
     // never a made-up true or false.
     const connections = await call("GET", "/connections?per_page=100");
     expect(connections.status).toBe(200);

@@ -1,6 +1,6 @@
 // The 2.0 systems API read and create answers in the API's shapes, field for field, over real HTTP on a
 // real SQLite file (`rsop serve --data`): the field tables are written below as data, and each read's
-// answer has exactly the keys of its resource's table (L22, L23). One test per former deviation — a
+// answer has exactly the keys of its resource's table (L23, L24). One test per former deviation — a
 // connection's unknown state answered null instead of left out, a digital credential's create carrying
 // `inviteId` (L16, I81), `default` on the default partition only, no `cloudNode` on devices and
 // connections — then a walk of every other read. Each answer is also checked against the server's own
@@ -138,7 +138,7 @@ const SEED = {
 /**
  * Where an answer differs from a table by decision: the fields left out, each with its semantics id.
  * Status fields are the service's (H31, N10); `protocol`, `manufacturer` belong to ethernet controllers
- * (S13); a partition's `default` is on the default partition only (L23); a custom field answers the
+ * (S13); a partition's `default` is on the default partition only (L24); a custom field answers the
  * type-specific fields it has (L17).
  */
 const ONLY_SOMETIMES = {
@@ -195,7 +195,7 @@ async function ok(call: Caller, method: string, path: string, body?: unknown): P
 const NETWORK = ["connected", "ipaddress", "ipv6Address", "dhcp", "netmask", "gateway", "dns", "macAddress"] as const;
 
 describe("2.0 systems API answers in the API's shapes", () => {
-  test("L22 a connection answers every field of its table: connected, ipv6Address, dhcp, netmask, gateway, dns, macAddress null when unset", async () => {
+  test("L23 a connection answers every field of its table: connected, ipv6Address, dhcp, netmask, gateway, dns, macAddress null when unset", async () => {
     const call = await serve();
     // x-usb states none of them; an ethernet controller created through the API neither.
     const usb = expectShape(await ok(call, "GET", "/cloud-nodes/n-main/connections/x-usb"), "connection", "x-usb");
@@ -236,7 +236,7 @@ describe("2.0 systems API answers in the API's shapes", () => {
     for (const c of list) expectShape(c, "connection", `list entry ${c.id}`);
   });
 
-  test("L22 devices and connections answer no cloudNode: the path names the node, as a custom field's partition (L17)", async () => {
+  test("L23 devices and connections answer no cloudNode: the path names the node, as a custom field's partition (L17)", async () => {
     const call = await serve();
     expect(await ok(call, "GET", "/cloud-nodes/n-main/devices/d-front")).not.toHaveProperty("cloudNode");
     expect(await ok(call, "GET", "/cloud-nodes/n-main/connections/x-eth")).not.toHaveProperty("cloudNode");
@@ -259,7 +259,7 @@ describe("2.0 systems API answers in the API's shapes", () => {
     expect(Object.keys(card.body)).toEqual(["id"]);
   });
 
-  test("L23 only the default partition carries `default`; a device's partitions are {id, name, default}", async () => {
+  test("L24 only the default partition carries `default`; a device's partitions are {id, name, default}", async () => {
     const call = await serve();
     const list = await ok(call, "GET", "/partitions");
     expect(list.map((p: { id: string }) => p.id)).toEqual(["p-default", "p-east"]);

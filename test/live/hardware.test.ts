@@ -442,7 +442,7 @@ describe("connections", () => {
   test("POST 200 {id}; ethernet defaults: protocol IPv6, manufacturer VENDOR_B", () => {
     const live = liveOf();
     const r = accept(live, { method: "POST", path: "/cloud-nodes/n-annex/connections", body: ETH }, 200);
-    // Every field of the connection table, what the system does not know null (L22); the node is the path's.
+    // Every field of the connection table, what the system does not know null (L23); the node is the path's.
     expect(read(live, `/cloud-nodes/n-annex/connections/${r.id}`).body).toEqual({
       id: r.id,
       connected: null,
@@ -820,7 +820,7 @@ describe("devices", () => {
       firmwareVersion: null,
       created: "2026-04-15 12:00:00",
     });
-    // The node is the path's (L22): the answer does not repeat it.
+    // The node is the path's (L23): the answer does not repeat it.
     expect(live.snapshot.devices.find((d) => d.id === r.id)!.cloudNode).toBe("n-main");
     expect(read(live, `/cloud-nodes/n-main/devices/${r.id}?include=connection`).body.connection).toEqual({
       id: "x-spare",

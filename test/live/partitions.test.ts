@@ -35,7 +35,7 @@ describe("partitions", () => {
       "body.name",
     ]);
     accept(live, { method: "PUT", path: "/partitions/p-east", body: { name: "East", users: null } }, 204);
-    // `default` only on the default partition (L23); a device's entries are `{id, name, default}` (L22).
+    // `default` only on the default partition (L24); a device's entries are `{id, name, default}` (L23).
     expect(read(live, "/partitions/p-east").body).toEqual({ id: "p-east", name: "East", users: [] });
     expect(read(live, "/cloud-nodes/n-main/devices/d-side").body.partition).toEqual([
       { id: "p-east", name: "East", default: false },

@@ -200,7 +200,7 @@ describe("L — the live system", () => {
     );
     expect(read(live, "/partitions/p-default").body.default).toBe(true);
     const p = accept(live, { method: "POST", path: "/partitions", body: { name: "Other", default: true } }, 200);
-    // Answered only on the default partition (L23): another carries no `default`.
+    // Answered only on the default partition (L24): another carries no `default`.
     expect(read(live, `/partitions/${p.id}`).body).not.toHaveProperty("default");
     expect(live.snapshot.partitions.find((x) => x.id === p.id)!.default).toBe(false);
   });

@@ -240,7 +240,7 @@ export class PanelLiveSystem implements LiveTarget<PanelSnapshot, PanelEngine, P
       let written: PanelWritten = { status: 204 };
       let pending: readonly Issue[] = [];
       const [next, patches, inversePatches] = produceSnapshot(base, (draft) => {
-        // Every problem of the body in one answer (HS7): the handler goes on past what it can.
+        // Every problem of the body in one answer (HS6): the handler goes on past what it can.
         const run = collectBodyIssues(() => route.handler({ draft, params: route.params, body: op.body }));
         written = run.value;
         pending = run.issues;

@@ -672,7 +672,7 @@ export function replaceAttributes(ctx: PanelWriteContext): PanelWritten {
       reportBody(missing);
       return null;
     }
-    // Each definition's problems are collected (HS7): a later definition is checked too.
+    // Each definition's problems are collected (HS6): a later definition is checked too.
     try {
       return definition(b, partition, b.id, ["body", k]);
     } catch (e) {

@@ -210,7 +210,7 @@ const handlers = {
   device: (ctx: PanelReadContext): PanelAnswer => ({
     body: deviceBody(ctx, find(ctx.panel.devices, idParam(ctx.params, "deviceId"), "device", ctx.params.deviceId!)),
   }),
-  // A connection as 2.0 answers one (L22): the defaults of its type in effect, what is not known null.
+  // A connection as 2.0 answers one (L23): the defaults of its type in effect, what is not known null.
   connections: (ctx: PanelReadContext): PanelAnswer =>
     paged(ctx.panel.connections, ctx.query, (c) => connectionAnswer(c as typeof c & { type: unknown })),
   connection: (ctx: PanelReadContext): PanelAnswer => {

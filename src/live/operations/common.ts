@@ -72,7 +72,7 @@ export const NO_CONTENT: Created = { status: 204 };
  * Refuses the fields of a write body that the route does not take (HS5): each at `body.<field>`, with
  * `hints[field]` as its sentence when given (where that field is written instead), else the fields
  * the route takes. A field the route would silently drop is a change the client believes was made.
- * Collected with the body's other problems while a frame is open (HS7).
+ * Collected with the body's other problems while a frame is open (HS6).
  */
 export function onlyKeys(
   body: Record<string, unknown>,

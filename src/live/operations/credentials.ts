@@ -67,7 +67,7 @@ export function createCredential(ctx: WriteContext): Created {
   const b = objectBody(ctx.body);
   onlyKeys(b, ["types", "credentialNumber", "facilityCode", "description", "sendEmail"]);
   requireKeys(b, ["types"]);
-  // Collected with the other problems of the body (HS7): the credential schema still checks the rest.
+  // Collected with the other problems of the body (HS6): the credential schema still checks the rest.
   reportBody(credentialIssues(b, ["body"]));
   const id = ctx.newId();
   const input = credentialInput(b, id);

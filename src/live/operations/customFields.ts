@@ -86,7 +86,7 @@ export function replaceCustomFields(ctx: WriteContext): Created {
   if (!Array.isArray(body)) refuse(400, "invalidType", ["body"], "Must be an array of custom field definitions.");
   const issues: Issue[] = [];
   const defs: CustomField[] = [];
-  // Each definition's problems in body order, collected with the other problems of the body (HS7).
+  // Each definition's problems in body order, collected with the other problems of the body (HS6).
   let failed = false;
   const report = (found: readonly Issue[]) => {
     failed = true;

@@ -108,7 +108,7 @@ function includes(query: URLSearchParams, allowed: readonly string[]): Set<strin
 }
 
 /**
- * A connection as the API's connection table lists it (docs/semantics.md L22): every field, a state the
+ * A connection as the API's connection table lists it (docs/semantics.md L23): every field, a state the
  * system does not know (`connected`, the network settings) null rather than left out; `protocol` and
  * `manufacturer` only on an ethernet controller (S13); no `cloudNode` (the path names it). Shared with the
  * 1.0 panel, whose connection has the same fields with an integer id.
@@ -135,13 +135,13 @@ export function connectionAnswer<C extends { readonly id: unknown; readonly type
   };
 }
 
-/** A partition as the API answers it: `default` only on the default partition (L23). */
+/** A partition as the API answers it: `default` only on the default partition (L24). */
 function partitionBody({ default: isDefault, ...p }: Partition): Record<string, unknown> {
   return isDefault ? { ...p, default: true } : p;
 }
 
 /**
- * A device as the API's device table lists it (L22): its partitions as `{id, name, default}` under their
+ * A device as the API's device table lists it (L23): its partitions as `{id, name, default}` under their
  * current names, and no `cloudNode` (the path names it).
  */
 function deviceBody(s: SystemSnapshot, { cloudNode: _path, ...d }: Device): Record<string, unknown> {

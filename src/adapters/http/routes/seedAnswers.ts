@@ -1,4 +1,4 @@
-// The answers of the live reads whose shape the API documents field by field (docs/semantics.md L22, L23,
+// The answers of the live reads whose shape the API documents field by field (docs/semantics.md L23, L24,
 // LP13), declared so that the OpenAPI document, and every test answer checked against it, hold them to it:
 // each field of the resource's table is required (null where the table allows it), and a field outside it
 // is refused where the system controls every key (2.0, and 1.0 connections and information). A 1.0 panel
@@ -30,7 +30,7 @@ function connection(id: z.ZodType) {
       macAddress: text,
       manufacturer: z.string().nullable().optional(),
     })
-    .meta({ description: "A connection: every field of the API's table, null where not known (L22)" });
+    .meta({ description: "A connection: every field of the API's table, null where not known (L23)" });
 }
 
 /** The device fields 2.0 and 1.0 share (the 2.0 device table; 1.0 adds its own below). */
@@ -71,7 +71,7 @@ const DEVICE = z
     ...deviceFields(z.string()),
     partition: z.array(z.strictObject({ id: z.string(), name: text, default: z.boolean() })),
   })
-  .meta({ description: "A device: the API's device table; no cloudNode (the path names it, L22)" });
+  .meta({ description: "A device: the API's device table; no cloudNode (the path names it, L23)" });
 
 const PARTITION = z
   .strictObject({
@@ -83,7 +83,7 @@ const PARTITION = z
     devices: z.array(z.looseObject({ id: z.string() })).optional(),
     attributes: z.array(z.looseObject({ id: z.string() })).optional(),
   })
-  .meta({ description: "A partition: `default` on the default partition only (L23)" });
+  .meta({ description: "A partition: `default` on the default partition only (L24)" });
 
 const PANEL_CREDENTIAL = z.looseObject({
   id: z.number().int(),
