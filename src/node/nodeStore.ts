@@ -118,7 +118,7 @@ export class NodeStore {
       db.pragma("synchronous = NORMAL");
       db.exec(SCHEMA);
     } catch (e) {
-      throw new NodeStoreError(`${file}: not a node data file it can open (${(e as Error).message})`);
+      throw new NodeStoreError(`${file}: cannot be opened as a node data file: ${(e as Error).message}`);
     }
     const row = db.prepare("SELECT value FROM node_state WHERE key = 'identity'").get() as
       | { value: string }
