@@ -22,6 +22,9 @@ export { isCardNumber } from "./model/cardNumber.js";
 export type { CardNumber } from "./model/cardNumber.js";
 export { Engine, createEngine, loadEngine, loadEngineOrThrow } from "./evaluate/engine.js";
 export { ReaderHandle } from "./evaluate/reader.js";
+export { AccessState } from "./evaluate/accessState.js";
+export type { AccessStateJson, AccessStateView } from "./evaluate/accessState.js";
+export type { DoorState } from "./evaluate/doorState.js";
 export { diffAccess } from "./evaluate/diffAccess.js";
 export { weeklyPicture } from "./evaluate/weeklyPicture.js";
 export { parsePanel, parsePanelOrThrow } from "./legacy1/parsePanel.js";
@@ -58,7 +61,9 @@ export type {
 export type { DecodedWiegand, WiegandFields } from "./model/wiegandCodec.js";
 export type { SystemSnapshotInput } from "./model/systemSchema.js";
 export type {
+  Area,
   AuthenticationPolicy,
+  Calendar,
   CardFormat,
   CloudNode,
   Connection,

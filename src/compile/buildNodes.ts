@@ -10,6 +10,11 @@ import {
   EMPTY_RUN,
   EMPTY_SLOT_PAIRS,
   INPUT_BIT,
+  AP_HARD,
+  AP_NONE,
+  AP_SOFT,
+  type CompiledArea,
+  NO_AREAS,
   NO_WIDE_SETS,
 } from "./compiledSystem.js";
 import { policyMask } from "./policyMask.js";
@@ -42,6 +47,7 @@ export function buildNodes(snapshot: SystemSnapshot): NodeSegment {
     ecards_: new Set(n.ecards),
     offlinePolicy_: n.offlinePolicy,
     killTimer_: n.killTimer,
+    threatLevel_: n.threatLevel ?? 0,
     alone_: new Set([n.id]),
   }));
   const nodeIndex = new Map(nodes.map((n) => [n.id, n]));
@@ -88,12 +94,46 @@ export function buildNodes(snapshot: SystemSnapshot): NodeSegment {
       floorCache_: new Map(),
       ecardFloors_: elevator ? Object.freeze([...new Set(floorsOf.flat())].sort()) : NO_ECARD_FLOORS,
       rulesHere_: [],
+      unlockHere_: [],
+      autoOpen_: d.autoOpenAfterFirstAllow,
+      entryOf_: NO_AREAS,
+      exitOf_: NO_AREAS,
     };
   });
+  linkAreas(snapshot, devices);
   const devicesById = [...devices].sort((a, b) => compareIds(a.id, b.id));
   const deviceIdOrder = new Int32Array(devices.length);
   devicesById.forEach((d, position) => {
     deviceIdOrder[d.index_] = position;
   });
   return { nodes, nodeIndex, devices, devicesById, deviceIdOrder, floorGroupAt };
+}
+
+/**
+ * Each device's areas (docs/semantics.md AB1), in area id order so that decide checks them in the
+ * order AB5 names. Any change to the areas but their names and reset marks recompiles everything.
+ */
+function linkAreas(snapshot: SystemSnapshot, devices: CompiledDevice[]): void {
+  if (snapshot.areas.length === 0) return;
+  const byId = new Map(devices.map((d) => [d.id, d]));
+  const entries = new Map<CompiledDevice, CompiledArea[]>();
+  const exits = new Map<CompiledDevice, CompiledArea[]>();
+  for (const a of [...snapshot.areas].sort((x, y) => compareIds(x.id, y.id))) {
+    const area: CompiledArea = {
+      id: a.id,
+      antiPassback_: a.antiPassback === null ? AP_NONE : a.antiPassback.mode === "hard" ? AP_HARD : AP_SOFT,
+      resetMs_: a.antiPassback === null ? 0 : a.antiPassback.resetSeconds * 1000,
+      limit_: a.occupancyLimit ?? -1,
+    };
+    for (const [list, into] of [
+      [a.entries, entries],
+      [a.exits, exits],
+    ] as const)
+      for (const id of list) {
+        const d = byId.get(id)!;
+        into.set(d, [...(into.get(d) ?? []), area]);
+      }
+  }
+  for (const [d, areas] of entries) d.entryOf_ = areas;
+  for (const [d, areas] of exits) d.exitOf_ = areas;
 }

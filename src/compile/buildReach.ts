@@ -23,6 +23,15 @@ export function linkRule(
 ): void {
   const r = rule.rule_;
   if (!r.enabled) return;
+  if (r.action === "unlock") {
+    // An unlock rule reaches no run: it grants no access (docs/semantics.md UF1); doorState reads it.
+    for (const id of new Set(r.devices)) {
+      const device = sys.deviceIndex_.get(id)!;
+      if (remove) removeItem(device.unlockHere_, rule);
+      else device.unlockHere_.push(rule);
+    }
+    return;
+  }
   const reached: CompiledDevice[] = [];
   for (const d of r.devices) reached.push(sys.deviceIndex_.get(d)!);
   for (const fg of r.floorGroups) reached.push(sys.devices_[sys.floorGroupAt_.get(fg)!.reader]!);

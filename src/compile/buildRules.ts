@@ -27,7 +27,7 @@ export function buildRules(sys: CompiledSystem, snapshot: SystemSnapshot): void 
     sys.nodesOfRule_.push(NO_NODES);
     sys.ruleIndex_.set(r.id, rule);
     writeRule(sys, rule);
-    if (r.enabled) ofGroup[sys.groupIndex_.get(r.groupId)!]!.push(rank);
+    if (r.enabled && r.action !== "unlock") ofGroup[sys.groupIndex_.get(r.groupId)!]!.push(rank);
     linkRule(sys, rule, null);
   });
   ofGroup.forEach((ranks, g) => {

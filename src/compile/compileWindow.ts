@@ -3,7 +3,7 @@
 // opens or closes that day (docs/semantics.md C3), read from `calendarData_` (calendarAt). `ruleOpen` answers
 // Time windows with integer arithmetic only, on a local day number and a time of day that are both small
 // integers, so the hot path never boxes a double.
-import { MS_PER_DAY, WEEKDAYS, monthDayOf, parseClock, parseLocalDate } from "../model/index.js";
+import { MS_PER_DAY, THREAT_LEVEL_MAX, WEEKDAYS, monthDayOf, parseClock, parseLocalDate } from "../model/index.js";
 import type { Calendar, Rule } from "../model/index.js";
 
 /** Int32 slots per rule in `ruleData_`. Eight keeps one rule within one 32-byte half cache line. */
@@ -24,6 +24,10 @@ export const RF_ALLOW = 1;
 export const RF_24X7 = 2;
 /** start ≥ stop: the window crosses midnight (equal: 24 hours). */
 export const RF_OVERNIGHT = 4;
+/** An unlock rule (docs/semantics.md UF1): never in a run, so the rule walk never meets one. */
+export const RF_UNLOCK = 8;
+/** R_FLAGS bits 8–15: the rule's maxThreatLevel (docs/semantics.md TL2), read as `flags >>> RF_THREAT_SHIFT`. */
+export const RF_THREAT_SHIFT = 8;
 /** Unbounded start and end dates (day numbers of real dates stay far inside these). */
 export const DAY_MIN = -0x7fffffff;
 export const DAY_MAX = 0x7fffffff;
@@ -39,7 +43,12 @@ export function compileWindowInto(rule: Rule, policy: number, data: Int32Array, 
   for (const d of rule.recurring) days |= 1 << WEEKDAYS.indexOf(d);
   const always = days === 127 && ((start === 0 && stop === MS_PER_DAY) || start === stop);
   data[base + R_FLAGS] =
-    (rule.allow ? RF_ALLOW : 0) | (rule.allow && always ? RF_24X7 : 0) | (start >= stop ? RF_OVERNIGHT : 0);
+    (rule.allow ? RF_ALLOW : 0) |
+    (rule.allow && always ? RF_24X7 : 0) |
+    (start >= stop ? RF_OVERNIGHT : 0) |
+    (rule.action === "unlock" ? RF_UNLOCK : 0) |
+    // A deny rule applies at every level (TL3): its maximum is the highest there is.
+    ((rule.allow ? (rule.maxThreatLevel ?? 0) : THREAT_LEVEL_MAX) << RF_THREAT_SHIFT);
   data[base + R_POLICY] = policy;
   data[base + R_DAYS] = days;
   data[base + R_START] = start;
@@ -163,6 +172,28 @@ function windowOpen(
     ((days >> (wd === 0 ? 6 : wd - 1)) & 1) === 1 &&
     startDayOk(data, cal, base, calendar, day - 1)
   );
+}
+
+/**
+ * The local start (local epoch ms) of the occurrence of the rule at `base` that is open at local day
+ * `day` (weekday `wd`), `tod` ms into it: today's, or, for an overnight window past midnight,
+ * yesterday's — the one ruleOpen found (docs/semantics.md UF2). Only asked of an open rule.
+ */
+export function occurrenceStart(
+  data: Int32Array,
+  cal: Int32Array,
+  base: number,
+  day: number,
+  wd: number,
+  tod: number,
+): number {
+  const start = data[base + R_START]!;
+  if ((data[base + R_FLAGS]! & RF_OVERNIGHT) === 0) return day * MS_PER_DAY + start;
+  const today =
+    tod >= start &&
+    ((data[base + R_DAYS]! >> wd) & 1) === 1 &&
+    startDayOk(data, cal, base, data[base + R_CALENDAR]!, day);
+  return (today ? day : day - 1) * MS_PER_DAY + start;
 }
 
 /** Does the window of rule `rank` contain local wall time `local` (local epoch ms, see parseLocalDateTime)? */

@@ -21,6 +21,11 @@ export interface CompiledNode {
   readonly ecards_: ReadonlySet<CardNumber>;
   readonly offlinePolicy_: 0 | 1 | 2;
   readonly killTimer_: number;
+  /**
+   * The node's threat level (docs/semantics.md TL1; 0 normal): changed in place by updateCompiled,
+   * since a lockdown must reach the doors without a full compile.
+   */
+  threatLevel_: number;
   /** The set of this node's id alone: what most rules reach (nodesOfRule_ shares it). */
   readonly alone_: ReadonlySet<string>;
 }
@@ -83,7 +88,29 @@ export interface CompiledDevice {
   readonly ecardFloors_: readonly string[];
   /** The enabled rules naming this device or one of its floor groups, once each, unordered (what its run is built from). */
   readonly rulesHere_: CompiledRule[];
+  /** The enabled unlock rules naming this device (docs/semantics.md UF1), unordered: no scan reads them, doorState does. */
+  readonly unlockHere_: CompiledRule[];
+  /** Whether the device waits for its first allowed scan before an unlock rule opens it (UF2). */
+  readonly autoOpen_: boolean;
+  /** The areas this device leads into and out of, in id order (docs/semantics.md AB1); empty mostly. */
+  entryOf_: readonly CompiledArea[];
+  exitOf_: readonly CompiledArea[];
 }
+
+/** An area as decide reads it (docs/semantics.md AB2–AB3). */
+export interface CompiledArea {
+  readonly id: string;
+  /** AP_NONE, AP_HARD or AP_SOFT. */
+  readonly antiPassback_: number;
+  /** resetSeconds × 1000; 0: never resets by time. */
+  readonly resetMs_: number;
+  /** The occupancy limit; -1: none. */
+  readonly limit_: number;
+}
+export const AP_NONE = 0;
+export const AP_HARD = 1;
+export const AP_SOFT = 2;
+export const NO_AREAS: readonly CompiledArea[] = Object.freeze([]);
 
 /** A mobile credential (cards live in the system's `cardTable_`). */
 export interface CompiledCredential {

@@ -42,7 +42,9 @@ const DEVICE_DISPLAY = new Set([
   "dps",
 ]);
 const FLOOR_GROUP_DISPLAY = new Set(["name", "partition"]);
-const NODE_DISPLAY = new Set(["name", "serialNumber", "locale", "created"]);
+const NODE_DISPLAY = new Set(["name", "serialNumber", "locale", "created", "threatLevel"]);
+/** Area fields decide does not compile: the name, and the marks the reset and forgive routes leave for the nodes (AB6). */
+const AREA_INERT = new Set(["name", "lastReset", "forgiven"]);
 /** Top-level keys nothing compiled reads. */
 const INERT = new Set(["partitions", "connections", "customFields", "systemId", "format"]);
 
@@ -76,6 +78,7 @@ function touchedPositions(prev: SystemSnapshot, next: SystemSnapshot, patches: r
       if (key === "devices" && DEVICE_DISPLAY.has(field)) continue;
       if (key === "floorGroups" && FLOOR_GROUP_DISPLAY.has(field)) continue;
       if (key === "cloudNodes" && NODE_DISPLAY.has(field)) continue;
+      if (key === "areas" && AREA_INERT.has(field)) continue;
     }
     return null;
   }
@@ -159,6 +162,11 @@ export function updateCompiled(
           };
   }
   if (changes === null || prev.timezone !== next.timezone) return compileSnapshot(next);
+  // Threat levels (TL1) are the one node field changed in place: a lockdown reaches the doors at once.
+  for (const n of next.cloudNodes) {
+    const node = sys.nodeIndex_.get(n.id);
+    if (node !== undefined) node.threatLevel_ = n.threatLevel ?? 0;
+  }
   applyChanges(sys, changes);
   sys.snapshot = next;
   return sys;
@@ -215,6 +223,9 @@ function keyedChanges(sys: CompiledSystem, patches: readonly KeyedPatch[]): Chan
       const old = sys.statics_[p.c].get(p.key);
       if (old === undefined || neu === undefined || !onlyDiffer(old, neu as object, display)) return null;
       sys.statics_[p.c].set(p.key, neu as object);
+    } else if (p.c === "areas") {
+      const old = sys.snapshot.areas.find((a) => a.id === p.key);
+      if (old === undefined || neu === undefined || !onlyDiffer(old, neu as object, AREA_INERT)) return null;
     } else if (!INERT.has(p.c)) return null;
   }
   for (const m of [out.holders, out.groups, out.rules] as Map<string, { old?: unknown; neu?: unknown }>[])
@@ -256,7 +267,7 @@ function applyChanges(sys: CompiledSystem, changes: Changes): void {
     }
     const rule = sys.ruleIndex_.get(id)!;
     linkRule(sys, rule, dirty, true);
-    if (e.old.enabled) {
+    if (e.old.enabled && e.old.action !== "unlock") {
       const g = sys.groupIndex_.get(e.old.groupId)!;
       sys.rulesOfGroup_[g] = without(sys.rulesOfGroup_[g]!, rule.rank_);
     }
@@ -295,7 +306,7 @@ function applyChanges(sys: CompiledSystem, changes: Changes): void {
     rule.rule_ = e.neu;
     writeRule(sys, rule);
     linkRule(sys, rule, dirty);
-    if (e.neu.enabled) {
+    if (e.neu.enabled && e.neu.action !== "unlock") {
       const g = sys.groupIndex_.get(e.neu.groupId)!;
       sys.rulesOfGroup_[g] = insertSorted(sys.rulesOfGroup_[g]!, rule.rank_);
     }

@@ -6,6 +6,8 @@
 // through evaluateRules (ruleWalk.ts), the one rule walk of the evaluate layer.
 import {
   AMBIGUOUS,
+  AP_HARD,
+  AP_NONE,
   type CompiledDevice,
   type CompiledFormat,
   type CompiledNode,
@@ -49,6 +51,7 @@ import {
   floorsOf,
   newRuleOutcome,
 } from "./ruleWalk.js";
+import type { AccessStateView } from "./accessState.js";
 
 /** The credential a request presents (decideCore's `kind`). */
 export const KIND_NONE = 0;
@@ -127,6 +130,10 @@ const C_DENIED_BY_RULE = reasonCode("deniedByRule");
 const C_WRONG_PIN = reasonCode("wrongPin");
 const C_PIN_REQUIRED = reasonCode("pinRequired");
 const C_CARD_REQUIRED = reasonCode("cardRequired");
+const C_THREAT = reasonCode("threatLevel");
+const C_ANTI_PASSBACK = reasonCode("antiPassback");
+const C_OCCUPANCY = reasonCode("occupancyLimit");
+const C_ANTI_PASSBACK_SOFT = reasonCode("antiPassbackSoft");
 
 /** `floors_` of a CoreResult: none, the device's e-card floors, or those of the accepting rules (RULES). */
 const FLOORS_NONE = 0;
@@ -226,8 +233,15 @@ export interface DecideTrace extends RuleSink {
  * @param request - any value; a malformed one is `denied/badRequest`.
  * @param out - optional decision object to fill instead of allocating one.
  * @param trace - optional sink told what each step looked at (explain); absent on the hot path.
+ * @param state - optional area state (docs/semantics.md AB2–AB5); without it areas are not consulted.
  */
-export function decide(sys: CompiledSystem, request: unknown, out?: Decision, trace?: DecideTrace): Decision {
+export function decide(
+  sys: CompiledSystem,
+  request: unknown,
+  out?: Decision,
+  trace?: DecideTrace,
+  state?: AccessStateView,
+): Decision {
   const d = out ?? newDecision();
   const r = REQUEST;
   if (!checkRequest(request, null, r)) {
@@ -274,7 +288,7 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision, tr
     !r.hasNode || r.online !== false ? ONLINE : r.timeKnown === false ? OFFLINE_NO_CLOCK : (r.offlineSeconds as number);
   const pin = r.pin === undefined ? null : (r.pin as string | null);
   NUMBERS[ARG_AT] = r.instant_[0]!;
-  decideCore(
+  const code = decideCore(
     d,
     sys,
     device,
@@ -290,7 +304,55 @@ export function decide(sys: CompiledSystem, request: unknown, out?: Decision, tr
     offline,
     trace,
   );
+  if (state !== undefined && device.entryOf_.length > 0 && d.holderId !== null && OUTCOME_OF_REASON[code] === 0)
+    areaCheck(d, device, d.holderId, offline !== OFFLINE_NO_CLOCK, state);
   return d;
+}
+
+/**
+ * After the rules allowed a holder at an entry of areas (docs/semantics.md AB2–AB5): anti-passback
+ * for each area in id order (a hard violation denies at once), then the occupancy limits; a soft
+ * violation alone turns the reason into `antiPassbackSoft`. `timeKnown`: whether a reset may have
+ * elapsed (offline without a clock, none has). The instant is NUMBERS[ARG_AT] (no boxed double).
+ */
+function areaCheck(
+  d: Decision,
+  device: CompiledDevice,
+  holderId: string,
+  timeKnown: boolean,
+  state: AccessStateView,
+): void {
+  const at = NUMBERS[ARG_AT]!;
+  const areas = device.entryOf_;
+  let soft = false;
+  for (let i = 0; i < areas.length; i++) {
+    const a = areas[i]!;
+    if (a.antiPassback_ === AP_NONE) continue;
+    const t = state.enteredAt(a.id, holderId);
+    if (t === undefined || (a.resetMs_ > 0 && timeKnown && at - t >= a.resetMs_)) continue;
+    if (a.antiPassback_ === AP_HARD) {
+      areaDenial(d, C_ANTI_PASSBACK);
+      return;
+    }
+    soft = true;
+  }
+  for (let i = 0; i < areas.length; i++) {
+    const a = areas[i]!;
+    if (a.limit_ >= 0 && state.enteredAt(a.id, holderId) === undefined && state.occupancy(a.id) >= a.limit_) {
+      areaDenial(d, C_OCCUPANCY);
+      return;
+    }
+  }
+  if (soft) d.reason = REASONS[C_ANTI_PASSBACK_SOFT]!;
+}
+
+/** An area's denial (AB5): holder and credential kept, no deciding rule, no floors. */
+function areaDenial(d: Decision, code: number): void {
+  d.outcome = OUTCOME_OF_CODE[code]!;
+  d.topic = TOPIC_OF_CODE[code]!;
+  d.reason = REASONS[code]!;
+  d.activeRuleId = null;
+  d.floors = NO_FLOORS;
 }
 
 /**
@@ -356,10 +418,10 @@ export function decideCore(
     return exit(d, sys, device, C_FC_NOT_ALLOWED, null, null, -1, false, FLOORS_NONE, fc, cn);
   const isCard = kind === KIND_WIEGAND || kind === KIND_NUMBER;
 
-  // 3. Fallback modes.
+  // 3. Fallback modes; while the node's threat level is raised, e-cards pass online too (TL4).
   const mode = fallbackMode(node, offline);
   if (trace !== undefined) trace.mode_(mode);
-  if (mode !== MODE_NORMAL) {
+  if (mode !== MODE_NORMAL || node.threatLevel_ > 0) {
     if (isCard && (cn >= 0 ? node.ecards_.has(cn) : cn === WIDE && node.ecards_.has(WIDE_ARG.wide_)))
       return exit(d, sys, device, C_ECARD, null, null, -1, false, FLOORS_ECARD, fc, cn);
     if (mode === MODE_ECARD)
@@ -495,6 +557,11 @@ function ruleCode(mode: number, kind: number, wrongPin: boolean): number {
     return C_DENIED_BY_RULE;
   }
   if (RULES.minAllow_ === NONE) {
+    // TL2: no allow rule applies, and one would have but for the threat level.
+    if (RULES.minThreat_ !== NONE) {
+      RULES_RANK[0] = RULES.minThreat_;
+      return C_THREAT;
+    }
     RULES_RANK[0] = -1;
     return mode === MODE_24X7 ? C_OFFLINE_NOT_24X7 : C_NO_RULE;
   }

@@ -11,11 +11,14 @@ import {
   type SystemSnapshot,
   err,
   ok,
+  parseInstant,
   parseSnapshot,
 } from "../model/index.js";
 import type { ParseSnapshotOptions } from "../model/parseSnapshot.js";
 import { type AccessWindowsResult, type PeriodOptions, accessWindows } from "./accessWindows.js";
+import type { AccessState, AccessStateView } from "./accessState.js";
 import { decide } from "./decide.js";
+import { type DoorState, doorState, record } from "./doorState.js";
 import { type Explanation, explain } from "./explain.js";
 import {
   type BatchColumns,
@@ -65,12 +68,41 @@ export class Engine {
    * Decides one scan (every choice it makes is a line of docs/semantics.md). Never throws: a malformed request is `denied/badRequest`.
    * @param request - an AccessRequest, or anything (checked).
    * @param out - a decision object to fill and return instead of allocating one.
+   * @param state - the areas' state (who is inside since when, docs/semantics.md AB2–AB5): with it,
+   *   anti-passback and occupancy limits are checked at area entries; without it, areas are not
+   *   consulted. The engine never changes it: `record` does, after the decision.
    * @returns the decision, every field present.
    * @example
    * engine.decide({ deviceId: "d1", at: "2026-11-21T14:03:00Z" }).reason; //=> "badRequest" (no credential, no PIN)
    */
-  decide(request: unknown, out?: Decision): Decision {
-    return decide(this.compiled_, request, out);
+  decide(request: unknown, out?: Decision, state?: AccessStateView): Decision {
+    return decide(this.compiled_, request, out, undefined, state);
+  }
+
+  /**
+   * Moves an access state after a decision (docs/semantics.md AB8, UF3): an allowed holder at an
+   * area's entry is inside it from the request's instant, at its exit outside; the first allowed scan
+   * at a door waiting for its first person in starts the unlock. A denial changes nothing.
+   * @example
+   * const state = new AccessState();
+   * const request = { deviceId: "d1", at: "2026-11-21T14:03:00Z", pin: "1234" };
+   * engine.record(request, engine.decide(request, undefined, state), state);
+   */
+  record(request: unknown, decision: Decision, state: AccessState): void {
+    record(this.compiled_, request, decision, state);
+  }
+
+  /**
+   * Whether an unlock rule holds a door unlocked at an instant (docs/semantics.md UF1–UF2), with the
+   * first-person-in wait where the device asks for one (`autoOpenAfterFirstAllow`, read from `state`).
+   * @param at - epoch ms or an ISO 8601 instant.
+   * @returns the door state; null for an unknown device or instant.
+   * @example
+   * engine.doorState("lobby-door", "2026-11-23T08:30:00Z")?.unlocked; //=> true on a weekday unlock schedule
+   */
+  doorState(deviceId: string, at: number | string, state?: AccessStateView): DoorState | null {
+    const ms = parseInstant(at);
+    return Number.isNaN(ms) ? null : doorState(this.compiled_, deviceId, ms, state);
   }
 
   /**
@@ -165,8 +197,8 @@ export class Engine {
    * @example
    * engine.explain({ deviceId: "no-such-door", at: "2026-11-21T14:03:00Z", pin: "1234" }).trace.map((s) => s.step); //=> ["request", "device", "decision"]
    */
-  explain(request: unknown): Explanation {
-    return explain(this.compiled_, request);
+  explain(request: unknown, state?: AccessStateView): Explanation {
+    return explain(this.compiled_, request, state);
   }
 
   /**

@@ -7,8 +7,11 @@ import {
   type CompiledNode,
   type CompiledSystem,
   FC_POLICY,
+  AP_HARD,
+  AP_NONE,
   RF_24X7,
   RF_ALLOW,
+  RF_THREAT_SHIFT,
   RULE_STRIDE,
   R_FLAGS,
   R_POLICY,
@@ -28,7 +31,16 @@ import {
 } from "../model/index.js";
 import { type DecideTrace, WIDE_ARG, decide } from "./decide.js";
 import { isoInstant, isoLocal, isoOffset } from "./formatInstant.js";
-import { MODE_ECARD, MODE_NORMAL, NONE, RULE_CLOSED, RULE_OFF_SCHEDULE, type RuleOutcome } from "./ruleWalk.js";
+import {
+  MODE_ECARD,
+  MODE_NORMAL,
+  NONE,
+  RULE_CLOSED,
+  RULE_OFF_SCHEDULE,
+  RULE_THREAT,
+  type RuleOutcome,
+} from "./ruleWalk.js";
+import type { AccessStateView } from "./accessState.js";
 
 /** The evaluation step a trace entry describes, in evaluation order, then the decision itself. */
 export type TraceStepName =
@@ -40,6 +52,7 @@ export type TraceStepName =
   | "holder"
   | "rules"
   | "policy"
+  | "areas"
   | "decision";
 
 /** One rule considered for the holder at the device (rules and authentication policy steps). */
@@ -64,6 +77,11 @@ export interface TraceRule {
    * whether it closed the rule at this scan (the window alone would have been open).
    */
   calendar?: { id: string; mode: "exclude" | "only"; closedIt: boolean };
+  /**
+   * Only on an allow rule while its node's threat level is above 0 (docs/semantics.md TL5): the
+   * level, the rule's `maxThreatLevel`, and whether the level set the rule aside at this scan.
+   */
+  threatLevel?: { level: number; max: number; setAside: boolean };
 }
 
 /**
@@ -105,6 +123,7 @@ const STEP_OF_REASON: Readonly<Record<Reason, TraceStepName>> = {
   holderExpired: "holder",
   noActiveRule: "rules",
   deniedByRule: "rules",
+  threatLevel: "rules",
   offlineNot24x7: "rules",
   allowed: "policy",
   offline24x7: "policy",
@@ -112,6 +131,9 @@ const STEP_OF_REASON: Readonly<Record<Reason, TraceStepName>> = {
   wrongPin: "policy",
   pinRequired: "policy",
   cardRequired: "policy",
+  antiPassback: "areas",
+  antiPassbackSoft: "areas",
+  occupancyLimit: "areas",
 };
 
 const MODE_NAMES = ["normal", "ecardOnly", "offline24x7", "offlineAnySchedule"] as const;
@@ -234,16 +256,16 @@ function peek(request: unknown, key: string): unknown {
  * Decides `request` exactly as decide does, with a trace of the evaluation steps: what each step that ran looked
  * at and found, ending in the decision. Never throws.
  */
-export function explain(sys: CompiledSystem, request: unknown): Explanation {
+export function explain(sys: CompiledSystem, request: unknown, state?: AccessStateView): Explanation {
   const rec = new Recorder();
-  const decision = decide(sys, request, undefined, rec);
+  const decision = decide(sys, request, undefined, rec, state);
   const trace: TraceStep[] = [];
   const decidedAt = STEP_OF_REASON[decision.reason];
   const push = (step: TraceStepName, summary: string, details: Record<string, unknown>): void => {
     trace.push({ step, summary, decided: step === decidedAt ? decision.reason : null, details });
   };
   try {
-    build(sys, request, rec, decision, push);
+    build(sys, request, rec, decision, push, state);
   } catch {
     // A trace is an aid: a request hostile enough to break its description still gets its decision.
   }
@@ -262,6 +284,7 @@ function build(
   rec: Recorder,
   decision: Decision,
   push: (step: TraceStepName, summary: string, details: Record<string, unknown>) => void,
+  state: AccessStateView | undefined,
 ): void {
   // The request.
   if (decision.reason === "badRequest") {
@@ -325,7 +348,27 @@ function build(
   const c: Seen = { sys, rec, decision, push, kind, credential, pin, nodeState, device, d, node, zone };
   if (!describeRead(c) || !describeFallback(c)) return;
   const holder = describeCredential(c);
-  if (holder !== null && describeHolder(c, holder)) describeRules(c);
+  if (holder !== null && describeHolder(c, holder) && describeRules(c)) describeAreas(c, holder, state);
+}
+
+/** After the rules allowed at an entry of areas, with state (AB2–AB5): each area's check. */
+function describeAreas(c: Seen, holder: Holder, state: AccessStateView | undefined): void {
+  const { device, decision, push, rec } = c;
+  if (state === undefined || device.entryOf_.length === 0 || decision.holderId === null) return;
+  const areas = device.entryOf_.map((a) => ({
+    areaId: a.id,
+    antiPassback: a.antiPassback_ === AP_NONE ? null : a.antiPassback_ === AP_HARD ? "hard" : "soft",
+    resetSeconds: a.resetMs_ / 1000,
+    occupancyLimit: a.limit_ < 0 ? null : a.limit_,
+    enteredAt: state.enteredAt(a.id, holder.id) ?? null,
+    occupancy: state.occupancy(a.id),
+  }));
+  const inside = areas.filter((a) => a.enteredAt !== null).map((a) => a.areaId);
+  push(
+    "areas",
+    `An entry of ${areas.map((a) => a.areaId).join(", ")}; the holder is ${inside.length === 0 ? "inside none" : `inside ${inside.join(", ")}`}${STEP_OF_REASON[decision.reason] === "areas" ? ` — ${decision.reason}` : ": the areas let the holder in"}.`,
+    { at: rec.at, areas },
+  );
 }
 
 /** What the steps after the device share: the call's arguments and what the first steps found. */
@@ -399,13 +442,20 @@ function describeFallback(c: Seen): boolean {
   // 3. Fallback modes.
   const mode = rec.mode;
   const online = nodeState === undefined || nodeState === null || nodeState.online !== false;
+  const level = node.threatLevel_;
+  // TL4: a raised threat level lets e-cards through, online too.
+  const threat =
+    level === 0
+      ? ""
+      : ` Threat level ${level}: ${decision.reason === "ecard" ? "the card is an e-card, which passes" : "e-cards pass; this is no e-card read"}.`;
   push(
     "fallback",
     online
-      ? "The node is online: no fallback."
-      : `The node is offline (${nodeState!.timeKnown === false ? "time unknown" : `${String(nodeState!.offlineSeconds)} s, kill timer ${node.killTimer_} s`}, offline policy ${node.offlinePolicy_}): mode ${MODE_NAMES[mode]}${mode !== MODE_NORMAL ? `; ${decision.reason === "ecard" ? "the card is an e-card" : "not an e-card"}` : ""}.`,
+      ? `The node is online: no fallback.${threat}`
+      : `The node is offline (${nodeState!.timeKnown === false ? "time unknown" : `${String(nodeState!.offlineSeconds)} s, kill timer ${node.killTimer_} s`}, offline policy ${node.offlinePolicy_}): mode ${MODE_NAMES[mode]}${mode !== MODE_NORMAL ? `; ${decision.reason === "ecard" ? "the card is an e-card" : "not an e-card"}` : ""}.${threat}`,
     {
       online,
+      threatLevel: level,
       mode: MODE_NAMES[mode],
       killTimer: node.killTimer_,
       offlinePolicy: node.offlinePolicy_,
@@ -481,18 +531,22 @@ function describeHolder(c: Seen, holder: Holder): boolean {
   return STEP_OF_REASON[decision.reason] !== "holder" && rec.rules !== null;
 }
 
-/** Steps 6–8: every rule decide's walk met, with its verdict; then the authentication policy and floors. */
-function describeRules(c: Seen): void {
+/** Steps 6–8: every rule decide's walk met, with its verdict; then the authentication policy and floors. False when the rules decided. */
+function describeRules(c: Seen): boolean {
   const { sys, rec, decision, push, device, d } = c;
   // 6. Rules: every rule of the holder's groups that reaches the device, with its verdict.
   const r = rec.rules!;
   const candidates = candidateRules(sys, device, rec.walked, r.factor, r.mode, r.day, rec.local);
   const applicable = candidates.filter((c) => c.applicable);
   const byCalendar = candidates.filter((c) => c.calendar?.closedIt === true);
+  const byLevel = candidates.filter((c) => c.threatLevel?.setAside === true);
   const calendarNote =
-    byCalendar.length === 0
+    (byCalendar.length === 0
       ? ""
-      : `; closed by ${byCalendar.length === 1 ? "its calendar" : "their calendars"}: ${byCalendar.map((c) => `${c.ruleId} (calendar ${c.calendar!.id})`).join(", ")}`;
+      : `; closed by ${byCalendar.length === 1 ? "its calendar" : "their calendars"}: ${byCalendar.map((c) => `${c.ruleId} (calendar ${c.calendar!.id})`).join(", ")}`) +
+    (byLevel.length === 0
+      ? ""
+      : `; set aside by threat level ${device.node_.threatLevel_}: ${byLevel.map((c) => `${c.ruleId} (up to level ${c.threatLevel!.max})`).join(", ")}`);
   push(
     "rules",
     candidates.length === 0
@@ -500,7 +554,7 @@ function describeRules(c: Seen): void {
       : `${candidates.length} rule${candidates.length === 1 ? "" : "s"} of the holder's groups reach${candidates.length === 1 ? "es" : ""} this device; ${applicable.length} applicable${calendarNote}${r.minDeny !== NONE ? `; deny rule ${sys.ruleIds_[r.minDeny]} decides` : r.minAllow === NONE ? "; no allow rule applies" : ""}.`,
     { localWeekday: WEEKDAYS[weekdayOf(r.day)], mode: MODE_NAMES[r.mode], candidates },
   );
-  if (STEP_OF_REASON[decision.reason] === "rules") return;
+  if (STEP_OF_REASON[decision.reason] === "rules") return false;
 
   // 7–8. Authentication policy, floors.
   const policySummary =
@@ -513,6 +567,7 @@ function describeRules(c: Seen): void {
     acceptingRuleId: r.minAccepted === NONE ? null : sys.ruleIds_[r.minAccepted],
     floors: [...decision.floors],
   });
+  return r.minAccepted !== NONE;
 }
 
 /** The rules decide's walk met (`walked`: rank, verdict), each once, with what it found, by id. */
@@ -558,10 +613,19 @@ function candidateRules(
       window: describeWindow(rule),
       open: mode === MODE_NORMAL ? verdict !== RULE_CLOSED : null,
       is24x7: allow && (flags & RF_24X7) !== 0,
-      applicable: verdict !== RULE_CLOSED && verdict !== RULE_OFF_SCHEDULE,
+      applicable: verdict !== RULE_CLOSED && verdict !== RULE_OFF_SCHEDULE && verdict !== RULE_THREAT,
       effectivePolicy: allow ? policyName(mask) : null,
       acceptsFactors: allow ? (mask & factor) !== 0 : null,
       ...(calendar === undefined ? {} : { calendar }),
+      ...(allow && device.node_.threatLevel_ > 0
+        ? {
+            threatLevel: {
+              level: device.node_.threatLevel_,
+              max: flags >>> RF_THREAT_SHIFT,
+              setAside: verdict === RULE_THREAT,
+            },
+          }
+        : {}),
     });
   }
   out.sort((a, b) => (a.ruleId < b.ruleId ? -1 : a.ruleId > b.ruleId ? 1 : 0));

@@ -1,6 +1,9 @@
 // What the adapters may use of the evaluate layer.
 export { Engine, createEngine, loadEngine, loadEngineOrThrow } from "./engine.js";
 export { decide, newDecision } from "./decide.js";
+export { AccessState } from "./accessState.js";
+export type { AccessStateJson, AccessStateView } from "./accessState.js";
+export type { DoorState } from "./doorState.js";
 export { ReaderHandle } from "./reader.js";
 export type { BatchColumns, BatchOut, ReaderOptions } from "./reader.js";
 export type {

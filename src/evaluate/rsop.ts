@@ -4,6 +4,7 @@
 import {
   type CompiledSystem,
   RF_ALLOW,
+  RF_THREAT_SHIFT,
   RULE_STRIDE,
   R_FLAGS,
   R_POLICY,
@@ -222,6 +223,8 @@ const D_DENY = 1;
 const D_ALLOW = 2;
 const D_CARD = 3;
 const D_CARD_PIN = 4;
+/** The smallest allow rule set aside only by the node's threat level (TL2): the rank a denial names. */
+const D_THREAT = 5;
 
 function rsopScratch(sys: CompiledSystem): RsopScratch {
   let s = RSOP_SCRATCH.get(sys);
@@ -484,7 +487,9 @@ function accumulateDevices(call: RsopCall, sorted: readonly number[], stamp: num
   for (let i = 0; i < sorted.length; i++) {
     const rank = sorted[i]!;
     const base = rank * RULE_STRIDE;
-    const isAllow = (data[base + R_FLAGS]! & RF_ALLOW) !== 0;
+    const flags = data[base + R_FLAGS]!;
+    const isAllow = (flags & RF_ALLOW) !== 0;
+    const maxLevel = flags >>> RF_THREAT_SHIFT;
     const policy = data[base + R_POLICY]!;
     const devices = sys.ruleDevices_[rank]!;
     // A rule's devices mostly share one node: its window is read once per run of them.
@@ -500,6 +505,7 @@ function accumulateDevices(call: RsopCall, sorted: readonly number[], stamp: num
         acc[a + D_ALLOW] = NONE;
         acc[a + D_CARD] = NONE;
         acc[a + D_CARD_PIN] = NONE;
+        acc[a + D_THREAT] = NONE;
         if (scopeIndex < 0 || n === scopeIndex) {
           const position = idOrder[d]!;
           order[position >> 5]! |= 1 << (position & 31);
@@ -513,6 +519,10 @@ function accumulateDevices(call: RsopCall, sorted: readonly number[], stamp: num
       if (!open) continue;
       if (!isAllow) {
         if (acc[a + D_DENY] === NONE) acc[a + D_DENY] = rank;
+        continue;
+      }
+      if (maxLevel < sys.nodes_[n]!.threatLevel_) {
+        if (acc[a + D_THREAT] === NONE) acc[a + D_THREAT] = rank;
         continue;
       }
       if (acc[a + D_ALLOW] === NONE) acc[a + D_ALLOW] = rank;
@@ -593,7 +603,7 @@ function resolveDevices(call: RsopCall, index: number, h: Holder, reachedCount: 
             allowed = true;
             rank = acc[a + D_CARD_PIN]!;
           }
-        }
+        } else rank = acc[a + D_THREAT]!;
       }
     }
     resDevice[i] = d;

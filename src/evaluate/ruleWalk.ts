@@ -12,6 +12,7 @@ import {
   type CompiledSystem,
   RF_24X7,
   RF_ALLOW,
+  RF_THREAT_SHIFT,
   RULE_STRIDE,
   R_FLAGS,
   R_POLICY,
@@ -41,6 +42,8 @@ export const RULE_DENIES = 1;
 export const RULE_OFF_SCHEDULE = 2;
 export const RULE_REFUSES = 3;
 export const RULE_ACCEPTS = 4;
+/** An allow rule whose window (and the 24x7 filter) let it apply, set aside by the node's threat level (TL2). */
+export const RULE_THREAT = 5;
 
 /** Told each rule the walk meets, with its verdict (RULE_*) and its floor ref (see CompiledDevice.pairs_). */
 export interface RuleSink {
@@ -53,6 +56,8 @@ export interface RuleOutcome {
   minDeny_: number;
   minAllow_: number;
   minAccepted_: number;
+  /** Smallest rank of an allow rule set aside only by the threat level (TL2); NONE if none. */
+  minThreat_: number;
   /** Elevators: floor groups reached through accepting rules (mask, or wideHits_ beyond 31). */
   mask_: number;
   wideHits_: Set<number> | null;
@@ -60,7 +65,7 @@ export interface RuleOutcome {
 
 /** A fresh RuleOutcome; decide keeps one in module scope, rsop one per call. */
 export function newRuleOutcome(): RuleOutcome {
-  return { minDeny_: NONE, minAllow_: NONE, minAccepted_: NONE, mask_: 0, wideHits_: null };
+  return { minDeny_: NONE, minAllow_: NONE, minAccepted_: NONE, minThreat_: NONE, mask_: 0, wideHits_: null };
 }
 
 /**
@@ -98,10 +103,12 @@ export function evaluateRules(
   const groups = sys.holderGroups_;
   const elevator = device.elevator_;
   const accepts = device.policy_ & factor;
+  const level = device.node_.threatLevel_;
   const wd = weekdayOf(day);
   let minDeny = NONE;
   let minAllow = NONE;
   let minAccepted = NONE;
+  let minThreat = NONE;
   let mask = 0;
   let wideHits: Set<number> | null = null;
   const last = slots === 0 ? 0 : groupTo;
@@ -137,6 +144,10 @@ export function evaluateRules(
         continue;
       }
       if (mode === MODE_24X7 && (flags & RF_24X7) === 0) continue;
+      if (flags >>> RF_THREAT_SHIFT < level) {
+        if (rank < minThreat) minThreat = rank;
+        continue;
+      }
       if (rank < minAllow) minAllow = rank;
       if ((data[base + R_POLICY]! & accepts) === 0) continue;
       if (rank < minAccepted) minAccepted = rank;
@@ -148,6 +159,7 @@ export function evaluateRules(
   out.minDeny_ = minDeny;
   out.minAllow_ = minAllow;
   out.minAccepted_ = minAccepted;
+  out.minThreat_ = minThreat;
   out.mask_ = mask;
   out.wideHits_ = wideHits;
 }
@@ -180,10 +192,12 @@ function walkTraced(
   const groups = sys.holderGroups_;
   const elevator = device.elevator_;
   const accepts = device.policy_ & factor;
+  const level = device.node_.threatLevel_;
   const wd = weekdayOf(day);
   let minDeny = NONE;
   let minAllow = NONE;
   let minAccepted = NONE;
+  let minThreat = NONE;
   let mask = 0;
   let wideHits: Set<number> | null = null;
   const last = device.slotGroup_.length === 0 ? 0 : groupTo;
@@ -202,7 +216,10 @@ function walkTraced(
           if (rank < minDeny) minDeny = rank;
           verdict = RULE_DENIES;
         } else if (mode === MODE_24X7 && (flags & RF_24X7) === 0) verdict = RULE_OFF_SCHEDULE;
-        else {
+        else if (flags >>> RF_THREAT_SHIFT < level) {
+          if (rank < minThreat) minThreat = rank;
+          verdict = RULE_THREAT;
+        } else {
           if (rank < minAllow) minAllow = rank;
           if ((data[base + R_POLICY]! & accepts) === 0) verdict = RULE_REFUSES;
           else {
@@ -220,6 +237,7 @@ function walkTraced(
   out.minDeny_ = minDeny;
   out.minAllow_ = minAllow;
   out.minAccepted_ = minAccepted;
+  out.minThreat_ = minThreat;
   out.mask_ = mask;
   out.wideHits_ = wideHits;
 }

@@ -54,7 +54,8 @@ export function scanAccess(
   const to = (groupsAndEnabled - 1) / 2;
   evaluateRules(sys, device, from, to, CARD, MODE_NORMAL, day, tod, rules);
   if (rules.minDeny_ !== NONE) return { allowed: false, rank: rules.minDeny_, factor: CARD, local };
-  if (rules.minAllow_ === NONE) return { allowed: false, rank: NONE, factor: CARD, local };
+  // No allow rule applies: the rule set aside by the threat level names the denial, as decide's does (TL2).
+  if (rules.minAllow_ === NONE) return { allowed: false, rank: rules.minThreat_, factor: CARD, local };
   if (rules.minAccepted_ !== NONE) return { allowed: true, rank: rules.minAccepted_, factor: CARD, local };
   // Every policy accepts card + PIN, so with the PIN the smallest applicable allow rule decides.
   const holder = sys.holders_[h]!;

@@ -14,6 +14,7 @@ import {
   M_TO,
   NO_OTHER,
   RF_ALLOW,
+  RF_THREAT_SHIFT,
   RULE_STRIDE,
   R_FLAGS,
   R_POLICY,
@@ -247,6 +248,7 @@ function tableGroups(
   const pairs = device.pairs_;
   const policy = device.policy_;
   const elevator = device.elevator_;
+  const level = device.node_.threatLevel_;
 
   let nLive = 0;
   for (let slot = 0; slot < slotGroup.length; slot++) {
@@ -263,10 +265,12 @@ function tableGroups(
       const rank = pairs[i]!;
       const base = rank * RULE_STRIDE;
       if (!ruleOpen(data, cal, base, day, wd, tod)) continue;
-      if ((data[base + R_FLAGS]! & RF_ALLOW) === 0) {
+      const flags = data[base + R_FLAGS]!;
+      if ((flags & RF_ALLOW) === 0) {
         if (rank < deny) deny = rank;
         continue;
       }
+      if (flags >>> RF_THREAT_SHIFT < level) continue; // set aside by the node's threat level (TL2)
       if (rank < allow) allow = rank;
       const accepts = data[base + R_POLICY]! & policy;
       const ref = elevator ? pairs[i + 1]! : 0;

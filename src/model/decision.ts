@@ -14,7 +14,7 @@ export type Topic = "device.request.allowed" | "device.request.denied" | "device
 export const OUTCOME_CODES: readonly Outcome[] = ["allowed", "denied", "unknown"];
 
 /** Reasons of an `allowed` decision. */
-export type AllowedReason = "allowed" | "ecard" | "offline24x7" | "offlineAnySchedule";
+export type AllowedReason = "allowed" | "ecard" | "offline24x7" | "offlineAnySchedule" | "antiPassbackSoft";
 /** Reasons of an `unknown` decision: the credential could not be tied to a holder. */
 export type UnknownReason = "unknownCardFormat" | "unknownCredential" | "facilityCodeMismatch" | "unknownPin";
 /** Reasons of a `denied` decision. */
@@ -37,11 +37,20 @@ export type DeniedReason =
   | "deniedByRule"
   | "wrongPin"
   | "pinRequired"
-  | "cardRequired";
+  | "cardRequired"
+  | "threatLevel"
+  | "antiPassback"
+  | "occupancyLimit";
 /** Every reason code. */
 export type Reason = AllowedReason | UnknownReason | DeniedReason;
 
-export const ALLOWED_REASONS: readonly AllowedReason[] = ["allowed", "ecard", "offline24x7", "offlineAnySchedule"];
+export const ALLOWED_REASONS: readonly AllowedReason[] = [
+  "allowed",
+  "ecard",
+  "offline24x7",
+  "offlineAnySchedule",
+  "antiPassbackSoft",
+];
 export const UNKNOWN_REASONS: readonly UnknownReason[] = [
   "unknownCardFormat",
   "unknownCredential",
@@ -68,6 +77,9 @@ export const DENIED_REASONS: readonly DeniedReason[] = [
   "wrongPin",
   "pinRequired",
   "cardRequired",
+  "threatLevel",
+  "antiPassback",
+  "occupancyLimit",
 ];
 
 /**

@@ -233,8 +233,10 @@ function weekdays(v: unknown): ParsedRule["recurring"] | Declined {
  * (r as { allow: boolean }).allow; //=> true
  */
 export function fastRule(raw: unknown): ParsedRule | Declined {
-  // A rule with a calendar (rare) is the schema's: the fast answer keeps the one shape of a rule without.
-  if (!isObject(raw) || raw.calendar !== undefined) return DECLINED;
+  // A rule with a calendar, a threat level or an action (rare) is the schema's: the fast answer keeps
+  // the one shape of a rule without.
+  if (!isObject(raw) || raw.calendar !== undefined || raw.maxThreatLevel !== undefined || raw.action !== undefined)
+    return DECLINED;
   const id = str(raw.id, 1, Infinity);
   const name = optionalStr(raw.name, 70);
   const type = raw.type;

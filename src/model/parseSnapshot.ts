@@ -177,6 +177,7 @@ export const headerSchema = z.object({
   rules: z.array(z.unknown()).default([]),
   customFields: z.array(z.unknown()).default([]),
   calendars: z.array(z.unknown()).default([]),
+  areas: z.array(z.unknown()).default([]),
 });
 
 type Head = z.output<typeof headerSchema>;
@@ -308,6 +309,7 @@ export function parseSnapshot(input: unknown, options: ParseSnapshotOptions = {}
     rules: parsed.rules.items.map((x) => x.v),
     customFields: parsed.customFields.items.map((x) => x.v),
     calendars: parsed.calendars.items.map((x) => x.v),
+    areas: parsed.areas.items.map((x) => x.v),
   });
 }
 

@@ -2,7 +2,7 @@
 // defaults, plus this project's additions to the API. Per-entity checks live here; checks across entities (references,
 // uniqueness, ports) live in parseSnapshot.ts.
 import { z } from "zod";
-import { parseClock, parseLocalDate, parseLocalDateTime, WEEKDAYS } from "./time.js";
+import { parseClock, parseInstant, parseLocalDate, parseLocalDateTime, WEEKDAYS } from "./time.js";
 import { quote, zodMessage } from "./zodIssues.js";
 import { customFieldSchema } from "./customFields.js";
 import { type CardNumber, cardNumberProblem, cardNumberValue, isCardNumber } from "./cardNumber.js";
@@ -219,6 +219,9 @@ export const cardFormatSchema = z.object({
   layout: layoutSchema,
 });
 
+/** The highest threat level a node may be raised to (docs/semantics.md TL1): LenelS2 uses eight; 255 leaves room. */
+export const THREAT_LEVEL_MAX = 255;
+
 export const cloudNodeSchema = z.object({
   id,
   name: z.string().min(1),
@@ -231,6 +234,9 @@ export const cloudNodeSchema = z.object({
   timezone: z.string().nullable().default(null),
   locale: z.string().default("en"),
   cardFormat: z.array(cardFormatSchema).nullable().default([]),
+  // An addition (docs/semantics.md TL1): absent means 0 (normal); optional, not defaulted, so that a
+  // snapshot written before threat levels reads back unchanged. Set by PUT …/threat-level.
+  threatLevel: z.number().int().min(0).max(THREAT_LEVEL_MAX).optional(),
 });
 
 /** A lockhub (wireless-lock hub) operates at most this many locks: devices on the connection. */
@@ -350,6 +356,9 @@ export const floorGroupSchema = z.object({
   floors: z.array(idOrRef).min(1, { error: "A floor group opens at least one floor." }),
 });
 
+/** What a rule does (docs/semantics.md UF1): grants access to its group, or holds its doors unlocked. */
+export const RULE_ACTIONS = ["access", "unlock"] as const;
+
 /** How a rule follows its calendar (docs/semantics.md C2): closed on its days, or open on its days alone. */
 export const CALENDAR_MODES = ["exclude", "only"] as const;
 /** Bounds of one calendar (docs/semantics.md C1). */
@@ -415,6 +424,9 @@ export const ruleSchema = z
       .object({ id, mode: z.enum(CALENDAR_MODES) })
       .nullable()
       .optional(),
+    // Additions (docs/semantics.md TL2, UF1), optional for the same reason: absent means 0 and "access".
+    maxThreatLevel: z.number().int().min(0).max(THREAT_LEVEL_MAX).optional(),
+    action: z.enum(RULE_ACTIONS).optional(),
   })
   .superRefine((r, ctx) => {
     const add = (path: (string | number)[], message: string) => ctx.addIssue({ code: "custom", path, message });
@@ -426,6 +438,63 @@ export const ruleSchema = z
     if (new Set(r.recurring).size !== r.recurring.length) add(["recurring"], "Names a weekday twice.");
     if (r.startDate !== null && r.endDate !== null && r.startDate > r.endDate)
       add(["endDate"], "Ends before it starts.");
+    if (r.action === "unlock" && r.type !== "door")
+      add(["action"], "An unlock rule holds doors unlocked: it is a door rule.");
+    else if (r.action === "unlock" && !r.allow) add(["action"], "An unlock rule is an allow rule.");
+    if (!r.allow && r.maxThreatLevel !== undefined && r.maxThreatLevel > 0)
+      add(["maxThreatLevel"], "A deny rule applies at every threat level; maxThreatLevel is for allow rules.");
+  });
+
+/** How anti-passback treats a second entry (docs/semantics.md AB2). */
+export const ANTI_PASSBACK_MODES = ["hard", "soft"] as const;
+/** A year: the longest anti-passback reset (docs/semantics.md AB2). */
+export const RESET_SECONDS_MAX = 31_536_000;
+/** Bounds of one area (docs/semantics.md AB1). */
+export const AREA_MAX_DEVICES = 1_000;
+export const OCCUPANCY_LIMIT_MAX = 1_000_000;
+
+const instant = z.string().refine((s) => !Number.isNaN(parseInstant(s)), { error: "Must be an ISO 8601 instant." });
+
+/**
+ * An area (an addition to the API, docs/semantics.md AB1): the devices that lead in and out of it,
+ * and what its state may refuse. `lastReset` and `forgiven` are written by the reset and forgive
+ * routes only (AB6): they carry those commands to the nodes through the change feed.
+ */
+export const areaSchema = z
+  .object({
+    id,
+    name: z.string().min(1).max(70),
+    entries: z
+      .array(id)
+      .min(1, { error: "An area has at least one entry." })
+      .max(AREA_MAX_DEVICES, { error: `An area has at most ${AREA_MAX_DEVICES} entries.` }),
+    exits: z
+      .array(id)
+      .max(AREA_MAX_DEVICES, { error: `An area has at most ${AREA_MAX_DEVICES} exits.` })
+      .default([]),
+    antiPassback: z
+      .object({ mode: z.enum(ANTI_PASSBACK_MODES), resetSeconds: z.number().int().min(0).max(RESET_SECONDS_MAX) })
+      .nullable()
+      .default(null),
+    occupancyLimit: z.number().int().min(1).max(OCCUPANCY_LIMIT_MAX).nullable().default(null),
+    lastReset: instant.nullable().optional(),
+    forgiven: z.record(z.string(), instant).optional(),
+  })
+  .superRefine((a, ctx) => {
+    const add = (path: (string | number)[], message: string) => ctx.addIssue({ code: "custom", path, message });
+    const seen = new Map<string, string>();
+    for (const list of ["entries", "exits"] as const)
+      a[list].forEach((d, j) => {
+        const before = seen.get(d);
+        if (before === undefined) seen.set(d, list);
+        else
+          add(
+            [list, j],
+            before === list
+              ? `Names device "${d}" twice.`
+              : `Device "${d}" is already an entry; a device leads either in or out of one area.`,
+          );
+      });
   });
 
 export const systemSnapshotSchema = z.object({
@@ -442,6 +511,7 @@ export const systemSnapshotSchema = z.object({
   rules: z.array(ruleSchema).default([]),
   customFields: z.array(customFieldSchema).default([]),
   calendars: z.array(calendarSchema).default([]),
+  areas: z.array(areaSchema).default([]),
 });
 
 /** The input shape of a system snapshot (what a JSON file may hold). */

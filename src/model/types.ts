@@ -4,6 +4,7 @@ import type { z } from "zod";
 import type { CardNumber } from "./cardNumber.js";
 import type { customFieldSchema } from "./customFields.js";
 import type {
+  areaSchema,
   calendarSchema,
   cardFormatSchema,
   cloudNodeSchema,
@@ -60,6 +61,9 @@ export type Rule = z.output<typeof ruleSchema>;
 /** A calendar of days (docs/semantics.md C1), with `partition`, `dates` and `recurring` defaulted. */
 export type Calendar = z.output<typeof calendarSchema>;
 
+/** An area (docs/semantics.md AB1), with `exits`, `antiPassback` and `occupancyLimit` defaulted. */
+export type Area = z.output<typeof areaSchema>;
+
 /** A custom field definition of a partition, with `displayName`, `required` and `visibility` defaulted. */
 export type CustomField = z.output<typeof customFieldSchema>;
 
@@ -78,4 +82,5 @@ export interface SystemSnapshot {
   readonly rules: readonly Rule[];
   readonly customFields: readonly CustomField[];
   readonly calendars: readonly Calendar[];
+  readonly areas: readonly Area[];
 }

@@ -5,6 +5,7 @@ import type { z } from "zod";
 import type { CardNumber } from "../cardNumber.js";
 import type { Issue } from "../issue.js";
 import {
+  areaSchema,
   calendarSchema,
   cloudNodeSchema,
   connectionSchema,
@@ -48,6 +49,7 @@ import {
 import { checkPartitionId, checkPartitionName } from "./partitions.js";
 import { checkRuleId, checkRuleRefs } from "./rules.js";
 import { checkCalendarId, checkCalendarRefs } from "./calendars.js";
+import { checkAreaId, checkAreaRefs } from "./areas.js";
 
 export * from "./lookups.js";
 
@@ -63,6 +65,7 @@ export const ENTITY_SCHEMAS: { readonly [C in Collection]: z.ZodType<ParsedEntit
   rules: ruleSchema,
   customFields: customFieldSchema,
   calendars: calendarSchema,
+  areas: areaSchema,
 };
 
 /** The collections with a fast path (fastParse.ts): what it answers equals what the schema would. */
@@ -129,6 +132,8 @@ export const PHASES: readonly Phase[] = [
   phase("customFields", checkCustomFieldRefs),
   phase("calendars", checkCalendarId),
   phase("calendars", checkCalendarRefs),
+  phase("areas", checkAreaId),
+  phase("areas", checkAreaRefs),
 ];
 
 /** The order schema issues are reported in: collection by collection. */
@@ -143,6 +148,7 @@ export const SCHEMA_ORDER: readonly Collection[] = [
   "rules",
   "customFields",
   "calendars",
+  "areas",
 ];
 
 /** Valid elements with their index, and ids of the elements that failed their schema. */

@@ -6,6 +6,7 @@ import type { CardNumber } from "../cardNumber.js";
 import type { IssueCode } from "../issue.js";
 import type { customFieldSchema } from "../customFields.js";
 import type {
+  areaSchema,
   calendarSchema,
   cloudNodeSchema,
   connectionSchema,
@@ -31,6 +32,7 @@ export interface ParsedEntities {
   rules: z.output<typeof ruleSchema>;
   customFields: z.output<typeof customFieldSchema>;
   calendars: z.output<typeof calendarSchema>;
+  areas: z.output<typeof areaSchema>;
 }
 
 export type Collection = keyof ParsedEntities;
@@ -48,6 +50,7 @@ export const COLLECTIONS: readonly Collection[] = [
   "rules",
   "customFields",
   "calendars",
+  "areas",
 ];
 export const NAMED_COLLECTIONS: readonly NamedCollection[] = ["partitions", "groups", "devices", "floorGroups"];
 
