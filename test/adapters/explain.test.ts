@@ -1,6 +1,7 @@
 // explain through each door: the library (what a trace holds), the CLI (`rsop explain`) and HTTP
 // (`POST /{system_id}/decisions/explain`, read-only handler and `--data` server).
 import { afterAll, describe, expect, test } from "vitest";
+import { AccessState, loadEngineOrThrow } from "../../src/index.js";
 import { createHttpHandler } from "../../src/http.js";
 import type { LiveSystem } from "../../src/live/index.js";
 import { formatExplanation, paintFor } from "../../src/adapters/cli/explainCommand.js";
@@ -109,6 +110,85 @@ describe("engine.explain", () => {
     const unknown = building.explain({ ...nurseWeekday, deviceId: "no-such-door" });
     expect(unknown.trace.map((s) => s.step)).toEqual(["request", "device", "decision"]);
     expect(unknown.trace[1]!.decided).toBe("unknownDevice");
+  });
+});
+
+describe("engine.explain with door states (docs/semantics.md TL5, AB5)", () => {
+  const snapshot = building.snapshot;
+  const lockdown = loadEngineOrThrow({
+    ...snapshot,
+    cloudNodes: snapshot.cloudNodes.map((n) => (n.id === "node-chicago-main" ? { ...n, threatLevel: 2 } : n)),
+  });
+
+  test("TL5: a rule set aside by the threat level is marked, listed in the summary and not applicable; the printer says so", () => {
+    const { decision, trace } = lockdown.explain(nurseWeekday);
+    expect(decision).toMatchObject({ reason: "threatLevel", activeRuleId: "rule-nurses-day-weekdays" });
+    const rules = trace.find((s) => s.step === "rules")!;
+    expect(rules.decided).toBe("threatLevel");
+    expect(rules.summary).toContain("set aside by threat level 2: rule-nurses-day-weekdays (up to level 0)");
+    expect(rules.details.candidates).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          ruleId: "rule-nurses-day-weekdays",
+          open: true,
+          applicable: false,
+          threatLevel: { level: 2, max: 0, setAside: true },
+        }),
+      ]),
+    );
+    expect(trace.find((s) => s.step === "fallback")!.details).toMatchObject({ online: true, threatLevel: 2 });
+    const text = formatExplanation(lockdown.explain(nurseWeekday), paintFor(false));
+    expect(text).toContain("rule-nurses-day-weekdays");
+    expect(text).toContain("set aside at threat level 2 (up to 0)");
+  });
+
+  test("C4: the printer names the calendar that closed a rule whose window was open", () => {
+    const holiday = loadEngineOrThrow({
+      ...snapshot,
+      calendars: [{ id: "cal-holidays", name: "Holidays", dates: ["2026-04-15"] }],
+      rules: snapshot.rules.map((r) =>
+        r.id === "rule-nurses-day-weekdays" ? { ...r, calendar: { id: "cal-holidays", mode: "exclude" as const } } : r,
+      ),
+    });
+    const text = formatExplanation(holiday.explain(nurseWeekday), paintFor(false));
+    expect(text).toMatch(/rule-nurses-day-weekdays .*: closed; closed by calendar cal-holidays/);
+  });
+
+  test("TL4: an e-card read at a raised level passes in the fallback step, online", () => {
+    const { decision, trace } = lockdown.explain({ ...nurseWeekday, credential: { credentialNumber: 7001 } });
+    expect(decision.reason).toBe("ecard");
+    const fallback = trace.at(-2)!;
+    expect(fallback).toMatchObject({ step: "fallback", decided: "ecard" });
+    expect(fallback.summary).toContain("Threat level 2: the card is an e-card, which passes");
+  });
+
+  test("AB5: with a state, an area entry adds the areas step, which decides a hard anti-passback denial", () => {
+    const withArea = loadEngineOrThrow({
+      ...snapshot,
+      areas: [
+        {
+          id: "area-ward-3",
+          name: "Ward 3",
+          entries: ["door-ward-3"],
+          antiPassback: { mode: "hard", resetSeconds: 0 },
+          occupancyLimit: 10,
+        },
+      ],
+    });
+    const state = new AccessState();
+    const first = withArea.explain(nurseWeekday, state);
+    expect(first.trace.map((s) => s.step)).toContain("areas");
+    expect(first.decision.reason).toBe("allowed");
+    withArea.record(nurseWeekday, first.decision, state);
+    const again = withArea.explain(nurseWeekday, state);
+    expect(again.decision).toStrictEqual(withArea.decide(nurseWeekday, undefined, state));
+    expect(again.trace.at(-2)).toMatchObject({
+      step: "areas",
+      decided: "antiPassback",
+      details: { areas: [expect.objectContaining({ areaId: "area-ward-3", antiPassback: "hard", occupancy: 1 })] },
+    });
+    // Without a state the areas are not consulted, and the trace has no areas step.
+    expect(withArea.explain(nurseWeekday).trace.map((s) => s.step)).not.toContain("areas");
   });
 });
 

@@ -47,7 +47,13 @@ function ruleLine(c: TraceRule, paint: Paint): string {
   const policy = c.allow
     ? `; policy ${c.effectivePolicy}, ${c.acceptsFactors ? "accepts" : "does not accept"} the factors`
     : "";
-  return `      ${c.applicable ? "•" : "◦"} ${c.ruleId}${c.name !== null ? ` "${c.name}"` : ""} (${kind}, group ${c.groupId}, ${c.window}${c.is24x7 ? ", 24x7" : ""}): ${verdict}${policy}`;
+  // Why a rule whose window alone was open does not apply: its calendar (C4) or the threat level (TL5).
+  const calendar = c.calendar?.closedIt === true ? `; closed by calendar ${c.calendar.id}` : "";
+  const level =
+    c.threatLevel?.setAside === true
+      ? `; ${paint.bad(`set aside at threat level ${c.threatLevel.level}`)} (up to ${c.threatLevel.max})`
+      : "";
+  return `      ${c.applicable ? "•" : "◦"} ${c.ruleId}${c.name !== null ? ` "${c.name}"` : ""} (${kind}, group ${c.groupId}, ${c.window}${c.is24x7 ? ", 24x7" : ""}): ${verdict}${calendar}${level}${policy}`;
 }
 
 /** The trace as numbered lines, the deciding step marked, the decision last. */
