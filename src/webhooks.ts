@@ -9,11 +9,18 @@
  * @packageDocumentation
  */
 export { accessEvent } from "./events/accessEvent.js";
-export { changeEvents } from "./events/changeEvents.js";
+export { changeEvents, threatLevelEvents } from "./events/changeEvents.js";
 export { filterEvent } from "./events/filterEvent.js";
 export { SIGNATURE_HEADER, signBody, verifySignature } from "./events/signature.js";
 
 export type { AccessEventOptions } from "./events/accessEvent.js";
 export type { ChangeInput, PatchLike } from "./events/changeEvents.js";
-export type { AccessEvent, ChangeEvent, EntityType, SecrecyLevel, WebhookEvent } from "./events/types.js";
+export type {
+  AccessEvent,
+  ChangeEvent,
+  EntityType,
+  SecrecyLevel,
+  ThreatLevelEvent,
+  WebhookEvent,
+} from "./events/types.js";
 export type { AccessTopic, ChangeTopic } from "./events/topics.js";

@@ -3,7 +3,8 @@
 // holder's (1.0: person's) credentials are entities of their own; a holder added or removed brings
 // its credentials' events along (docs/semantics.md W6).
 import type { PatchLike } from "../compile/index.js";
-import type { ChangeEvent, EntityType } from "./types.js";
+import { THREAT_LEVEL_TOPIC } from "./topics.js";
+import type { ChangeEvent, EntityType, ThreatLevelEvent } from "./types.js";
 
 export type { PatchLike };
 
@@ -50,6 +51,7 @@ const SYSTEM: readonly Collection[] = [
   { key: "holders", type: "holder", keyOf: byId, credentials: true },
   { key: "rules", type: "rule", keyOf: byId },
   { key: "calendars", type: "calendar", keyOf: byId },
+  { key: "areas", type: "area", keyOf: byId },
 ];
 const PANEL: readonly Collection[] = [
   { key: "partitions", type: "partition", keyOf: byId },
@@ -175,6 +177,43 @@ export function changeEvents(input: ChangeInput): ChangeEvent[] {
     if (!same(a, b)) emit("entity.modified", "cloudNode", b);
   }
   return events;
+}
+
+/**
+ * The `cloudNode.threatLevel.changed` events of one accepted write of a 2.0 system (TL1): one per
+ * cloud node whose `threatLevel` (absent: 0) differs before and after it. A node added or removed
+ * has no such event (its `entity.added`/`removed` says it all).
+ * @example
+ * const before = live.snapshot;
+ * const r = live.apply({ method: "PUT", path: "/cloud-nodes/n-main/threat-level", body: { level: 3 } });
+ * threatLevelEvents({ before, after: live.snapshot, patches: r.patches, inversePatches: r.inversePatches, occurredAt: "t" })
+ *   .map((e) => [e.level, e.previous]); //=> [[3, 0]]
+ */
+export function threatLevelEvents(input: ChangeInput): ThreatLevelEvent[] {
+  if (!isObject(input.before) || !isObject(input.after) || input.after.format === "rsop-panel/1") return [];
+  const systemId = String(input.after.systemId);
+  const newId = input.newId ?? (() => crypto.randomUUID());
+  const pairs: { was: Entity | undefined; now: Entity | undefined }[] = [];
+  const keyed = input.inversePatches !== undefined ? keyedReach(input.patches, input.inversePatches) : null;
+  if (keyed !== null) pairs.push(...(keyed.get("cloudNodes")?.values() ?? []));
+  else if (input.patches.some((p) => p.path[0] === "cloudNodes")) {
+    const was = new Map(list(input.before, "cloudNodes").map((n) => [String(n.id), n]));
+    for (const now of list(input.after, "cloudNodes")) pairs.push({ was: was.get(String(now.id)), now });
+  }
+  const level = (n: Entity): number => (typeof n.threatLevel === "number" ? n.threatLevel : 0);
+  const out: ThreatLevelEvent[] = [];
+  for (const { was, now } of pairs)
+    if (was !== undefined && now !== undefined && level(was) !== level(now))
+      out.push({
+        topic: THREAT_LEVEL_TOPIC,
+        id: newId(),
+        occurredAt: input.occurredAt,
+        systemId,
+        cloudNodeId: String(now.id),
+        level: level(now),
+        previous: level(was),
+      });
+  return out;
 }
 
 type Emit = (topic: ChangeEvent["topic"], entityType: EntityType, entity: Entity) => void;

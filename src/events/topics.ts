@@ -21,6 +21,10 @@ export const DOOR_TOPICS = ["door.request.allowed", "door.request.denied", "door
 /** An access-event topic of either generation. */
 export type AccessTopic = (typeof DEVICE_TOPICS)[number] | (typeof DOOR_TOPICS)[number];
 
+/** A cloud node's threat level changed (docs/semantics.md TL1): a 2.0 cloud-node event. */
+export const THREAT_LEVEL_TOPIC = "cloudNode.threatLevel.changed";
+export type ThreatLevelTopic = typeof THREAT_LEVEL_TOPIC;
+
 const ORGANIZATION_2 = [
   "organization.created",
   "organization.deleted",
@@ -45,6 +49,7 @@ export const TOPICS: Readonly<Record<Generation, ReadonlyMap<string, TopicCatego
   "2.0": new Map<string, TopicCategory>([
     ...ORGANIZATION_2.map((t) => [t, "organization"] as const),
     ...DEVICE_TOPICS.map((t) => [t, "cloudNode"] as const),
+    [THREAT_LEVEL_TOPIC, "cloudNode"],
     ...CHANGE_TOPICS.map((t) => [t, "system"] as const),
   ]),
   "1.0": new Map<string, TopicCategory>([

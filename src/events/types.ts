@@ -1,6 +1,6 @@
 // The event bodies a subscriber receives (JSON), before the secrecy filter of its subscription.
 import type { CardNumber, Reason } from "../model/index.js";
-import type { AccessTopic, ChangeTopic } from "./topics.js";
+import type { AccessTopic, ChangeTopic, ThreatLevelTopic } from "./topics.js";
 
 /** What happened at a device: one decision as an event. No typed PIN is ever part of it. */
 export interface AccessEvent {
@@ -45,7 +45,8 @@ export type EntityType =
   | "customField"
   | "floorGroup"
   | "rule"
-  | "calendar";
+  | "calendar"
+  | "area";
 
 /** One entity added, modified or removed by an accepted write. */
 export interface ChangeEvent {
@@ -61,8 +62,24 @@ export interface ChangeEvent {
   readonly data: unknown;
 }
 
+/**
+ * A cloud node's threat level changed (docs/semantics.md TL1): sent beside the node's
+ * `entity.modified`, so that a subscriber can follow the level without diffing nodes.
+ */
+export interface ThreatLevelEvent {
+  readonly topic: ThreatLevelTopic;
+  readonly id: string;
+  readonly occurredAt: string;
+  readonly systemId: string;
+  readonly cloudNodeId: string;
+  /** The level now, 0–255 (0: normal). */
+  readonly level: number;
+  /** The level before the change. */
+  readonly previous: number;
+}
+
 /** Any event this library builds. */
-export type WebhookEvent = AccessEvent | ChangeEvent;
+export type WebhookEvent = AccessEvent | ChangeEvent | ThreatLevelEvent;
 
 /** How much a subscriber may see: 0 everything, 1 no PINs or credentials, 2 also no names or email. */
 export type SecrecyLevel = 0 | 1 | 2;

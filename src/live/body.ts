@@ -2,6 +2,7 @@
 // and the reading of an operation a caller gave, once, into a plain copy (HJ3).
 import { z } from "zod";
 import {
+  areaSchema,
   type Issue,
   deviceSchema,
   floorGroupSchema,
@@ -223,6 +224,7 @@ const REFERENCES = new Map<unknown, Readonly<Record<string, readonly [Collection
     ruleSchema,
     { groupId: ["groups", "group"], devices: ["devices", "device"], floorGroups: ["floorGroups", "floor group"] },
   ],
+  [areaSchema, { entries: ["devices", "device"], exits: ["devices", "device"] }],
 ]);
 
 /**

@@ -26,6 +26,7 @@ import {
   deleteCloudNode,
   deleteConnection,
   deleteDevice,
+  setThreatLevel,
   updateCloudNode,
   updateConnection,
   updateDevice,
@@ -50,6 +51,7 @@ import {
 import { type Answer, type ReadContext, reads } from "./operations/reads.js";
 import { createRule, deleteRule, updateRule } from "./operations/rules.js";
 import { createCalendar, deleteCalendar, updateCalendar } from "./operations/calendars.js";
+import { createArea, deleteArea, forgiveArea, resetArea, updateArea } from "./operations/areas.js";
 
 export type WriteHandler = (ctx: WriteContext) => Created;
 export type ReadHandler = (ctx: ReadContext) => Answer;
@@ -92,11 +94,19 @@ const TABLE: Table = [
   ["GET", "/calendars/:calendarId", reads.calendar],
   ["PUT", "/calendars/:calendarId", updateCalendar],
   ["DELETE", "/calendars/:calendarId", deleteCalendar],
+  ["POST", "/areas", createArea],
+  ["GET", "/areas", reads.areas],
+  ["GET", "/areas/:areaId", reads.area],
+  ["PUT", "/areas/:areaId", updateArea],
+  ["DELETE", "/areas/:areaId", deleteArea],
+  ["POST", "/areas/:areaId/reset", resetArea],
+  ["POST", "/areas/:areaId/forgive", forgiveArea],
   ["POST", "/cloud-nodes", createCloudNode],
   ["GET", "/cloud-nodes", reads.cloudNodes],
   ["GET", "/cloud-nodes/:cloudNodeId", reads.cloudNode],
   ["PUT", "/cloud-nodes/:cloudNodeId", updateCloudNode],
   ["DELETE", "/cloud-nodes/:cloudNodeId", deleteCloudNode],
+  ["PUT", "/cloud-nodes/:cloudNodeId/threat-level", setThreatLevel],
   ["GET", "/cloud-nodes/:cloudNodeId/hardware", reads.hardware],
   ["GET", "/cloud-nodes/:cloudNodeId/diagnostics/wireless", reads.wirelessDiagnostics],
   ["POST", "/cloud-nodes/:cloudNodeId/connections", createConnection],

@@ -65,6 +65,7 @@ const RELATIONS: readonly Relation[] = [
   relation("customFields", "partitions", (d) => [d.partition]),
   relation("rules", "calendars", (r) => (r.calendar ? [r.calendar.id] : [])),
   relation("calendars", "partitions", (c) => [c.partition]),
+  relation("areas", "devices", (a) => [...a.entries, ...a.exits]),
 ];
 /** The position in RELATIONS of the reference from `from` to `to`. */
 function relationOf(from: Collection, to: Collection): number {

@@ -30,6 +30,7 @@ const NO_BODY = new Set([
   "DELETE /holders/:holderId/groups/:groupId",
   "DELETE /rules/:ruleId",
   "DELETE /calendars/:calendarId",
+  "DELETE /areas/:areaId",
   "DELETE /cloud-nodes/:cloudNodeId",
   "DELETE /cloud-nodes/:cloudNodeId/connections/:connectionId",
   "DELETE /cloud-nodes/:cloudNodeId/devices/:deviceId",
@@ -131,6 +132,32 @@ const SYSTEM_CASES: Readonly<Record<string, Faulty>> = {
     path: "/calendars/?",
     body: { name: "C", partition: "p-nowhere", dates: ["2026-1-1"], colour: "red" },
     paths: ["body.partition", "body.dates[0]", "body.colour"],
+  },
+  "POST /areas": {
+    path: "/areas",
+    body: { name: "", entries: ["d-nowhere"], occupancyLimit: 0, lastReset: null },
+    paths: ["body.name", "body.entries[0]", "body.occupancyLimit", "body.lastReset"],
+  },
+  // The paths of the area routes are set once an area exists (below).
+  "PUT /areas/:areaId": {
+    path: "/areas/?",
+    body: { name: "A", entries: ["d-front"], antiPassback: { mode: "never", resetSeconds: -1 }, forgiven: {} },
+    paths: ["body.antiPassback.mode", "body.antiPassback.resetSeconds", "body.forgiven"],
+  },
+  "POST /areas/:areaId/reset": {
+    path: "/areas/?/reset",
+    body: { all: true, at: "now" },
+    paths: ["body.all", "body.at"],
+  },
+  "POST /areas/:areaId/forgive": {
+    path: "/areas/?/forgive",
+    body: { holderId: 7, at: "now" },
+    paths: ["body.holderId", "body.at"],
+  },
+  "PUT /cloud-nodes/:cloudNodeId/threat-level": {
+    path: "/cloud-nodes/n-main/threat-level",
+    body: { level: 2.5, reason: "drill" },
+    paths: ["body.level", "body.reason"],
   },
   "POST /cloud-nodes": {
     path: "/cloud-nodes",
@@ -343,8 +370,18 @@ describe("HS6: every write route reports every problem of its body in one answer
     // A calendar for its update route.
     const calendar = await call("POST", "/calendars", { name: "Holidays" });
     expect(calendar.status).toBe(201);
+    // An area for its routes.
+    const area = await call("POST", "/areas", { name: "Lobby", entries: ["d-front"] });
+    expect(area.status).toBe(201);
+    const atArea = (route: string) => ({
+      ...SYSTEM_CASES[route]!,
+      path: SYSTEM_CASES[route]!.path.replace("?", area.body.id),
+    });
     const cases: Record<string, Faulty> = {
       ...SYSTEM_CASES,
+      "PUT /areas/:areaId": atArea("PUT /areas/:areaId"),
+      "POST /areas/:areaId/reset": atArea("POST /areas/:areaId/reset"),
+      "POST /areas/:areaId/forgive": atArea("POST /areas/:areaId/forgive"),
       "PUT /calendars/:calendarId": {
         ...SYSTEM_CASES["PUT /calendars/:calendarId"]!,
         path: `/calendars/${calendar.body.id}`,

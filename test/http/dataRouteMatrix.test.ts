@@ -114,6 +114,8 @@ const newPhone = async (m: Maker, h: string) =>
 const newRule = async (m: Maker) => (await m.ok("POST", "/rules", ruleBody(await newGroup(m)))).id as string;
 const newCalendar = async (m: Maker) =>
   (await m.ok("POST", "/calendars", { name: `Matrix calendar ${m.n()}`, dates: ["2026-12-25"] })).id as string;
+const areaBody = (n: number) => ({ name: `Matrix area ${n}`, entries: ["d-front"], exits: ["d-front-out"] });
+const newArea = async (m: Maker) => (await m.ok("POST", "/areas", areaBody(m.n()))).id as string;
 const newNode = async (m: Maker) => (await m.ok("POST", "/cloud-nodes", { name: `Matrix node ${m.n()}` })).id as string;
 const connectionBody = (n: number) => ({
   name: `Matrix board ${n}`,
@@ -587,6 +589,84 @@ const CASES: readonly Case[] = [
     make: async (m) => ({ path: `/calendars/${await newCalendar(m)}` }),
     bad: async () => ({ path: "/calendars/c-nope", status: 404, issue: "(root)" }),
   },
+  // ★ Areas (docs/semantics.md AB1, AB6): written by admins and integrators, read by everyone.
+  {
+    route: "★ POST /areas",
+    method: "POST",
+    status: 201,
+    answer: "id",
+    ...ADMINS_ONLY,
+    make: async (m) => ({ path: "/areas", body: areaBody(m.n()) }),
+    bad: async () => ({
+      path: "/areas",
+      body: { name: "A", entries: ["d-nope"] },
+      status: 400,
+      issue: "body.entries[0]",
+    }),
+  },
+  {
+    route: "★ GET /areas",
+    method: "GET",
+    status: 200,
+    answer: "array",
+    paged: true,
+    ...EVERYONE,
+    make: at({ path: "/areas" }),
+  },
+  {
+    route: "★ GET /areas/{area_id}",
+    method: "GET",
+    status: 200,
+    answer: "object",
+    ...EVERYONE,
+    make: async (m) => ({ path: `/areas/${await newArea(m)}` }),
+  },
+  {
+    route: "★ PUT /areas/{area_id}",
+    method: "PUT",
+    status: 204,
+    answer: "none",
+    ...ADMINS_ONLY,
+    make: async (m) => ({ path: `/areas/${await newArea(m)}`, body: areaBody(m.n()) }),
+    bad: async (m) => ({
+      path: `/areas/${await newArea(m)}`,
+      body: { ...areaBody(m.n()), lastReset: null },
+      status: 400,
+      issue: "body.lastReset",
+    }),
+  },
+  {
+    route: "★ DELETE /areas/{area_id}",
+    method: "DELETE",
+    status: 204,
+    answer: "none",
+    ...ADMINS_ONLY,
+    make: async (m) => ({ path: `/areas/${await newArea(m)}` }),
+    bad: async () => ({ path: "/areas/a-nope", status: 404, issue: "(root)" }),
+  },
+  {
+    route: "★ POST /areas/{area_id}/reset",
+    method: "POST",
+    status: 204,
+    answer: "none",
+    ...ADMINS_ONLY,
+    make: async (m) => ({ path: `/areas/${await newArea(m)}/reset` }),
+    bad: async (m) => ({
+      path: `/areas/${await newArea(m)}/reset`,
+      body: { all: true },
+      status: 400,
+      issue: "body.all",
+    }),
+  },
+  {
+    route: "★ POST /areas/{area_id}/forgive",
+    method: "POST",
+    status: 204,
+    answer: "none",
+    ...ADMINS_ONLY,
+    make: async (m) => ({ path: `/areas/${await newArea(m)}/forgive`, body: { holderId: "h-ann" } }),
+    bad: async (m) => ({ path: `/areas/${await newArea(m)}/forgive`, body: {}, status: 400, issue: "body.holderId" }),
+  },
   // Cloud nodes
   {
     route: "POST /cloud-nodes",
@@ -641,6 +721,20 @@ const CASES: readonly Case[] = [
     ...ADMINS_ONLY,
     make: async (m) => ({ path: `/cloud-nodes/${await newNode(m)}` }),
     bad: async () => ({ path: "/cloud-nodes/n-main", status: 409, issue: "connections[0].cloudNode" }),
+  },
+  {
+    route: "★ PUT /cloud-nodes/{cloud_node_id}/threat-level",
+    method: "PUT",
+    status: 204,
+    answer: "none",
+    ...ADMINS_ONLY,
+    make: async (m) => ({ path: `/cloud-nodes/${await newNode(m)}/threat-level`, body: { level: 1 + (m.n() % 255) } }),
+    bad: async (m) => ({
+      path: `/cloud-nodes/${await newNode(m)}/threat-level`,
+      body: { level: 300 },
+      status: 400,
+      issue: "body.level",
+    }),
   },
   {
     route: "GET /cloud-nodes/{cloud_node_id}/hardware",

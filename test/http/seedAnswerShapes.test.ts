@@ -159,8 +159,10 @@ const ONLY_SOMETIMES = {
   ],
 } as const satisfies Partial<Record<keyof typeof SEED, readonly string[]>>;
 
-/** Additions to the API a table does not list: a card format's `layout` (S4). */
-const ADDED = { cardFormat: ["layout"] } as const satisfies Partial<Record<keyof typeof SEED, readonly string[]>>;
+/** Additions to the API a table does not list: a card format's `layout` (S4), a cloud node's `threatLevel` (TL1). */
+const ADDED = { cardFormat: ["layout"], cloudNode: ["threatLevel"] } as const satisfies Partial<
+  Record<keyof typeof SEED, readonly string[]>
+>;
 
 /** `x` has every key of `table` (but those it may leave out) and no other; `what` names it in a failure. */
 function expectShape(x: unknown, table: keyof typeof SEED, what: string): Record<string, any> {

@@ -40,6 +40,7 @@ describe("cloud nodes", () => {
       timezone: "UTC",
       locale: "en",
       cardFormat: [H10301],
+      threatLevel: 0,
     });
   });
 

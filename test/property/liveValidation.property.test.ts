@@ -127,6 +127,7 @@ const FIELDS: Record<Collection, readonly string[]> = {
   rules: ["id", "groupId", "devices", "floorGroups", "type"],
   customFields: ["id", "partition", "type", "required", "values", "min", "max"],
   calendars: ["id", "partition"],
+  areas: ["id", "entries", "exits"],
 };
 
 /** Values of `field` anywhere in the snapshot, then junk. */

@@ -1,6 +1,12 @@
 // Cloud nodes, connections and devices (the 2.0 systems API), with their create/update required fields,
 // defaults, and deletes refused while something references them.
-import { cloudNodeSchema, connectionSchema, defaultCardFormat, deviceSchema } from "../../model/index.js";
+import {
+  THREAT_LEVEL_MAX,
+  cloudNodeSchema,
+  connectionSchema,
+  defaultCardFormat,
+  deviceSchema,
+} from "../../model/index.js";
 import type { CloudNode, Device } from "../../model/index.js";
 import {
   configureNetwork,
@@ -11,8 +17,8 @@ import {
   pick,
   requireKeys,
 } from "../body.js";
-import { notFound } from "../operation.js";
-import { type Created, NO_CONTENT, type WriteContext, indexOf } from "./common.js";
+import { notFound, refuse } from "../operation.js";
+import { type Created, NO_CONTENT, type WriteContext, indexOf, onlyKeys } from "./common.js";
 import { cloudNodeReferrers, connectionReferrers, deviceReferrers, refuseIfReferenced } from "./referrers.js";
 
 const NODE_WRITABLE = [
@@ -54,11 +60,40 @@ export function updateCloudNode(ctx: WriteContext): Created {
   const current = draft.cloudNodes[i]!;
   const b = pick(objectBody(body), NODE_WRITABLE);
   requireKeys(b, ["name"]);
+  // The threat level is set by its own route (TL1): a body's `threatLevel` is left out like the
+  // node's other read-only fields, and the stored level is kept.
+  const level = current.threatLevel;
   const next = normalizeNode(
-    parseBody(cloudNodeSchema, { ...b, id: current.id, created: current.created }),
+    parseBody(cloudNodeSchema, {
+      ...b,
+      id: current.id,
+      created: current.created,
+      ...(level !== undefined ? { threatLevel: level } : {}),
+    }),
     draft.timezone,
   );
   draft.cloudNodes[i] = next;
+  return NO_CONTENT;
+}
+
+/**
+ * Sets the node's threat level (docs/semantics.md TL1): `{level}`, an integer 0–255. Level 0 is
+ * stored as no `threatLevel` at all, so that a node back at normal is the node it was before any
+ * threat (a snapshot written before threat levels reads the same). The same level again changes
+ * nothing: no change is stored and no event is sent.
+ */
+export function setThreatLevel(ctx: WriteContext): Created {
+  const i = indexOf(ctx, "cloudNodes", ctx.params.cloudNodeId!, "cloud node");
+  const b = objectBody(ctx.body);
+  onlyKeys(b, ["level"]);
+  const level = b.level;
+  if (level === undefined) refuse(400, "required", ["body", "level"], "Is required: the threat level, 0 to 255.");
+  if (typeof level !== "number" || !Number.isInteger(level) || level < 0 || level > THREAT_LEVEL_MAX)
+    refuse(400, "invalid", ["body", "level"], `Must be a whole number from 0 (normal) to ${THREAT_LEVEL_MAX}.`);
+  if ((ctx.base.cloudNodes[i]!.threatLevel ?? 0) === level) return NO_CONTENT;
+  const node = ctx.draft.cloudNodes[i]!;
+  if (level === 0) delete node.threatLevel;
+  else node.threatLevel = level;
   return NO_CONTENT;
 }
 

@@ -97,6 +97,15 @@ export function updateHolder(ctx: WriteContext): Created {
 }
 
 export function deleteHolder(ctx: WriteContext): Created {
-  ctx.remove("holders", indexOf(ctx, "holders", ctx.params.holderId!, "holder"));
+  const id = ctx.params.holderId!;
+  const i = indexOf(ctx, "holders", id, "holder");
+  // A deleted holder's forgive (AB6) goes with it: `forgiven` names holders that exist, so it
+  // stays as small as the holders are many (ids are never given again).
+  ctx.base.areas.forEach((a, k) => {
+    if (a.forgiven === undefined || !Object.hasOwn(a.forgiven, id)) return;
+    const { [id]: _gone, ...rest } = a.forgiven;
+    ctx.setField("areas", k, "forgiven", rest);
+  });
+  ctx.remove("holders", i);
   return NO_CONTENT;
 }

@@ -2,6 +2,7 @@
 // of a group, groups of a holder, credentials, facility codes, RSOP.
 import type { Engine } from "../../evaluate/index.js";
 import {
+  type CloudNode,
   type Connection,
   type CustomField,
   type Device,
@@ -154,6 +155,11 @@ function deviceBody(s: SystemSnapshot, { cloudNode: _path, ...d }: Device): Reco
   };
 }
 
+/** A cloud node as the API answers it: its `threatLevel` always, 0 when none is set (TL1). */
+function cloudNodeBody(n: CloudNode): unknown {
+  return { ...n, threatLevel: n.threatLevel ?? 0 };
+}
+
 function partitionRef(s: SystemSnapshot, id: string | null): unknown {
   if (id === null) return null;
   const p = s.partitions.find((x) => x.id === id)!;
@@ -289,13 +295,14 @@ const handlers = {
   rule: ({ snapshot, params }: ReadContext): Answer => ({ body: find(snapshot.rules, params.ruleId!, "rule") }),
   rules: ({ snapshot, query }: ReadContext): Answer => paged(snapshot.rules, query),
   cloudNode: ({ snapshot, params }: ReadContext): Answer => ({
-    body: find(snapshot.cloudNodes, params.cloudNodeId!, "cloud node"),
+    body: cloudNodeBody(find(snapshot.cloudNodes, params.cloudNodeId!, "cloud node")),
   }),
   cloudNodes: ({ snapshot, query }: ReadContext): Answer => {
     const match = matcher(query.get("search"));
     return paged(
       snapshot.cloudNodes.filter((n) => match([n.name, n.serialNumber, n.description])),
       query,
+      cloudNodeBody,
     );
   },
   hardware: ({ snapshot, params }: ReadContext): Answer => {
@@ -361,6 +368,14 @@ const handlers = {
   calendars: ({ snapshot, query }: ReadContext): Answer => {
     const match = matcher(query.get("search"));
     return paged(snapshot.calendars.filter((c) => match([c.name])).sort(byId), query);
+  },
+  area: ({ snapshot, params }: ReadContext): Answer => ({ body: find(snapshot.areas, params.areaId!, "area") }),
+  areas: ({ snapshot, query }: ReadContext): Answer => {
+    const match = matcher(query.get("search"));
+    return paged(
+      snapshot.areas.filter((a) => match([a.name])),
+      query,
+    );
   },
   floorGroup: ({ snapshot, params }: ReadContext): Answer => ({
     body: floorGroupBody(snapshot, find(snapshot.floorGroups, params.floorGroupId!, "floor group")),
@@ -443,5 +458,7 @@ export const reads = withQueryKeys<ReadContext, Answer, typeof handlers>(handler
   floorGroups: SEARCH_LIST,
   calendar: [],
   calendars: SEARCH_LIST,
+  area: [],
+  areas: SEARCH_LIST,
   rsop: ["ids", "at"],
 });

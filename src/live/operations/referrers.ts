@@ -24,6 +24,19 @@ export function deviceReferrers(s: SystemSnapshot, id: string): Referrer[] {
     if (d.primaryReader === id)
       out.push(ref(["devices", i, "primaryReader"], `Device "${d.id}" is an additional reader of "${id}".`));
   });
+  // An area's entries and exits (AB1): the area must be changed first, as a rule naming the device.
+  s.areas.forEach((a, i) => {
+    for (const list of ["entries", "exits"] as const) {
+      const j = a[list].indexOf(id);
+      if (j >= 0)
+        out.push(
+          ref(
+            ["areas", i, list, j],
+            `Area "${a.id}" has device "${id}" as ${list === "entries" ? "an entry" : "an exit"}: change or delete the area first.`,
+          ),
+        );
+    }
+  });
   return out;
 }
 

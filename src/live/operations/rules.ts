@@ -19,6 +19,8 @@ const RULE_FIELDS = [
   "startDate",
   "endDate",
   "calendar",
+  "maxThreatLevel",
+  "action",
 ];
 const RULE_HINTS = { id: "A rule's id is drawn by the system and never changes." };
 

@@ -1,5 +1,5 @@
 // Areas (docs/semantics.md AB1): ids unique; every entry and exit is a device, and all of an area's
-// devices are on one cloud node, because the area's state (who is inside) is kept by that node (SPEC §14).
+// devices are on one cloud node, because the area's state (who is inside) is kept by that node (docs/semantics.md AB1).
 import { quote } from "../zodIssues.js";
 import { checkId, refAt } from "./common.js";
 import type { Check } from "./lookups.js";

@@ -8,7 +8,7 @@
 // for an id outside it, exactly as for an id that does not exist, and lists and totals count only
 // what the view holds. Writes (managers only) are checked against the view before they reach the
 // live system.
-import type { Device, Group, Holder, Issue, SystemSnapshot } from "../../model/index.js";
+import type { Area, Device, Group, Holder, Issue, SystemSnapshot } from "../../model/index.js";
 import type { RsopResult } from "../../evaluate/index.js";
 import { Refusal, notFound } from "../../live/operation.js";
 import type { ReadHandler } from "../../live/routes.js";
@@ -85,20 +85,21 @@ export function scopeOf(snapshot: SystemSnapshot, grant: Grant): Scope {
   // calendar of any partition, and its answers must stay what they are for everyone).
   const followed = new Set(rules.flatMap((r) => (r.calendar ? [r.calendar.id] : [])));
   const calendars = snapshot.calendars.filter((c) => partition(c.partition) || followed.has(c.id));
+  const deviceIds = new Set(
+    snapshot.devices
+      .filter((d: Device) => (d.partition.length === 0 ? partition(null) : d.partition.some((p) => parts.has(p.id))))
+      .map((d) => d.id),
+  );
   const view: SystemSnapshot = {
     ...snapshot,
     calendars,
+    areas: areasInView(snapshot.areas, deviceIds, holderIds),
     partitions: snapshot.partitions.filter((p) => parts.has(p.id)),
     customFields: snapshot.customFields.filter((f) => parts.has(f.partition)),
     groups,
     holders,
     rules,
   };
-  const deviceIds = new Set(
-    snapshot.devices
-      .filter((d: Device) => (d.partition.length === 0 ? partition(null) : d.partition.some((p) => parts.has(p.id))))
-      .map((d) => d.id),
-  );
   const floorGroupIds = new Set(snapshot.floorGroups.filter((f) => partition(f.partition)).map((f) => f.id));
   const scope: Scope = {
     view,
@@ -112,6 +113,21 @@ export function scopeOf(snapshot: SystemSnapshot, grant: Grant): Scope {
   };
   byGrant.set(grant, scope);
   return scope;
+}
+
+/**
+ * The areas a manager's or reporter's view holds (docs/semantics.md AB10): those with an entry or exit
+ * among the devices of its partitions (an area is where its doors are), each with `forgiven` naming
+ * only holders of the view, so that no holder id outside it is read.
+ */
+function areasInView(areas: readonly Area[], devices: ReadonlySet<string>, holders: ReadonlySet<string>): Area[] {
+  return areas
+    .filter((a) => a.entries.some((d) => devices.has(d)) || a.exits.some((d) => devices.has(d)))
+    .map((a) => {
+      if (a.forgiven === undefined) return a;
+      const seen = Object.entries(a.forgiven).filter(([h]) => holders.has(h));
+      return seen.length === Object.keys(a.forgiven).length ? a : { ...a, forgiven: Object.fromEntries(seen) };
+    });
 }
 
 /** Runs a read route on the token's view; a refusal of the route (404 outside the view, 400) is raised as the live system would answer it. */

@@ -13,9 +13,9 @@ import type { Decision, SystemSnapshot } from "../../model/index.js";
 import type { AcceptedWrite } from "../store/durableSystem.js";
 import { type OutboxEntry, type WebhookStore, eventIdOf } from "../store/webhookStore.js";
 import { accessEvent } from "../../events/accessEvent.js";
-import { changeEvents } from "../../events/changeEvents.js";
+import { changeEvents, threatLevelEvents } from "../../events/changeEvents.js";
 import { filterEvent } from "../../events/filterEvent.js";
-import type { Generation } from "../../events/topics.js";
+import { type Generation, THREAT_LEVEL_TOPIC } from "../../events/topics.js";
 import type { WebhookEvent } from "../../events/types.js";
 import {
   type Owner,
@@ -67,6 +67,8 @@ function reaches(c: Candidate, topic: string, node: string | null): boolean {
 }
 
 const isChangeTopic = (t: string) => t.startsWith("entity.");
+/** The topics of a write: its entity events, and a node's threat level change (TL1). */
+const isWriteTopic = (t: string) => isChangeTopic(t) || t === THREAT_LEVEL_TOPIC;
 const isAccessTopic = (t: string) => t.startsWith("device.request.") || t.startsWith("door.request.");
 const isDecisionTopic = (t: string) => t.startsWith("device.request.");
 
@@ -184,20 +186,28 @@ export class WebhookOutbox {
   forWrite(organization: string, key: string | undefined, write: AcceptedWrite): OutboxEntry[] {
     const scope = this.#tenantScope(organization);
     if (scope === null) return [];
-    const wanting = this.#candidates(organization, scope.generation, isChangeTopic, scope.ancestors);
+    const wanting = this.#candidates(organization, scope.generation, isWriteTopic, scope.ancestors);
     if (wanting.length === 0) return [];
     // 1.0 counts entity events among the panel's events: a node array naming the panel takes them.
     const node = scope.generation === "1.0" ? (key ?? [...scope.nodeIds()][0] ?? null) : null;
     const out: OutboxEntry[] = [];
-    for (const event of changeEvents({
+    const input = {
       before: write.before,
       after: write.after,
       patches: write.patches,
       inversePatches: write.inversePatches,
       occurredAt: write.time,
-    }))
+    };
+    for (const event of changeEvents(input))
       for (const c of wanting)
         if (reaches(c, event.topic, node)) out.push({ subscriptionId: c.e.sub.id, kind: "change", event });
+    // A threat level is a cloud-node event (TL1): a node array naming the node takes it. Only
+    // looked for when someone wants it (it compares the write's nodes).
+    if (scope.generation === "2.0" && wanting.some((c) => c.e.sub.events.includes(THREAT_LEVEL_TOPIC)))
+      for (const event of threatLevelEvents(input))
+        for (const c of wanting)
+          if (reaches(c, event.topic, event.cloudNodeId))
+            out.push({ subscriptionId: c.e.sub.id, kind: "change", event });
     return out;
   }
 

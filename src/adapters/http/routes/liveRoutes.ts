@@ -4,6 +4,8 @@ import { z } from "zod";
 import { routeEntries } from "../../../live/routes.js";
 import { panelRouteEntries } from "../../../legacy1/live/panelRoutes.js";
 import { createCredential } from "../../../live/operations/credentials.js";
+import { setThreatLevel } from "../../../live/operations/hardware.js";
+import { forgiveArea } from "../../../live/operations/areas.js";
 import { reads } from "../../../live/operations/reads.js";
 import { panelReads } from "../../../legacy1/live/panelReads.js";
 import { queryKeysOf } from "../../../live/queryKeys.js";
@@ -72,6 +74,8 @@ function readAnswer(pattern: string, id: z.ZodType, handler: unknown): z.ZodType
   // Calendars (an addition, docs/semantics.md C1) are declared field by field, as the snapshot has them.
   if (pattern === "/calendars/:calendarId") return CALENDAR;
   if (pattern === "/calendars") return z.array(CALENDAR);
+  if (pattern === "/areas/:areaId") return AREA;
+  if (pattern === "/areas") return z.array(AREA);
   // On the service a cloud node carries its reported status (N10); an embedded system's has none.
   if (pattern === "/cloud-nodes/:cloudNodeId") return CLOUD_NODE;
   if (pattern === "/cloud-nodes") return z.array(CLOUD_NODE);
@@ -90,11 +94,47 @@ const CALENDAR = z.object({
   recurring: z.array(z.object({ month: z.number().int(), day: z.number().int() })),
 });
 
-/** A cloud node as answered: its `syncStatus` and `connectionStatus` on the service only (N10). */
+/**
+ * An area as answered (docs/semantics.md AB1): its doors in and out, what its state may refuse, and
+ * the operator's commands so far (AB6), absent when never given.
+ */
+const AREA = z.object({
+  id: z.string(),
+  name: z.string(),
+  entries: z.array(z.string().describe("A device id: an allowed scan here moves the holder in")),
+  exits: z.array(z.string().describe("A device id: an allowed scan here moves the holder out")),
+  antiPassback: z
+    .object({
+      mode: z.enum(["hard", "soft"]),
+      resetSeconds: z.number().int().describe("A second entry is allowed again after this long; 0: never by time"),
+    })
+    .nullable(),
+  occupancyLimit: z.number().int().nullable(),
+  lastReset: z.string().nullable().optional().describe("When the area was last emptied (POST …/reset), ISO 8601"),
+  forgiven: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe("Per holder id, when its entry was last forgotten (POST …/forgive), ISO 8601"),
+});
+
+/**
+ * A cloud node as answered: its `threatLevel` (TL1, 0 when none is set); its `syncStatus` and
+ * `connectionStatus` on the service only (N10).
+ */
 const CLOUD_NODE = z.looseObject({
+  threatLevel: z.number().int().min(0).max(255).describe("The node's threat level: 0 normal, up to 255"),
   syncStatus: SYNC_STATUS.optional(),
   connectionStatus: CONNECTION_STATUS.optional(),
 });
+
+/** Write bodies declared field by field: the additions' commands (TL1, AB6), whose fields are few and fixed. */
+const BODIES = new Map<unknown, z.ZodType>([
+  [
+    setThreatLevel,
+    z.object({ level: z.number().int().min(0).max(255).describe("The node's threat level: 0 normal, up to 255") }),
+  ],
+  [forgiveArea, z.object({ holderId: z.string().describe("The holder whose entry the area forgets") })],
+]);
 
 /** A credential created: its id, and a digital one's invite id (I81; null where no invitation is made, L16). */
 const CREDENTIAL_CREATED = ID_ANSWER.extend({
@@ -153,7 +193,11 @@ function declare(
       ...(query !== undefined ? { query } : {}),
       ...(read
         ? {}
-        : { body: z.looseObject({}).describe(`The ${first} fields, as the systems interface names them.`) }),
+        : {
+            body:
+              BODIES.get(handler) ??
+              z.looseObject({}).describe(`The ${first} fields, as the systems interface names them.`),
+          }),
       answers: answersOf(ok, errors),
       access: { roles, scope: host === "systems" && (read || MANAGED.has(first)) ? "partitions" : "all" },
       by: "live",
