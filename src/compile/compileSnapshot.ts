@@ -33,6 +33,7 @@ export function compileSnapshot(snapshot: SystemSnapshot): CompiledSystem {
       cloudNodes: byId(snapshot.cloudNodes),
       devices: byId(snapshot.devices),
       floorGroups: byId(snapshot.floorGroups),
+      areas: byId(snapshot.areas),
     },
     nodes_: nodes,
     nodeIndex_: nodeIndex,

@@ -165,6 +165,7 @@ export interface CompiledSystem {
     readonly cloudNodes: Map<string, object>;
     readonly devices: Map<string, object>;
     readonly floorGroups: Map<string, object>;
+    readonly areas: Map<string, object>;
   };
   readonly nodes_: readonly CompiledNode[];
   readonly nodeIndex_: ReadonlyMap<string, CompiledNode>;

@@ -218,14 +218,18 @@ function keyedChanges(sys: CompiledSystem, patches: readonly KeyedPatch[]): Chan
       out.groups.set(p.key, { old: g === undefined ? undefined : sys.groups_[g]!, neu: neu as Group | undefined });
     } else if (p.c === "rules")
       out.rules.set(p.key, { old: sys.ruleIndex_.get(p.key)?.rule_, neu: neu as Rule | undefined });
-    else if (p.c === "cloudNodes" || p.c === "devices" || p.c === "floorGroups") {
-      const display = p.c === "devices" ? DEVICE_DISPLAY : p.c === "floorGroups" ? FLOOR_GROUP_DISPLAY : NODE_DISPLAY;
+    else if (p.c === "cloudNodes" || p.c === "devices" || p.c === "floorGroups" || p.c === "areas") {
+      const display =
+        p.c === "devices"
+          ? DEVICE_DISPLAY
+          : p.c === "floorGroups"
+            ? FLOOR_GROUP_DISPLAY
+            : p.c === "areas"
+              ? AREA_INERT
+              : NODE_DISPLAY;
       const old = sys.statics_[p.c].get(p.key);
       if (old === undefined || neu === undefined || !onlyDiffer(old, neu as object, display)) return null;
       sys.statics_[p.c].set(p.key, neu as object);
-    } else if (p.c === "areas") {
-      const old = sys.snapshot.areas.find((a) => a.id === p.key);
-      if (old === undefined || neu === undefined || !onlyDiffer(old, neu as object, AREA_INERT)) return null;
     } else if (!INERT.has(p.c)) return null;
   }
   for (const m of [out.holders, out.groups, out.rules] as Map<string, { old?: unknown; neu?: unknown }>[])

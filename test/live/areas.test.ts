@@ -10,7 +10,9 @@ import { openSqliteStore } from "../../src/adapters/store/sqliteStore.js";
 import { removeTempDirs, tempDir } from "../http/fixtures.js";
 import { LiveRefusal, readInScope, scopeOf } from "../../src/service/auth/scope.js";
 import { reads } from "../../src/live/operations/reads.js";
-import { NOW, accept, building, liveOf, read, refuse } from "./fixture.js";
+import { AT, NOW, accept, building, liveOf, read, refuse } from "./fixture.js";
+import { AccessState } from "../../src/index.js";
+import { createEngine } from "../../src/evaluate/index.js";
 
 afterAll(removeTempDirs);
 
@@ -340,5 +342,47 @@ describe("areas go through the store (AB6: the commands are ordinary writes)", (
     } finally {
       await again.close();
     }
+  });
+});
+
+describe("the live engine follows area and threat-level writes (AB1–AB6, TL1; a fresh compile answers the same)", () => {
+  // Found by the README example: the live system changes its lists in place, so the compiled system
+  // must keep its own copy of each area to notice that a write changed one (updateCompiled).
+  test("after each write, decisions with a state equal those of a fresh engine of the snapshot", () => {
+    const live = liveOf();
+    const state = new AccessState();
+    state.enter("never-made", "h-ann", 0);
+    const requests = ["d-front", "d-front-out", "d-side"].flatMap((deviceId) =>
+      [
+        [1001, 10],
+        [1002, 20],
+      ].map(([credentialNumber, facilityCode]) => ({
+        deviceId,
+        at: AT,
+        credential: { credentialNumber, facilityCode },
+      })),
+    );
+    const same = (what: string) => {
+      const fresh = createEngine(live.snapshot);
+      for (const r of requests)
+        expect(live.engine.decide(r, undefined, state), `${what}: ${JSON.stringify(r)}`).toStrictEqual(
+          fresh.decide(r, undefined, state),
+        );
+      return fresh;
+    };
+    const lobby = accept(live, { method: "POST", path: "/areas", body: { ...LOBBY, occupancyLimit: 1 } }, 201).id!;
+    state.enter(lobby, "h-someone", Date.parse(AT) - 1000);
+    expect(same("created").decide(requests[0], undefined, state).reason).toBe("occupancyLimit");
+    accept(live, { method: "PUT", path: `/areas/${lobby}`, body: { ...LOBBY, occupancyLimit: 2 } }, 204);
+    same("limit raised");
+    accept(live, { method: "POST", path: `/areas/${lobby}/reset` }, 204);
+    accept(live, { method: "POST", path: `/areas/${lobby}/forgive`, body: { holderId: "h-ann" } }, 204);
+    same("reset and forgiven");
+    accept(live, { method: "PUT", path: "/cloud-nodes/n-main/threat-level", body: { level: 3 } }, 204);
+    expect(same("threat level 3").decide(requests[0]).reason).toBe("threatLevel");
+    accept(live, { method: "PUT", path: "/cloud-nodes/n-main/threat-level", body: { level: 0 } }, 204);
+    same("threat level back to 0");
+    accept(live, { method: "DELETE", path: `/areas/${lobby}` }, 204);
+    expect(same("deleted").decide(requests[0], undefined, state).reason).not.toBe("occupancyLimit");
   });
 });
