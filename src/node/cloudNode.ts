@@ -1,11 +1,13 @@
 // A running cloud node (N53–N66): its system's engine, kept in step with the service's change log
-// and stored in a local file; its contact with the service; scans decided locally, each an access
-// event queued durably and uploaded in order; heartbeats acknowledging its revision.
+// and stored in a local file; its contact with the service; the state of its areas and doors (SPEC
+// §15, AB7), stored in the same file; scans decided locally with that state, each an access event
+// queued durably and uploaded in order; heartbeats acknowledging its revision.
 import { randomUUID } from "node:crypto";
 import type { Patch } from "immer";
-import type { Engine } from "../evaluate/index.js";
+import type { AccessStateJson, DoorState, Engine } from "../evaluate/index.js";
 import { type LiveSystem, createLiveSystem } from "../live/index.js";
 import { ContactState } from "./contact.js";
+import { EVERYTHING, type NodeAccessState, type ReconcileScope, reconcile, scopeOf } from "./nodeAccess.js";
 import { type NodeIdentity, NodeStore, type QueuedEvent } from "./nodeStore.js";
 import { type EngineSource, ScanAnswerer, ScanLines } from "./scanProtocol.js";
 import { type FeedLine, type HeartbeatBody, LinkError, type LinkOptions, ServiceLink } from "./serviceLink.js";
@@ -40,6 +42,11 @@ export interface CloudNodeStatus {
   readonly lastContact: string | null;
   /** Access events not yet uploaded. */
   readonly pendingEvents: number;
+  /**
+   * The node's doors an unlock rule holds unlocked now, or that wait for their first person in
+   * (docs/semantics.md UF2), by device id; [] before the node's first download.
+   */
+  readonly doors: readonly DoorState[];
 }
 
 /** Writes the answers of one input chunk (already joined, each line ending in "\n"). */
@@ -76,6 +83,10 @@ export class CloudNode implements EngineSource {
   readonly #log: (line: string) => void;
   readonly #intervalSeconds: number;
   #live: LiveSystem | null = null;
+  /** Who is inside each area, and each door's first person in (docs/semantics.md AB7); stored with each change. */
+  readonly #access: NodeAccessState;
+  /** What scans are decided by: the engine of the moment, and the access state. */
+  readonly #source: EngineSource;
   /** The system must be downloaded again (N15, N9); the one held decides until the new one is there. */
   #stale = false;
   #revision: number | null = null;
@@ -103,6 +114,14 @@ export class CloudNode implements EngineSource {
     this.#log = options.log ?? (() => {});
     this.#intervalSeconds = options.heartbeatSeconds ?? 5;
     const stored = store.load();
+    this.#access = stored.access;
+    const node = this;
+    this.#source = {
+      get engine() {
+        return node.engine;
+      },
+      state: this.#access,
+    };
     this.contact = new ContactState({
       ...(options.now !== undefined ? { now: options.now } : {}),
       record: {
@@ -156,7 +175,39 @@ export class CloudNode implements EngineSource {
       revision: this.#revision,
       lastContact: last === null ? null : new Date(last).toISOString(),
       pendingEvents: this.#store.pending(),
+      doors: this.#doors(),
     };
+  }
+
+  /**
+   * Whether an unlock rule holds the door unlocked at the node's clock now (docs/semantics.md UF2),
+   * with the first person in the node has seen; null for a device its system doesn't have, or before
+   * its first download.
+   */
+  doorState(deviceId: string): DoorState | null {
+    return this.engine?.doorState(deviceId, this.contact.now(), this.#access) ?? null;
+  }
+
+  #doors(): DoorState[] {
+    const engine = this.engine;
+    if (engine === null) return [];
+    const now = this.contact.now();
+    const out: DoorState[] = [];
+    for (const d of engine.snapshot.devices) {
+      if (d.cloudNode !== this.#options.nodeId) continue;
+      const door = engine.doorState(d.id, now, this.#access);
+      if (door !== null && (door.unlocked || door.waitingForFirstAllow)) out.push(door);
+    }
+    return out.sort((a, b) => (a.deviceId < b.deviceId ? -1 : a.deviceId > b.deviceId ? 1 : 0));
+  }
+
+  /**
+   * The state the node keeps for its areas and doors (docs/semantics.md AB7): who is inside
+   * each area since when (epoch ms), and each door's first allowed scan of its unlock window. A copy:
+   * changing it changes nothing at the node.
+   */
+  accessState(): AccessStateJson {
+    return this.#access.toJSON();
   }
 
   /**
@@ -165,7 +216,7 @@ export class CloudNode implements EngineSource {
    */
   scanStream(write: AnswerWriter): { push(chunk: Uint8Array): void; end(): void } {
     let out: string[] = [];
-    const lines = new ScanLines(new ScanAnswerer(this, this.contact, this.#record), (a) => out.push(a));
+    const lines = new ScanLines(new ScanAnswerer(this.#source, this.contact, this.#record), (a) => out.push(a));
     const settle = () => {
       this.#queueDecided();
       if (out.length > 0) write(`${out.join("\n")}\n`);
@@ -209,10 +260,15 @@ export class CloudNode implements EngineSource {
   };
 
   #queueDecided(): void {
-    if (this.#decided.length === 0) return;
+    const changes = this.#access.takeChanges();
+    if (this.#decided.length === 0) {
+      this.#store.saveAccess(changes);
+      return;
+    }
     const events = this.#decided;
     this.#decided = [];
-    this.#store.enqueue(events);
+    // The state the scans moved is stored with their events, before their answers are written (AB7).
+    this.#store.enqueue(events, changes);
     if (this.#options.onDecision !== undefined) for (const e of events) this.#options.onDecision(e);
     this.#upload();
   }
@@ -235,7 +291,16 @@ export class CloudNode implements EngineSource {
     }
     this.#live = live.value;
     this.#revision = revision;
+    // A reset seen but not yet applied when the node stopped is applied now (by value, AB6).
+    this.#reconcile(EVERYTHING);
     this.#gotSystem();
+  }
+
+  /** Applies the resets and deletions the snapshot shows to the access state, and stores them (AB6). */
+  #reconcile(scope: ReconcileScope): void {
+    if (this.#live === null || (!scope.areas && !scope.holders)) return;
+    reconcile(this.#live.snapshot, this.#access, scope);
+    this.#store.saveAccess(this.#access.takeChanges());
   }
 
   /** A call answered: online since now (N42), saved so a restart counts from it (N43). */
@@ -318,6 +383,7 @@ export class CloudNode implements EngineSource {
       this.#live = live.value;
       this.#stale = false;
       this.#revision = got.revision;
+      this.#reconcile(EVERYTHING);
       this.#gotSystem();
       this.#log(`downloaded the system at revision ${got.revision}`);
     } finally {
@@ -346,6 +412,7 @@ export class CloudNode implements EngineSource {
     if (this.#store.appendChange(line.revision, line.patches))
       this.#store.saveSnapshot(line.revision, this.#live!.snapshot);
     this.#revision = line.revision;
+    this.#reconcile(scopeOf(line.patches as Patch[]));
     if (this.#failure !== undefined && this.#failure !== null) this.#failure = null;
     this.#beatSoon();
   }

@@ -1,12 +1,15 @@
 // A cloud node's local state in one SQLite file (N54–N56): which node it is, the snapshot it holds
-// and its revision, its contact record, and the queue of access events not yet uploaded. A restart
-// reads it all back, so a node decides again without the service.
+// and its revision, its contact record, the queue of access events not yet uploaded, and the state of
+// its areas and doors with the resets it applied (AB6, AB7), a row per holder inside, per door and per
+// reset, so a scan writes what it changed, not the whole state. A restart reads it all back, so a
+// node decides again without the service.
 //
 // A change is stored as its patches beside the last whole snapshot, not by rewriting the snapshot:
 // a change at 100,000 holders then costs what it changes. The whole snapshot is written again after
 // REBASE_CHANGES changes, so a restart replays at most that many.
 import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
 import type { ContactRecord } from "./contact.js";
+import { type AccessChange, NodeAccessState } from "./nodeAccess.js";
 
 /** After this many stored changes, the next one rewrites the whole snapshot (N55). */
 export const REBASE_CHANGES = 1000;
@@ -38,6 +41,8 @@ export interface StoredNode {
   readonly base: { readonly revision: number; readonly snapshot: unknown } | null;
   readonly changes: readonly { readonly revision: number; readonly patches: unknown[] }[];
   readonly contact: ContactRecord | null;
+  /** The areas' and doors' state with the resets applied (docs/semantics.md AB7); empty in a new file. */
+  readonly access: NodeAccessState;
 }
 
 /** A data file that can't be used: named in the node's error. */
@@ -71,7 +76,80 @@ CREATE TABLE IF NOT EXISTS node_events (
   revision INTEGER NOT NULL,
   request TEXT NOT NULL,
   decision TEXT NOT NULL
-);`;
+);
+CREATE TABLE IF NOT EXISTS node_area_inside (
+  area_id TEXT NOT NULL,
+  holder_id TEXT NOT NULL,
+  entered_at INTEGER NOT NULL,
+  PRIMARY KEY (area_id, holder_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS node_first_allow (device_id TEXT PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS node_area_reset (area_id TEXT PRIMARY KEY, last_reset TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS node_area_forgiven (
+  area_id TEXT NOT NULL,
+  holder_id TEXT NOT NULL,
+  at TEXT NOT NULL,
+  PRIMARY KEY (area_id, holder_id)
+) WITHOUT ROWID;`;
+
+/** The statements that store an access change (docs/semantics.md AB7), prepared once. */
+interface AccessStatements {
+  readonly enter: Statement<unknown[]>;
+  readonly exit: Statement<unknown[]>;
+  readonly empty: Statement<unknown[]>;
+  readonly firstAllow: Statement<unknown[]>;
+  readonly setReset: Statement<unknown[]>;
+  readonly clearReset: Statement<unknown[]>;
+  readonly setForgiven: Statement<unknown[]>;
+  readonly clearForgiven: Statement<unknown[]>;
+  readonly dropForgiven: Statement<unknown[]>;
+}
+
+function accessStatements(db: SqliteDatabase): AccessStatements {
+  return {
+    enter: db.prepare("INSERT OR REPLACE INTO node_area_inside (area_id, holder_id, entered_at) VALUES (?, ?, ?)"),
+    exit: db.prepare("DELETE FROM node_area_inside WHERE area_id = ? AND holder_id = ?"),
+    empty: db.prepare("DELETE FROM node_area_inside WHERE area_id = ?"),
+    firstAllow: db.prepare("INSERT OR REPLACE INTO node_first_allow (device_id, at) VALUES (?, ?)"),
+    setReset: db.prepare("INSERT OR REPLACE INTO node_area_reset (area_id, last_reset) VALUES (?, ?)"),
+    clearReset: db.prepare("DELETE FROM node_area_reset WHERE area_id = ?"),
+    setForgiven: db.prepare("INSERT OR REPLACE INTO node_area_forgiven (area_id, holder_id, at) VALUES (?, ?, ?)"),
+    clearForgiven: db.prepare("DELETE FROM node_area_forgiven WHERE area_id = ? AND holder_id = ?"),
+    dropForgiven: db.prepare("DELETE FROM node_area_forgiven WHERE area_id = ?"),
+  };
+}
+
+/** Stores one access change (inside the caller's transaction). */
+function storeChange(q: AccessStatements, c: AccessChange): void {
+  switch (c.kind) {
+    case "enter":
+      q.enter.run(c.areaId, c.holderId, c.at);
+      return;
+    case "exit":
+      q.exit.run(c.areaId, c.holderId);
+      return;
+    case "empty":
+      q.empty.run(c.areaId);
+      return;
+    case "firstAllow":
+      q.firstAllow.run(c.deviceId, c.at);
+      return;
+    case "reset":
+      if (c.value === null) q.clearReset.run(c.areaId);
+      else q.setReset.run(c.areaId, c.value);
+      return;
+    case "forgiven":
+      if (c.value === null) q.clearForgiven.run(c.areaId, c.holderId);
+      else q.setForgiven.run(c.areaId, c.holderId, c.value);
+      return;
+    case "dropArea":
+      q.clearReset.run(c.areaId);
+      q.dropForgiven.run(c.areaId);
+      // An area deleted and made again under its id starts empty.
+      q.empty.run(c.areaId);
+      return;
+  }
+}
 
 /**
  * A node's data file. Every method is one transaction: a node killed at any point finds, at its next
@@ -85,7 +163,8 @@ export class NodeStore {
   readonly #peek: Statement<unknown[]>;
   readonly #remove: Statement<unknown[]>;
   readonly #count: Statement<unknown[]>;
-  readonly #enqueueAll: (events: readonly Omit<QueuedEvent, "seq">[]) => void;
+  readonly #enqueueAll: (events: readonly Omit<QueuedEvent, "seq">[], changes: readonly AccessChange[]) => void;
+  readonly #saveAccess: (changes: readonly AccessChange[]) => void;
 
   private constructor(db: SqliteDatabase) {
     this.#db = db;
@@ -98,8 +177,17 @@ export class NodeStore {
     );
     this.#remove = db.prepare("DELETE FROM node_events WHERE seq <= ?");
     this.#count = db.prepare("SELECT count(*) AS n FROM node_events");
-    this.#enqueueAll = db.transaction((events: readonly Omit<QueuedEvent, "seq">[]) => {
-      for (const e of events) this.#insert.run(e.eventId, e.occurredAt, e.revision, e.request, e.decision);
+    const access = accessStatements(db);
+    // A scan's state change goes with its event: both are stored before its answer is written, or
+    // neither (N56, docs/semantics.md AB7).
+    this.#enqueueAll = db.transaction(
+      (events: readonly Omit<QueuedEvent, "seq">[], changes: readonly AccessChange[]) => {
+        for (const e of events) this.#insert.run(e.eventId, e.occurredAt, e.revision, e.request, e.decision);
+        for (const c of changes) storeChange(access, c);
+      },
+    );
+    this.#saveAccess = db.transaction((changes: readonly AccessChange[]) => {
+      for (const c of changes) storeChange(access, c);
     });
   }
 
@@ -135,7 +223,7 @@ export class NodeStore {
     return new NodeStore(db);
   }
 
-  /** Everything stored: the base snapshot, the changes after it, the contact record. */
+  /** Everything stored: the base snapshot, the changes after it, the contact record, the access state. */
   load(): StoredNode {
     const get = (key: string) =>
       (this.#db.prepare("SELECT value FROM node_state WHERE key = ?").get(key) as { value: string } | undefined)?.value;
@@ -152,7 +240,28 @@ export class NodeStore {
       base: snapshot === undefined ? null : { revision: Number(revision), snapshot: JSON.parse(snapshot) },
       changes,
       contact: contact === undefined ? null : (JSON.parse(contact) as ContactRecord),
+      access: this.#loadAccess(),
     };
+  }
+
+  #loadAccess(): NodeAccessState {
+    const state = new NodeAccessState();
+    const rows = <T>(sql: string) => this.#db.prepare(sql).iterate() as IterableIterator<T>;
+    for (const r of rows<{ a: string; h: string; at: number }>(
+      "SELECT area_id AS a, holder_id AS h, entered_at AS at FROM node_area_inside ORDER BY entered_at, area_id, holder_id",
+    ))
+      state.enter(r.a, r.h, r.at);
+    for (const r of rows<{ d: string; at: number }>("SELECT device_id AS d, at FROM node_first_allow"))
+      state.setFirstAllow(r.d, r.at);
+    for (const r of rows<{ a: string; v: string }>("SELECT area_id AS a, last_reset AS v FROM node_area_reset"))
+      state.note({ kind: "reset", areaId: r.a, value: r.v });
+    for (const r of rows<{ a: string; h: string; v: string }>(
+      "SELECT area_id AS a, holder_id AS h, at AS v FROM node_area_forgiven",
+    ))
+      state.note({ kind: "forgiven", areaId: r.a, holderId: r.h, value: r.v });
+    // What was read is stored already.
+    state.takeChanges();
+    return state;
   }
 
   /** Replaces the stored snapshot with `snapshot` at `revision`, dropping the changes before it. */
@@ -182,9 +291,17 @@ export class NodeStore {
     this.#put("contact", JSON.stringify(record));
   }
 
-  /** Appends events to the queue, all in one transaction. */
-  enqueue(events: readonly Omit<QueuedEvent, "seq">[]): void {
-    if (events.length > 0) this.#enqueueAll(events);
+  /**
+   * Appends events to the queue and stores the access state's changes their scans made, all in one
+   * transaction.
+   */
+  enqueue(events: readonly Omit<QueuedEvent, "seq">[], changes: readonly AccessChange[] = []): void {
+    if (events.length > 0 || changes.length > 0) this.#enqueueAll(events, changes);
+  }
+
+  /** Stores changes of the access state made outside scans (resets applied), in one transaction. */
+  saveAccess(changes: readonly AccessChange[]): void {
+    if (changes.length > 0) this.#saveAccess(changes);
   }
 
   /** The oldest queued events: at most `count`, and no more than `bytes` of JSON (at least one). */

@@ -3,7 +3,7 @@
 // `rsop decide` answers the same request with `node` filled in from the node's contact state.
 // The answer lines are written here rather than by the CLI's line answerer, which sits in the
 // adapters, above this layer (N52); test/node/scanProtocol.test.ts pins them byte for byte to it.
-import { Engine, newDecision } from "../evaluate/index.js";
+import { type AccessState, Engine, newDecision } from "../evaluate/index.js";
 import { type Decision, type Issue, formatPath, isObject, parseInstant, requestIssues } from "../model/index.js";
 import type { ContactState } from "./contact.js";
 
@@ -36,9 +36,14 @@ function requestOf(scan: unknown, contact: ContactState): unknown {
   return req;
 }
 
-/** Where a running node's engine is read for each line: null until it has a system (N57). */
+/**
+ * Where a running node's engine is read for each line: null until it has a system (N57); and the
+ * state its areas and doors keep (docs/semantics.md AB7), when it keeps one: each scan is then decided with it and
+ * recorded in it (docs/semantics.md AB7, UF3).
+ */
 export interface EngineSource {
   readonly engine: Engine | null;
+  readonly state?: AccessState | null;
 }
 
 /**
@@ -94,7 +99,10 @@ export class ScanAnswerer {
     const engine = this.#source.engine;
     if (engine === null) return errorLine(line, "the node has no system yet: it has not reached the service", []);
     const req = requestOf(scan, this.contact);
-    const d = engine.decide(req, this.#decision);
+    const state = this.#source.state ?? undefined;
+    const d = engine.decide(req, this.#decision, state);
+    // Recorded at once: the next line is decided with what this one changed (AB7).
+    if (state !== undefined) engine.record(req, d, state);
     const json = JSON.stringify(d);
     // A scan that is not an object is no access attempt at a door: it gets its error line, no event.
     if (this.record !== undefined && isObject(req)) {

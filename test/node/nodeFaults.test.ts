@@ -392,7 +392,13 @@ describe("N43, N55: a restart without the service", () => {
     clock = t0 + 7_200_000;
     const again = await runNode(own, { systemId: sys, token, dataFile, now: () => clock });
     await again.node.ready();
-    expect(again.node.status()).toEqual({ online: false, revision: 1, lastContact: iso(t0), pendingEvents: 0 });
+    expect(again.node.status()).toEqual({
+      online: false,
+      revision: 1,
+      lastContact: iso(t0),
+      pendingEvents: 0,
+      doors: [],
+    });
     expect(again.node.engine!.snapshot).toEqual(held);
     // Two hours offline, not none: the restart did not reset the kill timer.
     expect(scanAt(again, NURSE, undefined, clock, offline(7200))).toMatchObject({ outcome: "allowed" });

@@ -96,22 +96,56 @@ describe("N53, N56: the event queue", () => {
     store.saveSnapshot(3, { systemId: "sys-1", n: 3 });
     store.appendChange(4, [{ op: "replace", path: ["n"], value: 4 }]);
     store.saveContact({ lastContactMs: 1_776_261_600_000, timeReliable: false });
-    store.enqueue([event(1), event(2)]);
+    // The access state the scans moved goes in the same transaction as their events (AB7).
+    store.enqueue(
+      [event(1), event(2)],
+      [
+        { kind: "enter", areaId: "lab", holderId: "h1", at: 1_776_261_600_000 },
+        { kind: "enter", areaId: "lab", holderId: "h2", at: 1_776_261_601_000 },
+        { kind: "enter", areaId: "lobby", holderId: "h1", at: 1_776_261_602_000 },
+        { kind: "exit", areaId: "lab", holderId: "h2" },
+        { kind: "firstAllow", deviceId: "door-1", at: 1_776_261_603_000 },
+      ],
+    );
+    // Resets applied outside scans, and the values they were applied for (AB6).
+    store.saveAccess([
+      { kind: "empty", areaId: "lobby" },
+      { kind: "reset", areaId: "lobby", value: "2026-04-15T14:00:00.000Z" },
+      { kind: "forgiven", areaId: "lab", holderId: "h3", value: "2026-04-15T14:01:00.000Z" },
+      { kind: "reset", areaId: "gone", value: "2026-04-15T14:02:00.000Z" },
+      { kind: "dropArea", areaId: "gone" },
+    ]);
     store.close();
     const again = await open(file);
     expect(again.pending()).toBe(2);
-    expect(again.load()).toEqual({
+    const { access, ...rest } = again.load();
+    expect(rest).toEqual({
       base: { revision: 3, snapshot: { systemId: "sys-1", n: 3 } },
       changes: [{ revision: 4, patches: [{ op: "replace", path: ["n"], value: 4 }] }],
       contact: { lastContactMs: 1_776_261_600_000, timeReliable: false },
     });
+    expect(access.toJSON()).toEqual({
+      areas: { lab: { h1: 1_776_261_600_000 } },
+      firstAllow: { "door-1": 1_776_261_603_000 },
+    });
+    expect(access.applied).toEqual(
+      new Map([
+        ["lobby", { lastReset: "2026-04-15T14:00:00.000Z", forgiven: new Map() }],
+        ["lab", { lastReset: null, forgiven: new Map([["h3", "2026-04-15T14:01:00.000Z"]]) }],
+      ]),
+    );
+    // What was read back is stored already: nothing is written down to store again.
+    expect(access.takeChanges()).toEqual([]);
   });
 });
 
 describe("N55: the snapshot and the changes stored beside it", () => {
   test("a new file holds nothing; saveSnapshot drops the stored changes", async () => {
     const store = await open();
-    expect(store.load()).toEqual({ base: null, changes: [], contact: null });
+    const { access, ...rest } = store.load();
+    expect(rest).toEqual({ base: null, changes: [], contact: null });
+    expect(access.toJSON()).toEqual({ areas: {}, firstAllow: {} });
+    expect(access.applied.size).toBe(0);
     store.saveSnapshot(10, { a: 1 });
     store.appendChange(11, [{ op: "add", path: ["b"], value: 2 }]);
     store.appendChange(12, [{ op: "add", path: ["c"], value: 3 }]);
