@@ -8,9 +8,12 @@ import {
   RF_THREAT_SHIFT,
   RULE_STRIDE,
   R_FLAGS,
+  type ZoneTable,
+  localCandidates,
   occurrenceStart,
   offsetAt,
   ruleOpen,
+  transitionsBetween,
   weekdayOf,
 } from "../compile/index.js";
 import { type Decision, MS_PER_DAY, parseInstant } from "../model/index.js";
@@ -47,7 +50,7 @@ export function doorState(
   const tod = local - day * MS_PER_DAY;
   const wd = weekdayOf(day);
   const first = state?.firstAllowAt(deviceId);
-  const firstLocal = first === undefined || first > at ? Number.NaN : first + offsetAt(zone, first);
+  const firstAt = first === undefined || first > at ? Number.NaN : first;
   let open = "";
   let unlockedBy = "";
   for (const rule of device.unlockHere_) {
@@ -56,13 +59,30 @@ export function doorState(
     if (sys.ruleData_[base + R_FLAGS]! >>> RF_THREAT_SHIFT < device.node_.threatLevel_) continue;
     if (open === "" || rule.id < open) open = rule.id;
     const started =
-      !device.autoOpen_ || firstLocal >= occurrenceStart(sys.ruleData_, sys.calendarData_, base, day, wd, tod);
+      !device.autoOpen_ ||
+      firstAt >= firstInstantAt(zone, occurrenceStart(sys.ruleData_, sys.calendarData_, base, day, wd, tod));
     if (started && (unlockedBy === "" || rule.id < unlockedBy)) unlockedBy = rule.id;
   }
   out.unlocked = unlockedBy !== "";
   out.ruleId = unlockedBy !== "" ? unlockedBy : open !== "" ? open : null;
   out.waitingForFirstAllow = open !== "" && unlockedBy === "";
   return out;
+}
+
+/**
+ * The instant an occurrence starting at local wall time `local` began (UF2): the first instant the
+ * wall clock shows it (a repeated time's first pass), or, when the zone skipped it, the jump itself.
+ */
+function firstInstantAt(zone: ZoneTable, local: number): number {
+  const candidates: number[] = [];
+  localCandidates(zone, local, candidates);
+  let best = Number.POSITIVE_INFINITY;
+  for (const c of candidates) if (c + offsetAt(zone, c) === local && c < best) best = c;
+  if (best !== Number.POSITIVE_INFINITY) return best;
+  const from = Math.min(...candidates) - MS_PER_DAY;
+  for (const t of transitionsBetween(zone, from, Math.max(...candidates) + MS_PER_DAY))
+    if (t + offsetAt(zone, t) >= local && t - 1 + offsetAt(zone, t - 1) < local) return t;
+  return Math.min(...candidates);
 }
 
 /**

@@ -11,7 +11,8 @@ import {
   parseSnapshot,
 } from "../../src/model/index.js";
 import { snapshotAndRequestsArb } from "../arbitraries/index.js";
-import { decideNaive } from "../reference/decideNaive.js";
+import { NaiveAccessState, decideNaive } from "../reference/decideNaive.js";
+import { stateCaseArb } from "./support.js";
 
 /** How the format that reads a Wiegand request decodes (SPEC §5), or null for any other request. */
 function formatKind(snapshot: SystemSnapshot, request: unknown): string | null {
@@ -65,6 +66,17 @@ test("generated requests reach every reason code, each several times", () => {
       count.set(d.reason, (count.get(d.reason) ?? 0) + 1);
       if (d.duress) duress++;
       if (d.floors.length > 1) floors++;
+    }
+  }
+  // The reasons of SPEC §15 need threat levels, areas and a state (docs/semantics.md TL2, AB2–AB5):
+  // the door-state generator reaches them.
+  for (const c of fc.sample(stateCaseArb({ calendars: true, doorStates: true }), { numRuns: 400, seed: 20_261_121 })) {
+    const parsed = parseSnapshot(c.snapshot);
+    if (!parsed.ok) throw new Error("generated snapshot refused");
+    const state = NaiveAccessState.from(c.state);
+    for (const r of c.requests) {
+      const reason = decideNaive(parsed.value, r, state).reason;
+      count.set(reason, (count.get(reason) ?? 0) + 1);
     }
   }
   const rare = [...count].filter(([, n]) => n < 3).map(([r, n]) => `${r}: ${n}`);

@@ -3,8 +3,11 @@
 // local wall time on every call and reads Wiegand bits with string slices. The compiled engine
 // (src/compile + src/evaluate) is differential-tested against it, so it shares no code with them:
 // from the model layer it takes only the types, the request grammar (checkRequest, parseInstant) and
-// the table of well-known card layouts (data: the specification of each format).
+// the table of well-known card layouts (data: the specification of each format), and the type of the
+// state a decision reads (AccessStateView, an interface). Threat levels, unlock rules and areas (SPEC
+// §15, docs/semantics.md TL, UF, AB) are read here straight from the design's sentences.
 import { DateTime } from "luxon";
+import type { AccessStateView } from "../../src/evaluate/accessState.js";
 import {
   type AccessRequest,
   type AuthenticationPolicy,
@@ -35,6 +38,7 @@ const OUTCOME_OF_REASON: Record<Reason, Outcome> = {
   ecard: "allowed",
   offline24x7: "allowed",
   offlineAnySchedule: "allowed",
+  antiPassbackSoft: "allowed",
   unknownCardFormat: "unknown",
   unknownCredential: "unknown",
   facilityCodeMismatch: "unknown",
@@ -58,6 +62,9 @@ const OUTCOME_OF_REASON: Record<Reason, Outcome> = {
   wrongPin: "denied",
   pinRequired: "denied",
   cardRequired: "denied",
+  threatLevel: "denied",
+  antiPassback: "denied",
+  occupancyLimit: "denied",
 };
 
 const TOPIC_OF_OUTCOME: Record<Outcome, Topic> = {
@@ -382,8 +389,9 @@ type Mode = "online" | "ecardOnly" | "offline24x7" | "offlineAnySchedule";
  * Decides one scan by walking SPEC §3 step by step. Never throws on a request.
  * @param snapshot - a snapshot returned by parseSnapshot.
  * @param request - anything; a malformed request is `denied/badRequest`.
+ * @param state - who is inside which area (AB2–AB5); without it the areas are not consulted.
  */
-export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decision {
+export function decideNaive(snapshot: SystemSnapshot, request: unknown, state?: AccessStateView): Decision {
   const known = emptyKnown();
 
   // R1: the request is checked whole before step 1.
@@ -489,6 +497,9 @@ export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decisio
     return isEcard ? makeDecision("ecard", known, null, ecardFloors) : makeDecision("offlineEcardOnly", known);
   if ((mode === "offline24x7" || mode === "offlineAnySchedule") && isEcard)
     return makeDecision("ecard", known, null, ecardFloors);
+  // TL4: while the node's threat level is above 0, an e-card passes as in fallback mode, whatever the rules.
+  const level = node.threatLevel ?? 0;
+  if (level > 0 && isEcard) return makeDecision("ecard", known, null, ecardFloors);
 
   // ---- Step 4: credential ---------------------------------------------------------------------
   let holder: Holder | null = null;
@@ -556,15 +567,35 @@ export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decisio
   }
 
   // ---- Step 6: rules --------------------------------------------------------------------------
+  // UF1: unlock rules are not access rules; a decision never sees them.
   const holderRules: Rule[] = [];
   for (const r of snapshot.rules) {
-    if (r.enabled && holder.groups.includes(r.groupId) && ruleReachesDevice(snapshot, r, device)) holderRules.push(r);
+    if (
+      r.enabled &&
+      r.action !== "unlock" &&
+      holder.groups.includes(r.groupId) &&
+      ruleReachesDevice(snapshot, r, device)
+    )
+      holderRules.push(r);
   }
+  // TL2: an allow rule whose maxThreatLevel is below the node's level does not apply; TL3: deny rules always do.
+  const levelSetsAside = (r: Rule) => r.allow && level > (r.maxThreatLevel ?? 0);
   let allowRules: Rule[] = [];
   if (local !== null) {
     const applicable: Rule[] = [];
-    for (const r of holderRules) if (windowContains(snapshot, r, local)) applicable.push(r);
-    if (applicable.length === 0) return makeDecision("noActiveRule", known);
+    const setAside: Rule[] = [];
+    for (const r of holderRules) {
+      if (!windowContains(snapshot, r, local)) continue;
+      if (levelSetsAside(r)) setAside.push(r);
+      else applicable.push(r);
+    }
+    if (applicable.length === 0) {
+      if (setAside.length > 0) {
+        setAside.sort((a, b) => compareIds(a.id, b.id));
+        return makeDecision("threatLevel", known, setAside[0]!.id);
+      }
+      return makeDecision("noActiveRule", known);
+    }
     const deny: Rule[] = [];
     for (const r of applicable) if (!r.allow) deny.push(r);
     if (deny.length > 0) {
@@ -580,10 +611,19 @@ export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decisio
       deny.sort((a, b) => compareIds(a.id, b.id));
       return makeDecision("deniedByRule", known, deny[0]!.id);
     }
+    const setAside: Rule[] = [];
     for (const r of holderRules) {
-      if (mode === "offline24x7" ? is24x7(r) : r.allow) allowRules.push(r);
+      if (!(mode === "offline24x7" ? is24x7(r) : r.allow)) continue;
+      if (levelSetsAside(r)) setAside.push(r);
+      else allowRules.push(r);
     }
-    if (allowRules.length === 0) return makeDecision(mode === "offline24x7" ? "offlineNot24x7" : "noActiveRule", known);
+    if (allowRules.length === 0) {
+      if (setAside.length > 0) {
+        setAside.sort((a, b) => compareIds(a.id, b.id));
+        return makeDecision("threatLevel", known, setAside[0]!.id);
+      }
+      return makeDecision(mode === "offline24x7" ? "offlineNot24x7" : "noActiveRule", known);
+    }
   }
   allowRules.sort((a, b) => compareIds(a.id, b.id));
 
@@ -617,7 +657,57 @@ export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decisio
   }
   const reason: Reason =
     mode === "offline24x7" ? "offline24x7" : mode === "offlineAnySchedule" ? "offlineAnySchedule" : "allowed";
+  if (state !== undefined) {
+    // AB2: with the time unknown offline, an entry is never reset by time.
+    const refusal = areaVerdict(snapshot, device.id, holder.id, clockKnown ? at : null, state);
+    if (refusal === "antiPassback" || refusal === "occupancyLimit") return makeDecision(refusal, known);
+    if (refusal === "soft") return makeDecision("antiPassbackSoft", known, accepted[0]!.id, floors);
+  }
   return makeDecision(reason, known, accepted[0]!.id, floors);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Areas (docs/semantics.md AB1–AB5)
+// ---------------------------------------------------------------------------------------------
+
+/** The areas the device leads into, by id (AB5: id order). */
+function areasEnteredBy(snapshot: SystemSnapshot, deviceId: string) {
+  return snapshot.areas.filter((a) => a.entries.includes(deviceId)).sort((a, b) => compareIds(a.id, b.id));
+}
+
+/**
+ * What the areas say about an entry the rules allowed (AB2–AB5): a hard anti-passback denial in any
+ * area first, then a full area, else a soft flag, else nothing. `at` null: the time is unknown, so no
+ * entry is old enough to be reset.
+ * Design silence: a soft area whose reset time has passed flags nothing (the entry is stale there, as
+ * a hard area would let it through).
+ */
+function areaVerdict(
+  snapshot: SystemSnapshot,
+  deviceId: string,
+  holderId: string,
+  at: number | null,
+  state: AccessStateView,
+): "antiPassback" | "occupancyLimit" | "soft" | null {
+  const areas = areasEnteredBy(snapshot, deviceId);
+  let soft = false;
+  for (const area of areas) {
+    if (area.antiPassback === null) continue;
+    const since = state.enteredAt(area.id, holderId);
+    if (since === undefined) continue;
+    const reset = area.antiPassback.resetSeconds;
+    const expired = at !== null && reset > 0 && at - since >= reset * 1000;
+    if (expired) continue;
+    if (area.antiPassback.mode === "hard") return "antiPassback";
+    soft = true;
+  }
+  for (const area of areas) {
+    if (area.occupancyLimit === null) continue;
+    // AB3: a holder already inside is never refused by the limit.
+    if (state.enteredAt(area.id, holderId) !== undefined) continue;
+    if (state.occupancy(area.id) >= area.occupancyLimit) return "occupancyLimit";
+  }
+  return soft ? "soft" : null;
 }
 
 /**
@@ -626,4 +716,190 @@ export function decideNaive(snapshot: SystemSnapshot, request: unknown): Decisio
  */
 export function naiveRuleActive(snapshot: SystemSnapshot, rule: Rule, at: number, zone: string): boolean {
   return windowContains(snapshot, rule, localTimeOf(at, zone));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Door states: unlock rules and first person in (docs/semantics.md UF1–UF3)
+// ---------------------------------------------------------------------------------------------
+
+/** What `engine.doorState` answers (UF2). */
+export interface DoorStateNaive {
+  deviceId: string;
+  unlocked: boolean;
+  ruleId: string | null;
+  waitingForFirstAllow: boolean;
+}
+
+/** The local calendar day on which the occurrence of the rule's window that contains `t` started; null when closed. */
+function occurrenceStartDay(snapshot: SystemSnapshot, rule: Rule, t: LocalTime): string | null {
+  if (!windowContains(snapshot, rule, t)) return null;
+  const start = clockToMs(rule.startTime);
+  const stop = clockToMs(rule.stopTime);
+  if (start < stop) return t.date;
+  // Crossing midnight: started today when the clock is past the start (and today's occurrence is open).
+  const startedToday =
+    rule.recurring.includes(t.weekday) && t.msOfDay >= start && startDayInRange(snapshot, rule, t.date);
+  return startedToday ? t.date : t.previousDate;
+}
+
+/** Is the wall clock at `at` in `zone` at or after (day, msOfDay)? Compared as strings, as the reference does dates. */
+function wallAtOrAfter(at: number, zone: string, day: string, msOfDay: number): boolean {
+  const t = localTimeOf(at, zone);
+  return t.date > day || (t.date === day && t.msOfDay >= msOfDay);
+}
+
+/**
+ * The first instant at which the zone's wall clock shows `day` at `msOfDay` or later: the start of an
+ * occurrence. A start the clocks skip (spring forward, Apia's missing day) is the jump itself; a start
+ * the clocks repeat (fall back) is its first pass. Found by bisection between two instants 15 hours
+ * either side (no zone is more than 14 hours from UTC), then moved back to an earlier pass of the same
+ * wall time when the clocks went back meanwhile.
+ */
+function firstWallInstant(zone: string, day: string, msOfDay: number): number {
+  const asUtc = Date.UTC(Number(day.slice(0, 4)), Number(day.slice(5, 7)) - 1, Number(day.slice(8, 10))) + msOfDay;
+  let lo = asUtc - 15 * 3_600_000; // before: the wall clock is at least an hour short of it
+  let hi = asUtc + 15 * 3_600_000; // after
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (wallAtOrAfter(mid, zone, day, msOfDay)) hi = mid;
+    else lo = mid;
+  }
+  let first = hi;
+  const t = localTimeOf(hi, zone);
+  if (t.date === day && t.msOfDay === msOfDay)
+    for (const back of [30, 60, 120].map((m) => m * 60_000)) {
+      const earlier = localTimeOf(hi - back, zone);
+      if (earlier.date === day && earlier.msOfDay === msOfDay) first = Math.min(first, hi - back);
+    }
+  return first;
+}
+
+/**
+ * UF2: is the device held unlocked at `at`? An unlock rule of the device is open (window, dates,
+ * calendar, threat level ≤ its max, enabled) in the node's zone; with `autoOpenAfterFirstAllow`, only
+ * once the first allowed scan of that rule's current occurrence happened (between its start and `at`).
+ * @returns null for an unknown device or an invalid instant.
+ */
+export function doorStateNaive(
+  snapshot: SystemSnapshot,
+  deviceId: string,
+  at: number | string,
+  state?: AccessStateView,
+): DoorStateNaive | null {
+  const device = snapshot.devices.find((d) => d.id === deviceId);
+  if (device === undefined) return null;
+  const node = snapshot.cloudNodes.find((n) => n.id === device.cloudNode)!;
+  const instant = parseInstant(at);
+  // Design silence: an instant that is no instant (R2, R3) answers null, as an unknown device does.
+  if (Number.isNaN(instant)) return null;
+  const local = localTimeOf(instant, node.timezone);
+  const level = node.threatLevel ?? 0;
+  const open = snapshot.rules
+    .filter(
+      (r) =>
+        r.enabled &&
+        r.action === "unlock" &&
+        r.type === "door" &&
+        r.devices.includes(deviceId) &&
+        level <= (r.maxThreatLevel ?? 0) &&
+        windowContains(snapshot, r, local),
+    )
+    .sort((a, b) => compareIds(a.id, b.id));
+  if (open.length === 0) return { deviceId, unlocked: false, ruleId: null, waitingForFirstAllow: false };
+  if (!device.autoOpenAfterFirstAllow)
+    return { deviceId, unlocked: true, ruleId: open[0]!.id, waitingForFirstAllow: false };
+  const first = state?.firstAllowAt(deviceId);
+  if (first !== undefined)
+    for (const r of open) {
+      const start = firstWallInstant(node.timezone, occurrenceStartDay(snapshot, r, local)!, clockToMs(r.startTime));
+      if (start <= first && first <= instant)
+        return { deviceId, unlocked: true, ruleId: r.id, waitingForFirstAllow: false };
+    }
+  return { deviceId, unlocked: false, ruleId: open[0]!.id, waitingForFirstAllow: true };
+}
+
+/** The start of the occurrence of an unlock rule open at `at` (for scenario tests and reports). */
+export function naiveOccurrenceStart(snapshot: SystemSnapshot, rule: Rule, at: number, zone: string): number | null {
+  const day = occurrenceStartDay(snapshot, rule, localTimeOf(at, zone));
+  return day === null ? null : firstWallInstant(zone, day, clockToMs(rule.startTime));
+}
+
+// ---------------------------------------------------------------------------------------------
+// State after a decision (docs/semantics.md AB1, UF3)
+// ---------------------------------------------------------------------------------------------
+
+/** The access state, kept the obvious way: lists of facts, scanned on every read. */
+export class NaiveAccessState implements AccessStateView {
+  inside: { areaId: string; holderId: string; at: number }[] = [];
+  firstAllows: { deviceId: string; at: number }[] = [];
+
+  enteredAt(areaId: string, holderId: string): number | undefined {
+    return this.inside.find((e) => e.areaId === areaId && e.holderId === holderId)?.at;
+  }
+  occupancy(areaId: string): number {
+    return this.inside.filter((e) => e.areaId === areaId).length;
+  }
+  firstAllowAt(deviceId: string): number | undefined {
+    return this.firstAllows.find((f) => f.deviceId === deviceId)?.at;
+  }
+  enter(areaId: string, holderId: string, at: number): void {
+    this.exit(areaId, holderId);
+    this.inside.push({ areaId, holderId, at });
+  }
+  exit(areaId: string, holderId: string): void {
+    this.inside = this.inside.filter((e) => !(e.areaId === areaId && e.holderId === holderId));
+  }
+  setFirstAllow(deviceId: string, at: number): void {
+    this.firstAllows = this.firstAllows.filter((f) => f.deviceId !== deviceId);
+    this.firstAllows.push({ deviceId, at });
+  }
+  /** AccessStateJson's shape: an area nobody is inside is not listed. */
+  toJSON(): { areas: Record<string, Record<string, number>>; firstAllow: Record<string, number> } {
+    const areas: Record<string, Record<string, number>> = {};
+    for (const e of this.inside) {
+      if (!Object.hasOwn(areas, e.areaId)) Object.defineProperty(areas, e.areaId, own({}));
+      Object.defineProperty(areas[e.areaId]!, e.holderId, own(e.at));
+    }
+    const firstAllow: Record<string, number> = {};
+    for (const f of this.firstAllows) Object.defineProperty(firstAllow, f.deviceId, own(f.at));
+    return { areas, firstAllow };
+  }
+  /** A copy, for a state to be given to both deciders. */
+  static from(view: { areas: Record<string, Record<string, number>>; firstAllow: Record<string, number> }) {
+    const s = new NaiveAccessState();
+    for (const [a, hs] of Object.entries(view.areas)) for (const [h, at] of Object.entries(hs)) s.enter(a, h, at);
+    for (const [d, at] of Object.entries(view.firstAllow)) s.setFirstAllow(d, at);
+    return s;
+  }
+}
+
+/** An own enumerable property, so that an id `__proto__` is a key like any other. */
+function own(value: unknown): PropertyDescriptor {
+  return { value, enumerable: true, writable: true, configurable: true };
+}
+
+/**
+ * What `engine.record` does after a decision (AB1, UF3): an allowed decision naming a holder moves
+ * them into each area the device is an entry of (since the request's instant) and out of each area it
+ * is an exit of; an allowed decision of any reason (e-cards too) at an `autoOpenAfterFirstAllow` device
+ * whose unlock window is open and waiting starts the unlock.
+ */
+export function recordNaive(
+  snapshot: SystemSnapshot,
+  request: unknown,
+  decision: Decision,
+  state: NaiveAccessState,
+): void {
+  if (decision.outcome !== "allowed" || !checkRequest(request, null)) return;
+  const req = request as AccessRequest;
+  const device = snapshot.devices.find((d) => d.id === req.deviceId);
+  if (device === undefined) return;
+  const at = parseInstant(req.at);
+  if (decision.holderId !== null)
+    for (const area of snapshot.areas) {
+      if (area.entries.includes(device.id)) state.enter(area.id, decision.holderId, at);
+      if (area.exits.includes(device.id)) state.exit(area.id, decision.holderId);
+    }
+  if (device.autoOpenAfterFirstAllow && doorStateNaive(snapshot, device.id, at, state)!.waitingForFirstAllow)
+    state.setFirstAllow(device.id, at);
 }

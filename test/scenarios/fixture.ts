@@ -25,7 +25,7 @@
 //   r-staff-high   elevator  g-staff  [fg-high]    08:00:00–18:00:00 Mon–Fri
 import { expect } from "vitest";
 import type { z } from "zod";
-import { createEngine } from "../../src/evaluate/index.js";
+import { type AccessStateView, createEngine } from "../../src/evaluate/index.js";
 import {
   type Decision,
   type Issue,
@@ -354,7 +354,8 @@ export function h10301(facilityCode: number, cardNumber: number, flip: number[] 
 
 export interface Impl {
   readonly name: "engine" | "reference";
-  decide(snapshot: SystemSnapshot, request: unknown): Decision;
+  /** `state`: the areas' state (docs/semantics.md AB2–AB5), when the scenario has one. */
+  decide(snapshot: SystemSnapshot, request: unknown, state?: AccessStateView): Decision;
 }
 
 const engines = new WeakMap<SystemSnapshot, ReturnType<typeof createEngine>>();
@@ -366,20 +367,20 @@ function copy(d: Decision): Decision {
 
 export const ENGINE: Impl = {
   name: "engine",
-  decide(snapshot, request) {
+  decide(snapshot, request, state) {
     let engine = engines.get(snapshot);
     if (engine === undefined) {
       engine = createEngine(snapshot);
       engines.set(snapshot, engine);
     }
-    return copy(engine.decide(request));
+    return copy(engine.decide(request, undefined, state));
   },
 };
 
 export const REFERENCE: Impl = {
   name: "reference",
-  decide(snapshot, request) {
-    return copy(decideNaive(snapshot, request));
+  decide(snapshot, request, state) {
+    return copy(decideNaive(snapshot, request, state));
   },
 };
 
@@ -430,13 +431,19 @@ function describeRequest(request: unknown): string {
  * engine pass it also asserts that the engine and the reference return equal decisions.
  * Soft assertions: every check of a test is reported, not only the first failing one.
  */
-export function check(impl: Impl, snapshot: SystemSnapshot, request: unknown, expected: Expected): void {
+export function check(
+  impl: Impl,
+  snapshot: SystemSnapshot,
+  request: unknown,
+  expected: Expected,
+  state?: AccessStateView,
+): void {
   expectedReasons.add(expected.reason);
   const want = fullDecision(expected);
   const label = `${impl.name} on ${describeRequest(request)}`;
   let got: Decision;
   try {
-    got = impl.decide(snapshot, request);
+    got = impl.decide(snapshot, request, state);
   } catch (e) {
     // A decider never throws on a request (SPEC §2): report the exception as the decision.
     expect.soft(`threw ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`, label).toEqual(want);
@@ -446,7 +453,7 @@ export function check(impl: Impl, snapshot: SystemSnapshot, request: unknown, ex
   if (impl.name === "engine") {
     let other: Decision | undefined;
     try {
-      other = REFERENCE.decide(snapshot, request);
+      other = REFERENCE.decide(snapshot, request, state);
     } catch {
       other = undefined; // the reference pass reports its own exception
     }
@@ -456,8 +463,12 @@ export function check(impl: Impl, snapshot: SystemSnapshot, request: unknown, ex
 }
 
 /** A checker bound to one implementation and snapshot: `at(request, expected)`. */
-export function checker(impl: Impl, snapshot: SystemSnapshot): (request: unknown, expected: Expected) => void {
-  return (request, expected) => check(impl, snapshot, request, expected);
+export function checker(
+  impl: Impl,
+  snapshot: SystemSnapshot,
+  state?: AccessStateView,
+): (request: unknown, expected: Expected) => void {
+  return (request, expected) => check(impl, snapshot, request, expected, state);
 }
 
 // ---------------------------------------------------------------------------------------------

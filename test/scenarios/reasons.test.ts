@@ -1,7 +1,7 @@
 // One scenario (at least) per reason code of SPEC §3, each run through the engine and the reference.
 // The last test checks that the scenarios, together, expect every code of REASONS.
 import { describe, expect, test } from "vitest";
-import { createEngine, newDecision } from "../../src/evaluate/index.js";
+import { AccessState, createEngine, newDecision } from "../../src/evaluate/index.js";
 import { REASONS } from "../../src/model/index.js";
 import { decideNaive } from "../reference/decideNaive.js";
 import { IMPLS, T, building, cardAt, checker, expectedReasons, h10301, mobileAt, pinAt } from "./fixture.js";
@@ -796,6 +796,82 @@ describe.each(IMPLS)("$name", (impl) => {
       reason: "cardRequired",
       holderId: "h-alice",
       activeRuleId: "r-staff-lab",
+    });
+  });
+});
+
+describe.each(IMPLS)("$name: door states (SPEC §15)", (impl) => {
+  // TL2: the node's threat level sets aside an allow rule whose maxThreatLevel is below it.
+  test("threatLevel: the only open rule is set aside by the node's level", () => {
+    const raised = building((d) => {
+      d.node("node-a").threatLevel = 1;
+    });
+    checker(impl, raised)(cardAt("door-front", T.WED_NOON, 17, 1001), {
+      reason: "threatLevel",
+      holderId: "h-alice",
+      credentialId: "c-alice-card",
+      activeRuleId: "r-staff-front",
+      facilityCode: 17,
+      credentialNumber: 1001,
+    });
+  });
+
+  // AB2, AB3: an area whose entry is the front door; the state says who is inside.
+  const withArea = (antiPassback: "hard" | "soft" | null, occupancyLimit: number | null) =>
+    building((d) => {
+      d.raw.areas = [
+        {
+          id: "area-hq",
+          name: "HQ",
+          entries: ["door-front"],
+          exits: ["door-lab"],
+          antiPassback: antiPassback === null ? null : { mode: antiPassback, resetSeconds: 3600 },
+          occupancyLimit,
+        },
+      ];
+    });
+  const aliceInside = new AccessState();
+  aliceInside.enter("area-hq", "h-alice", Date.parse(T.WED_10));
+  const alice = {
+    holderId: "h-alice",
+    credentialId: "c-alice-card",
+    facilityCode: 17,
+    credentialNumber: 1001,
+  } as const;
+
+  test("antiPassback: a second entry before an exit or the reset (hard)", () => {
+    checker(
+      impl,
+      withArea("hard", null),
+      aliceInside,
+    )(cardAt("door-front", "2026-03-04T10:30:00-05:00", 17, 1001), {
+      reason: "antiPassback",
+      ...alice,
+    });
+  });
+
+  test("antiPassbackSoft: a second entry is allowed and flagged (soft)", () => {
+    checker(
+      impl,
+      withArea("soft", null),
+      aliceInside,
+    )(cardAt("door-front", "2026-03-04T10:30:00-05:00", 17, 1001), {
+      reason: "antiPassbackSoft",
+      activeRuleId: "r-staff-front",
+      ...alice,
+    });
+  });
+
+  test("occupancyLimit: the area is full", () => {
+    const full = new AccessState();
+    full.enter("area-hq", "h-someone", Date.parse(T.WED_10));
+    checker(
+      impl,
+      withArea(null, 1),
+      full,
+    )(cardAt("door-front", "2026-03-04T10:30:00-05:00", 17, 1001), {
+      reason: "occupancyLimit",
+      ...alice,
     });
   });
 });
