@@ -19,7 +19,9 @@
 // the CLI scenario spawns `node dist/cli.js`; the service scenario runs `node dist/cli.js serve --data`
 // in a child process and drives it over 127.0.0.1 from its own process (sizes M and L; S only alone);
 // the webhooks scenario does the same with an HTTPS receiver in its own process (size M); the tenants
-// scenario serves a service database of 1,000 customers the same way (bench/tenants.bench.ts, no size).
+// scenario serves a service database of 1,000 customers the same way (bench/tenants.bench.ts, no size);
+// doorStates (decide with calendars, areas and an access state against the plain fixture, issue 38)
+// gets its own process: it holds two engines of each size.
 // A child prints its rows as JSON on stdout; progress goes to stderr.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
@@ -29,6 +31,7 @@ import { run as cli } from "./cli.bench.js";
 import { run as compile } from "./compile.bench.js";
 import { run as decide } from "./decide.bench.js";
 import { run as diff } from "./diff.bench.js";
+import { run as doorStates } from "./doorStates.bench.js";
 import { run as handles } from "./handles.bench.js";
 import { run as incremental } from "./incremental.bench.js";
 import type { SizeName } from "./fixtures.js";
@@ -61,6 +64,7 @@ const SCENARIOS: Readonly<Record<string, Scenario>> = {
   tenants,
   nodePropagation,
   nodeScans,
+  doorStates,
 };
 
 interface Job {
@@ -83,6 +87,7 @@ const JOBS: readonly Job[] = [
   { scenarios: ["tenants"], nodeFlags: [] },
   { scenarios: ["nodePropagation"], nodeFlags: [] },
   { scenarios: ["nodeScans"], nodeFlags: [] },
+  { scenarios: ["doorStates"], nodeFlags: [] },
 ];
 
 /** Scenarios that run only when named (--only or their own flag), never in the whole run. */
@@ -191,6 +196,24 @@ interface Target {
   readonly target: string;
   readonly measured: string;
   readonly met: boolean | null;
+}
+
+/** Issue 38: calendars, thresholds and areas in use cost at most a tenth of the decisions/s (reported, never asserted). */
+function doorStateTargets(facts: Record<string, unknown>): Target[] {
+  const out: Target[] = [];
+  for (const [key, label] of [
+    ["b", "decide(request, out) with calendars and areas in the snapshot"],
+    ["c", "decide(request, out, state) with an access state"],
+  ] as const) {
+    const r = facts[`doorStates.L.${key}`] as { ratioToA: number; opsPerSec: number } | undefined;
+    if (r !== undefined)
+      out.push({
+        target: `L ${label} ≥ 0.9× the plain fixture's decide(request, out)`,
+        measured: `${r.ratioToA.toFixed(3)}× (${fmtOps(r.opsPerSec)})`,
+        met: r.ratioToA >= 0.9,
+      });
+  }
+  return out;
 }
 
 function targets(facts: Record<string, unknown>): Target[] {
@@ -353,6 +376,7 @@ function targets(facts: Record<string, unknown>): Target[] {
       measured: `${heapTotal.toFixed(0)} B/holder`,
       met: heapTotal <= 1000,
     });
+  out.push(...doorStateTargets(facts));
   const e = num("peers.engineOps");
   const plain = num("peers.plainOps");
   const naive = num("peers.naiveOps");
@@ -417,9 +441,9 @@ async function orchestrate(args: Args): Promise<number> {
   const seconds = (Date.now() - started) / 1000;
   // Only a whole, full-length run replaces bench/results/latest.json (the committed reference).
   const complete = args.only === null && args.sizes.length === 3 && !args.quick && !failed;
-  const command = args.scale
-    ? `npm run bench -- --scale${args.quick ? " --quick" : ""}`
-    : `npm run bench${args.quick ? " -- --quick" : ""}`;
+  // The command as given, so that a partial run's header and file say which part it was.
+  const given = process.argv.slice(2);
+  const command = given.length === 0 ? "npm run bench" : `npm run bench -- ${given.join(" ")}`;
   const header = [
     `rsop-engine benchmarks — ${command}`,
     `machine: ${before.cpus} CPUs (${before.cpuModel}), ${before.platform}, Node ${before.node} (V8 ${before.v8})`,
