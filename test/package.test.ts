@@ -309,6 +309,7 @@ for (const format of ["esm", "cjs"] as const) {
       "changeEvents",
       "filterEvent",
       "signBody",
+      "threatLevelEvents",
       "verifySignature",
     ]);
     expect(lib.verifySignature("{}", lib.signBody("{}", "k"), "k")).toBe(true);
