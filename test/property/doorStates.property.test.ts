@@ -13,6 +13,7 @@ import { type Decision, type Reason, type SystemSnapshot, parseInstant } from ".
 import type { HolderMeta } from "../arbitraries/index.js";
 import { NaiveAccessState, decideNaive, doorStateNaive, recordNaive } from "../reference/decideNaive.js";
 import {
+  NOT_ACCEPTED,
   NUM_RUNS,
   REPLAY,
   TIMEOUT,
@@ -263,19 +264,6 @@ const RSOP_RUNS =
     ? 150
     : Math.max(150, Math.ceil(Number(process.env.RSOP_PROPERTY_RUNS) / 50));
 const RSOP_TIMEOUT = 60_000 + RSOP_RUNS * 200;
-
-/** Reasons that say the presented credential or read was not one the device accepts (steps 1, 2, 4). */
-const NOT_ACCEPTED = new Set([
-  "inputTypeNotAllowed",
-  "unknownCardFormat",
-  "parityError",
-  "facilityCodeNotAllowed",
-  "unknownCredential",
-  "facilityCodeMismatch",
-  "credentialPending",
-  "bleNotSupported",
-  "insecureRead",
-]);
 
 /** Every way the holder could present one of their credentials at the device. */
 function presentations(snap: SystemSnapshot, holderId: string, deviceId: string): Record<string, unknown>[] {

@@ -6,6 +6,7 @@ import { describe, expect, test } from "vitest";
 import { type Engine, createEngine } from "../../src/evaluate/index.js";
 import { type Decision, type SystemSnapshot, formatIssues, parseSnapshot } from "../../src/model/index.js";
 import { type BuiltSnapshot, atSpecArb, builtSnapshotArb, resolveAt } from "../arbitraries/index.js";
+import { NOT_ACCEPTED } from "./support.js";
 
 // One run here computes RSOP for every holder and replays each entry through decide (~27 ms a run,
 // against ~2.6 ms for the decide differential property), so long hunts scale these properties to
@@ -15,19 +16,6 @@ const NUM_RUNS =
     ? 150
     : Math.max(150, Math.ceil(Number(process.env.RSOP_PROPERTY_RUNS) / 50));
 const TIMEOUT = 60_000 + NUM_RUNS * 200; // generous: the machine may be shared
-
-/** Reasons that say the presented credential or read was not one the device accepts (steps 1, 2, 4). */
-const NOT_ACCEPTED = new Set([
-  "inputTypeNotAllowed",
-  "unknownCardFormat",
-  "parityError",
-  "facilityCodeNotAllowed",
-  "unknownCredential",
-  "facilityCodeMismatch",
-  "credentialPending",
-  "bleNotSupported",
-  "insecureRead",
-]);
 
 function parseOrFail(input: unknown): SystemSnapshot {
   const r = parseSnapshot(input);

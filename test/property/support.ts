@@ -311,3 +311,16 @@ export const stateCaseArb = (
       const { snapshot, state } = withDoorStates(built, doorStates, requests);
       return { snapshot, requests, state, built };
     });
+
+/** Reasons that say the presented credential or read was not one the device accepts (steps 1, 2, 4): a presentation RSOP does not describe. */
+export const NOT_ACCEPTED = new Set([
+  "inputTypeNotAllowed",
+  "unknownCardFormat",
+  "parityError",
+  "facilityCodeNotAllowed",
+  "unknownCredential",
+  "facilityCodeMismatch",
+  "credentialPending",
+  "bleNotSupported",
+  "insecureRead",
+]);
