@@ -3,6 +3,7 @@
 import { z } from "zod";
 import {
   areaSchema,
+  calendarSchema,
   type Issue,
   deviceSchema,
   floorGroupSchema,
@@ -222,8 +223,14 @@ const REFERENCES = new Map<unknown, Readonly<Record<string, readonly [Collection
   ],
   [
     ruleSchema,
-    { groupId: ["groups", "group"], devices: ["devices", "device"], floorGroups: ["floorGroups", "floor group"] },
+    {
+      groupId: ["groups", "group"],
+      devices: ["devices", "device"],
+      floorGroups: ["floorGroups", "floor group"],
+      calendar: ["calendars", "calendar"],
+    },
   ],
+  [calendarSchema, { partition: ["partitions", "partition"] }],
   [areaSchema, { entries: ["devices", "device"], exits: ["devices", "device"] }],
 ]);
 
@@ -253,7 +260,8 @@ function referenceIssues(
   for (const [k, [c, what]] of Object.entries(fields)) {
     if (faulty.has(k) || !Object.hasOwn(value, k)) continue;
     const v = value[k];
-    if (!Array.isArray(v)) check(c, what, v, [...prefix, k]);
+    if (isPlainObject(v)) check(c, what, v.id, [...prefix, k, "id"]); // a rule's `calendar: {id, mode}`
+    else if (!Array.isArray(v)) check(c, what, v, [...prefix, k]);
     else
       v.forEach((x, j) =>
         isPlainObject(x) ? check(c, what, x.id, [...prefix, k, j, "id"]) : check(c, what, x, [...prefix, k, j]),

@@ -107,8 +107,9 @@ const SYSTEM_CASES: Readonly<Record<string, Faulty>> = {
       startTime: "25:00:00",
       stopTime: "18:00:00",
       recurring: DAYS,
+      calendar: { id: "cal-nowhere", mode: "exclude" },
     },
-    paths: ["body.groupId", "body.startTime"],
+    paths: ["body.groupId", "body.startTime", "body.calendar.id"],
   },
   "PUT /rules/:ruleId": {
     path: "/rules/r-staff-door",
