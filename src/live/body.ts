@@ -260,7 +260,8 @@ function referenceIssues(
   for (const [k, [c, what]] of Object.entries(fields)) {
     if (faulty.has(k) || !Object.hasOwn(value, k)) continue;
     const v = value[k];
-    if (isPlainObject(v)) check(c, what, v.id, [...prefix, k, "id"]); // a rule's `calendar: {id, mode}`
+    // A rule's `calendar: {id, mode}` names its calendar by `id`.
+    if (isPlainObject(v)) check(c, what, v.id, [...prefix, k, "id"]);
     else if (!Array.isArray(v)) check(c, what, v, [...prefix, k]);
     else
       v.forEach((x, j) =>
