@@ -42,6 +42,8 @@ export interface CloudNodeStatus {
   readonly lastContact: string | null;
   /** Access events not yet uploaded. */
   readonly pendingEvents: number;
+  /** Access events the service refused one by one, kept aside in the data file (N66). */
+  readonly rejectedEvents: number;
   /**
    * The node's doors an unlock rule holds unlocked now, or that wait for their first person in
    * (docs/semantics.md UF2), by device id; [] before the node's first download.
@@ -175,6 +177,7 @@ export class CloudNode implements EngineSource {
       revision: this.#revision,
       lastContact: last === null ? null : new Date(last).toISOString(),
       pendingEvents: this.#store.pending(),
+      rejectedEvents: this.#store.rejected(),
       doors: this.#doors(),
     };
   }
@@ -471,8 +474,11 @@ export class CloudNode implements EngineSource {
   }
 
   async #uploadAll(): Promise<void> {
+    // After a batch is refused for what it holds, events go one at a time until the one refused
+    // alone is found and moved aside (N66): one bad event must not hold back every later one.
+    let single = false;
     for (;;) {
-      const batch = this.#store.peek(UPLOAD_EVENTS, UPLOAD_BYTES);
+      const batch = this.#store.peek(single ? 1 : UPLOAD_EVENTS, UPLOAD_BYTES);
       if (batch.length === 0 || this.#closing.signal.aborted) return;
       try {
         // The stored request and decision are JSON already: the body is written around them.
@@ -485,6 +491,14 @@ export class CloudNode implements EngineSource {
         this.#log(`uploaded ${got.accepted} events (${got.duplicates} already there)`);
         this.#reached();
       } catch (e) {
+        if (e instanceof LinkError && isContentRefusal(e.status)) {
+          single = batch.length > 1;
+          if (!single) {
+            this.#store.reject(batch[0]!.seq, e.status!, e.message, new Date(this.contact.now()).toISOString());
+            this.#log(`the service refused event ${batch[0]!.eventId}, kept aside in the data file: ${e.message}`);
+          }
+          continue;
+        }
         // Kept in the queue: sent again, in the same order, after the next successful call. A
         // refusal is an answer: it is logged, and the node stays in contact.
         if (e instanceof LinkError && isRefusal(e.status)) this.#log(`the service refused an upload: ${e.message}`);
@@ -494,6 +508,9 @@ export class CloudNode implements EngineSource {
     }
   }
 }
+
+/** A refusal of what an upload holds (400, 413, 422), not of the node sending it (N66). */
+const isContentRefusal = (status: number | undefined) => status === 400 || status === 413 || status === 422;
 
 /** A 4xx answer that is about the request, not about the node being cut off (N59). */
 const isRefusal = (status: number | undefined) =>

@@ -77,6 +77,17 @@ CREATE TABLE IF NOT EXISTS node_events (
   request TEXT NOT NULL,
   decision TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS node_rejected_events (
+  seq INTEGER PRIMARY KEY,
+  event_id TEXT NOT NULL,
+  occurred_at TEXT NOT NULL,
+  revision INTEGER NOT NULL,
+  request TEXT NOT NULL,
+  decision TEXT NOT NULL,
+  status INTEGER NOT NULL,
+  reason TEXT NOT NULL,
+  rejected_at TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS node_area_inside (
   area_id TEXT NOT NULL,
   holder_id TEXT NOT NULL,
@@ -163,6 +174,8 @@ export class NodeStore {
   readonly #peek: Statement<unknown[]>;
   readonly #remove: Statement<unknown[]>;
   readonly #count: Statement<unknown[]>;
+  readonly #countRejected: Statement<unknown[]>;
+  readonly #reject: (seq: number, status: number, reason: string, at: string) => void;
   readonly #enqueueAll: (events: readonly Omit<QueuedEvent, "seq">[], changes: readonly AccessChange[]) => void;
   readonly #saveAccess: (changes: readonly AccessChange[]) => void;
 
@@ -177,6 +190,16 @@ export class NodeStore {
     );
     this.#remove = db.prepare("DELETE FROM node_events WHERE seq <= ?");
     this.#count = db.prepare("SELECT count(*) AS n FROM node_events");
+    this.#countRejected = db.prepare("SELECT count(*) AS n FROM node_rejected_events");
+    const keepRejected = db.prepare(
+      "INSERT INTO node_rejected_events SELECT seq, event_id, occurred_at, revision, request, decision, ?, ?, ? FROM node_events WHERE seq = ?",
+    );
+    const dropQueued = db.prepare("DELETE FROM node_events WHERE seq = ?");
+    // Moved aside whole: kept in the file with the service's answer, never lost (N66).
+    this.#reject = db.transaction((seq: number, status: number, reason: string, at: string) => {
+      keepRejected.run(status, reason, at, seq);
+      dropQueued.run(seq);
+    });
     const access = accessStatements(db);
     // A scan's state change goes with its event: both are stored before its answer is written, or
     // neither (N56, docs/semantics.md AB7).
@@ -325,6 +348,19 @@ export class NodeStore {
   /** How many events wait in the queue. */
   pending(): number {
     return (this.#count.get() as { n: number }).n;
+  }
+
+  /**
+   * Moves queued event `seq`, which the service refused on its own, out of the queue into the
+   * rejected events, with the answer's status and message and when (N66): the events after it go on.
+   */
+  reject(seq: number, status: number, reason: string, at: string): void {
+    this.#reject(seq, status, reason, at);
+  }
+
+  /** How many events the service refused and the file keeps aside (N66). */
+  rejected(): number {
+    return (this.#countRejected.get() as { n: number }).n;
   }
 
   close(): void {

@@ -397,6 +397,7 @@ describe("N43, N55: a restart without the service", () => {
       revision: 1,
       lastContact: iso(t0),
       pendingEvents: 0,
+      rejectedEvents: 0,
       doors: [],
     });
     expect(again.node.engine!.snapshot).toEqual(held);
