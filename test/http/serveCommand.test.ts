@@ -86,7 +86,11 @@ describe("rsop serve", () => {
     const first = await serving({ token: TOKEN }, {});
     const port = new URL(first.server.url).port;
     const r = await run(["serve", "--system", BUILDING_FILE, "--token", TOKEN, "--port", port]);
-    expect(r).toMatchObject({ code: 1, stderr: `rsop: cannot listen on 127.0.0.1:${port}: EADDRINUSE\n` });
+    // CE2: the reason in words, with what to do, not the errno code.
+    expect(r).toMatchObject({
+      code: 1,
+      stderr: `rsop: cannot listen on 127.0.0.1:${port}: the address is already in use (another process listens there: stop it or choose another --port)\n`,
+    });
     first.signals.emit("SIGTERM");
     expect(await first.exit).toBe(0);
   });

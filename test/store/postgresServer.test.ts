@@ -290,9 +290,18 @@ describe("rsop serve --store postgres://: restart and import", () => {
         "--port",
         "0",
       ]);
+      // CE2: the reason in words, not the driver's errno.
       expect(unreachable).toMatchObject({
         code: 1,
-        stderr: expect.stringContaining("rsop: cannot use the database postgres://rsop@127.0.0.1:1/nothing"),
+        stderr: expect.stringContaining(
+          "rsop: cannot use the database postgres://rsop@127.0.0.1:1/nothing: nothing answers at that host and port (is PostgreSQL running there?)",
+        ),
+      });
+      const missing = new URL(url);
+      missing.pathname = "/no_such_database";
+      expect(await run(["serve", "--store", missing.href, "--token", TOKEN, "--port", "0"])).toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining("the database does not exist (create it first: createdb)"),
       });
     },
   );

@@ -7,7 +7,7 @@ import { StoreError } from "../../service/store/store.js";
 import { ROLES, type TokenEntry, TokensFileError, readTokensFile } from "../../service/auth/tokens.js";
 import { SnapshotError } from "../../model/index.js";
 import { Destinations } from "../delivery/destinations.js";
-import { CliError, type CliIo, UsageError, checkReadable, readTextFile } from "./io.js";
+import { CliError, type CliIo, UsageError, checkReadable, errnoWords, readTextFile } from "./io.js";
 import { readSnapshotInput } from "./loadSystem.js";
 import { startService } from "./serveService.js";
 import { parseBytes } from "../../service/tenants/memoryBudget.js";
@@ -414,10 +414,24 @@ function startFailure(e: unknown, snapshotFile: string | undefined, host: string
   if (e instanceof StoreError) return new CliError(e.message);
   if (e instanceof TokensFileError) return new CliError(tokensFileMessage(e));
   const err = e as NodeJS.ErrnoException;
-  if (err.syscall === "listen") return new CliError(`cannot listen on ${host}:${port}: ${err.code ?? err.message}`);
+  if (err.syscall === "listen") return new CliError(`cannot listen on ${host}:${port}: ${listenWords(err)}`);
   if (err.code === "ERR_MODULE_NOT_FOUND")
     return new CliError(`rsop serve needs the packages @hono/node-server and hono: ${err.message}`);
   return e;
+}
+
+/** Why a server could not listen, in words (CE2), with what to do about it. */
+function listenWords(err: NodeJS.ErrnoException): string {
+  switch (err.code) {
+    case "EADDRINUSE":
+      return "the address is already in use (another process listens there: stop it or choose another --port)";
+    case "EACCES":
+      return "permission denied (ports below 1024 need privileges: choose a --port from 1024 up)";
+    case "EADDRNOTAVAIL":
+      return "this machine has no such address (--host names one of its own interfaces, or 0.0.0.0)";
+    default:
+      return errnoWords(err);
+  }
 }
 
 /** The first SIGINT or SIGTERM. After it the default handlers are back: a second Ctrl-C ends the process at once. */

@@ -488,7 +488,7 @@ async function createSchema(pool: Pool, where: string, keep: number): Promise<vo
   } catch (e) {
     await pool.end().catch(() => undefined);
     if (e instanceof StoreError) throw e;
-    throw new StoreError(`cannot use the database ${where}: ${(e as Error).message}`);
+    throw new StoreError(`cannot use the database ${where}: ${connectWords(e)}`);
   }
 }
 
@@ -791,3 +791,29 @@ function pgAppender(
 
 /** The log does not end at the change before an append's first (a StoreError, so that `transaction` passes it on as it is). */
 class NotNext extends StoreError {}
+
+/**
+ * Why PostgreSQL could not be used, in words: the network's and the server's usual refusals by
+ * their codes (SQLSTATE for the server's), anything else by the driver's message.
+ */
+function connectWords(e: unknown): string {
+  const code = (e as { code?: unknown }).code;
+  switch (code) {
+    case "ECONNREFUSED":
+      return "nothing answers at that host and port (is PostgreSQL running there?)";
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return "the host name does not resolve";
+    case "ETIMEDOUT":
+      return "the server did not answer in time";
+    case "28P01":
+    case "28000":
+      return "the server refused the user name or password";
+    case "3D000":
+      return "the database does not exist (create it first: createdb)";
+    case "42501":
+      return "the user may not create or change the tables (permission denied)";
+    default:
+      return (e as Error).message;
+  }
+}
