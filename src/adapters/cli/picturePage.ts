@@ -12,7 +12,7 @@ import {
   weeklyPicture,
 } from "../../evaluate/index.js";
 import type { SystemSnapshot } from "../../model/index.js";
-import { wordsHtml } from "../../reports/exportReport.js";
+import { escapeHtml as esc, wordsHtml } from "../../reports/exportReport.js";
 
 const LABEL_W = 230;
 const CELL_W = 6;
@@ -20,10 +20,6 @@ const DAY_GAP = 6;
 const DAY_W = 24 * CELL_W;
 const ROW_H = 16;
 const HEAD_H = 44;
-
-function esc(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 /** The fill of a cell: white-grey at 0 through green at 1. */
 function shade(share: number): string {

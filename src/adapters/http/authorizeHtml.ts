@@ -1,15 +1,7 @@
 // The HTML of the login and consent page (semantics I60–I66): plain forms without JavaScript, every
 // value escaped, a heading, labels and a visible error. The password is never written back.
 
-/** Text made safe inside HTML text and double- or single-quoted attribute values. */
-export function escapeHtml(text: string): string {
-  return text
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;")
-    .replace(/"/g, "&quot;")
-    .replace(/'/g, "&#39;");
-}
+import { escapeHtml } from "../../reports/index.js";
 
 const STYLE = `
 body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f3f4f6;color:#111827}

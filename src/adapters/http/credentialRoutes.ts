@@ -11,6 +11,7 @@
 import type { Context, Env, Hono } from "hono";
 import type { z } from "zod";
 import type { SystemSnapshot } from "../../model/types.js";
+import { escapeHtml } from "../../reports/index.js";
 import { type Grant, grantAt } from "../../service/auth/grant.js";
 import { HttpError, jsonResponse } from "../../service/httpError.js";
 import { serviceSecret } from "../../service/identity/secret.js";
@@ -61,11 +62,6 @@ function holderIn(snapshot: SystemSnapshot, at: Grant, holderId: string): Holder
     credentials: h.credentials.map((c) => ({ id: c.id, types: [...c.types] })),
     limit: resetsPerMonth(snapshot),
   };
-}
-
-/** `<` `>` `&` `"` as HTML entities. */
-function escapeHtml(s: string): string {
-  return s.replace(/[<>&"]/g, (ch) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;" })[ch]!);
 }
 
 /** What the handlers share. */
