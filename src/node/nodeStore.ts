@@ -8,7 +8,6 @@
 // a change at 100,000 holders then costs what it changes. The whole snapshot is written again after
 // REBASE_CHANGES changes, so a restart replays at most that many.
 import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
-import { loadSqliteDriver } from "../service/store/sqliteDriver.js";
 import type { ContactRecord } from "./contact.js";
 import { type AccessChange, NodeAccessState } from "./nodeAccess.js";
 
@@ -51,11 +50,21 @@ export class NodeStoreError extends Error {
   override name = "NodeStoreError";
 }
 
-const loadDriver = () =>
-  loadSqliteDriver(
-    "rsop node needs the package better-sqlite3 (an optional peer dependency of rsop-engine): npm install better-sqlite3",
-    (message) => new NodeStoreError(message),
-  );
+type BetterSqlite = typeof import("better-sqlite3");
+
+async function loadDriver(): Promise<BetterSqlite> {
+  try {
+    const m = (await import("better-sqlite3")) as unknown as { default?: BetterSqlite };
+    return (m.default ?? m) as BetterSqlite;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND")
+      throw new NodeStoreError(
+        "rsop node needs the package better-sqlite3 (an optional peer dependency of rsop-engine): npm install better-sqlite3",
+      );
+    throw new NodeStoreError(`better-sqlite3 could not be loaded: ${(e as Error).message}`);
+  }
+}
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS node_state (key TEXT PRIMARY KEY, value TEXT NOT NULL);

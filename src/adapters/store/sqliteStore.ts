@@ -9,7 +9,6 @@
 // synchronous=FULL. The change log's format is recorded in `meta` and a format-1 log is upgraded at
 // open (changeLogFormat.ts), as is a database of schema 1 (one system, no tenants: T2).
 import type { Database as SqliteDatabase } from "better-sqlite3";
-import { type BetterSqlite, loadSqliteDriver } from "../../service/store/sqliteDriver.js";
 import { JsonChunkCache, jsonPartsInTurns } from "./jsonSlices.js";
 import { WalSync } from "./walSync.js";
 import {
@@ -85,11 +84,21 @@ export interface SqliteStoreOptions {
   readonly snapshotPartChars?: number;
 }
 
-const loadDriver = () =>
-  loadSqliteDriver(
-    "--data needs the package better-sqlite3 (an optional peer dependency of rsop-engine): npm install better-sqlite3",
-    (message) => new StoreError(message),
-  );
+type BetterSqlite = typeof import("better-sqlite3");
+
+async function loadDriver(): Promise<BetterSqlite> {
+  try {
+    const m = (await import("better-sqlite3")) as unknown as { default?: BetterSqlite };
+    return (m.default ?? m) as BetterSqlite;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND")
+      throw new StoreError(
+        "--data needs the package better-sqlite3 (an optional peer dependency of rsop-engine): npm install better-sqlite3",
+      );
+    throw new StoreError(`better-sqlite3 could not be loaded: ${(e as Error).message}`);
+  }
+}
 
 function isBusy(e: unknown): boolean {
   const code = (e as { code?: unknown }).code;
