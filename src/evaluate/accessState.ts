@@ -78,6 +78,16 @@ export class AccessState implements AccessStateView {
     this.#firstAllow.set(deviceId, at);
   }
 
+  /** Forgets the device's first allowed scan (a device gone from the system). */
+  clearFirstAllow(deviceId: string): void {
+    this.#firstAllow.delete(deviceId);
+  }
+
+  /** The ids of the devices with a first allowed scan. */
+  firstAllowDevices(): string[] {
+    return [...this.#firstAllow.keys()];
+  }
+
   /** The holders inside an area with their entry instants, in entry order of the map. */
   inside(areaId: string): ReadonlyMap<string, number> {
     return this.#areas.get(areaId) ?? EMPTY;

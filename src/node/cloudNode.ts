@@ -301,7 +301,7 @@ export class CloudNode implements EngineSource {
 
   /** Applies the resets and deletions the snapshot shows to the access state, and stores them (AB6). */
   #reconcile(scope: ReconcileScope): void {
-    if (this.#live === null || (!scope.areas && !scope.holders)) return;
+    if (this.#live === null || (!scope.areas && !scope.holders && !scope.devices)) return;
     reconcile(this.#live.snapshot, this.#access, scope);
     this.#store.saveAccess(this.#access.takeChanges());
   }

@@ -13,6 +13,8 @@ export type AccessChange =
   | { readonly kind: "exit"; readonly areaId: string; readonly holderId: string }
   | { readonly kind: "empty"; readonly areaId: string }
   | { readonly kind: "firstAllow"; readonly deviceId: string; readonly at: number }
+  /** The device is gone from the system: its first allowed scan is forgotten. */
+  | { readonly kind: "noFirstAllow"; readonly deviceId: string }
   /** The area's `lastReset` the node has applied (null: none). */
   | { readonly kind: "reset"; readonly areaId: string; readonly value: string | null }
   /** The area's `forgiven[holderId]` the node has applied (null: none). */
@@ -66,6 +68,12 @@ export class NodeAccessState extends AccessState {
     this.#journal.push({ kind: "firstAllow", deviceId, at });
   }
 
+  override clearFirstAllow(deviceId: string): void {
+    if (this.firstAllowAt(deviceId) === undefined) return;
+    super.clearFirstAllow(deviceId);
+    this.#journal.push({ kind: "noFirstAllow", deviceId });
+  }
+
   /** Notes a change of the applied resets (kept in memory here, stored with the state's changes). */
   note(change: AccessChange): void {
     const id =
@@ -99,13 +107,14 @@ export class NodeAccessState extends AccessState {
   }
 }
 
-/** What of the snapshot to look at again: the areas, the holders (someone deleted), or both. */
+/** What of the snapshot to look at again: the areas, the holders (someone deleted), the devices (one deleted). */
 export interface ReconcileScope {
   readonly areas: boolean;
   readonly holders: boolean;
+  readonly devices: boolean;
 }
 
-export const EVERYTHING: ReconcileScope = { areas: true, holders: true };
+export const EVERYTHING: ReconcileScope = { areas: true, holders: true, devices: true };
 
 /**
  * What a change's patches may have changed of the state's inputs: the areas (a reset, a forgive,
@@ -114,12 +123,14 @@ export const EVERYTHING: ReconcileScope = { areas: true, holders: true };
 export function scopeOf(patches: readonly { readonly op: string; readonly path: readonly (string | number)[] }[]) {
   let areas = false;
   let holders = false;
+  let devices = false;
   for (const p of patches) {
     if (p.path.length === 0) return EVERYTHING;
     if (p.path[0] === "areas") areas = true;
     else if (p.path[0] === "holders" && p.path.length <= 2 && p.op !== "add") holders = true;
+    else if (p.path[0] === "devices" && p.path.length <= 2 && p.op !== "add") devices = true;
   }
-  return { areas, holders };
+  return { areas, holders, devices };
 }
 
 /**
@@ -135,6 +146,10 @@ export function reconcile(snapshot: SystemSnapshot, state: NodeAccessState, scop
     for (const h of snapshot.holders) holders.add(h.id);
     for (const areaId of state.areaIds())
       for (const holderId of [...state.inside(areaId).keys()]) if (!holders.has(holderId)) state.exit(areaId, holderId);
+  }
+  if (scope.devices) {
+    const devices = new Set(snapshot.devices.map((d) => d.id));
+    for (const deviceId of state.firstAllowDevices()) if (!devices.has(deviceId)) state.clearFirstAllow(deviceId);
   }
 }
 

@@ -52,6 +52,8 @@ export class NodeStoreError extends Error {
 
 type BetterSqlite = typeof import("better-sqlite3");
 
+// The service's SQLite store has a twin of this loader: the node layer imports no service code
+// (test/node/nodeLayer.test.ts), so the two cannot share one.
 async function loadDriver(): Promise<BetterSqlite> {
   try {
     const m = (await import("better-sqlite3")) as unknown as { default?: BetterSqlite };
@@ -109,6 +111,7 @@ interface AccessStatements {
   readonly exit: Statement<unknown[]>;
   readonly empty: Statement<unknown[]>;
   readonly firstAllow: Statement<unknown[]>;
+  readonly noFirstAllow: Statement<unknown[]>;
   readonly setReset: Statement<unknown[]>;
   readonly clearReset: Statement<unknown[]>;
   readonly setForgiven: Statement<unknown[]>;
@@ -122,6 +125,7 @@ function accessStatements(db: SqliteDatabase): AccessStatements {
     exit: db.prepare("DELETE FROM node_area_inside WHERE area_id = ? AND holder_id = ?"),
     empty: db.prepare("DELETE FROM node_area_inside WHERE area_id = ?"),
     firstAllow: db.prepare("INSERT OR REPLACE INTO node_first_allow (device_id, at) VALUES (?, ?)"),
+    noFirstAllow: db.prepare("DELETE FROM node_first_allow WHERE device_id = ?"),
     setReset: db.prepare("INSERT OR REPLACE INTO node_area_reset (area_id, last_reset) VALUES (?, ?)"),
     clearReset: db.prepare("DELETE FROM node_area_reset WHERE area_id = ?"),
     setForgiven: db.prepare("INSERT OR REPLACE INTO node_area_forgiven (area_id, holder_id, at) VALUES (?, ?, ?)"),
@@ -144,6 +148,9 @@ function storeChange(q: AccessStatements, c: AccessChange): void {
       return;
     case "firstAllow":
       q.firstAllow.run(c.deviceId, c.at);
+      return;
+    case "noFirstAllow":
+      q.noFirstAllow.run(c.deviceId);
       return;
     case "reset":
       if (c.value === null) q.clearReset.run(c.areaId);

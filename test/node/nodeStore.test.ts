@@ -9,6 +9,8 @@ import { afterAll, afterEach, describe, expect, test } from "vitest";
 import type { RunningServiceServer } from "../../src/adapters/http/startServiceServer.js";
 import { createLiveSystem } from "../../src/live/index.js";
 import { CloudNode } from "../../src/node/cloudNode.js";
+import { reconcile, scopeOf } from "../../src/node/nodeAccess.js";
+import type { SystemSnapshot } from "../../src/model/index.js";
 import {
   type NodeIdentity,
   NodeStore,
@@ -137,6 +139,28 @@ describe("N53, N56: the event queue", () => {
     // What was read back is stored already: nothing is written down to store again.
     expect(access.takeChanges()).toEqual([]);
   });
+});
+
+test("AB7: a device gone from the system forgets its first allowed scan, in memory and in the file", async () => {
+  const file = join(tempDir(), "node.db");
+  const store = await open(file);
+  store.enqueue(
+    [event(1)],
+    [
+      { kind: "firstAllow", deviceId: "door-1", at: 1_776_261_603_000 },
+      { kind: "firstAllow", deviceId: "door-2", at: 1_776_261_604_000 },
+    ],
+  );
+  const { access } = store.load();
+  // The next snapshot has door-2 only; a change deleting a device asks for the devices to be looked at.
+  const scope = scopeOf([{ op: "remove", path: ["devices", "door-1"] }]);
+  expect(scope).toEqual({ areas: false, holders: false, devices: true });
+  reconcile({ devices: [{ id: "door-2" }], areas: [], holders: [] } as unknown as SystemSnapshot, access, scope);
+  store.saveAccess(access.takeChanges());
+  expect(access.toJSON().firstAllow).toEqual({ "door-2": 1_776_261_604_000 });
+  store.close();
+  const again = await open(file);
+  expect(again.load().access.toJSON().firstAllow).toEqual({ "door-2": 1_776_261_604_000 });
 });
 
 describe("N55: the snapshot and the changes stored beside it", () => {
