@@ -42,7 +42,7 @@ const DEVICE_DISPLAY = new Set([
   "dps",
 ]);
 const FLOOR_GROUP_DISPLAY = new Set(["name", "partition"]);
-const NODE_DISPLAY = new Set(["name", "serialNumber", "locale", "created", "threatLevel"]);
+const NODE_DISPLAY = new Set(["name", "serialNumber", "locale", "created", "threatLevel", "credentialResetsPerMonth"]);
 /** Area fields decide does not compile: the name, and the marks the reset and forgive routes leave for the nodes (AB6). */
 const AREA_INERT = new Set(["name", "lastReset", "forgiven"]);
 /** Top-level keys nothing compiled reads. */

@@ -221,6 +221,8 @@ export const cardFormatSchema = z.object({
 
 /** The highest threat level a node may be raised to (docs/semantics.md TL1): LenelS2 uses eight; 255 leaves room. */
 export const THREAT_LEVEL_MAX = 255;
+/** The most self-help credential resets per month a node may allow (docs/semantics.md I85). */
+export const CREDENTIAL_RESETS_MAX = 100;
 
 export const cloudNodeSchema = z.object({
   id,
@@ -237,6 +239,9 @@ export const cloudNodeSchema = z.object({
   // An addition (docs/semantics.md TL1): absent means 0 (normal); optional, not defaulted, so that a
   // snapshot written before threat levels reads back unchanged. Set by PUT …/threat-level.
   threatLevel: z.number().int().min(0).max(THREAT_LEVEL_MAX).optional(),
+  // The self-help credential resets a holder may make per month at this node (docs/semantics.md
+  // I85; the accounts API's per-node setting): absent means the default, 1. Optional, as above.
+  credentialResetsPerMonth: z.number().int().min(0).max(CREDENTIAL_RESETS_MAX).optional(),
 });
 
 /** A lockhub (wireless-lock hub) operates at most this many locks: devices on the connection. */

@@ -261,6 +261,37 @@ describe("I84–I88: self-help resets", () => {
     refused(await reset(), 429, ["body.credentialId"]);
   });
 
+  test("I85: the limit is the lowest credentialResetsPerMonth of the system's cloud nodes (absent: 1)", async () => {
+    // June so far: one reset made, and the next refused at the default of 1.
+    const nodes = ok(await call(ROOT, "GET", `/${ids.sysA}/cloud-nodes`), 200, "nodes") as { id: string }[];
+    const setAll = async (perNode: (i: number) => number | undefined) => {
+      for (const [i, n] of nodes.entries()) {
+        const current = ok(await call(ROOT, "GET", `/${ids.sysA}/cloud-nodes/${n.id}`), 200, "node");
+        const { credentialResetsPerMonth: _, ...rest } = current;
+        const value = perNode(i);
+        const body = value === undefined ? rest : { ...rest, credentialResetsPerMonth: value };
+        expect((await call(ROOT, "PUT", `/${ids.sysA}/cloud-nodes/${n.id}`, body)).status).toBe(204);
+      }
+    };
+    // One node allows 3, the other keeps the default: the default decides.
+    await setAll((i) => (i === 0 ? 3 : undefined));
+    refused(await reset(), 429, ["body.credentialId"]);
+    await setAll(() => 3);
+    // The refusal restricted the credential (I86); clearing it sets the month's count back to 0 (I87).
+    const clear = { systemId: ids.sysA, holderId: ids.holder, credentialId: ids.digital };
+    expect((await call(A_ADMIN, "POST", "/api/credentials/holders/restrictions/clear", clear)).status).toBe(204);
+    expect(ok(await reset(), 200, "first of three").resetsRemaining).toBe(2);
+    expect(ok(await reset(), 200, "second of three").resetsRemaining).toBe(1);
+    expect(ok(await reset(), 200, "third of three").resetsRemaining).toBe(0);
+    refused(await reset(), 429, ["body.credentialId"]);
+    refused(
+      await call(ROOT, "PUT", `/${ids.sysA}/cloud-nodes/${nodes[0]!.id}`, { name: "N", credentialResetsPerMonth: -1 }),
+      400,
+      ["body.credentialResetsPerMonth"],
+    );
+    await setAll(() => undefined);
+  });
+
   test("refusals: fields, holder, card, other tenant, query, reporter", async () => {
     refused(await reset(A_ADMIN, { credentialId: undefined, holderId: 5 }), 400, [
       "body.holderId",

@@ -229,8 +229,14 @@ describe("tenant host", () => {
         1,
         {
           nodes: [
-            { id: "n-main", name: "Main Gateway", serialNumber: "SN-0001", created: null },
-            { id: "n-annex", name: "Annex", serialNumber: "SN-0002", created: null },
+            {
+              id: "n-main",
+              name: "Main Gateway",
+              serialNumber: "SN-0001",
+              created: null,
+              credentialResetsPerMonth: null,
+            },
+            { id: "n-annex", name: "Annex", serialNumber: "SN-0002", created: null, credentialResetsPerMonth: null },
           ],
         },
       ],
@@ -257,6 +263,15 @@ describe("tenant host", () => {
       ["Annex B", null], // PUT replaces the node: its serial number went
       ["Roof", "SN-0003"],
     ]);
+    // A node's self-help resets per month (I85) are in the summary: the accounts listing shows them.
+    const resets = await lease.durable.write({
+      method: "PUT",
+      path: "/cloud-nodes/n-main",
+      body: { name: "Main Gateway", serialNumber: "SN-0001", credentialResetsPerMonth: 3 },
+    });
+    expect(resets.status).toBe(204);
+    expect(summaries).toHaveLength(4);
+    expect(summaries[3]![1].nodes.map((n) => n.credentialResetsPerMonth)).toEqual([3, null, null]);
     lease.release();
     await host.close();
     await space.close();

@@ -31,6 +31,7 @@ const NODE_WRITABLE = [
   "timezone",
   "locale",
   "cardFormat",
+  "credentialResetsPerMonth",
 ];
 
 /** A node as the snapshot loader normalizes it: the effective zone, and the default format when none is listed. */

@@ -54,18 +54,15 @@ export function selfHelpId(systemId: string, holderId: string, month: string): s
 }
 
 /**
- * The self-help resets per month of a 2.0 system (I85): the lowest `credentialResetsPerMonth` its
- * cloud nodes carry, else the default. A 2.0 snapshot's cloud nodes have no such field today (the
- * schema keeps only its own fields), so every 2.0 system has the default; the lookup stays so that
- * a node that gains the setting is honoured without another change here.
+ * The self-help resets per month of a 2.0 system (I85): the lowest `credentialResetsPerMonth` of its
+ * cloud nodes, a node without one counting as the default. A holder's credential works at every
+ * node, so the strictest node decides.
  */
 export function resetsPerMonth(snapshot: SystemSnapshot): number {
-  let lowest: number | undefined;
-  for (const node of snapshot.cloudNodes) {
-    const n = (node as { readonly credentialResetsPerMonth?: unknown }).credentialResetsPerMonth;
-    if (typeof n === "number" && Number.isInteger(n) && n >= 0 && (lowest === undefined || n < lowest)) lowest = n;
-  }
-  return lowest ?? DEFAULT_RESETS_PER_MONTH;
+  let lowest = Number.POSITIVE_INFINITY;
+  for (const node of snapshot.cloudNodes)
+    lowest = Math.min(lowest, node.credentialResetsPerMonth ?? DEFAULT_RESETS_PER_MONTH);
+  return Number.isFinite(lowest) ? lowest : DEFAULT_RESETS_PER_MONTH;
 }
 
 function current(

@@ -3,6 +3,7 @@
 // entities, and permissions: the tokens file's, then the permission records of identity (I49).
 import { type Grant, grantAt } from "../auth/grant.js";
 import { KIND, type PermissionRecord } from "../identity/records.js";
+import { DEFAULT_RESETS_PER_MONTH } from "../identity/selfHelp.js";
 import type { OrganizationRow, RecordRow, TenantRow } from "../store/registryStore.js";
 import { type Generation, flagsOf, nodesOf, panelInfoOf } from "./organization.js";
 
@@ -83,7 +84,7 @@ export function panelsShape(tree: OrgTree, org: OrganizationRow, generation: Gen
             name: n.name,
             online: false,
             allowCredentialResets: flags.allowCredentialResets,
-            credentialResetsPerMonth: 1,
+            credentialResetsPerMonth: n.credentialResetsPerMonth ?? DEFAULT_RESETS_PER_MONTH,
             reportBillingPolicy: "basic",
             uri: null,
             registeredDate: n.created,

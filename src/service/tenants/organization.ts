@@ -234,6 +234,8 @@ export interface NodeSummary {
   readonly name: string;
   readonly serialNumber: string | null;
   readonly created: string | null;
+  /** Null: the default (I85); a summary written before the field has none. */
+  readonly credentialResetsPerMonth: number | null;
 }
 
 /** The cloud nodes a system tenant's summary lists (none before the first summary). */
@@ -247,5 +249,6 @@ export function nodesOf(tenant: TenantRow): NodeSummary[] {
       name: typeof n.name === "string" ? n.name : "",
       serialNumber: typeof n.serialNumber === "string" ? n.serialNumber : null,
       created: typeof n.created === "string" ? n.created : null,
+      credentialResetsPerMonth: typeof n.credentialResetsPerMonth === "number" ? n.credentialResetsPerMonth : null,
     }));
 }

@@ -9,6 +9,8 @@ export interface CloudNodeSummary {
   readonly name: string;
   readonly serialNumber: string | null;
   readonly created: string | null;
+  /** The node's self-help resets per month (I85); null: the default. */
+  readonly credentialResetsPerMonth: number | null;
 }
 
 /** A system tenant's `info` in the registry. */
@@ -25,6 +27,7 @@ export function systemSummary(system: unknown): SystemSummary {
       name: typeof n.name === "string" ? n.name : "",
       serialNumber: typeof n.serialNumber === "string" ? n.serialNumber : null,
       created: typeof n.created === "string" ? n.created : null,
+      credentialResetsPerMonth: typeof n.credentialResetsPerMonth === "number" ? n.credentialResetsPerMonth : null,
     })),
   };
 }
@@ -35,7 +38,13 @@ export function sameSummary(a: SystemSummary, b: SystemSummary): boolean {
     a.nodes.length === b.nodes.length &&
     a.nodes.every((n, i) => {
       const m = b.nodes[i]!;
-      return n.id === m.id && n.name === m.name && n.serialNumber === m.serialNumber && n.created === m.created;
+      return (
+        n.id === m.id &&
+        n.name === m.name &&
+        n.serialNumber === m.serialNumber &&
+        n.created === m.created &&
+        n.credentialResetsPerMonth === m.credentialResetsPerMonth
+      );
     })
   );
 }

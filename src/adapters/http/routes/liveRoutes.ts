@@ -123,6 +123,13 @@ const AREA = z.object({
  */
 const CLOUD_NODE = z.looseObject({
   threatLevel: z.number().int().min(0).max(255).describe("The node's threat level: 0 normal, up to 255"),
+  credentialResetsPerMonth: z
+    .number()
+    .int()
+    .min(0)
+    .max(100)
+    .optional()
+    .describe("Self-help credential resets a holder may make per month at this node; absent: 1 (I85)"),
   syncStatus: SYNC_STATUS.optional(),
   connectionStatus: CONNECTION_STATUS.optional(),
 });
