@@ -134,12 +134,18 @@ describe("areas (AB1, AB6)", () => {
     accept(live, { method: "PUT", path: `/areas/${id}`, body: { ...LOBBY, name: "Hall" } }, 204);
     expect(read(live, `/areas/${id}`).body).toMatchObject({ name: "Hall", forgiven: { "h-ann": NOW_ISO } });
     accept(live, { method: "POST", path: `/areas/${id}/reset` }, 204);
+    expect(read(live, `/areas/${id}`).body.lastReset).toBe(NOW_ISO);
+    // A second reset in the same millisecond still writes a new value, so a node sees it (AB7).
     accept(live, { method: "POST", path: `/areas/${id}/reset`, body: {} }, 204);
     const after = read(live, `/areas/${id}`).body;
-    expect(after.lastReset).toBe(NOW_ISO);
+    const NEXT_MS = new Date(NOW + 1).toISOString();
+    expect(after.lastReset).toBe(NEXT_MS);
     expect(after).not.toHaveProperty("forgiven");
+    accept(live, { method: "POST", path: `/areas/${id}/forgive`, body: { holderId: "h-ann" } }, 204);
+    accept(live, { method: "POST", path: `/areas/${id}/forgive`, body: { holderId: "h-ann" } }, 204);
+    expect(read(live, `/areas/${id}`).body.forgiven).toEqual({ "h-ann": NEXT_MS });
     accept(live, { method: "PUT", path: `/areas/${id}`, body: LOBBY }, 204);
-    expect(read(live, `/areas/${id}`).body.lastReset).toBe(NOW_ISO);
+    expect(read(live, `/areas/${id}`).body.lastReset).toBe(NEXT_MS);
   });
 
   test("AB6: forgive's body is {holderId}: 400 at body.holderId when missing or not a string, 404 for an unknown holder", () => {

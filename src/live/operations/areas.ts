@@ -49,8 +49,16 @@ export function deleteArea(ctx: WriteContext): Created {
   return NO_CONTENT;
 }
 
-/** The service's now as the instant the state commands store (ISO 8601, UTC, milliseconds). */
-const nowInstant = (ctx: WriteContext): string => new Date(ctx.now()).toISOString();
+/**
+ * The instant a state command stores (ISO 8601, UTC, milliseconds): the service's now, or one
+ * millisecond after the value it replaces when that is not earlier. A node applies a command when
+ * the value changes (AB7), so two commands in one millisecond must still write two values.
+ */
+function commandInstant(ctx: WriteContext, previous: string | null | undefined): string {
+  const before = previous === null || previous === undefined ? Number.NaN : Date.parse(previous);
+  const now = ctx.now();
+  return new Date(Number.isNaN(before) || now > before ? now : before + 1).toISOString();
+}
 
 /**
  * Empties the area (AB6): `lastReset` := now. Every earlier forgive is part of the reset, so
@@ -60,7 +68,7 @@ export function resetArea(ctx: WriteContext): Created {
   const i = indexOf(ctx, "areas", ctx.params.areaId!, "area");
   onlyKeys(objectBody(ctx.body ?? {}), []);
   const a = ctx.draft.areas[i]!;
-  a.lastReset = nowInstant(ctx);
+  a.lastReset = commandInstant(ctx, a.lastReset);
   delete a.forgiven;
   return NO_CONTENT;
 }
@@ -80,6 +88,6 @@ export function forgiveArea(ctx: WriteContext): Created {
     );
   if (ctx.find("holders", holderId) < 0) notFound("holder", holderId, ["body", "holderId"]);
   const a = ctx.draft.areas[i]!;
-  a.forgiven = { ...a.forgiven, [holderId]: nowInstant(ctx) };
+  a.forgiven = { ...a.forgiven, [holderId]: commandInstant(ctx, a.forgiven?.[holderId]) };
   return NO_CONTENT;
 }
