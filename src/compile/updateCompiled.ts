@@ -163,10 +163,12 @@ export function updateCompiled(
   }
   if (changes === null || prev.timezone !== next.timezone) return compileSnapshot(next);
   // Threat levels (TL1) are the one node field changed in place: a lockdown reaches the doors at once.
-  for (const n of next.cloudNodes) {
-    const node = sys.nodeIndex_.get(n.id);
-    if (node !== undefined) node.threatLevel_ = n.threatLevel ?? 0;
-  }
+  // Only a change that reached the cloud nodes can have moved one.
+  if (patches.some((p) => p.path[0] === "cloudNodes"))
+    for (const n of next.cloudNodes) {
+      const node = sys.nodeIndex_.get(n.id);
+      if (node !== undefined) node.threatLevel_ = n.threatLevel ?? 0;
+    }
   applyChanges(sys, changes);
   sys.snapshot = next;
   return sys;
