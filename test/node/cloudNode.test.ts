@@ -10,6 +10,7 @@ import { loadEngineOrThrow } from "../../src/evaluate/index.js";
 import type { RunningServiceServer } from "../../src/adapters/http/startServiceServer.js";
 import { BUILDING_JSON, removeTempDirs, tempDir } from "../http/fixtures.js";
 import { NODE, ROOT, call, importSystem, nodeToken, ok, startService } from "../nodes/nodeSupport.js";
+import { pollUntil } from "../support/until.js";
 
 const servers: RunningServiceServer[] = [];
 const nodes: CloudNode[] = [];
@@ -19,13 +20,7 @@ afterEach(async () => {
 });
 afterAll(removeTempDirs);
 
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = pollUntil(5000);
 
 function scanner(node: CloudNode) {
   const answers: any[] = [];

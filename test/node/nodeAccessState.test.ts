@@ -12,6 +12,7 @@ import { BUILDING_JSON, removeTempDirs, tempDir } from "../http/fixtures.js";
 import { NODE, ROOT, call, nodeToken, ok, startService } from "../nodes/nodeSupport.js";
 import { buildCli } from "../support/cliChild.js";
 import { NodeChild, killChildren } from "./nodeProcessSupport.js";
+import { pollUntil } from "../support/until.js";
 
 let server: RunningServiceServer;
 const nodes: CloudNode[] = [];
@@ -28,13 +29,7 @@ afterAll(async () => {
   removeTempDirs();
 });
 
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = pollUntil(10_000);
 
 const MAIN = "area-main";
 const WARD = "area-ward-3";

@@ -13,6 +13,7 @@ import { NodeStoreError } from "../../src/node/nodeStore.js";
 import { BUILDING_JSON, removeTempDirs, tempDir } from "../http/fixtures.js";
 import { NODE, ROOT, SECOND, call, nodeToken, ok, startService } from "../nodes/nodeSupport.js";
 import { type TcpProxy, startTcpProxy } from "../support/tcpProxy.js";
+import { pollUntil } from "../support/until.js";
 
 const CHICAGO_KILL = 259_200;
 const LONDON_KILL = 86_400;
@@ -39,13 +40,7 @@ afterAll(async () => {
   removeTempDirs();
 });
 
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = pollUntil(15_000);
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

@@ -20,6 +20,7 @@ import { NODE, ROOT, call, nodeToken, ok, startService } from "../nodes/nodeSupp
 import { REPLAY } from "../property/support.js";
 import { type TcpProxy, startTcpProxy } from "../support/tcpProxy.js";
 import { RECEIVER_ALLOW, Receiver, selfSignedCertificate } from "../webhooks/receiver.js";
+import { pollUntil } from "../support/until.js";
 
 /**
  * A run is a whole service round trip with outages (about a second alone, a few under load: a cut is
@@ -236,13 +237,7 @@ afterAll(async () => {
   removeTempDirs();
 });
 
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = WAIT_MS): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = pollUntil(WAIT_MS);
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const accepted = (status: number) => status >= 200 && status < 300;

@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
 import { BUILDING_JSON, TOKEN } from "../http/fixtures.js";
 import { serveChild } from "../support/cliChild.js";
+import { pollUntil } from "../support/until.js";
 
 /** The root token of a service started by serveChild (its RSOP_TOKEN). */
 export const ROOT_TOKEN = TOKEN;
@@ -59,13 +60,7 @@ export async function importSystemAt(base: string): Promise<{ customerId: string
 }
 
 /** Polls `check` every 20 ms until it holds; fails after `ms`, naming `what`. */
-export async function until(what: string, check: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+export const until = pollUntil(15_000);
 
 /** Every child started here, so that a test's cleanup can kill whatever is left. */
 const children = new Set<ChildProcess>();

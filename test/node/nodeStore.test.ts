@@ -21,6 +21,7 @@ import {
 import { BUILDING_JSON, removeTempDirs, tempDir } from "../http/fixtures.js";
 import { NODE, ROOT, SECOND, call, importSystem, nodeToken, ok, startService } from "../nodes/nodeSupport.js";
 import { type TcpProxy, startTcpProxy } from "../support/tcpProxy.js";
+import { pollUntil } from "../support/until.js";
 
 const IDENTITY: NodeIdentity = { service: "http://127.0.0.1:1", systemId: "sys-1", nodeId: NODE };
 
@@ -36,13 +37,7 @@ afterEach(async () => {
 });
 afterAll(removeTempDirs);
 
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = pollUntil(30_000);
 
 async function open(file = join(tempDir(), "node.db"), identity = IDENTITY): Promise<NodeStore> {
   const store = await NodeStore.open(file, identity);
