@@ -142,6 +142,11 @@ export function timeRuns<T>(runs: number, setup: () => T, fn: (input: T) => unkn
   return out.sort((a, b) => a - b);
 }
 
+/** The `q` quantile of ascending `sorted` (nearest rank, rounded down); NaN when it is empty. */
+export function quantile(sorted: readonly number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+}
+
 export function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;

@@ -8,7 +8,7 @@
 import { type Patch, enablePatches } from "immer";
 import { type Engine, type Operation, type SystemSnapshot, createEngine, createLiveSystem } from "../src/index.js";
 import { matchRoute } from "../src/live/routes.js";
-import { type Row, fmtMs, log, median, timeRuns } from "./benchUtil.js";
+import { type Row, fmtMs, log, median, quantile, timeRuns } from "./benchUtil.js";
 import { type SizeName, exposedGc, fixture } from "./fixtures.js";
 import type { ScenarioContext } from "./scenario.js";
 import type { Created, WriteContext } from "../src/live/operations/common.js";
@@ -48,10 +48,6 @@ function transition(
 
 function fmtUs(ms: number): string {
   return ms >= 1 ? fmtMs(ms) : `${(ms * 1000).toFixed(1)} µs`;
-}
-
-function quantile(sorted: readonly number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
 export async function run(ctx: ScenarioContext): Promise<Row[]> {

@@ -28,11 +28,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { Agent, request as httpRequest } from "node:http";
+import { Agent } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { CloudNode } from "../src/node/cloudNode.js";
-import { type Row, fmtMs, log } from "./benchUtil.js";
+import { type Row, fmtMs, log, quantile } from "./benchUtil.js";
+import { type Reply, call as serviceCall } from "./service.bench.js";
 import type { ScenarioContext } from "./scenario.js";
 
 const CLI = resolve("dist/cli.js");
@@ -44,30 +45,9 @@ export const NODE_ID = "node-chicago-main";
 /** Concurrent writer clients of the loaded phases. */
 const WRITERS = 8;
 
-export interface Reply {
-  readonly status: number;
-  readonly body: string;
-}
-
-/** One request with the admin's bearer token over a keep-alive agent. */
+/** One request with the admin's bearer token over a keep-alive agent, the body as JSON. */
 export function call(agent: Agent, url: URL, method: string, path: string, body?: unknown): Promise<Reply> {
-  const text = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolveReply, reject) => {
-    const headers: Record<string, string | number> = {
-      authorization: `Bearer ${TOKEN}`,
-      // No body: Content-Length 0 (without it Node would send an empty chunked body).
-      "content-length": text === undefined ? 0 : Buffer.byteLength(text),
-    };
-    if (text !== undefined) headers["content-type"] = "application/json";
-    const req = httpRequest({ agent, host: url.hostname, port: url.port, method, path, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolveReply({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
-      res.on("error", reject);
-    });
-    req.on("error", reject);
-    req.end(text);
-  });
+  return serviceCall(agent, url, method, path, body === undefined ? undefined : JSON.stringify(body), TOKEN);
 }
 
 /** A call that must answer 2xx (a benchmark counting refusals measures the wrong thing); its parsed body. */
@@ -212,10 +192,6 @@ async function holderBodies(svc: NodeService): Promise<{ id: string; body: Holde
     }
     if (got.length < 100) return out;
   }
-}
-
-function quantile(sorted: readonly number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
 interface Spread {

@@ -26,7 +26,7 @@ import { Agent, request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { findPostgres, startPostgresCluster } from "../test/support/postgresCluster.js";
-import { type Row, fmtOps, log } from "./benchUtil.js";
+import { type Row, fmtOps, log, quantile } from "./benchUtil.js";
 import { killRunning, serveCli } from "./service.bench.js";
 import { type SizeName, fixture } from "./fixtures.js";
 import type { ScenarioContext } from "./scenario.js";
@@ -91,10 +91,6 @@ function cpuSeconds(child: ChildProcess): number {
   } catch {
     return Number.NaN;
   }
-}
-
-function quantile(sorted: readonly number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
 }
 
 interface Load {

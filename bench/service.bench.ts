@@ -26,7 +26,7 @@ import { Agent, request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { type Row, fmtMs, fmtNs, fmtOps, log, median, sink, timeBatches } from "./benchUtil.js";
+import { type Row, fmtMs, fmtNs, fmtOps, log, median, quantile, sink, timeBatches } from "./benchUtil.js";
 import { type SizeName, fixture } from "./fixtures.js";
 import type { ScenarioContext } from "./scenario.js";
 
@@ -163,15 +163,22 @@ function startFigures(line: string): { ms: number; replayed: number } {
   return { ms: ms === null ? Number.NaN : Number(ms[1]), replayed: replayed === null ? 0 : Number(replayed[1]) };
 }
 
-interface Reply {
+export interface Reply {
   readonly status: number;
   readonly body: string;
 }
 
-/** One HTTP request over a keep-alive agent. */
-export function call(agent: Agent, url: URL, method: string, path: string, body?: string): Promise<Reply> {
+/** One HTTP request over a keep-alive agent; with `token`, as its bearer. */
+export function call(
+  agent: Agent,
+  url: URL,
+  method: string,
+  path: string,
+  body?: string,
+  token?: string,
+): Promise<Reply> {
   return new Promise((resolveReply, reject) => {
-    const headers: Record<string, string | number> = {};
+    const headers: Record<string, string | number> = token === undefined ? {} : { authorization: `Bearer ${token}` };
     // No body: Content-Length 0 (without it Node would send an empty chunked body, which is not JSON).
     headers["content-length"] = body === undefined ? 0 : Buffer.byteLength(body);
     if (body !== undefined) headers["content-type"] = "application/json";
@@ -195,10 +202,6 @@ export interface LoadResult {
   readonly p99Ms: number;
   /** Bodies of the 2xx answers, in completion order (creates answer their id). */
   readonly bodies: string[];
-}
-
-function quantile(sorted: readonly number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
 /**

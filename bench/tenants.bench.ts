@@ -34,7 +34,7 @@ import { ADMIN } from "../src/service/auth/tokens.js";
 import { mulberry32 } from "../src/adapters/cli/mulberry32.js";
 import { openSqliteSpace } from "../src/adapters/store/sqliteStore.js";
 import { TenantRegistry } from "../src/service/tenants/registry.js";
-import { type Row, fmtMs, log, median } from "./benchUtil.js";
+import { type Row, fmtMs, log, median, quantile } from "./benchUtil.js";
 import type { ScenarioContext } from "./scenario.js";
 
 const CLI = resolve("dist/cli.js");
@@ -190,10 +190,6 @@ async function load(url: URL, seconds: number, limit: number, next: (i: number) 
   }
   const wall = (performance.now() - t0) / 1000;
   return { opsPerSec: latencies.length / wall, count: latencies.length, seconds: wall, latencies };
-}
-
-function quantile(sorted: readonly number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
 interface HostStats {
